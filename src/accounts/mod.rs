@@ -1,0 +1,132 @@
+//! Sender accounts: creating and finding users. Passwords live in `password`.
+
+pub mod password;
+
+use crate::db::{Db, is_unique_violation};
+
+/// What a sender can do: admins also manage the team.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Role {
+    Admin,
+    Sender,
+}
+
+impl Role {
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Role::Admin => "admin",
+            Role::Sender => "sender",
+        }
+    }
+}
+
+/// A normalised, syntactically valid mail address (lettre's parser), lower-cased.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct EmailAddress(String);
+
+impl EmailAddress {
+    pub fn parse(text: &str) -> Result<Self, String> {
+        let trimmed = text.trim();
+        if trimmed.len() > 254 {
+            return Err("the address is too long".to_owned());
+        }
+        let address: lettre::Address = trimmed
+            .parse()
+            .map_err(|_| format!("'{trimmed}' is not a valid email address"))?;
+        Ok(Self(address.to_string().to_lowercase()))
+    }
+
+    pub fn as_str(&self) -> &str {
+        &self.0
+    }
+}
+
+#[derive(Debug, thiserror::Error)]
+pub enum CreateUserError {
+    #[error("an account with this email address already exists")]
+    DuplicateEmail,
+    #[error(transparent)]
+    Database(#[from] sqlx::Error),
+}
+
+/// The users table.
+#[derive(Clone, Debug)]
+pub struct Users {
+    db: Db,
+}
+
+impl Users {
+    pub fn new(db: Db) -> Self {
+        Self { db }
+    }
+
+    /// Creates an account; a second account for the same address is refused.
+    pub async fn create(
+        &self,
+        email: &EmailAddress,
+        display_name: &str,
+        password_hash: &str,
+        role: Role,
+    ) -> Result<i64, CreateUserError> {
+        let result = match &self.db {
+            Db::Sqlite(pool) => {
+                sqlx::query_scalar(
+                    "INSERT INTO users (email, display_name, password_hash, role) VALUES ($1, $2, $3, $4) RETURNING id",
+                )
+                .bind(email.as_str())
+                .bind(display_name)
+                .bind(password_hash)
+                .bind(role.as_str())
+                .fetch_one(pool)
+                .await
+            }
+            Db::Postgres(pool) => {
+                sqlx::query_scalar(
+                    "INSERT INTO users (email, display_name, password_hash, role) VALUES ($1, $2, $3, $4) RETURNING id",
+                )
+                .bind(email.as_str())
+                .bind(display_name)
+                .bind(password_hash)
+                .bind(role.as_str())
+                .fetch_one(pool)
+                .await
+            }
+        };
+        result.map_err(|e| {
+            if is_unique_violation(&e) {
+                CreateUserError::DuplicateEmail
+            } else {
+                e.into()
+            }
+        })
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::EmailAddress;
+
+    #[test]
+    fn addresses_are_trimmed_and_lower_cased() {
+        assert_eq!(
+            EmailAddress::parse("  Alice@Example.COM ")
+                .unwrap()
+                .as_str(),
+            "alice@example.com"
+        );
+    }
+
+    #[test]
+    fn invalid_addresses_are_refused() {
+        for bad in [
+            "",
+            "alice",
+            "alice@",
+            "@example.com",
+            "a b@example.com",
+            "alice@example.com\r\nBcc: x@y.z",
+        ] {
+            assert!(EmailAddress::parse(bad).is_err(), "{bad:?} was accepted");
+        }
+    }
+}

@@ -1,0 +1,244 @@
+//! Settings: flags of `watasu serve`, each also a `WATASU_*` environment variable, validated once
+//! at start so that a bad value stops the process with one line that names it.
+
+mod duration;
+
+pub use duration::{format_duration, parse_bytes, parse_duration};
+
+use std::{net::SocketAddr, path::PathBuf, time::Duration};
+
+use ipnet::IpNet;
+use url::Url;
+
+use crate::secret::SecretString;
+
+/// The settings as given on the command line or in the environment.
+#[derive(clap::Args, Clone, Debug)]
+pub struct Settings {
+    /// Address and port to listen on.
+    #[arg(
+        long,
+        env = "WATASU_LISTEN",
+        default_value = "127.0.0.1:8080",
+        global = true
+    )]
+    pub listen: SocketAddr,
+
+    /// Public address of the app as people reach it (links in mails, cookie flags, HSTS).
+    /// Defaults to http://LISTEN.
+    #[arg(long, env = "WATASU_BASE_URL", value_parser = parse_base_url, global = true)]
+    pub base_url: Option<Url>,
+
+    /// Folder for the SQLite database, stored files, the mail outbox and the secret key.
+    #[arg(long, env = "WATASU_DATA_DIR", default_value = "./data", global = true)]
+    pub data_dir: PathBuf,
+
+    /// Database: `sqlite://PATH` or `postgres://…`. Defaults to SQLite in DATA_DIR.
+    #[arg(long, env = "WATASU_DATABASE_URL", value_parser = parse_database_url, global = true)]
+    pub database_url: Option<String>,
+
+    /// SMTP relay in lettre's URL form (`smtp://host:25`, `smtps://user:pass@host`).
+    /// Unset: mails are written to DATA_DIR/outbox as .eml files.
+    #[arg(long, env = "WATASU_SMTP_URL", global = true)]
+    pub smtp_url: Option<SecretString>,
+
+    /// Sender address of every mail watasu sends.
+    #[arg(long, env = "WATASU_MAIL_FROM", default_value = "watasu <watasu@localhost>",
+          value_parser = parse_mailbox, global = true)]
+    pub mail_from: lettre::message::Mailbox,
+
+    /// 64 hex characters. Unset: generated on first start and kept in DATA_DIR/secret.key.
+    #[arg(long, env = "WATASU_SECRET_KEY", global = true)]
+    pub secret_key: Option<SecretString>,
+
+    /// Largest accepted upload, like 500M or 2G.
+    #[arg(long, env = "WATASU_MAX_UPLOAD_BYTES", default_value = "2G", value_parser = parse_bytes, global = true)]
+    pub max_upload_bytes: u64,
+
+    /// How long a new share stays valid unless the sender picks otherwise.
+    #[arg(long, env = "WATASU_SHARE_TTL", default_value = "7d", value_parser = parse_duration, global = true)]
+    pub share_ttl: Duration,
+
+    /// The longest validity a sender may pick.
+    #[arg(long, env = "WATASU_SHARE_TTL_MAX", default_value = "30d", value_parser = parse_duration, global = true)]
+    pub share_ttl_max: Duration,
+
+    /// How long a verified recipient may use their download grant.
+    #[arg(long, env = "WATASU_GRANT_TTL", default_value = "30m", value_parser = parse_duration, global = true)]
+    pub grant_ttl: Duration,
+
+    /// A downloaded file is kept this long before the GC deletes it (longer than the slowest download).
+    #[arg(long, env = "WATASU_DELIVERY_GRACE", default_value = "15m", value_parser = parse_duration, global = true)]
+    pub delivery_grace: Duration,
+
+    /// First wait after a failed file deletion; doubles per failure up to 64 times this.
+    #[arg(long, env = "WATASU_PURGE_RETRY_BASE", default_value = "60m", value_parser = parse_duration, global = true)]
+    pub purge_retry_base: Duration,
+
+    /// Shares handled by one garbage-collection pass.
+    #[arg(long, env = "WATASU_GC_BATCH", default_value_t = 5, value_parser = clap::value_parser!(u32).range(1..=10_000), global = true)]
+    pub gc_batch: u32,
+
+    /// Time between two timer-driven garbage-collection passes.
+    #[arg(long, env = "WATASU_GC_INTERVAL", default_value = "60s", value_parser = parse_duration, global = true)]
+    pub gc_interval: Duration,
+
+    /// A session ends after this long without a request.
+    #[arg(long, env = "WATASU_SESSION_IDLE", default_value = "12h", value_parser = parse_duration, global = true)]
+    pub session_idle: Duration,
+
+    /// A session ends this long after it began, however active.
+    #[arg(long, env = "WATASU_SESSION_MAX_AGE", default_value = "7d", value_parser = parse_duration, global = true)]
+    pub session_max_age: Duration,
+
+    /// Bearer token for POST /maintenance/runs. Unset: that endpoint does not exist.
+    #[arg(long, env = "WATASU_MAINTENANCE_TOKEN", global = true)]
+    pub maintenance_token: Option<SecretString>,
+
+    /// Comma-separated addresses or networks of reverse proxies whose Forwarded / X-Forwarded-For is believed.
+    #[arg(
+        long,
+        env = "WATASU_TRUSTED_PROXIES",
+        value_delimiter = ',',
+        global = true
+    )]
+    pub trusted_proxies: Vec<IpNet>,
+
+    /// On SIGTERM or Ctrl-C, requests in flight get this long to finish.
+    #[arg(long, env = "WATASU_SHUTDOWN_GRACE", default_value = "30s", value_parser = parse_duration, global = true)]
+    pub shutdown_grace: Duration,
+
+    /// How long a request waits for the database before it answers 503.
+    #[arg(long, env = "WATASU_DB_TIMEOUT", default_value = "3s", value_parser = parse_duration, global = true)]
+    pub db_timeout: Duration,
+}
+
+/// A setting that failed validation; its `Display` is the one line printed at start-up.
+#[derive(Debug, thiserror::Error)]
+#[error("invalid value for {setting}: {reason}")]
+pub struct ConfigError {
+    pub setting: &'static str,
+    pub reason: String,
+}
+
+impl ConfigError {
+    fn new(setting: &'static str, reason: impl Into<String>) -> Self {
+        Self {
+            setting,
+            reason: reason.into(),
+        }
+    }
+}
+
+/// Validated settings with every default resolved.
+#[derive(Clone, Debug)]
+pub struct Config {
+    pub settings: Settings,
+    pub base_url: Url,
+    pub database_url: String,
+}
+
+impl Config {
+    /// Checks what single-value parsing cannot: relations between settings.
+    pub fn from_settings(settings: Settings) -> Result<Self, ConfigError> {
+        let minute = Duration::from_secs(60);
+        if settings.share_ttl < minute {
+            return Err(ConfigError::new("WATASU_SHARE_TTL", "must be at least 1m"));
+        }
+        if settings.share_ttl_max < settings.share_ttl {
+            return Err(ConfigError::new(
+                "WATASU_SHARE_TTL_MAX",
+                "must not be shorter than WATASU_SHARE_TTL",
+            ));
+        }
+        for (setting, value) in [
+            ("WATASU_GRANT_TTL", settings.grant_ttl),
+            ("WATASU_GC_INTERVAL", settings.gc_interval),
+            ("WATASU_SESSION_IDLE", settings.session_idle),
+            ("WATASU_DB_TIMEOUT", settings.db_timeout),
+            ("WATASU_PURGE_RETRY_BASE", settings.purge_retry_base),
+        ] {
+            if value.is_zero() {
+                return Err(ConfigError::new(setting, "must be longer than 0s"));
+            }
+        }
+        if settings.session_max_age < settings.session_idle {
+            return Err(ConfigError::new(
+                "WATASU_SESSION_MAX_AGE",
+                "must not be shorter than WATASU_SESSION_IDLE",
+            ));
+        }
+        if settings.max_upload_bytes == 0 {
+            return Err(ConfigError::new(
+                "WATASU_MAX_UPLOAD_BYTES",
+                "must be more than 0",
+            ));
+        }
+        if let Some(token) = &settings.maintenance_token
+            && token.expose().len() < 32
+        {
+            return Err(ConfigError::new(
+                "WATASU_MAINTENANCE_TOKEN",
+                "must be at least 32 characters",
+            ));
+        }
+        let base_url = match &settings.base_url {
+            Some(url) => url.clone(),
+            None => Url::parse(&format!("http://{}/", settings.listen))
+                .map_err(|e| ConfigError::new("WATASU_BASE_URL", e.to_string()))?,
+        };
+        let database_url = settings.database_url.clone().unwrap_or_else(|| {
+            format!(
+                "sqlite://{}?mode=rwc",
+                settings.data_dir.join("watasu.db").display()
+            )
+        });
+        Ok(Self {
+            settings,
+            base_url,
+            database_url,
+        })
+    }
+
+    /// True when people reach the app over TLS: cookies get `Secure` and `__Host-`, pages get HSTS.
+    pub fn is_https(&self) -> bool {
+        self.base_url.scheme() == "https"
+    }
+
+    /// The origin browsers send in `Origin` for this app, like `https://files.example.com`.
+    pub fn origin(&self) -> String {
+        self.base_url.origin().ascii_serialization()
+    }
+
+    /// An absolute link to a path of this app.
+    pub fn url_for(&self, path: &str) -> String {
+        format!("{}{}", self.base_url.as_str().trim_end_matches('/'), path)
+    }
+}
+
+fn parse_base_url(text: &str) -> Result<Url, String> {
+    let url = Url::parse(text).map_err(|e| format!("'{text}' is not a URL ({e})"))?;
+    if !matches!(url.scheme(), "http" | "https") || url.host().is_none() {
+        return Err(format!("'{text}' must be an http:// or https:// address"));
+    }
+    if url.query().is_some() || url.fragment().is_some() {
+        return Err(format!("'{text}' must not have a query or fragment"));
+    }
+    Ok(url)
+}
+
+fn parse_database_url(text: &str) -> Result<String, String> {
+    if text.starts_with("sqlite:")
+        || text.starts_with("postgres://")
+        || text.starts_with("postgresql://")
+    {
+        Ok(text.to_owned())
+    } else {
+        Err("must start with sqlite:, postgres:// or postgresql://".to_owned())
+    }
+}
+
+fn parse_mailbox(text: &str) -> Result<lettre::message::Mailbox, String> {
+    text.parse()
+        .map_err(|e| format!("'{text}' is not a mail address ({e})"))
+}

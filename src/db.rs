@@ -1,0 +1,176 @@
+//! The database: one enum over SQLite (embedded default) and PostgreSQL (production, scale-out),
+//! connection set-up, embedded migrations, and the timestamp type both dialects decode into.
+//!
+//! Time is always the database's clock: `unixepoch('subsec')` (REAL seconds) on SQLite and
+//! `now()` (timestamptz) on PostgreSQL, so several app instances agree on what has expired.
+
+use std::{path::Path, str::FromStr, time::Duration};
+
+use anyhow::Context;
+use chrono::{DateTime, Utc};
+use sqlx::{
+    Decode, PgPool, Postgres, Sqlite, SqlitePool, Type,
+    error::BoxDynError,
+    postgres::{PgConnectOptions, PgPoolOptions},
+    sqlite::{SqliteConnectOptions, SqliteJournalMode, SqlitePoolOptions, SqliteSynchronous},
+};
+
+/// A connection pool for one of the two backends; repositories `match` on it.
+#[derive(Clone, Debug)]
+pub enum Db {
+    Sqlite(SqlitePool),
+    Postgres(PgPool),
+}
+
+static SQLITE_MIGRATIONS: sqlx::migrate::Migrator = sqlx::migrate!("migrations/sqlite");
+static POSTGRES_MIGRATIONS: sqlx::migrate::Migrator = sqlx::migrate!("migrations/postgres");
+
+impl Db {
+    /// Connects to `url`; `timeout` bounds how long a request waits for a connection, so a database
+    /// outage turns into quick 503 answers instead of hanging requests.
+    pub async fn connect(url: &str, timeout: Duration) -> anyhow::Result<Self> {
+        if url.starts_with("sqlite:") {
+            let options = SqliteConnectOptions::from_str(url)
+                .context("reading the SQLite URL")?
+                .create_if_missing(true)
+                .journal_mode(SqliteJournalMode::Wal)
+                .synchronous(SqliteSynchronous::Normal)
+                .foreign_keys(true)
+                // Writers queue on SQLite's lock instead of failing with SQLITE_BUSY.
+                .busy_timeout(Duration::from_secs(30));
+            if let Some(dir) = options.get_filename().parent()
+                && !dir.as_os_str().is_empty()
+            {
+                std::fs::create_dir_all(dir)
+                    .with_context(|| format!("creating {}", dir.display()))?;
+            }
+            let pool = SqlitePoolOptions::new()
+                .max_connections(8)
+                .acquire_timeout(timeout.max(Duration::from_secs(30)))
+                .connect_with(options)
+                .await
+                .context("opening the SQLite database")?;
+            Ok(Self::Sqlite(pool))
+        } else {
+            let options = PgConnectOptions::from_str(url).context("reading the PostgreSQL URL")?;
+            let pool = PgPoolOptions::new()
+                .max_connections(16)
+                .acquire_timeout(timeout)
+                .test_before_acquire(true)
+                .connect_with(options)
+                .await
+                .context("connecting to PostgreSQL")?;
+            Ok(Self::Postgres(pool))
+        }
+    }
+
+    /// Applies the embedded migrations of this backend that have not run yet.
+    pub async fn migrate(&self) -> anyhow::Result<()> {
+        match self {
+            Self::Sqlite(pool) => SQLITE_MIGRATIONS.run(pool).await,
+            Self::Postgres(pool) => POSTGRES_MIGRATIONS.run(pool).await,
+        }
+        .context("applying database migrations")
+    }
+
+    /// Answers whether the database takes queries right now (for /readyz).
+    pub async fn ping(&self) -> Result<(), sqlx::Error> {
+        match self {
+            Self::Sqlite(pool) => sqlx::query("SELECT 1").execute(pool).await.map(drop),
+            Self::Postgres(pool) => sqlx::query("SELECT 1").execute(pool).await.map(drop),
+        }
+    }
+
+    pub fn backend_name(&self) -> &'static str {
+        match self {
+            Self::Sqlite(_) => "sqlite",
+            Self::Postgres(_) => "postgres",
+        }
+    }
+
+    pub async fn close(&self) {
+        match self {
+            Self::Sqlite(pool) => pool.close().await,
+            Self::Postgres(pool) => pool.close().await,
+        }
+    }
+}
+
+/// Starts a SQLite write transaction that takes the write lock up front: a deferred transaction
+/// that reads and then writes fails with SQLITE_BUSY_SNAPSHOT under concurrent writers, which
+/// busy_timeout does not retry.
+pub async fn sqlite_write_tx(
+    pool: &SqlitePool,
+) -> Result<sqlx::Transaction<'static, Sqlite>, sqlx::Error> {
+    pool.begin_with("BEGIN IMMEDIATE").await
+}
+
+/// True when the error says a UNIQUE constraint refused the row (SQLite reports no constraint names).
+pub fn is_unique_violation(error: &sqlx::Error) -> bool {
+    error
+        .as_database_error()
+        .is_some_and(|e| e.is_unique_violation())
+}
+
+/// True when the error means "the database cannot be reached now" rather than "the query is wrong".
+pub fn is_unavailable(error: &sqlx::Error) -> bool {
+    matches!(
+        error,
+        sqlx::Error::PoolTimedOut
+            | sqlx::Error::PoolClosed
+            | sqlx::Error::Io(_)
+            | sqlx::Error::Tls(_)
+    ) || error
+        .as_database_error()
+        .and_then(|e| e.code())
+        // PostgreSQL: admin shutdown, crash shutdown, cannot connect now.
+        .is_some_and(|code| matches!(code.as_ref(), "57P01" | "57P02" | "57P03"))
+}
+
+/// A point in time read from either backend: REAL Unix seconds on SQLite, timestamptz on PostgreSQL.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord)]
+pub struct Timestamp(pub DateTime<Utc>);
+
+impl Type<Sqlite> for Timestamp {
+    fn type_info() -> sqlx::sqlite::SqliteTypeInfo {
+        <f64 as Type<Sqlite>>::type_info()
+    }
+    fn compatible(ty: &sqlx::sqlite::SqliteTypeInfo) -> bool {
+        <f64 as Type<Sqlite>>::compatible(ty) || <i64 as Type<Sqlite>>::compatible(ty)
+    }
+}
+
+impl<'r> Decode<'r, Sqlite> for Timestamp {
+    fn decode(value: sqlx::sqlite::SqliteValueRef<'r>) -> Result<Self, BoxDynError> {
+        let seconds = <f64 as Decode<Sqlite>>::decode(value)?;
+        let micros = (seconds * 1_000_000.0).round() as i64;
+        DateTime::from_timestamp_micros(micros)
+            .map(Self)
+            .ok_or_else(|| format!("timestamp {seconds} out of range").into())
+    }
+}
+
+impl Type<Postgres> for Timestamp {
+    fn type_info() -> sqlx::postgres::PgTypeInfo {
+        <DateTime<Utc> as Type<Postgres>>::type_info()
+    }
+}
+
+impl<'r> Decode<'r, Postgres> for Timestamp {
+    fn decode(value: sqlx::postgres::PgValueRef<'r>) -> Result<Self, BoxDynError> {
+        <DateTime<Utc> as Decode<Postgres>>::decode(value).map(Self)
+    }
+}
+
+/// Seconds as the float both dialects take for interval arithmetic
+/// (`unixepoch('subsec') + $1` on SQLite, `now() + make_interval(secs => $1)` on PostgreSQL).
+pub fn seconds(duration: Duration) -> f64 {
+    duration.as_secs_f64()
+}
+
+/// The SQLite database file named by a `sqlite:` URL, for messages and backups.
+pub fn sqlite_path(url: &str) -> Option<&Path> {
+    url.strip_prefix("sqlite://")
+        .or_else(|| url.strip_prefix("sqlite:"))
+        .map(|rest| Path::new(rest.split('?').next().unwrap_or(rest)))
+}

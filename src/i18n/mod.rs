@@ -1,0 +1,116 @@
+//! Japanese and English: the language negotiation and one catalogue of every user-visible string
+//! per language. A missing translation is a compile error, not a blank on a page.
+
+mod en;
+mod ja;
+
+/// A language watasu speaks.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Default, serde::Serialize, serde::Deserialize)]
+#[serde(rename_all = "lowercase")]
+pub enum Lang {
+    #[default]
+    Ja,
+    En,
+}
+
+impl Lang {
+    pub const ALL: [Lang; 2] = [Lang::Ja, Lang::En];
+
+    /// The language code used in URLs, cookies, the database and `<html lang>`.
+    pub fn code(self) -> &'static str {
+        match self {
+            Lang::Ja => "ja",
+            Lang::En => "en",
+        }
+    }
+
+    pub fn from_code(code: &str) -> Option<Self> {
+        match code.trim().to_ascii_lowercase().as_str() {
+            "ja" => Some(Lang::Ja),
+            "en" => Some(Lang::En),
+            _ => None,
+        }
+    }
+
+    /// Every string of the interface in this language.
+    pub fn text(self) -> &'static Text {
+        match self {
+            Lang::Ja => &ja::TEXT,
+            Lang::En => &en::TEXT,
+        }
+    }
+
+    /// Picks the best of our languages for an `Accept-Language` header, honouring q-values.
+    /// No header or nothing we speak: Japanese, the language of most of our recipients.
+    pub fn negotiate(accept_language: Option<&str>) -> Self {
+        let Some(header) = accept_language else {
+            return Lang::default();
+        };
+        let mut best: Option<(f32, Lang)> = None;
+        for item in header.split(',') {
+            let mut parts = item.split(';');
+            let tag = parts.next().unwrap_or("").trim();
+            let quality = parts
+                .find_map(|p| p.trim().strip_prefix("q="))
+                .and_then(|q| q.trim().parse::<f32>().ok())
+                .unwrap_or(1.0);
+            let primary = tag.split('-').next().unwrap_or("");
+            if let Some(lang) = Lang::from_code(primary)
+                && quality > 0.0
+                && best.is_none_or(|(q, _)| quality > q)
+            {
+                best = Some((quality, lang));
+            }
+        }
+        best.map(|(_, lang)| lang).unwrap_or_default()
+    }
+}
+
+/// The user-visible strings of one language.
+pub struct Text {
+    pub lang_name: &'static str,
+    pub site_tagline: &'static str,
+    pub skip_to_content: &'static str,
+    pub language_switch_label: &'static str,
+    pub footer: &'static str,
+    pub home_title: &'static str,
+    pub home_lead: &'static str,
+    pub home_steps: [&'static str; 3],
+    pub error_request_id: &'static str,
+    pub error_back_home: &'static str,
+    pub error_bad_request: ErrorText,
+    pub error_forbidden: ErrorText,
+    pub error_not_found: ErrorText,
+    pub error_method_not_allowed: ErrorText,
+    pub error_gone: ErrorText,
+    pub error_too_large: ErrorText,
+    pub error_too_many: ErrorText,
+    pub error_internal: ErrorText,
+    pub error_unavailable: ErrorText,
+}
+
+/// Title and explanation of one error page: what happened and what the person can do next.
+pub struct ErrorText {
+    pub title: &'static str,
+    pub body: &'static str,
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn the_language_with_the_highest_quality_wins() {
+        assert_eq!(Lang::negotiate(Some("en-US,en;q=0.9,ja;q=0.8")), Lang::En);
+        assert_eq!(Lang::negotiate(Some("fr, ja;q=0.5, en;q=0.4")), Lang::Ja);
+        assert_eq!(Lang::negotiate(Some("en;q=0.2, ja-JP;q=0.7")), Lang::Ja);
+    }
+
+    #[test]
+    fn no_header_or_unknown_languages_fall_back_to_japanese() {
+        assert_eq!(Lang::negotiate(None), Lang::Ja);
+        assert_eq!(Lang::negotiate(Some("fr-FR, de;q=0.8")), Lang::Ja);
+        assert_eq!(Lang::negotiate(Some("en;q=0")), Lang::Ja);
+        assert_eq!(Lang::negotiate(Some(";;;,,q=")), Lang::Ja);
+    }
+}

@@ -1,0 +1,102 @@
+//! watasu (渡す, "to hand over"): hand one file to one person safely.
+//!
+//! Layout: `config` reads and validates settings; `db` holds the two database backends;
+//! `session`, `accounts` and `mail` are domain modules that know nothing of HTTP; `web` is the
+//! HTTP layer (routes, handlers, templates, middleware) that knows nothing of SQL. [`App`] wires
+//! them together and is what both `main` and the integration tests start.
+
+pub mod accounts;
+pub mod config;
+pub mod db;
+pub mod i18n;
+pub mod mail;
+pub mod secret;
+pub mod session;
+pub mod web;
+
+use std::{future::Future, net::SocketAddr};
+
+use anyhow::Context;
+use poem::{
+    Server,
+    listener::{Acceptor, Listener, TcpAcceptor, TcpListener},
+};
+
+use crate::{config::Config, db::Db, secret::SecretKey, web::AppState};
+
+/// A configured application bound to its listening socket, ready to run.
+pub struct App {
+    state: AppState,
+    acceptor: TcpAcceptor,
+    local_addr: SocketAddr,
+}
+
+impl App {
+    /// Prepares the data folder, the secret key, the database (with migrations) and the mailer,
+    /// then binds the listener (port 0 picks a free port, as tests do).
+    pub async fn build(config: Config) -> anyhow::Result<Self> {
+        let settings = &config.settings;
+        std::fs::create_dir_all(&settings.data_dir)
+            .with_context(|| format!("creating the data folder {}", settings.data_dir.display()))?;
+        let secret_key = load_secret_key(&config)?;
+        let db = open_database(&config).await?;
+        let mailer = mail::from_settings(
+            settings.smtp_url.as_ref().map(|s| s.expose()),
+            &settings.data_dir,
+        )?;
+        let acceptor = TcpListener::bind(settings.listen)
+            .into_acceptor()
+            .await
+            .with_context(|| format!("listening on {}", settings.listen))?;
+        let local_addr = acceptor
+            .local_addr()
+            .first()
+            .and_then(|a| a.as_socket_addr().copied())
+            .context("the listener has no address")?;
+        let state = AppState::new(config, db, secret_key, mailer);
+        Ok(Self {
+            state,
+            acceptor,
+            local_addr,
+        })
+    }
+
+    /// The address actually bound.
+    pub fn local_addr(&self) -> SocketAddr {
+        self.local_addr
+    }
+
+    pub fn state(&self) -> &AppState {
+        &self.state
+    }
+
+    /// Serves until `shutdown` completes, then stops accepting and gives requests in flight
+    /// (downloads included) up to the configured grace to finish.
+    pub async fn run(self, shutdown: impl Future<Output = ()>) -> std::io::Result<()> {
+        let grace = self.state.config.settings.shutdown_grace;
+        let db = self.state.db.clone();
+        tracing::info!(addr = %self.local_addr, base_url = %self.state.config.base_url, backend = db.backend_name(), "watasu is serving");
+        let result = Server::new_with_acceptor(self.acceptor)
+            .run_with_graceful_shutdown(web::app(self.state), shutdown, Some(grace))
+            .await;
+        db.close().await;
+        result
+    }
+}
+
+/// The secret key from the settings, or the one kept in the data folder (made on first start).
+pub fn load_secret_key(config: &Config) -> anyhow::Result<SecretKey> {
+    match &config.settings.secret_key {
+        Some(hex) => {
+            SecretKey::from_hex(hex.expose()).map_err(|e| anyhow::anyhow!("WATASU_SECRET_KEY {e}"))
+        }
+        None => SecretKey::load_or_generate(&config.settings.data_dir.join("secret.key")),
+    }
+}
+
+/// Connects to the configured database and applies pending migrations.
+pub async fn open_database(config: &Config) -> anyhow::Result<Db> {
+    let db = Db::connect(&config.database_url, config.settings.db_timeout).await?;
+    db.migrate().await?;
+    Ok(db)
+}

@@ -1,0 +1,69 @@
+//! Sending mail: an SMTP relay through lettre, or .eml files in DATA_DIR/outbox when no relay is
+//! configured (a newcomer can run and try everything without a mail server).
+
+use std::{path::PathBuf, sync::Arc};
+
+use anyhow::Context;
+use lettre::{AsyncFileTransport, AsyncSmtpTransport, AsyncTransport, Message, Tokio1Executor};
+
+/// Something that delivers a finished message. A trait because tests and the two transports
+/// are real alternatives.
+#[async_trait::async_trait]
+pub trait Mailer: Send + Sync {
+    async fn send(&self, message: Message) -> anyhow::Result<()>;
+}
+
+/// Delivers through an SMTP relay.
+pub struct SmtpMailer(AsyncSmtpTransport<Tokio1Executor>);
+
+#[async_trait::async_trait]
+impl Mailer for SmtpMailer {
+    async fn send(&self, message: Message) -> anyhow::Result<()> {
+        self.0
+            .send(message)
+            .await
+            .map(drop)
+            .context("SMTP delivery failed")
+    }
+}
+
+/// Writes each message as an .eml file into the outbox folder.
+pub struct FileMailer {
+    transport: AsyncFileTransport<Tokio1Executor>,
+    pub dir: PathBuf,
+}
+
+#[async_trait::async_trait]
+impl Mailer for FileMailer {
+    async fn send(&self, message: Message) -> anyhow::Result<()> {
+        self.transport
+            .send(message)
+            .await
+            .map(drop)
+            .context("writing the mail to the outbox")
+    }
+}
+
+/// Builds the mailer the settings ask for.
+pub fn from_settings(
+    smtp_url: Option<&str>,
+    data_dir: &std::path::Path,
+) -> anyhow::Result<Arc<dyn Mailer>> {
+    match smtp_url {
+        Some(url) => {
+            let transport = AsyncSmtpTransport::<Tokio1Executor>::from_url(url)
+                .map_err(|e| anyhow::anyhow!("WATASU_SMTP_URL is not a valid SMTP URL: {e}"))?
+                .timeout(Some(std::time::Duration::from_secs(15)))
+                .build();
+            Ok(Arc::new(SmtpMailer(transport)))
+        }
+        None => {
+            let dir = data_dir.join("outbox");
+            std::fs::create_dir_all(&dir).with_context(|| format!("creating {}", dir.display()))?;
+            Ok(Arc::new(FileMailer {
+                transport: AsyncFileTransport::new(&dir),
+                dir,
+            }))
+        }
+    }
+}

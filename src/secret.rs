@@ -1,0 +1,142 @@
+//! Secrets: types whose `Debug` never prints the value, the app's secret key, and random tokens.
+
+use std::{fmt, fs, io::Write, os::unix::fs::OpenOptionsExt, path::Path};
+
+use hmac::{KeyInit, Mac};
+use rand::Rng;
+use sha2::{Digest, Sha256};
+
+/// A string that must never reach a log: passwords, tokens, URLs with credentials.
+#[derive(Clone, PartialEq, Eq)]
+pub struct SecretString(String);
+
+impl SecretString {
+    pub fn new(value: impl Into<String>) -> Self {
+        Self(value.into())
+    }
+
+    /// The value itself, for the one place that needs it.
+    pub fn expose(&self) -> &str {
+        &self.0
+    }
+}
+
+impl fmt::Debug for SecretString {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str("[redacted]")
+    }
+}
+
+impl std::str::FromStr for SecretString {
+    type Err = std::convert::Infallible;
+    fn from_str(s: &str) -> Result<Self, Self::Err> {
+        Ok(Self(s.to_owned()))
+    }
+}
+
+/// 256 random bits from the operating system's CSPRNG, as 64 lowercase hex characters.
+pub fn random_token() -> SecretString {
+    let mut bytes = [0u8; 32];
+    rand::rng().fill_bytes(&mut bytes);
+    SecretString(hex::encode(bytes))
+}
+
+/// Hex SHA-256 of a token: what the database keeps instead of the token.
+pub fn sha256_hex(value: &str) -> String {
+    hex::encode(Sha256::digest(value.as_bytes()))
+}
+
+/// The app's master key; every other key (code pepper, …) is derived from it by purpose.
+#[derive(Clone)]
+pub struct SecretKey([u8; 32]);
+
+impl fmt::Debug for SecretKey {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str("SecretKey([redacted])")
+    }
+}
+
+impl SecretKey {
+    /// Parses 64 hex characters.
+    pub fn from_hex(text: &str) -> Result<Self, String> {
+        let bytes = hex::decode(text.trim()).map_err(|_| "must be 64 hex characters".to_owned())?;
+        let bytes: [u8; 32] = bytes
+            .try_into()
+            .map_err(|_| "must be 64 hex characters".to_owned())?;
+        Ok(Self(bytes))
+    }
+
+    /// Reads the key kept in `path`, or makes one and writes it there, readable by the owner only.
+    pub fn load_or_generate(path: &Path) -> anyhow::Result<Self> {
+        use anyhow::Context;
+        match fs::read_to_string(path) {
+            Ok(text) => {
+                Self::from_hex(&text).map_err(|e| anyhow::anyhow!("{}: {e}", path.display()))
+            }
+            Err(e) if e.kind() == std::io::ErrorKind::NotFound => {
+                let key = Self(rand::random());
+                let mut file = fs::OpenOptions::new()
+                    .write(true)
+                    .create_new(true)
+                    .mode(0o600)
+                    .open(path)
+                    .with_context(|| format!("creating {}", path.display()))?;
+                writeln!(file, "{}", hex::encode(key.0))?;
+                file.sync_all()?;
+                Ok(key)
+            }
+            Err(e) => Err(e).with_context(|| format!("reading {}", path.display())),
+        }
+    }
+
+    /// A key for one purpose, so that a leak of one derived key reveals nothing of the others.
+    pub fn derive(&self, purpose: &str) -> [u8; 32] {
+        let mut mac =
+            hmac::Hmac::<Sha256>::new_from_slice(&self.0).expect("HMAC takes any key length");
+        mac.update(purpose.as_bytes());
+        mac.finalize().into_bytes().into()
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use std::os::unix::fs::PermissionsExt;
+
+    #[test]
+    fn a_generated_key_is_kept_with_owner_only_permissions_and_read_back() {
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("secret.key");
+        let first = SecretKey::load_or_generate(&path).unwrap();
+        let mode = fs::metadata(&path).unwrap().permissions().mode() & 0o777;
+        assert_eq!(mode, 0o600);
+        let second = SecretKey::load_or_generate(&path).unwrap();
+        assert_eq!(first.0, second.0);
+    }
+
+    #[test]
+    fn derived_keys_differ_by_purpose() {
+        let key = SecretKey::from_hex(&"ab".repeat(32)).unwrap();
+        assert_ne!(key.derive("otp"), key.derive("csrf"));
+        assert_eq!(key.derive("otp"), key.derive("otp"));
+    }
+
+    #[test]
+    fn secrets_are_redacted_in_debug_output() {
+        let secret = SecretString::new("hunter2");
+        assert_eq!(format!("{secret:?}"), "[redacted]");
+        assert!(!format!("{:?}", SecretKey([7; 32])).contains('7'));
+    }
+
+    #[test]
+    fn random_tokens_are_64_lowercase_hex_and_differ() {
+        let a = random_token();
+        assert_eq!(a.expose().len(), 64);
+        assert!(
+            a.expose()
+                .bytes()
+                .all(|b| b.is_ascii_digit() || (b'a'..=b'f').contains(&b))
+        );
+        assert_ne!(a, random_token());
+    }
+}

@@ -1,0 +1,268 @@
+//! Server-side sessions. The browser holds 256 random bits; the database holds only their SHA-256,
+//! so a database leak yields no live session. Regeneration swaps the hash in one UPDATE: everything
+//! keyed by the session's row id (signed-in user, download grants) moves to the new id, and the old
+//! cookie value stops working in the same instant.
+
+mod csrf;
+
+pub use csrf::{csrf_tokens_match, origin_is_allowed};
+
+use std::time::Duration;
+
+use crate::{
+    db::{Db, seconds},
+    secret::{SecretString, random_token, sha256_hex},
+};
+
+/// A live session as a request sees it.
+#[derive(Clone, Debug, sqlx::FromRow)]
+pub struct Session {
+    /// Row id: the stable key of grants and challenges; never shown to anyone.
+    pub id: i64,
+    /// The signed-in sender, if any.
+    pub user_id: Option<i64>,
+    /// The expected CSRF token of this session's forms.
+    pub csrf_secret: String,
+}
+
+/// The cookie value to send after a session was created or regenerated.
+#[derive(Debug)]
+pub struct NewSession {
+    pub cookie_value: SecretString,
+    pub session: Session,
+}
+
+/// Session storage rules: idle and absolute lifetimes.
+#[derive(Clone, Debug)]
+pub struct Sessions {
+    db: Db,
+    idle: Duration,
+    max_age: Duration,
+}
+
+/// How often `last_seen_at` is written: often enough for idle expiry, rarely enough that
+/// page views do not turn into a stream of writes.
+const TOUCH_EVERY_SECS: f64 = 60.0;
+
+impl Sessions {
+    pub fn new(db: Db, idle: Duration, max_age: Duration) -> Self {
+        Self { db, idle, max_age }
+    }
+
+    /// Starts a fresh anonymous session.
+    pub async fn create(&self) -> Result<NewSession, sqlx::Error> {
+        let cookie_value = random_token();
+        let id_hash = sha256_hex(cookie_value.expose());
+        let csrf_secret = random_token().expose().to_owned();
+        let max_age = seconds(self.max_age);
+        let id: i64 = match &self.db {
+            Db::Sqlite(pool) => {
+                sqlx::query_scalar(
+                    "INSERT INTO sessions (id_hash, csrf_secret, expires_at)
+                     VALUES ($1, $2, unixepoch('subsec') + $3) RETURNING id",
+                )
+                .bind(&id_hash)
+                .bind(&csrf_secret)
+                .bind(max_age)
+                .fetch_one(pool)
+                .await?
+            }
+            Db::Postgres(pool) => {
+                sqlx::query_scalar(
+                    "INSERT INTO sessions (id_hash, csrf_secret, expires_at)
+                     VALUES ($1, $2, now() + make_interval(secs => $3)) RETURNING id",
+                )
+                .bind(&id_hash)
+                .bind(&csrf_secret)
+                .bind(max_age)
+                .fetch_one(pool)
+                .await?
+            }
+        };
+        Ok(NewSession {
+            cookie_value,
+            session: Session {
+                id,
+                user_id: None,
+                csrf_secret,
+            },
+        })
+    }
+
+    /// Finds the live session a cookie value names. Anything malformed, unknown, idle too long or
+    /// past its absolute lifetime is simply no session.
+    pub async fn load(&self, cookie_value: &str) -> Result<Option<Session>, sqlx::Error> {
+        if !is_token_shaped(cookie_value) {
+            return Ok(None);
+        }
+        let id_hash = sha256_hex(cookie_value);
+        let idle = seconds(self.idle);
+        let found: Option<(i64, Option<i64>, String, bool)> = match &self.db {
+            Db::Sqlite(pool) => {
+                sqlx::query_as(
+                    "SELECT id, user_id, csrf_secret, last_seen_at < unixepoch('subsec') - $3
+                       FROM sessions
+                      WHERE id_hash = $1
+                        AND expires_at > unixepoch('subsec')
+                        AND last_seen_at > unixepoch('subsec') - $2",
+                )
+                .bind(&id_hash)
+                .bind(idle)
+                .bind(TOUCH_EVERY_SECS)
+                .fetch_optional(pool)
+                .await?
+            }
+            Db::Postgres(pool) => sqlx::query_as(
+                "SELECT id, user_id, csrf_secret, last_seen_at < now() - make_interval(secs => $3)
+                       FROM sessions
+                      WHERE id_hash = $1
+                        AND expires_at > now()
+                        AND last_seen_at > now() - make_interval(secs => $2)",
+            )
+            .bind(&id_hash)
+            .bind(idle)
+            .bind(TOUCH_EVERY_SECS)
+            .fetch_optional(pool)
+            .await?,
+        };
+        let Some((id, user_id, csrf_secret, stale)) = found else {
+            return Ok(None);
+        };
+        if stale {
+            self.touch(id).await?;
+        }
+        Ok(Some(Session {
+            id,
+            user_id,
+            csrf_secret,
+        }))
+    }
+
+    async fn touch(&self, id: i64) -> Result<(), sqlx::Error> {
+        match &self.db {
+            Db::Sqlite(pool) => {
+                sqlx::query("UPDATE sessions SET last_seen_at = unixepoch('subsec') WHERE id = $1")
+                    .bind(id)
+                    .execute(pool)
+                    .await?
+                    .rows_affected()
+            }
+            Db::Postgres(pool) => {
+                sqlx::query("UPDATE sessions SET last_seen_at = now() WHERE id = $1")
+                    .bind(id)
+                    .execute(pool)
+                    .await?
+                    .rows_affected()
+            }
+        };
+        Ok(())
+    }
+
+    /// Gives the session a new id (and a new CSRF token) on a privilege change, keeping its
+    /// state. `None` when the session had already ended.
+    pub async fn regenerate(&self, session_id: i64) -> Result<Option<NewSession>, sqlx::Error> {
+        self.rotate(session_id, None).await
+    }
+
+    /// Signs a sender in on this session: the same one-statement rotation, with the user set.
+    pub async fn sign_in(
+        &self,
+        session_id: i64,
+        user_id: i64,
+    ) -> Result<Option<NewSession>, sqlx::Error> {
+        self.rotate(session_id, Some(user_id)).await
+    }
+
+    async fn rotate(
+        &self,
+        session_id: i64,
+        user_id: Option<i64>,
+    ) -> Result<Option<NewSession>, sqlx::Error> {
+        let cookie_value = random_token();
+        let id_hash = sha256_hex(cookie_value.expose());
+        let csrf_secret = random_token().expose().to_owned();
+        // COALESCE keeps the signed-in user when only the id rotates.
+        let row: Option<(i64, Option<i64>)> = match &self.db {
+            Db::Sqlite(pool) => {
+                sqlx::query_as(
+                    "UPDATE sessions
+                        SET id_hash = $2, csrf_secret = $3, user_id = COALESCE($4, user_id),
+                            last_seen_at = unixepoch('subsec')
+                      WHERE id = $1 AND expires_at > unixepoch('subsec')
+                  RETURNING id, user_id",
+                )
+                .bind(session_id)
+                .bind(&id_hash)
+                .bind(&csrf_secret)
+                .bind(user_id)
+                .fetch_optional(pool)
+                .await?
+            }
+            Db::Postgres(pool) => {
+                sqlx::query_as(
+                    "UPDATE sessions
+                        SET id_hash = $2, csrf_secret = $3, user_id = COALESCE($4, user_id),
+                            last_seen_at = now()
+                      WHERE id = $1 AND expires_at > now()
+                  RETURNING id, user_id",
+                )
+                .bind(session_id)
+                .bind(&id_hash)
+                .bind(&csrf_secret)
+                .bind(user_id)
+                .fetch_optional(pool)
+                .await?
+            }
+        };
+        Ok(row.map(|(id, user_id)| NewSession {
+            cookie_value,
+            session: Session {
+                id,
+                user_id,
+                csrf_secret,
+            },
+        }))
+    }
+
+    /// Ends one session and everything that hangs on it (grants, pending codes).
+    pub async fn end(&self, session_id: i64) -> Result<(), sqlx::Error> {
+        match &self.db {
+            Db::Sqlite(pool) => sqlx::query("DELETE FROM sessions WHERE id = $1")
+                .bind(session_id)
+                .execute(pool)
+                .await?
+                .rows_affected(),
+            Db::Postgres(pool) => sqlx::query("DELETE FROM sessions WHERE id = $1")
+                .bind(session_id)
+                .execute(pool)
+                .await?
+                .rows_affected(),
+        };
+        Ok(())
+    }
+
+    /// Ends every session of a user, wherever they were signed in.
+    pub async fn end_all_for_user(&self, user_id: i64) -> Result<u64, sqlx::Error> {
+        let done = match &self.db {
+            Db::Sqlite(pool) => sqlx::query("DELETE FROM sessions WHERE user_id = $1")
+                .bind(user_id)
+                .execute(pool)
+                .await?
+                .rows_affected(),
+            Db::Postgres(pool) => sqlx::query("DELETE FROM sessions WHERE user_id = $1")
+                .bind(user_id)
+                .execute(pool)
+                .await?
+                .rows_affected(),
+        };
+        Ok(done)
+    }
+}
+
+/// Session cookies, like link tokens, are exactly 64 lowercase hex characters.
+pub fn is_token_shaped(value: &str) -> bool {
+    value.len() == 64
+        && value
+            .bytes()
+            .all(|b| b.is_ascii_digit() || (b'a'..=b'f').contains(&b))
+}

@@ -1,0 +1,64 @@
+//! Static files, embedded in the binary and served under a content version so they can be
+//! cached for a year and still change with every release.
+
+use poem::{
+    Response, handler,
+    http::{StatusCode, header},
+    web::{Data, Path},
+};
+use sha2::{Digest, Sha256};
+
+use super::AppState;
+
+struct Asset {
+    name: &'static str,
+    content_type: &'static str,
+    bytes: &'static [u8],
+}
+
+const ASSETS: [Asset; 3] = [
+    Asset {
+        name: "app.css",
+        content_type: "text/css; charset=utf-8",
+        bytes: include_bytes!("../../static/app.css"),
+    },
+    Asset {
+        name: "app.js",
+        content_type: "text/javascript; charset=utf-8",
+        bytes: include_bytes!("../../static/app.js"),
+    },
+    Asset {
+        name: "htmx.min.js",
+        content_type: "text/javascript; charset=utf-8",
+        bytes: include_bytes!("../../static/htmx.min.js"),
+    },
+];
+
+/// A short digest of every asset: changes whenever any of them changes.
+pub fn assets_version() -> String {
+    let mut hasher = Sha256::new();
+    for asset in &ASSETS {
+        hasher.update(asset.bytes);
+    }
+    hex::encode(&hasher.finalize()[..6])
+}
+
+#[handler]
+pub fn serve_asset(
+    Path((version, name)): Path<(String, String)>,
+    state: Data<&AppState>,
+) -> Response {
+    let Some(asset) = ASSETS.iter().find(|a| a.name == name) else {
+        return StatusCode::NOT_FOUND.into();
+    };
+    // An old version in the URL still gets today's file, but must not be cached as if it matched.
+    let cache = if version == state.assets_version {
+        "public, max-age=31536000, immutable"
+    } else {
+        "no-cache"
+    };
+    Response::builder()
+        .header(header::CONTENT_TYPE, asset.content_type)
+        .header(header::CACHE_CONTROL, cache)
+        .body(asset.bytes)
+}

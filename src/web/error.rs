@@ -1,0 +1,198 @@
+//! One error type for the HTTP layer and the one place that turns any error into a friendly page:
+//! 4xx pages say what the person can do next; 5xx pages show a reference and log the cause.
+
+use std::time::Duration;
+
+use askama::Template;
+use poem::{
+    Endpoint, IntoResponse, Request, Response,
+    http::{StatusCode, header},
+};
+
+use super::{
+    middleware::{RequestId, is_htmx},
+    pages::Chrome,
+};
+use crate::i18n::{ErrorText, Lang, Text};
+
+/// Everything a handler can fail with. The `Display` text goes to the log only.
+#[derive(Debug, thiserror::Error)]
+pub enum AppError {
+    #[error("bad request: {0}")]
+    BadRequest(&'static str),
+    #[error("forbidden: {0}")]
+    Forbidden(&'static str),
+    #[error("not found: {0}")]
+    NotFound(&'static str),
+    #[error("gone: {0}")]
+    Gone(&'static str),
+    #[error("body too large")]
+    TooLarge,
+    #[error("rate limited: {reason}")]
+    TooMany {
+        reason: &'static str,
+        retry_after: Duration,
+    },
+    #[error("database unavailable")]
+    Unavailable(#[source] sqlx::Error),
+    #[error("internal error")]
+    Internal(#[source] anyhow::Error),
+}
+
+impl From<sqlx::Error> for AppError {
+    fn from(error: sqlx::Error) -> Self {
+        if crate::db::is_unavailable(&error) {
+            Self::Unavailable(error)
+        } else {
+            Self::Internal(error.into())
+        }
+    }
+}
+
+impl From<anyhow::Error> for AppError {
+    fn from(error: anyhow::Error) -> Self {
+        match error.downcast::<sqlx::Error>() {
+            Ok(sql) => sql.into(),
+            Err(other) => Self::Internal(other),
+        }
+    }
+}
+
+impl From<askama::Error> for AppError {
+    fn from(error: askama::Error) -> Self {
+        Self::Internal(error.into())
+    }
+}
+
+impl poem::error::ResponseError for AppError {
+    fn status(&self) -> StatusCode {
+        match self {
+            Self::BadRequest(_) => StatusCode::BAD_REQUEST,
+            Self::Forbidden(_) => StatusCode::FORBIDDEN,
+            Self::NotFound(_) => StatusCode::NOT_FOUND,
+            Self::Gone(_) => StatusCode::GONE,
+            Self::TooLarge => StatusCode::PAYLOAD_TOO_LARGE,
+            Self::TooMany { .. } => StatusCode::TOO_MANY_REQUESTS,
+            Self::Unavailable(_) => StatusCode::SERVICE_UNAVAILABLE,
+            Self::Internal(_) => StatusCode::INTERNAL_SERVER_ERROR,
+        }
+    }
+}
+
+#[derive(Template)]
+#[template(path = "error.html")]
+struct ErrorPage<'a> {
+    c: Chrome,
+    status: u16,
+    text: &'a ErrorText,
+    request_id: Option<&'a str>,
+}
+
+#[derive(Template)]
+#[template(path = "error.html", block = "error_card")]
+struct ErrorFragment<'a> {
+    c: Chrome,
+    status: u16,
+    text: &'a ErrorText,
+    request_id: Option<&'a str>,
+}
+
+fn error_text(t: &'static Text, status: StatusCode) -> &'static ErrorText {
+    match status {
+        StatusCode::BAD_REQUEST => &t.error_bad_request,
+        StatusCode::FORBIDDEN => &t.error_forbidden,
+        StatusCode::NOT_FOUND => &t.error_not_found,
+        StatusCode::METHOD_NOT_ALLOWED => &t.error_method_not_allowed,
+        StatusCode::GONE => &t.error_gone,
+        StatusCode::PAYLOAD_TOO_LARGE => &t.error_too_large,
+        StatusCode::TOO_MANY_REQUESTS => &t.error_too_many,
+        StatusCode::SERVICE_UNAVAILABLE => &t.error_unavailable,
+        s if s.is_client_error() => &t.error_bad_request,
+        _ => &t.error_internal,
+    }
+}
+
+/// Middleware body: renders every error that reaches it as a page in the visitor's language.
+pub async fn render_errors<E: Endpoint>(
+    ep: std::sync::Arc<E>,
+    req: Request,
+) -> poem::Result<Response> {
+    let lang = req.extensions().get::<Lang>().copied().unwrap_or_default();
+    let request_id = req.extensions().get::<RequestId>().cloned();
+    let htmx = is_htmx(&req);
+    let chrome = Chrome::new(&req, lang);
+    let error = match ep.call(req).await {
+        Ok(response) => return Ok(response.into_response()),
+        Err(error) => error,
+    };
+    let status = error.status();
+    let rid = request_id.as_ref().map(|r| r.0.as_str());
+    if status.is_server_error() {
+        tracing::error!(request_id = rid, status = status.as_u16(), error = ?error_chain(&error), "request failed");
+    } else {
+        tracing::info!(request_id = rid, status = status.as_u16(), reason = %error, "request refused");
+    }
+    let retry_after = error.downcast_ref::<AppError>().and_then(|e| match e {
+        AppError::TooMany { retry_after, .. } => Some(retry_after.as_secs().max(1)),
+        _ => None,
+    });
+    let text = error_text(lang.text(), status);
+    let shown_id = status.is_server_error().then_some(rid).flatten();
+    let body = if htmx {
+        ErrorFragment {
+            c: chrome,
+            status: status.as_u16(),
+            text,
+            request_id: shown_id,
+        }
+        .render()
+    } else {
+        ErrorPage {
+            c: chrome,
+            status: status.as_u16(),
+            text,
+            request_id: shown_id,
+        }
+        .render()
+    }
+    .unwrap_or_else(|_| text.title.to_owned());
+    let mut response = Response::builder()
+        .status(status)
+        .content_type("text/html; charset=utf-8")
+        .body(body);
+    if htmx {
+        // Show the message in place of the whole main area instead of inside a small target.
+        response
+            .headers_mut()
+            .insert("HX-Retarget", "#main".parse().expect("static header"));
+        response
+            .headers_mut()
+            .insert("HX-Reswap", "innerHTML".parse().expect("static header"));
+    }
+    if let Some(seconds) = retry_after {
+        response
+            .headers_mut()
+            .insert(header::RETRY_AFTER, seconds.into());
+    }
+    if status == StatusCode::METHOD_NOT_ALLOWED {
+        response.headers_mut().insert(
+            header::ALLOW,
+            "GET, HEAD, POST".parse().expect("static header"),
+        );
+    }
+    Ok(response)
+}
+
+/// The full cause chain of an error, for the log of a 5xx.
+fn error_chain(error: &poem::Error) -> String {
+    let mut text = error.to_string();
+    if let Some(app) = error.downcast_ref::<AppError>() {
+        let mut source = std::error::Error::source(app);
+        while let Some(cause) = source {
+            text.push_str(": ");
+            text.push_str(&cause.to_string());
+            source = cause.source();
+        }
+    }
+    text
+}

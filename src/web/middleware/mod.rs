@@ -1,0 +1,21 @@
+//! Middleware, outermost first: client address, access log, cookies, security headers, language,
+//! error pages, session, CSRF and body cap.
+
+mod access_log;
+mod client_addr;
+mod csrf;
+mod lang;
+mod security_headers;
+mod session;
+
+pub use access_log::{RequestId, access_log, redact_path};
+pub use client_addr::{ClientAddr, client_addr};
+pub use csrf::{FORM_BODY_LIMIT, csrf_guard};
+pub use lang::choose_lang;
+pub use security_headers::security_headers;
+pub use session::{SessionHandle, load_session};
+
+/// True for requests HTMX made; they get fragments instead of whole pages.
+pub fn is_htmx(req: &poem::Request) -> bool {
+    req.header("HX-Request") == Some("true")
+}

@@ -1,0 +1,82 @@
+//! The HTTP layer: routes, handlers, template structs, middleware and error pages. It parses
+//! requests into domain types and calls the domain; it holds no SQL.
+
+mod assets;
+mod error;
+mod health;
+pub mod middleware;
+mod pages;
+
+use std::{ops::Deref, sync::Arc};
+
+use poem::{Endpoint, EndpointExt, Route, get, middleware::CookieJarManager};
+
+pub use error::AppError;
+pub use pages::{Chrome, render};
+
+use crate::{config::Config, db::Db, mail::Mailer, secret::SecretKey, session::Sessions};
+
+/// Everything a handler may need, shared by all requests.
+#[derive(Clone)]
+pub struct AppState(Arc<AppStateInner>);
+
+pub struct AppStateInner {
+    pub config: Config,
+    pub db: Db,
+    pub sessions: Sessions,
+    pub secret_key: SecretKey,
+    pub mailer: Arc<dyn Mailer>,
+    pub assets_version: String,
+}
+
+impl AppState {
+    pub fn new(config: Config, db: Db, secret_key: SecretKey, mailer: Arc<dyn Mailer>) -> Self {
+        let sessions = Sessions::new(
+            db.clone(),
+            config.settings.session_idle,
+            config.settings.session_max_age,
+        );
+        Self(Arc::new(AppStateInner {
+            config,
+            db,
+            sessions,
+            secret_key,
+            mailer,
+            assets_version: assets::assets_version(),
+        }))
+    }
+}
+
+impl Deref for AppState {
+    type Target = AppStateInner;
+    fn deref(&self) -> &AppStateInner {
+        &self.0
+    }
+}
+
+/// The whole application as one endpoint: routes inside the middleware stack.
+pub fn app(state: AppState) -> impl Endpoint + 'static {
+    let https = state.config.is_https();
+    let origin: Arc<str> = state.config.origin().into();
+    let trusted = Arc::new(state.config.settings.trusted_proxies.clone());
+    let sessions = state.sessions.clone();
+    let max_age = state.config.settings.session_max_age;
+
+    let routes = Route::new()
+        .at("/", get(pages::home))
+        .at("/healthz", get(health::healthz))
+        .at("/readyz", get(health::readyz))
+        .at("/static/:version/:name", get(assets::serve_asset));
+
+    // Innermost first: each `around` wraps everything above it.
+    routes
+        .around(move |ep, req| middleware::csrf_guard(ep, req, origin.clone()))
+        .around(move |ep, req| middleware::load_session(ep, req, sessions.clone(), https, max_age))
+        .around(error::render_errors)
+        .around(move |ep, req| middleware::choose_lang(ep, req, https))
+        .around(move |ep, req| middleware::security_headers(ep, req, https))
+        .with(CookieJarManager::new())
+        .around(middleware::access_log)
+        .around(move |ep, req| middleware::client_addr(ep, req, trusted.clone()))
+        .data(state)
+}

@@ -1,0 +1,75 @@
+//! What every page shares (the layout's context) and the start page.
+
+use askama::Template;
+use poem::{Request, handler, web::Html};
+
+use super::{AppError, AppState};
+use crate::i18n::{Lang, Text};
+
+/// The layout's context: language, catalogue, asset URLs and the language switch.
+pub struct Chrome {
+    pub lang: Lang,
+    pub t: &'static Text,
+    pub css_url: String,
+    pub htmx_url: String,
+    pub app_js_url: String,
+    /// One link per language to this same page, for the visible switch.
+    pub switch: Vec<LangLink>,
+}
+
+pub struct LangLink {
+    pub code: &'static str,
+    pub name: &'static str,
+    pub href: String,
+    pub current: bool,
+}
+
+impl Chrome {
+    pub fn new(req: &Request, lang: Lang) -> Self {
+        let version = req
+            .data::<AppState>()
+            .map(|s| s.assets_version.as_str())
+            .unwrap_or("0");
+        let path = req.uri().path();
+        Self {
+            lang,
+            t: lang.text(),
+            css_url: format!("/static/{version}/app.css"),
+            htmx_url: format!("/static/{version}/htmx.min.js"),
+            app_js_url: format!("/static/{version}/app.js"),
+            switch: Lang::ALL
+                .iter()
+                .map(|&other| LangLink {
+                    code: other.code(),
+                    name: other.text().lang_name,
+                    href: format!("{path}?lang={}", other.code()),
+                    current: other == lang,
+                })
+                .collect(),
+        }
+    }
+
+    /// The layout context for the language already chosen for this request.
+    pub fn for_request(req: &Request) -> Self {
+        let lang = req.extensions().get::<Lang>().copied().unwrap_or_default();
+        Self::new(req, lang)
+    }
+}
+
+/// Renders a template into an HTML response.
+pub fn render(template: &impl Template) -> Result<Html<String>, AppError> {
+    Ok(Html(template.render()?))
+}
+
+#[derive(Template)]
+#[template(path = "home.html")]
+struct HomePage {
+    c: Chrome,
+}
+
+#[handler]
+pub fn home(req: &Request) -> Result<Html<String>, AppError> {
+    render(&HomePage {
+        c: Chrome::for_request(req),
+    })
+}
