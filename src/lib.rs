@@ -34,7 +34,7 @@ pub struct App {
 impl App {
     /// Prepares the data folder, the secret key, the database (with migrations) and the mailer,
     /// then binds the listener (port 0 picks a free port, as tests do).
-    pub async fn build(config: Config) -> anyhow::Result<Self> {
+    pub async fn build(mut config: Config) -> anyhow::Result<Self> {
         let settings = &config.settings;
         std::fs::create_dir_all(&settings.data_dir)
             .with_context(|| format!("creating the data folder {}", settings.data_dir.display()))?;
@@ -53,6 +53,10 @@ impl App {
             .first()
             .and_then(|a| a.as_socket_addr().copied())
             .context("the listener has no address")?;
+        if config.settings.base_url.is_none() {
+            // Port 0 was resolved by the bind: links must name the real port.
+            config.base_url = url::Url::parse(&format!("http://{local_addr}/"))?;
+        }
         let state = AppState::new(config, db, secret_key, mailer);
         Ok(Self {
             state,

@@ -54,7 +54,7 @@ pub fn parse_bytes(text: &str) -> Result<u64, String> {
 pub fn format_duration(duration: Duration) -> String {
     let secs = duration.as_secs();
     for (unit, size) in [("d", 86_400), ("h", 3_600), ("m", 60)] {
-        if secs >= size && secs % size == 0 {
+        if secs >= size && secs.is_multiple_of(size) {
             return format!("{}{unit}", secs / size);
         }
     }

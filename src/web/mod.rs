@@ -2,6 +2,7 @@
 //! requests into domain types and calls the domain; it holds no SQL.
 
 mod assets;
+mod auth;
 mod error;
 mod health;
 pub mod middleware;
@@ -64,6 +65,7 @@ pub fn app(state: AppState) -> impl Endpoint + 'static {
 
     let routes = Route::new()
         .at("/", get(pages::home))
+        .at("/logout", poem::post(auth::logout))
         .at("/healthz", get(health::healthz))
         .at("/readyz", get(health::readyz))
         .at("/static/:version/:name", get(assets::serve_asset));

@@ -1,0 +1,6 @@
+//! Integration tests: the real app over HTTP, on both database backends.
+
+#[allow(dead_code)] // the harness offers more than each area uses
+mod support;
+
+mod platform;

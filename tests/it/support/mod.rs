@@ -1,0 +1,310 @@
+//! The test harness: the real app on a random port against a fresh SQLite file or a fresh database
+//! in a throwaway PostgreSQL cluster, an SMTP server that captures mail, and a cookie-keeping
+//! HTTP client per simulated browser.
+
+pub mod pg;
+pub mod process;
+pub mod smtp;
+
+use std::{net::SocketAddr, sync::Arc, time::Duration};
+
+use clap::Parser;
+use reqwest::{
+    StatusCode,
+    cookie::{CookieStore, Jar},
+    header::HeaderMap,
+};
+use scraper::{Html, Selector};
+use tokio::{sync::oneshot, task::JoinHandle};
+use watasu::{
+    App,
+    config::{Config, Settings},
+    db::Db,
+    web::AppState,
+};
+
+pub use smtp::SmtpSink;
+
+/// The two database backends every behaviour test runs on.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Backend {
+    Sqlite,
+    Postgres,
+}
+
+/// Runs one test body on SQLite and on PostgreSQL, as two separately named tests.
+/// The body sees `backend: Backend`.
+#[macro_export]
+macro_rules! both_backends {
+    ($(async fn $name:ident($backend:ident: Backend) $body:block)*) => {$(
+        mod $name {
+            #[allow(unused_imports)]
+            use super::*;
+            #[tokio::test(flavor = "multi_thread", worker_threads = 4)]
+            async fn sqlite() {
+                let $backend = $crate::support::Backend::Sqlite;
+                $body
+            }
+            #[tokio::test(flavor = "multi_thread", worker_threads = 4)]
+            async fn postgres() {
+                let $backend = $crate::support::Backend::Postgres;
+                $body
+            }
+        }
+    )*};
+}
+
+#[derive(Parser)]
+struct TestCli {
+    #[command(flatten)]
+    settings: Settings,
+}
+
+/// Settings for a test app: random port, its own data folder, mail to `smtp`.
+pub fn test_settings(data_dir: &std::path::Path, database_url: &str, smtp: &SmtpSink) -> Settings {
+    TestCli::parse_from([
+        "watasu",
+        "--listen",
+        "127.0.0.1:0",
+        "--data-dir",
+        data_dir.to_str().unwrap(),
+        "--database-url",
+        database_url,
+        "--smtp-url",
+        &smtp.url(),
+        "--secret-key",
+        &"5a".repeat(32),
+        "--mail-from",
+        "watasu <watasu@example.test>",
+    ])
+    .settings
+}
+
+/// A fresh database URL for one test.
+pub async fn fresh_database(backend: Backend, data_dir: &std::path::Path) -> String {
+    match backend {
+        Backend::Sqlite => format!("sqlite://{}?mode=rwc", data_dir.join("watasu.db").display()),
+        Backend::Postgres => {
+            let cluster = tokio::task::spawn_blocking(pg::shared).await.unwrap();
+            cluster.create_database().await
+        }
+    }
+}
+
+/// Runs a `SELECT count(*) … WHERE … = $1` (or any single-integer query) on either backend.
+pub async fn count(db: &Db, sql: &'static str, bind: i64) -> i64 {
+    match db {
+        Db::Sqlite(pool) => sqlx::query_scalar(sql)
+            .bind(bind)
+            .fetch_one(pool)
+            .await
+            .unwrap(),
+        Db::Postgres(pool) => sqlx::query_scalar(sql)
+            .bind(bind)
+            .fetch_one(pool)
+            .await
+            .unwrap(),
+    }
+}
+
+/// A running app with everything it talks to.
+pub struct TestApp {
+    pub backend: Backend,
+    pub addr: SocketAddr,
+    pub base: String,
+    pub state: AppState,
+    pub smtp: SmtpSink,
+    pub data_dir: tempfile::TempDir,
+    shutdown: Option<oneshot::Sender<()>>,
+    server: Option<JoinHandle<std::io::Result<()>>>,
+}
+
+impl TestApp {
+    pub async fn spawn(backend: Backend) -> Self {
+        Self::spawn_with(backend, |_| {}).await
+    }
+
+    /// Starts the app after `adjust` changed its settings.
+    pub async fn spawn_with(backend: Backend, adjust: impl FnOnce(&mut Settings)) -> Self {
+        let data_dir = tempfile::tempdir().unwrap();
+        let smtp = SmtpSink::start().await;
+        let database_url = fresh_database(backend, data_dir.path()).await;
+        let mut settings = test_settings(data_dir.path(), &database_url, &smtp);
+        adjust(&mut settings);
+        let config = Config::from_settings(settings).expect("valid test settings");
+        let app = App::build(config).await.expect("the app starts");
+        let addr = app.local_addr();
+        let state = app.state().clone();
+        let (tx, rx) = oneshot::channel::<()>();
+        let server = tokio::spawn(app.run(async move {
+            let _ = rx.await;
+        }));
+        Self {
+            backend,
+            addr,
+            base: format!("http://{addr}"),
+            state,
+            smtp,
+            data_dir,
+            shutdown: Some(tx),
+            server: Some(server),
+        }
+    }
+
+    pub fn db(&self) -> &Db {
+        &self.state.db
+    }
+
+    /// A new browser with its own cookies, like a separate device.
+    pub fn browser(&self) -> Browser {
+        Browser::new(&self.base)
+    }
+
+    /// Stops the server and waits for it to finish.
+    pub async fn stop(mut self) {
+        if let Some(tx) = self.shutdown.take() {
+            let _ = tx.send(());
+        }
+        if let Some(server) = self.server.take() {
+            let _ = tokio::time::timeout(Duration::from_secs(10), server).await;
+        }
+    }
+}
+
+impl Drop for TestApp {
+    fn drop(&mut self) {
+        if let Some(tx) = self.shutdown.take() {
+            let _ = tx.send(());
+        }
+    }
+}
+
+/// One simulated browser: keeps its cookies, never follows redirects on its own.
+pub struct Browser {
+    pub client: reqwest::Client,
+    pub jar: Arc<Jar>,
+    pub base: String,
+}
+
+/// A response, read whole.
+#[derive(Debug)]
+pub struct Page {
+    pub status: StatusCode,
+    pub headers: HeaderMap,
+    pub body: String,
+}
+
+impl Browser {
+    pub fn new(base: &str) -> Self {
+        let jar = Arc::new(Jar::default());
+        let client = reqwest::Client::builder()
+            .cookie_provider(jar.clone())
+            .redirect(reqwest::redirect::Policy::none())
+            .timeout(Duration::from_secs(60))
+            .build()
+            .unwrap();
+        Self {
+            client,
+            jar,
+            base: base.to_owned(),
+        }
+    }
+
+    pub fn url(&self, path: &str) -> String {
+        format!("{}{path}", self.base)
+    }
+
+    pub async fn get(&self, path: &str) -> Page {
+        Page::read(self.client.get(self.url(path)).send().await.unwrap()).await
+    }
+
+    pub async fn get_with(&self, path: &str, headers: &[(&str, &str)]) -> Page {
+        let mut request = self.client.get(self.url(path));
+        for (name, value) in headers {
+            request = request.header(*name, *value);
+        }
+        Page::read(request.send().await.unwrap()).await
+    }
+
+    /// Posts a form as a browser would from one of our pages (same-origin).
+    pub async fn post_form(&self, path: &str, fields: &[(&str, &str)]) -> Page {
+        self.post_form_with(path, fields, &[("Sec-Fetch-Site", "same-origin")])
+            .await
+    }
+
+    pub async fn post_form_with(
+        &self,
+        path: &str,
+        fields: &[(&str, &str)],
+        headers: &[(&str, &str)],
+    ) -> Page {
+        let mut request = self.client.post(self.url(path)).form(fields);
+        for (name, value) in headers {
+            request = request.header(*name, *value);
+        }
+        Page::read(request.send().await.unwrap()).await
+    }
+
+    /// The value of one of this browser's cookies for the app.
+    pub fn cookie(&self, name: &str) -> Option<String> {
+        let url = self.base.parse().unwrap();
+        let header = self.jar.cookies(&url)?;
+        header.to_str().ok()?.split("; ").find_map(|pair| {
+            let (key, value) = pair.split_once('=')?;
+            (key == name).then(|| value.to_owned())
+        })
+    }
+
+    /// Puts a cookie into this browser, as an attacker or a stale tab might.
+    pub fn set_cookie(&self, name: &str, value: &str) {
+        self.jar.add_cookie_str(
+            &format!("{name}={value}; Path=/"),
+            &self.base.parse().unwrap(),
+        );
+    }
+}
+
+impl Page {
+    pub async fn read(response: reqwest::Response) -> Self {
+        let status = response.status();
+        let headers = response.headers().clone();
+        let body = response.text().await.unwrap();
+        Self {
+            status,
+            headers,
+            body,
+        }
+    }
+
+    pub fn header(&self, name: &str) -> Option<&str> {
+        self.headers.get(name).and_then(|v| v.to_str().ok())
+    }
+
+    pub fn html(&self) -> Html {
+        Html::parse_document(&self.body)
+    }
+
+    /// Text of every element matching `selector`.
+    pub fn texts(&self, selector: &str) -> Vec<String> {
+        let selector = Selector::parse(selector).unwrap();
+        self.html()
+            .select(&selector)
+            .map(|e| e.text().collect::<String>().trim().to_owned())
+            .collect()
+    }
+
+    /// The attribute `attr` of the first element matching `selector`.
+    pub fn attr(&self, selector: &str, attr: &str) -> Option<String> {
+        let selector = Selector::parse(selector).unwrap();
+        self.html()
+            .select(&selector)
+            .next()
+            .and_then(|e| e.value().attr(attr).map(str::to_owned))
+    }
+
+    /// The CSRF token of the page's first form.
+    pub fn csrf_token(&self) -> String {
+        self.attr("input[name=csrf_token]", "value")
+            .expect("the page has a CSRF token")
+    }
+}

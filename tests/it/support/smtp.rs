@@ -1,0 +1,164 @@
+//! An SMTP server in the test process that lettre really talks to: it answers the conversation and
+//! keeps every message it receives. It can be switched off to play an outage.
+
+use std::{
+    sync::{Arc, Mutex},
+    time::Duration,
+};
+
+use tokio::{
+    io::{AsyncBufReadExt, AsyncWriteExt, BufReader},
+    net::TcpListener,
+    sync::Notify,
+};
+
+/// One received message: the envelope recipients and the raw data.
+#[derive(Clone, Debug)]
+pub struct ReceivedMail {
+    pub to: Vec<String>,
+    pub data: String,
+}
+
+impl ReceivedMail {
+    /// The message text with quoted-printable soft line breaks and `=XX` escapes undone.
+    pub fn decoded_text(&self) -> String {
+        let joined = self.data.replace("=\r\n", "");
+        let bytes = joined.as_bytes();
+        let mut out = Vec::with_capacity(bytes.len());
+        let mut i = 0;
+        while i < bytes.len() {
+            if bytes[i] == b'='
+                && i + 2 < bytes.len()
+                && let Ok(byte) = u8::from_str_radix(&joined[i + 1..i + 3], 16)
+            {
+                out.push(byte);
+                i += 3;
+                continue;
+            }
+            out.push(bytes[i]);
+            i += 1;
+        }
+        String::from_utf8_lossy(&out).into_owned()
+    }
+}
+
+#[derive(Clone)]
+pub struct SmtpSink {
+    pub port: u16,
+    messages: Arc<Mutex<Vec<ReceivedMail>>>,
+    arrived: Arc<Notify>,
+    refusing: Arc<std::sync::atomic::AtomicBool>,
+}
+
+impl SmtpSink {
+    pub async fn start() -> Self {
+        let listener = TcpListener::bind("127.0.0.1:0").await.unwrap();
+        let sink = Self {
+            port: listener.local_addr().unwrap().port(),
+            messages: Arc::default(),
+            arrived: Arc::default(),
+            refusing: Arc::default(),
+        };
+        let accepting = sink.clone();
+        tokio::spawn(async move {
+            while let Ok((socket, _)) = listener.accept().await {
+                let sink = accepting.clone();
+                tokio::spawn(async move {
+                    let _ = sink.converse(socket).await;
+                });
+            }
+        });
+        sink
+    }
+
+    pub fn url(&self) -> String {
+        format!("smtp://127.0.0.1:{}", self.port)
+    }
+
+    /// While on, every transaction is refused with a temporary failure, like a relay that is down.
+    pub fn set_refusing(&self, refusing: bool) {
+        self.refusing
+            .store(refusing, std::sync::atomic::Ordering::SeqCst);
+    }
+
+    pub fn messages(&self) -> Vec<ReceivedMail> {
+        self.messages.lock().unwrap().clone()
+    }
+
+    /// Waits until at least `count` messages arrived, or panics after `timeout`.
+    pub async fn wait_for(&self, count: usize, timeout: Duration) -> Vec<ReceivedMail> {
+        let deadline = tokio::time::Instant::now() + timeout;
+        loop {
+            let notified = self.arrived.notified();
+            let messages = self.messages();
+            if messages.len() >= count {
+                return messages;
+            }
+            if tokio::time::timeout_at(deadline, notified).await.is_err() {
+                panic!("expected {count} mails, got {}", self.messages().len());
+            }
+        }
+    }
+
+    async fn converse(&self, socket: tokio::net::TcpStream) -> std::io::Result<()> {
+        let (read, mut write) = socket.into_split();
+        let mut lines = BufReader::new(read).lines();
+        write.write_all(b"220 sink ESMTP\r\n").await?;
+        let mut to = Vec::new();
+        while let Some(line) = lines.next_line().await? {
+            let upper = line.to_ascii_uppercase();
+            let reply: &[u8] = if upper.starts_with("EHLO") {
+                b"250-sink\r\n250 8BITMIME\r\n"
+            } else if upper.starts_with("HELO")
+                || upper.starts_with("RSET")
+                || upper.starts_with("NOOP")
+            {
+                b"250 ok\r\n"
+            } else if upper.starts_with("MAIL FROM") {
+                if self.refusing.load(std::sync::atomic::Ordering::SeqCst) {
+                    b"421 service not available\r\n"
+                } else {
+                    to.clear();
+                    b"250 ok\r\n"
+                }
+            } else if upper.starts_with("RCPT TO") {
+                to.push(
+                    line[8..]
+                        .trim()
+                        .trim_start_matches(':')
+                        .trim()
+                        .trim_matches(['<', '>'])
+                        .to_owned(),
+                );
+                b"250 ok\r\n"
+            } else if upper == "DATA" {
+                write.write_all(b"354 go ahead\r\n").await?;
+                let mut data = String::new();
+                while let Some(line) = lines.next_line().await? {
+                    if line == "." {
+                        break;
+                    }
+                    data.push_str(
+                        line.strip_prefix('.')
+                            .filter(|_| line.starts_with(".."))
+                            .unwrap_or(&line),
+                    );
+                    data.push_str("\r\n");
+                }
+                self.messages.lock().unwrap().push(ReceivedMail {
+                    to: std::mem::take(&mut to),
+                    data,
+                });
+                self.arrived.notify_waiters();
+                b"250 queued\r\n"
+            } else if upper == "QUIT" {
+                write.write_all(b"221 bye\r\n").await?;
+                return Ok(());
+            } else {
+                b"502 not implemented\r\n"
+            };
+            write.write_all(reply).await?;
+        }
+        Ok(())
+    }
+}
