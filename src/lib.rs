@@ -9,9 +9,13 @@ pub mod accounts;
 pub mod config;
 pub mod db;
 pub mod i18n;
+pub mod lifecycle;
 pub mod mail;
+pub mod otp;
+pub mod ratelimit;
 pub mod secret;
 pub mod session;
+pub mod share;
 pub mod web;
 
 use std::{future::Future, net::SocketAddr};
@@ -36,8 +40,7 @@ impl App {
     /// then binds the listener (port 0 picks a free port, as tests do).
     pub async fn build(mut config: Config) -> anyhow::Result<Self> {
         let settings = &config.settings;
-        std::fs::create_dir_all(&settings.data_dir)
-            .with_context(|| format!("creating the data folder {}", settings.data_dir.display()))?;
+        create_private_dir(&settings.data_dir)?;
         let secret_key = load_secret_key(&config)?;
         let db = open_database(&config).await?;
         let mailer = mail::from_settings(
@@ -86,6 +89,19 @@ impl App {
         db.close().await;
         result
     }
+}
+
+/// Creates the data folder readable by its owner only: it holds the database, the files and the key.
+pub fn create_private_dir(dir: &std::path::Path) -> anyhow::Result<()> {
+    use std::os::unix::fs::DirBuilderExt;
+    if !dir.exists() {
+        std::fs::DirBuilder::new()
+            .recursive(true)
+            .mode(0o700)
+            .create(dir)
+            .with_context(|| format!("creating the data folder {}", dir.display()))?;
+    }
+    Ok(())
 }
 
 /// The secret key from the settings, or the one kept in the data folder (made on first start).

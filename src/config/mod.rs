@@ -10,7 +10,7 @@ use std::{net::SocketAddr, path::PathBuf, time::Duration};
 use ipnet::IpNet;
 use url::Url;
 
-use crate::secret::SecretString;
+use crate::secret::{SecretKey, SecretString};
 
 /// The settings as given on the command line or in the environment.
 #[derive(clap::Args, Clone, Debug)]
@@ -100,6 +100,7 @@ pub struct Settings {
         long,
         env = "WATASU_TRUSTED_PROXIES",
         value_delimiter = ',',
+        value_parser = parse_net,
         global = true
     )]
     pub trusted_proxies: Vec<IpNet>,
@@ -108,7 +109,8 @@ pub struct Settings {
     #[arg(long, env = "WATASU_SHUTDOWN_GRACE", default_value = "30s", value_parser = parse_duration, global = true)]
     pub shutdown_grace: Duration,
 
-    /// How long a request waits for the database before it answers 503.
+    /// How long a request waits for a PostgreSQL connection before it answers 503.
+    /// (SQLite is part of the process; its writers queue on the file lock instead.)
     #[arg(long, env = "WATASU_DB_TIMEOUT", default_value = "3s", value_parser = parse_duration, global = true)]
     pub db_timeout: Duration,
 }
@@ -182,6 +184,13 @@ impl Config {
                 "must be at least 32 characters",
             ));
         }
+        if let Some(key) = &settings.secret_key {
+            SecretKey::from_hex(key.expose()).map_err(|reason| ConfigError::new("WATASU_SECRET_KEY", reason))?;
+        }
+        if let Some(url) = &settings.smtp_url {
+            lettre::AsyncSmtpTransport::<lettre::Tokio1Executor>::from_url(url.expose())
+                .map_err(|_| ConfigError::new("WATASU_SMTP_URL", "is not an SMTP URL like smtp://host:25 or smtps://user:pass@host"))?;
+        }
         let base_url = match &settings.base_url {
             Some(url) => url.clone(),
             None => Url::parse(&format!("http://{}/", settings.listen))
@@ -225,6 +234,14 @@ fn parse_base_url(text: &str) -> Result<Url, String> {
         return Err(format!("'{text}' must not have a query or fragment"));
     }
     Ok(url)
+}
+
+/// An address (`10.0.0.1`) or a network (`10.0.0.0/8`).
+fn parse_net(text: &str) -> Result<IpNet, String> {
+    let text = text.trim();
+    text.parse::<IpNet>()
+        .or_else(|_| text.parse::<std::net::IpAddr>().map(IpNet::from))
+        .map_err(|_| format!("'{text}' is not an IP address or network"))
 }
 
 fn parse_database_url(text: &str) -> Result<String, String> {

@@ -3,4 +3,5 @@
 #[allow(dead_code)] // the harness offers more than each area uses
 mod support;
 
+mod browser_smoke;
 mod platform;

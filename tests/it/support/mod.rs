@@ -2,6 +2,7 @@
 //! in a throwaway PostgreSQL cluster, an SMTP server that captures mail, and a cookie-keeping
 //! HTTP client per simulated browser.
 
+pub mod browser;
 pub mod pg;
 pub mod process;
 pub mod smtp;

@@ -1,0 +1,198 @@
+//! Where file contents live. `FileStore` is a trait because there are real alternatives (the local
+//! disk now, object storage later) and tests need a store that fails on demand.
+//!
+//! The local store never builds a path from user input: every file is named by a random key.
+//! Writes go to a temp file in the same folder, are fsynced, then renamed into place, so a
+//! half-written file is never visible under a key.
+
+use std::{
+    io,
+    path::{Path, PathBuf},
+    pin::Pin,
+};
+
+use sha2::{Digest, Sha256};
+use tokio::io::{AsyncRead, AsyncReadExt, AsyncWriteExt};
+
+use crate::secret::random_token;
+
+/// Name prefix of files being written; the GC removes old ones left by interrupted uploads.
+pub const TEMP_PREFIX: &str = ".tmp-";
+
+/// What was stored: the key to find it again, and facts about the content.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct StoredFile {
+    pub key: String,
+    pub size_bytes: u64,
+    pub sha256: String,
+}
+
+/// A stored file opened for reading.
+pub struct OpenedFile {
+    pub reader: Pin<Box<dyn AsyncRead + Send>>,
+    pub size_bytes: u64,
+}
+
+#[derive(Debug, thiserror::Error)]
+pub enum StoreError {
+    #[error("the content is larger than {limit} bytes")]
+    TooLarge { limit: u64 },
+    #[error("no stored file has this key")]
+    NotFound,
+    #[error("storage I/O failed")]
+    Io(#[from] io::Error),
+}
+
+/// Whether a delete removed something or found nothing to remove; both mean "gone now".
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Deleted {
+    Removed,
+    AlreadyAbsent,
+}
+
+#[async_trait::async_trait]
+pub trait FileStore: Send + Sync {
+    /// Stores everything `content` yields, refusing more than `max_bytes` (nothing is kept then).
+    async fn put<'a>(&self, content: Pin<Box<dyn AsyncRead + Send + 'a>>, max_bytes: u64) -> Result<StoredFile, StoreError>;
+    /// Opens a stored file for streaming.
+    async fn open(&self, key: &str) -> Result<OpenedFile, StoreError>;
+    /// Removes a stored file. Already absent is not an error.
+    async fn delete(&self, key: &str) -> Result<Deleted, StoreError>;
+}
+
+/// Files in one folder on the local disk.
+#[derive(Clone, Debug)]
+pub struct LocalFileStore {
+    dir: PathBuf,
+}
+
+/// Bytes read and hashed per step while storing.
+const CHUNK: usize = 256 * 1024;
+
+impl LocalFileStore {
+    pub fn new(dir: impl Into<PathBuf>) -> io::Result<Self> {
+        let dir = dir.into();
+        std::fs::create_dir_all(&dir)?;
+        Ok(Self { dir })
+    }
+
+    pub fn dir(&self) -> &Path {
+        &self.dir
+    }
+
+    /// The path of a key, or `None` for anything that is not one of our keys.
+    fn path_of(&self, key: &str) -> Option<PathBuf> {
+        crate::session::is_token_shaped(key).then(|| self.dir.join(key))
+    }
+
+    async fn write_temp<'a>(&self, temp: &Path, mut content: Pin<Box<dyn AsyncRead + Send + 'a>>, max_bytes: u64) -> Result<(u64, String), StoreError> {
+        let mut file = tokio::fs::OpenOptions::new().write(true).create_new(true).open(temp).await?;
+        let mut hasher = Sha256::new();
+        let mut buffer = vec![0u8; CHUNK];
+        let mut size: u64 = 0;
+        loop {
+            let read = content.read(&mut buffer).await?;
+            if read == 0 {
+                break;
+            }
+            size += read as u64;
+            if size > max_bytes {
+                return Err(StoreError::TooLarge { limit: max_bytes });
+            }
+            hasher.update(&buffer[..read]);
+            file.write_all(&buffer[..read]).await?;
+        }
+        file.sync_all().await?;
+        Ok((size, hex::encode(hasher.finalize())))
+    }
+}
+
+#[async_trait::async_trait]
+impl FileStore for LocalFileStore {
+    async fn put<'a>(&self, content: Pin<Box<dyn AsyncRead + Send + 'a>>, max_bytes: u64) -> Result<StoredFile, StoreError> {
+        let key = random_token().expose().to_owned();
+        let temp = self.dir.join(format!("{TEMP_PREFIX}{key}"));
+        match self.write_temp(&temp, content, max_bytes).await {
+            Ok((size_bytes, sha256)) => {
+                tokio::fs::rename(&temp, self.dir.join(&key)).await?;
+                // The rename is durable only once the folder itself is synced.
+                tokio::fs::File::open(&self.dir).await?.sync_all().await?;
+                Ok(StoredFile { key, size_bytes, sha256 })
+            }
+            Err(error) => {
+                let _ = tokio::fs::remove_file(&temp).await;
+                Err(error)
+            }
+        }
+    }
+
+    async fn open(&self, key: &str) -> Result<OpenedFile, StoreError> {
+        let path = self.path_of(key).ok_or(StoreError::NotFound)?;
+        let file = match tokio::fs::File::open(&path).await {
+            Ok(file) => file,
+            Err(e) if e.kind() == io::ErrorKind::NotFound => return Err(StoreError::NotFound),
+            Err(e) => return Err(e.into()),
+        };
+        let size_bytes = file.metadata().await?.len();
+        Ok(OpenedFile { reader: Box::pin(file), size_bytes })
+    }
+
+    async fn delete(&self, key: &str) -> Result<Deleted, StoreError> {
+        let path = self.path_of(key).ok_or(StoreError::NotFound)?;
+        match tokio::fs::remove_file(&path).await {
+            Ok(()) => Ok(Deleted::Removed),
+            Err(e) if e.kind() == io::ErrorKind::NotFound => Ok(Deleted::AlreadyAbsent),
+            Err(e) => Err(e.into()),
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn reader(bytes: &'static [u8]) -> Pin<Box<dyn AsyncRead + Send>> {
+        Box::pin(bytes)
+    }
+
+    #[tokio::test]
+    async fn a_stored_file_reads_back_with_its_size_and_digest() {
+        let dir = tempfile::tempdir().unwrap();
+        let store = LocalFileStore::new(dir.path()).unwrap();
+        let stored = store.put(reader(b"hello"), 10).await.unwrap();
+        assert_eq!(stored.size_bytes, 5);
+        assert_eq!(stored.sha256, "2cf24dba5fb0a30e26e83b2ac5b9e29e1b161e5c1fa7425e73043362938b9824");
+        let mut opened = store.open(&stored.key).await.unwrap();
+        let mut back = Vec::new();
+        opened.reader.read_to_end(&mut back).await.unwrap();
+        assert_eq!(back, b"hello");
+    }
+
+    #[tokio::test]
+    async fn content_over_the_cap_is_refused_and_leaves_nothing_on_disk() {
+        let dir = tempfile::tempdir().unwrap();
+        let store = LocalFileStore::new(dir.path()).unwrap();
+        let error = store.put(reader(b"0123456789"), 9).await.unwrap_err();
+        assert!(matches!(error, StoreError::TooLarge { limit: 9 }));
+        assert_eq!(std::fs::read_dir(dir.path()).unwrap().count(), 0);
+    }
+
+    #[tokio::test]
+    async fn deleting_twice_reports_already_absent() {
+        let dir = tempfile::tempdir().unwrap();
+        let store = LocalFileStore::new(dir.path()).unwrap();
+        let stored = store.put(reader(b"x"), 10).await.unwrap();
+        assert_eq!(store.delete(&stored.key).await.unwrap(), Deleted::Removed);
+        assert_eq!(store.delete(&stored.key).await.unwrap(), Deleted::AlreadyAbsent);
+    }
+
+    #[tokio::test]
+    async fn a_key_that_is_not_ours_never_reaches_the_file_system() {
+        let dir = tempfile::tempdir().unwrap();
+        let store = LocalFileStore::new(dir.path()).unwrap();
+        for key in ["../../etc/passwd", "", "secret.key", &"A".repeat(64)] {
+            assert!(matches!(store.open(key).await, Err(StoreError::NotFound)), "{key}");
+            assert!(matches!(store.delete(key).await, Err(StoreError::NotFound)), "{key}");
+        }
+    }
+}

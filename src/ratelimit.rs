@@ -1,0 +1,80 @@
+//! Sliding-window rate limits kept in the database, so they hold across restarts and across
+//! several app instances. Every attempt is recorded first and then counted, so concurrent
+//! attempts can only be refused too eagerly, never let through past the limit.
+
+use std::time::Duration;
+
+use crate::db::{Db, seconds};
+
+/// At most `max` attempts in any `window`.
+#[derive(Clone, Copy, Debug)]
+pub struct Limit {
+    pub max: i64,
+    pub window: Duration,
+}
+
+impl Limit {
+    pub const fn new(max: i64, window: Duration) -> Self {
+        Self { max, window }
+    }
+}
+
+/// Over the limit: try again after this long.
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub struct RetryAfter(pub Duration);
+
+#[derive(Clone, Debug)]
+pub struct RateLimiter {
+    db: Db,
+}
+
+impl RateLimiter {
+    pub fn new(db: Db) -> Self {
+        Self { db }
+    }
+
+    /// Records one attempt in `bucket` and checks it against every limit.
+    pub async fn hit(&self, bucket: &str, limits: &[Limit]) -> Result<Result<(), RetryAfter>, sqlx::Error> {
+        const INSERT: &str = "INSERT INTO rate_limit_hits (bucket) VALUES ($1)";
+        match &self.db {
+            Db::Sqlite(pool) => sqlx::query(INSERT).bind(bucket).execute(pool).await?.rows_affected(),
+            Db::Postgres(pool) => sqlx::query(INSERT).bind(bucket).execute(pool).await?.rows_affected(),
+        };
+        let mut wait = Duration::ZERO;
+        for limit in limits {
+            let (count, retry_secs) = self.count(bucket, limit.window).await?;
+            if count > limit.max {
+                wait = wait.max(Duration::from_secs_f64(retry_secs.max(1.0)));
+            }
+        }
+        Ok(if wait.is_zero() { Ok(()) } else { Err(RetryAfter(wait)) })
+    }
+
+    /// Attempts in the window, and seconds until the oldest of them leaves it.
+    async fn count(&self, bucket: &str, window: Duration) -> Result<(i64, f64), sqlx::Error> {
+        let window = seconds(window);
+        match &self.db {
+            Db::Sqlite(pool) => {
+                sqlx::query_as(
+                    "SELECT count(*), COALESCE(min(at) + $2 - unixepoch('subsec'), 0.0)
+                       FROM rate_limit_hits WHERE bucket = $1 AND at > unixepoch('subsec') - $2",
+                )
+                .bind(bucket)
+                .bind(window)
+                .fetch_one(pool)
+                .await
+            }
+            Db::Postgres(pool) => {
+                sqlx::query_as(
+                    "SELECT count(*),
+                            COALESCE(EXTRACT(EPOCH FROM min(at) + make_interval(secs => $2) - now())::float8, 0.0)
+                       FROM rate_limit_hits WHERE bucket = $1 AND at > now() - make_interval(secs => $2)",
+                )
+                .bind(bucket)
+                .bind(window)
+                .fetch_one(pool)
+                .await
+            }
+        }
+    }
+}

@@ -1,0 +1,79 @@
+//! Download grants: a verified recipient's permission, tied to one session and one share, with a
+//! short lifetime of its own. They die with the session (ON DELETE CASCADE).
+
+use std::time::Duration;
+
+use crate::db::{Db, seconds};
+
+#[derive(Clone, Debug)]
+pub struct DownloadGrants {
+    db: Db,
+    ttl: Duration,
+}
+
+impl DownloadGrants {
+    pub fn new(db: Db, ttl: Duration) -> Self {
+        Self { db, ttl }
+    }
+
+    /// Grants (or renews) the download of `share_id` to the session.
+    pub async fn grant(&self, session_id: i64, share_id: i64) -> Result<(), sqlx::Error> {
+        let ttl = seconds(self.ttl);
+        match &self.db {
+            Db::Sqlite(pool) => {
+                sqlx::query(
+                    "INSERT INTO download_grants (session_id, share_id, expires_at)
+                     VALUES ($1, $2, unixepoch('subsec') + $3)
+                     ON CONFLICT (session_id, share_id) DO UPDATE SET expires_at = excluded.expires_at",
+                )
+                .bind(session_id)
+                .bind(share_id)
+                .bind(ttl)
+                .execute(pool)
+                .await?
+                .rows_affected()
+            }
+            Db::Postgres(pool) => {
+                sqlx::query(
+                    "INSERT INTO download_grants (session_id, share_id, expires_at)
+                     VALUES ($1, $2, now() + make_interval(secs => $3))
+                     ON CONFLICT (session_id, share_id) DO UPDATE SET expires_at = excluded.expires_at",
+                )
+                .bind(session_id)
+                .bind(share_id)
+                .bind(ttl)
+                .execute(pool)
+                .await?
+                .rows_affected()
+            }
+        };
+        Ok(())
+    }
+
+    /// True while the session holds an unexpired grant for exactly this share.
+    pub async fn is_granted(&self, session_id: i64, share_id: i64) -> Result<bool, sqlx::Error> {
+        let found: Option<i32> = match &self.db {
+            Db::Sqlite(pool) => {
+                sqlx::query_scalar(
+                    "SELECT 1 FROM download_grants
+                      WHERE session_id = $1 AND share_id = $2 AND expires_at > unixepoch('subsec')",
+                )
+                .bind(session_id)
+                .bind(share_id)
+                .fetch_optional(pool)
+                .await?
+            }
+            Db::Postgres(pool) => {
+                sqlx::query_scalar(
+                    "SELECT 1 FROM download_grants
+                      WHERE session_id = $1 AND share_id = $2 AND expires_at > now()",
+                )
+                .bind(session_id)
+                .bind(share_id)
+                .fetch_optional(pool)
+                .await?
+            }
+        };
+        Ok(found.is_some())
+    }
+}

@@ -1,0 +1,132 @@
+//! Share links (seed 001): the URL token identifies a share and never authorises a download.
+//! A download needs the token, a grant on this session earned with an emailed code, and (with the
+//! lifecycle) a successful claim.
+
+mod access;
+mod events;
+mod grants;
+mod repo;
+
+use std::time::Duration;
+
+pub use access::ShareAccess;
+pub use events::{EventKind, ShareEvent, ShareEvents};
+pub use grants::DownloadGrants;
+pub use repo::{FileInfo, ShareRepository};
+
+use crate::{
+    accounts::EmailAddress,
+    db::Timestamp,
+    i18n::Lang,
+    lifecycle::StoredFile,
+    secret::{SecretString, random_token, sha256_hex},
+    session::is_token_shaped,
+};
+
+/// Shortest validity a share may have: a link that dies at once is a mistake, not a feature.
+pub const MIN_TTL: Duration = Duration::from_secs(60);
+
+/// Where a share is in its life; it only ever moves forward.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum ShareStatus {
+    Active,
+    Consumed,
+    Purged,
+}
+
+impl ShareStatus {
+    pub fn parse(text: &str) -> Self {
+        match text {
+            "consumed" => Self::Consumed,
+            "purged" => Self::Purged,
+            _ => Self::Active,
+        }
+    }
+}
+
+/// A share found by its token: what the recipient pages and the authorisation need.
+#[derive(Clone, Debug)]
+pub struct Share {
+    pub id: i64,
+    pub file_id: i64,
+    pub recipient_email: String,
+    pub sender_name: String,
+    pub message: String,
+    pub lang: Lang,
+    pub status: ShareStatus,
+    pub expires_at: Timestamp,
+    /// Too many wrong codes: no more codes until the sender unlocks it.
+    pub locked: bool,
+}
+
+/// Everything needed to create a share for a file already in storage.
+#[derive(Debug)]
+pub struct NewShare {
+    pub sender_id: i64,
+    pub file: StoredFile,
+    pub original_name: String,
+    pub content_type: String,
+    pub recipient: EmailAddress,
+    pub message: String,
+    pub lang: Lang,
+    pub ttl: Duration,
+    pub notify_on_download: bool,
+}
+
+/// A freshly created share and its link token, which exists only here and in the link.
+#[derive(Debug)]
+pub struct IssuedShare {
+    pub share_id: i64,
+    pub token: SecretString,
+}
+
+#[derive(Debug, thiserror::Error)]
+pub enum ShareError {
+    #[error("malformed share token")]
+    Malformed,
+    #[error("share link is unknown or has expired")]
+    NotAvailable,
+    #[error("download is not granted for this session")]
+    NotGranted,
+    #[error("a grant needs a successful verification")]
+    NotVerified,
+    #[error("a share must be valid for at least one minute")]
+    TtlTooShort,
+    #[error(transparent)]
+    Database(#[from] sqlx::Error),
+}
+
+/// Issues tokens and resolves them back to shares.
+#[derive(Clone, Debug)]
+pub struct ShareLinks {
+    repo: ShareRepository,
+}
+
+impl ShareLinks {
+    pub fn new(repo: ShareRepository) -> Self {
+        Self { repo }
+    }
+
+    pub fn repo(&self) -> &ShareRepository {
+        &self.repo
+    }
+
+    /// Creates the share with a fresh 256-bit token; only the token's SHA-256 is stored.
+    pub async fn issue(&self, new: &NewShare) -> Result<IssuedShare, ShareError> {
+        if new.ttl < MIN_TTL {
+            return Err(ShareError::TtlTooShort);
+        }
+        let token = random_token();
+        let share_id = self.repo.insert(new, &sha256_hex(token.expose())).await?;
+        Ok(IssuedShare { share_id, token })
+    }
+
+    /// Finds the live share a token names. Only the exact 64-hex form is looked up; expiry is
+    /// judged by the database clock in the same query.
+    pub async fn resolve(&self, token: &str) -> Result<Share, ShareError> {
+        if !is_token_shaped(token) {
+            return Err(ShareError::Malformed);
+        }
+        self.repo.find_live_by_token_hash(&sha256_hex(token)).await?.ok_or(ShareError::NotAvailable)
+    }
+}

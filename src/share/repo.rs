@@ -1,0 +1,164 @@
+//! SQL of shares and their files, both dialects side by side.
+
+use super::{NewShare, Share, ShareStatus};
+use crate::{
+    db::{Db, Timestamp, seconds, sqlite_write_tx},
+    i18n::Lang,
+};
+
+/// The stored file behind a share, for the download page and the stream.
+#[derive(Clone, Debug, sqlx::FromRow)]
+pub struct FileInfo {
+    pub storage_key: String,
+    pub original_name: String,
+    pub content_type: String,
+    pub size_bytes: i64,
+    pub sha256: String,
+}
+
+#[derive(sqlx::FromRow)]
+struct ShareRow {
+    id: i64,
+    file_id: i64,
+    recipient_email: String,
+    sender_name: String,
+    message: String,
+    lang: String,
+    status: String,
+    expires_at: Timestamp,
+    locked: bool,
+}
+
+impl From<ShareRow> for Share {
+    fn from(row: ShareRow) -> Self {
+        Share {
+            id: row.id,
+            file_id: row.file_id,
+            recipient_email: row.recipient_email,
+            sender_name: row.sender_name,
+            message: row.message,
+            lang: Lang::from_code(&row.lang).unwrap_or_default(),
+            status: ShareStatus::parse(&row.status),
+            expires_at: row.expires_at,
+            locked: row.locked,
+        }
+    }
+}
+
+#[derive(Clone, Debug)]
+pub struct ShareRepository {
+    db: Db,
+}
+
+const INSERT_FILE: &str = "INSERT INTO files (owner_id, storage_key, original_name, content_type, size_bytes, sha256)
+     VALUES ($1, $2, $3, $4, $5, $6) RETURNING id";
+
+impl ShareRepository {
+    pub fn new(db: Db) -> Self {
+        Self { db }
+    }
+
+    /// Inserts the file row and the share row together.
+    pub async fn insert(&self, new: &NewShare, token_hash: &str) -> Result<i64, sqlx::Error> {
+        let size = i64::try_from(new.file.size_bytes).unwrap_or(i64::MAX);
+        let ttl = seconds(new.ttl);
+        match &self.db {
+            Db::Sqlite(pool) => {
+                let mut tx = sqlite_write_tx(pool).await?;
+                let file_id: i64 = sqlx::query_scalar(INSERT_FILE)
+                    .bind(new.sender_id)
+                    .bind(&new.file.key)
+                    .bind(&new.original_name)
+                    .bind(&new.content_type)
+                    .bind(size)
+                    .bind(&new.file.sha256)
+                    .fetch_one(&mut *tx)
+                    .await?;
+                let share_id = sqlx::query_scalar(
+                    "INSERT INTO shares (file_id, sender_id, token_hash, recipient_email, message, lang,
+                                         notify_on_download, expires_at)
+                     VALUES ($1, $2, $3, $4, $5, $6, $7, unixepoch('subsec') + $8) RETURNING id",
+                )
+                .bind(file_id)
+                .bind(new.sender_id)
+                .bind(token_hash)
+                .bind(new.recipient.as_str())
+                .bind(&new.message)
+                .bind(new.lang.code())
+                .bind(new.notify_on_download)
+                .bind(ttl)
+                .fetch_one(&mut *tx)
+                .await?;
+                tx.commit().await?;
+                Ok(share_id)
+            }
+            Db::Postgres(pool) => {
+                let mut tx = pool.begin().await?;
+                let file_id: i64 = sqlx::query_scalar(INSERT_FILE)
+                    .bind(new.sender_id)
+                    .bind(&new.file.key)
+                    .bind(&new.original_name)
+                    .bind(&new.content_type)
+                    .bind(size)
+                    .bind(&new.file.sha256)
+                    .fetch_one(&mut *tx)
+                    .await?;
+                let share_id = sqlx::query_scalar(
+                    "INSERT INTO shares (file_id, sender_id, token_hash, recipient_email, message, lang,
+                                         notify_on_download, expires_at)
+                     VALUES ($1, $2, $3, $4, $5, $6, $7, now() + make_interval(secs => $8)) RETURNING id",
+                )
+                .bind(file_id)
+                .bind(new.sender_id)
+                .bind(token_hash)
+                .bind(new.recipient.as_str())
+                .bind(&new.message)
+                .bind(new.lang.code())
+                .bind(new.notify_on_download)
+                .bind(ttl)
+                .fetch_one(&mut *tx)
+                .await?;
+                tx.commit().await?;
+                Ok(share_id)
+            }
+        }
+    }
+
+    /// The share with this token hash, if it has not expired by the database's clock.
+    pub async fn find_live_by_token_hash(&self, token_hash: &str) -> Result<Option<Share>, sqlx::Error> {
+        let row: Option<ShareRow> = match &self.db {
+            Db::Sqlite(pool) => {
+                sqlx::query_as(
+                    "SELECT s.id, s.file_id, s.recipient_email, u.display_name AS sender_name, s.message,
+                            s.lang, s.status, s.expires_at, s.locked_at IS NOT NULL AS locked
+                       FROM shares s JOIN users u ON u.id = s.sender_id
+                      WHERE s.token_hash = $1 AND s.expires_at > unixepoch('subsec')",
+                )
+                .bind(token_hash)
+                .fetch_optional(pool)
+                .await?
+            }
+            Db::Postgres(pool) => {
+                sqlx::query_as(
+                    "SELECT s.id, s.file_id, s.recipient_email, u.display_name AS sender_name, s.message,
+                            s.lang, s.status, s.expires_at, s.locked_at IS NOT NULL AS locked
+                       FROM shares s JOIN users u ON u.id = s.sender_id
+                      WHERE s.token_hash = $1 AND s.expires_at > now()",
+                )
+                .bind(token_hash)
+                .fetch_optional(pool)
+                .await?
+            }
+        };
+        Ok(row.map(Share::from))
+    }
+
+    /// The file a share names. The id must come from an authorisation result, never a request.
+    pub async fn file_of(&self, share: &Share) -> Result<Option<FileInfo>, sqlx::Error> {
+        const SQL: &str = "SELECT storage_key, original_name, content_type, size_bytes, sha256 FROM files WHERE id = $1";
+        match &self.db {
+            Db::Sqlite(pool) => sqlx::query_as(SQL).bind(share.file_id).fetch_optional(pool).await,
+            Db::Postgres(pool) => sqlx::query_as(SQL).bind(share.file_id).fetch_optional(pool).await,
+        }
+    }
+}
