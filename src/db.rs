@@ -41,8 +41,7 @@ impl Db {
             if let Some(dir) = options.get_filename().parent()
                 && !dir.as_os_str().is_empty()
             {
-                std::fs::create_dir_all(dir)
-                    .with_context(|| format!("creating {}", dir.display()))?;
+                std::fs::create_dir_all(dir).with_context(|| format!("creating {}", dir.display()))?;
             }
             let pool = SqlitePoolOptions::new()
                 .max_connections(8)
@@ -99,32 +98,23 @@ impl Db {
 /// Starts a SQLite write transaction that takes the write lock up front: a deferred transaction
 /// that reads and then writes fails with SQLITE_BUSY_SNAPSHOT under concurrent writers, which
 /// busy_timeout does not retry.
-pub async fn sqlite_write_tx(
-    pool: &SqlitePool,
-) -> Result<sqlx::Transaction<'static, Sqlite>, sqlx::Error> {
+pub async fn sqlite_write_tx(pool: &SqlitePool) -> Result<sqlx::Transaction<'static, Sqlite>, sqlx::Error> {
     pool.begin_with("BEGIN IMMEDIATE").await
 }
 
 /// True when the error says a UNIQUE constraint refused the row (SQLite reports no constraint names).
 pub fn is_unique_violation(error: &sqlx::Error) -> bool {
-    error
-        .as_database_error()
-        .is_some_and(|e| e.is_unique_violation())
+    error.as_database_error().is_some_and(|e| e.is_unique_violation())
 }
 
 /// True when the error means "the database cannot be reached now" rather than "the query is wrong".
 pub fn is_unavailable(error: &sqlx::Error) -> bool {
-    matches!(
-        error,
-        sqlx::Error::PoolTimedOut
-            | sqlx::Error::PoolClosed
-            | sqlx::Error::Io(_)
-            | sqlx::Error::Tls(_)
-    ) || error
-        .as_database_error()
-        .and_then(|e| e.code())
-        // PostgreSQL: admin shutdown, crash shutdown, cannot connect now.
-        .is_some_and(|code| matches!(code.as_ref(), "57P01" | "57P02" | "57P03"))
+    matches!(error, sqlx::Error::PoolTimedOut | sqlx::Error::PoolClosed | sqlx::Error::Io(_) | sqlx::Error::Tls(_))
+        || error
+            .as_database_error()
+            .and_then(|e| e.code())
+            // PostgreSQL: admin shutdown, crash shutdown, cannot connect now.
+            .is_some_and(|code| matches!(code.as_ref(), "57P01" | "57P02" | "57P03"))
 }
 
 /// A point in time read from either backend: REAL Unix seconds on SQLite, timestamptz on PostgreSQL.

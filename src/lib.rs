@@ -6,6 +6,7 @@
 //! them together and is what both `main` and the integration tests start.
 
 pub mod accounts;
+pub mod cli;
 pub mod config;
 pub mod db;
 pub mod i18n;
@@ -43,10 +44,7 @@ impl App {
         create_private_dir(&settings.data_dir)?;
         let secret_key = load_secret_key(&config)?;
         let db = open_database(&config).await?;
-        let mailer = mail::from_settings(
-            settings.smtp_url.as_ref().map(|s| s.expose()),
-            &settings.data_dir,
-        )?;
+        let mailer = mail::from_settings(settings.smtp_url.as_ref().map(|s| s.expose()), &settings.data_dir)?;
         let acceptor = TcpListener::bind(settings.listen)
             .into_acceptor()
             .await
@@ -60,12 +58,9 @@ impl App {
             // Port 0 was resolved by the bind: links must name the real port.
             config.base_url = url::Url::parse(&format!("http://{local_addr}/"))?;
         }
-        let state = AppState::new(config, db, secret_key, mailer);
-        Ok(Self {
-            state,
-            acceptor,
-            local_addr,
-        })
+        let store = std::sync::Arc::new(lifecycle::LocalFileStore::new(config.settings.data_dir.join("files"))?);
+        let state = AppState::new(config, db, secret_key, mailer, store);
+        Ok(Self { state, acceptor, local_addr })
     }
 
     /// The address actually bound.
@@ -107,9 +102,7 @@ pub fn create_private_dir(dir: &std::path::Path) -> anyhow::Result<()> {
 /// The secret key from the settings, or the one kept in the data folder (made on first start).
 pub fn load_secret_key(config: &Config) -> anyhow::Result<SecretKey> {
     match &config.settings.secret_key {
-        Some(hex) => {
-            SecretKey::from_hex(hex.expose()).map_err(|e| anyhow::anyhow!("WATASU_SECRET_KEY {e}"))
-        }
+        Some(hex) => SecretKey::from_hex(hex.expose()).map_err(|e| anyhow::anyhow!("WATASU_SECRET_KEY {e}")),
         None => SecretKey::load_or_generate(&config.settings.data_dir.join("secret.key")),
     }
 }

@@ -1,22 +1,18 @@
 //! The `watasu` command: `serve` (the default), `migrate`, and administration subcommands.
 
-use std::{io::Read, process::ExitCode};
+use std::{path::PathBuf, process::ExitCode, time::Duration};
 
 use clap::{Parser, Subcommand, error::ErrorKind};
 use watasu::{
     App,
-    accounts::{CreateUserError, EmailAddress, Role, Users, password},
-    config::{Config, Settings},
+    cli::{self, UsageError},
+    config::{Config, Settings, parse_duration},
+    i18n::Lang,
     open_database,
-    secret::{SecretString, random_token},
 };
 
 #[derive(Parser)]
-#[command(
-    name = "watasu",
-    version,
-    about = "Hand one file to one person, safely."
-)]
+#[command(name = "watasu", version, about = "Hand one file to one person, safely.")]
 struct Cli {
     #[command(flatten)]
     settings: Settings,
@@ -33,6 +29,38 @@ enum Command {
     /// Manage sender accounts.
     #[command(subcommand)]
     User(UserCommand),
+    /// Create and list shares.
+    #[command(subcommand)]
+    Share(ShareCommand),
+}
+
+#[derive(Subcommand)]
+enum ShareCommand {
+    /// Store a file, create a share for one recipient, mail them the link, print the link.
+    Create {
+        /// The sender's account email.
+        #[arg(long)]
+        from: String,
+        /// The recipient's email address: codes are sent only here.
+        #[arg(long)]
+        to: String,
+        /// The file to hand over.
+        #[arg(long)]
+        file: PathBuf,
+        /// How long the link works, like 1h or 7d (default WATASU_SHARE_TTL).
+        #[arg(long, value_parser = parse_duration)]
+        expires_in: Option<Duration>,
+        /// A message for the recipient.
+        #[arg(long, default_value = "")]
+        message: String,
+        /// Language of the recipient's mail: ja or en (default: the sender's).
+        #[arg(long, value_parser = parse_lang)]
+        lang: Option<Lang>,
+    },
+}
+
+fn parse_lang(text: &str) -> Result<Lang, String> {
+    Lang::from_code(text).ok_or_else(|| format!("'{text}' is not ja or en"))
 }
 
 #[derive(Subcommand)]
@@ -52,28 +80,10 @@ enum UserCommand {
     },
 }
 
-/// A failure the person running the command can fix: printed as one line, exit code 2.
-#[derive(Debug)]
-struct UsageError(String);
-
-impl std::fmt::Display for UsageError {
-    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        f.write_str(&self.0)
-    }
-}
-impl std::error::Error for UsageError {}
-
 fn main() -> ExitCode {
     let cli = match Cli::try_parse() {
         Ok(cli) => cli,
-        Err(error)
-            if matches!(
-                error.kind(),
-                ErrorKind::DisplayHelp | ErrorKind::DisplayVersion
-            ) =>
-        {
-            error.exit()
-        }
+        Err(error) if matches!(error.kind(), ErrorKind::DisplayHelp | ErrorKind::DisplayVersion) => error.exit(),
         Err(error) => {
             eprintln!("watasu: {}", one_line(&error));
             return ExitCode::from(2);
@@ -116,87 +126,36 @@ async fn run(command: Command, config: Config) -> anyhow::Result<()> {
             println!("migrations applied ({})", db.backend_name());
             Ok(())
         }
-        Command::User(UserCommand::Add {
-            email,
-            name,
-            admin,
-            password_stdin,
-        }) => add_user(&config, &email, &name, admin, password_stdin).await,
+        Command::User(UserCommand::Add { email, name, admin, password_stdin }) => {
+            cli::user::add_user(&config, cli::user::AddUser { email, name, admin, password_stdin }).await
+        }
+        Command::Share(ShareCommand::Create { from, to, file, expires_in, message, lang }) => {
+            let args = cli::share::CreateShareArgs { from, to, file, expires_in, message, lang };
+            cli::share::create(&config, args).await
+        }
     }
 }
 
-async fn add_user(
-    config: &Config,
-    email: &str,
-    name: &str,
-    admin: bool,
-    password_stdin: bool,
-) -> anyhow::Result<()> {
-    let email = EmailAddress::parse(email).map_err(UsageError)?;
-    let name = name.trim();
-    if name.is_empty() || name.chars().count() > 100 {
-        return Err(UsageError("--name must be 1 to 100 characters".into()).into());
-    }
-    let (password, generated) = if password_stdin {
-        let mut text = String::new();
-        std::io::stdin().read_to_string(&mut text)?;
-        (
-            SecretString::new(text.trim_end_matches(['\r', '\n'])),
-            false,
-        )
-    } else {
-        (random_token(), true)
-    };
-    password::check_new_password(&password).map_err(|e| UsageError(e.to_string()))?;
-    let db = open_database(config).await?;
-    let hash = password::hash_password(password.clone()).await?;
-    let role = if admin { Role::Admin } else { Role::Sender };
-    match Users::new(db).create(&email, name, &hash, role).await {
-        Ok(id) => {
-            println!(
-                "created {} account {} for {}",
-                role.as_str(),
-                id,
-                email.as_str()
-            );
-            if generated {
-                println!("password (shown once): {}", password.expose());
-            }
-            Ok(())
-        }
-        Err(CreateUserError::DuplicateEmail) => {
-            Err(UsageError(format!("an account for {} already exists", email.as_str())).into())
-        }
-        Err(error) => Err(error.into()),
-    }
-}
-
-/// The first line of a clap error, naming the environment variable behind a flag.
+/// The first line of a clap error, naming the environment variable behind a setting.
 fn one_line(error: &clap::Error) -> String {
     let rendered = error.render().to_string();
-    let first = rendered
-        .lines()
-        .next()
-        .unwrap_or("invalid arguments")
-        .trim_start_matches("error: ");
-    let flag = error
-        .get(clap::error::ContextKind::InvalidArg)
-        .map(|a| a.to_string());
-    match flag.as_deref().and_then(|f| f.strip_prefix("--")) {
-        Some(flag) => {
-            let name = flag.split([' ', '=']).next().unwrap_or(flag);
-            let env = format!("WATASU_{}", name.to_uppercase().replace('-', "_"));
-            let reason = error
-                .get(clap::error::ContextKind::InvalidValue)
-                .map(|_| first)
-                .unwrap_or(first);
-            // Never echo a secret setting's value back.
-            if env.contains("URL") || env.contains("TOKEN") || env.contains("KEY") {
-                format!("invalid value for {env} (--{name})")
-            } else {
-                format!("{reason} [{env}]")
-            }
+    let first = rendered.lines().next().unwrap_or("invalid arguments").trim_start_matches("error: ");
+    let flag = error.get(clap::error::ContextKind::InvalidArg).map(|a| a.to_string());
+    let Some(name) = flag.as_deref().and_then(|f| f.strip_prefix("--")).and_then(|f| f.split([' ', '=']).next()) else {
+        return first.to_owned();
+    };
+    let command = <Cli as clap::CommandFactory>::command();
+    let env = command
+        .get_arguments()
+        .find(|arg| arg.get_long() == Some(name))
+        .and_then(|arg| arg.get_env())
+        .map(|env| env.to_string_lossy().into_owned());
+    match env {
+        // Never echo a secret setting's value back.
+        Some(env) if ["URL", "TOKEN", "KEY"].iter().any(|s| env.contains(s)) => {
+            format!("invalid value for {env} (--{name})")
         }
+        Some(env) => format!("{first} [{env}]"),
         None => first.to_owned(),
     }
 }

@@ -60,9 +60,7 @@ impl SecretKey {
     /// Parses 64 hex characters.
     pub fn from_hex(text: &str) -> Result<Self, String> {
         let bytes = hex::decode(text.trim()).map_err(|_| "must be 64 hex characters".to_owned())?;
-        let bytes: [u8; 32] = bytes
-            .try_into()
-            .map_err(|_| "must be 64 hex characters".to_owned())?;
+        let bytes: [u8; 32] = bytes.try_into().map_err(|_| "must be 64 hex characters".to_owned())?;
         Ok(Self(bytes))
     }
 
@@ -70,9 +68,7 @@ impl SecretKey {
     pub fn load_or_generate(path: &Path) -> anyhow::Result<Self> {
         use anyhow::Context;
         match fs::read_to_string(path) {
-            Ok(text) => {
-                Self::from_hex(&text).map_err(|e| anyhow::anyhow!("{}: {e}", path.display()))
-            }
+            Ok(text) => Self::from_hex(&text).map_err(|e| anyhow::anyhow!("{}: {e}", path.display())),
             Err(e) if e.kind() == std::io::ErrorKind::NotFound => {
                 let key = Self(rand::random());
                 let mut file = fs::OpenOptions::new()
@@ -91,8 +87,7 @@ impl SecretKey {
 
     /// A key for one purpose, so that a leak of one derived key reveals nothing of the others.
     pub fn derive(&self, purpose: &str) -> [u8; 32] {
-        let mut mac =
-            hmac::Hmac::<Sha256>::new_from_slice(&self.0).expect("HMAC takes any key length");
+        let mut mac = hmac::Hmac::<Sha256>::new_from_slice(&self.0).expect("HMAC takes any key length");
         mac.update(purpose.as_bytes());
         mac.finalize().into_bytes().into()
     }
@@ -132,11 +127,7 @@ mod tests {
     fn random_tokens_are_64_lowercase_hex_and_differ() {
         let a = random_token();
         assert_eq!(a.expose().len(), 64);
-        assert!(
-            a.expose()
-                .bytes()
-                .all(|b| b.is_ascii_digit() || (b'a'..=b'f').contains(&b))
-        );
+        assert!(a.expose().bytes().all(|b| b.is_ascii_digit() || (b'a'..=b'f').contains(&b)));
         assert_ne!(a, random_token());
     }
 }

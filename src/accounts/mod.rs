@@ -30,9 +30,8 @@ impl EmailAddress {
         if trimmed.len() > 254 {
             return Err("the address is too long".to_owned());
         }
-        let address: lettre::Address = trimmed
-            .parse()
-            .map_err(|_| format!("'{trimmed}' is not a valid email address"))?;
+        let address: lettre::Address =
+            trimmed.parse().map_err(|_| format!("'{trimmed}' is not a valid email address"))?;
         Ok(Self(address.to_string().to_lowercase()))
     }
 
@@ -49,6 +48,17 @@ pub enum CreateUserError {
     Database(#[from] sqlx::Error),
 }
 
+/// A sender as other parts of the app need them.
+#[derive(Clone, Debug, sqlx::FromRow)]
+pub struct User {
+    pub id: i64,
+    pub email: String,
+    pub display_name: String,
+    pub role: String,
+    pub lang: String,
+    pub disabled: bool,
+}
+
 /// The users table.
 #[derive(Clone, Debug)]
 pub struct Users {
@@ -60,6 +70,16 @@ impl Users {
         Self { db }
     }
 
+    /// Finds an account by its (normalised) address.
+    pub async fn find_by_email(&self, email: &EmailAddress) -> Result<Option<User>, sqlx::Error> {
+        const SQL: &str = "SELECT id, email, display_name, role, lang, disabled_at IS NOT NULL AS disabled
+                             FROM users WHERE email = $1";
+        match &self.db {
+            Db::Sqlite(pool) => sqlx::query_as(SQL).bind(email.as_str()).fetch_optional(pool).await,
+            Db::Postgres(pool) => sqlx::query_as(SQL).bind(email.as_str()).fetch_optional(pool).await,
+        }
+    }
+
     /// Creates an account; a second account for the same address is refused.
     pub async fn create(
         &self,
@@ -68,9 +88,9 @@ impl Users {
         password_hash: &str,
         role: Role,
     ) -> Result<i64, CreateUserError> {
-        let result = match &self.db {
-            Db::Sqlite(pool) => {
-                sqlx::query_scalar(
+        let result =
+            match &self.db {
+                Db::Sqlite(pool) => sqlx::query_scalar(
                     "INSERT INTO users (email, display_name, password_hash, role) VALUES ($1, $2, $3, $4) RETURNING id",
                 )
                 .bind(email.as_str())
@@ -78,10 +98,8 @@ impl Users {
                 .bind(password_hash)
                 .bind(role.as_str())
                 .fetch_one(pool)
-                .await
-            }
-            Db::Postgres(pool) => {
-                sqlx::query_scalar(
+                .await,
+                Db::Postgres(pool) => sqlx::query_scalar(
                     "INSERT INTO users (email, display_name, password_hash, role) VALUES ($1, $2, $3, $4) RETURNING id",
                 )
                 .bind(email.as_str())
@@ -89,16 +107,9 @@ impl Users {
                 .bind(password_hash)
                 .bind(role.as_str())
                 .fetch_one(pool)
-                .await
-            }
-        };
-        result.map_err(|e| {
-            if is_unique_violation(&e) {
-                CreateUserError::DuplicateEmail
-            } else {
-                e.into()
-            }
-        })
+                .await,
+            };
+        result.map_err(|e| if is_unique_violation(&e) { CreateUserError::DuplicateEmail } else { e.into() })
     }
 }
 
@@ -108,24 +119,12 @@ mod tests {
 
     #[test]
     fn addresses_are_trimmed_and_lower_cased() {
-        assert_eq!(
-            EmailAddress::parse("  Alice@Example.COM ")
-                .unwrap()
-                .as_str(),
-            "alice@example.com"
-        );
+        assert_eq!(EmailAddress::parse("  Alice@Example.COM ").unwrap().as_str(), "alice@example.com");
     }
 
     #[test]
     fn invalid_addresses_are_refused() {
-        for bad in [
-            "",
-            "alice",
-            "alice@",
-            "@example.com",
-            "a b@example.com",
-            "alice@example.com\r\nBcc: x@y.z",
-        ] {
+        for bad in ["", "alice", "alice@", "@example.com", "a b@example.com", "alice@example.com\r\nBcc: x@y.z"] {
             assert!(EmailAddress::parse(bad).is_err(), "{bad:?} was accepted");
         }
     }

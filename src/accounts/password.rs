@@ -46,11 +46,7 @@ pub async fn hash_password(password: SecretString) -> anyhow::Result<String> {
 pub async fn verify_password(password: SecretString, hash: String) -> bool {
     tokio::task::spawn_blocking(move || {
         PasswordHash::new(&hash)
-            .map(|parsed| {
-                Argon2::default()
-                    .verify_password(password.expose().as_bytes(), &parsed)
-                    .is_ok()
-            })
+            .map(|parsed| Argon2::default().verify_password(password.expose().as_bytes(), &parsed).is_ok())
             .unwrap_or(false)
     })
     .await
@@ -63,9 +59,7 @@ mod tests {
 
     #[tokio::test]
     async fn a_hashed_password_verifies_and_a_wrong_one_does_not() {
-        let hash = hash_password(SecretString::new("correct horse battery"))
-            .await
-            .unwrap();
+        let hash = hash_password(SecretString::new("correct horse battery")).await.unwrap();
         assert!(hash.starts_with("$argon2id$"));
         assert!(verify_password(SecretString::new("correct horse battery"), hash.clone()).await);
         assert!(!verify_password(SecretString::new("correct horse batterz"), hash).await);
@@ -73,17 +67,8 @@ mod tests {
 
     #[test]
     fn length_rules_count_characters_not_bytes() {
-        assert_eq!(
-            check_new_password(&SecretString::new("short")),
-            Err(PasswordRuleError::TooShort)
-        );
-        assert_eq!(
-            check_new_password(&SecretString::new("ながいパスワードですよね")),
-            Ok(())
-        );
-        assert_eq!(
-            check_new_password(&SecretString::new("x".repeat(1025))),
-            Err(PasswordRuleError::TooLong)
-        );
+        assert_eq!(check_new_password(&SecretString::new("short")), Err(PasswordRuleError::TooShort));
+        assert_eq!(check_new_password(&SecretString::new("ながいパスワードですよね")), Ok(()));
+        assert_eq!(check_new_password(&SecretString::new("x".repeat(1025))), Err(PasswordRuleError::TooLong));
     }
 }

@@ -11,9 +11,9 @@ pub fn parse_duration(text: &str) -> Result<Duration, String> {
         .find(|c: char| !c.is_ascii_digit())
         .ok_or_else(|| format!("'{text}' has no unit; write it like 90s, 15m, 1h or 7d"))?;
     let (number, unit) = text.split_at(split);
-    let number: u64 = number.parse().map_err(|_| {
-        format!("'{text}' does not start with a whole number; write it like 90s, 15m, 1h or 7d")
-    })?;
+    let number: u64 = number
+        .parse()
+        .map_err(|_| format!("'{text}' does not start with a whole number; write it like 90s, 15m, 1h or 7d"))?;
     let seconds_per_unit = match unit {
         "s" => 1,
         "m" => 60,
@@ -21,22 +21,15 @@ pub fn parse_duration(text: &str) -> Result<Duration, String> {
         "d" => 86_400,
         _ => return Err(format!("'{text}' has an unknown unit; use s, m, h or d")),
     };
-    number
-        .checked_mul(seconds_per_unit)
-        .map(Duration::from_secs)
-        .ok_or_else(|| format!("'{text}' is too large"))
+    number.checked_mul(seconds_per_unit).map(Duration::from_secs).ok_or_else(|| format!("'{text}' is too large"))
 }
 
 /// Parses a byte count: a whole number with an optional binary unit (`K`, `M`, `G`, `T`).
 pub fn parse_bytes(text: &str) -> Result<u64, String> {
     let text = text.trim();
-    let split = text
-        .find(|c: char| !c.is_ascii_digit())
-        .unwrap_or(text.len());
+    let split = text.find(|c: char| !c.is_ascii_digit()).unwrap_or(text.len());
     let (number, unit) = text.split_at(split);
-    let number: u64 = number
-        .parse()
-        .map_err(|_| format!("'{text}' is not a size; write it like 500M or 2G"))?;
+    let number: u64 = number.parse().map_err(|_| format!("'{text}' is not a size; write it like 500M or 2G"))?;
     let multiplier: u64 = match unit.trim_end_matches(['B', 'b', 'i']) {
         "" => 1,
         "K" | "k" => 1 << 10,
@@ -45,9 +38,7 @@ pub fn parse_bytes(text: &str) -> Result<u64, String> {
         "T" | "t" => 1 << 40,
         _ => return Err(format!("'{text}' has an unknown unit; use K, M, G or T")),
     };
-    number
-        .checked_mul(multiplier)
-        .ok_or_else(|| format!("'{text}' is too large"))
+    number.checked_mul(multiplier).ok_or_else(|| format!("'{text}' is too large"))
 }
 
 /// Writes a duration back in the largest unit that divides it exactly.

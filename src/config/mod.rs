@@ -16,12 +16,7 @@ use crate::secret::{SecretKey, SecretString};
 #[derive(clap::Args, Clone, Debug)]
 pub struct Settings {
     /// Address and port to listen on.
-    #[arg(
-        long,
-        env = "WATASU_LISTEN",
-        default_value = "127.0.0.1:8080",
-        global = true
-    )]
+    #[arg(long, env = "WATASU_LISTEN", default_value = "127.0.0.1:8080", global = true)]
     pub listen: SocketAddr,
 
     /// Public address of the app as people reach it (links in mails, cookie flags, HSTS).
@@ -125,10 +120,7 @@ pub struct ConfigError {
 
 impl ConfigError {
     fn new(setting: &'static str, reason: impl Into<String>) -> Self {
-        Self {
-            setting,
-            reason: reason.into(),
-        }
+        Self { setting, reason: reason.into() }
     }
 }
 
@@ -148,10 +140,7 @@ impl Config {
             return Err(ConfigError::new("WATASU_SHARE_TTL", "must be at least 1m"));
         }
         if settings.share_ttl_max < settings.share_ttl {
-            return Err(ConfigError::new(
-                "WATASU_SHARE_TTL_MAX",
-                "must not be shorter than WATASU_SHARE_TTL",
-            ));
+            return Err(ConfigError::new("WATASU_SHARE_TTL_MAX", "must not be shorter than WATASU_SHARE_TTL"));
         }
         for (setting, value) in [
             ("WATASU_GRANT_TTL", settings.grant_ttl),
@@ -165,48 +154,34 @@ impl Config {
             }
         }
         if settings.session_max_age < settings.session_idle {
-            return Err(ConfigError::new(
-                "WATASU_SESSION_MAX_AGE",
-                "must not be shorter than WATASU_SESSION_IDLE",
-            ));
+            return Err(ConfigError::new("WATASU_SESSION_MAX_AGE", "must not be shorter than WATASU_SESSION_IDLE"));
         }
         if settings.max_upload_bytes == 0 {
-            return Err(ConfigError::new(
-                "WATASU_MAX_UPLOAD_BYTES",
-                "must be more than 0",
-            ));
+            return Err(ConfigError::new("WATASU_MAX_UPLOAD_BYTES", "must be more than 0"));
         }
         if let Some(token) = &settings.maintenance_token
             && token.expose().len() < 32
         {
-            return Err(ConfigError::new(
-                "WATASU_MAINTENANCE_TOKEN",
-                "must be at least 32 characters",
-            ));
+            return Err(ConfigError::new("WATASU_MAINTENANCE_TOKEN", "must be at least 32 characters"));
         }
         if let Some(key) = &settings.secret_key {
             SecretKey::from_hex(key.expose()).map_err(|reason| ConfigError::new("WATASU_SECRET_KEY", reason))?;
         }
         if let Some(url) = &settings.smtp_url {
-            lettre::AsyncSmtpTransport::<lettre::Tokio1Executor>::from_url(url.expose())
-                .map_err(|_| ConfigError::new("WATASU_SMTP_URL", "is not an SMTP URL like smtp://host:25 or smtps://user:pass@host"))?;
+            lettre::AsyncSmtpTransport::<lettre::Tokio1Executor>::from_url(url.expose()).map_err(|_| {
+                ConfigError::new("WATASU_SMTP_URL", "is not an SMTP URL like smtp://host:25 or smtps://user:pass@host")
+            })?;
         }
         let base_url = match &settings.base_url {
             Some(url) => url.clone(),
             None => Url::parse(&format!("http://{}/", settings.listen))
                 .map_err(|e| ConfigError::new("WATASU_BASE_URL", e.to_string()))?,
         };
-        let database_url = settings.database_url.clone().unwrap_or_else(|| {
-            format!(
-                "sqlite://{}?mode=rwc",
-                settings.data_dir.join("watasu.db").display()
-            )
-        });
-        Ok(Self {
-            settings,
-            base_url,
-            database_url,
-        })
+        let database_url = settings
+            .database_url
+            .clone()
+            .unwrap_or_else(|| format!("sqlite://{}?mode=rwc", settings.data_dir.join("watasu.db").display()));
+        Ok(Self { settings, base_url, database_url })
     }
 
     /// True when people reach the app over TLS: cookies get `Secure` and `__Host-`, pages get HSTS.
@@ -245,10 +220,7 @@ fn parse_net(text: &str) -> Result<IpNet, String> {
 }
 
 fn parse_database_url(text: &str) -> Result<String, String> {
-    if text.starts_with("sqlite:")
-        || text.starts_with("postgres://")
-        || text.starts_with("postgresql://")
-    {
+    if text.starts_with("sqlite:") || text.starts_with("postgres://") || text.starts_with("postgresql://") {
         Ok(text.to_owned())
     } else {
         Err("must start with sqlite:, postgres:// or postgresql://".to_owned())
@@ -256,6 +228,5 @@ fn parse_database_url(text: &str) -> Result<String, String> {
 }
 
 fn parse_mailbox(text: &str) -> Result<lettre::message::Mailbox, String> {
-    text.parse()
-        .map_err(|e| format!("'{text}' is not a mail address ({e})"))
+    text.parse().map_err(|e| format!("'{text}' is not a mail address ({e})"))
 }

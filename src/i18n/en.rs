@@ -41,10 +41,7 @@ pub const TEXT: Text = Text {
         title: "What was sent is too large",
         body: "Choose a smaller file, or shorten what you typed, and try again.",
     },
-    error_too_many: ErrorText {
-        title: "Too many attempts",
-        body: "Please wait a little, then try again.",
-    },
+    error_too_many: ErrorText { title: "Too many attempts", body: "Please wait a little, then try again." },
     error_internal: ErrorText {
         title: "Something went wrong on our side",
         body: "Nothing you did caused this. Please try again in a moment. If it keeps happening, tell the sender the reference below.",

@@ -42,8 +42,7 @@ pub const TEXT: Text = Text {
         body: "より小さいファイルを選ぶか、入力内容を短くしてから、もう一度お試しください。",
     },
     error_too_many: ErrorText {
-        title: "試行回数が多すぎます",
-        body: "少し時間をおいてから、もう一度お試しください。",
+        title: "試行回数が多すぎます", body: "少し時間をおいてから、もう一度お試しください。"
     },
     error_internal: ErrorText {
         title: "サーバー側で問題が発生しました",

@@ -2,6 +2,7 @@
 //! per language. A missing translation is a compile error, not a blank on a page.
 
 mod en;
+pub mod format;
 mod ja;
 
 /// A language watasu speaks.

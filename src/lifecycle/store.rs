@@ -53,7 +53,11 @@ pub enum Deleted {
 #[async_trait::async_trait]
 pub trait FileStore: Send + Sync {
     /// Stores everything `content` yields, refusing more than `max_bytes` (nothing is kept then).
-    async fn put<'a>(&self, content: Pin<Box<dyn AsyncRead + Send + 'a>>, max_bytes: u64) -> Result<StoredFile, StoreError>;
+    async fn put<'a>(
+        &self,
+        content: Pin<Box<dyn AsyncRead + Send + 'a>>,
+        max_bytes: u64,
+    ) -> Result<StoredFile, StoreError>;
     /// Opens a stored file for streaming.
     async fn open(&self, key: &str) -> Result<OpenedFile, StoreError>;
     /// Removes a stored file. Already absent is not an error.
@@ -85,7 +89,12 @@ impl LocalFileStore {
         crate::session::is_token_shaped(key).then(|| self.dir.join(key))
     }
 
-    async fn write_temp<'a>(&self, temp: &Path, mut content: Pin<Box<dyn AsyncRead + Send + 'a>>, max_bytes: u64) -> Result<(u64, String), StoreError> {
+    async fn write_temp<'a>(
+        &self,
+        temp: &Path,
+        mut content: Pin<Box<dyn AsyncRead + Send + 'a>>,
+        max_bytes: u64,
+    ) -> Result<(u64, String), StoreError> {
         let mut file = tokio::fs::OpenOptions::new().write(true).create_new(true).open(temp).await?;
         let mut hasher = Sha256::new();
         let mut buffer = vec![0u8; CHUNK];
@@ -109,7 +118,11 @@ impl LocalFileStore {
 
 #[async_trait::async_trait]
 impl FileStore for LocalFileStore {
-    async fn put<'a>(&self, content: Pin<Box<dyn AsyncRead + Send + 'a>>, max_bytes: u64) -> Result<StoredFile, StoreError> {
+    async fn put<'a>(
+        &self,
+        content: Pin<Box<dyn AsyncRead + Send + 'a>>,
+        max_bytes: u64,
+    ) -> Result<StoredFile, StoreError> {
         let key = random_token().expose().to_owned();
         let temp = self.dir.join(format!("{TEMP_PREFIX}{key}"));
         match self.write_temp(&temp, content, max_bytes).await {

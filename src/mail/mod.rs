@@ -1,6 +1,8 @@
 //! Sending mail: an SMTP relay through lettre, or .eml files in DATA_DIR/outbox when no relay is
 //! configured (a newcomer can run and try everything without a mail server).
 
+pub mod messages;
+
 use std::{path::PathBuf, sync::Arc};
 
 use anyhow::Context;
@@ -19,11 +21,7 @@ pub struct SmtpMailer(AsyncSmtpTransport<Tokio1Executor>);
 #[async_trait::async_trait]
 impl Mailer for SmtpMailer {
     async fn send(&self, message: Message) -> anyhow::Result<()> {
-        self.0
-            .send(message)
-            .await
-            .map(drop)
-            .context("SMTP delivery failed")
+        self.0.send(message).await.map(drop).context("SMTP delivery failed")
     }
 }
 
@@ -36,19 +34,12 @@ pub struct FileMailer {
 #[async_trait::async_trait]
 impl Mailer for FileMailer {
     async fn send(&self, message: Message) -> anyhow::Result<()> {
-        self.transport
-            .send(message)
-            .await
-            .map(drop)
-            .context("writing the mail to the outbox")
+        self.transport.send(message).await.map(drop).context("writing the mail to the outbox")
     }
 }
 
 /// Builds the mailer the settings ask for.
-pub fn from_settings(
-    smtp_url: Option<&str>,
-    data_dir: &std::path::Path,
-) -> anyhow::Result<Arc<dyn Mailer>> {
+pub fn from_settings(smtp_url: Option<&str>, data_dir: &std::path::Path) -> anyhow::Result<Arc<dyn Mailer>> {
     match smtp_url {
         Some(url) => {
             let transport = AsyncSmtpTransport::<Tokio1Executor>::from_url(url)
@@ -60,10 +51,7 @@ pub fn from_settings(
         None => {
             let dir = data_dir.join("outbox");
             std::fs::create_dir_all(&dir).with_context(|| format!("creating {}", dir.display()))?;
-            Ok(Arc::new(FileMailer {
-                transport: AsyncFileTransport::new(&dir),
-                dir,
-            }))
+            Ok(Arc::new(FileMailer { transport: AsyncFileTransport::new(&dir), dir }))
         }
     }
 }

@@ -34,7 +34,7 @@ pub enum CodeOutcome {
     /// Not six digits; no try was used.
     Malformed,
     /// The share takes no more codes (too many wrong ones overall).
-    Locked,
+    Locked { now: bool },
 }
 
 #[derive(Clone)]
@@ -155,6 +155,16 @@ impl Codes {
         Ok(found.is_some())
     }
 
+    /// True when this session was ever sent a code for this share (it gave the right address).
+    pub async fn has_any_code(&self, share_id: i64, session_id: i64) -> Result<bool, sqlx::Error> {
+        const SQL: &str = "SELECT 1 FROM otp_challenges WHERE share_id = $1 AND session_id = $2 LIMIT 1";
+        let found: Option<i32> = match &self.db {
+            Db::Sqlite(pool) => sqlx::query_scalar(SQL).bind(share_id).bind(session_id).fetch_optional(pool).await?,
+            Db::Postgres(pool) => sqlx::query_scalar(SQL).bind(share_id).bind(session_id).fetch_optional(pool).await?,
+        };
+        Ok(found.is_some())
+    }
+
     /// Checks a submitted code for this share and session.
     pub async fn verify(&self, share_id: i64, session_id: i64, submitted: &str) -> Result<CodeOutcome, sqlx::Error> {
         let submitted = submitted.trim();
@@ -162,7 +172,7 @@ impl Codes {
             return Ok(CodeOutcome::Malformed);
         }
         if self.share_is_locked(share_id).await? {
-            return Ok(CodeOutcome::Locked);
+            return Ok(CodeOutcome::Locked { now: false });
         }
         let Some((id, code_mac, attempts)) = self.claim_try(share_id, session_id).await? else {
             return Ok(CodeOutcome::NoLiveCode);
@@ -171,10 +181,12 @@ impl Codes {
         if self.mac(id, submitted).verify_slice(&expected).is_ok() {
             return Ok(if self.consume(id).await? { CodeOutcome::Verified } else { CodeOutcome::NoLiveCode });
         }
-        if self.count_wrong_code(share_id).await? {
-            return Ok(CodeOutcome::Locked);
-        }
-        Ok(CodeOutcome::Wrong { tries_left: MAX_TRIES - attempts })
+        let wrong_codes = self.count_wrong_code(share_id).await?;
+        Ok(match wrong_codes.cmp(&SHARE_WRONG_CODE_CAP) {
+            std::cmp::Ordering::Less => CodeOutcome::Wrong { tries_left: MAX_TRIES - attempts },
+            std::cmp::Ordering::Equal => CodeOutcome::Locked { now: true },
+            std::cmp::Ordering::Greater => CodeOutcome::Locked { now: false },
+        })
     }
 
     async fn share_is_locked(&self, share_id: i64) -> Result<bool, sqlx::Error> {
@@ -242,9 +254,9 @@ impl Codes {
         Ok(done == 1)
     }
 
-    /// Counts a wrong code against the share; true when this one locked it.
-    async fn count_wrong_code(&self, share_id: i64) -> Result<bool, sqlx::Error> {
-        let locked_now: Option<bool> = match &self.db {
+    /// Counts a wrong code against the share; returns the share's count of wrong codes.
+    async fn count_wrong_code(&self, share_id: i64) -> Result<i32, sqlx::Error> {
+        let wrong_codes: Option<i32> = match &self.db {
             Db::Sqlite(pool) => {
                 sqlx::query_scalar(
                     "UPDATE shares
@@ -252,7 +264,7 @@ impl Codes {
                             locked_at = CASE WHEN wrong_codes + 1 >= $2 THEN COALESCE(locked_at, unixepoch('subsec'))
                                              ELSE locked_at END
                       WHERE id = $1
-                  RETURNING locked_at IS NOT NULL",
+                  RETURNING wrong_codes",
                 )
                 .bind(share_id)
                 .bind(SHARE_WRONG_CODE_CAP)
@@ -266,7 +278,7 @@ impl Codes {
                             locked_at = CASE WHEN wrong_codes + 1 >= $2 THEN COALESCE(locked_at, now())
                                              ELSE locked_at END
                       WHERE id = $1
-                  RETURNING locked_at IS NOT NULL",
+                  RETURNING wrong_codes",
                 )
                 .bind(share_id)
                 .bind(SHARE_WRONG_CODE_CAP)
@@ -274,6 +286,6 @@ impl Codes {
                 .await?
             }
         };
-        Ok(locked_now.unwrap_or(false))
+        Ok(wrong_codes.unwrap_or(SHARE_WRONG_CODE_CAP))
     }
 }

@@ -13,11 +13,7 @@ pub fn csrf_tokens_match(expected: &str, submitted: &str) -> bool {
 /// `Sec-Fetch-Site` (sent by every current browser) must be `same-origin` or `none` (typed or
 /// bookmarked). Without it, an `Origin` header must be ours. A request with neither (an old
 /// browser, a script) is left to the token, which it cannot have without reading our pages.
-pub fn origin_is_allowed(
-    sec_fetch_site: Option<&str>,
-    origin: Option<&str>,
-    our_origin: &str,
-) -> bool {
+pub fn origin_is_allowed(sec_fetch_site: Option<&str>, origin: Option<&str>, our_origin: &str) -> bool {
     if let Some(site) = sec_fetch_site {
         return matches!(site, "same-origin" | "none");
     }
@@ -47,11 +43,7 @@ mod tests {
         assert!(!origin_is_allowed(Some("same-site"), None, OURS));
         assert!(!origin_is_allowed(None, Some("https://evil.example"), OURS));
         assert!(!origin_is_allowed(None, Some("null"), OURS));
-        assert!(!origin_is_allowed(
-            None,
-            Some("https://files.example.com.evil.example"),
-            OURS
-        ));
+        assert!(!origin_is_allowed(None, Some("https://files.example.com.evil.example"), OURS));
     }
 
     #[test]

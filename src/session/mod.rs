@@ -79,14 +79,7 @@ impl Sessions {
                 .await?
             }
         };
-        Ok(NewSession {
-            cookie_value,
-            session: Session {
-                id,
-                user_id: None,
-                csrf_secret,
-            },
-        })
+        Ok(NewSession { cookie_value, session: Session { id, user_id: None, csrf_secret } })
     }
 
     /// Finds the live session a cookie value names. Anything malformed, unknown, idle too long or
@@ -112,18 +105,20 @@ impl Sessions {
                 .fetch_optional(pool)
                 .await?
             }
-            Db::Postgres(pool) => sqlx::query_as(
-                "SELECT id, user_id, csrf_secret, last_seen_at < now() - make_interval(secs => $3)
+            Db::Postgres(pool) => {
+                sqlx::query_as(
+                    "SELECT id, user_id, csrf_secret, last_seen_at < now() - make_interval(secs => $3)
                        FROM sessions
                       WHERE id_hash = $1
                         AND expires_at > now()
                         AND last_seen_at > now() - make_interval(secs => $2)",
-            )
-            .bind(&id_hash)
-            .bind(idle)
-            .bind(TOUCH_EVERY_SECS)
-            .fetch_optional(pool)
-            .await?,
+                )
+                .bind(&id_hash)
+                .bind(idle)
+                .bind(TOUCH_EVERY_SECS)
+                .fetch_optional(pool)
+                .await?
+            }
         };
         let Some((id, user_id, csrf_secret, stale)) = found else {
             return Ok(None);
@@ -131,29 +126,21 @@ impl Sessions {
         if stale {
             self.touch(id).await?;
         }
-        Ok(Some(Session {
-            id,
-            user_id,
-            csrf_secret,
-        }))
+        Ok(Some(Session { id, user_id, csrf_secret }))
     }
 
     async fn touch(&self, id: i64) -> Result<(), sqlx::Error> {
         match &self.db {
-            Db::Sqlite(pool) => {
-                sqlx::query("UPDATE sessions SET last_seen_at = unixepoch('subsec') WHERE id = $1")
-                    .bind(id)
-                    .execute(pool)
-                    .await?
-                    .rows_affected()
-            }
-            Db::Postgres(pool) => {
-                sqlx::query("UPDATE sessions SET last_seen_at = now() WHERE id = $1")
-                    .bind(id)
-                    .execute(pool)
-                    .await?
-                    .rows_affected()
-            }
+            Db::Sqlite(pool) => sqlx::query("UPDATE sessions SET last_seen_at = unixepoch('subsec') WHERE id = $1")
+                .bind(id)
+                .execute(pool)
+                .await?
+                .rows_affected(),
+            Db::Postgres(pool) => sqlx::query("UPDATE sessions SET last_seen_at = now() WHERE id = $1")
+                .bind(id)
+                .execute(pool)
+                .await?
+                .rows_affected(),
         };
         Ok(())
     }
@@ -165,19 +152,11 @@ impl Sessions {
     }
 
     /// Signs a sender in on this session: the same one-statement rotation, with the user set.
-    pub async fn sign_in(
-        &self,
-        session_id: i64,
-        user_id: i64,
-    ) -> Result<Option<NewSession>, sqlx::Error> {
+    pub async fn sign_in(&self, session_id: i64, user_id: i64) -> Result<Option<NewSession>, sqlx::Error> {
         self.rotate(session_id, Some(user_id)).await
     }
 
-    async fn rotate(
-        &self,
-        session_id: i64,
-        user_id: Option<i64>,
-    ) -> Result<Option<NewSession>, sqlx::Error> {
+    async fn rotate(&self, session_id: i64, user_id: Option<i64>) -> Result<Option<NewSession>, sqlx::Error> {
         let cookie_value = random_token();
         let id_hash = sha256_hex(cookie_value.expose());
         let csrf_secret = random_token().expose().to_owned();
@@ -214,29 +193,18 @@ impl Sessions {
                 .await?
             }
         };
-        Ok(row.map(|(id, user_id)| NewSession {
-            cookie_value,
-            session: Session {
-                id,
-                user_id,
-                csrf_secret,
-            },
-        }))
+        Ok(row.map(|(id, user_id)| NewSession { cookie_value, session: Session { id, user_id, csrf_secret } }))
     }
 
     /// Ends one session and everything that hangs on it (grants, pending codes).
     pub async fn end(&self, session_id: i64) -> Result<(), sqlx::Error> {
         match &self.db {
-            Db::Sqlite(pool) => sqlx::query("DELETE FROM sessions WHERE id = $1")
-                .bind(session_id)
-                .execute(pool)
-                .await?
-                .rows_affected(),
-            Db::Postgres(pool) => sqlx::query("DELETE FROM sessions WHERE id = $1")
-                .bind(session_id)
-                .execute(pool)
-                .await?
-                .rows_affected(),
+            Db::Sqlite(pool) => {
+                sqlx::query("DELETE FROM sessions WHERE id = $1").bind(session_id).execute(pool).await?.rows_affected()
+            }
+            Db::Postgres(pool) => {
+                sqlx::query("DELETE FROM sessions WHERE id = $1").bind(session_id).execute(pool).await?.rows_affected()
+            }
         };
         Ok(())
     }
@@ -261,8 +229,5 @@ impl Sessions {
 
 /// Session cookies, like link tokens, are exactly 64 lowercase hex characters.
 pub fn is_token_shaped(value: &str) -> bool {
-    value.len() == 64
-        && value
-            .bytes()
-            .all(|b| b.is_ascii_digit() || (b'a'..=b'f').contains(&b))
+    value.len() == 64 && value.bytes().all(|b| b.is_ascii_digit() || (b'a'..=b'f').contains(&b))
 }

@@ -22,7 +22,12 @@ impl ShareAccess {
 
     /// Records a grant for `share` on the session, only after a successful code check. The caller
     /// regenerates the session id first (the grant is a privilege change).
-    pub async fn grant_after_verification(&self, share: &Share, session_id: i64, outcome: &CodeOutcome) -> Result<(), ShareError> {
+    pub async fn grant_after_verification(
+        &self,
+        share: &Share,
+        session_id: i64,
+        outcome: &CodeOutcome,
+    ) -> Result<(), ShareError> {
         if *outcome != CodeOutcome::Verified {
             return Err(ShareError::NotVerified);
         }

@@ -55,8 +55,12 @@ impl ShareEvents {
     pub async fn record(&self, share_id: i64, kind: EventKind) -> Result<(), sqlx::Error> {
         const SQL: &str = "INSERT INTO share_events (share_id, kind) VALUES ($1, $2)";
         match &self.db {
-            Db::Sqlite(pool) => sqlx::query(SQL).bind(share_id).bind(kind.as_str()).execute(pool).await?.rows_affected(),
-            Db::Postgres(pool) => sqlx::query(SQL).bind(share_id).bind(kind.as_str()).execute(pool).await?.rows_affected(),
+            Db::Sqlite(pool) => {
+                sqlx::query(SQL).bind(share_id).bind(kind.as_str()).execute(pool).await?.rows_affected()
+            }
+            Db::Postgres(pool) => {
+                sqlx::query(SQL).bind(share_id).bind(kind.as_str()).execute(pool).await?.rows_affected()
+            }
         };
         Ok(())
     }

@@ -20,32 +20,28 @@ impl DownloadGrants {
     pub async fn grant(&self, session_id: i64, share_id: i64) -> Result<(), sqlx::Error> {
         let ttl = seconds(self.ttl);
         match &self.db {
-            Db::Sqlite(pool) => {
-                sqlx::query(
-                    "INSERT INTO download_grants (session_id, share_id, expires_at)
+            Db::Sqlite(pool) => sqlx::query(
+                "INSERT INTO download_grants (session_id, share_id, expires_at)
                      VALUES ($1, $2, unixepoch('subsec') + $3)
                      ON CONFLICT (session_id, share_id) DO UPDATE SET expires_at = excluded.expires_at",
-                )
-                .bind(session_id)
-                .bind(share_id)
-                .bind(ttl)
-                .execute(pool)
-                .await?
-                .rows_affected()
-            }
-            Db::Postgres(pool) => {
-                sqlx::query(
-                    "INSERT INTO download_grants (session_id, share_id, expires_at)
+            )
+            .bind(session_id)
+            .bind(share_id)
+            .bind(ttl)
+            .execute(pool)
+            .await?
+            .rows_affected(),
+            Db::Postgres(pool) => sqlx::query(
+                "INSERT INTO download_grants (session_id, share_id, expires_at)
                      VALUES ($1, $2, now() + make_interval(secs => $3))
                      ON CONFLICT (session_id, share_id) DO UPDATE SET expires_at = excluded.expires_at",
-                )
-                .bind(session_id)
-                .bind(share_id)
-                .bind(ttl)
-                .execute(pool)
-                .await?
-                .rows_affected()
-            }
+            )
+            .bind(session_id)
+            .bind(share_id)
+            .bind(ttl)
+            .execute(pool)
+            .await?
+            .rows_affected(),
         };
         Ok(())
     }

@@ -3,6 +3,7 @@
 //! lifecycle) a successful claim.
 
 mod access;
+pub mod create;
 mod events;
 mod grants;
 mod repo;

@@ -155,7 +155,8 @@ impl ShareRepository {
 
     /// The file a share names. The id must come from an authorisation result, never a request.
     pub async fn file_of(&self, share: &Share) -> Result<Option<FileInfo>, sqlx::Error> {
-        const SQL: &str = "SELECT storage_key, original_name, content_type, size_bytes, sha256 FROM files WHERE id = $1";
+        const SQL: &str =
+            "SELECT storage_key, original_name, content_type, size_bytes, sha256 FROM files WHERE id = $1";
         match &self.db {
             Db::Sqlite(pool) => sqlx::query_as(SQL).bind(share.file_id).fetch_optional(pool).await,
             Db::Postgres(pool) => sqlx::query_as(SQL).bind(share.file_id).fetch_optional(pool).await,

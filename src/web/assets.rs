@@ -17,11 +17,7 @@ struct Asset {
 }
 
 const ASSETS: [Asset; 3] = [
-    Asset {
-        name: "app.css",
-        content_type: "text/css; charset=utf-8",
-        bytes: include_bytes!("../../static/app.css"),
-    },
+    Asset { name: "app.css", content_type: "text/css; charset=utf-8", bytes: include_bytes!("../../static/app.css") },
     Asset {
         name: "app.js",
         content_type: "text/javascript; charset=utf-8",
@@ -44,19 +40,12 @@ pub fn assets_version() -> String {
 }
 
 #[handler]
-pub fn serve_asset(
-    Path((version, name)): Path<(String, String)>,
-    state: Data<&AppState>,
-) -> Response {
+pub fn serve_asset(Path((version, name)): Path<(String, String)>, state: Data<&AppState>) -> Response {
     let Some(asset) = ASSETS.iter().find(|a| a.name == name) else {
         return StatusCode::NOT_FOUND.into();
     };
     // An old version in the URL still gets today's file, but must not be cached as if it matched.
-    let cache = if version == state.assets_version {
-        "public, max-age=31536000, immutable"
-    } else {
-        "no-cache"
-    };
+    let cache = if version == state.assets_version { "public, max-age=31536000, immutable" } else { "no-cache" };
     Response::builder()
         .header(header::CONTENT_TYPE, asset.content_type)
         .header(header::CACHE_CONTROL, cache)

@@ -8,8 +8,5 @@ use super::{AppError, middleware::SessionHandle};
 #[handler]
 pub async fn logout(session: Data<&SessionHandle>) -> Result<Response, AppError> {
     session.end().await?;
-    Ok(Response::builder()
-        .status(StatusCode::SEE_OTHER)
-        .header("Location", "/")
-        .finish())
+    Ok(Response::builder().status(StatusCode::SEE_OTHER).header("Location", "/").finish())
 }

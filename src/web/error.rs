@@ -26,13 +26,18 @@ pub enum AppError {
     NotFound(&'static str),
     #[error("gone: {0}")]
     Gone(&'static str),
+    #[error("share not available: {0}")]
+    NotAvailable(&'static str),
+    #[error("share already downloaded")]
+    AlreadyDownloaded,
+    #[error("share locked after too many wrong codes")]
+    ShareLocked,
+    #[error("download without a grant")]
+    VerifyFirst,
     #[error("body too large")]
     TooLarge,
     #[error("rate limited: {reason}")]
-    TooMany {
-        reason: &'static str,
-        retry_after: Duration,
-    },
+    TooMany { reason: &'static str, retry_after: Duration },
     #[error("database unavailable")]
     Unavailable(#[source] sqlx::Error),
     #[error("internal error")]
@@ -41,11 +46,7 @@ pub enum AppError {
 
 impl From<sqlx::Error> for AppError {
     fn from(error: sqlx::Error) -> Self {
-        if crate::db::is_unavailable(&error) {
-            Self::Unavailable(error)
-        } else {
-            Self::Internal(error.into())
-        }
+        if crate::db::is_unavailable(&error) { Self::Unavailable(error) } else { Self::Internal(error.into()) }
     }
 }
 
@@ -69,7 +70,9 @@ impl poem::error::ResponseError for AppError {
         match self {
             Self::BadRequest(_) => StatusCode::BAD_REQUEST,
             Self::Forbidden(_) => StatusCode::FORBIDDEN,
-            Self::NotFound(_) => StatusCode::NOT_FOUND,
+            Self::NotFound(_) | Self::NotAvailable(_) => StatusCode::NOT_FOUND,
+            Self::AlreadyDownloaded => StatusCode::GONE,
+            Self::ShareLocked | Self::VerifyFirst => StatusCode::FORBIDDEN,
             Self::Gone(_) => StatusCode::GONE,
             Self::TooLarge => StatusCode::PAYLOAD_TOO_LARGE,
             Self::TooMany { .. } => StatusCode::TOO_MANY_REQUESTS,
@@ -113,10 +116,7 @@ fn error_text(t: &'static Text, status: StatusCode) -> &'static ErrorText {
 }
 
 /// Middleware body: renders every error that reaches it as a page in the visitor's language.
-pub async fn render_errors<E: Endpoint>(
-    ep: std::sync::Arc<E>,
-    req: Request,
-) -> poem::Result<Response> {
+pub async fn render_errors<E: Endpoint>(ep: std::sync::Arc<E>, req: Request) -> poem::Result<Response> {
     let lang = req.extensions().get::<Lang>().copied().unwrap_or_default();
     let request_id = req.extensions().get::<RequestId>().cloned();
     let htmx = is_htmx(&req);
@@ -136,49 +136,32 @@ pub async fn render_errors<E: Endpoint>(
         AppError::TooMany { retry_after, .. } => Some(retry_after.as_secs().max(1)),
         _ => None,
     });
-    let text = error_text(lang.text(), status);
+    let t = lang.text();
+    let text = match error.downcast_ref::<AppError>() {
+        Some(AppError::NotAvailable(_)) => &t.share_not_available,
+        Some(AppError::AlreadyDownloaded) => &t.share_already_downloaded,
+        Some(AppError::ShareLocked) => &t.share_locked,
+        Some(AppError::VerifyFirst) => &t.verify_first,
+        _ => error_text(t, status),
+    };
     let shown_id = status.is_server_error().then_some(rid).flatten();
     let body = if htmx {
-        ErrorFragment {
-            c: chrome,
-            status: status.as_u16(),
-            text,
-            request_id: shown_id,
-        }
-        .render()
+        ErrorFragment { c: chrome, status: status.as_u16(), text, request_id: shown_id }.render()
     } else {
-        ErrorPage {
-            c: chrome,
-            status: status.as_u16(),
-            text,
-            request_id: shown_id,
-        }
-        .render()
+        ErrorPage { c: chrome, status: status.as_u16(), text, request_id: shown_id }.render()
     }
     .unwrap_or_else(|_| text.title.to_owned());
-    let mut response = Response::builder()
-        .status(status)
-        .content_type("text/html; charset=utf-8")
-        .body(body);
+    let mut response = Response::builder().status(status).content_type("text/html; charset=utf-8").body(body);
     if htmx {
         // Show the message in place of the whole main area instead of inside a small target.
-        response
-            .headers_mut()
-            .insert("HX-Retarget", "#main".parse().expect("static header"));
-        response
-            .headers_mut()
-            .insert("HX-Reswap", "innerHTML".parse().expect("static header"));
+        response.headers_mut().insert("HX-Retarget", "#main".parse().expect("static header"));
+        response.headers_mut().insert("HX-Reswap", "innerHTML".parse().expect("static header"));
     }
     if let Some(seconds) = retry_after {
-        response
-            .headers_mut()
-            .insert(header::RETRY_AFTER, seconds.into());
+        response.headers_mut().insert(header::RETRY_AFTER, seconds.into());
     }
     if status == StatusCode::METHOD_NOT_ALLOWED {
-        response.headers_mut().insert(
-            header::ALLOW,
-            "GET, HEAD, POST".parse().expect("static header"),
-        );
+        response.headers_mut().insert(header::ALLOW, "GET, HEAD, POST".parse().expect("static header"));
     }
     Ok(response)
 }

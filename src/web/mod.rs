@@ -7,6 +7,7 @@ mod error;
 mod health;
 pub mod middleware;
 mod pages;
+mod recipient;
 
 use std::{ops::Deref, sync::Arc};
 
@@ -15,7 +16,17 @@ use poem::{Endpoint, EndpointExt, Route, get, middleware::CookieJarManager};
 pub use error::AppError;
 pub use pages::{Chrome, render};
 
-use crate::{config::Config, db::Db, mail::Mailer, secret::SecretKey, session::Sessions};
+use crate::{
+    config::Config,
+    db::Db,
+    lifecycle::FileStore,
+    mail::Mailer,
+    otp::Codes,
+    ratelimit::RateLimiter,
+    secret::SecretKey,
+    session::Sessions,
+    share::{DownloadGrants, ShareAccess, ShareEvents, ShareLinks, ShareRepository},
+};
 
 /// Everything a handler may need, shared by all requests.
 #[derive(Clone)]
@@ -27,22 +38,39 @@ pub struct AppStateInner {
     pub sessions: Sessions,
     pub secret_key: SecretKey,
     pub mailer: Arc<dyn Mailer>,
+    pub store: Arc<dyn FileStore>,
+    pub shares: ShareAccess,
+    pub codes: Codes,
+    pub events: ShareEvents,
+    pub limiter: RateLimiter,
     pub assets_version: String,
 }
 
 impl AppState {
-    pub fn new(config: Config, db: Db, secret_key: SecretKey, mailer: Arc<dyn Mailer>) -> Self {
-        let sessions = Sessions::new(
-            db.clone(),
-            config.settings.session_idle,
-            config.settings.session_max_age,
+    pub fn new(
+        config: Config,
+        db: Db,
+        secret_key: SecretKey,
+        mailer: Arc<dyn Mailer>,
+        store: Arc<dyn FileStore>,
+    ) -> Self {
+        let settings = &config.settings;
+        let sessions = Sessions::new(db.clone(), settings.session_idle, settings.session_max_age);
+        let shares = ShareAccess::new(
+            ShareLinks::new(ShareRepository::new(db.clone())),
+            DownloadGrants::new(db.clone(), settings.grant_ttl),
         );
         Self(Arc::new(AppStateInner {
+            sessions,
+            shares,
+            codes: Codes::new(db.clone(), &secret_key),
+            events: ShareEvents::new(db.clone()),
+            limiter: RateLimiter::new(db.clone()),
             config,
             db,
-            sessions,
             secret_key,
             mailer,
+            store,
             assets_version: assets::assets_version(),
         }))
     }
@@ -66,6 +94,11 @@ pub fn app(state: AppState) -> impl Endpoint + 'static {
     let routes = Route::new()
         .at("/", get(pages::home))
         .at("/logout", poem::post(auth::logout))
+        .at("/s/:token", get(recipient::landing))
+        .at("/s/:token/email", poem::post(recipient::request_code))
+        .at("/s/:token/code", poem::post(recipient::submit_code))
+        .at("/s/:token/code/new", poem::post(recipient::resend_code))
+        .at("/s/:token/download", poem::post(recipient::download))
         .at("/healthz", get(health::healthz))
         .at("/readyz", get(health::readyz))
         .at("/static/:version/:name", get(assets::serve_asset));

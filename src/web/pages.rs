@@ -26,10 +26,7 @@ pub struct LangLink {
 
 impl Chrome {
     pub fn new(req: &Request, lang: Lang) -> Self {
-        let version = req
-            .data::<AppState>()
-            .map(|s| s.assets_version.as_str())
-            .unwrap_or("0");
+        let version = req.data::<AppState>().map(|s| s.assets_version.as_str()).unwrap_or("0");
         let path = req.uri().path();
         Self {
             lang,
@@ -69,7 +66,5 @@ struct HomePage {
 
 #[handler]
 pub fn home(req: &Request) -> Result<Html<String>, AppError> {
-    render(&HomePage {
-        c: Chrome::for_request(req),
-    })
+    render(&HomePage { c: Chrome::for_request(req) })
 }

@@ -26,12 +26,7 @@ async fn the_start_page_runs_htmx_under_the_csp_and_switches_to_english() {
 
     // htmx and app.js came from our origin and ran; nothing inline that the CSP would block.
     assert_eq!(browser.execute("return typeof htmx;").await, "object");
-    assert_eq!(
-        browser
-            .execute("return document.querySelectorAll('script:not([src])').length;")
-            .await,
-        0
-    );
+    assert_eq!(browser.execute("return document.querySelectorAll('script:not([src])').length;").await, 0);
     assert_eq!(browser.csp_violations().await, Vec::<String>::new());
     // The check above can see a violation: an inline script is refused and reported.
     browser
@@ -41,16 +36,11 @@ async fn the_start_page_runs_htmx_under_the_csp_and_switches_to_english() {
         )
         .await;
     browser
-        .wait_until(
-            "the refused inline script in the log",
-            DEFAULT_WAIT,
-            async |b| !b.csp_violations().await.is_empty(),
-        )
+        .wait_until("the refused inline script in the log", DEFAULT_WAIT, async |b| {
+            !b.csp_violations().await.is_empty()
+        })
         .await;
-    assert_eq!(
-        browser.execute("return window.x === undefined;").await,
-        true
-    );
+    assert_eq!(browser.execute("return window.x === undefined;").await, true);
 
     let shot = browser.screenshot("smoke-desktop").await;
     assert!(std::fs::metadata(&shot).unwrap().len() > 1000, "{shot:?}");
@@ -60,21 +50,13 @@ async fn the_start_page_runs_htmx_under_the_csp_and_switches_to_english() {
     browser.mark_document().await;
     browser.click(".lang-switch a[hreflang=en]").await;
     browser
-        .wait_until("<html lang=en>", DEFAULT_WAIT, async |b| {
-            b.attr("html", "lang").await.as_deref() == Some("en")
-        })
+        .wait_until("<html lang=en>", DEFAULT_WAIT, async |b| b.attr("html", "lang").await.as_deref() == Some("en"))
         .await;
     assert_eq!(browser.current_path().await, "/?lang=en");
     assert_eq!(browser.text("h1").await, Lang::En.text().home_title);
-    assert!(
-        !browser.document_is_marked().await,
-        "the switch did not load a new page"
-    );
+    assert!(!browser.document_is_marked().await, "the switch did not load a new page");
     assert_eq!(browser.navigation_type().await, "navigate");
-    assert_eq!(
-        browser.text(".lang-switch .lang-current").await,
-        Lang::En.text().lang_name
-    );
+    assert_eq!(browser.text(".lang-switch .lang-current").await, Lang::En.text().lang_name);
     assert_eq!(browser.csp_violations().await, Vec::<String>::new());
     browser.goto(&format!("{}/", app.base)).await;
     assert_eq!(browser.attr("html", "lang").await.as_deref(), Some("en"));
@@ -91,12 +73,7 @@ async fn the_start_page_fits_a_phone() {
     browser.goto(&format!("{}/", app.base)).await;
     assert_eq!(browser.execute("return window.innerWidth;").await, 390);
     // Nothing sticks out sideways.
-    assert_eq!(
-        browser
-            .execute("return document.documentElement.scrollWidth <= window.innerWidth;")
-            .await,
-        true
-    );
+    assert_eq!(browser.execute("return document.documentElement.scrollWidth <= window.innerWidth;").await, true);
     assert_eq!(browser.text("h1").await, Lang::Ja.text().home_title);
     browser.screenshot("smoke-phone").await;
     browser.screenshot_full_page("smoke-phone-full").await;
@@ -114,16 +91,11 @@ async fn the_start_page_works_without_javascript() {
     assert_eq!(browser.text("h1").await, Lang::Ja.text().home_title);
     // The page's scripts really did not run (WebDriver's own scripts still do).
     assert_eq!(browser.execute("return typeof htmx;").await, "undefined");
-    assert!(
-        !browser.exists("noscript").await,
-        "the page needs no <noscript> fallback"
-    );
+    assert!(!browser.exists("noscript").await, "the page needs no <noscript> fallback");
     // Plain links work as they are.
     browser.click(".lang-switch a[hreflang=en]").await;
     browser
-        .wait_until("<html lang=en>", DEFAULT_WAIT, async |b| {
-            b.attr("html", "lang").await.as_deref() == Some("en")
-        })
+        .wait_until("<html lang=en>", DEFAULT_WAIT, async |b| b.attr("html", "lang").await.as_deref() == Some("en"))
         .await;
     assert_eq!(browser.text("h1").await, Lang::En.text().home_title);
     browser.screenshot("smoke-nojs").await;
@@ -137,14 +109,11 @@ async fn the_start_page_works_without_javascript() {
 async fn a_download_lands_finished_in_the_download_directory() {
     let server = AttachmentServer::start("hello.txt", b"hello from watasu\n");
     let downloads = tempfile::tempdir().unwrap();
-    let browser =
-        BrowserSession::start(BrowserOptions::desktop().downloads_to(downloads.path())).await;
+    let browser = BrowserSession::start(BrowserOptions::desktop().downloads_to(downloads.path())).await;
 
     browser.goto(&server.url("/")).await;
     browser.click("a#get").await;
-    let file = browser
-        .wait_for_download(downloads.path(), Duration::from_secs(20))
-        .await;
+    let file = browser.wait_for_download(downloads.path(), Duration::from_secs(20)).await;
     assert_eq!(file.file_name().unwrap(), "hello.txt");
     assert_eq!(std::fs::read(&file).unwrap(), b"hello from watasu\n");
 

@@ -39,60 +39,24 @@ fn an_invalid_setting_stops_start_up_with_one_line_naming_it_and_exit_code_2() {
     let data = dir.path().to_str().unwrap();
     type Case<'a> = (&'a [&'a str], &'a [(&'a str, &'a str)], &'a str);
     let cases: [Case; 5] = [
-        (
-            &["serve", "--data-dir", data, "--gc-interval", "5x"],
-            &[],
-            "WATASU_GC_INTERVAL",
-        ),
-        (
-            &["serve", "--data-dir", data],
-            &[("WATASU_DELIVERY_GRACE", "soon")],
-            "WATASU_DELIVERY_GRACE",
-        ),
-        (
-            &["serve", "--data-dir", data, "--share-ttl", "30s"],
-            &[],
-            "WATASU_SHARE_TTL",
-        ),
-        (
-            &[
-                "serve",
-                "--data-dir",
-                data,
-                "--base-url",
-                "ftp://example.com",
-            ],
-            &[],
-            "WATASU_BASE_URL",
-        ),
-        (
-            &["serve", "--data-dir", data, "--listen", "nowhere"],
-            &[],
-            "WATASU_LISTEN",
-        ),
+        (&["serve", "--data-dir", data, "--gc-interval", "5x"], &[], "WATASU_GC_INTERVAL"),
+        (&["serve", "--data-dir", data], &[("WATASU_DELIVERY_GRACE", "soon")], "WATASU_DELIVERY_GRACE"),
+        (&["serve", "--data-dir", data, "--share-ttl", "30s"], &[], "WATASU_SHARE_TTL"),
+        (&["serve", "--data-dir", data, "--base-url", "ftp://example.com"], &[], "WATASU_BASE_URL"),
+        (&["serve", "--data-dir", data, "--listen", "nowhere"], &[], "WATASU_LISTEN"),
     ];
     for (args, envs, setting) in cases {
         let (code, stdout, stderr) = run_watasu(args, envs);
         assert_eq!(code, 2, "{args:?} {envs:?}: {stderr}");
-        assert_eq!(
-            stderr.trim_end().lines().count(),
-            1,
-            "more than one line: {stderr}"
-        );
-        assert!(
-            stderr.contains(setting),
-            "{stderr:?} does not name {setting}"
-        );
+        assert_eq!(stderr.trim_end().lines().count(), 1, "more than one line: {stderr}");
+        assert!(stderr.contains(setting), "{stderr:?} does not name {setting}");
         assert!(stdout.is_empty());
     }
 }
 
 #[test]
 fn a_secret_setting_is_never_echoed_back_in_the_error() {
-    let (code, _, stderr) = run_watasu(
-        &["serve", "--database-url", "mysql://root:hunter2@db/x"],
-        &[],
-    );
+    let (code, _, stderr) = run_watasu(&["serve", "--database-url", "mysql://root:hunter2@db/x"], &[]);
     assert_eq!(code, 2);
     assert!(stderr.contains("WATASU_DATABASE_URL"));
     assert!(!stderr.contains("hunter2"), "{stderr}");
@@ -268,26 +232,13 @@ const CSP_PARTS: [&str; 6] = [
 ];
 
 fn assert_safe_headers(page: &crate::support::Page, what: &str) {
-    let csp = page
-        .header("content-security-policy")
-        .unwrap_or_else(|| panic!("{what}: no CSP"));
+    let csp = page.header("content-security-policy").unwrap_or_else(|| panic!("{what}: no CSP"));
     for part in CSP_PARTS {
         assert!(csp.contains(part), "{what}: CSP lacks {part}: {csp}");
     }
-    assert!(
-        !csp.contains("unsafe-inline") && !csp.contains("unsafe-eval"),
-        "{what}: {csp}"
-    );
-    assert_eq!(
-        page.header("x-content-type-options"),
-        Some("nosniff"),
-        "{what}"
-    );
-    assert_eq!(
-        page.header("referrer-policy"),
-        Some("no-referrer"),
-        "{what}"
-    );
+    assert!(!csp.contains("unsafe-inline") && !csp.contains("unsafe-eval"), "{what}: {csp}");
+    assert_eq!(page.header("x-content-type-options"), Some("nosniff"), "{what}");
+    assert_eq!(page.header("referrer-policy"), Some("no-referrer"), "{what}");
     assert_eq!(page.header("cache-control"), Some("no-store"), "{what}");
 }
 
@@ -298,46 +249,28 @@ async fn security_headers_are_on_pages_and_error_pages() {
     assert_safe_headers(&browser.get("/").await, "start page");
     assert_safe_headers(&browser.get("/no/such/page").await, "404 page");
     assert_safe_headers(&browser.post_form("/logout", &[]).await, "403 page");
-    assert!(
-        browser
-            .get("/")
-            .await
-            .header("strict-transport-security")
-            .is_none(),
-        "HSTS over plain http"
-    );
+    assert!(browser.get("/").await.header("strict-transport-security").is_none(), "HSTS over plain http");
 }
 
 #[tokio::test]
 async fn behind_https_pages_get_hsts_and_cookies_get_secure_and_the_host_prefix() {
-    let app = TestApp::spawn_with(Backend::Sqlite, |s| {
-        s.base_url = Some("https://files.example.test/".parse().unwrap())
-    })
-    .await;
+    let app =
+        TestApp::spawn_with(Backend::Sqlite, |s| s.base_url = Some("https://files.example.test/".parse().unwrap()))
+            .await;
     let page = app.browser().get("/").await;
-    assert_eq!(
-        page.header("strict-transport-security"),
-        Some("max-age=31536000")
-    );
+    assert_eq!(page.header("strict-transport-security"), Some("max-age=31536000"));
 
     let created = app.state.sessions.create().await.unwrap();
     let browser = app.browser();
     browser.set_cookie("__Host-watasu", created.cookie_value.expose());
     let token = created.session.csrf_secret;
     let page = browser
-        .post_form_with(
-            "/logout",
-            &[("csrf_token", token.as_str())],
-            &[("Origin", "https://files.example.test")],
-        )
+        .post_form_with("/logout", &[("csrf_token", token.as_str())], &[("Origin", "https://files.example.test")])
         .await;
     assert_eq!(page.status, 303, "the https cookie name was not recognised");
     let cookie = page.header("set-cookie").unwrap();
     assert!(cookie.starts_with("__Host-watasu="), "{cookie}");
-    assert!(
-        cookie.contains("Secure") && cookie.contains("HttpOnly") && cookie.contains("Path=/"),
-        "{cookie}"
-    );
+    assert!(cookie.contains("Secure") && cookie.contains("HttpOnly") && cookie.contains("Path=/"), "{cookie}");
     assert!(!cookie.contains("Domain"), "{cookie}");
 }
 
@@ -345,16 +278,12 @@ async fn behind_https_pages_get_hsts_and_cookies_get_secure_and_the_host_prefix(
 async fn an_unknown_path_gets_a_404_page_in_the_language_asked_for() {
     let app = TestApp::spawn(Backend::Sqlite).await;
     let browser = app.browser();
-    let english = browser
-        .get_with("/nowhere", &[("Accept-Language", "en-GB,en;q=0.9")])
-        .await;
+    let english = browser.get_with("/nowhere", &[("Accept-Language", "en-GB,en;q=0.9")]).await;
     assert_eq!(english.status, 404);
     assert_eq!(english.attr("html", "lang").as_deref(), Some("en"));
     assert_eq!(english.texts("h1"), ["This page is not available"]);
 
-    let japanese = browser
-        .get_with("/nowhere", &[("Accept-Language", "ja-JP")])
-        .await;
+    let japanese = browser.get_with("/nowhere", &[("Accept-Language", "ja-JP")]).await;
     assert_eq!(japanese.attr("html", "lang").as_deref(), Some("ja"));
     assert_eq!(japanese.texts("h1"), ["このページは利用できません"]);
 }
@@ -363,20 +292,11 @@ async fn an_unknown_path_gets_a_404_page_in_the_language_asked_for() {
 async fn the_language_switch_is_remembered() {
     let app = TestApp::spawn(Backend::Sqlite).await;
     let browser = app.browser();
-    let switched = browser
-        .get_with("/?lang=en", &[("Accept-Language", "ja")])
-        .await;
+    let switched = browser.get_with("/?lang=en", &[("Accept-Language", "ja")]).await;
     assert_eq!(switched.attr("html", "lang").as_deref(), Some("en"));
     let later = browser.get_with("/", &[("Accept-Language", "ja")]).await;
-    assert_eq!(
-        later.attr("html", "lang").as_deref(),
-        Some("en"),
-        "the choice was forgotten"
-    );
-    assert_eq!(
-        later.attr(".lang-switch a", "href").as_deref(),
-        Some("/?lang=ja")
-    );
+    assert_eq!(later.attr("html", "lang").as_deref(), Some("en"), "the choice was forgotten");
+    assert_eq!(later.attr(".lang-switch a", "href").as_deref(), Some("/?lang=ja"));
 }
 
 #[tokio::test]
@@ -385,26 +305,14 @@ async fn static_files_have_a_versioned_url_and_a_long_cache() {
     let browser = app.browser();
     let page = browser.get("/").await;
     for selector in ["link[rel=stylesheet]", "script[src*=htmx]"] {
-        let attr = if selector.starts_with("link") {
-            "href"
-        } else {
-            "src"
-        };
+        let attr = if selector.starts_with("link") { "href" } else { "src" };
         let url = page.attr(selector, attr).unwrap();
         let asset = browser.get(&url).await;
         assert_eq!(asset.status, 200, "{url}");
-        assert_eq!(
-            asset.header("cache-control"),
-            Some("public, max-age=31536000, immutable"),
-            "{url}"
-        );
+        assert_eq!(asset.header("cache-control"), Some("public, max-age=31536000, immutable"), "{url}");
     }
-    let head = browser
-        .client
-        .head(browser.url(&page.attr("link[rel=stylesheet]", "href").unwrap()))
-        .send()
-        .await
-        .unwrap();
+    let head =
+        browser.client.head(browser.url(&page.attr("link[rel=stylesheet]", "href").unwrap())).send().await.unwrap();
     assert_eq!(head.status(), 200);
     assert_eq!(browser.get("/static/0/none.js").await.status, 404);
 }
@@ -433,30 +341,16 @@ fn x_forwarded_for_is_believed_only_from_a_trusted_proxy() {
     let claim = "203.0.113.77";
     let untrusted_dir = tempfile::tempdir().unwrap();
     let untrusted = Server::start(untrusted_dir.path(), &[]);
-    reqwest::blocking_get_with(
-        &format!("{}/healthz", untrusted.base()),
-        ("X-Forwarded-For", claim),
-    );
+    reqwest::blocking_get_with(&format!("{}/healthz", untrusted.base()), ("X-Forwarded-For", claim));
     untrusted.wait_for_log("path=\"/healthz\"", Duration::from_secs(5));
-    assert!(
-        untrusted.log().contains("client=\"127.0.0.1\""),
-        "{}",
-        untrusted.log()
-    );
+    assert!(untrusted.log().contains("client=\"127.0.0.1\""), "{}", untrusted.log());
     assert!(!untrusted.log().contains(claim));
 
     let trusted_dir = tempfile::tempdir().unwrap();
     let trusted = Server::start(trusted_dir.path(), &["--trusted-proxies", "127.0.0.1/32"]);
-    reqwest::blocking_get_with(
-        &format!("{}/healthz", trusted.base()),
-        ("X-Forwarded-For", claim),
-    );
+    reqwest::blocking_get_with(&format!("{}/healthz", trusted.base()), ("X-Forwarded-For", claim));
     trusted.wait_for_log("path=\"/healthz\"", Duration::from_secs(5));
-    assert!(
-        trusted.log().contains(&format!("client=\"{claim}\"")),
-        "{}",
-        trusted.log()
-    );
+    assert!(trusted.log().contains(&format!("client=\"{claim}\"")), "{}", trusted.log());
 }
 
 #[test]
@@ -479,10 +373,7 @@ fn sigterm_lets_a_request_in_flight_finish_then_exits_0() {
     server.wait_for_log("shutting down", Duration::from_secs(5));
     // The slow client keeps sending after the signal; its request must still be answered.
     std::thread::sleep(Duration::from_millis(700));
-    assert!(
-        TcpStream::connect(&server.addr).is_err(),
-        "still accepting new connections"
-    );
+    assert!(TcpStream::connect(&server.addr).is_err(), "still accepting new connections");
     stream.write_all(&body.as_bytes()[100..]).unwrap();
     let mut response = String::new();
     stream.read_to_string(&mut response).unwrap();

@@ -33,19 +33,12 @@ pub async fn access_log<E: Endpoint>(ep: Arc<E>, mut req: Request) -> poem::Resu
     let method = req.method().clone();
     // The query string is never logged: it may carry anything.
     let path = redact_path(req.uri().path()).into_owned();
-    let client = req
-        .extensions()
-        .get::<ClientAddr>()
-        .map(|c| c.0.to_string())
-        .unwrap_or_default();
+    let client = req.extensions().get::<ClientAddr>().map(|c| c.0.to_string()).unwrap_or_default();
     let mut response = match ep.call(req).await {
         Ok(response) => response.into_response(),
         Err(error) => error.into_response(),
     };
-    response.headers_mut().insert(
-        "X-Request-Id",
-        request_id.parse().expect("hex is a valid header"),
-    );
+    response.headers_mut().insert("X-Request-Id", request_id.parse().expect("hex is a valid header"));
     tracing::info!(
         target: "watasu::access",
         request_id,
@@ -66,10 +59,7 @@ mod tests {
     fn tokens_in_paths_are_redacted() {
         let token = "a".repeat(64);
         assert_eq!(redact_path(&format!("/s/{token}")), "/s/[redacted]");
-        assert_eq!(
-            redact_path(&format!("/s/{token}/code")),
-            "/s/[redacted]/code"
-        );
+        assert_eq!(redact_path(&format!("/s/{token}/code")), "/s/[redacted]/code");
         assert_eq!(redact_path("/invite/xyz"), "/invite/[redacted]");
         assert_eq!(redact_path("/shares/12"), "/shares/12");
     }

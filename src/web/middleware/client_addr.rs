@@ -11,20 +11,12 @@ use poem::{Endpoint, Request, Response};
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub struct ClientAddr(pub IpAddr);
 
-pub async fn client_addr<E: Endpoint>(
-    ep: Arc<E>,
-    mut req: Request,
-    trusted: Arc<Vec<IpNet>>,
-) -> poem::Result<Response>
+pub async fn client_addr<E: Endpoint>(ep: Arc<E>, mut req: Request, trusted: Arc<Vec<IpNet>>) -> poem::Result<Response>
 where
     E::Output: poem::IntoResponse,
 {
     use poem::IntoResponse;
-    let peer = req
-        .remote_addr()
-        .as_socket_addr()
-        .map(|a| a.ip())
-        .unwrap_or(IpAddr::from([0, 0, 0, 0]));
+    let peer = req.remote_addr().as_socket_addr().map(|a| a.ip()).unwrap_or(IpAddr::from([0, 0, 0, 0]));
     let forwarded = forwarded_chain(&req);
     let client = resolve(peer, &forwarded, &trusted);
     req.extensions_mut().insert(ClientAddr(client));
@@ -33,12 +25,7 @@ where
 
 /// The addresses proxies appended, in order (leftmost = farthest). `Forwarded` wins when present.
 fn forwarded_chain(req: &Request) -> Vec<IpAddr> {
-    let forwarded: Vec<_> = req
-        .headers()
-        .get_all("forwarded")
-        .iter()
-        .filter_map(|v| v.to_str().ok())
-        .collect();
+    let forwarded: Vec<_> = req.headers().get_all("forwarded").iter().filter_map(|v| v.to_str().ok()).collect();
     if !forwarded.is_empty() {
         return forwarded
             .iter()
@@ -66,10 +53,7 @@ fn parse_node(value: &str) -> Option<IpAddr> {
     if let Some(rest) = value.strip_prefix('[') {
         return rest.split(']').next()?.parse().ok();
     }
-    value
-        .parse()
-        .ok()
-        .or_else(|| value.rsplit_once(':')?.0.parse().ok())
+    value.parse().ok().or_else(|| value.rsplit_once(':')?.0.parse().ok())
 }
 
 fn resolve(peer: IpAddr, chain: &[IpAddr], trusted: &[IpNet]) -> IpAddr {
@@ -78,13 +62,7 @@ fn resolve(peer: IpAddr, chain: &[IpAddr], trusted: &[IpNet]) -> IpAddr {
         return peer;
     }
     // Walk back from the proxy nearest to us; the first untrusted hop is the client.
-    chain
-        .iter()
-        .rev()
-        .find(|ip| !is_trusted(ip))
-        .or(chain.first())
-        .copied()
-        .unwrap_or(peer)
+    chain.iter().rev().find(|ip| !is_trusted(ip)).or(chain.first()).copied().unwrap_or(peer)
 }
 
 #[cfg(test)]
@@ -98,10 +76,7 @@ mod tests {
     #[test]
     fn an_untrusted_peer_is_the_client_whatever_it_claims() {
         let trusted = vec!["10.0.0.1/32".parse().unwrap()];
-        assert_eq!(
-            resolve(ip("203.0.113.9"), &[ip("1.1.1.1")], &trusted),
-            ip("203.0.113.9")
-        );
+        assert_eq!(resolve(ip("203.0.113.9"), &[ip("1.1.1.1")], &trusted), ip("203.0.113.9"));
     }
 
     #[test]
@@ -109,10 +84,7 @@ mod tests {
         let trusted = vec!["10.0.0.0/8".parse().unwrap()];
         // A client forged the first entry; the proxy appended the real peer after it.
         let chain = [ip("6.6.6.6"), ip("198.51.100.7"), ip("10.0.0.2")];
-        assert_eq!(
-            resolve(ip("10.0.0.1"), &chain, &trusted),
-            ip("198.51.100.7")
-        );
+        assert_eq!(resolve(ip("10.0.0.1"), &chain, &trusted), ip("198.51.100.7"));
     }
 
     #[test]

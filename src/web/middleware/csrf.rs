@@ -19,46 +19,29 @@ pub const FORM_BODY_LIMIT: usize = 64 * 1024;
 /// Routes whose multipart body is streamed by the handler, which checks the token itself.
 const STREAMED_UPLOAD_PATHS: [&str; 1] = ["/shares/new"];
 
-pub async fn csrf_guard<E: Endpoint>(
-    ep: Arc<E>,
-    mut req: Request,
-    our_origin: Arc<str>,
-) -> poem::Result<Response> {
+pub async fn csrf_guard<E: Endpoint>(ep: Arc<E>, mut req: Request, our_origin: Arc<str>) -> poem::Result<Response> {
     if matches!(*req.method(), Method::GET | Method::HEAD | Method::OPTIONS) {
         return ep.call(req).await.map(IntoResponse::into_response);
     }
-    if !origin_is_allowed(
-        req.header("sec-fetch-site"),
-        req.header("origin"),
-        &our_origin,
-    ) {
+    if !origin_is_allowed(req.header("sec-fetch-site"), req.header("origin"), &our_origin) {
         return Err(AppError::Forbidden("cross-site request").into());
     }
     let streamed = STREAMED_UPLOAD_PATHS.contains(&req.uri().path())
-        && req
-            .header("content-type")
-            .is_some_and(|ct| ct.starts_with("multipart/form-data"));
+        && req.header("content-type").is_some_and(|ct| ct.starts_with("multipart/form-data"));
     if streamed {
         return ep.call(req).await.map(IntoResponse::into_response);
     }
-    let body = req
-        .take_body()
-        .into_bytes_limit(FORM_BODY_LIMIT)
-        .await
-        .map_err(|e| match e {
-            ReadBodyError::PayloadTooLarge => AppError::TooLarge,
-            _ => AppError::BadRequest("unreadable body"),
-        })?;
+    let body = req.take_body().into_bytes_limit(FORM_BODY_LIMIT).await.map_err(|e| match e {
+        ReadBodyError::PayloadTooLarge => AppError::TooLarge,
+        _ => AppError::BadRequest("unreadable body"),
+    })?;
     let submitted = match req.header("x-csrf-token") {
         Some(token) => Some(token.to_owned()),
-        None => url::form_urlencoded::parse(&body)
-            .find(|(key, _)| key == "csrf_token")
-            .map(|(_, value)| value.into_owned()),
+        None => {
+            url::form_urlencoded::parse(&body).find(|(key, _)| key == "csrf_token").map(|(_, value)| value.into_owned())
+        }
     };
-    let session = req
-        .extensions()
-        .get::<SessionHandle>()
-        .and_then(SessionHandle::current);
+    let session = req.extensions().get::<SessionHandle>().and_then(SessionHandle::current);
     let valid = match (&session, submitted) {
         (Some(session), Some(token)) => csrf_tokens_match(&session.csrf_secret, &token),
         _ => false,

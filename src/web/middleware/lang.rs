@@ -22,21 +22,11 @@ pub fn request_lang(req: &Request) -> (Lang, bool) {
     if let Some(lang) = from_query {
         return (lang, true);
     }
-    let from_cookie = req
-        .cookie()
-        .get(LANG_COOKIE)
-        .and_then(|c| Lang::from_code(c.value_str()));
-    (
-        from_cookie.unwrap_or_else(|| Lang::negotiate(req.header("accept-language"))),
-        false,
-    )
+    let from_cookie = req.cookie().get(LANG_COOKIE).and_then(|c| Lang::from_code(c.value_str()));
+    (from_cookie.unwrap_or_else(|| Lang::negotiate(req.header("accept-language"))), false)
 }
 
-pub async fn choose_lang<E: Endpoint>(
-    ep: Arc<E>,
-    mut req: Request,
-    https: bool,
-) -> poem::Result<Response> {
+pub async fn choose_lang<E: Endpoint>(ep: Arc<E>, mut req: Request, https: bool) -> poem::Result<Response> {
     let (lang, chosen_now) = request_lang(&req);
     if chosen_now {
         let mut cookie = Cookie::new_with_str(LANG_COOKIE, lang.code());
@@ -48,9 +38,6 @@ pub async fn choose_lang<E: Endpoint>(
     }
     req.extensions_mut().insert(lang);
     let mut response = ep.call(req).await?.into_response();
-    response.headers_mut().append(
-        "Vary",
-        "Accept-Language, Cookie".parse().expect("static header"),
-    );
+    response.headers_mut().append("Vary", "Accept-Language, Cookie".parse().expect("static header"));
     Ok(response)
 }

@@ -16,11 +16,7 @@ use crate::{
 /// The cookie name: with TLS, `__Host-` makes the browser refuse it unless it is Secure, has
 /// Path=/ and no Domain, so a sibling subdomain cannot plant one.
 pub fn cookie_name(https: bool) -> &'static str {
-    if https {
-        "__Host-watasu"
-    } else {
-        "watasu_session"
-    }
+    if https { "__Host-watasu" } else { "watasu_session" }
 }
 
 /// A handler's access to the session: read it, create it on demand, regenerate or end it.
@@ -79,8 +75,7 @@ impl SessionHandle {
     }
 
     fn adopt(&self, new: NewSession) -> Session {
-        self.jar
-            .add(self.base_cookie(new.cookie_value.expose().to_owned()));
+        self.jar.add(self.base_cookie(new.cookie_value.expose().to_owned()));
         *self.inner.lock().expect("session lock") = Some(new.session.clone());
         new.session
     }
@@ -105,19 +100,10 @@ pub async fn load_session<E: Endpoint>(
 ) -> poem::Result<Response> {
     let jar = req.cookie().clone();
     let current = match jar.get(cookie_name(https)) {
-        Some(cookie) => sessions
-            .load(cookie.value_str())
-            .await
-            .map_err(AppError::from)?,
+        Some(cookie) => sessions.load(cookie.value_str()).await.map_err(AppError::from)?,
         None => None,
     };
-    let handle = SessionHandle {
-        inner: Arc::new(Mutex::new(current)),
-        sessions,
-        jar,
-        https,
-        max_age,
-    };
+    let handle = SessionHandle { inner: Arc::new(Mutex::new(current)), sessions, jar, https, max_age };
     req.extensions_mut().insert(handle);
     ep.call(req).await.map(IntoResponse::into_response)
 }

@@ -18,9 +18,7 @@ use std::{
     time::{Duration, Instant},
 };
 
-use fantoccini::{
-    Client, ClientBuilder, Locator, elements::Element, wd::WebDriverCompatibleCommand,
-};
+use fantoccini::{Client, ClientBuilder, Locator, elements::Element, wd::WebDriverCompatibleCommand};
 use serde_json::{Value, json};
 
 const INSTALL_HINT: &str = "apt-get install chromium chromium-driver";
@@ -79,12 +77,7 @@ pub struct BrowserOptions {
 
 impl Default for BrowserOptions {
     fn default() -> Self {
-        Self {
-            javascript: true,
-            viewport: Viewport::Desktop,
-            download_dir: None,
-            language: "ja".to_owned(),
-        }
+        Self { javascript: true, viewport: Viewport::Desktop, download_dir: None, language: "ja".to_owned() }
     }
 }
 
@@ -96,10 +89,7 @@ impl BrowserOptions {
 
     /// A phone-sized browser, JavaScript on, Japanese.
     pub fn phone() -> Self {
-        Self {
-            viewport: Viewport::Phone,
-            ..Self::default()
-        }
+        Self { viewport: Viewport::Phone, ..Self::default() }
     }
 
     pub fn without_javascript(mut self) -> Self {
@@ -134,9 +124,7 @@ pub struct BrowserSession {
 impl BrowserSession {
     /// Starts a new Chromium through the shared chromedriver.
     pub async fn start(options: BrowserOptions) -> Self {
-        let driver = tokio::task::spawn_blocking(driver)
-            .await
-            .expect("starting chromedriver");
+        let driver = tokio::task::spawn_blocking(driver).await.expect("starting chromedriver");
         let profile = driver.new_profile_dir();
         let (width, height) = options.viewport.size();
         let mut args: Vec<String> = CHROMIUM_FLAGS.iter().map(|f| (*f).to_owned()).collect();
@@ -148,10 +136,7 @@ impl BrowserSession {
         let mut prefs = serde_json::Map::new();
         prefs.insert("intl.accept_languages".into(), json!(options.language));
         if !options.javascript {
-            prefs.insert(
-                "profile.managed_default_content_settings.javascript".into(),
-                json!(2),
-            );
+            prefs.insert("profile.managed_default_content_settings.javascript".into(), json!(2));
         }
         if let Some(dir) = &options.download_dir {
             std::fs::create_dir_all(dir).expect("creating the download directory");
@@ -187,11 +172,7 @@ impl BrowserSession {
                     driver.log.display()
                 )
             });
-        let session = Self {
-            client,
-            profile,
-            options,
-        };
+        let session = Self { client, profile, options };
         if let Some(dir) = session.options.download_dir.clone() {
             // Headless Chromium honours the prefs, but say it over CDP too so a download never
             // waits on a prompt nobody can see.
@@ -303,10 +284,7 @@ impl BrowserSession {
         let element = self.wait_for(css, DEFAULT_WAIT).await;
         match element.text().await {
             Ok(text) => text.trim().to_owned(),
-            Err(e) => {
-                self.fail(&format!("reading the text of `{css}`: {e}"))
-                    .await
-            }
+            Err(e) => self.fail(&format!("reading the text of `{css}`: {e}")).await,
         }
     }
 
@@ -315,10 +293,7 @@ impl BrowserSession {
         let element = self.wait_for(css, DEFAULT_WAIT).await;
         match element.attr(name).await {
             Ok(value) => value,
-            Err(e) => {
-                self.fail(&format!("reading `{name}` of `{css}`: {e}"))
-                    .await
-            }
+            Err(e) => self.fail(&format!("reading `{name}` of `{css}`: {e}")).await,
         }
     }
 
@@ -330,8 +305,7 @@ impl BrowserSession {
                 return element;
             }
             if Instant::now() >= deadline {
-                self.fail(&format!("no element matched `{css}` within {timeout:?}"))
-                    .await;
+                self.fail(&format!("no element matched `{css}` within {timeout:?}")).await;
             }
             tokio::time::sleep(Duration::from_millis(50)).await;
         }
@@ -342,8 +316,7 @@ impl BrowserSession {
         let deadline = Instant::now() + timeout;
         while self.exists(css).await {
             if Instant::now() >= deadline {
-                self.fail(&format!("`{css}` was still there after {timeout:?}"))
-                    .await;
+                self.fail(&format!("`{css}` was still there after {timeout:?}")).await;
             }
             tokio::time::sleep(Duration::from_millis(50)).await;
         }
@@ -392,25 +365,18 @@ impl BrowserSession {
         }
     }
 
-    async fn try_execute(
-        &self,
-        script: &str,
-        args: Vec<Value>,
-    ) -> Result<Value, fantoccini::error::CmdError> {
+    async fn try_execute(&self, script: &str, args: Vec<Value>) -> Result<Value, fantoccini::error::CmdError> {
         self.client.execute(script, args).await
     }
 
     /// Marks the current document; [`document_is_marked`](Self::document_is_marked) stays true
     /// only while no full page load replaced it (an htmx swap keeps it).
     pub async fn mark_document(&self) {
-        self.execute("window.__watasuMarker = 'still-here'; return null;")
-            .await;
+        self.execute("window.__watasuMarker = 'still-here'; return null;").await;
     }
 
     pub async fn document_is_marked(&self) -> bool {
-        self.execute("return window.__watasuMarker === 'still-here';")
-            .await
-            == Value::Bool(true)
+        self.execute("return window.__watasuMarker === 'still-here';").await == Value::Bool(true)
     }
 
     /// How the current document was loaded: `navigate`, `reload`, `back_forward`, … .
@@ -429,10 +395,7 @@ impl BrowserSession {
     pub async fn browser_log(&self) -> Vec<(String, String)> {
         let value = self
             .client
-            .issue_cmd(SessionCommand {
-                path: "se/log",
-                body: json!({ "type": "browser" }),
-            })
+            .issue_cmd(SessionCommand { path: "se/log", body: json!({ "type": "browser" }) })
             .await
             .expect("reading the browser log");
         value
@@ -454,19 +417,14 @@ impl BrowserSession {
             .await
             .into_iter()
             .map(|(_, message)| message)
-            .filter(|m| {
-                m.contains("Content Security Policy") || m.contains("Content-Security-Policy")
-            })
+            .filter(|m| m.contains("Content Security Policy") || m.contains("Content-Security-Policy"))
             .collect()
     }
 
     /// Sends a Chrome DevTools Protocol command and returns its result.
     pub async fn cdp(&self, command: &str, params: Value) -> Value {
         self.client
-            .issue_cmd(SessionCommand {
-                path: "goog/cdp/execute",
-                body: json!({ "cmd": command, "params": params }),
-            })
+            .issue_cmd(SessionCommand { path: "goog/cdp/execute", body: json!({ "cmd": command, "params": params }) })
             .await
             .unwrap_or_else(|e| panic!("CDP {command}: {e}"))
     }
@@ -481,10 +439,8 @@ impl BrowserSession {
     pub async fn screenshot_full_page(&self, name: &str) -> PathBuf {
         let metrics = self.cdp("Page.getLayoutMetrics", json!({})).await;
         let size = &metrics["cssContentSize"];
-        let (width, height) = (
-            size["width"].as_f64().unwrap_or(1280.0).ceil(),
-            size["height"].as_f64().unwrap_or(900.0).ceil(),
-        );
+        let (width, height) =
+            (size["width"].as_f64().unwrap_or(1280.0).ceil(), size["height"].as_f64().unwrap_or(900.0).ceil());
         let shot = self
             .cdp(
                 "Page.captureScreenshot",
@@ -508,17 +464,10 @@ impl BrowserSession {
                 return file;
             }
             if Instant::now() >= deadline {
-                let seen: Vec<_> = std::fs::read_dir(dir)
-                    .into_iter()
-                    .flatten()
-                    .flatten()
-                    .map(|e| e.file_name())
-                    .collect();
-                self.fail(&format!(
-                    "no finished download in {} within {timeout:?} (there: {seen:?})",
-                    dir.display()
-                ))
-                .await;
+                let seen: Vec<_> =
+                    std::fs::read_dir(dir).into_iter().flatten().flatten().map(|e| e.file_name()).collect();
+                self.fail(&format!("no finished download in {} within {timeout:?} (there: {seen:?})", dir.display()))
+                    .await;
             }
             tokio::time::sleep(Duration::from_millis(100)).await;
         }
@@ -533,17 +482,8 @@ impl BrowserSession {
     /// Fails the test with `message`, the current URL and a screenshot of the moment.
     async fn fail(&self, message: &str) -> ! {
         static FAILURES: AtomicUsize = AtomicUsize::new(0);
-        let url = self
-            .client
-            .current_url()
-            .await
-            .map(|u| u.to_string())
-            .unwrap_or_else(|_| "?".into());
-        let name = format!(
-            "failure-{}-{}",
-            std::process::id(),
-            FAILURES.fetch_add(1, Ordering::Relaxed)
-        );
+        let url = self.client.current_url().await.map(|u| u.to_string()).unwrap_or_else(|_| "?".into());
+        let name = format!("failure-{}-{}", std::process::id(), FAILURES.fetch_add(1, Ordering::Relaxed));
         let shot = match self.client.screenshot().await {
             Ok(png) => save_screenshot(&name, &png).display().to_string(),
             Err(e) => format!("(no screenshot: {e})"),
@@ -573,9 +513,7 @@ fn finished_download(dir: &Path) -> Option<PathBuf> {
 }
 
 fn save_screenshot(name: &str, png: &[u8]) -> PathBuf {
-    let dir = Path::new(env!("CARGO_MANIFEST_DIR"))
-        .join("target")
-        .join("screenshots");
+    let dir = Path::new(env!("CARGO_MANIFEST_DIR")).join("target").join("screenshots");
     std::fs::create_dir_all(&dir).expect("creating target/screenshots");
     let path = dir.join(format!("{name}.png"));
     std::fs::write(&path, png).expect("saving a screenshot");
@@ -615,11 +553,7 @@ struct SessionCommand {
 }
 
 impl WebDriverCompatibleCommand for SessionCommand {
-    fn endpoint(
-        &self,
-        base_url: &url::Url,
-        session_id: Option<&str>,
-    ) -> Result<url::Url, url::ParseError> {
+    fn endpoint(&self, base_url: &url::Url, session_id: Option<&str>) -> Result<url::Url, url::ParseError> {
         let session = session_id.expect("a WebDriver session");
         base_url.join(&format!("session/{session}/{}", self.path))
     }
@@ -654,18 +588,11 @@ fn driver() -> &'static Driver {
 }
 
 fn start_driver() -> Driver {
-    let chromium =
-        find_program(&["chromium", "chromium-browser", "google-chrome"]).unwrap_or_else(|| {
-            panic!("Chromium was not found on PATH (chromium). Install it: {INSTALL_HINT}")
-        });
-    let chromedriver = find_program(&["chromedriver"]).unwrap_or_else(|| {
-        panic!("chromedriver was not found on PATH. Install it: {INSTALL_HINT}")
-    });
-    let dir = tempfile::Builder::new()
-        .prefix("watasu-chrome-")
-        .tempdir()
-        .expect("temp dir")
-        .keep();
+    let chromium = find_program(&["chromium", "chromium-browser", "google-chrome"])
+        .unwrap_or_else(|| panic!("Chromium was not found on PATH (chromium). Install it: {INSTALL_HINT}"));
+    let chromedriver = find_program(&["chromedriver"])
+        .unwrap_or_else(|| panic!("chromedriver was not found on PATH. Install it: {INSTALL_HINT}"));
+    let dir = tempfile::Builder::new().prefix("watasu-chrome-").tempdir().expect("temp dir").keep();
     let log = dir.join("chromedriver.log");
     let port = free_port();
     // Its own process group, so the watchdog can stop it and every Chromium it started.
@@ -680,22 +607,11 @@ fn start_driver() -> Driver {
         .stdout(Stdio::null())
         .stderr(Stdio::null())
         .spawn()
-        .unwrap_or_else(|e| {
-            panic!(
-                "starting {} failed: {e}. Install it: {INSTALL_HINT}",
-                chromedriver.display()
-            )
-        });
+        .unwrap_or_else(|e| panic!("starting {} failed: {e}. Install it: {INSTALL_HINT}", chromedriver.display()));
     spawn_watchdog(child.id(), &dir);
     let url = format!("http://127.0.0.1:{port}/");
     wait_until_ready(port, &log);
-    Driver {
-        url,
-        chromium,
-        dir,
-        log,
-        profiles: AtomicUsize::new(0),
-    }
+    Driver { url, chromium, dir, log, profiles: AtomicUsize::new(0) }
 }
 
 /// Stops chromedriver (and its browsers) and removes the profiles once this process has exited.
@@ -736,32 +652,29 @@ fn wait_until_ready(port: u16, log: &Path) {
     }
 }
 
+/// The start of the answer to a GET (chromedriver may keep the connection open: read what
+/// arrives within a second).
 fn http_get(port: u16, path: &str) -> std::io::Result<String> {
     let mut stream = TcpStream::connect(("127.0.0.1", port))?;
-    stream.set_read_timeout(Some(Duration::from_secs(2)))?;
-    write!(
-        stream,
-        "GET {path} HTTP/1.1\r\nHost: 127.0.0.1:{port}\r\nConnection: close\r\n\r\n"
-    )?;
-    let mut response = String::new();
-    stream.read_to_string(&mut response)?;
-    Ok(response.split_whitespace().collect())
+    stream.set_read_timeout(Some(Duration::from_secs(1)))?;
+    write!(stream, "GET {path} HTTP/1.0\r\nHost: 127.0.0.1:{port}\r\nConnection: close\r\n\r\n")?;
+    let mut response = Vec::new();
+    let mut buf = [0u8; 4096];
+    while let Ok(n) = stream.read(&mut buf) {
+        if n == 0 {
+            break;
+        }
+        response.extend_from_slice(&buf[..n]);
+    }
+    Ok(String::from_utf8_lossy(&response).split_whitespace().collect())
 }
 
 fn find_program(names: &[&str]) -> Option<PathBuf> {
     let path = std::env::var_os("PATH")?;
     let dirs: Vec<PathBuf> = std::env::split_paths(&path).collect();
-    names.iter().find_map(|name| {
-        dirs.iter()
-            .map(|dir| dir.join(name))
-            .find(|candidate| candidate.is_file())
-    })
+    names.iter().find_map(|name| dirs.iter().map(|dir| dir.join(name)).find(|candidate| candidate.is_file()))
 }
 
 fn free_port() -> u16 {
-    TcpListener::bind("127.0.0.1:0")
-        .unwrap()
-        .local_addr()
-        .unwrap()
-        .port()
+    TcpListener::bind("127.0.0.1:0").unwrap().local_addr().unwrap().port()
 }

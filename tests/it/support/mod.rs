@@ -95,16 +95,8 @@ pub async fn fresh_database(backend: Backend, data_dir: &std::path::Path) -> Str
 /// Runs a `SELECT count(*) … WHERE … = $1` (or any single-integer query) on either backend.
 pub async fn count(db: &Db, sql: &'static str, bind: i64) -> i64 {
     match db {
-        Db::Sqlite(pool) => sqlx::query_scalar(sql)
-            .bind(bind)
-            .fetch_one(pool)
-            .await
-            .unwrap(),
-        Db::Postgres(pool) => sqlx::query_scalar(sql)
-            .bind(bind)
-            .fetch_one(pool)
-            .await
-            .unwrap(),
+        Db::Sqlite(pool) => sqlx::query_scalar(sql).bind(bind).fetch_one(pool).await.unwrap(),
+        Db::Postgres(pool) => sqlx::query_scalar(sql).bind(bind).fetch_one(pool).await.unwrap(),
     }
 }
 
@@ -204,11 +196,7 @@ impl Browser {
             .timeout(Duration::from_secs(60))
             .build()
             .unwrap();
-        Self {
-            client,
-            jar,
-            base: base.to_owned(),
-        }
+        Self { client, jar, base: base.to_owned() }
     }
 
     pub fn url(&self, path: &str) -> String {
@@ -229,16 +217,10 @@ impl Browser {
 
     /// Posts a form as a browser would from one of our pages (same-origin).
     pub async fn post_form(&self, path: &str, fields: &[(&str, &str)]) -> Page {
-        self.post_form_with(path, fields, &[("Sec-Fetch-Site", "same-origin")])
-            .await
+        self.post_form_with(path, fields, &[("Sec-Fetch-Site", "same-origin")]).await
     }
 
-    pub async fn post_form_with(
-        &self,
-        path: &str,
-        fields: &[(&str, &str)],
-        headers: &[(&str, &str)],
-    ) -> Page {
+    pub async fn post_form_with(&self, path: &str, fields: &[(&str, &str)], headers: &[(&str, &str)]) -> Page {
         let mut request = self.client.post(self.url(path)).form(fields);
         for (name, value) in headers {
             request = request.header(*name, *value);
@@ -258,10 +240,7 @@ impl Browser {
 
     /// Puts a cookie into this browser, as an attacker or a stale tab might.
     pub fn set_cookie(&self, name: &str, value: &str) {
-        self.jar.add_cookie_str(
-            &format!("{name}={value}; Path=/"),
-            &self.base.parse().unwrap(),
-        );
+        self.jar.add_cookie_str(&format!("{name}={value}; Path=/"), &self.base.parse().unwrap());
     }
 }
 
@@ -270,11 +249,7 @@ impl Page {
         let status = response.status();
         let headers = response.headers().clone();
         let body = response.text().await.unwrap();
-        Self {
-            status,
-            headers,
-            body,
-        }
+        Self { status, headers, body }
     }
 
     pub fn header(&self, name: &str) -> Option<&str> {
@@ -288,24 +263,17 @@ impl Page {
     /// Text of every element matching `selector`.
     pub fn texts(&self, selector: &str) -> Vec<String> {
         let selector = Selector::parse(selector).unwrap();
-        self.html()
-            .select(&selector)
-            .map(|e| e.text().collect::<String>().trim().to_owned())
-            .collect()
+        self.html().select(&selector).map(|e| e.text().collect::<String>().trim().to_owned()).collect()
     }
 
     /// The attribute `attr` of the first element matching `selector`.
     pub fn attr(&self, selector: &str, attr: &str) -> Option<String> {
         let selector = Selector::parse(selector).unwrap();
-        self.html()
-            .select(&selector)
-            .next()
-            .and_then(|e| e.value().attr(attr).map(str::to_owned))
+        self.html().select(&selector).next().and_then(|e| e.value().attr(attr).map(str::to_owned))
     }
 
     /// The CSRF token of the page's first form.
     pub fn csrf_token(&self) -> String {
-        self.attr("input[name=csrf_token]", "value")
-            .expect("the page has a CSRF token")
+        self.attr("input[name=csrf_token]", "value").expect("the page has a CSRF token")
     }
 }

@@ -34,11 +34,7 @@ impl PgCluster {
             )
         });
         let user = run_as_user();
-        let dir = tempfile::Builder::new()
-            .prefix("watasu-pg-")
-            .tempdir()
-            .expect("temp dir")
-            .keep();
+        let dir = tempfile::Builder::new().prefix("watasu-pg-").tempdir().expect("temp dir").keep();
         if let Some(user) = &user {
             chown(&dir, user);
         }
@@ -48,23 +44,9 @@ impl PgCluster {
             &bin,
             user.as_deref(),
             "initdb",
-            &[
-                "-D",
-                data.to_str().unwrap(),
-                "-U",
-                "postgres",
-                "--auth=trust",
-                "--no-sync",
-                "-E",
-                "UTF8",
-            ],
+            &["-D", data.to_str().unwrap(), "-U", "postgres", "--auth=trust", "--no-sync", "-E", "UTF8"],
         );
-        let cluster = Self {
-            dir,
-            port,
-            bin,
-            user,
-        };
+        let cluster = Self { dir, port, bin, user };
         cluster.pg_ctl_start();
         cluster.spawn_watchdog();
         cluster
@@ -83,27 +65,13 @@ impl PgCluster {
             &self.bin,
             self.user.as_deref(),
             "pg_ctl",
-            &[
-                "-D",
-                data.to_str().unwrap(),
-                "-l",
-                log.to_str().unwrap(),
-                "-o",
-                &options,
-                "-w",
-                "start",
-            ],
+            &["-D", data.to_str().unwrap(), "-l", log.to_str().unwrap(), "-o", &options, "-w", "start"],
         );
     }
 
     pub fn pg_ctl_stop(&self) {
         let data = self.dir.join("data");
-        run(
-            &self.bin,
-            self.user.as_deref(),
-            "pg_ctl",
-            &["-D", data.to_str().unwrap(), "-m", "fast", "-w", "stop"],
-        );
+        run(&self.bin, self.user.as_deref(), "pg_ctl", &["-D", data.to_str().unwrap(), "-m", "fast", "-w", "stop"]);
     }
 
     /// The URL of database `name` (over TCP on 127.0.0.1).
@@ -114,13 +82,9 @@ impl PgCluster {
     /// Creates a fresh, uniquely named database and returns its URL.
     pub async fn create_database(&self) -> String {
         use sqlx::Connection;
-        let name = format!(
-            "t_{}",
-            watasu::secret::random_token().expose()[..16].to_owned()
-        );
-        let mut conn = sqlx::PgConnection::connect(&self.url("postgres"))
-            .await
-            .expect("connecting to the test cluster");
+        let name = format!("t_{}", watasu::secret::random_token().expose()[..16].to_owned());
+        let mut conn =
+            sqlx::PgConnection::connect(&self.url("postgres")).await.expect("connecting to the test cluster");
         sqlx::raw_sql(sqlx::AssertSqlSafe(format!("CREATE DATABASE {name}")))
             .execute(&mut conn)
             .await
@@ -167,10 +131,7 @@ fn user_command(user: Option<&str>, program: &str) -> Command {
 
 fn run(bin: &Path, user: Option<&str>, tool: &str, args: &[&str]) {
     let program = bin.join(tool);
-    let output = user_command(user, program.to_str().unwrap())
-        .args(args)
-        .output()
-        .expect("running a PostgreSQL tool");
+    let output = user_command(user, program.to_str().unwrap()).args(args).output().expect("running a PostgreSQL tool");
     assert!(
         output.status.success(),
         "{tool} failed: {}{}",
@@ -180,28 +141,17 @@ fn run(bin: &Path, user: Option<&str>, tool: &str, args: &[&str]) {
 }
 
 fn find_bin_dir() -> Option<PathBuf> {
-    let on_path = std::env::var_os("PATH")
-        .into_iter()
-        .flat_map(|p| std::env::split_paths(&p).collect::<Vec<_>>());
-    let debian = std::fs::read_dir("/usr/lib/postgresql")
-        .into_iter()
-        .flatten()
-        .flatten()
-        .map(|entry| entry.path().join("bin"));
+    let on_path = std::env::var_os("PATH").into_iter().flat_map(|p| std::env::split_paths(&p).collect::<Vec<_>>());
+    let debian =
+        std::fs::read_dir("/usr/lib/postgresql").into_iter().flatten().flatten().map(|entry| entry.path().join("bin"));
     let mut candidates: Vec<PathBuf> = debian.collect();
     candidates.sort();
     candidates.reverse();
     candidates.extend(on_path);
-    candidates
-        .into_iter()
-        .find(|dir| dir.join("initdb").exists() && dir.join("pg_ctl").exists())
-        .map(|dir| {
-            // /usr/local/bin/initdb may be a link into the real bin dir, which also holds `postgres`.
-            std::fs::canonicalize(dir.join("initdb"))
-                .ok()
-                .and_then(|p| p.parent().map(Path::to_path_buf))
-                .unwrap_or(dir)
-        })
+    candidates.into_iter().find(|dir| dir.join("initdb").exists() && dir.join("pg_ctl").exists()).map(|dir| {
+        // /usr/local/bin/initdb may be a link into the real bin dir, which also holds `postgres`.
+        std::fs::canonicalize(dir.join("initdb")).ok().and_then(|p| p.parent().map(Path::to_path_buf)).unwrap_or(dir)
+    })
 }
 
 /// PostgreSQL refuses to run as root: use the `postgres` account (or `nobody`) then.
@@ -212,34 +162,20 @@ fn run_as_user() -> Option<String> {
     }
     ["postgres", "nobody"]
         .into_iter()
-        .find(|user| {
-            Command::new("id")
-                .arg(user)
-                .output()
-                .is_ok_and(|o| o.status.success())
-        })
+        .find(|user| Command::new("id").arg(user).output().is_ok_and(|o| o.status.success()))
         .map(str::to_owned)
 }
 
 fn unsafe_free_uid() -> u32 {
     use std::os::unix::fs::MetadataExt;
-    std::fs::metadata("/proc/self")
-        .map(|m| m.uid())
-        .unwrap_or(0)
+    std::fs::metadata("/proc/self").map(|m| m.uid()).unwrap_or(0)
 }
 
 fn chown(dir: &Path, user: &str) {
-    let status = Command::new("chown")
-        .args(["-R", user, dir.to_str().unwrap()])
-        .status()
-        .expect("chown");
+    let status = Command::new("chown").args(["-R", user, dir.to_str().unwrap()]).status().expect("chown");
     assert!(status.success(), "chown {user} {} failed", dir.display());
 }
 
 fn free_port() -> u16 {
-    TcpListener::bind("127.0.0.1:0")
-        .unwrap()
-        .local_addr()
-        .unwrap()
-        .port()
+    TcpListener::bind("127.0.0.1:0").unwrap().local_addr().unwrap().port()
 }

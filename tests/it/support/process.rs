@@ -34,20 +34,10 @@ pub fn run_watasu(args: &[&str], envs: &[(&str, &str)]) -> (i32, String, String)
 impl Server {
     /// Starts `watasu serve` on a free port with a fresh data folder and waits until it serves.
     pub fn start(data_dir: &std::path::Path, extra: &[&str]) -> Self {
-        let port = TcpListener::bind("127.0.0.1:0")
-            .unwrap()
-            .local_addr()
-            .unwrap()
-            .port();
+        let port = TcpListener::bind("127.0.0.1:0").unwrap().local_addr().unwrap().port();
         let addr = format!("127.0.0.1:{port}");
         let mut child = Command::new(env!("CARGO_BIN_EXE_watasu"))
-            .args([
-                "serve",
-                "--listen",
-                &addr,
-                "--data-dir",
-                data_dir.to_str().unwrap(),
-            ])
+            .args(["serve", "--listen", &addr, "--data-dir", data_dir.to_str().unwrap()])
             .args(extra)
             .env("RUST_LOG", "info")
             .stdin(Stdio::null())
@@ -82,20 +72,13 @@ impl Server {
     pub fn wait_for_log(&self, needle: &str, timeout: Duration) {
         let started = Instant::now();
         while !self.log().contains(needle) {
-            assert!(
-                started.elapsed() < timeout,
-                "log never said {needle:?}:\n{}",
-                self.log()
-            );
+            assert!(started.elapsed() < timeout, "log never said {needle:?}:\n{}", self.log());
             std::thread::sleep(Duration::from_millis(20));
         }
     }
 
     pub fn signal(&self, signal: &str) {
-        let status = Command::new("kill")
-            .args([&format!("-{signal}"), &self.child.id().to_string()])
-            .status()
-            .unwrap();
+        let status = Command::new("kill").args([&format!("-{signal}"), &self.child.id().to_string()]).status().unwrap();
         assert!(status.success());
     }
 

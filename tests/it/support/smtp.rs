@@ -77,8 +77,7 @@ impl SmtpSink {
 
     /// While on, every transaction is refused with a temporary failure, like a relay that is down.
     pub fn set_refusing(&self, refusing: bool) {
-        self.refusing
-            .store(refusing, std::sync::atomic::Ordering::SeqCst);
+        self.refusing.store(refusing, std::sync::atomic::Ordering::SeqCst);
     }
 
     pub fn messages(&self) -> Vec<ReceivedMail> {
@@ -109,10 +108,7 @@ impl SmtpSink {
             let upper = line.to_ascii_uppercase();
             let reply: &[u8] = if upper.starts_with("EHLO") {
                 b"250-sink\r\n250 8BITMIME\r\n"
-            } else if upper.starts_with("HELO")
-                || upper.starts_with("RSET")
-                || upper.starts_with("NOOP")
-            {
+            } else if upper.starts_with("HELO") || upper.starts_with("RSET") || upper.starts_with("NOOP") {
                 b"250 ok\r\n"
             } else if upper.starts_with("MAIL FROM") {
                 if self.refusing.load(std::sync::atomic::Ordering::SeqCst) {
@@ -122,14 +118,7 @@ impl SmtpSink {
                     b"250 ok\r\n"
                 }
             } else if upper.starts_with("RCPT TO") {
-                to.push(
-                    line[8..]
-                        .trim()
-                        .trim_start_matches(':')
-                        .trim()
-                        .trim_matches(['<', '>'])
-                        .to_owned(),
-                );
+                to.push(line[8..].trim().trim_start_matches(':').trim().trim_matches(['<', '>']).to_owned());
                 b"250 ok\r\n"
             } else if upper == "DATA" {
                 write.write_all(b"354 go ahead\r\n").await?;
@@ -138,17 +127,10 @@ impl SmtpSink {
                     if line == "." {
                         break;
                     }
-                    data.push_str(
-                        line.strip_prefix('.')
-                            .filter(|_| line.starts_with(".."))
-                            .unwrap_or(&line),
-                    );
+                    data.push_str(line.strip_prefix('.').filter(|_| line.starts_with("..")).unwrap_or(&line));
                     data.push_str("\r\n");
                 }
-                self.messages.lock().unwrap().push(ReceivedMail {
-                    to: std::mem::take(&mut to),
-                    data,
-                });
+                self.messages.lock().unwrap().push(ReceivedMail { to: std::mem::take(&mut to), data });
                 self.arrived.notify_waiters();
                 b"250 queued\r\n"
             } else if upper == "QUIT" {

@@ -1,0 +1,91 @@
+//! `watasu share create`: streams a file into storage, creates the share, mails the recipient and
+//! prints the share URL as the last line of standard output.
+
+use std::time::Duration;
+
+use super::UsageError;
+use crate::{
+    accounts::{EmailAddress, Users},
+    config::Config,
+    i18n::{Lang, format::human_time},
+    lifecycle::LocalFileStore,
+    mail::{self, messages},
+    open_database,
+    share::{
+        ShareLinks, ShareRepository,
+        create::{CreateError, ShareRequest, create_share},
+    },
+};
+
+pub struct CreateShareArgs {
+    pub from: String,
+    pub to: String,
+    pub file: std::path::PathBuf,
+    pub expires_in: Option<Duration>,
+    pub message: String,
+    pub lang: Option<Lang>,
+}
+
+pub async fn create(config: &Config, args: CreateShareArgs) -> anyhow::Result<()> {
+    let settings = &config.settings;
+    let sender_email = EmailAddress::parse(&args.from).map_err(|e| UsageError::new(format!("--from: {e}")))?;
+    let recipient = EmailAddress::parse(&args.to).map_err(|e| UsageError::new(format!("--to: {e}")))?;
+    let ttl = args.expires_in.unwrap_or(settings.share_ttl);
+    if ttl > settings.share_ttl_max {
+        return Err(UsageError::new(format!(
+            "--expires-in is longer than the maximum of {}",
+            crate::config::format_duration(settings.share_ttl_max)
+        )));
+    }
+    let file = tokio::fs::File::open(&args.file)
+        .await
+        .map_err(|e| UsageError::new(format!("--file {}: {e}", args.file.display())))?;
+    if !file.metadata().await?.is_file() {
+        return Err(UsageError::new(format!("--file {} is not a regular file", args.file.display())));
+    }
+    let file_name = args.file.file_name().map(|n| n.to_string_lossy().into_owned()).unwrap_or_default();
+
+    let db = open_database(config).await?;
+    let sender =
+        Users::new(db.clone()).find_by_email(&sender_email).await?.filter(|u| !u.disabled).ok_or_else(|| {
+            UsageError::new(format!("--from: no active sender account for {}", sender_email.as_str()))
+        })?;
+    let lang = args.lang.or_else(|| Lang::from_code(&sender.lang)).unwrap_or_default();
+    let store = LocalFileStore::new(settings.data_dir.join("files"))?;
+    let links = ShareLinks::new(ShareRepository::new(db.clone()));
+    let request = ShareRequest {
+        sender_id: sender.id,
+        recipient: recipient.clone(),
+        file_name: &file_name,
+        content_type: "application/octet-stream",
+        content: Box::pin(file),
+        max_bytes: settings.max_upload_bytes,
+        ttl,
+        message: args.message,
+        lang,
+        notify_on_download: true,
+    };
+    let issued = create_share(&links, &store, request).await.map_err(|e| match e {
+        CreateError::TooLarge { .. } | CreateError::TtlTooShort => UsageError::new(e.to_string()),
+        other => other.into(),
+    })?;
+    let link = config.url_for(&format!("/s/{}", issued.token.expose()));
+    let share = links.resolve(issued.token.expose()).await?;
+
+    let mailer = mail::from_settings(settings.smtp_url.as_ref().map(|s| s.expose()), &settings.data_dir)?;
+    let notification = messages::Notification {
+        sender_name: &sender.display_name,
+        message: &share.message,
+        link: &link,
+        expires: &human_time(share.expires_at, lang),
+    };
+    let message = messages::notification_mail(&settings.mail_from, recipient.as_str(), lang, &notification)?;
+    match mailer.send(message).await {
+        Ok(()) => eprintln!("mailed the link to {}", recipient.as_str()),
+        Err(error) => eprintln!("warning: the notification mail was not sent ({error:#}); send the link yourself"),
+    }
+    println!("share {} created", issued.share_id);
+    println!("{link}");
+    db.close().await;
+    Ok(())
+}

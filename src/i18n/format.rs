@@ -1,0 +1,58 @@
+//! Numbers and times as people read them, per language.
+
+use chrono::{FixedOffset, Utc};
+
+use crate::{db::Timestamp, i18n::Lang};
+
+/// "1.5 MB" / "820 KB" / "12 bytes" (decimal units, as file managers on phones show them).
+pub fn human_size(bytes: i64, lang: Lang) -> String {
+    let bytes = bytes.max(0) as f64;
+    let units = ["KB", "MB", "GB", "TB"];
+    if bytes < 1000.0 {
+        return match lang {
+            Lang::Ja => format!("{bytes} バイト"),
+            Lang::En => format!("{bytes} bytes"),
+        };
+    }
+    let mut value = bytes / 1000.0;
+    let mut unit = units[0];
+    for next in &units[1..] {
+        if value < 1000.0 {
+            break;
+        }
+        value /= 1000.0;
+        unit = next;
+    }
+    if value < 10.0 { format!("{value:.1} {unit}") } else { format!("{value:.0} {unit}") }
+}
+
+/// A point in time for a recipient: Japan time for Japanese pages (most recipients), UTC otherwise.
+pub fn human_time(at: Timestamp, lang: Lang) -> String {
+    match lang {
+        Lang::Ja => {
+            let jst = FixedOffset::east_opt(9 * 3600).expect("valid offset");
+            at.0.with_timezone(&jst).format("%Y年%-m月%-d日 %H:%M（日本時間）").to_string()
+        }
+        Lang::En => at.0.with_timezone(&Utc).format("%-d %b %Y, %H:%M UTC").to_string(),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn sizes_read_naturally() {
+        assert_eq!(human_size(12, Lang::En), "12 bytes");
+        assert_eq!(human_size(1_500_000, Lang::En), "1.5 MB");
+        assert_eq!(human_size(820_000, Lang::Ja), "820 KB");
+        assert_eq!(human_size(2_147_483_648, Lang::En), "2.1 GB");
+    }
+
+    #[test]
+    fn japanese_pages_show_japan_time() {
+        let at = Timestamp(chrono::DateTime::from_timestamp(1_764_460_800, 0).unwrap()); // 2025-11-30 00:00 UTC
+        assert_eq!(human_time(at, Lang::Ja), "2025年11月30日 09:00（日本時間）");
+        assert_eq!(human_time(at, Lang::En), "30 Nov 2025, 00:00 UTC");
+    }
+}

@@ -1,0 +1,97 @@
+//! Creating a share from a stream of bytes: store the file, then the rows; if the rows cannot be
+//! written the stored file is removed again. Used by the CLI and the dashboard alike.
+
+use std::{pin::Pin, time::Duration};
+
+use tokio::io::AsyncRead;
+
+use super::{IssuedShare, MIN_TTL, NewShare, ShareError, ShareLinks};
+use crate::{
+    accounts::EmailAddress,
+    i18n::Lang,
+    lifecycle::{FileStore, StoreError},
+};
+
+/// A share to create: who sends what to whom, for how long.
+pub struct ShareRequest<'a> {
+    pub sender_id: i64,
+    pub recipient: EmailAddress,
+    pub file_name: &'a str,
+    pub content_type: &'a str,
+    pub content: Pin<Box<dyn AsyncRead + Send + 'a>>,
+    pub max_bytes: u64,
+    pub ttl: Duration,
+    pub message: String,
+    pub lang: Lang,
+    pub notify_on_download: bool,
+}
+
+#[derive(Debug, thiserror::Error)]
+pub enum CreateError {
+    #[error("the file is larger than the limit of {limit} bytes")]
+    TooLarge { limit: u64 },
+    #[error("a share must be valid for at least one minute")]
+    TtlTooShort,
+    #[error("storing the file failed")]
+    Store(#[source] StoreError),
+    #[error(transparent)]
+    Share(#[from] ShareError),
+}
+
+/// Longest file name kept; longer names are cut at a character boundary.
+const MAX_NAME_CHARS: usize = 255;
+
+/// The name to show for an uploaded file: its last path component, without control characters.
+/// It is only ever displayed (escaped) and put in Content-Disposition; storage uses a random key.
+pub fn clean_file_name(name: &str) -> String {
+    let last = name.rsplit(['/', '\\']).next().unwrap_or(name);
+    let cleaned: String = last.chars().filter(|c| !c.is_control()).take(MAX_NAME_CHARS).collect();
+    let trimmed = cleaned.trim();
+    if trimmed.is_empty() || trimmed == "." || trimmed == ".." { "file".to_owned() } else { trimmed.to_owned() }
+}
+
+pub async fn create_share(
+    links: &ShareLinks,
+    store: &dyn FileStore,
+    request: ShareRequest<'_>,
+) -> Result<IssuedShare, CreateError> {
+    if request.ttl < MIN_TTL {
+        return Err(CreateError::TtlTooShort);
+    }
+    let stored = store.put(request.content, request.max_bytes).await.map_err(|e| match e {
+        StoreError::TooLarge { limit } => CreateError::TooLarge { limit },
+        other => CreateError::Store(other),
+    })?;
+    let new = NewShare {
+        sender_id: request.sender_id,
+        file: stored,
+        original_name: clean_file_name(request.file_name),
+        content_type: request.content_type.to_owned(),
+        recipient: request.recipient,
+        message: request.message,
+        lang: request.lang,
+        ttl: request.ttl,
+        notify_on_download: request.notify_on_download,
+    };
+    match links.issue(&new).await {
+        Ok(issued) => Ok(issued),
+        Err(error) => {
+            let _ = store.delete(&new.file.key).await;
+            Err(error.into())
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::clean_file_name;
+
+    #[test]
+    fn only_the_last_path_component_is_kept() {
+        assert_eq!(clean_file_name("../../etc/passwd"), "passwd");
+        assert_eq!(clean_file_name("C:\\Users\\a\\報告書.pdf"), "報告書.pdf");
+        assert_eq!(clean_file_name("a\r\nb.txt"), "ab.txt");
+        assert_eq!(clean_file_name(".."), "file");
+        assert_eq!(clean_file_name("<b>x</b>.html"), "b>.html");
+    }
+}

@@ -1,0 +1,69 @@
+//! The file response: streamed from storage with its exact length, never sniffed, never cached,
+//! never rendered, and named with an RFC 6266 `filename*` that keeps Japanese names intact.
+
+use poem::{Body, Response, http::header};
+use tokio_util::io::ReaderStream;
+
+use crate::lifecycle::OpenedFile;
+
+/// Bytes read from disk per chunk: big enough for ~1 GB/s over loopback, small enough to stay flat.
+const CHUNK: usize = 256 * 1024;
+
+pub fn file_response(opened: OpenedFile, file_name: &str) -> Response {
+    let stream = ReaderStream::with_capacity(opened.reader, CHUNK);
+    Response::builder()
+        .header(header::CONTENT_TYPE, "application/octet-stream")
+        .header(header::CONTENT_LENGTH, opened.size_bytes)
+        .header(header::CONTENT_DISPOSITION, content_disposition(file_name))
+        .header(header::CONTENT_SECURITY_POLICY, "sandbox")
+        .header(header::CACHE_CONTROL, "no-store")
+        .header(header::X_CONTENT_TYPE_OPTIONS, "nosniff")
+        .body(Body::from_bytes_stream(stream))
+}
+
+/// `attachment; filename="ascii fallback"; filename*=UTF-8''percent-encoded`.
+pub fn content_disposition(file_name: &str) -> String {
+    let fallback: String = file_name
+        .chars()
+        .map(|c| if c.is_ascii_graphic() && !matches!(c, '"' | '\\' | '%' | ';') || c == ' ' { c } else { '_' })
+        .collect();
+    let fallback = if fallback.trim_matches(['_', ' ', '.']).is_empty() { "download".to_owned() } else { fallback };
+    let encoded: String = file_name
+        .bytes()
+        .map(|b| {
+            // RFC 5987 attr-char: ALPHA / DIGIT / "!#$&+-.^_`|~"
+            if b.is_ascii_alphanumeric() || b"!#$&+-.^_`|~".contains(&b) {
+                (b as char).to_string()
+            } else {
+                format!("%{b:02X}")
+            }
+        })
+        .collect();
+    format!("attachment; filename=\"{fallback}\"; filename*=UTF-8''{encoded}")
+}
+
+#[cfg(test)]
+mod tests {
+    use super::content_disposition;
+
+    #[test]
+    fn a_japanese_name_is_kept_in_filename_star_with_an_ascii_fallback() {
+        assert_eq!(
+            content_disposition("報告書.pdf"),
+            "attachment; filename=\"___.pdf\"; filename*=UTF-8''%E5%A0%B1%E5%91%8A%E6%9B%B8.pdf"
+        );
+    }
+
+    #[test]
+    fn quotes_and_line_breaks_cannot_break_the_header() {
+        let header = content_disposition("a\"b\r\nSet-Cookie: x=1;.txt");
+        assert!(!header.contains('\r') && !header.contains('\n'));
+        assert_eq!(header.matches('"').count(), 2, "{header}");
+        assert!(header.starts_with("attachment; filename=\"a_b__Set-Cookie: x=1_.txt\""), "{header}");
+    }
+
+    #[test]
+    fn a_name_with_nothing_printable_falls_back_to_download() {
+        assert!(content_disposition("日本").starts_with("attachment; filename=\"download\""));
+    }
+}

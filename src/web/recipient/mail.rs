@@ -1,0 +1,63 @@
+//! Code mails leave in the background, so the answer to an address submission takes the same
+//! time whether or not a mail is sent. A failed send is retried briefly, then logged and recorded
+//! as an event the sender sees, never shown to the recipient (that would reveal the match).
+
+use std::time::Duration;
+
+use crate::{
+    i18n::Lang,
+    mail::messages::code_mail,
+    share::{EventKind, Share},
+    web::AppState,
+};
+
+/// Quick retries for a code mail: the recipient is waiting for it.
+const RETRY_DELAYS: [Duration; 3] = [Duration::from_secs(1), Duration::from_secs(3), Duration::from_secs(8)];
+
+/// Issues a new code for this browser and mails it to the share's registered address.
+pub fn spawn_code_mail(state: &AppState, share: &Share, session_id: i64, lang: Lang) {
+    let state = state.clone();
+    let (share_id, to) = (share.id, share.recipient_email.clone());
+    tokio::spawn(async move { send_code(&state, share_id, session_id, &to, lang).await });
+}
+
+/// Like `spawn_code_mail`, but only when this browser already earned a code with the right address.
+pub fn spawn_code_resend(state: &AppState, share: &Share, session_id: i64, lang: Lang) {
+    let state = state.clone();
+    let (share_id, to) = (share.id, share.recipient_email.clone());
+    tokio::spawn(async move {
+        match state.codes.has_any_code(share_id, session_id).await {
+            Ok(true) => send_code(&state, share_id, session_id, &to, lang).await,
+            Ok(false) => {}
+            Err(error) => tracing::warn!(share_id, %error, "could not look up earlier codes"),
+        }
+    });
+}
+
+async fn send_code(state: &AppState, share_id: i64, session_id: i64, to: &str, lang: Lang) {
+    let code = match state.codes.issue(share_id, session_id).await {
+        Ok(code) => code,
+        Err(error) => {
+            tracing::warn!(share_id, %error, "could not create a code");
+            return;
+        }
+    };
+    let message = match code_mail(&state.config.settings.mail_from, to, lang, code.expose()) {
+        Ok(message) => message,
+        Err(error) => {
+            tracing::warn!(share_id, %error, "could not build the code mail");
+            return;
+        }
+    };
+    for (attempt, delay) in std::iter::once(Duration::ZERO).chain(RETRY_DELAYS).enumerate() {
+        tokio::time::sleep(delay).await;
+        match state.mailer.send(message.clone()).await {
+            Ok(()) => {
+                state.events.record_quietly(share_id, EventKind::CodeSent).await;
+                return;
+            }
+            Err(error) => tracing::warn!(share_id, attempt, error = %format!("{error:#}"), "code mail not delivered"),
+        }
+    }
+    state.events.record_quietly(share_id, EventKind::CodeMailFailed).await;
+}

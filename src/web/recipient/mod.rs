@@ -1,0 +1,320 @@
+//! The recipient's pages: a share link identifies the share; the email step sends a code only to
+//! the registered address (the answer is the same whatever was typed); the code step earns a
+//! grant on a regenerated session; the download is a POST that serves the file the share names.
+
+mod file;
+mod mail;
+
+use askama::Template;
+use poem::{
+    IntoResponse, Request, Response, handler,
+    http::StatusCode,
+    web::{Data, Form, Html, Path},
+};
+use serde::Deserialize;
+
+use super::{
+    AppError, AppState, Chrome,
+    middleware::{ClientAddr, SessionHandle, is_htmx},
+};
+use crate::{
+    accounts::EmailAddress,
+    i18n::{Lang, format},
+    otp::CodeOutcome,
+    ratelimit::Limit,
+    session::Session,
+    share::{EventKind, Share, ShareError, ShareStatus},
+};
+
+/// Address submissions per share (a person who mistypes gets at least three in a row) and per
+/// client. Every submission counts, matched or not, so the limit itself reveals nothing.
+const PER_SHARE: [Limit; 2] =
+    [Limit::new(3, std::time::Duration::from_secs(10 * 60)), Limit::new(10, std::time::Duration::from_secs(24 * 3600))];
+const PER_CLIENT: [Limit; 1] = [Limit::new(20, std::time::Duration::from_secs(3600))];
+
+/// Which step of the flow the page shows.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Step {
+    Email,
+    Code,
+    Download,
+}
+
+impl Step {
+    pub fn name(&self) -> &'static str {
+        match self {
+            Step::Email => "email",
+            Step::Code => "code",
+            Step::Download => "download",
+        }
+    }
+}
+
+/// The file as the download step shows it.
+pub struct FileView {
+    pub name: String,
+    pub size: String,
+    pub sha256: String,
+}
+
+#[derive(Template)]
+#[template(path = "recipient/share.html", blocks = ["step"])]
+struct SharePage<'a> {
+    c: Chrome,
+    step: Step,
+    sender_name: &'a str,
+    base_path: String,
+    csrf_token: &'a str,
+    error: Option<&'static str>,
+    tries_left: Option<i32>,
+    file: Option<FileView>,
+    message: &'a str,
+    expires: String,
+}
+
+/// What the step shows besides the share itself.
+#[derive(Default)]
+struct StepExtras {
+    error: Option<&'static str>,
+    tries_left: Option<i32>,
+    file: Option<FileView>,
+}
+
+fn render_step(
+    req: &Request,
+    token: &str,
+    share: &Share,
+    session: &Session,
+    step: Step,
+    extras: StepExtras,
+) -> Result<Response, AppError> {
+    let c = Chrome::for_request(req);
+    let lang = c.lang;
+    let page = SharePage {
+        c,
+        step,
+        sender_name: &share.sender_name,
+        base_path: format!("/s/{token}"),
+        csrf_token: &session.csrf_secret,
+        error: extras.error,
+        tries_left: extras.tries_left,
+        file: extras.file,
+        message: &share.message,
+        expires: format::human_time(share.expires_at, lang),
+    };
+    let html = if is_htmx(req) { page.as_step().render()? } else { page.render()? };
+    Ok(Html(html).into_response())
+}
+
+/// Resolves the token or answers the one common "not available" page; the reason goes to the log.
+async fn open_share(state: &AppState, token: &str) -> Result<Share, AppError> {
+    match state.shares.open(token).await {
+        Ok(share) if share.status == ShareStatus::Active => Ok(share),
+        Ok(_) => Err(AppError::AlreadyDownloaded),
+        Err(ShareError::Malformed) => Err(AppError::NotAvailable("malformed token")),
+        Err(ShareError::NotAvailable) => Err(AppError::NotAvailable("unknown or expired token")),
+        Err(error) => Err(share_error(error)),
+    }
+}
+
+fn share_error(error: ShareError) -> AppError {
+    match error {
+        ShareError::Database(e) => e.into(),
+        other => AppError::Internal(other.into()),
+    }
+}
+
+/// The session of a form post; the CSRF guard already required one.
+fn posted_session(session: &SessionHandle) -> Result<Session, AppError> {
+    session.current().ok_or(AppError::Forbidden("no session"))
+}
+
+#[derive(Deserialize)]
+pub struct StepQuery {
+    step: Option<String>,
+}
+
+/// GET /s/{token}: says a file is waiting and from whom, then shows the step this browser is at.
+#[handler]
+pub async fn landing(
+    req: &Request,
+    Path(token): Path<String>,
+    poem::web::Query(query): poem::web::Query<StepQuery>,
+    state: Data<&AppState>,
+    session: Data<&SessionHandle>,
+) -> Result<Response, AppError> {
+    let share = open_share(&state, &token).await?;
+    let session = session.ensure().await?;
+    state.events.record_quietly(share.id, EventKind::Opened).await;
+    if state.shares.grants.is_granted(session.id, share.id).await? {
+        return download_step(&state, req, &token, &share, &session).await;
+    }
+    if share.locked {
+        return Err(AppError::ShareLocked);
+    }
+    let wants_email = query.step.as_deref() == Some("email");
+    let step =
+        if !wants_email && state.codes.has_live_code(share.id, session.id).await? { Step::Code } else { Step::Email };
+    render_step(req, &token, &share, &session, step, StepExtras::default())
+}
+
+async fn download_step(
+    state: &AppState,
+    req: &Request,
+    token: &str,
+    share: &Share,
+    session: &Session,
+) -> Result<Response, AppError> {
+    let lang = req.extensions().get::<Lang>().copied().unwrap_or_default();
+    let file = state.shares.links.repo().file_of(share).await?.ok_or(AppError::AlreadyDownloaded)?;
+    let view =
+        FileView { name: file.original_name, size: format::human_size(file.size_bytes, lang), sha256: file.sha256 };
+    render_step(req, token, share, session, Step::Download, StepExtras { file: Some(view), ..Default::default() })
+}
+
+#[derive(Deserialize)]
+pub struct EmailForm {
+    #[serde(default)]
+    email: String,
+}
+
+/// POST /s/{token}/email: the same answer whatever was typed; a code goes, in the background,
+/// only to the registered address and only when the typed one matches it.
+#[handler]
+pub async fn request_code(
+    req: &Request,
+    Path(token): Path<String>,
+    Form(form): Form<EmailForm>,
+    state: Data<&AppState>,
+    session: Data<&SessionHandle>,
+    client: Data<&ClientAddr>,
+) -> Result<Response, AppError> {
+    let share = open_share(&state, &token).await?;
+    let session = posted_session(&session)?;
+    if share.locked {
+        return Err(AppError::ShareLocked);
+    }
+    limit_code_requests(&state, share.id, client.0.0).await?;
+    let matches = EmailAddress::parse(&form.email).is_ok_and(|typed| typed.as_str() == share.recipient_email);
+    if matches {
+        mail::spawn_code_mail(&state, &share, session.id, request_lang(req));
+    }
+    render_step(req, &token, &share, &session, Step::Code, StepExtras::default())
+}
+
+/// POST /s/{token}/code/new: a fresh code, again only if this browser gave the right address.
+#[handler]
+pub async fn resend_code(
+    req: &Request,
+    Path(token): Path<String>,
+    state: Data<&AppState>,
+    session: Data<&SessionHandle>,
+    client: Data<&ClientAddr>,
+) -> Result<Response, AppError> {
+    let share = open_share(&state, &token).await?;
+    let session = posted_session(&session)?;
+    if share.locked {
+        return Err(AppError::ShareLocked);
+    }
+    limit_code_requests(&state, share.id, client.0.0).await?;
+    mail::spawn_code_resend(&state, &share, session.id, request_lang(req));
+    render_step(req, &token, &share, &session, Step::Code, StepExtras::default())
+}
+
+async fn limit_code_requests(state: &AppState, share_id: i64, client: std::net::IpAddr) -> Result<(), AppError> {
+    let per_share = state.limiter.hit(&format!("code-request:share:{share_id}"), &PER_SHARE).await?;
+    let per_client = state.limiter.hit(&format!("code-request:client:{client}"), &PER_CLIENT).await?;
+    match per_share.and(per_client) {
+        Ok(()) => Ok(()),
+        Err(retry) => Err(AppError::TooMany { reason: "code requests", retry_after: retry.0 }),
+    }
+}
+
+fn request_lang(req: &Request) -> Lang {
+    req.extensions().get::<Lang>().copied().unwrap_or_default()
+}
+
+#[derive(Deserialize)]
+pub struct CodeForm {
+    #[serde(default)]
+    code: String,
+}
+
+/// POST /s/{token}/code: a right code regenerates the session id, then grants this share to it.
+#[handler]
+pub async fn submit_code(
+    req: &Request,
+    Path(token): Path<String>,
+    Form(form): Form<CodeForm>,
+    state: Data<&AppState>,
+    session_handle: Data<&SessionHandle>,
+) -> Result<Response, AppError> {
+    let share = open_share(&state, &token).await?;
+    let session = posted_session(&session_handle)?;
+    let t = request_lang(req).text();
+    let outcome = state.codes.verify(share.id, session.id, &form.code).await?;
+    let extras = match outcome {
+        CodeOutcome::Verified => {
+            let renewed = session_handle.regenerate().await?;
+            state.shares.grant_after_verification(&share, renewed.id, &outcome).await.map_err(share_error)?;
+            state.events.record_quietly(share.id, EventKind::Verified).await;
+            if is_htmx(req) {
+                return download_step(&state, req, &token, &share, &renewed).await;
+            }
+            return Ok(Response::builder()
+                .status(StatusCode::SEE_OTHER)
+                .header("Location", format!("/s/{token}"))
+                .finish());
+        }
+        CodeOutcome::Wrong { tries_left } => {
+            state.events.record_quietly(share.id, EventKind::CodeFailed).await;
+            StepExtras { error: Some(t.code_wrong), tries_left: Some(tries_left), file: None }
+        }
+        CodeOutcome::Malformed => StepExtras { error: Some(t.code_malformed), ..Default::default() },
+        CodeOutcome::NoLiveCode => StepExtras { error: Some(t.code_dead), ..Default::default() },
+        CodeOutcome::Locked { now } => {
+            if now {
+                state.events.record_quietly(share.id, EventKind::CodeFailed).await;
+                state.events.record_quietly(share.id, EventKind::Locked).await;
+                tracing::warn!(share_id = share.id, "share locked after too many wrong codes");
+            }
+            return Err(AppError::ShareLocked);
+        }
+    };
+    render_step(req, &token, &share, &session, Step::Code, extras)
+}
+
+/// POST /s/{token}/download: resolve again, check this session's grant, serve the file the share
+/// row names. Nothing in the request chooses the file.
+#[handler]
+pub async fn download(
+    Path(token): Path<String>,
+    state: Data<&AppState>,
+    session: Data<&SessionHandle>,
+) -> Result<Response, AppError> {
+    let session_id = session.current().map(|s| s.id);
+    let share = match state.shares.authorize_download(&token, session_id).await {
+        Ok(share) => share,
+        Err(ShareError::NotGranted) => {
+            if let Ok(share) = state.shares.open(&token).await {
+                state.events.record_quietly(share.id, EventKind::Refused).await;
+            }
+            return Err(AppError::VerifyFirst);
+        }
+        Err(ShareError::Malformed | ShareError::NotAvailable) => {
+            return Err(AppError::NotAvailable("download of an unavailable share"));
+        }
+        Err(error) => return Err(share_error(error)),
+    };
+    if share.status != ShareStatus::Active {
+        return Err(AppError::AlreadyDownloaded);
+    }
+    let file = state.shares.links.repo().file_of(&share).await?.ok_or(AppError::AlreadyDownloaded)?;
+    let opened = match state.store.open(&file.storage_key).await {
+        Ok(opened) => opened,
+        Err(crate::lifecycle::StoreError::NotFound) => return Err(AppError::AlreadyDownloaded),
+        Err(error) => return Err(AppError::Internal(error.into())),
+    };
+    state.events.record_quietly(share.id, EventKind::Downloaded).await;
+    Ok(file::file_response(opened, &file.original_name))
+}
