@@ -100,6 +100,14 @@ pub async fn count(db: &Db, sql: &'static str, bind: i64) -> i64 {
     }
 }
 
+/// Runs one statement (given in each dialect) with one integer parameter; returns rows affected.
+pub async fn execute(db: &Db, sqlite: &'static str, postgres: &'static str, bind: i64) -> u64 {
+    match db {
+        Db::Sqlite(pool) => sqlx::query(sqlite).bind(bind).execute(pool).await.unwrap().rows_affected(),
+        Db::Postgres(pool) => sqlx::query(postgres).bind(bind).execute(pool).await.unwrap().rows_affected(),
+    }
+}
+
 /// A running app with everything it talks to.
 pub struct TestApp {
     pub backend: Backend,
@@ -276,4 +284,71 @@ impl Page {
     pub fn csrf_token(&self) -> String {
         self.attr("input[name=csrf_token]", "value").expect("the page has a CSRF token")
     }
+}
+
+/// A share created through the same code path as the CLI and the dashboard.
+pub struct TestShare {
+    pub id: i64,
+    pub token: String,
+    pub sender_id: i64,
+}
+
+impl TestApp {
+    /// Creates a sender account (password hashing skipped: tests do not sign in with it).
+    pub async fn create_sender(&self, email: &str, name: &str) -> i64 {
+        let email = watasu::accounts::EmailAddress::parse(email).unwrap();
+        watasu::accounts::Users::new(self.db().clone())
+            .create(&email, name, "$argon2id$v=19$m=19456,t=2,p=1$c2FsdHNhbHQ$invalid", watasu::accounts::Role::Sender)
+            .await
+            .unwrap()
+    }
+
+    /// Stores `content` and creates a share of it for `recipient`, valid for `ttl`.
+    pub async fn create_share_with(
+        &self,
+        sender_id: i64,
+        recipient: &str,
+        file_name: &str,
+        content: &'static [u8],
+        ttl: Duration,
+    ) -> TestShare {
+        let request = watasu::share::create::ShareRequest {
+            sender_id,
+            recipient: watasu::accounts::EmailAddress::parse(recipient).unwrap(),
+            file_name,
+            content_type: "application/octet-stream",
+            content: Box::pin(content),
+            max_bytes: u64::MAX,
+            ttl,
+            message: "Here is the file.".to_owned(),
+            lang: watasu::i18n::Lang::En,
+            notify_on_download: true,
+        };
+        let issued = watasu::share::create::create_share(&self.state.shares.links, self.state.store.as_ref(), request)
+            .await
+            .unwrap();
+        TestShare { id: issued.share_id, token: issued.token.expose().to_owned(), sender_id }
+    }
+
+    /// A one-hour share of a small text file from a fresh sender to recipient@example.test.
+    pub async fn create_share(&self) -> TestShare {
+        let sender = self.create_sender(&format!("sender-{}@example.test", rand_suffix()), "Sender Sato").await;
+        self.create_share_with(sender, "Recipient@Example.test", "report.txt", b"the file contents\n", Duration::from_secs(3600))
+            .await
+    }
+
+    /// Moves a share's expiry into the past, by the database's clock.
+    pub async fn expire_share(&self, share_id: i64) {
+        execute(
+            self.db(),
+            "UPDATE shares SET expires_at = unixepoch('subsec') - 1 WHERE id = $1",
+            "UPDATE shares SET expires_at = now() - interval '1 second' WHERE id = $1",
+            share_id,
+        )
+        .await;
+    }
+}
+
+fn rand_suffix() -> String {
+    watasu::secret::random_token().expose()[..8].to_owned()
 }
