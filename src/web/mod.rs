@@ -15,6 +15,7 @@ use poem::{Endpoint, EndpointExt, Route, get, middleware::CookieJarManager};
 
 pub use error::AppError;
 pub use pages::{Chrome, render};
+pub use recipient::content_disposition;
 
 use crate::{
     config::Config,

@@ -21,6 +21,10 @@ async fn the_start_page_runs_htmx_under_the_csp_and_switches_to_english() {
     let browser = BrowserSession::start(BrowserOptions::desktop()).await;
 
     browser.goto(&format!("{}/", app.base)).await;
+    assert_eq!(
+        browser.execute("return [window.innerWidth, window.innerHeight];").await,
+        serde_json::json!([1280, 900])
+    );
     assert_eq!(browser.attr("html", "lang").await.as_deref(), Some("ja"));
     assert_eq!(browser.text("h1").await, Lang::Ja.text().home_title);
 
@@ -71,7 +75,11 @@ async fn the_start_page_fits_a_phone() {
     let browser = BrowserSession::start(BrowserOptions::phone()).await;
 
     browser.goto(&format!("{}/", app.base)).await;
-    assert_eq!(browser.execute("return window.innerWidth;").await, 390);
+    assert_eq!(
+        browser.execute("return [window.innerWidth, window.innerHeight, window.devicePixelRatio];").await,
+        serde_json::json!([390, 844, 2])
+    );
+    assert_eq!(browser.execute("return matchMedia('(pointer: coarse)').matches;").await, true);
     // Nothing sticks out sideways.
     assert_eq!(browser.execute("return document.documentElement.scrollWidth <= window.innerWidth;").await, true);
     assert_eq!(browser.text("h1").await, Lang::Ja.text().home_title);

@@ -4,4 +4,7 @@
 mod support;
 
 mod browser_smoke;
+mod codes;
 mod platform;
+mod recipient;
+mod share_access;

@@ -5,6 +5,8 @@
 mod file;
 mod mail;
 
+pub use file::content_disposition;
+
 use askama::Template;
 use poem::{
     IntoResponse, Request, Response, handler,

@@ -45,7 +45,7 @@ const CHROMIUM_FLAGS: &[&str] = &[
 pub enum Viewport {
     /// 1280×900.
     Desktop,
-    /// 390×844, the size of a common phone.
+    /// 390×844 CSS pixels at 2 device pixels each, with touch: a common phone.
     Phone,
     Custom {
         width: u32,
@@ -54,6 +54,12 @@ pub enum Viewport {
 }
 
 impl Viewport {
+    /// Narrower than Chromium's smallest window (500 px): emulated as a phone.
+    pub fn is_phone(self) -> bool {
+        self.size().0 < 500
+    }
+
+    /// The size of the page's viewport (`innerWidth`×`innerHeight`) in CSS pixels.
     pub fn size(self) -> (u32, u32) {
         match self {
             Viewport::Desktop => (1280, 900),
@@ -146,16 +152,23 @@ impl BrowserSession {
             prefs.insert("safebrowsing.enabled".into(), json!(false));
         }
 
+        let mut chrome_options = json!({
+            "binary": driver.chromium,
+            "args": args,
+            "prefs": prefs,
+        });
+        if options.viewport.is_phone() {
+            // Chromium keeps windows at least 500 px wide: a phone is emulated instead (viewport,
+            // device pixels, touch and `pointer: coarse`, as Chrome's device toolbar does).
+            chrome_options["mobileEmulation"] = json!({
+                "deviceMetrics": {
+                    "width": width, "height": height, "pixelRatio": 2.0, "mobile": true, "touch": true,
+                },
+            });
+        }
         let mut capabilities = serde_json::Map::new();
         capabilities.insert("browserName".into(), json!("chrome"));
-        capabilities.insert(
-            "goog:chromeOptions".into(),
-            json!({
-                "binary": driver.chromium,
-                "args": args,
-                "prefs": prefs,
-            }),
-        );
+        capabilities.insert("goog:chromeOptions".into(), chrome_options);
         // Console messages (CSP violations among them) for `browser_log`.
         capabilities.insert("goog:loggingPrefs".into(), json!({ "browser": "ALL" }));
 
@@ -173,6 +186,9 @@ impl BrowserSession {
                 )
             });
         let session = Self { client, profile, options };
+        if !session.options.viewport.is_phone() {
+            session.fit_viewport(width, height).await;
+        }
         if let Some(dir) = session.options.download_dir.clone() {
             // Headless Chromium honours the prefs, but say it over CDP too so a download never
             // waits on a prompt nobody can see.
@@ -184,6 +200,19 @@ impl BrowserSession {
                 .await;
         }
         session
+    }
+
+    /// `--window-size` sizes the window, not the page: grow the window until the page itself
+    /// gets `width`×`height` CSS pixels.
+    async fn fit_viewport(&self, width: u32, height: u32) {
+        let inner = self.execute("return [window.innerWidth, window.innerHeight];").await;
+        let inner = |i: usize| inner[i].as_u64().unwrap_or(0) as u32;
+        if (inner(0), inner(1)) != (width, height) {
+            let (outer_w, outer_h) = self.client.get_window_size().await.expect("window size");
+            let target_w = outer_w as u32 + width - inner(0).min(width);
+            let target_h = outer_h as u32 + height - inner(1).min(height);
+            self.client.set_window_size(target_w, target_h).await.expect("resizing the window");
+        }
     }
 
     /// The underlying WebDriver client, for anything the helpers do not cover.
@@ -638,9 +667,7 @@ fn spawn_watchdog(driver_pid: u32, dir: &Path) {
 fn wait_until_ready(port: u16, log: &Path) {
     let deadline = Instant::now() + Duration::from_secs(20);
     loop {
-        if let Ok(body) = http_get(port, "/status")
-            && body.contains("\"ready\":true")
-        {
+        if driver_ready(port).unwrap_or(false) {
             return;
         }
         assert!(
@@ -652,21 +679,25 @@ fn wait_until_ready(port: u16, log: &Path) {
     }
 }
 
-/// The start of the answer to a GET (chromedriver may keep the connection open: read what
-/// arrives within a second).
-fn http_get(port: u16, path: &str) -> std::io::Result<String> {
+/// Whether chromedriver's `/status` says it is ready. It keeps HTTP/1.1 connections open (and
+/// refuses HTTP/1.0), so read only until the answer is in.
+fn driver_ready(port: u16) -> std::io::Result<bool> {
     let mut stream = TcpStream::connect(("127.0.0.1", port))?;
     stream.set_read_timeout(Some(Duration::from_secs(1)))?;
-    write!(stream, "GET {path} HTTP/1.0\r\nHost: 127.0.0.1:{port}\r\nConnection: close\r\n\r\n")?;
+    write!(stream, "GET /status HTTP/1.1\r\nHost: 127.0.0.1:{port}\r\nConnection: close\r\n\r\n")?;
     let mut response = Vec::new();
     let mut buf = [0u8; 4096];
-    while let Ok(n) = stream.read(&mut buf) {
+    loop {
+        let n = stream.read(&mut buf)?;
         if n == 0 {
-            break;
+            return Ok(false);
         }
         response.extend_from_slice(&buf[..n]);
+        let text: String = String::from_utf8_lossy(&response).split_whitespace().collect();
+        if text.contains("\"ready\":true") {
+            return Ok(true);
+        }
     }
-    Ok(String::from_utf8_lossy(&response).split_whitespace().collect())
 }
 
 fn find_program(names: &[&str]) -> Option<PathBuf> {

@@ -333,8 +333,14 @@ impl TestApp {
     /// A one-hour share of a small text file from a fresh sender to recipient@example.test.
     pub async fn create_share(&self) -> TestShare {
         let sender = self.create_sender(&format!("sender-{}@example.test", rand_suffix()), "Sender Sato").await;
-        self.create_share_with(sender, "Recipient@Example.test", "report.txt", b"the file contents\n", Duration::from_secs(3600))
-            .await
+        self.create_share_with(
+            sender,
+            "Recipient@Example.test",
+            "report.txt",
+            b"the file contents\n",
+            Duration::from_secs(3600),
+        )
+        .await
     }
 
     /// Moves a share's expiry into the past, by the database's clock.

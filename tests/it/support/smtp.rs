@@ -20,6 +20,51 @@ pub struct ReceivedMail {
 }
 
 impl ReceivedMail {
+    /// The message's text: base64 parts decoded (or, without any, quoted-printable undone).
+    pub fn text(&self) -> String {
+        use base64::Engine;
+        let mut out = String::new();
+        for part in self.data.split("Content-Transfer-Encoding: base64\r\n").skip(1) {
+            let body: String =
+                part.trim_start().lines().take_while(|l| !l.is_empty() && !l.starts_with("--")).collect();
+            let bytes = base64::engine::general_purpose::STANDARD.decode(body.trim()).expect("valid base64 part");
+            out.push_str(&String::from_utf8_lossy(&bytes));
+        }
+        if out.is_empty() { self.decoded_text() } else { out }
+    }
+
+    /// The `Subject:` header, with RFC 2047 encoded words decoded.
+    pub fn subject(&self) -> String {
+        use base64::Engine;
+        let raw = self.data.lines().find_map(|l| l.strip_prefix("Subject: ")).unwrap_or_default();
+        raw.split(' ')
+            .map(|word| {
+                let inner = word.strip_prefix("=?utf-8?b?").or_else(|| word.strip_prefix("=?UTF-8?B?"));
+                match inner.and_then(|w| w.strip_suffix("?=")) {
+                    Some(b64) => base64::engine::general_purpose::STANDARD
+                        .decode(b64)
+                        .map(|b| String::from_utf8_lossy(&b).into_owned())
+                        .unwrap_or_default(),
+                    None => format!("{word} "),
+                }
+            })
+            .collect::<String>()
+            .trim()
+            .to_owned()
+    }
+
+    /// The first run of exactly six digits in the text: the one-time code.
+    pub fn code(&self) -> Option<String> {
+        let text = self.text();
+        let bytes = text.as_bytes();
+        (0..bytes.len().saturating_sub(5)).find_map(|i| {
+            let run = &bytes[i..i + 6];
+            let bounded =
+                (i == 0 || !bytes[i - 1].is_ascii_digit()) && bytes.get(i + 6).is_none_or(|b| !b.is_ascii_digit());
+            (bounded && run.iter().all(u8::is_ascii_digit)).then(|| String::from_utf8_lossy(run).into_owned())
+        })
+    }
+
     /// The message text with quoted-printable soft line breaks and `=XX` escapes undone.
     pub fn decoded_text(&self) -> String {
         let joined = self.data.replace("=\r\n", "");
@@ -48,6 +93,7 @@ pub struct SmtpSink {
     messages: Arc<Mutex<Vec<ReceivedMail>>>,
     arrived: Arc<Notify>,
     refusing: Arc<std::sync::atomic::AtomicBool>,
+    delay_ms: Arc<std::sync::atomic::AtomicU64>,
 }
 
 impl SmtpSink {
@@ -58,6 +104,7 @@ impl SmtpSink {
             messages: Arc::default(),
             arrived: Arc::default(),
             refusing: Arc::default(),
+            delay_ms: Arc::default(),
         };
         let accepting = sink.clone();
         tokio::spawn(async move {
@@ -78,6 +125,11 @@ impl SmtpSink {
     /// While on, every transaction is refused with a temporary failure, like a relay that is down.
     pub fn set_refusing(&self, refusing: bool) {
         self.refusing.store(refusing, std::sync::atomic::Ordering::SeqCst);
+    }
+
+    /// Makes every reply to DATA wait this long, like a slow relay.
+    pub fn set_delay(&self, delay: Duration) {
+        self.delay_ms.store(delay.as_millis() as u64, std::sync::atomic::Ordering::SeqCst);
     }
 
     pub fn messages(&self) -> Vec<ReceivedMail> {
@@ -130,6 +182,8 @@ impl SmtpSink {
                     data.push_str(line.strip_prefix('.').filter(|_| line.starts_with("..")).unwrap_or(&line));
                     data.push_str("\r\n");
                 }
+                let delay = self.delay_ms.load(std::sync::atomic::Ordering::SeqCst);
+                tokio::time::sleep(Duration::from_millis(delay)).await;
                 self.messages.lock().unwrap().push(ReceivedMail { to: std::mem::take(&mut to), data });
                 self.arrived.notify_waiters();
                 b"250 queued\r\n"

@@ -1,0 +1,369 @@
+//! The recipient's walk over HTTP with JavaScript off (plain forms), and its security properties.
+
+use std::time::{Duration, Instant};
+
+use crate::{
+    both_backends,
+    support::{Backend, Browser, Page, TestApp, TestShare, count},
+};
+
+const RECIPIENT: &str = "recipient@example.test";
+
+/// Opens the share link and asks for a code with `address`; returns the answer page.
+async fn ask_for_code(browser: &Browser, share: &TestShare, address: &str) -> Page {
+    let landing = browser.get(&format!("/s/{}", share.token)).await;
+    assert_eq!(landing.status, 200, "{}", landing.body);
+    browser
+        .post_form(&format!("/s/{}/email", share.token), &[("csrf_token", &landing.csrf_token()), ("email", address)])
+        .await
+}
+
+async fn submit_code(browser: &Browser, share: &TestShare, csrf: &str, code: &str) -> Page {
+    browser.post_form(&format!("/s/{}/code", share.token), &[("csrf_token", csrf), ("code", code)]).await
+}
+
+/// Walks the whole flow to a verified session; returns the download page.
+async fn verify(app: &TestApp, browser: &Browser, share: &TestShare) -> Page {
+    let before = app.smtp.messages().len();
+    let code_step = ask_for_code(browser, share, RECIPIENT).await;
+    let mail = app.smtp.wait_for(before + 1, Duration::from_secs(10)).await.pop().unwrap();
+    let code = mail.code().unwrap_or_else(|| panic!("no code in {:?}", mail.data));
+    let answer = submit_code(browser, share, &code_step.csrf_token(), &code).await;
+    assert_eq!(answer.status, 303, "{}", answer.body);
+    let page = browser.get(&format!("/s/{}", share.token)).await;
+    assert_eq!(page.attr("#step", "data-step").as_deref(), Some("download"), "{}", page.body);
+    page
+}
+
+async fn download(browser: &Browser, share: &TestShare, csrf: &str) -> reqwest::Response {
+    browser
+        .client
+        .post(browser.url(&format!("/s/{}/download", share.token)))
+        .header("Sec-Fetch-Site", "same-origin")
+        .form(&[("csrf_token", csrf)])
+        .send()
+        .await
+        .unwrap()
+}
+
+/// The page with every CSRF token value blanked: what must be identical between two answers.
+fn without_csrf(body: &str) -> String {
+    let mut out = String::new();
+    let mut rest = body;
+    while let Some(at) = rest.find("name=\"csrf_token\" value=\"") {
+        let start = at + "name=\"csrf_token\" value=\"".len();
+        out.push_str(&rest[..start]);
+        rest = &rest[start..];
+        rest = &rest[rest.find('"').unwrap()..];
+    }
+    out.push_str(rest);
+    out
+}
+
+fn events_sql() -> &'static str {
+    "SELECT count(*) FROM share_events WHERE share_id = $1"
+}
+
+both_backends! {
+    async fn the_landing_page_says_who_sent_a_file_but_not_which(backend: Backend) {
+        let app = TestApp::spawn(backend).await;
+        let share = app.create_share().await;
+        let page = app.browser().get_with(&format!("/s/{}", share.token), &[("Accept-Language", "en")]).await;
+        assert_eq!(page.status, 200);
+        assert!(page.body.contains("Sender Sato"));
+        assert!(!page.body.contains("report.txt"), "the landing page names the file");
+        assert_eq!(page.attr("input[name=email]", "type").as_deref(), Some("email"));
+        assert_eq!(page.attr("input[name=email]", "autocomplete").as_deref(), Some("email"));
+        assert_eq!(page.attr("label[for=email]", "for").as_deref(), Some("email"));
+        assert_eq!(page.header("cache-control"), Some("no-store"));
+        assert_eq!(page.header("referrer-policy"), Some("no-referrer"));
+        let cookie = page.header("set-cookie").expect("a session starts");
+        for flag in ["HttpOnly", "SameSite=Lax", "Path=/"] {
+            assert!(cookie.contains(flag), "{cookie}");
+        }
+    }
+
+    async fn a_wrong_address_gets_the_same_answer_and_no_mail(backend: Backend) {
+        let app = TestApp::spawn(backend).await;
+        let share = app.create_share().await;
+        let wrong = ask_for_code(&app.browser(), &share, "intruder@example.test").await;
+        let right = ask_for_code(&app.browser(), &share, "  RECIPIENT@example.TEST ").await;
+        assert_eq!(wrong.status, right.status);
+        assert_eq!(without_csrf(&wrong.body), without_csrf(&right.body));
+
+        let mails = app.smtp.wait_for(1, Duration::from_secs(10)).await;
+        tokio::time::sleep(Duration::from_millis(500)).await;
+        let mails = if app.smtp.messages().len() > mails.len() { app.smtp.messages() } else { mails };
+        assert_eq!(mails.len(), 1, "exactly one mail, for the right address");
+        assert_eq!(mails[0].to, [RECIPIENT]);
+        let code = mails[0].code().expect("six digits");
+        assert_eq!(code.len(), 6);
+        assert!(!mails[0].text().contains("report.txt"), "the code mail names the file");
+    }
+
+    async fn the_code_only_ever_goes_to_the_registered_address(backend: Backend) {
+        let app = TestApp::spawn(backend).await;
+        let share = app.create_share().await;
+        for typed in ["intruder@example.test", "recipient@example.test.evil", "recipient@example.test, x@evil.test", "", "not an address"] {
+            ask_for_code(&app.browser(), &share, typed).await;
+        }
+        tokio::time::sleep(Duration::from_millis(800)).await;
+        assert!(app.smtp.messages().is_empty(), "{:?}", app.smtp.messages().iter().map(|m| &m.to).collect::<Vec<_>>());
+    }
+
+    async fn the_whole_walk_downloads_the_exact_bytes(backend: Backend) {
+        let app = TestApp::spawn(backend).await;
+        let share = app.create_share().await;
+        let browser = app.browser();
+        let page = verify(&app, &browser, &share).await;
+        assert_eq!(page.texts(".file-name"), ["report.txt"]);
+        assert_eq!(page.texts(".file-size"), ["18 バイト"], "pages speak Japanese unless asked otherwise");
+        assert_eq!(page.texts(".file-sha256"), [watasu::secret::sha256_hex("the file contents\n")]);
+        assert!(page.body.contains("Here is the file."));
+        let response = download(&browser, &share, &page.csrf_token()).await;
+        assert_eq!(response.status(), 200);
+        let headers = response.headers().clone();
+        assert_eq!(headers["content-type"], "application/octet-stream");
+        assert_eq!(headers["content-length"], "18");
+        assert_eq!(headers["content-security-policy"], "sandbox");
+        assert_eq!(headers["x-content-type-options"], "nosniff");
+        assert_eq!(headers["cache-control"], "no-store");
+        assert_eq!(response.bytes().await.unwrap().as_ref(), b"the file contents\n");
+        for kind in ["opened", "code_sent", "verified", "downloaded"] {
+            let n = count(app.db(), "SELECT count(*) FROM share_events WHERE share_id = $1 AND kind IN ('opened','code_sent','verified','downloaded')", share.id).await;
+            assert!(n >= 4, "missing {kind} among the events");
+        }
+    }
+
+    async fn a_right_code_changes_the_session_id_and_the_old_cookie_has_no_grant(backend: Backend) {
+        let app = TestApp::spawn(backend).await;
+        let share = app.create_share().await;
+        let browser = app.browser();
+        let code_step = ask_for_code(&browser, &share, RECIPIENT).await;
+        let old_cookie = browser.cookie("watasu_session").unwrap();
+        let code = app.smtp.wait_for(1, Duration::from_secs(10)).await[0].code().unwrap();
+        submit_code(&browser, &share, &code_step.csrf_token(), &code).await;
+        let new_cookie = browser.cookie("watasu_session").unwrap();
+        assert_ne!(old_cookie, new_cookie);
+
+        let stale = app.browser();
+        stale.set_cookie("watasu_session", &old_cookie);
+        let page = stale.get(&format!("/s/{}", share.token)).await;
+        assert_eq!(page.attr("#step", "data-step").as_deref(), Some("email"), "the old cookie still has the grant");
+        assert_ne!(stale.cookie("watasu_session").unwrap(), old_cookie, "the old cookie was not replaced by a fresh one");
+    }
+
+    async fn five_wrong_codes_kill_the_challenge_even_for_the_right_code(backend: Backend) {
+        let app = TestApp::spawn(backend).await;
+        let share = app.create_share().await;
+        let browser = app.browser();
+        let page = ask_for_code(&browser, &share, RECIPIENT).await;
+        let code = app.smtp.wait_for(1, Duration::from_secs(10)).await[0].code().unwrap();
+        let wrong = if code == "000000" { "111111" } else { "000000" };
+        let csrf = page.csrf_token();
+        for left in (0..5).rev() {
+            let answer = submit_code(&browser, &share, &csrf, wrong).await;
+            assert_eq!(answer.status, 200);
+            if left > 0 {
+                assert!(answer.texts("#code-status")[0].ends_with(&left.to_string()), "{:?}", answer.texts("#code-status"));
+            }
+        }
+        let answer = submit_code(&browser, &share, &csrf, &code).await;
+        assert_eq!(answer.attr("#step", "data-step").as_deref(), Some("code"));
+        assert!(answer.attr("#code-status", "aria-live").is_some());
+        assert!(!answer.texts("#code-status")[0].is_empty(), "no error shown");
+        let granted = count(app.db(), "SELECT count(*) FROM download_grants WHERE share_id = $1", share.id).await;
+        assert_eq!(granted, 0);
+    }
+
+    async fn another_browser_with_the_same_link_is_refused(backend: Backend) {
+        let app = TestApp::spawn(backend).await;
+        let share = app.create_share().await;
+        verify(&app, &app.browser(), &share).await;
+        let other = app.browser();
+        let landing = other.get(&format!("/s/{}", share.token)).await;
+        assert_eq!(landing.attr("#step", "data-step").as_deref(), Some("email"));
+        let response = download(&other, &share, &landing.csrf_token()).await;
+        assert_eq!(response.status(), 403);
+        let body = response.text().await.unwrap();
+        assert!(!body.contains("the file contents"));
+        let refused = count(app.db(), "SELECT count(*) FROM share_events WHERE share_id = $1 AND kind = 'refused'", share.id).await;
+        assert_eq!(refused, 1);
+    }
+
+    async fn a_session_verified_for_one_share_is_refused_on_another(backend: Backend) {
+        let app = TestApp::spawn(backend).await;
+        let share_a = app.create_share().await;
+        let share_b = app.create_share().await;
+        let browser = app.browser();
+        let page = verify(&app, &browser, &share_a).await;
+        let response = download(&browser, &share_b, &page.csrf_token()).await;
+        assert_eq!(response.status(), 403);
+    }
+
+    async fn get_and_head_on_the_download_address_never_serve_or_consume(backend: Backend) {
+        let app = TestApp::spawn(backend).await;
+        let share = app.create_share().await;
+        let browser = app.browser();
+        let page = verify(&app, &browser, &share).await;
+        let url = browser.url(&format!("/s/{}/download", share.token));
+        assert_eq!(browser.client.get(&url).send().await.unwrap().status(), 405);
+        assert_eq!(browser.client.head(&url).send().await.unwrap().status(), 405);
+        let response = download(&browser, &share, &page.csrf_token()).await;
+        assert_eq!(response.status(), 200);
+    }
+
+    async fn unknown_malformed_and_expired_links_get_one_common_page(backend: Backend) {
+        let app = TestApp::spawn(backend).await;
+        let expired = app.create_share().await;
+        app.expire_share(expired.id).await;
+        let browser = app.browser();
+        let unknown = watasu::secret::random_token();
+        let paths = [
+            format!("/s/{}", expired.token),
+            format!("/s/{}", unknown.expose()),
+            "/s/abcdef".to_owned(),
+            format!("/s/{}", "A".repeat(64)),
+            "/s/..%2F..%2Fetc%2Fpasswd".to_owned(),
+        ];
+        let pages = futures_join(&browser, &paths).await;
+        for (path, page) in paths.iter().zip(&pages) {
+            assert_eq!(page.status, 404, "{path}");
+            assert_eq!(page.texts("h1"), ["This link is not available"], "{path}");
+            assert_eq!(page.texts("main"), pages[0].texts("main"), "{path} differs");
+        }
+        let japanese = browser.get_with(&paths[0], &[("Accept-Language", "ja")]).await;
+        assert_eq!(japanese.texts("h1"), ["このリンクは利用できません"]);
+    }
+
+    async fn html_special_and_japanese_file_names_are_escaped_and_encoded(backend: Backend) {
+        let app = TestApp::spawn(backend).await;
+        let sender = app.create_sender("s@example.test", "<script>alert('s')</script>").await;
+        for name in ["<img src=x onerror=alert(1)>\".txt", "見積書 2026年.pdf"] {
+            let share = app.create_share_with(sender, RECIPIENT, name, b"x", Duration::from_secs(3600)).await;
+            let browser = app.browser();
+            let landing = browser.get(&format!("/s/{}", share.token)).await;
+            assert!(!landing.body.contains("<script>alert"), "the sender name is not escaped");
+            app.smtp.set_delay(Duration::ZERO);
+            let page = verify(&app, &browser, &share).await;
+            assert_eq!(page.texts(".file-name"), [name]);
+            assert!(!page.body.contains("<img src=x"), "the file name is not escaped");
+            let response = download(&browser, &share, &page.csrf_token()).await;
+            let disposition = response.headers()["content-disposition"].to_str().unwrap().to_owned();
+            assert_eq!(disposition, watasu::web::content_disposition(name));
+            assert!(disposition.starts_with("attachment; "));
+        }
+    }
+
+    async fn address_submissions_are_limited_per_share_with_room_for_typos(backend: Backend) {
+        let app = TestApp::spawn(backend).await;
+        let share = app.create_share().await;
+        let browser = app.browser();
+        for attempt in 1..=3 {
+            let page = ask_for_code(&browser, &share, "typo@example.test").await;
+            assert_eq!(page.status, 200, "attempt {attempt} was refused");
+        }
+        let refused = ask_for_code(&browser, &share, RECIPIENT).await;
+        assert_eq!(refused.status, 429);
+        let retry: u64 = refused.header("retry-after").unwrap().parse().unwrap();
+        assert!((1..=600).contains(&retry), "{retry}");
+        tokio::time::sleep(Duration::from_millis(500)).await;
+        assert!(app.smtp.messages().is_empty(), "a refused request sent a code");
+    }
+
+    async fn the_code_mail_speaks_the_recipients_browser_language(backend: Backend) {
+        let app = TestApp::spawn(backend).await;
+        let share = app.create_share().await;
+        let browser = app.browser();
+        let landing = browser.get_with(&format!("/s/{}", share.token), &[("Accept-Language", "ja")]).await;
+        browser
+            .post_form_with(
+                &format!("/s/{}/email", share.token),
+                &[("csrf_token", &landing.csrf_token()), ("email", RECIPIENT)],
+                &[("Sec-Fetch-Site", "same-origin"), ("Accept-Language", "ja")],
+            )
+            .await;
+        let mail = app.smtp.wait_for(1, Duration::from_secs(10)).await.pop().unwrap();
+        assert_eq!(mail.subject(), "watasu 確認コードのお知らせ");
+        assert!(mail.text().contains("10分"));
+    }
+
+    async fn htmx_requests_get_the_next_step_as_a_fragment(backend: Backend) {
+        let app = TestApp::spawn(backend).await;
+        let share = app.create_share().await;
+        let browser = app.browser();
+        let landing = browser.get(&format!("/s/{}", share.token)).await;
+        let fragment = browser
+            .post_form_with(
+                &format!("/s/{}/email", share.token),
+                &[("email", RECIPIENT)],
+                &[("HX-Request", "true"), ("X-CSRF-Token", &landing.csrf_token()), ("Sec-Fetch-Site", "same-origin")],
+            )
+            .await;
+        assert_eq!(fragment.status, 200);
+        assert!(!fragment.body.contains("<html"), "a whole page came back");
+        assert!(fragment.body.trim_start().starts_with("<section id=\"step\""), "{}", fragment.body);
+        assert_eq!(fragment.attr("input[name=code]", "autocomplete").as_deref(), Some("one-time-code"));
+        assert_eq!(fragment.attr("input[name=code]", "inputmode").as_deref(), Some("numeric"));
+        assert_eq!(fragment.attr("input[name=code]", "pattern").as_deref(), Some("[0-9]{6}"));
+    }
+
+    async fn events_never_hold_tokens_codes_or_addresses(backend: Backend) {
+        let app = TestApp::spawn(backend).await;
+        let share = app.create_share().await;
+        let browser = app.browser();
+        let page = verify(&app, &browser, &share).await;
+        download(&browser, &share, &page.csrf_token()).await;
+        assert!(count(app.db(), events_sql(), share.id).await >= 4);
+        let kinds: Vec<String> = match app.db() {
+            watasu::db::Db::Sqlite(pool) => sqlx::query_scalar("SELECT kind FROM share_events").fetch_all(pool).await.unwrap(),
+            watasu::db::Db::Postgres(pool) => sqlx::query_scalar("SELECT kind FROM share_events").fetch_all(pool).await.unwrap(),
+        };
+        for kind in kinds {
+            assert!(!kind.contains(&share.token) && !kind.contains('@'), "{kind}");
+        }
+    }
+}
+
+async fn futures_join(browser: &Browser, paths: &[String]) -> Vec<Page> {
+    let mut pages = Vec::new();
+    for path in paths {
+        pages.push(browser.get_with(path, &[("Accept-Language", "en")]).await);
+    }
+    pages
+}
+
+/// The answer to an address submission takes the same time whether or not the address matched,
+/// even with a relay that takes 300 ms per mail: the mail leaves in the background.
+#[tokio::test(flavor = "multi_thread", worker_threads = 4)]
+async fn matched_and_unmatched_addresses_take_indistinguishable_time() {
+    let app = TestApp::spawn_with(Backend::Sqlite, |s| s.trusted_proxies = vec!["127.0.0.1/32".parse().unwrap()]).await;
+    app.smtp.set_delay(Duration::from_millis(300));
+    let mut matched = Vec::new();
+    let mut unmatched = Vec::new();
+    for round in 0..12 {
+        let share = app.create_share().await;
+        // A different client address per round keeps the per-client limit out of the measurement.
+        let client = format!("198.51.100.{round}");
+        for (address, samples) in [(RECIPIENT, &mut matched), ("someone@example.test", &mut unmatched)] {
+            let browser = app.browser();
+            let landing = browser.get_with(&format!("/s/{}", share.token), &[("X-Forwarded-For", &client)]).await;
+            let started = Instant::now();
+            let page = browser
+                .post_form_with(
+                    &format!("/s/{}/email", share.token),
+                    &[("csrf_token", &landing.csrf_token()), ("email", address)],
+                    &[("Sec-Fetch-Site", "same-origin"), ("X-Forwarded-For", &client)],
+                )
+                .await;
+            samples.push(started.elapsed());
+            assert_eq!(page.status, 200);
+        }
+    }
+    matched.sort();
+    unmatched.sort();
+    let (m, u) = (matched[matched.len() / 2], unmatched[unmatched.len() / 2]);
+    println!("median answer: matched {m:?}, unmatched {u:?}");
+    let difference = m.abs_diff(u);
+    assert!(difference < Duration::from_millis(60), "matched {m:?} vs unmatched {u:?}: the answer reveals the match");
+}

@@ -1,0 +1,311 @@
+//! Share links and download grants (seed 001's ShareAccessTest, and the session rules around it):
+//! the token only identifies a share; a download needs a grant earned with a verified code on this
+//! session, for this share, while the link, the session and the grant are all still alive.
+
+use std::time::Duration;
+
+use sha2::{Digest, Sha256};
+use watasu::{
+    accounts::EmailAddress,
+    db::Db,
+    i18n::Lang,
+    lifecycle::StoredFile,
+    otp::CodeOutcome,
+    share::{
+        NewShare, Share, ShareError,
+        create::{CreateError, ShareRequest, create_share},
+    },
+};
+
+use crate::{
+    both_backends,
+    support::{TestApp, count},
+};
+
+/// Reads one text column of one row (`… WHERE id = $1`).
+async fn text(db: &Db, sql: &'static str, id: i64) -> String {
+    match db {
+        Db::Sqlite(pool) => sqlx::query_scalar(sql).bind(id).fetch_one(pool).await.unwrap(),
+        Db::Postgres(pool) => sqlx::query_scalar(sql).bind(id).fetch_one(pool).await.unwrap(),
+    }
+}
+
+/// A live session's row id, as the session middleware would hand it to a handler.
+async fn new_session(app: &TestApp) -> i64 {
+    app.state.sessions.create().await.unwrap().session.id
+}
+
+/// Opens the share and grants it to the session after a successful code check.
+async fn open_and_grant(app: &TestApp, token: &str, session_id: i64) -> Share {
+    let share = app.state.shares.open(token).await.unwrap();
+    app.state.shares.grant_after_verification(&share, session_id, &CodeOutcome::Verified).await.unwrap();
+    share
+}
+
+async fn grant_rows(app: &TestApp, share_id: i64) -> i64 {
+    count(app.db(), "SELECT count(*) FROM download_grants WHERE share_id = $1", share_id).await
+}
+
+fn is_lower_hex_64(value: &str) -> bool {
+    value.len() == 64 && value.bytes().all(|b| b.is_ascii_digit() || (b'a'..=b'f').contains(&b))
+}
+
+/// Everything `ShareLinks::issue` needs, for a file that is notionally already stored.
+fn new_share(sender_id: i64, ttl: Duration) -> NewShare {
+    NewShare {
+        sender_id,
+        file: StoredFile {
+            key: watasu::secret::random_token().expose().to_owned(),
+            size_bytes: 4,
+            sha256: "0".repeat(64),
+        },
+        original_name: "report.txt".to_owned(),
+        content_type: "text/plain".to_owned(),
+        recipient: EmailAddress::parse("recipient@example.test").unwrap(),
+        message: String::new(),
+        lang: Lang::En,
+        ttl,
+        notify_on_download: false,
+    }
+}
+
+fn share_request(sender_id: i64, ttl: Duration) -> ShareRequest<'static> {
+    ShareRequest {
+        sender_id,
+        recipient: EmailAddress::parse("recipient@example.test").unwrap(),
+        file_name: "report.txt",
+        content_type: "text/plain",
+        content: Box::pin(&b"the file contents\n"[..]),
+        max_bytes: u64::MAX,
+        ttl,
+        message: String::new(),
+        lang: Lang::En,
+        notify_on_download: false,
+    }
+}
+
+fn stored_files(app: &TestApp) -> Vec<String> {
+    std::fs::read_dir(app.data_dir.path().join("files"))
+        .unwrap()
+        .map(|entry| entry.unwrap().file_name().to_string_lossy().into_owned())
+        .collect()
+}
+
+both_backends! {
+    async fn the_stored_value_is_the_sha256_of_the_token_never_the_token(backend: Backend) {
+        let app = TestApp::spawn(backend).await;
+
+        let share = app.create_share().await;
+
+        let stored = text(app.db(), "SELECT token_hash FROM shares WHERE id = $1", share.id).await;
+        assert!(is_lower_hex_64(&share.token), "the token is not 64 lowercase hex: {:?}", share.token);
+        assert_ne!(stored, share.token, "the raw token is in the database");
+        assert_eq!(stored, hex::encode(Sha256::digest(share.token.as_bytes())));
+    }
+
+    async fn resolving_a_token_gives_the_registered_recipient_lower_cased(backend: Backend) {
+        let app = TestApp::spawn(backend).await;
+        let share = app.create_share().await; // created for "Recipient@Example.test"
+
+        let opened = app.state.shares.open(&share.token).await.unwrap();
+
+        assert_eq!(opened.id, share.id);
+        assert_eq!(opened.recipient_email, "recipient@example.test");
+    }
+
+    async fn an_expired_token_is_rejected(backend: Backend) {
+        let app = TestApp::spawn(backend).await;
+        let share = app.create_share().await;
+        assert!(app.state.shares.open(&share.token).await.is_ok(), "the fresh share does not open");
+        app.expire_share(share.id).await;
+
+        let opened = app.state.shares.open(&share.token).await;
+
+        assert!(matches!(opened, Err(ShareError::NotAvailable)), "{opened:?}");
+    }
+
+    async fn a_well_formed_token_that_was_never_issued_is_rejected(backend: Backend) {
+        let app = TestApp::spawn(backend).await;
+        app.create_share().await;
+        let unknown = watasu::secret::random_token();
+
+        let opened = app.state.shares.open(unknown.expose()).await;
+
+        assert!(matches!(opened, Err(ShareError::NotAvailable)), "{opened:?}");
+    }
+
+    async fn a_valid_token_without_a_grant_does_not_authorise_a_download(backend: Backend) {
+        let app = TestApp::spawn(backend).await;
+        let share = app.create_share().await;
+        let session_id = new_session(&app).await;
+
+        let opened = app.state.shares.open(&share.token).await.unwrap();
+        let authorised = app.state.shares.authorize_download(&share.token, Some(session_id)).await;
+
+        assert_eq!(opened.id, share.id, "the token itself is valid");
+        assert!(matches!(authorised, Err(ShareError::NotGranted)), "{authorised:?}");
+    }
+
+    async fn after_a_grant_the_download_is_authorised_for_the_shares_own_file(backend: Backend) {
+        let app = TestApp::spawn(backend).await;
+        let share = app.create_share().await;
+        let session_id = new_session(&app).await;
+        let file_id = count(app.db(), "SELECT file_id FROM shares WHERE id = $1", share.id).await;
+
+        open_and_grant(&app, &share.token, session_id).await;
+        let authorised = app.state.shares.authorize_download(&share.token, Some(session_id)).await.unwrap();
+
+        assert_eq!(authorised.id, share.id);
+        assert_eq!(authorised.file_id, file_id);
+    }
+
+    async fn a_grant_needs_a_successful_verification(backend: Backend) {
+        let app = TestApp::spawn(backend).await;
+        let share = app.create_share().await;
+        let session_id = new_session(&app).await;
+        let opened = app.state.shares.open(&share.token).await.unwrap();
+        let failures = [
+            CodeOutcome::Wrong { tries_left: 4 },
+            CodeOutcome::Wrong { tries_left: 0 },
+            CodeOutcome::NoLiveCode,
+            CodeOutcome::Malformed,
+            CodeOutcome::Locked { now: true },
+            CodeOutcome::Locked { now: false },
+        ];
+
+        for outcome in failures {
+            let granted = app.state.shares.grant_after_verification(&opened, session_id, &outcome).await;
+            assert!(matches!(granted, Err(ShareError::NotVerified)), "{outcome:?} gave {granted:?}");
+        }
+
+        assert_eq!(grant_rows(&app, share.id).await, 0, "a failed verification wrote a grant");
+        let authorised = app.state.shares.authorize_download(&share.token, Some(session_id)).await;
+        assert!(matches!(authorised, Err(ShareError::NotGranted)), "{authorised:?}");
+    }
+
+    async fn a_grant_for_one_share_does_not_authorise_another(backend: Backend) {
+        let app = TestApp::spawn(backend).await;
+        let a = app.create_share().await;
+        let b = app.create_share().await;
+        let session_id = new_session(&app).await;
+
+        open_and_grant(&app, &a.token, session_id).await;
+        let other = app.state.shares.authorize_download(&b.token, Some(session_id)).await;
+
+        assert!(matches!(other, Err(ShareError::NotGranted)), "{other:?}");
+        assert_eq!(app.state.shares.authorize_download(&a.token, Some(session_id)).await.unwrap().id, a.id);
+    }
+
+    async fn a_grant_belongs_to_the_session_that_earned_it(backend: Backend) {
+        let app = TestApp::spawn(backend).await;
+        let share = app.create_share().await;
+        let verified = new_session(&app).await;
+        let other = new_session(&app).await;
+
+        open_and_grant(&app, &share.token, verified).await;
+        let elsewhere = app.state.shares.authorize_download(&share.token, Some(other)).await;
+        let sessionless = app.state.shares.authorize_download(&share.token, None).await;
+
+        assert!(matches!(elsewhere, Err(ShareError::NotGranted)), "{elsewhere:?}");
+        assert!(matches!(sessionless, Err(ShareError::NotGranted)), "{sessionless:?}");
+    }
+
+    async fn an_expired_token_is_rejected_even_after_a_grant(backend: Backend) {
+        let app = TestApp::spawn(backend).await;
+        let share = app.create_share().await;
+        let session_id = new_session(&app).await;
+        open_and_grant(&app, &share.token, session_id).await;
+        assert!(app.state.shares.authorize_download(&share.token, Some(session_id)).await.is_ok());
+
+        app.expire_share(share.id).await;
+        let authorised = app.state.shares.authorize_download(&share.token, Some(session_id)).await;
+
+        assert!(matches!(authorised, Err(ShareError::NotAvailable)), "{authorised:?}");
+    }
+
+    async fn a_share_must_live_at_least_one_minute_and_a_refused_one_leaves_nothing_behind(backend: Backend) {
+        let app = TestApp::spawn(backend).await;
+        let sender = app.create_sender("sender@example.test", "Sender Sato").await;
+
+        for ttl in [Duration::ZERO, Duration::from_secs(59)] {
+            let issued = app.state.shares.links.issue(&new_share(sender, ttl)).await;
+            assert!(matches!(issued, Err(ShareError::TtlTooShort)), "issue with {ttl:?} gave {issued:?}");
+
+            let created = create_share(&app.state.shares.links, app.state.store.as_ref(), share_request(sender, ttl)).await;
+            assert!(matches!(created, Err(CreateError::TtlTooShort)), "create_share with {ttl:?} gave {created:?}");
+        }
+
+        assert_eq!(count(app.db(), "SELECT count(*) FROM shares WHERE sender_id = $1", sender).await, 0);
+        assert_eq!(count(app.db(), "SELECT count(*) FROM files WHERE owner_id = $1", sender).await, 0);
+        assert_eq!(stored_files(&app), Vec::<String>::new(), "a refused share left a file in the store");
+        // The boundary itself is allowed.
+        let minute = Duration::from_secs(60);
+        assert!(app.state.shares.links.issue(&new_share(sender, minute)).await.is_ok());
+        let created = create_share(&app.state.shares.links, app.state.store.as_ref(), share_request(sender, minute)).await;
+        assert!(created.is_ok(), "{created:?}");
+    }
+
+    async fn a_malformed_token_is_rejected_before_any_lookup(backend: Backend) {
+        let app = TestApp::spawn(backend).await;
+        let session_id = new_session(&app).await;
+        let cases = [
+            ("traversal", "../../etc/passwd".to_owned()),
+            ("too short", "abcdef".to_owned()),
+            ("too long", "a".repeat(65)),
+            ("uppercase", "A".repeat(64)),
+            ("not hex", "g".repeat(64)),
+            ("empty", String::new()),
+        ];
+
+        for (name, token) in &cases {
+            let opened = app.state.shares.open(token).await;
+            assert!(matches!(opened, Err(ShareError::Malformed)), "{name}: open gave {opened:?}");
+            let authorised = app.state.shares.authorize_download(token, Some(session_id)).await;
+            assert!(matches!(authorised, Err(ShareError::Malformed)), "{name}: authorize gave {authorised:?}");
+        }
+    }
+
+    async fn a_grant_dies_with_its_session(backend: Backend) {
+        let app = TestApp::spawn(backend).await;
+        let share = app.create_share().await;
+        let session_id = new_session(&app).await;
+        open_and_grant(&app, &share.token, session_id).await;
+        assert!(app.state.shares.authorize_download(&share.token, Some(session_id)).await.is_ok());
+
+        app.state.sessions.end(session_id).await.unwrap();
+        let authorised = app.state.shares.authorize_download(&share.token, Some(session_id)).await;
+
+        assert!(matches!(authorised, Err(ShareError::NotGranted)), "{authorised:?}");
+        assert_eq!(grant_rows(&app, share.id).await, 0, "the grant outlived its session");
+    }
+
+    async fn a_grant_survives_regeneration_while_the_old_cookie_stops_working(backend: Backend) {
+        let app = TestApp::spawn(backend).await;
+        let share = app.create_share().await;
+        let first = app.state.sessions.create().await.unwrap();
+        open_and_grant(&app, &share.token, first.session.id).await;
+
+        let renewed = app.state.sessions.regenerate(first.session.id).await.unwrap().expect("the session is live");
+
+        assert_eq!(renewed.session.id, first.session.id, "regeneration moved the session to another row");
+        assert!(app.state.sessions.load(first.cookie_value.expose()).await.unwrap().is_none(), "the old cookie works");
+        let loaded = app.state.sessions.load(renewed.cookie_value.expose()).await.unwrap().expect("new cookie");
+        let authorised = app.state.shares.authorize_download(&share.token, Some(loaded.id)).await;
+        assert_eq!(authorised.unwrap().id, share.id);
+    }
+
+    async fn a_grant_expires_on_its_own_even_while_link_and_session_live(backend: Backend) {
+        let app = TestApp::spawn_with(backend, |s| s.grant_ttl = Duration::from_secs(1)).await;
+        let share = app.create_share().await;
+        let session = app.state.sessions.create().await.unwrap();
+        open_and_grant(&app, &share.token, session.session.id).await;
+        assert!(app.state.shares.authorize_download(&share.token, Some(session.session.id)).await.is_ok());
+
+        tokio::time::sleep(Duration::from_millis(1500)).await;
+        let authorised = app.state.shares.authorize_download(&share.token, Some(session.session.id)).await;
+
+        assert!(matches!(authorised, Err(ShareError::NotGranted)), "{authorised:?}");
+        assert!(app.state.sessions.load(session.cookie_value.expose()).await.unwrap().is_some(), "session ended");
+        assert!(app.state.shares.open(&share.token).await.is_ok(), "the link expired instead");
+    }
+}
