@@ -75,12 +75,24 @@ impl App {
     /// Serves until `shutdown` completes, then stops accepting and gives requests in flight
     /// (downloads included) up to the configured grace to finish.
     pub async fn run(self, shutdown: impl Future<Output = ()>) -> std::io::Result<()> {
-        let grace = self.state.config.settings.shutdown_grace;
+        let settings = &self.state.config.settings;
+        let grace = settings.shutdown_grace;
         let db = self.state.db.clone();
+        let (stop_timer, timer_stopped) = tokio::sync::oneshot::channel::<()>();
+        let timer = tokio::spawn(lifecycle::run_gc_timer(
+            self.state.gc.clone(),
+            settings.data_dir.join("files"),
+            settings.gc_interval,
+            async move {
+                let _ = timer_stopped.await;
+            },
+        ));
         tracing::info!(addr = %self.local_addr, base_url = %self.state.config.base_url, backend = db.backend_name(), "watasu is serving");
         let result = Server::new_with_acceptor(self.acceptor)
             .run_with_graceful_shutdown(web::app(self.state), shutdown, Some(grace))
             .await;
+        let _ = stop_timer.send(());
+        let _ = timer.await;
         db.close().await;
         result
     }

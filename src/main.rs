@@ -29,9 +29,15 @@ enum Command {
     /// Manage sender accounts.
     #[command(subcommand)]
     User(UserCommand),
-    /// Create and list shares.
+    /// Create, list and revoke shares.
     #[command(subcommand)]
     Share(ShareCommand),
+    /// Run one garbage-collection pass now and print what it did.
+    Gc {
+        /// Shares handled by this pass.
+        #[arg(long, default_value_t = 1000)]
+        limit: u32,
+    },
 }
 
 #[derive(Subcommand)]
@@ -56,6 +62,17 @@ enum ShareCommand {
         /// Language of the recipient's mail: ja or en (default: the sender's).
         #[arg(long, value_parser = parse_lang)]
         lang: Option<Lang>,
+    },
+    /// Print every share's id, status, recipient and expiry.
+    List {
+        /// Print JSON for scripts.
+        #[arg(long)]
+        json: bool,
+    },
+    /// End an active share at once; the GC then deletes its file.
+    Revoke {
+        /// The share's id or its link.
+        id_or_url: String,
     },
 }
 
@@ -133,6 +150,9 @@ async fn run(command: Command, config: Config) -> anyhow::Result<()> {
             let args = cli::share::CreateShareArgs { from, to, file, expires_in, message, lang };
             cli::share::create(&config, args).await
         }
+        Command::Share(ShareCommand::List { json }) => cli::share::list(&config, json).await,
+        Command::Share(ShareCommand::Revoke { id_or_url }) => cli::share::revoke(&config, &id_or_url).await,
+        Command::Gc { limit } => cli::gc::run(&config, limit).await,
     }
 }
 

@@ -89,3 +89,58 @@ pub async fn create(config: &Config, args: CreateShareArgs) -> anyhow::Result<()
     db.close().await;
     Ok(())
 }
+
+/// `watasu share list [--json]`: id, status, recipient and expiry of every share.
+pub async fn list(config: &Config, json: bool) -> anyhow::Result<()> {
+    let db = open_database(config).await?;
+    let shares = ShareRepository::new(db.clone()).list_all().await?;
+    if json {
+        println!("{}", serde_json::to_string_pretty(&shares)?);
+    } else {
+        println!("id\tstatus\trecipient\texpires_at");
+        for share in &shares {
+            let status = match (share.status.as_str(), share.revoked, share.expired) {
+                ("active", true, _) => "revoked",
+                ("active", false, true) => "expired",
+                (status, _, _) => status,
+            };
+            let expires = share.expires_at.0.to_rfc3339_opts(chrono::SecondsFormat::Secs, true);
+            println!("{}\t{status}\t{}\t{expires}", share.id, share.recipient_email);
+        }
+    }
+    db.close().await;
+    Ok(())
+}
+
+/// `watasu share revoke ID_OR_URL`: ends an active share at once.
+pub async fn revoke(config: &Config, id_or_url: &str) -> anyhow::Result<()> {
+    let db = open_database(config).await?;
+    let repo = ShareRepository::new(db.clone());
+    let id = match id_or_url.trim().parse::<i64>() {
+        Ok(id) => id,
+        Err(_) => {
+            let token = id_or_url.trim().rsplit("/s/").next().unwrap_or("").split(['/', '?', '#']).next().unwrap_or("");
+            if !crate::session::is_token_shaped(token) {
+                return Err(UsageError::new("give a share id or a share URL"));
+            }
+            repo.id_by_token_hash(&crate::secret::sha256_hex(token))
+                .await?
+                .ok_or_else(|| UsageError::new("no share has this URL"))?
+        }
+    };
+    let lifecycle = crate::lifecycle::LifecycleRepository::new(
+        db.clone(),
+        config.settings.delivery_grace,
+        config.settings.purge_retry_base,
+    );
+    if lifecycle.revoke(id).await? {
+        crate::share::ShareEvents::new(db.clone()).record(id, crate::share::EventKind::Revoked).await?;
+        println!("share {id} revoked; its file is deleted by the next GC pass");
+    } else {
+        return Err(UsageError::new(format!(
+            "share {id} is not active (already downloaded, expired, revoked or unknown)"
+        )));
+    }
+    db.close().await;
+    Ok(())
+}

@@ -78,6 +78,10 @@ pub struct Settings {
     #[arg(long, env = "WATASU_GC_INTERVAL", default_value = "60s", value_parser = parse_duration, global = true)]
     pub gc_interval: Duration,
 
+    /// Run a small GC pass after responses are sent (turn off only to measure its cost).
+    #[arg(long, env = "WATASU_ACCESS_TIME_GC", default_value_t = true, action = clap::ArgAction::Set, global = true)]
+    pub access_time_gc: bool,
+
     /// A session ends after this long without a request.
     #[arg(long, env = "WATASU_SESSION_IDLE", default_value = "12h", value_parser = parse_duration, global = true)]
     pub session_idle: Duration,

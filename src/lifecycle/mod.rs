@@ -1,5 +1,12 @@
-//! The one-time download lifecycle (seed 000): where files live, claims and garbage collection.
+//! The one-time download lifecycle (seed 000): where files live, the claim, and the garbage
+//! collector that deletes files after download or expiry, with no cron.
 
+pub mod gc;
+mod repo;
 pub mod store;
+mod timer;
 
+pub use gc::{GcReport, GcRunner, LeftoverReport, ShareGc};
+pub use repo::{LifecycleRepository, PurgeCandidate};
 pub use store::{Deleted, FileStore, LocalFileStore, OpenedFile, StoreError, StoredFile};
+pub use timer::run_gc_timer;

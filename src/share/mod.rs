@@ -13,7 +13,7 @@ use std::time::Duration;
 pub use access::ShareAccess;
 pub use events::{EventKind, ShareEvent, ShareEvents};
 pub use grants::DownloadGrants;
-pub use repo::{FileInfo, ShareRepository};
+pub use repo::{FileInfo, ShareListing, ShareRepository};
 
 use crate::{
     accounts::EmailAddress,

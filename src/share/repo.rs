@@ -45,6 +45,22 @@ impl From<ShareRow> for Share {
     }
 }
 
+/// One line of `watasu share list`.
+#[derive(Clone, Debug, sqlx::FromRow, serde::Serialize)]
+pub struct ShareListing {
+    pub id: i64,
+    pub status: String,
+    pub recipient_email: String,
+    #[serde(serialize_with = "serialize_timestamp")]
+    pub expires_at: Timestamp,
+    pub revoked: bool,
+    pub expired: bool,
+}
+
+fn serialize_timestamp<S: serde::Serializer>(at: &Timestamp, serializer: S) -> Result<S::Ok, S::Error> {
+    serializer.serialize_str(&at.0.to_rfc3339_opts(chrono::SecondsFormat::Secs, true))
+}
+
 #[derive(Clone, Debug)]
 pub struct ShareRepository {
     db: Db,
@@ -151,6 +167,39 @@ impl ShareRepository {
             }
         };
         Ok(row.map(Share::from))
+    }
+
+    /// Every share, newest first (for scripts; the dashboard pages through its own list).
+    pub async fn list_all(&self) -> Result<Vec<ShareListing>, sqlx::Error> {
+        match &self.db {
+            Db::Sqlite(pool) => {
+                sqlx::query_as(
+                    "SELECT id, status, recipient_email, expires_at, revoked_at IS NOT NULL AS revoked,
+                            expires_at <= unixepoch('subsec') AS expired
+                       FROM shares ORDER BY id DESC",
+                )
+                .fetch_all(pool)
+                .await
+            }
+            Db::Postgres(pool) => {
+                sqlx::query_as(
+                    "SELECT id, status, recipient_email, expires_at, revoked_at IS NOT NULL AS revoked,
+                            expires_at <= now() AS expired
+                       FROM shares ORDER BY id DESC",
+                )
+                .fetch_all(pool)
+                .await
+            }
+        }
+    }
+
+    /// The id of the share with this token hash, whatever its state.
+    pub async fn id_by_token_hash(&self, token_hash: &str) -> Result<Option<i64>, sqlx::Error> {
+        const SQL: &str = "SELECT id FROM shares WHERE token_hash = $1";
+        match &self.db {
+            Db::Sqlite(pool) => sqlx::query_scalar(SQL).bind(token_hash).fetch_optional(pool).await,
+            Db::Postgres(pool) => sqlx::query_scalar(SQL).bind(token_hash).fetch_optional(pool).await,
+        }
     }
 
     /// The file a share names. The id must come from an authorisation result, never a request.

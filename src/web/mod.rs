@@ -20,7 +20,7 @@ pub use recipient::content_disposition;
 use crate::{
     config::Config,
     db::Db,
-    lifecycle::FileStore,
+    lifecycle::{FileStore, GcRunner, LifecycleRepository, ShareGc},
     mail::Mailer,
     otp::Codes,
     ratelimit::RateLimiter,
@@ -40,6 +40,8 @@ pub struct AppStateInner {
     pub secret_key: SecretKey,
     pub mailer: Arc<dyn Mailer>,
     pub store: Arc<dyn FileStore>,
+    pub lifecycle: LifecycleRepository,
+    pub gc: GcRunner,
     pub shares: ShareAccess,
     pub codes: Codes,
     pub events: ShareEvents,
@@ -61,11 +63,16 @@ impl AppState {
             ShareLinks::new(ShareRepository::new(db.clone())),
             DownloadGrants::new(db.clone(), settings.grant_ttl),
         );
+        let lifecycle = LifecycleRepository::new(db.clone(), settings.delivery_grace, settings.purge_retry_base);
+        let events = ShareEvents::new(db.clone());
+        let gc = GcRunner::new(ShareGc::new(lifecycle.clone(), store.clone(), events.clone()), settings.gc_batch);
         Self(Arc::new(AppStateInner {
+            lifecycle,
+            gc,
+            events,
             sessions,
             shares,
             codes: Codes::new(db.clone(), &secret_key),
-            events: ShareEvents::new(db.clone()),
             limiter: RateLimiter::new(db.clone()),
             config,
             db,
@@ -91,6 +98,7 @@ pub fn app(state: AppState) -> impl Endpoint + 'static {
     let trusted = Arc::new(state.config.settings.trusted_proxies.clone());
     let sessions = state.sessions.clone();
     let max_age = state.config.settings.session_max_age;
+    let access_time_gc = state.config.settings.access_time_gc.then(|| state.gc.clone());
 
     let routes = Route::new()
         .at("/", get(pages::home))
@@ -109,10 +117,13 @@ pub fn app(state: AppState) -> impl Endpoint + 'static {
         .around(move |ep, req| middleware::csrf_guard(ep, req, origin.clone()))
         .around(move |ep, req| middleware::load_session(ep, req, sessions.clone(), https, max_age))
         .around(error::render_errors)
+        // Boxing here keeps the endpoint's type shallow enough for the compiler.
+        .boxed()
         .around(move |ep, req| middleware::choose_lang(ep, req, https))
         .around(move |ep, req| middleware::security_headers(ep, req, https))
         .with(CookieJarManager::new())
         .around(middleware::access_log)
         .around(move |ep, req| middleware::client_addr(ep, req, trusted.clone()))
+        .around(move |ep, req| middleware::collect_after_response(ep, req, access_time_gc.clone()))
         .data(state)
 }

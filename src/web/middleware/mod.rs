@@ -2,6 +2,7 @@
 //! error pages, session, CSRF and body cap.
 
 mod access_log;
+mod after_response;
 mod client_addr;
 mod csrf;
 mod lang;
@@ -9,6 +10,7 @@ mod security_headers;
 mod session;
 
 pub use access_log::{RequestId, access_log, redact_path};
+pub use after_response::collect_after_response;
 pub use client_addr::{ClientAddr, client_addr};
 pub use csrf::{FORM_BODY_LIMIT, csrf_guard};
 pub use lang::choose_lang;

@@ -308,10 +308,13 @@ pub async fn download(
         }
         Err(error) => return Err(share_error(error)),
     };
-    if share.status != ShareStatus::Active {
+    let file = state.shares.links.repo().file_of(&share).await?.ok_or(AppError::AlreadyDownloaded)?;
+    // The claim commits on its own before the first byte; the share id comes only from the
+    // authorisation. Losing it means someone else already downloaded the file.
+    if !state.lifecycle.mark_consumed(share.id).await? {
+        state.events.record_quietly(share.id, EventKind::Refused).await;
         return Err(AppError::AlreadyDownloaded);
     }
-    let file = state.shares.links.repo().file_of(&share).await?.ok_or(AppError::AlreadyDownloaded)?;
     let opened = match state.store.open(&file.storage_key).await {
         Ok(opened) => opened,
         Err(crate::lifecycle::StoreError::NotFound) => return Err(AppError::AlreadyDownloaded),
