@@ -5,6 +5,7 @@ mod support;
 
 mod browser_smoke;
 mod codes;
+mod downloads;
 mod platform;
 mod recipient;
 mod share_access;

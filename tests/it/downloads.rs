@@ -1,0 +1,224 @@
+//! One-time downloads over HTTP: the claim, the 410 page, GET never consuming, and the garbage
+//! collector running after responses and on its timer.
+
+use std::time::{Duration, Instant};
+
+use crate::{
+    both_backends,
+    support::{Browser, TestApp, TestShare, count, execute},
+};
+
+/// A browser whose session holds a grant for `share` (as after a correct code), and its CSRF token.
+async fn granted_browser(app: &TestApp, share: &TestShare) -> (Browser, String) {
+    let created = app.state.sessions.create().await.unwrap();
+    app.state.shares.grants.grant(created.session.id, share.id).await.unwrap();
+    let browser = app.browser();
+    browser.set_cookie("watasu_session", created.cookie_value.expose());
+    (browser, created.session.csrf_secret)
+}
+
+async fn post_download(browser: &Browser, share: &TestShare, csrf: &str) -> reqwest::Response {
+    browser
+        .client
+        .post(browser.url(&format!("/s/{}/download", share.token)))
+        .header("Sec-Fetch-Site", "same-origin")
+        .form(&[("csrf_token", csrf)])
+        .send()
+        .await
+        .unwrap()
+}
+
+async fn status_of(app: &TestApp, share_id: i64) -> String {
+    match app.db() {
+        watasu::db::Db::Sqlite(pool) => {
+            sqlx::query_scalar("SELECT status FROM shares WHERE id = $1").bind(share_id).fetch_one(pool).await.unwrap()
+        }
+        watasu::db::Db::Postgres(pool) => {
+            sqlx::query_scalar("SELECT status FROM shares WHERE id = $1").bind(share_id).fetch_one(pool).await.unwrap()
+        }
+    }
+}
+
+fn stored_files(app: &TestApp) -> usize {
+    std::fs::read_dir(app.data_dir.path().join("files")).map(|d| d.count()).unwrap_or(0)
+}
+
+/// Waits until `condition` holds, polling; panics after `timeout`.
+async fn eventually<F: AsyncFn() -> bool>(timeout: Duration, what: &str, condition: F) {
+    let deadline = Instant::now() + timeout;
+    while !condition().await {
+        assert!(Instant::now() < deadline, "{what} did not happen within {timeout:?}");
+        tokio::time::sleep(Duration::from_millis(25)).await;
+    }
+}
+
+both_backends! {
+    async fn fifty_concurrent_downloads_give_exactly_one_file_and_the_rest_410(backend: Backend) {
+        let app = TestApp::spawn(backend).await;
+        let sender = app.create_sender("s@example.test", "S").await;
+        let content: &'static [u8] = Box::leak(vec![7u8; 1 << 20].into_boxed_slice());
+        let share = app.create_share_with(sender, "r@example.test", "one.bin", content, Duration::from_secs(3600)).await;
+        let mut browsers = Vec::new();
+        for _ in 0..50 {
+            browsers.push(granted_browser(&app, &share).await);
+        }
+        let barrier = std::sync::Arc::new(tokio::sync::Barrier::new(50));
+        let mut tasks = Vec::new();
+        for (browser, csrf) in browsers {
+            let (barrier, share) = (barrier.clone(), TestShare { id: share.id, token: share.token.clone(), sender_id: 0 });
+            tasks.push(tokio::spawn(async move {
+                barrier.wait().await;
+                let response = post_download(&browser, &share, &csrf).await;
+                let status = response.status().as_u16();
+                (status, response.bytes().await.unwrap().len())
+            }));
+        }
+        let mut outcomes = Vec::new();
+        for task in tasks {
+            outcomes.push(task.await.unwrap());
+        }
+        let ok: Vec<_> = outcomes.iter().filter(|(s, _)| *s == 200).collect();
+        assert_eq!(ok.len(), 1, "{outcomes:?}");
+        assert_eq!(ok[0].1, content.len(), "the one download was incomplete");
+        assert!(outcomes.iter().all(|(s, _)| *s == 200 || *s == 410), "{outcomes:?}");
+        assert_eq!(status_of(&app, share.id).await, "consumed");
+        assert_eq!(stored_files(&app), 1, "the file must stay during the delivery grace");
+    }
+
+    async fn a_second_download_gets_the_friendly_410_page(backend: Backend) {
+        let app = TestApp::spawn(backend).await;
+        let share = app.create_share().await;
+        let (browser, csrf) = granted_browser(&app, &share).await;
+        assert_eq!(post_download(&browser, &share, &csrf).await.status(), 200);
+        let again = post_download(&browser, &share, &csrf).await;
+        assert_eq!(again.status(), 410);
+        let body = again.text().await.unwrap();
+        assert!(body.contains("すでにダウンロードされています"), "{body}");
+        let landing = browser.get(&format!("/s/{}", share.token)).await;
+        assert_eq!(landing.status, 410, "the link now says it was downloaded");
+        let unknown = browser.get(&format!("/s/{}", "0".repeat(64))).await;
+        assert_eq!(unknown.status, 404);
+        assert_ne!(landing.texts("h1"), unknown.texts("h1"), "410 and 404 must say different things");
+    }
+
+    async fn get_and_head_on_every_share_url_never_consume(backend: Backend) {
+        let app = TestApp::spawn(backend).await;
+        let share = app.create_share().await;
+        let (browser, _) = granted_browser(&app, &share).await;
+        for path in ["", "/download", "/email", "/code", "/code/new"] {
+            let url = browser.url(&format!("/s/{}{path}", share.token));
+            for agent in ["Slackbot-LinkExpanding 1.0", "Microsoft Office/16.0", "Mozilla/5.0"] {
+                browser.client.get(&url).header("User-Agent", agent).send().await.unwrap();
+                browser.client.head(&url).header("User-Agent", agent).send().await.unwrap();
+            }
+        }
+        assert_eq!(status_of(&app, share.id).await, "active");
+        let page = browser.get(&format!("/s/{}", share.token)).await;
+        assert_eq!(page.attr("#step", "data-step").as_deref(), Some("download"));
+    }
+
+    async fn a_dropped_download_leaves_the_share_consumed(backend: Backend) {
+        let app = TestApp::spawn(backend).await;
+        let sender = app.create_sender("s@example.test", "S").await;
+        let content: &'static [u8] = Box::leak(vec![1u8; 32 << 20].into_boxed_slice());
+        let share = app.create_share_with(sender, "r@example.test", "big.bin", content, Duration::from_secs(3600)).await;
+        let (browser, csrf) = granted_browser(&app, &share).await;
+        let mut response = post_download(&browser, &share, &csrf).await;
+        assert_eq!(response.status(), 200);
+        let first = response.chunk().await.unwrap().unwrap();
+        assert!(!first.is_empty());
+        drop(response);
+        assert_eq!(status_of(&app, share.id).await, "consumed");
+        assert_eq!(post_download(&browser, &share, &csrf).await.status(), 410);
+    }
+
+    async fn a_collectable_share_disappears_right_after_an_unrelated_page_view(backend: Backend) {
+        // A long timer interval: only the after-response pass can collect it in time.
+        let app = TestApp::spawn_with(backend, |s| s.gc_interval = Duration::from_secs(3600)).await;
+        tokio::time::sleep(Duration::from_millis(200)).await; // the start-up pass has run
+        let share = app.create_share().await;
+        app.expire_share(share.id).await;
+        assert_eq!(stored_files(&app), 1);
+        assert_eq!(app.browser().get("/").await.status, 200);
+        eventually(Duration::from_secs(1), "the after-response GC pass", async || {
+            status_of(&app, share.id).await == "purged"
+        })
+        .await;
+        assert_eq!(stored_files(&app), 0);
+        let purged = count(app.db(), "SELECT count(*) FROM share_events WHERE share_id = $1 AND kind = 'purged'", share.id).await;
+        assert_eq!(purged, 1);
+    }
+
+    async fn a_gc_failure_never_turns_a_page_into_an_error(backend: Backend) {
+        let app = TestApp::spawn_with(backend, |s| s.gc_interval = Duration::from_secs(3600)).await;
+        let share = app.create_share().await;
+        app.expire_share(share.id).await;
+        // A directory where the file should be: the delete fails, even as root.
+        let dir = app.data_dir.path().join("files");
+        for entry in std::fs::read_dir(&dir).unwrap() {
+            let path = entry.unwrap().path();
+            std::fs::remove_file(&path).unwrap();
+            std::fs::create_dir(&path).unwrap();
+            std::fs::write(path.join("keep"), b"x").unwrap();
+        }
+        for _ in 0..5 {
+            let page = app.browser().get("/").await;
+            assert_eq!(page.status, 200);
+        }
+        eventually(Duration::from_secs(2), "the failed delete to be counted", async || {
+            count(app.db(), "SELECT CAST(purge_attempts AS BIGINT) FROM shares WHERE id = $1", share.id).await >= 1
+        })
+        .await;
+        assert_eq!(status_of(&app, share.id).await, "active", "a share whose file is still there was marked purged");
+    }
+
+    async fn the_timer_collects_with_no_traffic_at_all(backend: Backend) {
+        let app = TestApp::spawn_with(backend, |s| {
+            s.gc_interval = Duration::from_secs(1);
+            s.access_time_gc = false;
+        })
+        .await;
+        let share = app.create_share().await;
+        app.expire_share(share.id).await;
+        eventually(Duration::from_secs(5), "the timer GC pass", async || status_of(&app, share.id).await == "purged").await;
+        assert_eq!(stored_files(&app), 0);
+    }
+
+    async fn a_revoked_share_is_not_available_and_is_collected(backend: Backend) {
+        let app = TestApp::spawn_with(backend, |s| s.gc_interval = Duration::from_secs(3600)).await;
+        let share = app.create_share().await;
+        let (browser, csrf) = granted_browser(&app, &share).await;
+        assert!(app.state.lifecycle.revoke(share.id).await.unwrap());
+        assert!(!app.state.lifecycle.revoke(share.id).await.unwrap(), "revoked twice");
+        assert_eq!(post_download(&browser, &share, &csrf).await.status(), 404);
+        assert_eq!(browser.get(&format!("/s/{}", share.token)).await.status, 404);
+        eventually(Duration::from_secs(2), "the revoked share's collection", async || {
+            status_of(&app, share.id).await == "purged"
+        })
+        .await;
+        assert_eq!(stored_files(&app), 0);
+    }
+
+    async fn the_file_stays_through_the_grace_and_goes_after_it(backend: Backend) {
+        let app = TestApp::spawn_with(backend, |s| s.gc_interval = Duration::from_secs(3600)).await;
+        let share = app.create_share().await;
+        let (browser, csrf) = granted_browser(&app, &share).await;
+        assert_eq!(post_download(&browser, &share, &csrf).await.status(), 200);
+        app.browser().get("/").await;
+        tokio::time::sleep(Duration::from_millis(300)).await;
+        assert_eq!(stored_files(&app), 1, "collected during the delivery grace");
+        execute(
+            app.db(),
+            "UPDATE shares SET consumed_at = unixepoch('subsec') - 16 * 60 WHERE id = $1",
+            "UPDATE shares SET consumed_at = now() - interval '16 minutes' WHERE id = $1",
+            share.id,
+        )
+        .await;
+        app.browser().get("/").await;
+        eventually(Duration::from_secs(1), "collection after the grace", async || {
+            status_of(&app, share.id).await == "purged"
+        })
+        .await;
+        assert_eq!(stored_files(&app), 0, "purged before its file was gone");
+    }
+}

@@ -1,0 +1,84 @@
+//! Seed 000's FakeFileBin as a `FileStore`: an in-memory set of present keys, and a set of keys
+//! whose delete fails on demand. A delete fails only when the key is failing AND present (the file
+//! stays); otherwise it removes the key and succeeds, already absent included.
+
+use std::{
+    collections::HashSet,
+    io,
+    pin::Pin,
+    sync::{Mutex, MutexGuard},
+};
+
+use tokio::io::{AsyncRead, AsyncReadExt};
+use watasu::lifecycle::{Deleted, FileStore, OpenedFile, StoreError, StoredFile};
+
+#[derive(Debug, Default)]
+pub struct FakeFileStore {
+    present: Mutex<HashSet<String>>,
+    failing: Mutex<HashSet<String>>,
+}
+
+impl FakeFileStore {
+    pub fn new() -> Self {
+        Self::default()
+    }
+
+    fn present(&self) -> MutexGuard<'_, HashSet<String>> {
+        self.present.lock().unwrap()
+    }
+
+    fn failing(&self) -> MutexGuard<'_, HashSet<String>> {
+        self.failing.lock().unwrap()
+    }
+
+    /// Puts a file under `key`.
+    pub fn place(&self, key: &str) {
+        self.present().insert(key.to_owned());
+    }
+
+    /// Makes every delete of `key` fail while the file is there.
+    pub fn fail_on(&self, key: &str) {
+        self.failing().insert(key.to_owned());
+    }
+
+    pub fn clear_failure(&self, key: &str) {
+        self.failing().remove(key);
+    }
+
+    pub fn exists(&self, key: &str) -> bool {
+        self.present().contains(key)
+    }
+}
+
+#[async_trait::async_trait]
+impl FileStore for FakeFileStore {
+    async fn put<'a>(
+        &self,
+        mut content: Pin<Box<dyn AsyncRead + Send + 'a>>,
+        max_bytes: u64,
+    ) -> Result<StoredFile, StoreError> {
+        let mut bytes = Vec::new();
+        content.read_to_end(&mut bytes).await?;
+        if bytes.len() as u64 > max_bytes {
+            return Err(StoreError::TooLarge { limit: max_bytes });
+        }
+        let key = watasu::secret::random_token().expose().to_owned();
+        self.place(&key);
+        Ok(StoredFile { key, size_bytes: bytes.len() as u64, sha256: String::new() })
+    }
+
+    async fn open(&self, key: &str) -> Result<OpenedFile, StoreError> {
+        if !self.exists(key) {
+            return Err(StoreError::NotFound);
+        }
+        Ok(OpenedFile { reader: Box::pin(tokio::io::empty()), size_bytes: 0 })
+    }
+
+    async fn delete(&self, key: &str) -> Result<Deleted, StoreError> {
+        let mut present = self.present();
+        if self.failing().contains(key) && present.contains(key) {
+            return Err(StoreError::Io(io::Error::other("the fake store was told to fail")));
+        }
+        Ok(if present.remove(key) { Deleted::Removed } else { Deleted::AlreadyAbsent })
+    }
+}
