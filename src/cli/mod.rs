@@ -9,8 +9,7 @@ pub mod user;
 #[error("{0}")]
 pub struct UsageError(pub String);
 
-impl UsageError {
-    pub fn new(message: impl Into<String>) -> anyhow::Error {
-        Self(message.into()).into()
-    }
+/// A `UsageError` as the `anyhow::Error` the commands return.
+pub fn usage(message: impl Into<String>) -> anyhow::Error {
+    UsageError(message.into()).into()
 }

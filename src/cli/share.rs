@@ -3,7 +3,7 @@
 
 use std::time::Duration;
 
-use super::UsageError;
+use super::usage;
 use crate::{
     accounts::{EmailAddress, Users},
     config::Config,
@@ -28,28 +28,28 @@ pub struct CreateShareArgs {
 
 pub async fn create(config: &Config, args: CreateShareArgs) -> anyhow::Result<()> {
     let settings = &config.settings;
-    let sender_email = EmailAddress::parse(&args.from).map_err(|e| UsageError::new(format!("--from: {e}")))?;
-    let recipient = EmailAddress::parse(&args.to).map_err(|e| UsageError::new(format!("--to: {e}")))?;
+    let sender_email = EmailAddress::parse(&args.from).map_err(|e| usage(format!("--from: {e}")))?;
+    let recipient = EmailAddress::parse(&args.to).map_err(|e| usage(format!("--to: {e}")))?;
     let ttl = args.expires_in.unwrap_or(settings.share_ttl);
     if ttl > settings.share_ttl_max {
-        return Err(UsageError::new(format!(
+        return Err(usage(format!(
             "--expires-in is longer than the maximum of {}",
             crate::config::format_duration(settings.share_ttl_max)
         )));
     }
-    let file = tokio::fs::File::open(&args.file)
-        .await
-        .map_err(|e| UsageError::new(format!("--file {}: {e}", args.file.display())))?;
+    let file =
+        tokio::fs::File::open(&args.file).await.map_err(|e| usage(format!("--file {}: {e}", args.file.display())))?;
     if !file.metadata().await?.is_file() {
-        return Err(UsageError::new(format!("--file {} is not a regular file", args.file.display())));
+        return Err(usage(format!("--file {} is not a regular file", args.file.display())));
     }
     let file_name = args.file.file_name().map(|n| n.to_string_lossy().into_owned()).unwrap_or_default();
 
     let db = open_database(config).await?;
-    let sender =
-        Users::new(db.clone()).find_by_email(&sender_email).await?.filter(|u| !u.disabled).ok_or_else(|| {
-            UsageError::new(format!("--from: no active sender account for {}", sender_email.as_str()))
-        })?;
+    let sender = Users::new(db.clone())
+        .find_by_email(&sender_email)
+        .await?
+        .filter(|u| !u.disabled)
+        .ok_or_else(|| usage(format!("--from: no active sender account for {}", sender_email.as_str())))?;
     let lang = args.lang.or_else(|| Lang::from_code(&sender.lang)).unwrap_or_default();
     let store = LocalFileStore::new(settings.data_dir.join("files"))?;
     let links = ShareLinks::new(ShareRepository::new(db.clone()));
@@ -66,7 +66,7 @@ pub async fn create(config: &Config, args: CreateShareArgs) -> anyhow::Result<()
         notify_on_download: true,
     };
     let issued = create_share(&links, &store, request).await.map_err(|e| match e {
-        CreateError::TooLarge { .. } | CreateError::TtlTooShort => UsageError::new(e.to_string()),
+        CreateError::TooLarge { .. } | CreateError::TtlTooShort => usage(e.to_string()),
         other => other.into(),
     })?;
     let link = config.url_for(&format!("/s/{}", issued.token.expose()));
@@ -121,11 +121,11 @@ pub async fn revoke(config: &Config, id_or_url: &str) -> anyhow::Result<()> {
         Err(_) => {
             let token = id_or_url.trim().rsplit("/s/").next().unwrap_or("").split(['/', '?', '#']).next().unwrap_or("");
             if !crate::session::is_token_shaped(token) {
-                return Err(UsageError::new("give a share id or a share URL"));
+                return Err(usage("give a share id or a share URL"));
             }
             repo.id_by_token_hash(&crate::secret::sha256_hex(token))
                 .await?
-                .ok_or_else(|| UsageError::new("no share has this URL"))?
+                .ok_or_else(|| usage("no share has this URL"))?
         }
     };
     let lifecycle = crate::lifecycle::LifecycleRepository::new(
@@ -137,9 +137,7 @@ pub async fn revoke(config: &Config, id_or_url: &str) -> anyhow::Result<()> {
         crate::share::ShareEvents::new(db.clone()).record(id, crate::share::EventKind::Revoked).await?;
         println!("share {id} revoked; its file is deleted by the next GC pass");
     } else {
-        return Err(UsageError::new(format!(
-            "share {id} is not active (already downloaded, expired, revoked or unknown)"
-        )));
+        return Err(usage(format!("share {id} is not active (already downloaded, expired, revoked or unknown)")));
     }
     db.close().await;
     Ok(())

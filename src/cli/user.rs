@@ -2,7 +2,7 @@
 
 use std::io::Read;
 
-use super::UsageError;
+use super::usage;
 use crate::{
     accounts::{CreateUserError, EmailAddress, Role, Users, password},
     config::Config,
@@ -18,10 +18,10 @@ pub struct AddUser {
 }
 
 pub async fn add_user(config: &Config, args: AddUser) -> anyhow::Result<()> {
-    let email = EmailAddress::parse(&args.email).map_err(UsageError::new)?;
+    let email = EmailAddress::parse(&args.email).map_err(usage)?;
     let name = args.name.trim();
     if name.is_empty() || name.chars().count() > 100 || name.chars().any(char::is_control) {
-        return Err(UsageError::new("--name must be 1 to 100 printable characters"));
+        return Err(usage("--name must be 1 to 100 printable characters"));
     }
     let (password, generated) = if args.password_stdin {
         let mut text = String::new();
@@ -30,7 +30,7 @@ pub async fn add_user(config: &Config, args: AddUser) -> anyhow::Result<()> {
     } else {
         (random_token(), true)
     };
-    password::check_new_password(&password).map_err(|e| UsageError::new(e.to_string()))?;
+    password::check_new_password(&password).map_err(|e| usage(e.to_string()))?;
     let db = open_database(config).await?;
     let hash = password::hash_password(password.clone()).await?;
     let role = if args.admin { Role::Admin } else { Role::Sender };
@@ -42,9 +42,7 @@ pub async fn add_user(config: &Config, args: AddUser) -> anyhow::Result<()> {
             }
             Ok(())
         }
-        Err(CreateUserError::DuplicateEmail) => {
-            Err(UsageError::new(format!("an account for {} already exists", email.as_str())))
-        }
+        Err(CreateUserError::DuplicateEmail) => Err(usage(format!("an account for {} already exists", email.as_str()))),
         Err(error) => Err(error.into()),
     }
 }

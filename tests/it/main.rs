@@ -3,9 +3,11 @@
 #[allow(dead_code)] // the harness offers more than each area uses
 mod support;
 
+mod browser_recipient;
 mod browser_smoke;
 mod codes;
 mod downloads;
+mod lifecycle;
 mod platform;
 mod recipient;
 mod share_access;

@@ -3,6 +3,7 @@
 //! HTTP client per simulated browser.
 
 pub mod browser;
+pub mod fake_store;
 pub mod pg;
 pub mod process;
 pub mod smtp;
