@@ -90,9 +90,6 @@ pub struct Settings {
     #[arg(long, env = "WATASU_SESSION_MAX_AGE", default_value = "7d", value_parser = parse_duration, global = true)]
     pub session_max_age: Duration,
 
-    /// Bearer token for POST /maintenance/runs. Unset: that endpoint does not exist.
-    #[arg(long, env = "WATASU_MAINTENANCE_TOKEN", global = true)]
-    pub maintenance_token: Option<SecretString>,
 
     /// Comma-separated addresses or networks of reverse proxies whose Forwarded / X-Forwarded-For is believed.
     #[arg(
@@ -162,11 +159,6 @@ impl Config {
         }
         if settings.max_upload_bytes == 0 {
             return Err(ConfigError::new("WATASU_MAX_UPLOAD_BYTES", "must be more than 0"));
-        }
-        if let Some(token) = &settings.maintenance_token
-            && token.expose().len() < 32
-        {
-            return Err(ConfigError::new("WATASU_MAINTENANCE_TOKEN", "must be at least 32 characters"));
         }
         if let Some(key) = &settings.secret_key {
             SecretKey::from_hex(key.expose()).map_err(|reason| ConfigError::new("WATASU_SECRET_KEY", reason))?;
