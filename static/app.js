@@ -10,13 +10,33 @@ document.addEventListener("click", function (event) {
     if (done) button.textContent = done;
   });
 });
-// Move focus to swapped content so screen readers announce the new step.
-document.addEventListener("htmx:afterSwap", function (event) {
-  var focus = event.detail.target.querySelector("[data-autofocus]") || event.detail.target.querySelector("h1, h2");
-  if (focus) {
-    if (!focus.hasAttribute("tabindex") && !/^(INPUT|BUTTON|A|SELECT|TEXTAREA)$/.test(focus.tagName)) {
-      focus.setAttribute("tabindex", "-1");
-    }
-    focus.focus();
-  }
+// Move focus into the step that was just swapped in, so the number pad opens on the code step and
+// screen readers read the new step. (For an outerHTML swap the event's target is the old element.)
+document.addEventListener("htmx:afterSettle", function () {
+  var step = document.getElementById("step");
+  if (!step) return;
+  var focus = step.querySelector("[data-autofocus]") || step.querySelector("h1, h2");
+  if (!focus) return;
+  if (!/^(INPUT|BUTTON|A|SELECT|TEXTAREA)$/.test(focus.tagName)) focus.setAttribute("tabindex", "-1");
+  focus.focus();
+});
+// Full-width digits typed with a Japanese input method become the ASCII digits the code needs.
+document.addEventListener("input", function (event) {
+  var input = event.target;
+  if (!input.matches || !input.matches("input[autocomplete=one-time-code]")) return;
+  var ascii = input.value.replace(/[\uFF10-\uFF19]/g, function (d) {
+    return String.fromCharCode(d.charCodeAt(0) - 0xFF10 + 48);
+  }).replace(/[^0-9]/g, "");
+  if (ascii !== input.value) input.value = ascii;
+});
+// After the one-time download starts, say so: the page itself does not change.
+document.addEventListener("submit", function (event) {
+  var form = event.target;
+  if (!form.matches || !form.matches("form[data-download]")) return;
+  var note = document.getElementById("download-started");
+  window.setTimeout(function () {
+    if (note) note.hidden = false;
+    var button = form.querySelector("button");
+    if (button) button.disabled = true;
+  }, 0);
 });

@@ -90,7 +90,6 @@ pub struct Settings {
     #[arg(long, env = "WATASU_SESSION_MAX_AGE", default_value = "7d", value_parser = parse_duration, global = true)]
     pub session_max_age: Duration,
 
-
     /// Comma-separated addresses or networks of reverse proxies whose Forwarded / X-Forwarded-For is believed.
     #[arg(
         long,

@@ -117,6 +117,8 @@ pub struct Text {
     pub expires_label: &'static str,
     pub download_once_warning: &'static str,
     pub download_button: &'static str,
+    pub download_started: &'static str,
+    pub file_details: &'static str,
     pub mail_code_subject: &'static str,
     pub mail_code_intro: &'static str,
     pub mail_code_validity: &'static str,

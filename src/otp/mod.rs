@@ -37,6 +37,16 @@ pub enum CodeOutcome {
     Locked { now: bool },
 }
 
+/// Full-width digits (typed with a Japanese input method) as ASCII digits; anything else unchanged.
+fn ascii_digits(text: &str) -> String {
+    text.chars()
+        .map(|c| match c {
+            '０'..='９' => char::from(b'0' + (c as u32 - '０' as u32) as u8),
+            other => other,
+        })
+        .collect()
+}
+
 #[derive(Clone)]
 pub struct Codes {
     db: Db,
@@ -167,7 +177,8 @@ impl Codes {
 
     /// Checks a submitted code for this share and session.
     pub async fn verify(&self, share_id: i64, session_id: i64, submitted: &str) -> Result<CodeOutcome, sqlx::Error> {
-        let submitted = submitted.trim();
+        let submitted = ascii_digits(submitted.trim());
+        let submitted = submitted.as_str();
         if submitted.len() != 6 || !submitted.bytes().all(|b| b.is_ascii_digit()) {
             return Ok(CodeOutcome::Malformed);
         }
@@ -287,5 +298,14 @@ impl Codes {
             }
         };
         Ok(wrong_codes.unwrap_or(SHARE_WRONG_CODE_CAP))
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    #[test]
+    fn full_width_digits_count_as_digits() {
+        assert_eq!(super::ascii_digits("１２３４５６"), "123456");
+        assert_eq!(super::ascii_digits("12a４"), "12a4");
     }
 }

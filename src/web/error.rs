@@ -83,17 +83,8 @@ impl poem::error::ResponseError for AppError {
 }
 
 #[derive(Template)]
-#[template(path = "error.html")]
+#[template(path = "error.html", blocks = ["error_card"])]
 struct ErrorPage<'a> {
-    c: Chrome,
-    status: u16,
-    text: &'a ErrorText,
-    request_id: Option<&'a str>,
-}
-
-#[derive(Template)]
-#[template(path = "error.html", block = "error_card")]
-struct ErrorFragment<'a> {
     c: Chrome,
     status: u16,
     text: &'a ErrorText,
@@ -145,12 +136,9 @@ pub async fn render_errors<E: Endpoint>(ep: std::sync::Arc<E>, req: Request) -> 
         _ => error_text(t, status),
     };
     let shown_id = status.is_server_error().then_some(rid).flatten();
-    let body = if htmx {
-        ErrorFragment { c: chrome, status: status.as_u16(), text, request_id: shown_id }.render()
-    } else {
-        ErrorPage { c: chrome, status: status.as_u16(), text, request_id: shown_id }.render()
-    }
-    .unwrap_or_else(|_| text.title.to_owned());
+    let page = ErrorPage { c: chrome, status: status.as_u16(), text, request_id: shown_id };
+    let body =
+        if htmx { page.as_error_card().render() } else { page.render() }.unwrap_or_else(|_| text.title.to_owned());
     let mut response = Response::builder().status(status).content_type("text/html; charset=utf-8").body(body);
     if htmx {
         // Show the message in place of the whole main area instead of inside a small target.

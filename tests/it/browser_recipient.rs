@@ -258,11 +258,10 @@ async fn the_recipient_walks_the_whole_flow_with_javascript_off() {
     eprintln!("javascript-off walk: {:?}", started.elapsed());
 }
 
-/// After each swap, focus moves into the new step (app.js's `htmx:afterSwap` handler), so a keyboard
-/// or screen reader user lands on the code field, then on the download button.
+/// After each swap, focus moves into the new step (app.js's `htmx:afterSettle` handler), so a
+/// keyboard or screen reader user lands on the code field, then on the download button, and a
+/// phone opens its number pad.
 #[tokio::test(flavor = "multi_thread", worker_threads = 4)]
-#[ignore = "app.js focuses inside event.detail.target, which for hx-swap=outerHTML is the old, \
-            detached #step: focus falls back to <body> after every step (reported, not fixed here)"]
 async fn focus_follows_each_swapped_step() {
     let app = TestApp::spawn(Backend::Sqlite).await;
     let share = share_of(&app, FILE_NAME, CONTENT).await;
