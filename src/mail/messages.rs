@@ -109,7 +109,10 @@ mod tests {
         };
         let mail = notification_mail(&from(), "r@example.test", Lang::En, &n).unwrap();
         let raw = String::from_utf8(mail.formatted()).unwrap();
-        assert!(!raw.contains("\r\nBcc:"), "{raw}");
-        assert!(!raw.contains("<script>"), "{raw}");
+        let (headers, body) = raw.split_once("\r\n\r\n").unwrap();
+        assert!(!headers.lines().any(|l| l.starts_with("Bcc:")), "{headers}");
+        let html = body.split("Content-Type: text/html").nth(1).unwrap();
+        assert!(!html.contains("<script>"), "{html}");
+        assert!(html.contains("&#60;script&#62;"), "the message was dropped instead of escaped: {html}");
     }
 }

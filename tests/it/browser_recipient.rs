@@ -150,6 +150,7 @@ async fn the_recipient_walks_the_whole_flow_with_javascript_on() {
     assert_eq!(browser.text("h1").await, t.download_title);
     assert_eq!(browser.text("#step .file-name").await, FILE_NAME);
     assert!(browser.text("#step .file-size").await.contains("バイト"));
+    browser.click("#step .file-details summary").await;
     assert_eq!(browser.text("#step .file-sha256").await, sha256_of(CONTENT));
     assert_eq!(browser.text("#step .notice").await, t.download_once_warning);
     assert_eq!(browser.text(DOWNLOAD_BUTTON).await, t.download_button);
@@ -160,21 +161,19 @@ async fn the_recipient_walks_the_whole_flow_with_javascript_on() {
     browser.click(DOWNLOAD_BUTTON).await;
     assert_downloaded(&browser, downloads.path(), FILE_NAME, CONTENT).await;
     assert!(browser.document_is_marked().await, "the download replaced the page");
+    // The page says the download started and takes no second click.
+    browser.wait_for("#download-started:not([hidden])", DEFAULT_WAIT).await;
+    assert_eq!(browser.text("#download-started").await, t.download_started);
+    assert_eq!(browser.attr(DOWNLOAD_BUTTON, "disabled").await.as_deref(), Some("true"));
+    browser.screenshot("recipient-5-started").await;
 
-    // A second click on the same button: the 410 page, and no second file.
-    browser.click(DOWNLOAD_BUTTON).await;
-    browser.wait_for(GONE_CARD, DEFAULT_WAIT).await;
-    assert!(!browser.document_is_marked().await);
-    assert_eq!(document_status(&browser).await, 410);
-    assert_eq!(browser.text("h1").await, t.share_already_downloaded.title);
-    assert_eq!(files_in(downloads.path()), [FILE_NAME]);
-    browser.screenshot("recipient-5-gone").await;
-
-    // Opening the link again says the same.
+    // The second attempt (a back button, a stale tab: opening the link again) gets the 410 page.
     browser.goto(&link).await;
     browser.wait_for(GONE_CARD, DEFAULT_WAIT).await;
     assert_eq!(document_status(&browser).await, 410);
     assert_eq!(browser.text("h1").await, t.share_already_downloaded.title);
+    assert_eq!(files_in(downloads.path()), [FILE_NAME]);
+    browser.screenshot("recipient-6-gone").await;
     assert!(!browser.exists("#step").await);
 
     assert_eq!(browser.csp_violations().await, Vec::<String>::new());
@@ -357,7 +356,8 @@ async fn phone_walk(lang: Lang, prefix: &str, file_name: &str) {
 
     browser.click(DOWNLOAD_BUTTON).await;
     assert_downloaded(&browser, downloads.path(), file_name, CONTENT).await;
-    browser.click(DOWNLOAD_BUTTON).await;
+    browser.wait_for("#download-started:not([hidden])", DEFAULT_WAIT).await;
+    browser.reload().await;
     browser.wait_for(GONE_CARD, DEFAULT_WAIT).await;
     assert_eq!(browser.text("h1").await, t.share_already_downloaded.title);
     assert_fits_phone(&browser, &format!("{prefix}gone")).await;

@@ -133,9 +133,8 @@ both_backends! {
     }
 
     async fn a_collectable_share_disappears_right_after_an_unrelated_page_view(backend: Backend) {
-        // A long timer interval: only the after-response pass can collect it in time.
-        let app = TestApp::spawn_with(backend, |s| s.gc_interval = Duration::from_secs(3600)).await;
-        tokio::time::sleep(Duration::from_millis(200)).await; // the start-up pass has run
+        // The timer's next tick is a day away: only the after-response pass can collect it.
+        let app = TestApp::spawn_settled(backend, |_| {}).await;
         let share = app.create_share().await;
         app.expire_share(share.id).await;
         assert_eq!(stored_files(&app), 1);
@@ -150,7 +149,7 @@ both_backends! {
     }
 
     async fn a_gc_failure_never_turns_a_page_into_an_error(backend: Backend) {
-        let app = TestApp::spawn_with(backend, |s| s.gc_interval = Duration::from_secs(3600)).await;
+        let app = TestApp::spawn_settled(backend, |_| {}).await;
         let share = app.create_share().await;
         app.expire_share(share.id).await;
         // A directory where the file should be: the delete fails, even as root.
@@ -185,7 +184,7 @@ both_backends! {
     }
 
     async fn a_revoked_share_is_not_available_and_is_collected(backend: Backend) {
-        let app = TestApp::spawn_with(backend, |s| s.gc_interval = Duration::from_secs(3600)).await;
+        let app = TestApp::spawn_settled(backend, |_| {}).await;
         let share = app.create_share().await;
         let (browser, csrf) = granted_browser(&app, &share).await;
         assert!(app.state.lifecycle.revoke(share.id).await.unwrap());
@@ -200,7 +199,7 @@ both_backends! {
     }
 
     async fn the_file_stays_through_the_grace_and_goes_after_it(backend: Backend) {
-        let app = TestApp::spawn_with(backend, |s| s.gc_interval = Duration::from_secs(3600)).await;
+        let app = TestApp::spawn_settled(backend, |_| {}).await;
         let share = app.create_share().await;
         let (browser, csrf) = granted_browser(&app, &share).await;
         assert_eq!(post_download(&browser, &share, &csrf).await.status(), 200);

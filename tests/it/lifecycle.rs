@@ -6,7 +6,7 @@
 use std::{
     path::PathBuf,
     sync::Arc,
-    time::{Duration, Instant, SystemTime},
+    time::{Duration, Instant},
 };
 
 use sqlx::AssertSqlSafe;
@@ -34,23 +34,7 @@ fn report(purged: u32, failed: u32, skipped: u32) -> GcReport {
 /// An app whose own GC stays out of the tests: no access-time passes, the timer's next tick a day
 /// away, and its start-up tick known to be over (it sweeps an old temp file planted beforehand).
 async fn quiet_app(backend: Backend) -> TestApp {
-    const SENTINEL: &str = ".tmp-startup-tick-sentinel";
-    let app = TestApp::spawn_with(backend, |s| {
-        s.gc_interval = Duration::from_secs(24 * 3600);
-        s.access_time_gc = false;
-        let files = s.data_dir.join("files");
-        std::fs::create_dir_all(&files).unwrap();
-        let sentinel = std::fs::File::create(files.join(SENTINEL)).unwrap();
-        sentinel.set_modified(SystemTime::now() - 2 * HOUR).unwrap();
-    })
-    .await;
-    let sentinel = app.data_dir.path().join("files").join(SENTINEL);
-    let started = Instant::now();
-    while sentinel.exists() {
-        assert!(started.elapsed() < Duration::from_secs(30), "the app's start-up GC tick never finished");
-        tokio::time::sleep(Duration::from_millis(10)).await;
-    }
-    app
+    TestApp::spawn_settled(backend, |s| s.access_time_gc = false).await
 }
 
 /// A single text value from `sql` (in each dialect) with one integer parameter.

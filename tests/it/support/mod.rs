@@ -126,6 +126,29 @@ impl TestApp {
         Self::spawn_with(backend, |_| {}).await
     }
 
+    /// Starts the app with its GC timer's next tick a day away, and returns once the start-up tick
+    /// has finished (an old temp file it must sweep is gone): the app's own GC then only runs
+    /// where a test makes it (after responses, unless `adjust` turns that off).
+    pub async fn spawn_settled(backend: Backend, adjust: impl FnOnce(&mut Settings)) -> Self {
+        const SENTINEL: &str = ".tmp-startup-tick-sentinel";
+        let app = Self::spawn_with(backend, |s| {
+            s.gc_interval = Duration::from_secs(24 * 3600);
+            let files = s.data_dir.join("files");
+            std::fs::create_dir_all(&files).unwrap();
+            let sentinel = std::fs::File::create(files.join(SENTINEL)).unwrap();
+            sentinel.set_modified(std::time::SystemTime::now() - Duration::from_secs(7200)).unwrap();
+            adjust(s);
+        })
+        .await;
+        let sentinel = app.data_dir.path().join("files").join(SENTINEL);
+        let deadline = std::time::Instant::now() + Duration::from_secs(30);
+        while sentinel.exists() {
+            assert!(std::time::Instant::now() < deadline, "the app's start-up GC tick never finished");
+            tokio::time::sleep(Duration::from_millis(10)).await;
+        }
+        app
+    }
+
     /// Starts the app after `adjust` changed its settings.
     pub async fn spawn_with(backend: Backend, adjust: impl FnOnce(&mut Settings)) -> Self {
         let data_dir = tempfile::tempdir().unwrap();
