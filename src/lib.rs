@@ -32,6 +32,8 @@ use crate::{config::Config, db::Db, secret::SecretKey, web::AppState};
 /// A configured application bound to its listening socket, ready to run.
 pub struct App {
     state: AppState,
+    /// The first-run setup link, while no account exists.
+    setup_link: Option<String>,
     acceptor: TcpAcceptor,
     local_addr: SocketAddr,
 }
@@ -60,12 +62,25 @@ impl App {
         }
         let store = std::sync::Arc::new(lifecycle::LocalFileStore::new(config.settings.data_dir.join("files"))?);
         let state = AppState::new(config, db, secret_key, mailer, store);
-        Ok(Self { state, acceptor, local_addr })
+        let mut setup_link = None;
+        if accounts::Users::new(state.db.clone()).count().await? == 0 {
+            let token = state.setup.open();
+            let link = state.config.url_for(&format!("/setup/{}", token.expose()));
+            // Printed, not only logged, so a newcomer sees it; the log line names the page only.
+            println!("No account exists yet. Create the first (admin) account here: {link}");
+            tracing::warn!("no account exists yet: open the setup link printed on standard output");
+            setup_link = Some(link);
+        }
+        Ok(Self { state, setup_link, acceptor, local_addr })
     }
 
     /// The address actually bound.
     pub fn local_addr(&self) -> SocketAddr {
         self.local_addr
+    }
+
+    pub fn setup_link(&self) -> Option<&str> {
+        self.setup_link.as_deref()
     }
 
     pub fn state(&self) -> &AppState {
@@ -87,12 +102,23 @@ impl App {
                 let _ = timer_stopped.await;
             },
         ));
+        let (stop_outbox, outbox_stopped) = tokio::sync::oneshot::channel::<()>();
+        let outbox = tokio::spawn(mail::outbox::run_outbox_worker(
+            mail::outbox::Outbox::new(db.clone()),
+            self.state.mailer.clone(),
+            mail::outbox::WORKER_INTERVAL,
+            async move {
+                let _ = outbox_stopped.await;
+            },
+        ));
         tracing::info!(addr = %self.local_addr, base_url = %self.state.config.base_url, backend = db.backend_name(), "watasu is serving");
         let result = Server::new_with_acceptor(self.acceptor)
             .run_with_graceful_shutdown(web::app(self.state), shutdown, Some(grace))
             .await;
         let _ = stop_timer.send(());
+        let _ = stop_outbox.send(());
         let _ = timer.await;
+        let _ = outbox.await;
         db.close().await;
         result
     }

@@ -1,6 +1,8 @@
 //! Sender accounts: creating and finding users. Passwords live in `password`.
 
+pub mod login;
 pub mod password;
+pub mod setup;
 
 use crate::db::{Db, is_unique_violation};
 
@@ -78,6 +80,46 @@ impl Users {
             Db::Sqlite(pool) => sqlx::query_as(SQL).bind(email.as_str()).fetch_optional(pool).await,
             Db::Postgres(pool) => sqlx::query_as(SQL).bind(email.as_str()).fetch_optional(pool).await,
         }
+    }
+
+    /// How many accounts exist (none: the first-run setup page is open).
+    pub async fn count(&self) -> Result<i64, sqlx::Error> {
+        const SQL: &str = "SELECT count(*) FROM users";
+        match &self.db {
+            Db::Sqlite(pool) => sqlx::query_scalar(SQL).fetch_one(pool).await,
+            Db::Postgres(pool) => sqlx::query_scalar(SQL).fetch_one(pool).await,
+        }
+    }
+
+    /// An account and its password hash, for signing in.
+    pub async fn credentials(&self, email: &EmailAddress) -> Result<Option<(User, String)>, sqlx::Error> {
+        let Some(user) = self.find_by_email(email).await? else { return Ok(None) };
+        const SQL: &str = "SELECT password_hash FROM users WHERE id = $1";
+        let hash: String = match &self.db {
+            Db::Sqlite(pool) => sqlx::query_scalar(SQL).bind(user.id).fetch_one(pool).await?,
+            Db::Postgres(pool) => sqlx::query_scalar(SQL).bind(user.id).fetch_one(pool).await?,
+        };
+        Ok(Some((user, hash)))
+    }
+
+    /// The account with this id, unless it was disabled.
+    pub async fn find_active(&self, id: i64) -> Result<Option<User>, sqlx::Error> {
+        const SQL: &str = "SELECT id, email, display_name, role, lang, disabled_at IS NOT NULL AS disabled
+                             FROM users WHERE id = $1 AND disabled_at IS NULL";
+        match &self.db {
+            Db::Sqlite(pool) => sqlx::query_as(SQL).bind(id).fetch_optional(pool).await,
+            Db::Postgres(pool) => sqlx::query_as(SQL).bind(id).fetch_optional(pool).await,
+        }
+    }
+
+    /// Replaces an account's password hash.
+    pub async fn set_password_hash(&self, id: i64, hash: &str) -> Result<(), sqlx::Error> {
+        const SQL: &str = "UPDATE users SET password_hash = $2 WHERE id = $1";
+        match &self.db {
+            Db::Sqlite(pool) => sqlx::query(SQL).bind(id).bind(hash).execute(pool).await?.rows_affected(),
+            Db::Postgres(pool) => sqlx::query(SQL).bind(id).bind(hash).execute(pool).await?.rows_affected(),
+        };
+        Ok(())
     }
 
     /// Creates an account; a second account for the same address is refused.

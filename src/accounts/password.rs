@@ -17,18 +17,45 @@ pub enum PasswordRuleError {
     TooShort,
     #[error("password is longer than {MAX_PASSWORD_CHARS} characters")]
     TooLong,
+    #[error("password is too common or too easy to guess")]
+    TooGuessable,
 }
 
-/// Checks a new password against the length rules (never truncated, no composition rules).
-pub fn check_new_password(password: &SecretString) -> Result<(), PasswordRuleError> {
+/// Checks a new password: long enough, never truncated, no composition rules, and not common or
+/// easily guessed (zxcvbn, with the person's own email and name counted as guessable).
+pub fn check_new_password(password: &SecretString, user_inputs: &[&str]) -> Result<(), PasswordRuleError> {
     let chars = password.expose().chars().count();
     if chars < MIN_PASSWORD_CHARS {
-        Err(PasswordRuleError::TooShort)
-    } else if chars > MAX_PASSWORD_CHARS {
-        Err(PasswordRuleError::TooLong)
-    } else {
-        Ok(())
+        return Err(PasswordRuleError::TooShort);
     }
+    if chars > MAX_PASSWORD_CHARS {
+        return Err(PasswordRuleError::TooLong);
+    }
+    if zxcvbn::zxcvbn(password.expose(), user_inputs).score() < zxcvbn::Score::Three {
+        return Err(PasswordRuleError::TooGuessable);
+    }
+    Ok(())
+}
+
+/// Words of a person's address and name that a password must not lean on.
+pub fn personal_words(email: &str, name: &str) -> Vec<String> {
+    let local = email.split('@').next().unwrap_or(email);
+    let mut words = vec![email.to_lowercase(), local.to_lowercase(), name.to_lowercase()];
+    words.extend(local.split(['.', '_', '-', '+']).chain(name.split_whitespace()).map(str::to_lowercase));
+    words.retain(|w| w.chars().count() >= 3);
+    words
+}
+
+/// A fixed argon2id hash verified against when no account matches, so an unknown address takes
+/// as long as a wrong password.
+pub fn dummy_hash() -> &'static str {
+    static DUMMY: std::sync::OnceLock<String> = std::sync::OnceLock::new();
+    DUMMY.get_or_init(|| {
+        Argon2::default()
+            .hash_password(b"watasu dummy password for timing")
+            .map(|hash| hash.to_string())
+            .expect("hashing a constant")
+    })
 }
 
 /// Hashes a password into an argon2id PHC string.
@@ -67,8 +94,29 @@ mod tests {
 
     #[test]
     fn length_rules_count_characters_not_bytes() {
-        assert_eq!(check_new_password(&SecretString::new("short")), Err(PasswordRuleError::TooShort));
-        assert_eq!(check_new_password(&SecretString::new("ながいパスワードですよね")), Ok(()));
-        assert_eq!(check_new_password(&SecretString::new("x".repeat(1025))), Err(PasswordRuleError::TooLong));
+        assert_eq!(check_new_password(&SecretString::new("short"), &[]), Err(PasswordRuleError::TooShort));
+        assert_eq!(check_new_password(&SecretString::new("川沿いの赤い自転車と古い時計台"), &[]), Ok(()));
+        assert_eq!(check_new_password(&SecretString::new("x".repeat(1025)), &[]), Err(PasswordRuleError::TooLong));
+    }
+
+    #[test]
+    fn common_or_personal_passwords_are_refused_whatever_their_length() {
+        for weak in ["password1234", "qwertyuiop123", "aaaaaaaaaaaaaaaa", "123456789012"] {
+            assert_eq!(
+                check_new_password(&SecretString::new(weak), &[]),
+                Err(PasswordRuleError::TooGuessable),
+                "{weak}"
+            );
+        }
+        let personal = SecretString::new("hanako.sato2026");
+        let words = personal_words("hanako.sato@example.jp", "Hanako Sato");
+        let words: Vec<&str> = words.iter().map(String::as_str).collect();
+        assert_eq!(check_new_password(&personal, &words), Err(PasswordRuleError::TooGuessable));
+    }
+
+    #[test]
+    fn a_128_character_passphrase_is_accepted_whole() {
+        let long: String = "correct horse battery staple ".repeat(5).chars().take(128).collect();
+        assert_eq!(check_new_password(&SecretString::new(long), &[]), Ok(()));
     }
 }

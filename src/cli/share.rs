@@ -1,5 +1,6 @@
-//! `watasu share create`: streams a file into storage, creates the share, mails the recipient and
-//! prints the share URL as the last line of standard output.
+//! `watasu share create`: streams a file into storage, creates the share, queues the recipient's
+//! notification in the mail outbox and tries to deliver it at once, and prints the share URL as the
+//! last line of standard output.
 
 use std::time::Duration;
 
@@ -9,7 +10,10 @@ use crate::{
     config::Config,
     i18n::{Lang, format::human_time},
     lifecycle::LocalFileStore,
-    mail::{self, messages},
+    mail::{
+        self, Mailer, messages,
+        outbox::{MailKind, Outbox, Outcome},
+    },
     open_database,
     share::{
         ShareLinks, ShareRepository,
@@ -80,14 +84,39 @@ pub async fn create(config: &Config, args: CreateShareArgs) -> anyhow::Result<()
         expires: &human_time(share.expires_at, lang),
     };
     let message = messages::notification_mail(&settings.mail_from, recipient.as_str(), lang, &notification)?;
-    match mailer.send(message).await {
-        Ok(()) => eprintln!("mailed the link to {}", recipient.as_str()),
-        Err(error) => eprintln!("warning: the notification mail was not sent ({error:#}); send the link yourself"),
-    }
+    notify(&Outbox::new(db.clone()), mailer.as_ref(), issued.share_id, &message, recipient.as_str()).await;
     println!("share {} created", issued.share_id);
     println!("{link}");
     db.close().await;
     Ok(())
+}
+
+/// Queues the notification and tries one delivery now, so the recipient is mailed at once when the
+/// relay works; otherwise `watasu serve` delivers it later. Never fails the command: the share
+/// exists, and its URL is printed whatever happens here.
+async fn notify(outbox: &Outbox, mailer: &dyn Mailer, share_id: i64, message: &lettre::Message, to: &str) {
+    let id = match outbox.enqueue(Some(share_id), MailKind::ShareNotification, message).await {
+        Ok(id) => id,
+        Err(error) => {
+            eprintln!("warning: the notification mail could not be queued ({error}); send the link yourself");
+            return;
+        }
+    };
+    match outbox.deliver_one(mailer, id).await {
+        Ok(Some(Outcome::Sent)) => eprintln!("mailed the link to {to}"),
+        Ok(Some(Outcome::Retrying { error_class })) => eprintln!(
+            "the mail relay did not take the notification mail now ({error_class}); it is queued and \
+             the watasu server (`watasu serve`) will deliver it"
+        ),
+        Ok(Some(Outcome::Dead { error_class })) => {
+            eprintln!("warning: the notification mail could not be delivered ({error_class}); send the link yourself")
+        }
+        Ok(None) => eprintln!("the notification mail is queued; the watasu server is delivering it"),
+        Err(error) => eprintln!(
+            "the notification mail is queued but could not be sent now ({error}); the watasu server \
+             (`watasu serve`) will deliver it"
+        ),
+    }
 }
 
 /// `watasu share list [--json]`: id, status, recipient and expiry of every share.

@@ -30,7 +30,9 @@ pub async fn add_user(config: &Config, args: AddUser) -> anyhow::Result<()> {
     } else {
         (random_token(), true)
     };
-    password::check_new_password(&password).map_err(|e| usage(e.to_string()))?;
+    let words = password::personal_words(email.as_str(), name);
+    let words: Vec<&str> = words.iter().map(String::as_str).collect();
+    password::check_new_password(&password, &words).map_err(|e| usage(e.to_string()))?;
     let db = open_database(config).await?;
     let hash = password::hash_password(password.clone()).await?;
     let role = if args.admin { Role::Admin } else { Role::Sender };

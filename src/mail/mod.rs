@@ -2,17 +2,22 @@
 //! configured (a newcomer can run and try everything without a mail server).
 
 pub mod messages;
+pub mod outbox;
 
 use std::{path::PathBuf, sync::Arc};
 
 use anyhow::Context;
-use lettre::{AsyncFileTransport, AsyncSmtpTransport, AsyncTransport, Message, Tokio1Executor};
+use lettre::{AsyncFileTransport, AsyncSmtpTransport, AsyncTransport, Message, Tokio1Executor, address::Envelope};
 
 /// Something that delivers a finished message. A trait because tests and the two transports
 /// are real alternatives.
 #[async_trait::async_trait]
 pub trait Mailer: Send + Sync {
     async fn send(&self, message: Message) -> anyhow::Result<()>;
+
+    /// Delivers an already formatted message to the envelope's addresses: the mail outbox stores
+    /// messages as bytes and cannot rebuild a `Message` from them.
+    async fn send_raw(&self, envelope: &Envelope, message: &[u8]) -> anyhow::Result<()>;
 }
 
 /// Delivers through an SMTP relay.
@@ -22,6 +27,10 @@ pub struct SmtpMailer(AsyncSmtpTransport<Tokio1Executor>);
 impl Mailer for SmtpMailer {
     async fn send(&self, message: Message) -> anyhow::Result<()> {
         self.0.send(message).await.map(drop).context("SMTP delivery failed")
+    }
+
+    async fn send_raw(&self, envelope: &Envelope, message: &[u8]) -> anyhow::Result<()> {
+        self.0.send_raw(envelope, message).await.map(drop).context("SMTP delivery failed")
     }
 }
 
@@ -35,6 +44,10 @@ pub struct FileMailer {
 impl Mailer for FileMailer {
     async fn send(&self, message: Message) -> anyhow::Result<()> {
         self.transport.send(message).await.map(drop).context("writing the mail to the outbox")
+    }
+
+    async fn send_raw(&self, envelope: &Envelope, message: &[u8]) -> anyhow::Result<()> {
+        self.transport.send_raw(envelope, message).await.map(drop).context("writing the mail to the outbox")
     }
 }
 

@@ -227,6 +227,18 @@ impl Sessions {
     }
 }
 
+impl Sessions {
+    /// Ends every session of a user but `keep` (after a password change).
+    pub async fn end_others_for_user(&self, user_id: i64, keep: i64) -> Result<u64, sqlx::Error> {
+        const SQL: &str = "DELETE FROM sessions WHERE user_id = $1 AND id <> $2";
+        let done = match &self.db {
+            Db::Sqlite(pool) => sqlx::query(SQL).bind(user_id).bind(keep).execute(pool).await?.rows_affected(),
+            Db::Postgres(pool) => sqlx::query(SQL).bind(user_id).bind(keep).execute(pool).await?.rows_affected(),
+        };
+        Ok(done)
+    }
+}
+
 /// Session cookies, like link tokens, are exactly 64 lowercase hex characters.
 pub fn is_token_shaped(value: &str) -> bool {
     value.len() == 64 && value.bytes().all(|b| b.is_ascii_digit() || (b'a'..=b'f').contains(&b))

@@ -1,12 +1,279 @@
-//! Signing out. (Signing in arrives with the sender dashboard.)
+//! Sender accounts on the web: the first-run setup page, signing in and out, and the account page
+//! with the password change.
 
-use poem::{Response, handler, http::StatusCode, web::Data};
+use askama::Template;
+use poem::{
+    Request, Response, handler,
+    http::StatusCode,
+    web::{Data, Form, Html, Path},
+};
+use serde::Deserialize;
 
-use super::{AppError, middleware::SessionHandle};
+use super::{
+    AppError, AppState, Chrome,
+    middleware::{ClientAddr, SessionHandle},
+    render,
+};
+use crate::{
+    accounts::{
+        EmailAddress, Role, User, Users,
+        login::{LoginError, authenticate},
+        password::{self, PasswordRuleError},
+    },
+    i18n::Text,
+    secret::SecretString,
+};
 
-/// Ends this browser's session (and with it any download grants) and goes to the start page.
+fn see_other(location: &str) -> Response {
+    Response::builder().status(StatusCode::SEE_OTHER).header("Location", location).finish()
+}
+
+/// The signed-in, active sender of this request, or a redirect to the sign-in page.
+pub async fn signed_in_user(state: &AppState, session: &SessionHandle) -> Result<User, AppError> {
+    let user_id = session.current().and_then(|s| s.user_id).ok_or(AppError::SignInRequired)?;
+    Users::new(state.db.clone()).find_active(user_id).await?.ok_or(AppError::SignInRequired)
+}
+
+fn password_error(t: &'static Text, error: &PasswordRuleError) -> &'static str {
+    match error {
+        PasswordRuleError::TooShort => t.password_too_short,
+        PasswordRuleError::TooLong => t.password_too_long,
+        PasswordRuleError::TooGuessable => t.password_too_guessable,
+    }
+}
+
+#[derive(Template)]
+#[template(path = "dashboard/setup.html")]
+struct SetupPage<'a> {
+    c: Chrome,
+    action: String,
+    csrf_token: &'a str,
+    name: &'a str,
+    email: &'a str,
+    error: Option<&'static str>,
+}
+
+#[derive(Deserialize)]
+pub struct SetupForm {
+    #[serde(default)]
+    name: String,
+    #[serde(default)]
+    email: String,
+    #[serde(default)]
+    password: String,
+}
+
+/// GET /setup/{token}: open only while no account exists and the token is the printed one.
 #[handler]
-pub async fn logout(session: Data<&SessionHandle>) -> Result<Response, AppError> {
+pub async fn setup_page(
+    req: &Request,
+    Path(token): Path<String>,
+    state: Data<&AppState>,
+    session: Data<&SessionHandle>,
+) -> Result<Html<String>, AppError> {
+    if !state.setup.admits(&token) || Users::new(state.db.clone()).count().await? > 0 {
+        return Err(AppError::NotFound("setup closed or wrong token"));
+    }
+    let session = session.ensure().await?;
+    let page = SetupPage {
+        c: Chrome::for_request(req),
+        action: format!("/setup/{token}"),
+        csrf_token: &session.csrf_secret,
+        name: "",
+        email: "",
+        error: None,
+    };
+    render(&page)
+}
+
+/// POST /setup/{token}: creates the first admin and signs them in.
+#[handler]
+pub async fn setup_submit(
+    req: &Request,
+    Path(token): Path<String>,
+    Form(form): Form<SetupForm>,
+    state: Data<&AppState>,
+    session: Data<&SessionHandle>,
+    client: Data<&ClientAddr>,
+) -> Result<Response, AppError> {
+    let users = Users::new(state.db.clone());
+    if !state.setup.admits(&token) || users.count().await? > 0 {
+        return Err(AppError::NotFound("setup closed or wrong token"));
+    }
+    let c = Chrome::for_request(req);
+    let t = c.t;
+    let name = form.name.trim();
+    let email = EmailAddress::parse(&form.email);
+    let password = SecretString::new(form.password);
+    let words = password::personal_words(&form.email, name);
+    let words: Vec<&str> = words.iter().map(String::as_str).collect();
+    let error = if name.is_empty() || name.chars().count() > 100 || name.chars().any(char::is_control) {
+        Some(t.name_invalid)
+    } else if email.is_err() {
+        Some(t.email_invalid)
+    } else {
+        password::check_new_password(&password, &words).err().map(|e| password_error(t, &e))
+    };
+    if let (Some(error), Ok(session)) = (error, session.ensure().await) {
+        let page = SetupPage {
+            c,
+            action: format!("/setup/{token}"),
+            csrf_token: &session.csrf_secret,
+            name,
+            email: &form.email,
+            error: Some(error),
+        };
+        return Ok(Response::builder()
+            .status(StatusCode::BAD_REQUEST)
+            .content_type("text/html; charset=utf-8")
+            .body(page.render()?));
+    }
+    let email = email.map_err(|_| AppError::BadRequest("invalid email"))?;
+    // One caller wins the gate, so two racing forms cannot both create an admin.
+    if !state.setup.consume(&token) {
+        return Err(AppError::NotFound("setup already used"));
+    }
+    let hash = password::hash_password(password).await?;
+    let user_id = users.create(&email, name, &hash, Role::Admin).await.map_err(|e| AppError::Internal(e.into()))?;
+    session.sign_in(user_id).await?;
+    tracing::info!(account_id = user_id, client = %client.0.0, "first admin account created");
+    Ok(see_other("/account"))
+}
+
+#[derive(Template)]
+#[template(path = "dashboard/login.html")]
+struct LoginPage<'a> {
+    c: Chrome,
+    csrf_token: &'a str,
+    email: &'a str,
+    error: Option<&'static str>,
+}
+
+/// GET /login
+#[handler]
+pub async fn login_page(req: &Request, session: Data<&SessionHandle>) -> Result<Html<String>, AppError> {
+    let session = session.ensure().await?;
+    render(&LoginPage { c: Chrome::for_request(req), csrf_token: &session.csrf_secret, email: "", error: None })
+}
+
+#[derive(Deserialize)]
+pub struct LoginForm {
+    #[serde(default)]
+    email: String,
+    #[serde(default)]
+    password: String,
+}
+
+/// POST /login: one answer for an unknown address and a wrong password; the session id changes
+/// on success.
+#[handler]
+pub async fn login_submit(
+    req: &Request,
+    Form(form): Form<LoginForm>,
+    state: Data<&AppState>,
+    session: Data<&SessionHandle>,
+    client: Data<&ClientAddr>,
+) -> Result<Response, AppError> {
+    let users = Users::new(state.db.clone());
+    match authenticate(&users, &state.limiter, &form.email, SecretString::new(form.password), client.0.0).await {
+        Ok(user) => {
+            session.sign_in(user.id).await?;
+            Ok(see_other("/account"))
+        }
+        Err(LoginError::Invalid) => {
+            let current = session.ensure().await?;
+            let c = Chrome::for_request(req);
+            let t = c.t;
+            let page =
+                LoginPage { c, csrf_token: &current.csrf_secret, email: &form.email, error: Some(t.login_failed) };
+            Ok(Response::builder().status(StatusCode::OK).content_type("text/html; charset=utf-8").body(page.render()?))
+        }
+        Err(LoginError::TooMany(retry_after)) => Err(AppError::TooMany { reason: "sign-in attempts", retry_after }),
+        Err(LoginError::Database(error)) => Err(error.into()),
+    }
+}
+
+/// POST /logout: ends this session (and with it any grants) and goes to the start page.
+#[handler]
+pub async fn logout(session: Data<&SessionHandle>, client: Data<&ClientAddr>) -> Result<Response, AppError> {
+    if let Some(user_id) = session.current().and_then(|s| s.user_id) {
+        tracing::info!(account_id = user_id, client = %client.0.0, "signed out");
+    }
     session.end().await?;
-    Ok(Response::builder().status(StatusCode::SEE_OTHER).header("Location", "/").finish())
+    Ok(see_other("/"))
+}
+
+#[derive(Template)]
+#[template(path = "dashboard/account.html")]
+struct AccountPage<'a> {
+    c: Chrome,
+    csrf_token: &'a str,
+    user: &'a User,
+    changed: bool,
+    error: Option<&'static str>,
+}
+
+/// GET /account
+#[handler]
+pub async fn account_page(
+    req: &Request,
+    state: Data<&AppState>,
+    session: Data<&SessionHandle>,
+) -> Result<Html<String>, AppError> {
+    let user = signed_in_user(&state, &session).await?;
+    let current = session.ensure().await?;
+    render(&AccountPage {
+        c: Chrome::for_request(req),
+        csrf_token: &current.csrf_secret,
+        user: &user,
+        changed: false,
+        error: None,
+    })
+}
+
+#[derive(Deserialize)]
+pub struct PasswordForm {
+    #[serde(default)]
+    current_password: String,
+    #[serde(default)]
+    new_password: String,
+}
+
+/// POST /account/password: asks for the current password; ends every other session.
+#[handler]
+pub async fn change_password(
+    req: &Request,
+    Form(form): Form<PasswordForm>,
+    state: Data<&AppState>,
+    session: Data<&SessionHandle>,
+    client: Data<&ClientAddr>,
+) -> Result<Response, AppError> {
+    let user = signed_in_user(&state, &session).await?;
+    let users = Users::new(state.db.clone());
+    let c = Chrome::for_request(req);
+    let t = c.t;
+    let (_, hash) = users
+        .credentials(&EmailAddress::parse(&user.email).map_err(|_| AppError::BadRequest("stored email"))?)
+        .await?
+        .ok_or(AppError::SignInRequired)?;
+    let new_password = SecretString::new(form.new_password);
+    let words = password::personal_words(&user.email, &user.display_name);
+    let words: Vec<&str> = words.iter().map(String::as_str).collect();
+    let error = if !password::verify_password(SecretString::new(form.current_password), hash).await {
+        tracing::info!(account_id = user.id, client = %client.0.0, "password change refused: wrong current password");
+        Some(t.password_current_wrong)
+    } else {
+        password::check_new_password(&new_password, &words).err().map(|e| password_error(t, &e))
+    };
+    let changed = error.is_none();
+    if changed {
+        users.set_password_hash(user.id, &password::hash_password(new_password).await?).await?;
+        let kept = session.regenerate().await?;
+        let ended = state.sessions.end_others_for_user(user.id, kept.id).await?;
+        tracing::info!(account_id = user.id, client = %client.0.0, other_sessions_ended = ended, "password changed");
+    }
+    let current = session.ensure().await?;
+    let page = AccountPage { c, csrf_token: &current.csrf_secret, user: &user, changed, error };
+    let status = if changed { StatusCode::OK } else { StatusCode::BAD_REQUEST };
+    Ok(Response::builder().status(status).content_type("text/html; charset=utf-8").body(page.render()?))
 }

@@ -34,6 +34,8 @@ pub enum AppError {
     ShareLocked,
     #[error("download without a grant")]
     VerifyFirst,
+    #[error("sign-in required")]
+    SignInRequired,
     #[error("body too large")]
     TooLarge,
     #[error("rate limited: {reason}")]
@@ -75,6 +77,7 @@ impl poem::error::ResponseError for AppError {
             Self::ShareLocked | Self::VerifyFirst => StatusCode::FORBIDDEN,
             Self::Gone(_) => StatusCode::GONE,
             Self::TooLarge => StatusCode::PAYLOAD_TOO_LARGE,
+            Self::SignInRequired => StatusCode::SEE_OTHER,
             Self::TooMany { .. } => StatusCode::TOO_MANY_REQUESTS,
             Self::Unavailable(_) => StatusCode::SERVICE_UNAVAILABLE,
             Self::Internal(_) => StatusCode::INTERNAL_SERVER_ERROR,
@@ -116,6 +119,10 @@ pub async fn render_errors<E: Endpoint>(ep: std::sync::Arc<E>, req: Request) -> 
         Ok(response) => return Ok(response.into_response()),
         Err(error) => error,
     };
+    if matches!(error.downcast_ref::<AppError>(), Some(AppError::SignInRequired)) {
+        let location = if htmx { "HX-Redirect" } else { "Location" };
+        return Ok(Response::builder().status(StatusCode::SEE_OTHER).header(location, "/login").finish());
+    }
     let status = error.status();
     let rid = request_id.as_ref().map(|r| r.0.as_str());
     if status.is_server_error() {

@@ -47,6 +47,8 @@ pub struct AppStateInner {
     pub events: ShareEvents,
     pub limiter: RateLimiter,
     pub assets_version: String,
+    /// The first-run setup link's gate (open only while no account exists).
+    pub setup: crate::accounts::setup::SetupGate,
 }
 
 impl AppState {
@@ -80,6 +82,7 @@ impl AppState {
             mailer,
             store,
             assets_version: assets::assets_version(),
+            setup: Default::default(),
         }))
     }
 }
@@ -103,6 +106,10 @@ pub fn app(state: AppState) -> impl Endpoint + 'static {
     let routes = Route::new()
         .at("/", get(pages::home))
         .at("/logout", poem::post(auth::logout))
+        .at("/login", get(auth::login_page).post(auth::login_submit))
+        .at("/setup/:token", get(auth::setup_page).post(auth::setup_submit))
+        .at("/account", get(auth::account_page))
+        .at("/account/password", poem::post(auth::change_password))
         .at("/s/:token", get(recipient::landing))
         .at("/s/:token/email", poem::post(recipient::request_code))
         .at("/s/:token/code", poem::post(recipient::submit_code))

@@ -3,6 +3,7 @@
 #[allow(dead_code)] // the harness offers more than each area uses
 mod support;
 
+mod accounts;
 mod browser_recipient;
 mod browser_smoke;
 mod codes;

@@ -117,6 +117,8 @@ pub struct TestApp {
     pub state: AppState,
     pub smtp: SmtpSink,
     pub data_dir: tempfile::TempDir,
+    /// The first-run setup link the app printed (no account existed at start).
+    pub setup_link: Option<String>,
     shutdown: Option<oneshot::Sender<()>>,
     server: Option<JoinHandle<std::io::Result<()>>>,
 }
@@ -160,6 +162,7 @@ impl TestApp {
         let app = App::build(config).await.expect("the app starts");
         let addr = app.local_addr();
         let state = app.state().clone();
+        let setup_link = app.setup_link().map(str::to_owned);
         let (tx, rx) = oneshot::channel::<()>();
         let server = tokio::spawn(app.run(async move {
             let _ = rx.await;
@@ -171,6 +174,7 @@ impl TestApp {
             state,
             smtp,
             data_dir,
+            setup_link,
             shutdown: Some(tx),
             server: Some(server),
         }
@@ -323,6 +327,17 @@ impl TestApp {
         let email = watasu::accounts::EmailAddress::parse(email).unwrap();
         watasu::accounts::Users::new(self.db().clone())
             .create(&email, name, "$argon2id$v=19$m=19456,t=2,p=1$c2FsdHNhbHQ$invalid", watasu::accounts::Role::Sender)
+            .await
+            .unwrap()
+    }
+
+    /// Creates a sender who can sign in with `password`.
+    pub async fn create_sender_with_password(&self, email: &str, name: &str, password: &str) -> i64 {
+        let hash =
+            watasu::accounts::password::hash_password(watasu::secret::SecretString::new(password)).await.unwrap();
+        let email = watasu::accounts::EmailAddress::parse(email).unwrap();
+        watasu::accounts::Users::new(self.db().clone())
+            .create(&email, name, &hash, watasu::accounts::Role::Sender)
             .await
             .unwrap()
     }

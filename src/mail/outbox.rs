@@ -1,0 +1,502 @@
+//! The mail outbox: mails that must survive an SMTP outage (share notifications, download receipts)
+//! are stored in `mail_outbox` first, then delivered by a worker with retries and capped backoff —
+//! exactly once in normal operation, and never lost. One-time codes never come here: they are
+//! worthless minutes later and keep being sent directly.
+//!
+//! Every state change is one conditional UPDATE (pending → sending → sent | pending | dead), so
+//! any number of workers, in any number of app instances, may run at once. A row is claimed just
+//! before it is sent, so a row is in 'sending' only while one SMTP conversation is in flight.
+//!
+//! The stored message of a share notification holds the share link (a secret token); the UPDATE
+//! that marks a row sent also empties it.
+
+use std::{sync::Arc, time::Duration};
+
+use lettre::{Address, Message, address::Envelope};
+
+use super::Mailer;
+use crate::db::{Db, Timestamp, seconds};
+
+/// How often the worker looks for due mails.
+pub const WORKER_INTERVAL: Duration = Duration::from_secs(5);
+/// Rows one delivery pass of the worker handles.
+const BATCH: u32 = 20;
+/// Passes run back to back while they keep finding a full batch, up to this many per tick.
+const MAX_PASSES_PER_TICK: u32 = 50;
+
+/// What a stored mail is, kept in `mail_outbox.kind` for the dashboard.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum MailKind {
+    ShareNotification,
+    DownloadReceipt,
+}
+
+impl MailKind {
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Self::ShareNotification => "share_notification",
+            Self::DownloadReceipt => "download_receipt",
+        }
+    }
+}
+
+/// When failed deliveries are retried, and when the outbox gives up.
+#[derive(Clone, Copy, Debug)]
+pub struct RetryPolicy {
+    /// Wait after the first failure; doubles per failure…
+    pub base: Duration,
+    /// …up to this.
+    pub cap: Duration,
+    /// A row is 'dead' once this many attempts have failed (30 s doubling to 1 h: about 14 hours).
+    pub max_attempts: u32,
+    /// A row in 'sending' for longer than this was abandoned by a crashed worker. Far longer than
+    /// one SMTP conversation (lettre gives each command 15 s).
+    pub stuck_after: Duration,
+}
+
+impl Default for RetryPolicy {
+    fn default() -> Self {
+        Self {
+            base: Duration::from_secs(30),
+            cap: Duration::from_secs(3600),
+            max_attempts: 20,
+            stuck_after: Duration::from_secs(10 * 60),
+        }
+    }
+}
+
+#[derive(Debug, thiserror::Error)]
+pub enum EnqueueError {
+    #[error("an outbox mail has exactly one envelope recipient, this one has {0}")]
+    NotOneRecipient(usize),
+    #[error(transparent)]
+    Database(#[from] sqlx::Error),
+}
+
+/// A row moved to 'sending' by this caller, with what is needed to send it.
+#[derive(Clone, sqlx::FromRow)]
+pub struct ClaimedMail {
+    pub id: i64,
+    /// Failed attempts before this one.
+    pub attempts: i32,
+    envelope_from: Option<String>,
+    recipient: String,
+    message: Vec<u8>,
+}
+
+impl std::fmt::Debug for ClaimedMail {
+    // The message may hold a share link.
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("ClaimedMail").field("id", &self.id).field("attempts", &self.attempts).finish_non_exhaustive()
+    }
+}
+
+impl ClaimedMail {
+    fn envelope(&self) -> Result<Envelope, lettre::error::Error> {
+        let from = self.envelope_from.as_deref().map(str::parse::<Address>).transpose();
+        let to = self.recipient.parse::<Address>();
+        match (from, to) {
+            (Ok(from), Ok(to)) => Envelope::new(from, vec![to]),
+            _ => Err(lettre::error::Error::MissingTo),
+        }
+    }
+}
+
+/// What became of one delivery attempt.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub enum Outcome {
+    Sent,
+    /// Failed; back to 'pending' until its backoff ends.
+    Retrying {
+        error_class: String,
+    },
+    /// Failed for the last time allowed.
+    Dead {
+        error_class: String,
+    },
+}
+
+/// What one delivery pass did.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub struct DeliveryReport {
+    pub sent: u32,
+    /// Failed and waiting for a retry.
+    pub failed: u32,
+    /// Failed for the last time.
+    pub dead: u32,
+}
+
+impl DeliveryReport {
+    pub fn attempted(&self) -> u32 {
+        self.sent + self.failed + self.dead
+    }
+}
+
+/// One stored mail as the sender's dashboard shows it: no addresses, no content.
+#[derive(Clone, Debug, sqlx::FromRow)]
+pub struct MailDelivery {
+    pub id: i64,
+    pub kind: String,
+    /// pending | sending | sent | dead
+    pub status: String,
+    pub attempts: i32,
+    pub last_error: Option<String>,
+    pub created_at: Timestamp,
+    pub next_attempt_at: Timestamp,
+    pub sent_at: Option<Timestamp>,
+}
+
+#[derive(Clone, Debug)]
+pub struct Outbox {
+    db: Db,
+    policy: RetryPolicy,
+}
+
+impl Outbox {
+    pub fn new(db: Db) -> Self {
+        Self::with_policy(db, RetryPolicy::default())
+    }
+
+    pub fn with_policy(db: Db, policy: RetryPolicy) -> Self {
+        Self { db, policy }
+    }
+
+    /// Stores a finished message (bytes and envelope) as due now; returns its outbox id.
+    pub async fn enqueue(&self, share_id: Option<i64>, kind: MailKind, message: &Message) -> Result<i64, EnqueueError> {
+        let envelope = message.envelope();
+        let [recipient] = envelope.to() else { return Err(EnqueueError::NotOneRecipient(envelope.to().len())) };
+        let from = envelope.from().map(ToString::to_string);
+        let subject = message.headers().get_raw("Subject").unwrap_or_default();
+        let raw = message.formatted();
+        const SQL: &str = "INSERT INTO mail_outbox (share_id, kind, envelope_from, recipient, subject, message)
+                           VALUES ($1, $2, $3, $4, $5, $6) RETURNING id";
+        let (kind, recipient) = (kind.as_str(), recipient.to_string());
+        Ok(match &self.db {
+            Db::Sqlite(pool) => {
+                let query = sqlx::query_scalar(SQL).bind(share_id).bind(kind).bind(from).bind(recipient);
+                query.bind(subject).bind(raw).fetch_one(pool).await?
+            }
+            Db::Postgres(pool) => {
+                let query = sqlx::query_scalar(SQL).bind(share_id).bind(kind).bind(from).bind(recipient);
+                query.bind(subject).bind(raw).fetch_one(pool).await?
+            }
+        })
+    }
+
+    /// Ids of due pending rows, oldest due first (served by the partial index on pending rows).
+    async fn due_ids(&self, limit: u32) -> Result<Vec<i64>, sqlx::Error> {
+        let limit = i64::from(limit);
+        match &self.db {
+            Db::Sqlite(pool) => {
+                sqlx::query_scalar(
+                    "SELECT id FROM mail_outbox WHERE status = 'pending' AND next_attempt_at <= unixepoch('subsec')
+                  ORDER BY next_attempt_at, id LIMIT $1",
+                )
+                .bind(limit)
+                .fetch_all(pool)
+                .await
+            }
+            Db::Postgres(pool) => {
+                sqlx::query_scalar(
+                    "SELECT id FROM mail_outbox WHERE status = 'pending' AND next_attempt_at <= now()
+                  ORDER BY next_attempt_at, id LIMIT $1",
+                )
+                .bind(limit)
+                .fetch_all(pool)
+                .await
+            }
+        }
+    }
+
+    /// pending → sending for one due row; `None` when another worker got it first (or it is not due).
+    pub async fn claim(&self, id: i64) -> Result<Option<ClaimedMail>, sqlx::Error> {
+        match &self.db {
+            Db::Sqlite(pool) => {
+                sqlx::query_as(
+                    "UPDATE mail_outbox SET status = 'sending', claimed_at = unixepoch('subsec')
+                  WHERE id = $1 AND status = 'pending' AND next_attempt_at <= unixepoch('subsec')
+                  RETURNING id, attempts, envelope_from, recipient, message",
+                )
+                .bind(id)
+                .fetch_optional(pool)
+                .await
+            }
+            Db::Postgres(pool) => {
+                sqlx::query_as(
+                    "UPDATE mail_outbox SET status = 'sending', claimed_at = now()
+                  WHERE id = $1 AND status = 'pending' AND next_attempt_at <= now()
+                  RETURNING id, attempts, envelope_from, recipient, message",
+                )
+                .bind(id)
+                .fetch_optional(pool)
+                .await
+            }
+        }
+    }
+
+    /// Claims up to `limit` due rows, one conditional UPDATE each: a row another worker claimed
+    /// in the meantime is simply not returned.
+    pub async fn claim_due(&self, limit: u32) -> Result<Vec<ClaimedMail>, sqlx::Error> {
+        let mut claimed = Vec::new();
+        for id in self.due_ids(limit).await? {
+            claimed.extend(self.claim(id).await?);
+        }
+        Ok(claimed)
+    }
+
+    /// The relay accepted the message: mark it sent and drop the body (it may hold a share link).
+    /// Also from 'pending' or 'dead': a row taken back from a worker that was merely slow, not
+    /// dead, was delivered after all, and saying so spares the recipient a second copy.
+    pub async fn mark_sent(&self, id: i64) -> Result<bool, sqlx::Error> {
+        let done = match &self.db {
+            Db::Sqlite(pool) => sqlx::query(
+                "UPDATE mail_outbox
+                    SET status = 'sent', sent_at = unixepoch('subsec'), message = X'', last_error = NULL,
+                        claimed_at = NULL
+                  WHERE id = $1 AND status <> 'sent'",
+            )
+            .bind(id)
+            .execute(pool)
+            .await?
+            .rows_affected(),
+            Db::Postgres(pool) => sqlx::query(
+                "UPDATE mail_outbox
+                    SET status = 'sent', sent_at = now(), message = ''::bytea, last_error = NULL, claimed_at = NULL
+                  WHERE id = $1 AND status <> 'sent'",
+            )
+            .bind(id)
+            .execute(pool)
+            .await?
+            .rows_affected(),
+        };
+        Ok(done == 1)
+    }
+
+    /// A claimed row failed: back to 'pending' after min(base × 2^attempts, cap), or 'dead' when
+    /// this was the last attempt allowed. Returns the new status (`None`: the row was not ours).
+    /// `error_class` is stored: a short class such as "smtp 421", never reply text or addresses.
+    pub async fn mark_failed(&self, id: i64, error_class: &str) -> Result<Option<String>, sqlx::Error> {
+        let RetryPolicy { base, cap, max_attempts, .. } = self.policy;
+        let max_attempts = i32::try_from(max_attempts).unwrap_or(i32::MAX);
+        // SET expressions read the row as it was before the UPDATE: `attempts` is the old count.
+        match &self.db {
+            Db::Sqlite(pool) => {
+                sqlx::query_scalar(
+                    "UPDATE mail_outbox
+                    SET status = CASE WHEN attempts + 1 >= $3 THEN 'dead' ELSE 'pending' END,
+                        attempts = attempts + 1, last_error = $2, claimed_at = NULL,
+                        next_attempt_at = unixepoch('subsec') + min($4 * (1 << min(attempts, 30)), $5)
+                  WHERE id = $1 AND status = 'sending'
+                  RETURNING status",
+                )
+                .bind(id)
+                .bind(error_class)
+                .bind(max_attempts)
+                .bind(seconds(base))
+                .bind(seconds(cap))
+                .fetch_optional(pool)
+                .await
+            }
+            Db::Postgres(pool) => {
+                sqlx::query_scalar(
+                    "UPDATE mail_outbox
+                    SET status = CASE WHEN attempts + 1 >= $3 THEN 'dead' ELSE 'pending' END,
+                        attempts = attempts + 1, last_error = $2, claimed_at = NULL,
+                        next_attempt_at = now()
+                            + make_interval(secs => least($4 * power(2, least(attempts, 30)), $5))
+                  WHERE id = $1 AND status = 'sending'
+                  RETURNING status",
+                )
+                .bind(id)
+                .bind(error_class)
+                .bind(max_attempts)
+                .bind(seconds(base))
+                .bind(seconds(cap))
+                .fetch_optional(pool)
+                .await
+            }
+        }
+    }
+
+    /// Takes back rows left in 'sending' longer than `stuck_after` by a worker that crashed (or
+    /// whose process was killed) mid-send; they count one attempt and are due at once. The relay
+    /// may have accepted such a mail before the crash, so the recipient may get it twice: a
+    /// duplicate notification is preferable to a lost one. Returns how many rows were taken back.
+    pub async fn recover_stuck(&self) -> Result<u64, sqlx::Error> {
+        let stuck_after = seconds(self.policy.stuck_after);
+        let max_attempts = i32::try_from(self.policy.max_attempts).unwrap_or(i32::MAX);
+        Ok(match &self.db {
+            Db::Sqlite(pool) => sqlx::query(
+                "UPDATE mail_outbox
+                    SET status = CASE WHEN attempts + 1 >= $2 THEN 'dead' ELSE 'pending' END,
+                        attempts = attempts + 1, last_error = 'interrupted', claimed_at = NULL,
+                        next_attempt_at = unixepoch('subsec')
+                  WHERE status = 'sending' AND claimed_at <= unixepoch('subsec') - $1",
+            )
+            .bind(stuck_after)
+            .bind(max_attempts)
+            .execute(pool)
+            .await?
+            .rows_affected(),
+            Db::Postgres(pool) => sqlx::query(
+                "UPDATE mail_outbox
+                    SET status = CASE WHEN attempts + 1 >= $2 THEN 'dead' ELSE 'pending' END,
+                        attempts = attempts + 1, last_error = 'interrupted', claimed_at = NULL,
+                        next_attempt_at = now()
+                  WHERE status = 'sending' AND claimed_at <= now() - make_interval(secs => $1)",
+            )
+            .bind(stuck_after)
+            .bind(max_attempts)
+            .execute(pool)
+            .await?
+            .rows_affected(),
+        })
+    }
+
+    /// The mails of one share, oldest first, for the sender's dashboard.
+    pub async fn delivery_state(&self, share_id: i64) -> Result<Vec<MailDelivery>, sqlx::Error> {
+        const SQL: &str = "SELECT id, kind, status, attempts, last_error, created_at, next_attempt_at, sent_at
+                             FROM mail_outbox WHERE share_id = $1 ORDER BY id";
+        match &self.db {
+            Db::Sqlite(pool) => sqlx::query_as(SQL).bind(share_id).fetch_all(pool).await,
+            Db::Postgres(pool) => sqlx::query_as(SQL).bind(share_id).fetch_all(pool).await,
+        }
+    }
+
+    /// One delivery pass over up to `limit` due rows, each claimed just before it is sent. A
+    /// failure that says the relay itself is unavailable (no connection, timeout, 421) ends the
+    /// pass: the rows not yet claimed stay pending with no attempt counted.
+    pub async fn deliver_due(&self, mailer: &dyn Mailer, limit: u32) -> Result<DeliveryReport, sqlx::Error> {
+        let mut report = DeliveryReport::default();
+        for id in self.due_ids(limit).await? {
+            let Some(mail) = self.claim(id).await? else { continue };
+            let (outcome, relay_down) = self.send(mailer, &mail).await?;
+            match outcome {
+                Outcome::Sent => report.sent += 1,
+                Outcome::Retrying { .. } => report.failed += 1,
+                Outcome::Dead { .. } => report.dead += 1,
+            }
+            if relay_down {
+                break;
+            }
+        }
+        Ok(report)
+    }
+
+    /// Tries to deliver one row now (as `watasu share create` does right after enqueueing);
+    /// `None` when the row is not due or another worker has it.
+    pub async fn deliver_one(&self, mailer: &dyn Mailer, id: i64) -> Result<Option<Outcome>, sqlx::Error> {
+        match self.claim(id).await? {
+            Some(mail) => Ok(Some(self.send(mailer, &mail).await?.0)),
+            None => Ok(None),
+        }
+    }
+
+    /// Sends a claimed row and records the result. A database error after the relay accepted the
+    /// message leaves the row in 'sending'; `recover_stuck` then sends it again (a duplicate, not
+    /// a loss).
+    async fn send(&self, mailer: &dyn Mailer, mail: &ClaimedMail) -> Result<(Outcome, bool), sqlx::Error> {
+        let failure = match mail.envelope() {
+            Ok(envelope) => match mailer.send_raw(&envelope, &mail.message).await {
+                Ok(()) => {
+                    if !self.mark_sent(mail.id).await? {
+                        tracing::warn!(mail_id = mail.id, "a mail was delivered twice (its row was already sent)");
+                    }
+                    return Ok((Outcome::Sent, false));
+                }
+                Err(error) => {
+                    tracing::debug!(mail_id = mail.id, error = %format!("{error:#}"), "outbox mail not delivered");
+                    classify(&error)
+                }
+            },
+            Err(_) => Failure { class: "bad envelope".to_owned(), relay_down: false },
+        };
+        let status = self.mark_failed(mail.id, &failure.class).await?;
+        let attempt = mail.attempts + 1;
+        let error_class = failure.class;
+        let outcome = if status.as_deref() == Some("dead") {
+            tracing::error!(mail_id = mail.id, attempt, error_class, "outbox mail given up");
+            Outcome::Dead { error_class }
+        } else {
+            tracing::warn!(mail_id = mail.id, attempt, error_class, "outbox mail not delivered; will retry");
+            Outcome::Retrying { error_class }
+        };
+        Ok((outcome, failure.relay_down))
+    }
+}
+
+/// Why a delivery failed, in words safe to store: no addresses, no server text.
+struct Failure {
+    class: String,
+    /// The relay as a whole is unavailable, not just this message refused.
+    relay_down: bool,
+}
+
+fn classify(error: &anyhow::Error) -> Failure {
+    use lettre::transport::{file, smtp};
+    for cause in error.chain() {
+        if let Some(smtp) = cause.downcast_ref::<smtp::Error>() {
+            if let Some(code) = smtp.status() {
+                let code = code.to_string();
+                // 421: "service not available, closing transmission channel".
+                return Failure { relay_down: code == "421", class: format!("smtp {code}") };
+            }
+            let class = if smtp.is_timeout() {
+                "timeout"
+            } else if smtp.is_tls() {
+                "tls"
+            } else if smtp.is_response() {
+                "smtp bad response"
+            } else {
+                "connection"
+            };
+            return Failure { class: class.to_owned(), relay_down: true };
+        }
+        if cause.downcast_ref::<file::Error>().is_some() {
+            return Failure { class: "file".to_owned(), relay_down: true };
+        }
+    }
+    Failure { class: "other".to_owned(), relay_down: true }
+}
+
+/// Delivers due mails every `interval` (and once at start) until `shutdown` resolves. Also takes
+/// back rows a crashed worker left in 'sending'.
+pub async fn run_outbox_worker(
+    outbox: Outbox,
+    mailer: Arc<dyn Mailer>,
+    interval: Duration,
+    shutdown: impl Future<Output = ()>,
+) {
+    tokio::pin!(shutdown);
+    loop {
+        tick(&outbox, mailer.as_ref()).await;
+        tokio::select! {
+            _ = &mut shutdown => return,
+            _ = tokio::time::sleep(interval) => {}
+        }
+    }
+}
+
+async fn tick(outbox: &Outbox, mailer: &dyn Mailer) {
+    match outbox.recover_stuck().await {
+        Ok(0) => {}
+        Ok(rows) => tracing::warn!(rows, "took back outbox mails abandoned mid-send"),
+        Err(error) => tracing::warn!(%error, "outbox recovery failed"),
+    }
+    for _ in 0..MAX_PASSES_PER_TICK {
+        match outbox.deliver_due(mailer, BATCH).await {
+            Ok(report) => {
+                if report.attempted() > 0 {
+                    tracing::info!(?report, "outbox delivery pass");
+                }
+                if report.attempted() < BATCH {
+                    break;
+                }
+            }
+            Err(error) => {
+                tracing::warn!(%error, "outbox delivery pass failed");
+                break;
+            }
+        }
+    }
+}
