@@ -7,6 +7,7 @@ pub mod create;
 mod events;
 mod grants;
 mod repo;
+pub mod sender;
 
 use std::time::Duration;
 

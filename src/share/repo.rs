@@ -169,6 +169,19 @@ impl ShareRepository {
         Ok(row.map(Share::from))
     }
 
+    /// The share with this id, whatever its state (for the sender's side, never for recipients).
+    pub async fn find_by_id(&self, id: i64) -> Result<Option<Share>, sqlx::Error> {
+        const SQL: &str = "SELECT s.id, s.file_id, s.recipient_email, u.display_name AS sender_name, s.message,
+                                  s.lang, s.status, s.expires_at, s.locked_at IS NOT NULL AS locked
+                             FROM shares s JOIN users u ON u.id = s.sender_id
+                            WHERE s.id = $1";
+        let row: Option<ShareRow> = match &self.db {
+            Db::Sqlite(pool) => sqlx::query_as(SQL).bind(id).fetch_optional(pool).await?,
+            Db::Postgres(pool) => sqlx::query_as(SQL).bind(id).fetch_optional(pool).await?,
+        };
+        Ok(row.map(Share::from))
+    }
+
     /// Every share, newest first (for scripts; the dashboard pages through its own list).
     pub async fn list_all(&self) -> Result<Vec<ShareListing>, sqlx::Error> {
         match &self.db {

@@ -137,7 +137,7 @@ pub async fn setup_submit(
     let user_id = users.create(&email, name, &hash, Role::Admin).await.map_err(|e| AppError::Internal(e.into()))?;
     session.sign_in(user_id).await?;
     tracing::info!(account_id = user_id, client = %client.0.0, "first admin account created");
-    Ok(see_other("/account"))
+    Ok(see_other("/shares"))
 }
 
 #[derive(Template)]
@@ -178,7 +178,7 @@ pub async fn login_submit(
     match authenticate(&users, &state.limiter, &form.email, SecretString::new(form.password), client.0.0).await {
         Ok(user) => {
             session.sign_in(user.id).await?;
-            Ok(see_other("/account"))
+            Ok(see_other("/shares"))
         }
         Err(LoginError::Invalid) => {
             let current = session.ensure().await?;

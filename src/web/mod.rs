@@ -3,6 +3,7 @@
 
 mod assets;
 mod auth;
+mod dashboard;
 mod error;
 mod health;
 pub mod middleware;
@@ -110,6 +111,11 @@ pub fn app(state: AppState) -> impl Endpoint + 'static {
         .at("/setup/:token", get(auth::setup_page).post(auth::setup_submit))
         .at("/account", get(auth::account_page))
         .at("/account/password", poem::post(auth::change_password))
+        .at("/shares", get(dashboard::list))
+        .at("/shares/new", get(dashboard::new_share_form).post(dashboard::upload))
+        .at("/shares/:id", get(dashboard::show))
+        .at("/shares/:id/live", get(dashboard::live))
+        .at("/shares/:id/revoke", poem::post(dashboard::revoke))
         .at("/s/:token", get(recipient::landing))
         .at("/s/:token/email", poem::post(recipient::request_code))
         .at("/s/:token/code", poem::post(recipient::submit_code))

@@ -15,6 +15,8 @@ pub struct Chrome {
     pub app_js_url: String,
     /// One link per language to this same page, for the visible switch.
     pub switch: Vec<LangLink>,
+    /// A sender is signed in: the header shows the dashboard's links.
+    pub signed_in: bool,
 }
 
 pub struct LangLink {
@@ -28,7 +30,13 @@ impl Chrome {
     pub fn new(req: &Request, lang: Lang) -> Self {
         let version = req.data::<AppState>().map(|s| s.assets_version.as_str()).unwrap_or("0");
         let path = req.uri().path();
+        let signed_in = req
+            .extensions()
+            .get::<super::middleware::SessionHandle>()
+            .and_then(|s| s.current())
+            .is_some_and(|s| s.user_id.is_some());
         Self {
+            signed_in,
             lang,
             t: lang.text(),
             css_url: format!("/static/{version}/app.css"),

@@ -33,7 +33,7 @@ both_backends! {
             .post_form(&path, &[("csrf_token", &form.csrf_token()), ("name", "管理 太郎"), ("email", "Admin@Example.test"), ("password", PASSWORD)])
             .await;
         assert_eq!(created.status, 303, "{}", created.body);
-        assert_eq!(created.header("location"), Some("/account"));
+        assert_eq!(created.header("location"), Some("/shares"));
         let account = browser.get("/account").await;
         assert_eq!(account.texts(".account-email"), ["admin@example.test"]);
         assert_eq!(account.texts(".account-name"), ["管理 太郎"]);

@@ -1,0 +1,179 @@
+//! The sender's view of shares: their own list (newest first, keyset-paginated), one share's
+//! details, and the ownership rule: a sender sees their own shares only, an admin sees all.
+//! A share that is not visible is indistinguishable from one that does not exist.
+
+use crate::db::{Db, Timestamp};
+
+/// Where a share stands, in the words a sender understands.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum SenderStatus {
+    Waiting,
+    Locked,
+    Downloaded,
+    Expired,
+    Revoked,
+    Deleted,
+}
+
+impl SenderStatus {
+    fn parse(text: &str) -> Self {
+        match text {
+            "locked" => Self::Locked,
+            "downloaded" => Self::Downloaded,
+            "expired" => Self::Expired,
+            "revoked" => Self::Revoked,
+            "deleted" => Self::Deleted,
+            _ => Self::Waiting,
+        }
+    }
+
+    pub fn code(self) -> &'static str {
+        match self {
+            Self::Waiting => "waiting",
+            Self::Locked => "locked",
+            Self::Downloaded => "downloaded",
+            Self::Expired => "expired",
+            Self::Revoked => "revoked",
+            Self::Deleted => "deleted",
+        }
+    }
+
+    /// Nothing will change any more: the page stops polling.
+    pub fn is_final(self) -> bool {
+        matches!(self, Self::Deleted)
+    }
+}
+
+#[derive(sqlx::FromRow)]
+struct SummaryRow {
+    id: i64,
+    recipient_email: String,
+    original_name: String,
+    size_bytes: i64,
+    created_at: Timestamp,
+    expires_at: Timestamp,
+    shown_status: String,
+}
+
+/// One share in a sender's list or on its page.
+#[derive(Clone, Debug)]
+pub struct ShareSummary {
+    pub id: i64,
+    pub recipient_email: String,
+    pub file_name: String,
+    pub size_bytes: i64,
+    pub created_at: Timestamp,
+    pub expires_at: Timestamp,
+    pub status: SenderStatus,
+}
+
+impl From<SummaryRow> for ShareSummary {
+    fn from(row: SummaryRow) -> Self {
+        Self {
+            id: row.id,
+            recipient_email: row.recipient_email,
+            file_name: row.original_name,
+            size_bytes: row.size_bytes,
+            created_at: row.created_at,
+            expires_at: row.expires_at,
+            status: SenderStatus::parse(&row.shown_status),
+        }
+    }
+}
+
+/// Who is asking: their shares only, or every share for an admin.
+#[derive(Clone, Copy, Debug)]
+pub struct Viewer {
+    pub user_id: i64,
+    pub is_admin: bool,
+}
+
+const SQLITE_SUMMARY: &str =
+    "SELECT s.id, s.recipient_email, f.original_name, f.size_bytes, s.created_at, s.expires_at,
+        CASE WHEN s.status = 'purged' THEN 'deleted'
+             WHEN s.status = 'consumed' THEN 'downloaded'
+             WHEN s.revoked_at IS NOT NULL THEN 'revoked'
+             WHEN s.expires_at <= unixepoch('subsec') THEN 'expired'
+             WHEN s.locked_at IS NOT NULL THEN 'locked'
+             ELSE 'waiting' END AS shown_status
+   FROM shares s JOIN files f ON f.id = s.file_id
+  WHERE ($2 OR s.sender_id = $1)";
+const POSTGRES_SUMMARY: &str =
+    "SELECT s.id, s.recipient_email, f.original_name, f.size_bytes, s.created_at, s.expires_at,
+        CASE WHEN s.status = 'purged' THEN 'deleted'
+             WHEN s.status = 'consumed' THEN 'downloaded'
+             WHEN s.revoked_at IS NOT NULL THEN 'revoked'
+             WHEN s.expires_at <= now() THEN 'expired'
+             WHEN s.locked_at IS NOT NULL THEN 'locked'
+             ELSE 'waiting' END AS shown_status
+   FROM shares s JOIN files f ON f.id = s.file_id
+  WHERE ($2 OR s.sender_id = $1)";
+
+#[derive(Clone, Debug)]
+pub struct SenderShares {
+    db: Db,
+}
+
+impl SenderShares {
+    pub fn new(db: Db) -> Self {
+        Self { db }
+    }
+
+    /// A page of the viewer's shares, newest first, older than `before` (keyset, never OFFSET).
+    pub async fn list(
+        &self,
+        viewer: Viewer,
+        before: Option<i64>,
+        limit: i64,
+    ) -> Result<Vec<ShareSummary>, sqlx::Error> {
+        let before = before.unwrap_or(i64::MAX);
+        let rows: Vec<SummaryRow> = match &self.db {
+            Db::Sqlite(pool) => {
+                sqlx::query_as(sqlx::AssertSqlSafe(format!(
+                    "{SQLITE_SUMMARY} AND s.id < $3 ORDER BY s.id DESC LIMIT $4"
+                )))
+                .bind(viewer.user_id)
+                .bind(viewer.is_admin)
+                .bind(before)
+                .bind(limit)
+                .fetch_all(pool)
+                .await?
+            }
+            Db::Postgres(pool) => {
+                sqlx::query_as(sqlx::AssertSqlSafe(format!(
+                    "{POSTGRES_SUMMARY} AND s.id < $3 ORDER BY s.id DESC LIMIT $4"
+                )))
+                .bind(viewer.user_id)
+                .bind(viewer.is_admin)
+                .bind(before)
+                .bind(limit)
+                .fetch_all(pool)
+                .await?
+            }
+        };
+        Ok(rows.into_iter().map(ShareSummary::from).collect())
+    }
+
+    /// One share, if the viewer may see it.
+    pub async fn find(&self, viewer: Viewer, id: i64) -> Result<Option<ShareSummary>, sqlx::Error> {
+        let row: Option<SummaryRow> = match &self.db {
+            Db::Sqlite(pool) => {
+                sqlx::query_as(sqlx::AssertSqlSafe(format!("{SQLITE_SUMMARY} AND s.id = $3")))
+                    .bind(viewer.user_id)
+                    .bind(viewer.is_admin)
+                    .bind(id)
+                    .fetch_optional(pool)
+                    .await?
+            }
+            Db::Postgres(pool) => {
+                sqlx::query_as(sqlx::AssertSqlSafe(format!("{POSTGRES_SUMMARY} AND s.id = $3")))
+                    .bind(viewer.user_id)
+                    .bind(viewer.is_admin)
+                    .bind(id)
+                    .fetch_optional(pool)
+                    .await?
+            }
+        };
+        Ok(row.map(ShareSummary::from))
+    }
+}

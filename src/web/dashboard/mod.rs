@@ -1,0 +1,232 @@
+//! The sender's dashboard: their shares, one share's timeline (refreshing itself while it can
+//! still change), revoking, and the new-share upload. A share the viewer may not see answers 404,
+//! exactly like one that does not exist.
+
+mod new_share;
+
+pub use new_share::{new_share_form, upload};
+
+use askama::Template;
+use poem::{
+    Request, Response, handler,
+    http::StatusCode,
+    web::{Data, Html, Path, Query},
+};
+use serde::Deserialize;
+
+use super::{
+    AppError, AppState, Chrome,
+    auth::signed_in_user,
+    middleware::{SessionHandle, is_htmx},
+    render,
+};
+use crate::{
+    accounts::User,
+    i18n::{
+        Text,
+        format::{human_size, human_time},
+    },
+    mail::outbox::Outbox,
+    share::{
+        EventKind, ShareEvents,
+        sender::{SenderShares, SenderStatus, ShareSummary, Viewer},
+    },
+};
+
+const PAGE_SIZE: i64 = 25;
+
+pub fn viewer(user: &User) -> Viewer {
+    Viewer { user_id: user.id, is_admin: user.role == "admin" }
+}
+
+fn status_text(t: &'static Text, status: SenderStatus) -> &'static str {
+    match status {
+        SenderStatus::Waiting => t.status_waiting,
+        SenderStatus::Locked => t.status_locked,
+        SenderStatus::Downloaded => t.status_downloaded,
+        SenderStatus::Expired => t.status_expired,
+        SenderStatus::Revoked => t.status_revoked,
+        SenderStatus::Deleted => t.status_deleted,
+    }
+}
+
+fn event_text(t: &'static Text, kind: &str) -> &'static str {
+    match kind {
+        "opened" => t.event_opened,
+        "code_sent" => t.event_code_sent,
+        "code_mail_failed" => t.event_code_mail_failed,
+        "code_failed" => t.event_code_failed,
+        "locked" => t.event_locked,
+        "unlocked" => t.event_unlocked,
+        "verified" => t.event_verified,
+        "downloaded" => t.event_downloaded,
+        "refused" => t.event_refused,
+        "revoked" => t.event_revoked,
+        _ => t.event_purged,
+    }
+}
+
+/// A share as the templates show it.
+pub struct ShareRow {
+    id: i64,
+    recipient: String,
+    file_name: String,
+    size: String,
+    created: String,
+    expires: String,
+    status: &'static str,
+    status_text: &'static str,
+}
+
+fn row(c: &Chrome, share: ShareSummary) -> ShareRow {
+    ShareRow {
+        id: share.id,
+        recipient: share.recipient_email,
+        file_name: share.file_name,
+        size: human_size(share.size_bytes, c.lang),
+        created: human_time(share.created_at, c.lang),
+        expires: human_time(share.expires_at, c.lang),
+        status: share.status.code(),
+        status_text: status_text(c.t, share.status),
+    }
+}
+
+#[derive(Template)]
+#[template(path = "dashboard/shares.html")]
+struct SharesPage {
+    c: Chrome,
+    rows: Vec<ShareRow>,
+    older: Option<i64>,
+}
+
+#[derive(Deserialize)]
+pub struct ListQuery {
+    before: Option<i64>,
+}
+
+/// GET /shares: the viewer's shares, newest first.
+#[handler]
+pub async fn list(
+    req: &Request,
+    Query(query): Query<ListQuery>,
+    state: Data<&AppState>,
+    session: Data<&SessionHandle>,
+) -> Result<Html<String>, AppError> {
+    let user = signed_in_user(&state, &session).await?;
+    let shares = SenderShares::new(state.db.clone()).list(viewer(&user), query.before, PAGE_SIZE + 1).await?;
+    let c = Chrome::for_request(req);
+    let older = (shares.len() as i64 > PAGE_SIZE).then(|| shares[PAGE_SIZE as usize - 1].id);
+    let rows = shares.into_iter().take(PAGE_SIZE as usize).map(|s| row(&c, s)).collect();
+    render(&SharesPage { c, rows, older })
+}
+
+pub struct EventRow {
+    kind: String,
+    text: &'static str,
+    at: String,
+}
+
+pub struct MailRow {
+    status: String,
+    text: &'static str,
+    at: String,
+}
+
+#[derive(Template)]
+#[template(path = "dashboard/share.html", blocks = ["live"])]
+struct SharePage<'a> {
+    c: Chrome,
+    share: ShareRow,
+    events: Vec<EventRow>,
+    mails: Vec<MailRow>,
+    is_final: bool,
+    can_revoke: bool,
+    csrf_token: &'a str,
+}
+
+async fn share_page(req: &Request, state: &AppState, session: &SessionHandle, id: i64) -> Result<String, AppError> {
+    let user = signed_in_user(state, session).await?;
+    let share = SenderShares::new(state.db.clone())
+        .find(viewer(&user), id)
+        .await?
+        .ok_or(AppError::NotFound("share not visible to this sender"))?;
+    let c = Chrome::for_request(req);
+    let (t, lang) = (c.t, c.lang);
+    let events = ShareEvents::new(state.db.clone())
+        .list(id)
+        .await?
+        .into_iter()
+        .map(|e| EventRow { text: event_text(t, &e.kind), kind: e.kind, at: human_time(e.at, lang) })
+        .collect();
+    let mails = Outbox::new(state.db.clone())
+        .delivery_state(id)
+        .await?
+        .into_iter()
+        .map(|m| MailRow {
+            text: match m.status.as_str() {
+                "sent" => t.mail_sent,
+                "sending" => t.mail_sending,
+                "dead" => t.mail_dead,
+                _ => t.mail_pending,
+            },
+            at: human_time(m.sent_at.unwrap_or(m.created_at), lang),
+            status: m.status,
+        })
+        .collect();
+    let status = share.status;
+    let current = session.ensure().await?;
+    let page = SharePage {
+        share: row(&c, share),
+        c,
+        events,
+        mails,
+        is_final: status.is_final(),
+        can_revoke: matches!(status, SenderStatus::Waiting | SenderStatus::Locked),
+        csrf_token: &current.csrf_secret,
+    };
+    Ok(if is_htmx(req) { page.as_live().render()? } else { page.render()? })
+}
+
+/// GET /shares/{id}
+#[handler]
+pub async fn show(
+    req: &Request,
+    Path(id): Path<i64>,
+    state: Data<&AppState>,
+    session: Data<&SessionHandle>,
+) -> Result<Html<String>, AppError> {
+    Ok(Html(share_page(req, &state, &session, id).await?))
+}
+
+/// GET /shares/{id}/live: the status and timeline fragment the share page polls (HTMX only).
+#[handler]
+pub async fn live(
+    req: &Request,
+    Path(id): Path<i64>,
+    state: Data<&AppState>,
+    session: Data<&SessionHandle>,
+) -> Result<Html<String>, AppError> {
+    if !is_htmx(req) {
+        return Err(AppError::NotFound("the live fragment is for HTMX requests"));
+    }
+    Ok(Html(share_page(req, &state, &session, id).await?))
+}
+
+/// POST /shares/{id}/revoke: ends an active share at once; the GC then deletes its file.
+#[handler]
+pub async fn revoke(
+    Path(id): Path<i64>,
+    state: Data<&AppState>,
+    session: Data<&SessionHandle>,
+) -> Result<Response, AppError> {
+    let user = signed_in_user(&state, &session).await?;
+    SenderShares::new(state.db.clone())
+        .find(viewer(&user), id)
+        .await?
+        .ok_or(AppError::NotFound("share not visible to this sender"))?;
+    if state.lifecycle.revoke(id).await? {
+        state.events.record_quietly(id, EventKind::Revoked).await;
+        tracing::info!(account_id = user.id, share_id = id, "share revoked");
+    }
+    Ok(Response::builder().status(StatusCode::SEE_OTHER).header("Location", format!("/shares/{id}")).finish())
+}

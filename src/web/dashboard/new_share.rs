@@ -1,0 +1,278 @@
+//! The new-share page and its upload. The upload streams straight to storage (never held in
+//! memory) with the size cap enforced while copying; over the cap answers 413 and leaves nothing
+//! on disk. The CSRF token must be the first multipart field, and every other field comes before
+//! the file, so a bad form is refused before a byte of the file is stored.
+
+use std::time::Duration;
+
+use askama::Template;
+use poem::{
+    Request, Response, handler,
+    http::StatusCode,
+    web::{Data, Html, Multipart},
+};
+use tokio::io::AsyncReadExt;
+
+use super::super::{AppError, AppState, Chrome, auth::signed_in_user, middleware::SessionHandle};
+use crate::{
+    accounts::{EmailAddress, User},
+    i18n::{
+        Lang, Text,
+        format::{human_size, human_time},
+    },
+    mail::{
+        messages::{Notification, notification_mail},
+        outbox::{MailKind, Outbox},
+    },
+    session::csrf_tokens_match,
+    share::create::{CreateError, ShareRequest, create_share},
+};
+
+/// Longest accepted text field of the form.
+const TEXT_FIELD_LIMIT: u64 = 8 * 1024;
+/// Longest message to the recipient, in characters.
+const MESSAGE_LIMIT: usize = 2000;
+/// Room for the form fields and multipart framing around the file.
+const FORM_OVERHEAD: u64 = 64 * 1024;
+
+pub struct ExpiryOption {
+    value: String,
+    label: &'static str,
+    selected: bool,
+}
+
+/// 1 hour, 1 day, 7 days and the configured maximum, as far as the maximum allows.
+fn expiry_options(t: &'static Text, max: Duration, chosen: &str) -> Vec<ExpiryOption> {
+    let presets = [("1h", 3_600, t.expires_1h), ("1d", 86_400, t.expires_1d), ("7d", 604_800, t.expires_7d)];
+    let mut options: Vec<ExpiryOption> = presets
+        .into_iter()
+        .filter(|(_, secs, _)| Duration::from_secs(*secs) <= max)
+        .map(|(value, _, label)| ExpiryOption { value: value.to_owned(), label, selected: value == chosen })
+        .collect();
+    let max_value = crate::config::format_duration(max);
+    if !options.iter().any(|o| o.value == max_value) {
+        options.push(ExpiryOption { selected: max_value == chosen, value: max_value, label: t.expires_max });
+    }
+    if !options.iter().any(|o| o.selected)
+        && let Some(first) = options.first_mut()
+    {
+        first.selected = true;
+    }
+    options
+}
+
+#[derive(Template)]
+#[template(path = "dashboard/new_share.html")]
+struct NewSharePage<'a> {
+    c: Chrome,
+    csrf_token: &'a str,
+    expiry_options: Vec<ExpiryOption>,
+    max_size: String,
+    recipient: &'a str,
+    message: &'a str,
+    mail_lang: &'a str,
+    error: Option<&'static str>,
+}
+
+fn form_page(
+    state: &AppState,
+    c: Chrome,
+    csrf: &str,
+    fields: &Fields,
+    error: Option<&'static str>,
+) -> Result<String, AppError> {
+    let lang = c.lang;
+    let t = c.t;
+    let page = NewSharePage {
+        c,
+        csrf_token: csrf,
+        expiry_options: expiry_options(t, state.config.settings.share_ttl_max, &fields.expires_in),
+        max_size: human_size(i64::try_from(state.config.settings.max_upload_bytes).unwrap_or(i64::MAX), lang),
+        recipient: &fields.recipient,
+        message: &fields.message,
+        mail_lang: &fields.mail_lang,
+        error,
+    };
+    Ok(page.render()?)
+}
+
+/// The text fields of the form.
+#[derive(Default)]
+struct Fields {
+    csrf_token: Option<String>,
+    recipient: String,
+    expires_in: String,
+    message: String,
+    mail_lang: String,
+    notify: bool,
+}
+
+/// GET /shares/new
+#[handler]
+pub async fn new_share_form(
+    req: &Request,
+    state: Data<&AppState>,
+    session: Data<&SessionHandle>,
+) -> Result<Html<String>, AppError> {
+    let user = signed_in_user(&state, &session).await?;
+    let current = session.ensure().await?;
+    let fields = Fields { expires_in: "1d".into(), mail_lang: user.lang.clone(), notify: true, ..Default::default() };
+    Ok(Html(form_page(&state, Chrome::for_request(req), &current.csrf_secret, &fields, None)?))
+}
+
+async fn read_text(field: poem::web::Field) -> Result<String, AppError> {
+    let mut text = String::new();
+    field
+        .into_async_read()
+        .take(TEXT_FIELD_LIMIT + 1)
+        .read_to_string(&mut text)
+        .await
+        .map_err(|_| AppError::BadRequest("unreadable form field"))?;
+    if text.len() as u64 > TEXT_FIELD_LIMIT {
+        return Err(AppError::TooLarge);
+    }
+    Ok(text)
+}
+
+/// POST /shares/new (multipart/form-data)
+#[handler]
+pub async fn upload(
+    req: &Request,
+    mut multipart: Multipart,
+    state: Data<&AppState>,
+    session: Data<&SessionHandle>,
+) -> Result<Response, AppError> {
+    let user = signed_in_user(&state, &session).await?;
+    let current = session.current().ok_or(AppError::Forbidden("no session"))?;
+    let max_bytes = state.config.settings.max_upload_bytes;
+    let declared: Option<u64> = req.header("content-length").and_then(|v| v.parse().ok());
+    if declared.is_some_and(|length| length > max_bytes + FORM_OVERHEAD) {
+        return Err(AppError::TooLarge);
+    }
+    let c = Chrome::for_request(req);
+    let t = c.t;
+    let mut fields = Fields::default();
+    while let Some(field) =
+        multipart.next_field().await.map_err(|_| AppError::BadRequest("malformed multipart body"))?
+    {
+        let name = field.name().unwrap_or_default().to_owned();
+        if fields.csrf_token.is_none() && name != "csrf_token" {
+            return Err(AppError::Forbidden("the CSRF token must come first"));
+        }
+        match name.as_str() {
+            "csrf_token" => {
+                let token = read_text(field).await?;
+                if !csrf_tokens_match(&current.csrf_secret, &token) {
+                    return Err(AppError::Forbidden("missing or wrong CSRF token"));
+                }
+                fields.csrf_token = Some(token);
+            }
+            "recipient" => fields.recipient = read_text(field).await?,
+            "expires_in" => fields.expires_in = read_text(field).await?,
+            "message" => fields.message = read_text(field).await?,
+            "mail_lang" => fields.mail_lang = read_text(field).await?,
+            "notify" => fields.notify = read_text(field).await? == "1",
+            "file" => return store_file(&state, &user, c, &current.csrf_secret, fields, field).await,
+            _ => return Err(AppError::BadRequest("unknown form field")),
+        }
+    }
+    let page = form_page(&state, c, &current.csrf_secret, &fields, Some(t.file_missing))?;
+    Ok(bad_request(page))
+}
+
+fn bad_request(html: String) -> Response {
+    Response::builder().status(StatusCode::BAD_REQUEST).content_type("text/html; charset=utf-8").body(html)
+}
+
+async fn store_file(
+    state: &AppState,
+    user: &User,
+    c: Chrome,
+    csrf: &str,
+    fields: Fields,
+    field: poem::web::Field,
+) -> Result<Response, AppError> {
+    let t = c.t;
+    let recipient = EmailAddress::parse(&fields.recipient);
+    let ttl = crate::config::parse_duration(&fields.expires_in)
+        .ok()
+        .filter(|ttl| *ttl <= state.config.settings.share_ttl_max);
+    let file_name = field.file_name().unwrap_or_default().to_owned();
+    let error = if recipient.is_err() {
+        Some(t.email_invalid)
+    } else if file_name.is_empty() {
+        Some(t.file_missing)
+    } else if ttl.is_none() || fields.message.chars().count() > MESSAGE_LIMIT {
+        Some(t.error_bad_request.title)
+    } else {
+        None
+    };
+    if let Some(error) = error {
+        return Ok(bad_request(form_page(state, c, csrf, &fields, Some(error))?));
+    }
+    let (recipient, ttl) = (recipient.map_err(|_| AppError::BadRequest("recipient"))?, ttl.unwrap_or_default());
+    let lang = Lang::from_code(&fields.mail_lang).or_else(|| Lang::from_code(&user.lang)).unwrap_or_default();
+    let content_type = field.content_type().unwrap_or("application/octet-stream").to_owned();
+    let request = ShareRequest {
+        sender_id: user.id,
+        recipient: recipient.clone(),
+        file_name: &file_name,
+        content_type: &content_type,
+        content: Box::pin(field.into_async_read()),
+        max_bytes: state.config.settings.max_upload_bytes,
+        ttl,
+        message: fields.message.trim().to_owned(),
+        lang,
+        notify_on_download: fields.notify,
+    };
+    let issued = match create_share(&state.shares.links, state.store.as_ref(), request).await {
+        Ok(issued) => issued,
+        Err(CreateError::TooLarge { .. }) => return Err(AppError::TooLarge),
+        Err(CreateError::TtlTooShort) => return Err(AppError::BadRequest("ttl too short")),
+        Err(CreateError::Store(error)) => return Err(AppError::Internal(error.into())),
+        Err(CreateError::Share(error)) => return Err(AppError::Internal(error.into())),
+    };
+    tracing::info!(account_id = user.id, share_id = issued.share_id, "share created");
+    let link = state.config.url_for(&format!("/s/{}", issued.token.expose()));
+    queue_notification(state, user, issued.share_id, &link, lang).await;
+    let page = CreatedPage { c, link: &link, share_id: issued.share_id, recipient: recipient.as_str() };
+    Ok(Response::builder().content_type("text/html; charset=utf-8").body(page.render()?))
+}
+
+/// Puts the recipient's notification in the outbox and starts its delivery in the background.
+/// A failure here never fails the upload: the sender has the link on screen.
+async fn queue_notification(state: &AppState, user: &User, share_id: i64, link: &str, lang: Lang) {
+    let Ok(Some(share)) = state.shares.links.repo().find_by_id(share_id).await else { return };
+    let notification = Notification {
+        sender_name: &user.display_name,
+        message: &share.message,
+        link,
+        expires: &human_time(share.expires_at, lang),
+    };
+    let message = match notification_mail(&state.config.settings.mail_from, &share.recipient_email, lang, &notification)
+    {
+        Ok(message) => message,
+        Err(error) => return tracing::warn!(share_id, %error, "could not build the notification mail"),
+    };
+    let outbox = Outbox::new(state.db.clone());
+    match outbox.enqueue(Some(share_id), MailKind::ShareNotification, &message).await {
+        Ok(id) => {
+            let mailer = state.mailer.clone();
+            tokio::spawn(async move {
+                if let Err(error) = outbox.deliver_one(mailer.as_ref(), id).await {
+                    tracing::warn!(share_id, %error, "notification delivery attempt failed; the outbox retries");
+                }
+            });
+        }
+        Err(error) => tracing::warn!(share_id, %error, "could not queue the notification mail"),
+    }
+}
+
+#[derive(Template)]
+#[template(path = "dashboard/created.html")]
+struct CreatedPage<'a> {
+    c: Chrome,
+    link: &'a str,
+    share_id: i64,
+    recipient: &'a str,
+}
