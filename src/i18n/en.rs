@@ -186,4 +186,9 @@ pub const TEXT: Text = Text {
     event_refused: "A download was refused",
     event_revoked: "Ended by the sender",
     event_purged: "The file was deleted from the server",
+    mail_receipt_subject: "Your file was downloaded",
+    mail_receipt_body: "The file you sent has been downloaded by its recipient. It will be deleted from the server shortly.",
+    mail_receipt_recipient: "Recipient:",
+    mail_receipt_file: "File:",
+    mail_receipt_off: "You can turn these emails off for each share when you send it.",
 };

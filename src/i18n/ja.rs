@@ -188,4 +188,9 @@ pub const TEXT: Text = Text {
     event_refused: "ダウンロードを拒否しました",
     event_revoked: "送信者が終了しました",
     event_purged: "ファイルをサーバーから削除しました",
+    mail_receipt_subject: "ファイルがダウンロードされました",
+    mail_receipt_body: "送信したファイルが受け取り先でダウンロードされました。ファイルはまもなくサーバーから削除されます。",
+    mail_receipt_recipient: "受け取った方:",
+    mail_receipt_file: "ファイル:",
+    mail_receipt_off: "このお知らせは、送信時に共有ごとにオフにできます。",
 };

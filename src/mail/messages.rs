@@ -83,6 +83,35 @@ pub fn notification_mail(from: &Mailbox, to: &str, lang: Lang, n: &Notification<
         .multipart(MultiPart::alternative_plain_html(text, html))?)
 }
 
+#[derive(Template)]
+#[template(path = "mail/receipt.txt")]
+struct ReceiptText<'a> {
+    t: &'a Text,
+    recipient: &'a str,
+    file_name: &'a str,
+}
+
+#[derive(Template)]
+#[template(path = "mail/receipt.html")]
+struct ReceiptHtml<'a> {
+    t: &'a Text,
+    lang: Lang,
+    recipient: &'a str,
+    file_name: &'a str,
+}
+
+/// Tells the sender that their file was downloaded (the thing senders ask for most).
+pub fn receipt_mail(from: &Mailbox, to: &str, lang: Lang, recipient: &str, file_name: &str) -> anyhow::Result<Message> {
+    let t = lang.text();
+    let text = ReceiptText { t, recipient, file_name }.render()?;
+    let html = ReceiptHtml { t, lang, recipient, file_name }.render()?;
+    Ok(Message::builder()
+        .from(from.clone())
+        .to(to.parse()?)
+        .subject(t.mail_receipt_subject)
+        .multipart(MultiPart::alternative_plain_html(text, html))?)
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

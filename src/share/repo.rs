@@ -16,6 +16,15 @@ pub struct FileInfo {
     pub sha256: String,
 }
 
+/// Where a download receipt goes, and what it says.
+#[derive(Clone, Debug, sqlx::FromRow)]
+pub struct ReceiptTarget {
+    pub sender_email: String,
+    pub sender_lang: String,
+    pub recipient_email: String,
+    pub original_name: String,
+}
+
 #[derive(sqlx::FromRow)]
 struct ShareRow {
     id: i64,
@@ -180,6 +189,18 @@ impl ShareRepository {
             Db::Postgres(pool) => sqlx::query_as(SQL).bind(id).fetch_optional(pool).await?,
         };
         Ok(row.map(Share::from))
+    }
+
+    /// Who to tell that a share was downloaded: the sender's address and language, the recipient
+    /// and the file name — only when the sender asked for it on this share.
+    pub async fn receipt_target(&self, share_id: i64) -> Result<Option<ReceiptTarget>, sqlx::Error> {
+        const SQL: &str = "SELECT u.email AS sender_email, u.lang AS sender_lang, s.recipient_email, f.original_name
+                             FROM shares s JOIN users u ON u.id = s.sender_id JOIN files f ON f.id = s.file_id
+                            WHERE s.id = $1 AND s.notify_on_download";
+        match &self.db {
+            Db::Sqlite(pool) => sqlx::query_as(SQL).bind(share_id).fetch_optional(pool).await,
+            Db::Postgres(pool) => sqlx::query_as(SQL).bind(share_id).fetch_optional(pool).await,
+        }
     }
 
     /// Every share, newest first (for scripts; the dashboard pages through its own list).

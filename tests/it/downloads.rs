@@ -85,6 +85,26 @@ both_backends! {
         assert_eq!(stored_files(&app), 1, "the file must stay during the delivery grace");
     }
 
+    async fn the_sender_is_mailed_once_the_file_was_downloaded(backend: Backend) {
+        let app = TestApp::spawn(backend).await;
+        let share = app.create_share().await;
+        let (browser, csrf) = granted_browser(&app, &share).await;
+        assert!(app.smtp.messages().is_empty());
+        assert_eq!(post_download(&browser, &share, &csrf).await.status(), 200);
+        let mail = app.smtp.wait_for(1, Duration::from_secs(10)).await.pop().unwrap();
+        assert!(mail.to[0].starts_with("sender-"), "{:?}", mail.to);
+        assert!(mail.text().contains("report.txt") && mail.text().contains("recipient@example.test"));
+
+        // Switched off for a share: no receipt.
+        execute(app.db(), "UPDATE shares SET notify_on_download = 0 WHERE id = $1", "UPDATE shares SET notify_on_download = false WHERE id = $1", share.id).await;
+        let quiet = app.create_share().await;
+        execute(app.db(), "UPDATE shares SET notify_on_download = 0 WHERE id = $1", "UPDATE shares SET notify_on_download = false WHERE id = $1", quiet.id).await;
+        let (browser, csrf) = granted_browser(&app, &quiet).await;
+        assert_eq!(post_download(&browser, &quiet, &csrf).await.status(), 200);
+        tokio::time::sleep(Duration::from_millis(700)).await;
+        assert_eq!(app.smtp.messages().len(), 1, "a receipt went out although it was switched off");
+    }
+
     async fn a_second_download_gets_the_friendly_410_page(backend: Backend) {
         let app = TestApp::spawn(backend).await;
         let share = app.create_share().await;

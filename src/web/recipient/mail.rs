@@ -6,7 +6,10 @@ use std::time::Duration;
 
 use crate::{
     i18n::Lang,
-    mail::messages::code_mail,
+    mail::{
+        messages::{code_mail, receipt_mail},
+        outbox::{MailKind, Outbox},
+    },
     share::{EventKind, Share},
     web::AppState,
 };
@@ -30,6 +33,33 @@ pub fn spawn_code_resend(state: &AppState, share: &Share, session_id: i64, lang:
             Ok(true) => send_code(&state, share_id, session_id, &to, lang).await,
             Ok(false) => {}
             Err(error) => tracing::warn!(share_id, %error, "could not look up earlier codes"),
+        }
+    });
+}
+
+/// Queues the sender's download receipt (if they asked for one) and tries to deliver it now.
+pub fn spawn_download_receipt(state: &AppState, share_id: i64) {
+    let state = state.clone();
+    tokio::spawn(async move {
+        let target = match state.shares.links.repo().receipt_target(share_id).await {
+            Ok(Some(target)) => target,
+            Ok(None) => return,
+            Err(error) => return tracing::warn!(share_id, %error, "could not look up the download receipt"),
+        };
+        let lang = Lang::from_code(&target.sender_lang).unwrap_or_default();
+        let from = &state.config.settings.mail_from;
+        let message = match receipt_mail(from, &target.sender_email, lang, &target.recipient_email, &target.original_name) {
+            Ok(message) => message,
+            Err(error) => return tracing::warn!(share_id, %error, "could not build the download receipt"),
+        };
+        let outbox = Outbox::new(state.db.clone());
+        match outbox.enqueue(Some(share_id), MailKind::DownloadReceipt, &message).await {
+            Ok(id) => {
+                if let Err(error) = outbox.deliver_one(state.mailer.as_ref(), id).await {
+                    tracing::warn!(share_id, %error, "download receipt not delivered yet; the outbox retries");
+                }
+            }
+            Err(error) => tracing::warn!(share_id, %error, "could not queue the download receipt"),
         }
     });
 }

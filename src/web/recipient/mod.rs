@@ -321,5 +321,6 @@ pub async fn download(
         Err(error) => return Err(AppError::Internal(error.into())),
     };
     state.events.record_quietly(share.id, EventKind::Downloaded).await;
+    mail::spawn_download_receipt(&state, share.id);
     Ok(file::file_response(opened, &file.original_name))
 }
