@@ -103,12 +103,12 @@ impl App {
             },
         ));
         let (stop_outbox, outbox_stopped) = tokio::sync::oneshot::channel::<()>();
-        let outbox = tokio::spawn(async {}); let _x = (mail::outbox::run_outbox_worker(
+        let outbox = tokio::spawn(mail::outbox::run_outbox_worker(
             mail::outbox::Outbox::new(db.clone()),
             self.state.mailer.clone(),
             mail::outbox::WORKER_INTERVAL,
             async move {
-                let _ = outbox_stopped;
+                let _ = outbox_stopped.await;
             },
         ));
         tracing::info!(addr = %self.local_addr, base_url = %self.state.config.base_url, backend = db.backend_name(), "watasu is serving");

@@ -1,5 +1,6 @@
 //! Sender accounts: creating and finding users. Passwords live in `password`.
 
+pub mod invitations;
 pub mod login;
 pub mod password;
 pub mod setup;
@@ -120,6 +121,40 @@ impl Users {
             Db::Postgres(pool) => sqlx::query(SQL).bind(id).bind(hash).execute(pool).await?.rows_affected(),
         };
         Ok(())
+    }
+
+    /// Every account, admins first, then by name.
+    pub async fn list(&self) -> Result<Vec<User>, sqlx::Error> {
+        const SQL: &str = "SELECT id, email, display_name, role, lang, disabled_at IS NOT NULL AS disabled
+                             FROM users ORDER BY role, display_name, id";
+        match &self.db {
+            Db::Sqlite(pool) => sqlx::query_as(SQL).fetch_all(pool).await,
+            Db::Postgres(pool) => sqlx::query_as(SQL).fetch_all(pool).await,
+        }
+    }
+
+    /// Disables an account (not one's own); true when it was active. Its sessions are ended by
+    /// the caller at once.
+    pub async fn disable(&self, id: i64, by: i64) -> Result<bool, sqlx::Error> {
+        let done = match &self.db {
+            Db::Sqlite(pool) => sqlx::query(
+                "UPDATE users SET disabled_at = unixepoch('subsec') WHERE id = $1 AND id <> $2 AND disabled_at IS NULL",
+            )
+            .bind(id)
+            .bind(by)
+            .execute(pool)
+            .await?
+            .rows_affected(),
+            Db::Postgres(pool) => {
+                sqlx::query("UPDATE users SET disabled_at = now() WHERE id = $1 AND id <> $2 AND disabled_at IS NULL")
+                    .bind(id)
+                    .bind(by)
+                    .execute(pool)
+                    .await?
+                    .rows_affected()
+            }
+        };
+        Ok(done == 1)
     }
 
     /// Creates an account; a second account for the same address is refused.

@@ -112,6 +112,24 @@ pub fn receipt_mail(from: &Mailbox, to: &str, lang: Lang, recipient: &str, file_
         .multipart(MultiPart::alternative_plain_html(text, html))?)
 }
 
+#[derive(Template)]
+#[template(path = "mail/invite.txt")]
+struct InviteText<'a> {
+    t: &'a Text,
+    link: &'a str,
+}
+
+/// The invitation to choose a password (plain text: one link, nothing to format).
+pub fn invitation_mail(from: &Mailbox, to: &str, lang: Lang, link: &str) -> anyhow::Result<Message> {
+    let t = lang.text();
+    Ok(Message::builder()
+        .from(from.clone())
+        .to(to.parse()?)
+        .subject(t.mail_invite_subject)
+        .header(lettre::message::header::ContentType::TEXT_PLAIN)
+        .body(InviteText { t, link }.render()?)?)
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

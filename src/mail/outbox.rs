@@ -29,6 +29,7 @@ const MAX_PASSES_PER_TICK: u32 = 50;
 pub enum MailKind {
     ShareNotification,
     DownloadReceipt,
+    Invitation,
 }
 
 impl MailKind {
@@ -36,6 +37,7 @@ impl MailKind {
         match self {
             Self::ShareNotification => "share_notification",
             Self::DownloadReceipt => "download_receipt",
+            Self::Invitation => "invitation",
         }
     }
 }

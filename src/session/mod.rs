@@ -23,6 +23,8 @@ pub struct Session {
     pub user_id: Option<i64>,
     /// The expected CSRF token of this session's forms.
     pub csrf_secret: String,
+    /// The signed-in sender is an admin (known from the next request after sign-in).
+    pub is_admin: bool,
 }
 
 /// The cookie value to send after a session was created or regenerated.
@@ -79,7 +81,7 @@ impl Sessions {
                 .await?
             }
         };
-        Ok(NewSession { cookie_value, session: Session { id, user_id: None, csrf_secret } })
+        Ok(NewSession { cookie_value, session: Session { id, user_id: None, csrf_secret, is_admin: false } })
     }
 
     /// Finds the live session a cookie value names. Anything malformed, unknown, idle too long or
@@ -90,14 +92,15 @@ impl Sessions {
         }
         let id_hash = sha256_hex(cookie_value);
         let idle = seconds(self.idle);
-        let found: Option<(i64, Option<i64>, String, bool)> = match &self.db {
+        let found: Option<(i64, Option<i64>, String, bool, bool)> = match &self.db {
             Db::Sqlite(pool) => {
                 sqlx::query_as(
-                    "SELECT id, user_id, csrf_secret, last_seen_at < unixepoch('subsec') - $3
-                       FROM sessions
-                      WHERE id_hash = $1
-                        AND expires_at > unixepoch('subsec')
-                        AND last_seen_at > unixepoch('subsec') - $2",
+                    "SELECT s.id, s.user_id, s.csrf_secret, s.last_seen_at < unixepoch('subsec') - $3,
+                            COALESCE(u.role = 'admin', 0)
+                       FROM sessions s LEFT JOIN users u ON u.id = s.user_id
+                      WHERE s.id_hash = $1
+                        AND s.expires_at > unixepoch('subsec')
+                        AND s.last_seen_at > unixepoch('subsec') - $2",
                 )
                 .bind(&id_hash)
                 .bind(idle)
@@ -107,11 +110,12 @@ impl Sessions {
             }
             Db::Postgres(pool) => {
                 sqlx::query_as(
-                    "SELECT id, user_id, csrf_secret, last_seen_at < now() - make_interval(secs => $3)
-                       FROM sessions
-                      WHERE id_hash = $1
-                        AND expires_at > now()
-                        AND last_seen_at > now() - make_interval(secs => $2)",
+                    "SELECT s.id, s.user_id, s.csrf_secret, s.last_seen_at < now() - make_interval(secs => $3),
+                            COALESCE(u.role = 'admin', false)
+                       FROM sessions s LEFT JOIN users u ON u.id = s.user_id
+                      WHERE s.id_hash = $1
+                        AND s.expires_at > now()
+                        AND s.last_seen_at > now() - make_interval(secs => $2)",
                 )
                 .bind(&id_hash)
                 .bind(idle)
@@ -120,13 +124,11 @@ impl Sessions {
                 .await?
             }
         };
-        let Some((id, user_id, csrf_secret, stale)) = found else {
-            return Ok(None);
-        };
+        let Some((id, user_id, csrf_secret, stale, is_admin)) = found else { return Ok(None) };
         if stale {
             self.touch(id).await?;
         }
-        Ok(Some(Session { id, user_id, csrf_secret }))
+        Ok(Some(Session { id, user_id, csrf_secret, is_admin }))
     }
 
     async fn touch(&self, id: i64) -> Result<(), sqlx::Error> {
@@ -193,7 +195,10 @@ impl Sessions {
                 .await?
             }
         };
-        Ok(row.map(|(id, user_id)| NewSession { cookie_value, session: Session { id, user_id, csrf_secret } }))
+        Ok(row.map(|(id, user_id)| NewSession {
+            cookie_value,
+            session: Session { id, user_id, csrf_secret, is_admin: false },
+        }))
     }
 
     /// Ends one session and everything that hangs on it (grants, pending codes).

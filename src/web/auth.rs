@@ -34,7 +34,7 @@ pub async fn signed_in_user(state: &AppState, session: &SessionHandle) -> Result
     Users::new(state.db.clone()).find_active(user_id).await?.ok_or(AppError::SignInRequired)
 }
 
-fn password_error(t: &'static Text, error: &PasswordRuleError) -> &'static str {
+pub fn password_error(t: &'static Text, error: &PasswordRuleError) -> &'static str {
     match error {
         PasswordRuleError::TooShort => t.password_too_short,
         PasswordRuleError::TooLong => t.password_too_long,

@@ -9,6 +9,7 @@ mod health;
 pub mod middleware;
 mod pages;
 mod recipient;
+mod team;
 
 use std::{ops::Deref, sync::Arc};
 
@@ -111,6 +112,10 @@ pub fn app(state: AppState) -> impl Endpoint + 'static {
         .at("/setup/:token", get(auth::setup_page).post(auth::setup_submit))
         .at("/account", get(auth::account_page))
         .at("/account/password", poem::post(auth::change_password))
+        .at("/team", get(team::show))
+        .at("/team/invite", poem::post(team::invite))
+        .at("/team/:id/disable", poem::post(team::disable))
+        .at("/invite/:token", get(team::invitation_page).post(team::accept))
         .at("/shares", get(dashboard::list))
         .at("/shares/new", get(dashboard::new_share_form).post(dashboard::upload))
         .at("/shares/:id", get(dashboard::show))

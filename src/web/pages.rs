@@ -17,6 +17,8 @@ pub struct Chrome {
     pub switch: Vec<LangLink>,
     /// A sender is signed in: the header shows the dashboard's links.
     pub signed_in: bool,
+    /// The signed-in sender is an admin: the header links the team page.
+    pub is_admin: bool,
 }
 
 pub struct LangLink {
@@ -30,13 +32,10 @@ impl Chrome {
     pub fn new(req: &Request, lang: Lang) -> Self {
         let version = req.data::<AppState>().map(|s| s.assets_version.as_str()).unwrap_or("0");
         let path = req.uri().path();
-        let signed_in = req
-            .extensions()
-            .get::<super::middleware::SessionHandle>()
-            .and_then(|s| s.current())
-            .is_some_and(|s| s.user_id.is_some());
+        let session = req.extensions().get::<super::middleware::SessionHandle>().and_then(|s| s.current());
         Self {
-            signed_in,
+            signed_in: session.as_ref().is_some_and(|s| s.user_id.is_some()),
+            is_admin: session.is_some_and(|s| s.user_id.is_some() && s.is_admin),
             lang,
             t: lang.text(),
             css_url: format!("/static/{version}/app.css"),

@@ -4,6 +4,8 @@
 mod support;
 
 mod accounts;
+mod big_upload;
+mod browser_dashboard;
 mod browser_recipient;
 mod browser_smoke;
 mod codes;
@@ -14,3 +16,4 @@ mod outbox;
 mod platform;
 mod recipient;
 mod share_access;
+mod team;

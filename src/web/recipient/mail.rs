@@ -48,10 +48,11 @@ pub fn spawn_download_receipt(state: &AppState, share_id: i64) {
         };
         let lang = Lang::from_code(&target.sender_lang).unwrap_or_default();
         let from = &state.config.settings.mail_from;
-        let message = match receipt_mail(from, &target.sender_email, lang, &target.recipient_email, &target.original_name) {
-            Ok(message) => message,
-            Err(error) => return tracing::warn!(share_id, %error, "could not build the download receipt"),
-        };
+        let message =
+            match receipt_mail(from, &target.sender_email, lang, &target.recipient_email, &target.original_name) {
+                Ok(message) => message,
+                Err(error) => return tracing::warn!(share_id, %error, "could not build the download receipt"),
+            };
         let outbox = Outbox::new(state.db.clone());
         match outbox.enqueue(Some(share_id), MailKind::DownloadReceipt, &message).await {
             Ok(id) => {

@@ -25,6 +25,9 @@ impl ReceivedMail {
         use base64::Engine;
         let mut out = String::new();
         for part in self.data.split("Content-Transfer-Encoding: base64\r\n").skip(1) {
+            // The part's remaining headers end at the first blank line; its body runs to the next.
+            let body_start = part.find("\r\n\r\n").map_or(0, |i| i + 4);
+            let part = if part.starts_with("\r\n") { part } else { &part[body_start..] };
             let body: String =
                 part.trim_start().lines().take_while(|l| !l.is_empty() && !l.starts_with("--")).collect();
             let bytes = base64::engine::general_purpose::STANDARD.decode(body.trim()).expect("valid base64 part");

@@ -1,0 +1,163 @@
+//! Invitations: an admin invites a sender by email; the one-time link (valid 72 hours) lets them
+//! choose a password. Using it is one conditional UPDATE in the same transaction as the account
+//! insert, so a link works once even when two tabs race.
+
+use std::time::Duration;
+
+use super::{EmailAddress, Role};
+use crate::{
+    db::{Db, is_unique_violation, seconds, sqlite_write_tx},
+    secret::{SecretString, random_token, sha256_hex},
+};
+
+/// How long an invitation link works.
+pub const INVITATION_TTL: Duration = Duration::from_secs(72 * 3600);
+
+/// An open invitation found by its link.
+#[derive(Clone, Debug, sqlx::FromRow)]
+pub struct Invitation {
+    pub id: i64,
+    pub email: String,
+    pub role: String,
+}
+
+#[derive(Debug, thiserror::Error)]
+pub enum AcceptError {
+    #[error("the invitation is used, expired or unknown")]
+    NotOpen,
+    #[error("an account with this email address already exists")]
+    DuplicateEmail,
+    #[error(transparent)]
+    Database(#[from] sqlx::Error),
+}
+
+#[derive(Clone, Debug)]
+pub struct Invitations {
+    db: Db,
+}
+
+impl Invitations {
+    pub fn new(db: Db) -> Self {
+        Self { db }
+    }
+
+    /// Creates an invitation and returns the token for its link.
+    pub async fn create(&self, email: &EmailAddress, role: Role, invited_by: i64) -> Result<SecretString, sqlx::Error> {
+        let token = random_token();
+        let hash = sha256_hex(token.expose());
+        let ttl = seconds(INVITATION_TTL);
+        match &self.db {
+            Db::Sqlite(pool) => sqlx::query(
+                "INSERT INTO invitations (token_hash, email, role, invited_by, expires_at)
+                 VALUES ($1, $2, $3, $4, unixepoch('subsec') + $5)",
+            )
+            .bind(&hash)
+            .bind(email.as_str())
+            .bind(role.as_str())
+            .bind(invited_by)
+            .bind(ttl)
+            .execute(pool)
+            .await?
+            .rows_affected(),
+            Db::Postgres(pool) => sqlx::query(
+                "INSERT INTO invitations (token_hash, email, role, invited_by, expires_at)
+                 VALUES ($1, $2, $3, $4, now() + make_interval(secs => $5))",
+            )
+            .bind(&hash)
+            .bind(email.as_str())
+            .bind(role.as_str())
+            .bind(invited_by)
+            .bind(ttl)
+            .execute(pool)
+            .await?
+            .rows_affected(),
+        };
+        Ok(token)
+    }
+
+    /// The unused, unexpired invitation a link names.
+    pub async fn find_open(&self, token: &str) -> Result<Option<Invitation>, sqlx::Error> {
+        if !crate::session::is_token_shaped(token) {
+            return Ok(None);
+        }
+        let hash = sha256_hex(token);
+        match &self.db {
+            Db::Sqlite(pool) => {
+                sqlx::query_as(
+                    "SELECT id, email, role FROM invitations
+                      WHERE token_hash = $1 AND used_at IS NULL AND expires_at > unixepoch('subsec')",
+                )
+                .bind(hash)
+                .fetch_optional(pool)
+                .await
+            }
+            Db::Postgres(pool) => {
+                sqlx::query_as(
+                    "SELECT id, email, role FROM invitations
+                      WHERE token_hash = $1 AND used_at IS NULL AND expires_at > now()",
+                )
+                .bind(hash)
+                .fetch_optional(pool)
+                .await
+            }
+        }
+    }
+
+    /// Uses the invitation and creates the account in one transaction; returns the new user id.
+    pub async fn accept(&self, invitation: &Invitation, name: &str, password_hash: &str) -> Result<i64, AcceptError> {
+        const INSERT: &str =
+            "INSERT INTO users (email, display_name, password_hash, role) VALUES ($1, $2, $3, $4) RETURNING id";
+        let created = match &self.db {
+            Db::Sqlite(pool) => {
+                let mut tx = sqlite_write_tx(pool).await?;
+                let used = sqlx::query(
+                    "UPDATE invitations SET used_at = unixepoch('subsec')
+                      WHERE id = $1 AND used_at IS NULL AND expires_at > unixepoch('subsec')",
+                )
+                .bind(invitation.id)
+                .execute(&mut *tx)
+                .await?
+                .rows_affected();
+                if used != 1 {
+                    return Err(AcceptError::NotOpen);
+                }
+                let id = sqlx::query_scalar(INSERT)
+                    .bind(&invitation.email)
+                    .bind(name)
+                    .bind(password_hash)
+                    .bind(&invitation.role)
+                    .fetch_one(&mut *tx)
+                    .await;
+                match id {
+                    Ok(id) => tx.commit().await.map(|_| id),
+                    Err(error) => Err(error),
+                }
+            }
+            Db::Postgres(pool) => {
+                let mut tx = pool.begin().await?;
+                let used = sqlx::query(
+                    "UPDATE invitations SET used_at = now() WHERE id = $1 AND used_at IS NULL AND expires_at > now()",
+                )
+                .bind(invitation.id)
+                .execute(&mut *tx)
+                .await?
+                .rows_affected();
+                if used != 1 {
+                    return Err(AcceptError::NotOpen);
+                }
+                let id = sqlx::query_scalar(INSERT)
+                    .bind(&invitation.email)
+                    .bind(name)
+                    .bind(password_hash)
+                    .bind(&invitation.role)
+                    .fetch_one(&mut *tx)
+                    .await;
+                match id {
+                    Ok(id) => tx.commit().await.map(|_| id),
+                    Err(error) => Err(error),
+                }
+            }
+        };
+        created.map_err(|e| if is_unique_violation(&e) { AcceptError::DuplicateEmail } else { e.into() })
+    }
+}

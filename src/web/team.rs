@@ -1,0 +1,223 @@
+//! The team page (admins only): invite senders by email, list and disable accounts. A disabled
+//! sender's sessions end at once; their active shares keep working unless revoked. Invitation
+//! links (/invite/{token}) let the invited person choose a name and password, once, for 72 hours.
+
+use askama::Template;
+use poem::{
+    Request, Response, handler,
+    http::StatusCode,
+    web::{Data, Form, Html, Path},
+};
+use serde::Deserialize;
+
+use super::{
+    AppError, AppState, Chrome,
+    auth::signed_in_user,
+    middleware::{ClientAddr, SessionHandle},
+    render,
+};
+use crate::{
+    accounts::{
+        EmailAddress, Role, User, Users,
+        invitations::{AcceptError, Invitations},
+        password,
+    },
+    mail::{
+        messages::invitation_mail,
+        outbox::{MailKind, Outbox},
+    },
+    secret::SecretString,
+};
+
+/// The signed-in admin, or 404 for anyone else (the page does not exist for them).
+async fn admin(state: &AppState, session: &SessionHandle) -> Result<User, AppError> {
+    let user = signed_in_user(state, session).await?;
+    if user.role != Role::Admin.as_str() {
+        return Err(AppError::NotFound("team page for a non-admin"));
+    }
+    Ok(user)
+}
+
+#[derive(Template)]
+#[template(path = "dashboard/team.html")]
+struct TeamPage<'a> {
+    c: Chrome,
+    csrf_token: &'a str,
+    members: Vec<User>,
+    me: i64,
+    invited: bool,
+    error: Option<&'static str>,
+}
+
+async fn team_page(
+    req: &Request,
+    state: &AppState,
+    session: &SessionHandle,
+    invited: bool,
+    error: Option<&'static str>,
+) -> Result<Response, AppError> {
+    let user = admin(state, session).await?;
+    let members = Users::new(state.db.clone()).list().await?;
+    let current = session.ensure().await?;
+    let page = TeamPage {
+        c: Chrome::for_request(req),
+        csrf_token: &current.csrf_secret,
+        members,
+        me: user.id,
+        invited,
+        error,
+    };
+    let status = if error.is_some() { StatusCode::BAD_REQUEST } else { StatusCode::OK };
+    Ok(Response::builder().status(status).content_type("text/html; charset=utf-8").body(page.render()?))
+}
+
+/// GET /team
+#[handler]
+pub async fn show(req: &Request, state: Data<&AppState>, session: Data<&SessionHandle>) -> Result<Response, AppError> {
+    team_page(req, &state, &session, false, None).await
+}
+
+#[derive(Deserialize)]
+pub struct InviteForm {
+    #[serde(default)]
+    email: String,
+}
+
+/// POST /team/invite: creates the invitation and mails its link through the outbox.
+#[handler]
+pub async fn invite(
+    req: &Request,
+    Form(form): Form<InviteForm>,
+    state: Data<&AppState>,
+    session: Data<&SessionHandle>,
+) -> Result<Response, AppError> {
+    let user = admin(&state, &session).await?;
+    let t = Chrome::for_request(req).t;
+    let Ok(email) = EmailAddress::parse(&form.email) else {
+        return team_page(req, &state, &session, false, Some(t.email_invalid)).await;
+    };
+    let users = Users::new(state.db.clone());
+    if users.find_by_email(&email).await?.is_some() {
+        return team_page(req, &state, &session, false, Some(t.team_exists)).await;
+    }
+    let token = Invitations::new(state.db.clone()).create(&email, Role::Sender, user.id).await?;
+    let link = state.config.url_for(&format!("/invite/{}", token.expose()));
+    let lang = crate::i18n::Lang::from_code(&user.lang).unwrap_or_default();
+    let message = invitation_mail(&state.config.settings.mail_from, email.as_str(), lang, &link)?;
+    let outbox = Outbox::new(state.db.clone());
+    let id = outbox.enqueue(None, MailKind::Invitation, &message).await.map_err(|e| AppError::Internal(e.into()))?;
+    let mailer = state.mailer.clone();
+    tokio::spawn(async move {
+        if let Err(error) = outbox.deliver_one(mailer.as_ref(), id).await {
+            tracing::warn!(%error, "invitation not delivered yet; the outbox retries");
+        }
+    });
+    tracing::info!(account_id = user.id, "invitation sent");
+    team_page(req, &state, &session, true, None).await
+}
+
+/// POST /team/{id}/disable: the account can no longer sign in and its sessions end now.
+#[handler]
+pub async fn disable(
+    Path(id): Path<i64>,
+    state: Data<&AppState>,
+    session: Data<&SessionHandle>,
+    client: Data<&ClientAddr>,
+) -> Result<Response, AppError> {
+    let user = admin(&state, &session).await?;
+    if Users::new(state.db.clone()).disable(id, user.id).await? {
+        let ended = state.sessions.end_all_for_user(id).await?;
+        tracing::info!(account_id = user.id, disabled_account_id = id, sessions_ended = ended, client = %client.0.0, "account disabled");
+    }
+    Ok(Response::builder().status(StatusCode::SEE_OTHER).header("Location", "/team").finish())
+}
+
+#[derive(Template)]
+#[template(path = "dashboard/invite.html")]
+struct InvitePage<'a> {
+    c: Chrome,
+    action: String,
+    csrf_token: &'a str,
+    email: &'a str,
+    error: Option<&'static str>,
+}
+
+/// GET /invite/{token}
+#[handler]
+pub async fn invitation_page(
+    req: &Request,
+    Path(token): Path<String>,
+    state: Data<&AppState>,
+    session: Data<&SessionHandle>,
+) -> Result<Html<String>, AppError> {
+    let invitation = Invitations::new(state.db.clone())
+        .find_open(&token)
+        .await?
+        .ok_or(AppError::NotAvailable("invitation used, expired or unknown"))?;
+    let current = session.ensure().await?;
+    render(&InvitePage {
+        c: Chrome::for_request(req),
+        action: format!("/invite/{token}"),
+        csrf_token: &current.csrf_secret,
+        email: &invitation.email,
+        error: None,
+    })
+}
+
+#[derive(Deserialize)]
+pub struct AcceptForm {
+    #[serde(default)]
+    name: String,
+    #[serde(default)]
+    password: String,
+}
+
+/// POST /invite/{token}: creates the account (once) and signs the new sender in.
+#[handler]
+pub async fn accept(
+    req: &Request,
+    Path(token): Path<String>,
+    Form(form): Form<AcceptForm>,
+    state: Data<&AppState>,
+    session: Data<&SessionHandle>,
+    client: Data<&ClientAddr>,
+) -> Result<Response, AppError> {
+    let invitations = Invitations::new(state.db.clone());
+    let invitation =
+        invitations.find_open(&token).await?.ok_or(AppError::NotAvailable("invitation used, expired or unknown"))?;
+    let c = Chrome::for_request(req);
+    let t = c.t;
+    let name = form.name.trim();
+    let password = SecretString::new(form.password);
+    let words = password::personal_words(&invitation.email, name);
+    let words: Vec<&str> = words.iter().map(String::as_str).collect();
+    let error = if name.is_empty() || name.chars().count() > 100 || name.chars().any(char::is_control) {
+        Some(t.name_invalid)
+    } else {
+        password::check_new_password(&password, &words).err().map(|e| super::auth::password_error(t, &e))
+    };
+    if let Some(error) = error {
+        let current = session.ensure().await?;
+        let page = InvitePage {
+            c,
+            action: format!("/invite/{token}"),
+            csrf_token: &current.csrf_secret,
+            email: &invitation.email,
+            error: Some(error),
+        };
+        return Ok(Response::builder()
+            .status(StatusCode::BAD_REQUEST)
+            .content_type("text/html; charset=utf-8")
+            .body(page.render()?));
+    }
+    let hash = password::hash_password(password).await?;
+    let user_id = match invitations.accept(&invitation, name, &hash).await {
+        Ok(id) => id,
+        Err(AcceptError::NotOpen) => return Err(AppError::NotAvailable("invitation used meanwhile")),
+        Err(AcceptError::DuplicateEmail) => return Err(AppError::Gone("an account for this address exists")),
+        Err(AcceptError::Database(error)) => return Err(error.into()),
+    };
+    session.sign_in(user_id).await?;
+    tracing::info!(account_id = user_id, client = %client.0.0, "invitation used");
+    Ok(Response::builder().status(StatusCode::SEE_OTHER).header("Location", "/shares").finish())
+}

@@ -1,0 +1,127 @@
+//! The team: invitations that work once for 72 hours, the admin-only page, disabling a sender.
+
+use std::time::Duration;
+
+use crate::{
+    both_backends,
+    support::{Browser, TestApp, execute},
+};
+
+const PASSWORD: &str = "lantern orchard seventeen copper";
+
+async fn create_admin(app: &TestApp, email: &str) -> i64 {
+    let hash = watasu::accounts::password::hash_password(watasu::secret::SecretString::new(PASSWORD)).await.unwrap();
+    let email = watasu::accounts::EmailAddress::parse(email).unwrap();
+    watasu::accounts::Users::new(app.db().clone())
+        .create(&email, "Admin", &hash, watasu::accounts::Role::Admin)
+        .await
+        .unwrap()
+}
+
+async fn signed_in(app: &TestApp, email: &str, password: &str) -> Browser {
+    let browser = app.browser();
+    let form = browser.get("/login").await;
+    let answer = browser
+        .post_form("/login", &[("csrf_token", &form.csrf_token()), ("email", email), ("password", password)])
+        .await;
+    assert_eq!(answer.status, 303, "{}", answer.body);
+    browser
+}
+
+/// The admin invites `email`; returns the path of the link in the invitation mail.
+async fn invite(app: &TestApp, admin: &Browser, email: &str) -> String {
+    let team = admin.get("/team").await;
+    assert_eq!(team.status, 200);
+    let before = app.smtp.messages().len();
+    let page = admin.post_form("/team/invite", &[("csrf_token", &team.csrf_token()), ("email", email)]).await;
+    assert_eq!(page.status, 200, "{}", page.body);
+    let mail = app.smtp.wait_for(before + 1, Duration::from_secs(10)).await.pop().unwrap();
+    assert_eq!(mail.to, [email]);
+    let text = mail.text();
+    let start = text.find("/invite/").expect("the mail carries the link");
+    text[start..start + "/invite/".len() + 64].to_owned()
+}
+
+both_backends! {
+    async fn an_invitation_link_makes_an_account_once(backend: Backend) {
+        let app = TestApp::spawn(backend).await;
+        create_admin(&app, "admin@example.test").await;
+        let admin = signed_in(&app, "admin@example.test", PASSWORD).await;
+        let link = invite(&app, &admin, "new@example.test").await;
+
+        let invited = app.browser();
+        let form = invited.get(&link).await;
+        assert_eq!(form.status, 200);
+        assert_eq!(form.attr("#email", "value").as_deref(), Some("new@example.test"));
+        let joined = invited.post_form(&link, &[("csrf_token", &form.csrf_token()), ("name", "New Nakamura"), ("password", "violet harbor quietly ninety")]).await;
+        assert_eq!(joined.status, 303, "{}", joined.body);
+        assert_eq!(invited.get("/shares").await.status, 200, "the new sender is not signed in");
+
+        let again = app.browser();
+        assert_eq!(again.get(&link).await.status, 404, "the invitation works twice");
+        signed_in(&app, "new@example.test", "violet harbor quietly ninety").await;
+    }
+
+    async fn an_invitation_expires_after_72_hours(backend: Backend) {
+        let app = TestApp::spawn(backend).await;
+        create_admin(&app, "admin@example.test").await;
+        let admin = signed_in(&app, "admin@example.test", PASSWORD).await;
+        let link = invite(&app, &admin, "late@example.test").await;
+        let valid_for_72_hours = execute(
+            app.db(),
+            "UPDATE invitations SET email = email WHERE id = $1
+                AND expires_at BETWEEN unixepoch('subsec') + 71.9 * 3600 AND unixepoch('subsec') + 72 * 3600",
+            "UPDATE invitations SET email = email WHERE id = $1
+                AND expires_at BETWEEN now() + interval '71.9 hours' AND now() + interval '72 hours'",
+            1,
+        )
+        .await;
+        assert_eq!(valid_for_72_hours, 1, "the invitation is not valid for 72 hours");
+        execute(
+            app.db(),
+            "UPDATE invitations SET expires_at = unixepoch('subsec') - 1 WHERE id = $1",
+            "UPDATE invitations SET expires_at = now() - interval '1 second' WHERE id = $1",
+            1,
+        )
+        .await;
+        assert_eq!(app.browser().get(&link).await.status, 404);
+    }
+
+    async fn the_team_page_is_for_admins_only(backend: Backend) {
+        let app = TestApp::spawn(backend).await;
+        app.create_sender_with_password("s@example.test", "Sato", PASSWORD).await;
+        let sender = signed_in(&app, "s@example.test", PASSWORD).await;
+        assert_eq!(sender.get("/team").await.status, 404);
+        let page = sender.get("/account").await;
+        let invite = sender.post_form("/team/invite", &[("csrf_token", &page.csrf_token()), ("email", "x@example.test")]).await;
+        assert_eq!(invite.status, 404);
+        assert_eq!(crate::support::count(app.db(), "SELECT count(*) FROM invitations WHERE id > $1", 0).await, 0);
+    }
+
+    async fn a_disabled_sender_is_signed_out_at_once_and_cannot_sign_in(backend: Backend) {
+        let app = TestApp::spawn(backend).await;
+        create_admin(&app, "admin@example.test").await;
+        let sender_id = app.create_sender_with_password("s@example.test", "Sato", PASSWORD).await;
+        let sender = signed_in(&app, "s@example.test", PASSWORD).await;
+        let admin = signed_in(&app, "admin@example.test", PASSWORD).await;
+        let team = admin.get("/team").await;
+        let answer = admin.post_form(&format!("/team/{sender_id}/disable"), &[("csrf_token", &team.csrf_token())]).await;
+        assert_eq!(answer.status, 303);
+        assert_eq!(sender.get("/shares").await.header("location"), Some("/login"), "still signed in");
+        let retry = app.browser();
+        let form = retry.get("/login").await;
+        let refused = retry.post_form("/login", &[("csrf_token", &form.csrf_token()), ("email", "s@example.test"), ("password", PASSWORD)]).await;
+        assert_eq!(refused.status, 200, "a disabled sender signed in");
+        assert_eq!(admin.get("/team").await.attr(&format!("[data-member='{sender_id}']"), "data-disabled").as_deref(), Some("true"));
+    }
+
+    async fn inviting_an_existing_account_is_refused_clearly(backend: Backend) {
+        let app = TestApp::spawn(backend).await;
+        create_admin(&app, "admin@example.test").await;
+        let admin = signed_in(&app, "admin@example.test", PASSWORD).await;
+        let team = admin.get("/team").await;
+        let page = admin.post_form("/team/invite", &[("csrf_token", &team.csrf_token()), ("email", "ADMIN@example.test")]).await;
+        assert_eq!(page.status, 400);
+        assert_eq!(page.texts("[role=alert]").len(), 1);
+    }
+}
