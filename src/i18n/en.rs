@@ -209,4 +209,13 @@ pub const TEXT: Text = Text {
     mail_invite_subject: "You are invited to send files with watasu",
     mail_invite_body: "You have been invited to send files with watasu. Open this link to choose a password:",
     mail_invite_valid: "The link works once, for 72 hours.",
+    fresh_link_submit: "Send a fresh link",
+    fresh_link_hint: "The recipient gets a new link by email; the old one stops working. Also lifts a lock.",
+    fresh_link_done: "A fresh link was sent. It is shown here only now:",
+    unlock_submit: "Unlock",
+    dev_outbox_title: "Mail outbox (development)",
+    dev_outbox_lead: "No SMTP relay is configured, so mails are written to files. This page shows them so you can try every step alone. It does not exist once WATASU_SMTP_URL is set.",
+    dev_outbox_empty: "No mail yet.",
+    mail_kind_notification: "Link email to the recipient",
+    mail_kind_receipt: "Download notice to you",
 };

@@ -211,4 +211,13 @@ pub const TEXT: Text = Text {
     mail_invite_subject: "watasu への招待",
     mail_invite_body: "watasu でファイルを送るための招待が届いています。次のリンクを開いてパスワードを設定してください:",
     mail_invite_valid: "リンクは1回だけ、72時間有効です。",
+    fresh_link_submit: "新しいリンクを送る",
+    fresh_link_hint: "受け取る方に新しいリンクをメールで送ります。古いリンクは使えなくなります（ロックも解除されます）。",
+    fresh_link_done: "新しいリンクを送りました。表示されるのは今だけです:",
+    unlock_submit: "ロックを解除",
+    dev_outbox_title: "送信メール（開発用）",
+    dev_outbox_lead: "SMTP サーバーが設定されていないため、メールはファイルに保存されています。このページで内容を確認し、すべての手順を一人で試せます。WATASU_SMTP_URL を設定するとこのページはなくなります。",
+    dev_outbox_empty: "まだメールはありません。",
+    mail_kind_notification: "受け取る方へのリンクのメール",
+    mail_kind_receipt: "あなたへのダウンロード通知",
 };

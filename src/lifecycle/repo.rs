@@ -171,6 +171,41 @@ impl LifecycleRepository {
         Ok(done == 1)
     }
 
+    /// Gives an active share a new link token (the old link stops working) and lifts a lock.
+    pub async fn renew_link(&self, share_id: i64, token_hash: &str) -> Result<bool, sqlx::Error> {
+        let done = match &self.db {
+            Db::Sqlite(pool) => sqlx::query(
+                "UPDATE shares SET token_hash = $2, locked_at = NULL, wrong_codes = 0
+                  WHERE id = $1 AND status = 'active' AND expires_at > unixepoch('subsec')",
+            )
+            .bind(share_id)
+            .bind(token_hash)
+            .execute(pool)
+            .await?
+            .rows_affected(),
+            Db::Postgres(pool) => sqlx::query(
+                "UPDATE shares SET token_hash = $2, locked_at = NULL, wrong_codes = 0
+                  WHERE id = $1 AND status = 'active' AND expires_at > now()",
+            )
+            .bind(share_id)
+            .bind(token_hash)
+            .execute(pool)
+            .await?
+            .rows_affected(),
+        };
+        Ok(done == 1)
+    }
+
+    /// Lifts the wrong-code lock of an active share.
+    pub async fn unlock(&self, share_id: i64) -> Result<bool, sqlx::Error> {
+        const SQL: &str = "UPDATE shares SET locked_at = NULL, wrong_codes = 0 WHERE id = $1 AND locked_at IS NOT NULL AND status = 'active'";
+        let done = match &self.db {
+            Db::Sqlite(pool) => sqlx::query(SQL).bind(share_id).execute(pool).await?.rows_affected(),
+            Db::Postgres(pool) => sqlx::query(SQL).bind(share_id).execute(pool).await?.rows_affected(),
+        };
+        Ok(done == 1)
+    }
+
     /// Which of these storage keys some file row still names (for the leftover sweep).
     pub async fn known_storage_keys(&self, keys: &[String]) -> Result<Vec<String>, sqlx::Error> {
         let mut known = Vec::new();

@@ -121,6 +121,8 @@ pub fn app(state: AppState) -> impl Endpoint + 'static {
         .at("/shares/:id", get(dashboard::show))
         .at("/shares/:id/live", get(dashboard::live))
         .at("/shares/:id/revoke", poem::post(dashboard::revoke))
+        .at("/shares/:id/link", poem::post(dashboard::renew_link))
+        .at("/shares/:id/unlock", poem::post(dashboard::unlock))
         .at("/s/:token", get(recipient::landing))
         .at("/s/:token/email", poem::post(recipient::request_code))
         .at("/s/:token/code", poem::post(recipient::submit_code))

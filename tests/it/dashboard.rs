@@ -178,6 +178,53 @@ both_backends! {
         assert_eq!(app.browser().get(link.strip_prefix(&app.base).unwrap()).await.status, 404);
     }
 
+    async fn a_fresh_link_replaces_the_old_one_and_lifts_a_lock(backend: Backend) {
+        let app = TestApp::spawn(backend).await;
+        let browser = sender(&app, "s@example.test").await;
+        let csrf = new_share_csrf(&browser).await;
+        let page = upload(&browser, Some(&csrf), "c@example.test", "a.txt", b"x".to_vec()).await;
+        let (old, id) = (page.attr("#share-link", "value").unwrap(), share_id_of(&page));
+        app.smtp.wait_for(1, Duration::from_secs(10)).await;
+        crate::support::execute(
+            app.db(),
+            "UPDATE shares SET locked_at = unixepoch('subsec'), wrong_codes = 15 WHERE id = $1",
+            "UPDATE shares SET locked_at = now(), wrong_codes = 15 WHERE id = $1",
+            id,
+        )
+        .await;
+        let locked = browser.get(&format!("/shares/{id}")).await;
+        assert_eq!(locked.attr("[data-status]", "data-status").as_deref(), Some("locked"));
+        let renewed = browser.post_form(&format!("/shares/{id}/link"), &[("csrf_token", &locked.csrf_token())]).await;
+        assert_eq!(renewed.status, 200);
+        let new = renewed.attr("#share-link", "value").expect("the fresh link is shown");
+        assert_ne!(new, old);
+        assert_eq!(renewed.attr("[data-status]", "data-status").as_deref(), Some("waiting"), "the lock stayed");
+        assert_eq!(app.browser().get(old.strip_prefix(&app.base).unwrap()).await.status, 404, "the old link still works");
+        assert_eq!(app.browser().get(new.strip_prefix(&app.base).unwrap()).await.status, 200);
+        let mail = app.smtp.wait_for(2, Duration::from_secs(10)).await.pop().unwrap();
+        assert!(mail.text().contains(&new), "the fresh link was not mailed");
+    }
+
+    async fn a_locked_share_can_be_unlocked_by_its_sender(backend: Backend) {
+        let app = TestApp::spawn(backend).await;
+        let browser = sender(&app, "s@example.test").await;
+        let csrf = new_share_csrf(&browser).await;
+        let id = share_id_of(&upload(&browser, Some(&csrf), "c@example.test", "a.txt", b"x".to_vec()).await);
+        crate::support::execute(
+            app.db(),
+            "UPDATE shares SET locked_at = unixepoch('subsec'), wrong_codes = 15 WHERE id = $1",
+            "UPDATE shares SET locked_at = now(), wrong_codes = 15 WHERE id = $1",
+            id,
+        )
+        .await;
+        let page = browser.get(&format!("/shares/{id}")).await;
+        let answer = browser.post_form(&format!("/shares/{id}/unlock"), &[("csrf_token", &page.csrf_token())]).await;
+        assert_eq!(answer.status, 303);
+        let after = browser.get(&format!("/shares/{id}")).await;
+        assert_eq!(after.attr("[data-status]", "data-status").as_deref(), Some("waiting"));
+        assert!(after.attr("[data-kind=unlocked]", "data-kind").is_some());
+    }
+
     async fn the_dashboard_needs_a_signed_in_sender(backend: Backend) {
         let app = TestApp::spawn(backend).await;
         let browser = app.browser();

@@ -6,6 +6,8 @@ mod new_share;
 
 pub use new_share::{new_share_form, upload};
 
+use new_share::queue_notification;
+
 use askama::Template;
 use poem::{
     Request, Response, handler,
@@ -127,6 +129,7 @@ pub struct EventRow {
 }
 
 pub struct MailRow {
+    kind: &'static str,
     status: String,
     text: &'static str,
     at: String,
@@ -141,10 +144,23 @@ struct SharePage<'a> {
     mails: Vec<MailRow>,
     is_final: bool,
     can_revoke: bool,
+    can_unlock: bool,
+    /// A link made just now, shown this once.
+    fresh_link: Option<String>,
     csrf_token: &'a str,
 }
 
 async fn share_page(req: &Request, state: &AppState, session: &SessionHandle, id: i64) -> Result<String, AppError> {
+    share_page_with(req, state, session, id, None).await
+}
+
+async fn share_page_with(
+    req: &Request,
+    state: &AppState,
+    session: &SessionHandle,
+    id: i64,
+    fresh_link: Option<String>,
+) -> Result<String, AppError> {
     let user = signed_in_user(state, session).await?;
     let share = SenderShares::new(state.db.clone())
         .find(viewer(&user), id)
@@ -163,6 +179,7 @@ async fn share_page(req: &Request, state: &AppState, session: &SessionHandle, id
         .await?
         .into_iter()
         .map(|m| MailRow {
+            kind: if m.kind == "download_receipt" { t.mail_kind_receipt } else { t.mail_kind_notification },
             text: match m.status.as_str() {
                 "sent" => t.mail_sent,
                 "sending" => t.mail_sending,
@@ -182,6 +199,8 @@ async fn share_page(req: &Request, state: &AppState, session: &SessionHandle, id
         mails,
         is_final: status.is_final(),
         can_revoke: matches!(status, SenderStatus::Waiting | SenderStatus::Locked),
+        can_unlock: status == SenderStatus::Locked,
+        fresh_link,
         csrf_token: &current.csrf_secret,
     };
     Ok(if is_htmx(req) { page.as_live().render()? } else { page.render()? })
@@ -227,6 +246,48 @@ pub async fn revoke(
     if state.lifecycle.revoke(id).await? {
         state.events.record_quietly(id, EventKind::Revoked).await;
         tracing::info!(account_id = user.id, share_id = id, "share revoked");
+    }
+    Ok(Response::builder().status(StatusCode::SEE_OTHER).header("Location", format!("/shares/{id}")).finish())
+}
+
+/// POST /shares/{id}/link: a new link for the recipient (the old one dies), mailed and shown once.
+#[handler]
+pub async fn renew_link(
+    req: &Request,
+    Path(id): Path<i64>,
+    state: Data<&AppState>,
+    session: Data<&SessionHandle>,
+) -> Result<Html<String>, AppError> {
+    let user = signed_in_user(&state, &session).await?;
+    let share = SenderShares::new(state.db.clone())
+        .find(viewer(&user), id)
+        .await?
+        .ok_or(AppError::NotFound("share not visible to this sender"))?;
+    let token = crate::secret::random_token();
+    if !state.lifecycle.renew_link(id, &crate::secret::sha256_hex(token.expose())).await? {
+        return Err(AppError::Gone("the share is no longer active"));
+    }
+    let link = state.config.url_for(&format!("/s/{}", token.expose()));
+    let lang = crate::i18n::Lang::from_code(&user.lang).unwrap_or_default();
+    queue_notification(&state, &user, share.id, &link, lang).await;
+    tracing::info!(account_id = user.id, share_id = id, "fresh link sent");
+    Ok(Html(share_page_with(req, &state, &session, id, Some(link)).await?))
+}
+
+/// POST /shares/{id}/unlock: accepts codes again after too many wrong ones.
+#[handler]
+pub async fn unlock(
+    Path(id): Path<i64>,
+    state: Data<&AppState>,
+    session: Data<&SessionHandle>,
+) -> Result<Response, AppError> {
+    let user = signed_in_user(&state, &session).await?;
+    SenderShares::new(state.db.clone())
+        .find(viewer(&user), id)
+        .await?
+        .ok_or(AppError::NotFound("share not visible to this sender"))?;
+    if state.lifecycle.unlock(id).await? {
+        state.events.record_quietly(id, EventKind::Unlocked).await;
     }
     Ok(Response::builder().status(StatusCode::SEE_OTHER).header("Location", format!("/shares/{id}")).finish())
 }

@@ -241,7 +241,7 @@ async fn store_file(
 
 /// Puts the recipient's notification in the outbox and starts its delivery in the background.
 /// A failure here never fails the upload: the sender has the link on screen.
-async fn queue_notification(state: &AppState, user: &User, share_id: i64, link: &str, lang: Lang) {
+pub(super) async fn queue_notification(state: &AppState, user: &User, share_id: i64, link: &str, lang: Lang) {
     let Ok(Some(share)) = state.shares.links.repo().find_by_id(share_id).await else { return };
     let notification = Notification {
         sender_name: &user.display_name,
