@@ -1,6 +1,7 @@
 //! Sending mail: an SMTP relay through lettre, or .eml files in DATA_DIR/outbox when no relay is
 //! configured (a newcomer can run and try everything without a mail server).
 
+pub mod dev_outbox;
 pub mod messages;
 pub mod outbox;
 

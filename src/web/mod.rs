@@ -4,6 +4,7 @@
 mod assets;
 mod auth;
 mod dashboard;
+mod dev_outbox;
 mod error;
 mod health;
 pub mod middleware;
@@ -105,6 +106,7 @@ pub fn app(state: AppState) -> impl Endpoint + 'static {
     let max_age = state.config.settings.session_max_age;
     let access_time_gc = state.config.settings.access_time_gc.then(|| state.gc.clone());
 
+    let dev_outbox = state.config.settings.smtp_url.is_none();
     let routes = Route::new()
         .at("/", get(pages::home))
         .at("/logout", poem::post(auth::logout))
@@ -131,6 +133,8 @@ pub fn app(state: AppState) -> impl Endpoint + 'static {
         .at("/healthz", get(health::healthz))
         .at("/readyz", get(health::readyz))
         .at("/static/:version/:name", get(assets::serve_asset));
+    // Only without an SMTP relay: the page shows mails that otherwise went to real inboxes.
+    let routes = if dev_outbox { routes.at("/dev/outbox", get(dev_outbox::show)) } else { routes };
 
     // Innermost first: each `around` wraps everything above it.
     routes

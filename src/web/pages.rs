@@ -19,6 +19,8 @@ pub struct Chrome {
     pub signed_in: bool,
     /// The signed-in sender is an admin: the header links the team page.
     pub is_admin: bool,
+    /// No SMTP relay: mails go to files, readable on /dev/outbox by admins.
+    pub dev_outbox: bool,
 }
 
 pub struct LangLink {
@@ -33,7 +35,9 @@ impl Chrome {
         let version = req.data::<AppState>().map(|s| s.assets_version.as_str()).unwrap_or("0");
         let path = req.uri().path();
         let session = req.extensions().get::<super::middleware::SessionHandle>().and_then(|s| s.current());
+        let dev_outbox = req.data::<AppState>().is_some_and(|s| s.config.settings.smtp_url.is_none());
         Self {
+            dev_outbox,
             signed_in: session.as_ref().is_some_and(|s| s.user_id.is_some()),
             is_admin: session.is_some_and(|s| s.user_id.is_some() && s.is_admin),
             lang,

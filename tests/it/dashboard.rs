@@ -155,8 +155,10 @@ both_backends! {
         assert_eq!(other.get(&format!("/shares/{id}")).await.status, 404);
         assert_eq!(other.get(&format!("/shares/{}", id + 1000)).await.status, 404, "unknown ids answer the same");
         let other_csrf = new_share_csrf(&other).await;
-        let revoke = other.post_form(&format!("/shares/{id}/revoke"), &[("csrf_token", &other_csrf)]).await;
-        assert_eq!(revoke.status, 404);
+        for action in ["revoke", "link", "unlock"] {
+            let answer = other.post_form(&format!("/shares/{id}/{action}"), &[("csrf_token", &other_csrf)]).await;
+            assert_eq!(answer.status, 404, "{action} on someone else's share");
+        }
         assert!(other.get("/shares").await.texts(".share-recipient").is_empty());
         let status = owner.get(&format!("/shares/{id}")).await;
         assert_eq!(status.attr("[data-status]", "data-status").as_deref(), Some("waiting"), "someone else revoked it");
@@ -223,6 +225,16 @@ both_backends! {
         let after = browser.get(&format!("/shares/{id}")).await;
         assert_eq!(after.attr("[data-status]", "data-status").as_deref(), Some("waiting"));
         assert!(after.attr("[data-kind=unlocked]", "data-kind").is_some());
+    }
+
+    async fn shares_made_on_the_command_line_show_in_the_senders_list(backend: Backend) {
+        let app = TestApp::spawn(backend).await;
+        let browser = sender(&app, "s@example.test").await;
+        let sender_id = crate::support::count(app.db(), "SELECT id FROM users WHERE id = $1", 1).await;
+        // create_share_with is the code path of `watasu share create`.
+        app.create_share_with(sender_id, "cli@example.test", "from-cli.txt", b"x", Duration::from_secs(3600)).await;
+        let list = browser.get("/shares").await;
+        assert_eq!(list.texts(".share-recipient"), ["cli@example.test"]);
     }
 
     async fn the_dashboard_needs_a_signed_in_sender(backend: Backend) {

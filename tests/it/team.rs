@@ -125,3 +125,35 @@ both_backends! {
         assert_eq!(page.texts("[role=alert]").len(), 1);
     }
 }
+
+both_backends! {
+    async fn without_smtp_an_admin_reads_the_mails_on_the_dev_outbox_page(backend: Backend) {
+        let app = TestApp::spawn_with(backend, |s| s.smtp_url = None).await;
+        create_admin(&app, "admin@example.test").await;
+        let admin = signed_in(&app, "admin@example.test", PASSWORD).await;
+        let team = admin.get("/team").await;
+        admin.post_form("/team/invite", &[("csrf_token", &team.csrf_token()), ("email", "new@example.test")]).await;
+        let deadline = std::time::Instant::now() + Duration::from_secs(10);
+        let page = loop {
+            let page = admin.get("/dev/outbox").await;
+            if page.body.contains("/invite/") || std::time::Instant::now() > deadline {
+                break page;
+            }
+            tokio::time::sleep(Duration::from_millis(100)).await;
+        };
+        assert_eq!(page.status, 200);
+        assert_eq!(page.texts(".dev-mail h2"), ["watasu への招待"]);
+        assert!(page.texts(".dev-mail pre")[0].contains("/invite/"), "{}", page.body);
+
+        app.create_sender_with_password("s@example.test", "Sato", PASSWORD).await;
+        let sender = signed_in(&app, "s@example.test", PASSWORD).await;
+        assert_eq!(sender.get("/dev/outbox").await.status, 404, "a sender reads everyone's mail");
+    }
+
+    async fn with_smtp_configured_the_dev_outbox_page_does_not_exist(backend: Backend) {
+        let app = TestApp::spawn(backend).await;
+        create_admin(&app, "admin@example.test").await;
+        let admin = signed_in(&app, "admin@example.test", PASSWORD).await;
+        assert_eq!(admin.get("/dev/outbox").await.status, 404);
+    }
+}

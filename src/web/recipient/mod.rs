@@ -250,6 +250,7 @@ pub async fn submit_code(
     Form(form): Form<CodeForm>,
     state: Data<&AppState>,
     session_handle: Data<&SessionHandle>,
+    client: Data<&ClientAddr>,
 ) -> Result<Response, AppError> {
     let share = open_share(&state, &token).await?;
     let session = posted_session(&session_handle)?;
@@ -278,7 +279,7 @@ pub async fn submit_code(
             if now {
                 state.events.record_quietly(share.id, EventKind::CodeFailed).await;
                 state.events.record_quietly(share.id, EventKind::Locked).await;
-                tracing::warn!(share_id = share.id, "share locked after too many wrong codes");
+                tracing::warn!(share_id = share.id, client = %client.0.0, "share locked after too many wrong codes");
             }
             return Err(AppError::ShareLocked);
         }
