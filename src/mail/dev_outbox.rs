@@ -19,7 +19,7 @@ pub fn read_outbox(dir: &Path, limit: usize) -> std::io::Result<Vec<OutboxMail>>
         .filter(|e| e.path().extension().is_some_and(|x| x == "eml"))
         .filter_map(|e| Some((e.metadata().ok()?.modified().ok()?, e.path())))
         .collect();
-    files.sort_by(|a, b| b.0.cmp(&a.0));
+    files.sort_by_key(|(modified, _)| std::cmp::Reverse(*modified));
     Ok(files
         .into_iter()
         .take(limit)
