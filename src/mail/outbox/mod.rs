@@ -10,11 +10,14 @@
 //! The stored message of a share notification holds the share link (a secret token); the UPDATE
 //! that marks a row sent also empties it.
 
-use std::{sync::Arc, time::Duration};
+use std::time::Duration;
 
 use lettre::{Address, Message, address::Envelope};
 
-use super::Mailer;
+mod delivery;
+
+pub use delivery::run_outbox_worker;
+
 use crate::db::{Db, Timestamp, seconds};
 
 /// How often the worker looks for due mails.
@@ -362,143 +365,6 @@ impl Outbox {
         match &self.db {
             Db::Sqlite(pool) => sqlx::query_as(SQL).bind(share_id).fetch_all(pool).await,
             Db::Postgres(pool) => sqlx::query_as(SQL).bind(share_id).fetch_all(pool).await,
-        }
-    }
-
-    /// One delivery pass over up to `limit` due rows, each claimed just before it is sent. A
-    /// failure that says the relay itself is unavailable (no connection, timeout, 421) ends the
-    /// pass: the rows not yet claimed stay pending with no attempt counted.
-    pub async fn deliver_due(&self, mailer: &dyn Mailer, limit: u32) -> Result<DeliveryReport, sqlx::Error> {
-        let mut report = DeliveryReport::default();
-        for id in self.due_ids(limit).await? {
-            let Some(mail) = self.claim(id).await? else { continue };
-            let (outcome, relay_down) = self.send(mailer, &mail).await?;
-            match outcome {
-                Outcome::Sent => report.sent += 1,
-                Outcome::Retrying { .. } => report.failed += 1,
-                Outcome::Dead { .. } => report.dead += 1,
-            }
-            if relay_down {
-                break;
-            }
-        }
-        Ok(report)
-    }
-
-    /// Tries to deliver one row now (as `watasu share create` does right after enqueueing);
-    /// `None` when the row is not due or another worker has it.
-    pub async fn deliver_one(&self, mailer: &dyn Mailer, id: i64) -> Result<Option<Outcome>, sqlx::Error> {
-        match self.claim(id).await? {
-            Some(mail) => Ok(Some(self.send(mailer, &mail).await?.0)),
-            None => Ok(None),
-        }
-    }
-
-    /// Sends a claimed row and records the result. A database error after the relay accepted the
-    /// message leaves the row in 'sending'; `recover_stuck` then sends it again (a duplicate, not
-    /// a loss).
-    async fn send(&self, mailer: &dyn Mailer, mail: &ClaimedMail) -> Result<(Outcome, bool), sqlx::Error> {
-        let failure = match mail.envelope() {
-            Ok(envelope) => match mailer.send_raw(&envelope, &mail.message).await {
-                Ok(()) => {
-                    if !self.mark_sent(mail.id).await? {
-                        tracing::warn!(mail_id = mail.id, "a mail was delivered twice (its row was already sent)");
-                    }
-                    return Ok((Outcome::Sent, false));
-                }
-                Err(error) => {
-                    tracing::debug!(mail_id = mail.id, error = %format!("{error:#}"), "outbox mail not delivered");
-                    classify(&error)
-                }
-            },
-            Err(_) => Failure { class: "bad envelope".to_owned(), relay_down: false },
-        };
-        let status = self.mark_failed(mail.id, &failure.class).await?;
-        let attempt = mail.attempts + 1;
-        let error_class = failure.class;
-        let outcome = if status.as_deref() == Some("dead") {
-            tracing::error!(mail_id = mail.id, attempt, error_class, "outbox mail given up");
-            Outcome::Dead { error_class }
-        } else {
-            tracing::warn!(mail_id = mail.id, attempt, error_class, "outbox mail not delivered; will retry");
-            Outcome::Retrying { error_class }
-        };
-        Ok((outcome, failure.relay_down))
-    }
-}
-
-/// Why a delivery failed, in words safe to store: no addresses, no server text.
-struct Failure {
-    class: String,
-    /// The relay as a whole is unavailable, not just this message refused.
-    relay_down: bool,
-}
-
-fn classify(error: &anyhow::Error) -> Failure {
-    use lettre::transport::{file, smtp};
-    for cause in error.chain() {
-        if let Some(smtp) = cause.downcast_ref::<smtp::Error>() {
-            if let Some(code) = smtp.status() {
-                let code = code.to_string();
-                // 421: "service not available, closing transmission channel".
-                return Failure { relay_down: code == "421", class: format!("smtp {code}") };
-            }
-            let class = if smtp.is_timeout() {
-                "timeout"
-            } else if smtp.is_tls() {
-                "tls"
-            } else if smtp.is_response() {
-                "smtp bad response"
-            } else {
-                "connection"
-            };
-            return Failure { class: class.to_owned(), relay_down: true };
-        }
-        if cause.downcast_ref::<file::Error>().is_some() {
-            return Failure { class: "file".to_owned(), relay_down: true };
-        }
-    }
-    Failure { class: "other".to_owned(), relay_down: true }
-}
-
-/// Delivers due mails every `interval` (and once at start) until `shutdown` resolves. Also takes
-/// back rows a crashed worker left in 'sending'.
-pub async fn run_outbox_worker(
-    outbox: Outbox,
-    mailer: Arc<dyn Mailer>,
-    interval: Duration,
-    shutdown: impl Future<Output = ()>,
-) {
-    tokio::pin!(shutdown);
-    loop {
-        tick(&outbox, mailer.as_ref()).await;
-        tokio::select! {
-            _ = &mut shutdown => return,
-            _ = tokio::time::sleep(interval) => {}
-        }
-    }
-}
-
-async fn tick(outbox: &Outbox, mailer: &dyn Mailer) {
-    match outbox.recover_stuck().await {
-        Ok(0) => {}
-        Ok(rows) => tracing::warn!(rows, "took back outbox mails abandoned mid-send"),
-        Err(error) => tracing::warn!(%error, "outbox recovery failed"),
-    }
-    for _ in 0..MAX_PASSES_PER_TICK {
-        match outbox.deliver_due(mailer, BATCH).await {
-            Ok(report) => {
-                if report.attempted() > 0 {
-                    tracing::info!(?report, "outbox delivery pass");
-                }
-                if report.attempted() < BATCH {
-                    break;
-                }
-            }
-            Err(error) => {
-                tracing::warn!(%error, "outbox delivery pass failed");
-                break;
-            }
         }
     }
 }
