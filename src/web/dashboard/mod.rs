@@ -41,6 +41,14 @@ pub fn viewer(user: &User) -> Viewer {
     Viewer { user_id: user.id, is_admin: user.role == "admin" }
 }
 
+/// The share if this sender may see it; otherwise the same 404 as for a share that does not exist.
+async fn visible_share(state: &AppState, user: &User, id: i64) -> Result<ShareSummary, AppError> {
+    SenderShares::new(state.db.clone())
+        .find(viewer(user), id)
+        .await?
+        .ok_or(AppError::NotFound("share not visible to this sender"))
+}
+
 fn status_text(t: &'static Text, status: SenderStatus) -> &'static str {
     match status {
         SenderStatus::Waiting => t.status_waiting,
@@ -162,10 +170,7 @@ async fn share_page_with(
     fresh_link: Option<String>,
 ) -> Result<String, AppError> {
     let user = signed_in_user(state, session).await?;
-    let share = SenderShares::new(state.db.clone())
-        .find(viewer(&user), id)
-        .await?
-        .ok_or(AppError::NotFound("share not visible to this sender"))?;
+    let share = visible_share(state, &user, id).await?;
     let c = Chrome::for_request(req);
     let (t, lang) = (c.t, c.lang);
     let events = ShareEvents::new(state.db.clone())
@@ -239,10 +244,7 @@ pub async fn revoke(
     session: Data<&SessionHandle>,
 ) -> Result<Response, AppError> {
     let user = signed_in_user(&state, &session).await?;
-    SenderShares::new(state.db.clone())
-        .find(viewer(&user), id)
-        .await?
-        .ok_or(AppError::NotFound("share not visible to this sender"))?;
+    visible_share(&state, &user, id).await?;
     if state.lifecycle.revoke(id).await? {
         state.events.record_quietly(id, EventKind::Revoked).await;
         tracing::info!(account_id = user.id, share_id = id, "share revoked");
@@ -259,10 +261,7 @@ pub async fn renew_link(
     session: Data<&SessionHandle>,
 ) -> Result<Html<String>, AppError> {
     let user = signed_in_user(&state, &session).await?;
-    let share = SenderShares::new(state.db.clone())
-        .find(viewer(&user), id)
-        .await?
-        .ok_or(AppError::NotFound("share not visible to this sender"))?;
+    let share = visible_share(&state, &user, id).await?;
     let token = crate::secret::random_token();
     if !state.lifecycle.renew_link(id, &crate::secret::sha256_hex(token.expose())).await? {
         return Err(AppError::Gone("the share is no longer active"));
@@ -282,10 +281,7 @@ pub async fn unlock(
     session: Data<&SessionHandle>,
 ) -> Result<Response, AppError> {
     let user = signed_in_user(&state, &session).await?;
-    SenderShares::new(state.db.clone())
-        .find(viewer(&user), id)
-        .await?
-        .ok_or(AppError::NotFound("share not visible to this sender"))?;
+    visible_share(&state, &user, id).await?;
     if state.lifecycle.unlock(id).await? {
         state.events.record_quietly(id, EventKind::Unlocked).await;
     }

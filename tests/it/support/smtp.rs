@@ -20,40 +20,14 @@ pub struct ReceivedMail {
 }
 
 impl ReceivedMail {
-    /// The message's text: base64 parts decoded (or, without any, quoted-printable undone).
+    /// The message's first text part, decoded (the app's own reader of .eml files).
     pub fn text(&self) -> String {
-        use base64::Engine;
-        let mut out = String::new();
-        for part in self.data.split("Content-Transfer-Encoding: base64\r\n").skip(1) {
-            // The part's remaining headers end at the first blank line; its body runs to the next.
-            let body_start = part.find("\r\n\r\n").map_or(0, |i| i + 4);
-            let part = if part.starts_with("\r\n") { part } else { &part[body_start..] };
-            let body: String =
-                part.trim_start().lines().take_while(|l| !l.is_empty() && !l.starts_with("--")).collect();
-            let bytes = base64::engine::general_purpose::STANDARD.decode(body.trim()).expect("valid base64 part");
-            out.push_str(&String::from_utf8_lossy(&bytes));
-        }
-        if out.is_empty() { self.decoded_text() } else { out }
+        watasu::mail::dev_outbox::parse(&self.data).text
     }
 
-    /// The `Subject:` header, with RFC 2047 encoded words decoded.
+    /// The `Subject:` header, decoded.
     pub fn subject(&self) -> String {
-        use base64::Engine;
-        let raw = self.data.lines().find_map(|l| l.strip_prefix("Subject: ")).unwrap_or_default();
-        raw.split(' ')
-            .map(|word| {
-                let inner = word.strip_prefix("=?utf-8?b?").or_else(|| word.strip_prefix("=?UTF-8?B?"));
-                match inner.and_then(|w| w.strip_suffix("?=")) {
-                    Some(b64) => base64::engine::general_purpose::STANDARD
-                        .decode(b64)
-                        .map(|b| String::from_utf8_lossy(&b).into_owned())
-                        .unwrap_or_default(),
-                    None => format!("{word} "),
-                }
-            })
-            .collect::<String>()
-            .trim()
-            .to_owned()
+        watasu::mail::dev_outbox::parse(&self.data).subject
     }
 
     /// The first run of exactly six digits in the text: the one-time code.
@@ -66,27 +40,6 @@ impl ReceivedMail {
                 (i == 0 || !bytes[i - 1].is_ascii_digit()) && bytes.get(i + 6).is_none_or(|b| !b.is_ascii_digit());
             (bounded && run.iter().all(u8::is_ascii_digit)).then(|| String::from_utf8_lossy(run).into_owned())
         })
-    }
-
-    /// The message text with quoted-printable soft line breaks and `=XX` escapes undone.
-    pub fn decoded_text(&self) -> String {
-        let joined = self.data.replace("=\r\n", "");
-        let bytes = joined.as_bytes();
-        let mut out = Vec::with_capacity(bytes.len());
-        let mut i = 0;
-        while i < bytes.len() {
-            if bytes[i] == b'='
-                && i + 2 < bytes.len()
-                && let Ok(byte) = u8::from_str_radix(&joined[i + 1..i + 3], 16)
-            {
-                out.push(byte);
-                i += 3;
-                continue;
-            }
-            out.push(bytes[i]);
-            i += 1;
-        }
-        String::from_utf8_lossy(&out).into_owned()
     }
 }
 
