@@ -168,7 +168,7 @@ pub const TEXT: Text = Text {
     copied: "Copied",
     share_title: "File sent to",
     timeline_title: "What happened",
-    mail_state_title: "Email to the recipient",
+    mail_state_title: "Emails about this share",
     mail_pending: "Waiting to be delivered",
     mail_sending: "Being delivered",
     mail_sent: "Delivered to the mail server",

@@ -170,7 +170,7 @@ pub const TEXT: Text = Text {
     copied: "コピーしました",
     share_title: "送信先",
     timeline_title: "これまでの経過",
-    mail_state_title: "受け取る方へのメール",
+    mail_state_title: "メールの送信状況",
     mail_pending: "送信待ち",
     mail_sending: "送信中",
     mail_sent: "送信済み",

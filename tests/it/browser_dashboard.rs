@@ -238,6 +238,12 @@ async fn a_sender_sets_up_uploads_and_sees_the_download_without_reloading() {
 
     sender.goto(&format!("{}/shares", app.base)).await;
     assert_eq!(sender.attr(".share-row", "data-status").await.as_deref(), Some("downloaded"));
+    sender.screenshot("dashboard-6-shares").await;
+    for (path, name) in [("/team", "dashboard-7-team"), ("/account", "dashboard-8-account")] {
+        sender.goto(&format!("{}{path}", app.base)).await;
+        sender.wait_for("main h1", DEFAULT_WAIT).await;
+        sender.screenshot(name).await;
+    }
     let violations = sender.csp_violations().await;
     sender.close().await;
 
@@ -272,6 +278,12 @@ async fn a_sender_sets_up_uploads_and_sees_the_download_without_reloading() {
     assert!(button[0].as_f64().unwrap() >= 44.0, "the upload button is too small to tap: {button}");
     phone.screenshot("dashboard-phone-3-new").await;
     phone.screenshot_full_page("dashboard-phone-3-new-full").await;
+    for (path, name) in [("/team", "dashboard-phone-4-team"), ("/account", "dashboard-phone-5-account")] {
+        phone.goto(&format!("{}{path}", app.base)).await;
+        phone.wait_for("main h1", DEFAULT_WAIT).await;
+        assert_no_horizontal_overflow(&phone, path).await;
+        phone.screenshot(name).await;
+    }
     let phone_violations = phone.csp_violations().await;
     phone.close().await;
 
