@@ -4,7 +4,7 @@
 //! Time is always the database's clock: `unixepoch('subsec')` (REAL seconds) on SQLite and
 //! `now()` (timestamptz) on PostgreSQL, so several app instances agree on what has expired.
 
-use std::{path::Path, str::FromStr, time::Duration};
+use std::{str::FromStr, time::Duration};
 
 use anyhow::Context;
 use chrono::{DateTime, Utc};
@@ -156,11 +156,4 @@ impl<'r> Decode<'r, Postgres> for Timestamp {
 /// (`unixepoch('subsec') + $1` on SQLite, `now() + make_interval(secs => $1)` on PostgreSQL).
 pub fn seconds(duration: Duration) -> f64 {
     duration.as_secs_f64()
-}
-
-/// The SQLite database file named by a `sqlite:` URL, for messages and backups.
-pub fn sqlite_path(url: &str) -> Option<&Path> {
-    url.strip_prefix("sqlite://")
-        .or_else(|| url.strip_prefix("sqlite:"))
-        .map(|rest| Path::new(rest.split('?').next().unwrap_or(rest)))
 }

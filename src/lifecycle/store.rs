@@ -80,10 +80,6 @@ impl LocalFileStore {
         Ok(Self { dir })
     }
 
-    pub fn dir(&self) -> &Path {
-        &self.dir
-    }
-
     /// The path of a key, or `None` for anything that is not one of our keys.
     fn path_of(&self, key: &str) -> Option<PathBuf> {
         crate::session::is_token_shaped(key).then(|| self.dir.join(key))
