@@ -289,6 +289,24 @@ both_backends! {
         assert!(mail.text().contains("10分"));
     }
 
+    async fn a_code_mail_that_cannot_be_sent_is_retried_then_shown_to_the_sender_only(backend: Backend) {
+        let app = TestApp::spawn(backend).await;
+        let share = app.create_share().await;
+        let normal = ask_for_code(&app.browser(), &share, RECIPIENT).await;
+        app.smtp.wait_for(1, Duration::from_secs(10)).await;
+        app.smtp.set_refusing(true);
+        let during_outage = ask_for_code(&app.browser(), &share, RECIPIENT).await;
+        assert_eq!(during_outage.status, normal.status);
+        assert_eq!(without_csrf(&during_outage.body), without_csrf(&normal.body), "the page reveals the failed mail");
+        // One attempt and three quick retries (1 s, 3 s, 8 s), then the sender's timeline says so.
+        let deadline = Instant::now() + Duration::from_secs(20);
+        while !event_kinds(&app, share.id).await.iter().any(|k| k == "code_mail_failed") {
+            assert!(Instant::now() < deadline, "no code_mail_failed event: {:?}", event_kinds(&app, share.id).await);
+            tokio::time::sleep(Duration::from_millis(200)).await;
+        }
+        assert_eq!(app.smtp.messages().len(), 1, "a refused mail was counted as delivered");
+    }
+
     async fn htmx_requests_get_the_next_step_as_a_fragment(backend: Backend) {
         let app = TestApp::spawn(backend).await;
         let share = app.create_share().await;
