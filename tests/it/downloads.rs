@@ -105,6 +105,19 @@ both_backends! {
         assert_eq!(app.smtp.messages().len(), 1, "a receipt went out although it was switched off");
     }
 
+    async fn a_file_missing_from_storage_does_not_use_up_the_download(backend: Backend) {
+        let app = TestApp::spawn_settled(backend, |s| s.access_time_gc = false).await;
+        let share = app.create_share().await;
+        let (browser, csrf) = granted_browser(&app, &share).await;
+        let dir = app.data_dir.path().join("files");
+        let stored: Vec<_> = std::fs::read_dir(&dir).unwrap().map(|e| e.unwrap().path()).collect();
+        std::fs::rename(&stored[0], dir.join("moved-away")).unwrap();
+        assert_eq!(post_download(&browser, &share, &csrf).await.status(), 410);
+        assert_eq!(status_of(&app, share.id).await, "active", "a failed read consumed the share");
+        std::fs::rename(dir.join("moved-away"), &stored[0]).unwrap();
+        assert_eq!(post_download(&browser, &share, &csrf).await.status(), 200);
+    }
+
     async fn a_second_download_gets_the_friendly_410_page(backend: Backend) {
         let app = TestApp::spawn(backend).await;
         let share = app.create_share().await;

@@ -310,17 +310,18 @@ pub async fn download(
         Err(error) => return Err(share_error(error)),
     };
     let file = state.shares.links.repo().file_of(&share).await?.ok_or(AppError::AlreadyDownloaded)?;
+    // Opened before the claim, so a file that cannot be read never uses up the one download.
+    let opened = match state.store.open(&file.storage_key).await {
+        Ok(opened) => opened,
+        Err(crate::lifecycle::StoreError::NotFound) => return Err(AppError::AlreadyDownloaded),
+        Err(error) => return Err(AppError::Internal(error.into())),
+    };
     // The claim commits on its own before the first byte; the share id comes only from the
     // authorisation. Losing it means someone else already downloaded the file.
     if !state.lifecycle.mark_consumed(share.id).await? {
         state.events.record_quietly(share.id, EventKind::Refused).await;
         return Err(AppError::AlreadyDownloaded);
     }
-    let opened = match state.store.open(&file.storage_key).await {
-        Ok(opened) => opened,
-        Err(crate::lifecycle::StoreError::NotFound) => return Err(AppError::AlreadyDownloaded),
-        Err(error) => return Err(AppError::Internal(error.into())),
-    };
     state.events.record_quietly(share.id, EventKind::Downloaded).await;
     mail::spawn_download_receipt(&state, share.id);
     Ok(file::file_response(opened, &file.original_name))
