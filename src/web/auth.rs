@@ -114,7 +114,8 @@ pub async fn setup_submit(
     } else {
         password::check_new_password(&password, &words).err().map(|e| password_error(t, &e))
     };
-    if let (Some(error), Ok(session)) = (error, session.ensure().await) {
+    if let Some(error) = error {
+        let session = session.ensure().await?;
         let page = SetupPage {
             c,
             action: format!("/setup/{token}"),
