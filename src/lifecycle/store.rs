@@ -39,6 +39,9 @@ pub enum StoreError {
     TooLarge { limit: u64 },
     #[error("no stored file has this key")]
     NotFound,
+    /// Reading the content failed (an upload cut off or malformed): the sender's side, not ours.
+    #[error("the content could not be read to its end")]
+    Content(#[source] io::Error),
     #[error("storage I/O failed")]
     Io(#[from] io::Error),
 }
@@ -96,7 +99,7 @@ impl LocalFileStore {
         let mut buffer = vec![0u8; CHUNK];
         let mut size: u64 = 0;
         loop {
-            let read = content.read(&mut buffer).await?;
+            let read = content.read(&mut buffer).await.map_err(StoreError::Content)?;
             if read == 0 {
                 break;
             }

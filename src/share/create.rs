@@ -34,6 +34,8 @@ pub enum CreateError {
     TtlTooShort,
     #[error("storing the file failed")]
     Store(#[source] StoreError),
+    #[error("refused after storing: {0}")]
+    Refused(&'static str),
     #[error(transparent)]
     Share(#[from] ShareError),
 }
@@ -55,6 +57,17 @@ pub async fn create_share(
     store: &dyn FileStore,
     request: ShareRequest<'_>,
 ) -> Result<IssuedShare, CreateError> {
+    create_share_checked(links, store, request, async || Ok(())).await
+}
+
+/// Like `create_share`, with a last check between storing the file and creating the rows (the
+/// upload route refuses a body with anything after its file); a refusal removes the file again.
+pub async fn create_share_checked(
+    links: &ShareLinks,
+    store: &dyn FileStore,
+    request: ShareRequest<'_>,
+    before_issue: impl AsyncFnOnce() -> Result<(), CreateError>,
+) -> Result<IssuedShare, CreateError> {
     if request.ttl < MIN_TTL {
         return Err(CreateError::TtlTooShort);
     }
@@ -62,6 +75,10 @@ pub async fn create_share(
         StoreError::TooLarge { limit } => CreateError::TooLarge { limit },
         other => CreateError::Store(other),
     })?;
+    if let Err(refused) = before_issue().await {
+        let _ = store.delete(&stored.key).await;
+        return Err(refused);
+    }
     let new = NewShare {
         sender_id: request.sender_id,
         file: stored,

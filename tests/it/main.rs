@@ -11,6 +11,7 @@ mod browser_smoke;
 mod codes;
 mod dashboard;
 mod downloads;
+mod hostile_input;
 mod lifecycle;
 mod outbox;
 mod platform;

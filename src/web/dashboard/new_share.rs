@@ -20,12 +20,13 @@ use crate::{
         Lang, Text,
         format::{human_size, human_time},
     },
+    lifecycle::StoreError,
     mail::{
         messages::{Notification, notification_mail},
         outbox::{MailKind, Outbox},
     },
     session::csrf_tokens_match,
-    share::create::{CreateError, ShareRequest, create_share},
+    share::create::{CreateError, ShareRequest, create_share_checked},
 };
 
 /// Longest accepted text field of the form.
@@ -172,7 +173,7 @@ pub async fn upload(
             "message" => fields.message = read_text(field).await?,
             "mail_lang" => fields.mail_lang = read_text(field).await?,
             "notify" => fields.notify = read_text(field).await? == "1",
-            "file" => return store_file(&state, &user, c, &current.csrf_secret, fields, field).await,
+            "file" => return store_file(&state, &user, c, &current.csrf_secret, fields, field, &mut multipart).await,
             _ => return Err(AppError::BadRequest("unknown form field")),
         }
     }
@@ -191,6 +192,7 @@ async fn store_file(
     csrf: &str,
     fields: Fields,
     field: poem::web::Field,
+    multipart: &mut Multipart,
 ) -> Result<Response, AppError> {
     let t = c.t;
     let recipient = EmailAddress::parse(&fields.recipient);
@@ -225,10 +227,20 @@ async fn store_file(
         lang,
         notify_on_download: fields.notify,
     };
-    let issued = match create_share(&state.shares.links, state.store.as_ref(), request).await {
+    // The file is the last field: anything after it (a second file…) refuses the whole form.
+    let nothing_after = async || match multipart.next_field().await {
+        Ok(None) => Ok(()),
+        Ok(Some(_)) => Err(CreateError::Refused("a field after the file")),
+        Err(_) => Err(CreateError::Refused("malformed multipart body after the file")),
+    };
+    let issued = match create_share_checked(&state.shares.links, state.store.as_ref(), request, nothing_after).await {
         Ok(issued) => issued,
         Err(CreateError::TooLarge { .. }) => return Err(AppError::TooLarge),
         Err(CreateError::TtlTooShort) => return Err(AppError::BadRequest("ttl too short")),
+        Err(CreateError::Refused(reason)) => return Err(AppError::BadRequest(reason)),
+        Err(CreateError::Store(StoreError::Content(_))) => {
+            return Err(AppError::BadRequest("upload cut off or malformed"));
+        }
         Err(CreateError::Store(error)) => return Err(AppError::Internal(error.into())),
         Err(CreateError::Share(error)) => return Err(AppError::Internal(error.into())),
     };
