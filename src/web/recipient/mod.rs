@@ -191,12 +191,7 @@ pub async fn request_code(
     session: Data<&SessionHandle>,
     client: Data<&ClientAddr>,
 ) -> Result<Response, AppError> {
-    let share = open_share(&state, &token).await?;
-    let session = posted_session(&session)?;
-    if share.locked {
-        return Err(AppError::ShareLocked);
-    }
-    limit_code_requests(&state, share.id, client.0.0).await?;
+    let (share, session) = code_request(&state, &token, &session, client.0.0).await?;
     let matches = EmailAddress::parse(&form.email).is_ok_and(|typed| typed.as_str() == share.recipient_email);
     if matches {
         mail::spawn_code_mail(&state, &share, session.id, request_lang(req));
@@ -213,14 +208,25 @@ pub async fn resend_code(
     session: Data<&SessionHandle>,
     client: Data<&ClientAddr>,
 ) -> Result<Response, AppError> {
-    let share = open_share(&state, &token).await?;
-    let session = posted_session(&session)?;
+    let (share, session) = code_request(&state, &token, &session, client.0.0).await?;
+    mail::spawn_code_resend(&state, &share, session.id, request_lang(req));
+    render_step(req, &token, &share, &session, Step::Code, StepExtras::default())
+}
+
+/// What every request for a code goes through: an open, unlocked share, a session, and the limits.
+async fn code_request(
+    state: &AppState,
+    token: &str,
+    session: &SessionHandle,
+    client: std::net::IpAddr,
+) -> Result<(Share, Session), AppError> {
+    let share = open_share(state, token).await?;
+    let session = posted_session(session)?;
     if share.locked {
         return Err(AppError::ShareLocked);
     }
-    limit_code_requests(&state, share.id, client.0.0).await?;
-    mail::spawn_code_resend(&state, &share, session.id, request_lang(req));
-    render_step(req, &token, &share, &session, Step::Code, StepExtras::default())
+    limit_code_requests(state, share.id, client).await?;
+    Ok((share, session))
 }
 
 async fn limit_code_requests(state: &AppState, share_id: i64, client: std::net::IpAddr) -> Result<(), AppError> {
