@@ -12,7 +12,7 @@ use serde::Deserialize;
 use super::{
     AppError, AppState, Chrome,
     middleware::{ClientAddr, SessionHandle},
-    render,
+    render, see_other,
 };
 use crate::{
     accounts::{
@@ -23,10 +23,6 @@ use crate::{
     i18n::Text,
     secret::SecretString,
 };
-
-fn see_other(location: &str) -> Response {
-    Response::builder().status(StatusCode::SEE_OTHER).header("Location", location).finish()
-}
 
 /// The signed-in, active sender of this request, or a redirect to the sign-in page.
 pub async fn signed_in_user(state: &AppState, session: &SessionHandle) -> Result<User, AppError> {

@@ -17,7 +17,7 @@ use std::{ops::Deref, sync::Arc};
 use poem::{Endpoint, EndpointExt, Route, get, middleware::CookieJarManager};
 
 pub use error::AppError;
-pub use pages::{Chrome, render};
+pub use pages::{Chrome, render, see_other};
 pub use recipient::content_disposition;
 
 use crate::{

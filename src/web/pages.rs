@@ -64,6 +64,11 @@ impl Chrome {
     }
 }
 
+/// A redirect after a form post (POST → 303 → GET), so a reload never posts again.
+pub fn see_other(location: &str) -> poem::Response {
+    poem::Response::builder().status(poem::http::StatusCode::SEE_OTHER).header("Location", location).finish()
+}
+
 /// Renders a template into an HTML response.
 pub fn render(template: &impl Template) -> Result<Html<String>, AppError> {
     Ok(Html(template.render()?))

@@ -14,7 +14,7 @@ use super::{
     AppError, AppState, Chrome,
     auth::signed_in_user,
     middleware::{ClientAddr, SessionHandle},
-    render,
+    render, see_other,
 };
 use crate::{
     accounts::{
@@ -105,13 +105,10 @@ pub async fn invite(
     let lang = crate::i18n::Lang::from_code(&user.lang).unwrap_or_default();
     let message = invitation_mail(&state.config.settings.mail_from, email.as_str(), lang, &link)?;
     let outbox = Outbox::new(state.db.clone());
-    let id = outbox.enqueue(None, MailKind::Invitation, &message).await.map_err(|e| AppError::Internal(e.into()))?;
-    let mailer = state.mailer.clone();
-    tokio::spawn(async move {
-        if let Err(error) = outbox.deliver_one(mailer.as_ref(), id).await {
-            tracing::warn!(%error, "invitation not delivered yet; the outbox retries");
-        }
-    });
+    outbox
+        .queue(None, MailKind::Invitation, &message, state.mailer.clone())
+        .await
+        .map_err(|e| AppError::Internal(e.into()))?;
     tracing::info!(account_id = user.id, "invitation sent");
     team_page(req, &state, &session, true, None).await
 }
@@ -129,7 +126,7 @@ pub async fn disable(
         let ended = state.sessions.end_all_for_user(id).await?;
         tracing::info!(account_id = user.id, disabled_account_id = id, sessions_ended = ended, client = %client.0.0, "account disabled");
     }
-    Ok(Response::builder().status(StatusCode::SEE_OTHER).header("Location", "/team").finish())
+    Ok(see_other("/team"))
 }
 
 #[derive(Template)]
@@ -219,5 +216,5 @@ pub async fn accept(
     };
     session.sign_in(user_id).await?;
     tracing::info!(account_id = user_id, client = %client.0.0, "invitation used");
-    Ok(Response::builder().status(StatusCode::SEE_OTHER).header("Location", "/shares").finish())
+    Ok(see_other("/shares"))
 }

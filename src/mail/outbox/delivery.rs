@@ -27,6 +27,25 @@ impl Outbox {
         Ok(report)
     }
 
+    /// Stores a mail and starts one delivery attempt in the background, so it leaves at once when
+    /// the relay works; otherwise the worker retries it. What the web pages use.
+    pub async fn queue(
+        &self,
+        share_id: Option<i64>,
+        kind: super::MailKind,
+        message: &lettre::Message,
+        mailer: Arc<dyn Mailer>,
+    ) -> Result<i64, super::EnqueueError> {
+        let id = self.enqueue(share_id, kind, message).await?;
+        let outbox = self.clone();
+        tokio::spawn(async move {
+            if let Err(error) = outbox.deliver_one(mailer.as_ref(), id).await {
+                tracing::warn!(share_id, kind = kind.as_str(), %error, "mail not delivered yet; the outbox retries");
+            }
+        });
+        Ok(id)
+    }
+
     /// Tries to deliver one row now (as `watasu share create` does right after enqueueing);
     /// `None` when the row is not due or another worker has it.
     pub async fn deliver_one(&self, mailer: &dyn Mailer, id: i64) -> Result<Option<Outcome>, sqlx::Error> {

@@ -11,7 +11,6 @@ use new_share::queue_notification;
 use askama::Template;
 use poem::{
     Request, Response, handler,
-    http::StatusCode,
     web::{Data, Html, Path, Query},
 };
 use serde::Deserialize;
@@ -20,7 +19,7 @@ use super::{
     AppError, AppState, Chrome,
     auth::signed_in_user,
     middleware::{SessionHandle, is_htmx},
-    render,
+    render, see_other,
 };
 use crate::{
     accounts::User,
@@ -249,7 +248,7 @@ pub async fn revoke(
         state.events.record_quietly(id, EventKind::Revoked).await;
         tracing::info!(account_id = user.id, share_id = id, "share revoked");
     }
-    Ok(Response::builder().status(StatusCode::SEE_OTHER).header("Location", format!("/shares/{id}")).finish())
+    Ok(see_other(&format!("/shares/{id}")))
 }
 
 /// POST /shares/{id}/link: a new link for the recipient (the old one dies), mailed and shown once.
@@ -285,5 +284,5 @@ pub async fn unlock(
     if state.lifecycle.unlock(id).await? {
         state.events.record_quietly(id, EventKind::Unlocked).await;
     }
-    Ok(Response::builder().status(StatusCode::SEE_OTHER).header("Location", format!("/shares/{id}")).finish())
+    Ok(see_other(&format!("/shares/{id}")))
 }

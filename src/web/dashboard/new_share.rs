@@ -267,16 +267,9 @@ pub(super) async fn queue_notification(state: &AppState, user: &User, share_id: 
         Err(error) => return tracing::warn!(share_id, %error, "could not build the notification mail"),
     };
     let outbox = Outbox::new(state.db.clone());
-    match outbox.enqueue(Some(share_id), MailKind::ShareNotification, &message).await {
-        Ok(id) => {
-            let mailer = state.mailer.clone();
-            tokio::spawn(async move {
-                if let Err(error) = outbox.deliver_one(mailer.as_ref(), id).await {
-                    tracing::warn!(share_id, %error, "notification delivery attempt failed; the outbox retries");
-                }
-            });
-        }
-        Err(error) => tracing::warn!(share_id, %error, "could not queue the notification mail"),
+    if let Err(error) = outbox.queue(Some(share_id), MailKind::ShareNotification, &message, state.mailer.clone()).await
+    {
+        tracing::warn!(share_id, %error, "could not queue the notification mail");
     }
 }
 

@@ -54,13 +54,10 @@ pub fn spawn_download_receipt(state: &AppState, share_id: i64) {
                 Err(error) => return tracing::warn!(share_id, %error, "could not build the download receipt"),
             };
         let outbox = Outbox::new(state.db.clone());
-        match outbox.enqueue(Some(share_id), MailKind::DownloadReceipt, &message).await {
-            Ok(id) => {
-                if let Err(error) = outbox.deliver_one(state.mailer.as_ref(), id).await {
-                    tracing::warn!(share_id, %error, "download receipt not delivered yet; the outbox retries");
-                }
-            }
-            Err(error) => tracing::warn!(share_id, %error, "could not queue the download receipt"),
+        if let Err(error) =
+            outbox.queue(Some(share_id), MailKind::DownloadReceipt, &message, state.mailer.clone()).await
+        {
+            tracing::warn!(share_id, %error, "could not queue the download receipt");
         }
     });
 }

@@ -10,7 +10,6 @@ pub use file::content_disposition;
 use askama::Template;
 use poem::{
     IntoResponse, Request, Response, handler,
-    http::StatusCode,
     web::{Data, Form, Html, Path},
 };
 use serde::Deserialize;
@@ -18,6 +17,7 @@ use serde::Deserialize;
 use super::{
     AppError, AppState, Chrome,
     middleware::{ClientAddr, SessionHandle, is_htmx},
+    see_other,
 };
 use crate::{
     accounts::EmailAddress,
@@ -270,10 +270,7 @@ pub async fn submit_code(
             if is_htmx(req) {
                 return download_step(&state, req, &token, &share, &renewed).await;
             }
-            return Ok(Response::builder()
-                .status(StatusCode::SEE_OTHER)
-                .header("Location", format!("/s/{token}"))
-                .finish());
+            return Ok(see_other(&format!("/s/{token}")));
         }
         CodeOutcome::Wrong { tries_left } => {
             state.events.record_quietly(share.id, EventKind::CodeFailed).await;
