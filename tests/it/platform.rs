@@ -102,6 +102,28 @@ both_backends! {
         assert_eq!(store.load(renewed.cookie_value.expose()).await.unwrap().unwrap().id, first.session.id);
     }
 
+    async fn a_session_ends_after_its_idle_time_and_at_its_absolute_expiry(backend: Backend) {
+        let app = TestApp::spawn_with(backend, |s| s.session_idle = Duration::from_secs(1)).await;
+        let store = sessions(&app);
+        let idle = store.create().await.unwrap();
+        assert!(store.load(idle.cookie_value.expose()).await.unwrap().is_some());
+        tokio::time::sleep(Duration::from_millis(1500)).await;
+        assert!(store.load(idle.cookie_value.expose()).await.unwrap().is_none(), "an idle session lived on");
+
+        let app = TestApp::spawn(backend).await;
+        let store = sessions(&app);
+        let old = store.create().await.unwrap();
+        crate::support::execute(
+            app.db(),
+            "UPDATE sessions SET expires_at = unixepoch('subsec') - 1 WHERE id = $1",
+            "UPDATE sessions SET expires_at = now() - interval '1 second' WHERE id = $1",
+            old.session.id,
+        )
+        .await;
+        assert!(store.load(old.cookie_value.expose()).await.unwrap().is_none(), "a session outlived its absolute expiry");
+        assert!(store.regenerate(old.session.id).await.unwrap().is_none(), "an expired session was regenerated");
+    }
+
     async fn only_the_hash_of_a_session_id_is_stored(backend: Backend) {
         let app = TestApp::spawn(backend).await;
         let created = sessions(&app).create().await.unwrap();
