@@ -12,6 +12,7 @@ pub mod db;
 pub mod i18n;
 pub mod lifecycle;
 pub mod mail;
+pub mod maintenance;
 pub mod otp;
 pub mod ratelimit;
 pub mod secret;
@@ -94,11 +95,14 @@ impl App {
         let grace = settings.shutdown_grace;
         let db = self.state.db.clone();
         let (stop_timer, timer_stopped) = tokio::sync::oneshot::channel::<()>();
-        let timer = tokio::spawn(lifecycle::run_gc_timer(
-            self.state.gc.clone(),
-            settings.data_dir.join("files"),
-            settings.gc_interval,
-            async move {
+        let schedule = maintenance::Schedule {
+            gc: self.state.gc.clone(),
+            files_dir: settings.data_dir.join("files"),
+            gc_interval: settings.gc_interval,
+            maintenance: self.state.maintenance.clone(),
+            maintenance_interval: settings.maintenance_interval,
+        };
+        let timer = tokio::spawn(maintenance::run_scheduler(schedule, async move {
                 let _ = timer_stopped.await;
             },
         ));

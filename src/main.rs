@@ -38,6 +38,19 @@ enum Command {
         #[arg(long, default_value_t = 1000)]
         limit: u32,
     },
+    /// Expiry sweeps with a run ledger (sessions, codes, invitations, mails, rate limits, retention).
+    #[command(subcommand)]
+    Maintenance(MaintenanceCommand),
+}
+
+#[derive(Subcommand)]
+enum MaintenanceCommand {
+    /// Run the sweeps now and print the ledger summary of the run.
+    Run {
+        /// One sweep: sessions, codes, invitations, outbox, rate_limits, share_retention; or all.
+        #[arg(long, default_value = "all")]
+        kind: String,
+    },
 }
 
 #[derive(Subcommand)]
@@ -153,6 +166,7 @@ async fn run(command: Command, config: Config) -> anyhow::Result<()> {
         Command::Share(ShareCommand::List { json }) => cli::share::list(&config, json).await,
         Command::Share(ShareCommand::Revoke { id_or_url }) => cli::share::revoke(&config, &id_or_url).await,
         Command::Gc { limit } => cli::gc::run(&config, limit).await,
+        Command::Maintenance(MaintenanceCommand::Run { kind }) => cli::maintenance::run(&config, &kind).await,
     }
 }
 

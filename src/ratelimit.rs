@@ -15,9 +15,13 @@ pub struct Limit {
 
 impl Limit {
     pub const fn new(max: i64, window: Duration) -> Self {
+        assert!(window.as_secs() <= LONGEST_WINDOW.as_secs(), "the sweep would delete attempts still counted");
         Self { max, window }
     }
 }
+
+/// No limit may count over a longer window: the maintenance sweep deletes older attempts.
+pub const LONGEST_WINDOW: Duration = Duration::from_secs(24 * 3600);
 
 /// Over the limit: try again after this long.
 #[derive(Clone, Copy, Debug, PartialEq)]

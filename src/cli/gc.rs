@@ -17,7 +17,7 @@ pub async fn run(config: &Config, limit: u32) -> anyhow::Result<()> {
     let store = Arc::new(LocalFileStore::new(&files_dir)?);
     let repo = LifecycleRepository::new(db.clone(), settings.delivery_grace, settings.purge_retry_base);
     let gc = ShareGc::new(repo, store, ShareEvents::new(db.clone()));
-    let report = gc.collect(limit).await?;
+    let report = gc.collect(limit, crate::maintenance::Trigger::Cli).await?;
     let leftovers = gc.remove_leftovers(&files_dir).await?;
     println!(
         "purged {}, failed {}, skipped {}; leftover temp files removed {}, orphan files removed {}",

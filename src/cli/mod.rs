@@ -1,6 +1,7 @@
 //! Command-line administration: each subcommand's work, apart from argument parsing (in main.rs).
 
 pub mod gc;
+pub mod maintenance;
 pub mod share;
 pub mod user;
 

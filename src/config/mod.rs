@@ -108,6 +108,24 @@ pub struct Settings {
     /// (SQLite is part of the process; its writers queue on the file lock instead.)
     #[arg(long, env = "WATASU_DB_TIMEOUT", default_value = "3s", value_parser = parse_duration, global = true)]
     pub db_timeout: Duration,
+
+    /// Bearer token for `POST /maintenance/runs` (an uptime pinger or host scheduler may trigger
+    /// the sweeps). Unset: the endpoint does not exist. At least 32 characters.
+    #[arg(long, env = "WATASU_MAINTENANCE_TOKEN", global = true)]
+    pub maintenance_token: Option<SecretString>,
+
+    /// Authenticated triggers closer together than this are answered 429 with Retry-After.
+    #[arg(long, env = "WATASU_MAINTENANCE_MIN_INTERVAL", default_value = "60s", value_parser = parse_duration, global = true)]
+    pub maintenance_min_interval: Duration,
+
+    /// Time between two timer-driven runs of every expiry sweep.
+    #[arg(long, env = "WATASU_MAINTENANCE_INTERVAL", default_value = "15m", value_parser = parse_duration, global = true)]
+    pub maintenance_interval: Duration,
+
+    /// Purged shares keep their recipient address, file name and message this long, and sent or
+    /// failed mails their record; then a sweep removes them.
+    #[arg(long, env = "WATASU_RETENTION", default_value = "30d", value_parser = parse_duration, global = true)]
+    pub retention: Duration,
 }
 
 /// A setting that failed validation; its `Display` is the one line printed at start-up.
@@ -148,6 +166,8 @@ impl Config {
             ("WATASU_SESSION_IDLE", settings.session_idle),
             ("WATASU_DB_TIMEOUT", settings.db_timeout),
             ("WATASU_PURGE_RETRY_BASE", settings.purge_retry_base),
+            ("WATASU_MAINTENANCE_MIN_INTERVAL", settings.maintenance_min_interval),
+            ("WATASU_MAINTENANCE_INTERVAL", settings.maintenance_interval),
         ] {
             if value.is_zero() {
                 return Err(ConfigError::new(setting, "must be longer than 0s"));
@@ -161,6 +181,14 @@ impl Config {
         }
         if let Some(key) = &settings.secret_key {
             SecretKey::from_hex(key.expose()).map_err(|reason| ConfigError::new("WATASU_SECRET_KEY", reason))?;
+        }
+        if let Some(token) = &settings.maintenance_token
+            && (token.expose().chars().count() < 32 || !token.expose().bytes().all(|b| b.is_ascii_graphic()))
+        {
+            return Err(ConfigError::new(
+                "WATASU_MAINTENANCE_TOKEN",
+                "must be at least 32 printable characters without spaces (try: openssl rand -hex 32)",
+            ));
         }
         if let Some(url) = &settings.smtp_url {
             lettre::AsyncSmtpTransport::<lettre::Tokio1Executor>::from_url(url.expose()).map_err(|_| {

@@ -244,6 +244,23 @@ pub struct Text {
     pub mail_notify_until: &'static str,
     pub mail_notify_message: &'static str,
     pub mail_footer: &'static str,
+    pub nav_maintenance: &'static str,
+    pub maint_title: &'static str,
+    pub maint_lead: &'static str,
+    pub maint_empty: &'static str,
+    pub maint_col_run: &'static str,
+    pub maint_col_kind: &'static str,
+    pub maint_col_trigger: &'static str,
+    pub maint_col_state: &'static str,
+    pub maint_col_counts: &'static str,
+    pub maint_col_accepted: &'static str,
+    pub maint_col_note: &'static str,
+    pub maint_back: &'static str,
+    pub maint_finished: &'static str,
+    pub maint_summary_title: &'static str,
+    pub maint_items_title: &'static str,
+    pub maint_no_items: &'static str,
+    pub maint_more: &'static str,
 }
 
 /// Title and explanation of one error page: what happened and what the person can do next.

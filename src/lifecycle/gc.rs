@@ -13,8 +13,12 @@ use std::{
     time::{Duration, SystemTime},
 };
 
-use super::{FileStore, LifecycleRepository, store::TEMP_PREFIX};
-use crate::share::{EventKind, ShareEvents};
+use super::{FileStore, LifecycleRepository, StoreError, store::TEMP_PREFIX};
+use crate::{
+    maintenance::{Kind, Ledger, Outcome, RunState, Trigger},
+    secret::random_token,
+    share::{EventKind, ShareEvents},
+};
 
 /// What one pass did.
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq, serde::Serialize)]
@@ -44,25 +48,38 @@ pub struct ShareGc {
     repo: LifecycleRepository,
     store: Arc<dyn FileStore>,
     events: ShareEvents,
+    ledger: Ledger,
 }
 
 impl ShareGc {
     pub fn new(repo: LifecycleRepository, store: Arc<dyn FileStore>, events: ShareEvents) -> Self {
-        Self { repo, store, events }
+        let ledger = Ledger::new(repo.db().clone());
+        Self { repo, store, events, ledger }
     }
 
-    /// One pass over at most `limit` candidates.
-    pub async fn collect(&self, limit: u32) -> Result<GcReport, sqlx::Error> {
+    /// One pass over at most `limit` candidates, recorded in the maintenance ledger per share.
+    /// A pass that finds nothing writes nothing, so the empty pass stays one indexed read.
+    pub async fn collect(&self, limit: u32, trigger: Trigger) -> Result<GcReport, sqlx::Error> {
         let mut report = GcReport::default();
-        for candidate in self.repo.select_purgeable(limit).await? {
+        let candidates = self.repo.select_purgeable(limit).await?;
+        if candidates.is_empty() {
+            return Ok(report);
+        }
+        let (run, _) = self.ledger.accept(Kind::ShareGc, trigger, random_token().expose()).await?;
+        self.ledger.start(run.id).await?;
+        let mut items = Vec::with_capacity(candidates.len());
+        for candidate in candidates {
             match self.store.delete(&candidate.storage_key).await {
                 // Already absent counts as gone: a crash after the delete, or another collector.
                 Ok(_) => {
                     if self.repo.mark_purged(candidate.id).await? {
                         report.purged += 1;
                         self.events.record_quietly(candidate.id, EventKind::Purged).await;
+                        items.push((candidate.id, Outcome::Deleted, None));
                     } else {
+                        // Another collector purged it first (or it stopped being collectable).
                         report.skipped += 1;
+                        items.push((candidate.id, Outcome::AlreadyGone, None));
                     }
                 }
                 Err(error) => {
@@ -70,9 +87,14 @@ impl ShareGc {
                     tracing::warn!(share_id = candidate.id, %error, "could not delete a share's file; backing off");
                     self.repo.mark_purge_failed(candidate.id).await?;
                     report.failed += 1;
+                    items.push((candidate.id, Outcome::Failed, Some(failure_class(&error))));
                 }
             }
         }
+        let items: Vec<_> = items.iter().map(|(id, outcome, reason)| (*id, *outcome, reason.as_deref())).collect();
+        self.ledger.record(run.id, "share", &items).await?;
+        let state = if report.failed > 0 { RunState::Partial } else { RunState::Succeeded };
+        self.ledger.finish(run.id, state, None).await?;
         Ok(report)
     }
 
@@ -117,6 +139,14 @@ impl ShareGc {
     }
 }
 
+/// Why a file could not be deleted, in words that name no path.
+fn failure_class(error: &StoreError) -> String {
+    match error {
+        StoreError::Io(io) | StoreError::Content(io) => io.kind().to_string(),
+        other => other.to_string(),
+    }
+}
+
 /// Runs GC passes with at most one in flight in this process.
 #[derive(Clone)]
 pub struct GcRunner {
@@ -148,12 +178,12 @@ impl GcRunner {
     }
 
     /// Runs one bounded pass unless one is already running; `None` when skipped.
-    pub async fn try_pass(&self) -> Option<Result<GcReport, sqlx::Error>> {
+    pub async fn try_pass(&self, trigger: Trigger) -> Option<Result<GcReport, sqlx::Error>> {
         if self.busy.compare_exchange(false, true, Ordering::AcqRel, Ordering::Acquire).is_err() {
             return None;
         }
         let _in_flight = InFlight(self.busy.clone());
-        Some(self.gc.collect(self.batch).await)
+        Some(self.gc.collect(self.batch, trigger).await)
     }
 
     /// Starts a pass in the background (after a response); errors are logged and swallowed.
@@ -163,7 +193,7 @@ impl GcRunner {
         }
         let runner = self.clone();
         tokio::spawn(async move {
-            match runner.try_pass().await {
+            match runner.try_pass(Trigger::Request).await {
                 Some(Err(error)) => tracing::warn!(%error, "access-time GC pass failed"),
                 Some(Ok(report)) if report != GcReport::default() => tracing::info!(?report, "access-time GC pass"),
                 _ => {}

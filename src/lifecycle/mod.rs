@@ -4,9 +4,7 @@
 pub mod gc;
 mod repo;
 pub mod store;
-mod timer;
 
 pub use gc::{GcReport, GcRunner, LeftoverReport, ShareGc};
 pub use repo::{LifecycleRepository, PurgeCandidate};
 pub use store::{Deleted, FileStore, LocalFileStore, OpenedFile, StoreError, StoredFile};
-pub use timer::run_gc_timer;

@@ -29,6 +29,10 @@ impl LifecycleRepository {
 
     /// Claims the one download: true for exactly one caller, only while active and unexpired.
     /// Runs on its own (autocommit), so it is committed before the first byte is sent.
+    pub fn db(&self) -> &Db {
+        &self.db
+    }
+
     pub async fn mark_consumed(&self, share_id: i64) -> Result<bool, sqlx::Error> {
         let done = match &self.db {
             Db::Sqlite(pool) => sqlx::query(

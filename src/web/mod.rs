@@ -7,6 +7,7 @@ mod dashboard;
 mod dev_outbox;
 mod error;
 mod health;
+mod maintenance;
 pub mod middleware;
 mod pages;
 mod recipient;
@@ -24,6 +25,7 @@ use crate::{
     config::Config,
     db::Db,
     lifecycle::{FileStore, GcRunner, LifecycleRepository, ShareGc},
+    maintenance::Maintenance,
     mail::Mailer,
     otp::Codes,
     ratelimit::RateLimiter,
@@ -45,6 +47,7 @@ pub struct AppStateInner {
     pub store: Arc<dyn FileStore>,
     pub lifecycle: LifecycleRepository,
     pub gc: GcRunner,
+    pub maintenance: Maintenance,
     pub shares: ShareAccess,
     pub codes: Codes,
     pub events: ShareEvents,
@@ -72,6 +75,7 @@ impl AppState {
         let events = ShareEvents::new(db.clone());
         let gc = GcRunner::new(ShareGc::new(lifecycle.clone(), store.clone(), events.clone()), settings.gc_batch);
         Self(Arc::new(AppStateInner {
+            maintenance: Maintenance::from_settings(db.clone(), settings),
             lifecycle,
             gc,
             events,
@@ -117,6 +121,8 @@ pub fn app(state: AppState) -> impl Endpoint + 'static {
         .at("/team", get(team::show))
         .at("/team/invite", poem::post(team::invite))
         .at("/team/:id/disable", poem::post(team::disable))
+        .at("/admin/maintenance", get(maintenance::admin::list_runs))
+        .at("/admin/maintenance/:id", get(maintenance::admin::show_run))
         .at("/invite/:token", get(team::invitation_page).post(team::accept))
         .at("/shares", get(dashboard::list))
         .at("/shares/new", get(dashboard::new_share_form).post(dashboard::upload))
@@ -133,6 +139,14 @@ pub fn app(state: AppState) -> impl Endpoint + 'static {
         .at("/healthz", get(health::healthz))
         .at("/readyz", get(health::readyz))
         .at("/static/:version/:name", get(assets::serve_asset));
+    // Only with a token configured: otherwise the trigger does not exist (404).
+    let routes = if state.config.settings.maintenance_token.is_some() {
+        routes
+            .at("/maintenance/runs", poem::post(maintenance::api::trigger))
+            .at("/maintenance/runs/:id", get(maintenance::api::show))
+    } else {
+        routes
+    };
     // Only without an SMTP relay: the page shows mails that otherwise went to real inboxes.
     let routes = if dev_outbox { routes.at("/dev/outbox", get(dev_outbox::show)) } else { routes };
 

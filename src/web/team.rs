@@ -30,7 +30,7 @@ use crate::{
 };
 
 /// The signed-in admin, or 404 for anyone else (the page does not exist for them).
-async fn admin(state: &AppState, session: &SessionHandle) -> Result<User, AppError> {
+pub(super) async fn admin(state: &AppState, session: &SessionHandle) -> Result<User, AppError> {
     let user = signed_in_user(state, session).await?;
     if user.role != Role::Admin.as_str() {
         return Err(AppError::NotFound("team page for a non-admin"));

@@ -13,6 +13,7 @@ use sqlx::AssertSqlSafe;
 use watasu::{
     db::Db,
     lifecycle::{GcReport, GcRunner, LifecycleRepository, ShareGc},
+    maintenance::Trigger,
     share::ShareEvents,
 };
 
@@ -193,7 +194,7 @@ both_backends! {
         f.files.place(&key);
         assert!(f.repo.mark_consumed(id).await.unwrap());
 
-        let done = f.gc.collect(10).await.unwrap();
+        let done = f.gc.collect(10, Trigger::Cli).await.unwrap();
 
         assert_eq!(done, report(1, 0, 0));
         assert!(!f.files.exists(&key));
@@ -206,7 +207,7 @@ both_backends! {
         let (id, key) = f.expired_share().await;
         f.files.place(&key);
 
-        let done = f.gc.collect(10).await.unwrap();
+        let done = f.gc.collect(10, Trigger::Cli).await.unwrap();
 
         assert_eq!(done, report(1, 0, 0));
         assert!(!f.files.exists(&key));
@@ -218,7 +219,7 @@ both_backends! {
         let (id, key) = f.share().await;
         f.files.place(&key);
 
-        let done = f.gc.collect(10).await.unwrap();
+        let done = f.gc.collect(10, Trigger::Cli).await.unwrap();
 
         assert_eq!(done, report(0, 0, 0));
         assert!(f.files.exists(&key));
@@ -231,13 +232,13 @@ both_backends! {
         f.files.place(&key);
         assert!(f.repo.mark_consumed(id).await.unwrap());
 
-        let with_grace = f.gc_with(GRACE_15_MIN, NO_TIME).collect(10).await.unwrap();
+        let with_grace = f.gc_with(GRACE_15_MIN, NO_TIME).collect(10, Trigger::Cli).await.unwrap();
 
         assert_eq!(with_grace, report(0, 0, 0), "a file being delivered must not be collected");
         assert!(f.files.exists(&key));
         assert_eq!(f.status(id).await, "consumed");
 
-        let after_grace = f.gc.collect(10).await.unwrap();
+        let after_grace = f.gc.collect(10, Trigger::Cli).await.unwrap();
 
         assert_eq!(after_grace, report(1, 0, 0));
         assert!(!f.files.exists(&key));
@@ -252,14 +253,14 @@ both_backends! {
         expired_a_minute_ago(&f.app, id).await;
         let with_grace = f.gc_with(GRACE_15_MIN, NO_TIME);
 
-        let during_grace = with_grace.collect(10).await.unwrap();
+        let during_grace = with_grace.collect(10, Trigger::Cli).await.unwrap();
 
         assert_eq!(during_grace, report(0, 0, 0), "the expiry branch must not bypass the delivery grace");
         assert!(f.files.exists(&key));
         assert_eq!(f.status(id).await, "consumed");
 
         consumed_16_minutes_ago(&f.app, id).await;
-        let after_grace = with_grace.collect(10).await.unwrap();
+        let after_grace = with_grace.collect(10, Trigger::Cli).await.unwrap();
 
         assert_eq!(after_grace, report(1, 0, 0));
         assert!(!f.files.exists(&key));
@@ -273,7 +274,7 @@ both_backends! {
         f.files.fail_on(&key);
         assert!(f.repo.mark_consumed(id).await.unwrap());
 
-        let failing = f.gc.collect(10).await.unwrap();
+        let failing = f.gc.collect(10, Trigger::Cli).await.unwrap();
 
         assert_eq!(failing, report(0, 1, 0));
         assert_eq!(f.status(id).await, "consumed", "a file still there must not be marked purged");
@@ -282,7 +283,7 @@ both_backends! {
         assert_eq!(purged_events(&f.app, id).await, 0);
 
         f.files.clear_failure(&key);
-        let healed = f.gc.collect(10).await.unwrap();
+        let healed = f.gc.collect(10, Trigger::Cli).await.unwrap();
 
         assert_eq!(healed, report(1, 0, 0));
         assert!(!f.files.exists(&key));
@@ -302,8 +303,8 @@ both_backends! {
         }
         let runner = GcRunner::new(f.gc_with(NO_TIME, RETRY_60_MIN), 5);
 
-        let first = runner.try_pass().await.expect("no pass in flight").unwrap();
-        let second = runner.try_pass().await.expect("no pass in flight").unwrap();
+        let first = runner.try_pass(Trigger::Timer).await.expect("no pass in flight").unwrap();
+        let second = runner.try_pass(Trigger::Timer).await.expect("no pass in flight").unwrap();
 
         assert_eq!(first, report(0, 5, 0), "the first pass takes the five failing rows");
         assert_eq!(second, report(3, 0, 0), "backed-off rows must let the pass reach the healthy ones");
@@ -325,9 +326,9 @@ both_backends! {
         f.files.fail_on(&key);
         let with_backoff = f.gc_with(NO_TIME, RETRY_60_MIN);
 
-        let failing = with_backoff.collect(10).await.unwrap();
+        let failing = with_backoff.collect(10, Trigger::Cli).await.unwrap();
         f.files.clear_failure(&key);
-        let backing_off = with_backoff.collect(10).await.unwrap();
+        let backing_off = with_backoff.collect(10, Trigger::Cli).await.unwrap();
 
         assert_eq!(failing, report(0, 1, 0));
         assert_eq!(backing_off, report(0, 0, 0), "a row backing off must not be picked up");
@@ -335,7 +336,7 @@ both_backends! {
         assert!(f.files.exists(&key));
 
         backoff_elapsed(&f.app, id).await;
-        let retried = with_backoff.collect(10).await.unwrap();
+        let retried = with_backoff.collect(10, Trigger::Cli).await.unwrap();
 
         assert_eq!(retried, report(1, 0, 0));
         assert!(!f.files.exists(&key));
@@ -347,7 +348,7 @@ both_backends! {
         let (id, key) = f.share().await; // never placed: a crash after the delete, say
         assert!(f.repo.mark_consumed(id).await.unwrap());
 
-        let done = f.gc.collect(10).await.unwrap();
+        let done = f.gc.collect(10, Trigger::Cli).await.unwrap();
 
         assert_eq!(done, report(1, 0, 0));
         assert!(!f.files.exists(&key));
@@ -369,9 +370,9 @@ both_backends! {
         let (id, key) = f.share().await;
         f.files.place(&key);
         assert!(f.repo.mark_consumed(id).await.unwrap());
-        assert_eq!(f.gc.collect(10).await.unwrap(), report(1, 0, 0));
+        assert_eq!(f.gc.collect(10, Trigger::Cli).await.unwrap(), report(1, 0, 0));
 
-        let again = f.gc.collect(10).await.unwrap();
+        let again = f.gc.collect(10, Trigger::Cli).await.unwrap();
         let purged_twice = f.repo.mark_purged(id).await.unwrap();
         let claimed_after = f.repo.mark_consumed(id).await.unwrap();
 
@@ -384,7 +385,7 @@ both_backends! {
         // Still forward only once its expiry has passed too (the expiry branch of mark_purged).
         f.app.expire_share(id).await;
         assert!(!f.repo.mark_purged(id).await.unwrap(), "a purged, expired share was purged again");
-        assert_eq!(f.gc.collect(10).await.unwrap(), report(0, 0, 0));
+        assert_eq!(f.gc.collect(10, Trigger::Cli).await.unwrap(), report(0, 0, 0));
         assert_eq!(purged_events(&f.app, id).await, 1);
     }
 
@@ -398,7 +399,7 @@ both_backends! {
 
         let mut passes = Vec::new();
         for _ in 0..3 {
-            passes.push(runner.try_pass().await.expect("no pass in flight").unwrap());
+            passes.push(runner.try_pass(Trigger::Timer).await.expect("no pass in flight").unwrap());
         }
 
         assert_eq!(passes, [report(5, 0, 0), report(3, 0, 0), report(0, 0, 0)]);
@@ -436,7 +437,7 @@ both_backends! {
         let (id, path) = local_share(&app, sender).await;
         assert!(app.state.lifecycle.mark_consumed(id).await.unwrap());
 
-        let done = local_gc(&app, NO_TIME, NO_TIME).collect(10).await.unwrap();
+        let done = local_gc(&app, NO_TIME, NO_TIME).collect(10, Trigger::Cli).await.unwrap();
 
         assert_eq!(done, report(1, 0, 0));
         assert!(!path.exists(), "the file must be gone from disk");
@@ -451,7 +452,7 @@ both_backends! {
         app.expire_share(id).await;
         std::fs::remove_file(&path).unwrap();
 
-        let done = local_gc(&app, NO_TIME, NO_TIME).collect(10).await.unwrap();
+        let done = local_gc(&app, NO_TIME, NO_TIME).collect(10, Trigger::Cli).await.unwrap();
 
         assert_eq!(done, report(1, 0, 0));
         assert_eq!(status(&app, id).await, "purged");
@@ -470,7 +471,7 @@ both_backends! {
         make_undeletable(&expired_path);
         let gc = local_gc(&app, NO_TIME, Duration::from_secs(60));
 
-        let first = gc.collect(10).await.unwrap();
+        let first = gc.collect(10, Trigger::Cli).await.unwrap();
 
         assert_eq!(first, report(1, 2, 0), "both undeletable rows fail, the later healthy one is purged");
         assert_eq!(status(&app, consumed).await, "consumed");
@@ -485,13 +486,13 @@ both_backends! {
         assert_eq!(status(&app, healthy).await, "purged");
         assert!(!healthy_path.exists());
 
-        assert_eq!(gc.collect(10).await.unwrap(), report(0, 0, 0), "backing-off rows wait");
+        assert_eq!(gc.collect(10, Trigger::Cli).await.unwrap(), report(0, 0, 0), "backing-off rows wait");
 
         for (id, path) in [(consumed, &consumed_path), (expired, &expired_path)] {
             std::fs::remove_dir_all(path).unwrap();
             backoff_elapsed(&app, id).await;
         }
-        let healed = gc.collect(10).await.unwrap();
+        let healed = gc.collect(10, Trigger::Cli).await.unwrap();
 
         assert_eq!(healed, report(2, 0, 0));
         assert_eq!(status(&app, consumed).await, "purged");
@@ -510,7 +511,7 @@ both_backends! {
 
         let mut waits = Vec::new();
         for _ in 0..3 {
-            assert_eq!(gc.collect(10).await.unwrap(), report(0, 1, 0));
+            assert_eq!(gc.collect(10, Trigger::Cli).await.unwrap(), report(0, 1, 0));
             waits.push(seconds_until_next_attempt(&f.app, id).await);
             backoff_elapsed(&f.app, id).await;
         }
@@ -534,7 +535,7 @@ both_backends! {
         )
         .await;
 
-        let done = f.gc_with(NO_TIME, Duration::from_secs(60)).collect(10).await.unwrap();
+        let done = f.gc_with(NO_TIME, Duration::from_secs(60)).collect(10, Trigger::Cli).await.unwrap();
 
         assert_eq!(done, report(0, 1, 0));
         assert_eq!(purge_attempts(&f.app, id).await, 11);
@@ -548,7 +549,7 @@ async fn drain(gc: ShareGc, start: Arc<tokio::sync::Barrier>) -> GcReport {
     start.wait().await;
     let mut total = GcReport::default();
     for _ in 0..1_000 {
-        let pass = gc.collect(50).await.unwrap();
+        let pass = gc.collect(50, Trigger::Cli).await.unwrap();
         if pass.purged + pass.failed + pass.skipped == 0 {
             return total;
         }

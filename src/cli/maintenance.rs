@@ -1,0 +1,40 @@
+//! `watasu maintenance run [--kind K]`: one maintenance run from the command line, then its ledger
+//! summary. Exit status 1 when the run failed.
+
+use crate::{
+    config::Config,
+    maintenance::{Kind, Maintenance, Run, TargetCount, Trigger},
+    open_database,
+};
+
+pub async fn run(config: &Config, kind: &str) -> anyhow::Result<()> {
+    let Some(kind) = Kind::parse(kind) else {
+        let known: Vec<_> = std::iter::once(Kind::All).chain(Kind::SWEEPS).map(Kind::as_str).collect();
+        return Err(super::usage(format!("unknown kind '{kind}'; one of: {}", known.join(", "))));
+    };
+    let db = open_database(config).await?;
+    let maintenance = Maintenance::from_settings(db.clone(), &config.settings);
+    let run = maintenance.run_now(kind, Trigger::Cli).await?;
+    let summary = maintenance.ledger().summary(run.id).await?;
+    print!("{}", render_summary(&run, &summary));
+    db.close().await;
+    if run.state == "failed" {
+        anyhow::bail!("maintenance run {} failed", run.id);
+    }
+    Ok(())
+}
+
+/// The ledger summary as printed: the run, then one line per target kind and outcome.
+pub fn render_summary(run: &Run, summary: &[TargetCount]) -> String {
+    let mut out = format!(
+        "run {} ({}, {}): {} — deleted {}, skipped {}, already gone {}, failed {}, in {} batches\n",
+        run.id, run.kind, run.trigger, run.state, run.deleted, run.skipped, run.already_gone, run.failed, run.batches
+    );
+    if let Some(note) = &run.note {
+        out.push_str(&format!("  note: {note}\n"));
+    }
+    for line in summary {
+        out.push_str(&format!("  {:<20} {:<13} {}\n", line.target_kind, line.outcome, line.count));
+    }
+    out
+}

@@ -1,0 +1,128 @@
+//! Leases: one row per name with a holder and an expiry, taken by one conditional upsert, so the
+//! rule "one holder at a time" holds across app instances on SQLite and PostgreSQL alike. A holder
+//! renews while it works; one that dies stops renewing and the next taker gets the row once it
+//! has expired.
+
+use std::time::Duration;
+
+use crate::db::{Db, seconds};
+
+#[derive(Clone, Debug)]
+pub struct Leases {
+    db: Db,
+}
+
+/// A lease that was taken.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct Taken {
+    /// The holder before us, whose lease had run out (it died or stalled).
+    pub previous_holder: Option<String>,
+}
+
+impl Leases {
+    pub fn new(db: Db) -> Self {
+        Self { db }
+    }
+
+    /// Takes `name` for `holder` for `ttl` unless someone else holds it unexpired.
+    pub async fn acquire(&self, name: &str, holder: &str, ttl: Duration) -> Result<Option<Taken>, sqlx::Error> {
+        // Read first only to report who is being taken over; the upsert alone decides.
+        let previous = self.holder(name).await?;
+        let ttl = seconds(ttl);
+        let taken: Option<String> = match &self.db {
+            Db::Sqlite(pool) => {
+                sqlx::query_scalar(
+                    "INSERT INTO maintenance_leases (name, holder, expires_at) VALUES ($1, $2, unixepoch('subsec') + $3)
+                     ON CONFLICT (name) DO UPDATE SET holder = excluded.holder, expires_at = excluded.expires_at
+                      WHERE maintenance_leases.expires_at <= unixepoch('subsec')
+                     RETURNING holder",
+                )
+                .bind(name)
+                .bind(holder)
+                .bind(ttl)
+                .fetch_optional(pool)
+                .await?
+            }
+            Db::Postgres(pool) => {
+                sqlx::query_scalar(
+                    "INSERT INTO maintenance_leases (name, holder, expires_at)
+                     VALUES ($1, $2, now() + make_interval(secs => $3))
+                     ON CONFLICT (name) DO UPDATE SET holder = excluded.holder, expires_at = excluded.expires_at
+                      WHERE maintenance_leases.expires_at <= now()
+                     RETURNING holder",
+                )
+                .bind(name)
+                .bind(holder)
+                .bind(ttl)
+                .fetch_optional(pool)
+                .await?
+            }
+        };
+        Ok(taken.map(|_| Taken { previous_holder: previous.filter(|p| p != holder) }))
+    }
+
+    /// Extends our lease; false when it is no longer ours (it ran out and was taken over).
+    pub async fn renew(&self, name: &str, holder: &str, ttl: Duration) -> Result<bool, sqlx::Error> {
+        let ttl = seconds(ttl);
+        let done = match &self.db {
+            Db::Sqlite(pool) => sqlx::query(
+                "UPDATE maintenance_leases SET expires_at = unixepoch('subsec') + $3
+                  WHERE name = $1 AND holder = $2 AND expires_at > unixepoch('subsec')",
+            )
+            .bind(name)
+            .bind(holder)
+            .bind(ttl)
+            .execute(pool)
+            .await?
+            .rows_affected(),
+            Db::Postgres(pool) => sqlx::query(
+                "UPDATE maintenance_leases SET expires_at = now() + make_interval(secs => $3)
+                  WHERE name = $1 AND holder = $2 AND expires_at > now()",
+            )
+            .bind(name)
+            .bind(holder)
+            .bind(ttl)
+            .execute(pool)
+            .await?
+            .rows_affected(),
+        };
+        Ok(done == 1)
+    }
+
+    /// Gives the lease back early (only if still ours).
+    pub async fn release(&self, name: &str, holder: &str) -> Result<(), sqlx::Error> {
+        const SQL: &str = "DELETE FROM maintenance_leases WHERE name = $1 AND holder = $2";
+        match &self.db {
+            Db::Sqlite(pool) => sqlx::query(SQL).bind(name).bind(holder).execute(pool).await.map(drop),
+            Db::Postgres(pool) => sqlx::query(SQL).bind(name).bind(holder).execute(pool).await.map(drop),
+        }
+    }
+
+    /// Who holds `name` (expired or not).
+    pub async fn holder(&self, name: &str) -> Result<Option<String>, sqlx::Error> {
+        const SQL: &str = "SELECT holder FROM maintenance_leases WHERE name = $1";
+        match &self.db {
+            Db::Sqlite(pool) => sqlx::query_scalar(SQL).bind(name).fetch_optional(pool).await,
+            Db::Postgres(pool) => sqlx::query_scalar(SQL).bind(name).fetch_optional(pool).await,
+        }
+    }
+
+    /// Seconds until `name`'s lease runs out (0 when free).
+    pub async fn remaining(&self, name: &str) -> Result<f64, sqlx::Error> {
+        let secs: Option<f64> = match &self.db {
+            Db::Sqlite(pool) => {
+                sqlx::query_scalar("SELECT expires_at - unixepoch('subsec') FROM maintenance_leases WHERE name = $1")
+                    .bind(name)
+                    .fetch_optional(pool)
+                    .await?
+            }
+            Db::Postgres(pool) => sqlx::query_scalar(
+                "SELECT extract(epoch FROM expires_at - now())::float8 FROM maintenance_leases WHERE name = $1",
+            )
+            .bind(name)
+            .fetch_optional(pool)
+            .await?,
+        };
+        Ok(secs.unwrap_or(0.0).max(0.0))
+    }
+}

@@ -1,0 +1,92 @@
+//! The admin's view of the maintenance ledger: the latest runs with failures first, and one run
+//! with its per-kind counts and its items (ids and outcomes only), a page at a time.
+
+use askama::Template;
+use poem::{
+    Request, handler,
+    web::{Data, Html, Path, Query},
+};
+use serde::Deserialize;
+
+use crate::{
+    i18n::format::human_time,
+    maintenance::{Run, RunItem, TargetCount},
+    web::{AppError, AppState, Chrome, middleware::SessionHandle, render, team::admin},
+};
+
+/// Runs listed on the page.
+const RECENT_RUNS: i64 = 100;
+/// Items shown per page of one run.
+const ITEMS_PER_PAGE: i64 = 200;
+
+/// A run as a table row: times already formatted for the reader's language.
+struct RunRow {
+    run: Run,
+    accepted: String,
+}
+
+#[derive(Template)]
+#[template(path = "admin/maintenance.html")]
+struct RunsPage {
+    c: Chrome,
+    rows: Vec<RunRow>,
+}
+
+/// GET /admin/maintenance
+#[handler]
+pub async fn list_runs(req: &Request, state: Data<&AppState>, session: Data<&SessionHandle>) -> Result<Html<String>, AppError> {
+    admin(&state, &session).await?;
+    let c = Chrome::for_request(req);
+    let rows = state
+        .maintenance
+        .ledger()
+        .recent(RECENT_RUNS)
+        .await?
+        .into_iter()
+        .map(|run| RunRow { accepted: human_time(run.accepted_at, c.lang), run })
+        .collect();
+    render(&RunsPage { c, rows })
+}
+
+#[derive(Template)]
+#[template(path = "admin/maintenance_run.html")]
+struct RunPage {
+    c: Chrome,
+    row: RunRow,
+    finished: Option<String>,
+    summary: Vec<TargetCount>,
+    items: Vec<RunItem>,
+    next_after: Option<i64>,
+}
+
+#[derive(Deserialize)]
+pub struct ItemsQuery {
+    after: Option<i64>,
+}
+
+/// GET /admin/maintenance/{id}[?after=ITEM]
+#[handler]
+pub async fn show_run(
+    req: &Request,
+    state: Data<&AppState>,
+    session: Data<&SessionHandle>,
+    Path(id): Path<String>,
+    Query(query): Query<ItemsQuery>,
+) -> Result<Html<String>, AppError> {
+    admin(&state, &session).await?;
+    let id = id.parse::<i64>().map_err(|_| AppError::NotFound("maintenance run id"))?;
+    let ledger = state.maintenance.ledger();
+    let run = ledger.get(id).await?.ok_or(AppError::NotFound("maintenance run"))?;
+    let c = Chrome::for_request(req);
+    let items = ledger.items(id, query.after.unwrap_or(0), ITEMS_PER_PAGE).await?;
+    let next_after = (items.len() as i64 == ITEMS_PER_PAGE).then(|| items.last().map(|i| i.id)).flatten();
+    let page = RunPage {
+        finished: run.finished_at.map(|at| human_time(at, c.lang)),
+        row: RunRow { accepted: human_time(run.accepted_at, c.lang), run },
+        summary: ledger.summary(id).await?,
+        items,
+        next_after,
+        c,
+    };
+    render(&page)
+}
