@@ -103,9 +103,8 @@ impl App {
             maintenance_interval: settings.maintenance_interval,
         };
         let timer = tokio::spawn(maintenance::run_scheduler(schedule, async move {
-                let _ = timer_stopped.await;
-            },
-        ));
+            let _ = timer_stopped.await;
+        }));
         let (stop_outbox, outbox_stopped) = tokio::sync::oneshot::channel::<()>();
         let outbox = tokio::spawn(mail::outbox::run_outbox_worker(
             mail::outbox::Outbox::new(db.clone()),

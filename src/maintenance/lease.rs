@@ -30,19 +30,17 @@ impl Leases {
         let previous = self.holder(name).await?;
         let ttl = seconds(ttl);
         let taken: Option<String> = match &self.db {
-            Db::Sqlite(pool) => {
-                sqlx::query_scalar(
-                    "INSERT INTO maintenance_leases (name, holder, expires_at) VALUES ($1, $2, unixepoch('subsec') + $3)
+            Db::Sqlite(pool) => sqlx::query_scalar(
+                "INSERT INTO maintenance_leases (name, holder, expires_at) VALUES ($1, $2, unixepoch('subsec') + $3)
                      ON CONFLICT (name) DO UPDATE SET holder = excluded.holder, expires_at = excluded.expires_at
                       WHERE maintenance_leases.expires_at <= unixepoch('subsec')
                      RETURNING holder",
-                )
-                .bind(name)
-                .bind(holder)
-                .bind(ttl)
-                .fetch_optional(pool)
-                .await?
-            }
+            )
+            .bind(name)
+            .bind(holder)
+            .bind(ttl)
+            .fetch_optional(pool)
+            .await?,
             Db::Postgres(pool) => {
                 sqlx::query_scalar(
                     "INSERT INTO maintenance_leases (name, holder, expires_at)
@@ -116,12 +114,14 @@ impl Leases {
                     .fetch_optional(pool)
                     .await?
             }
-            Db::Postgres(pool) => sqlx::query_scalar(
-                "SELECT extract(epoch FROM expires_at - now())::float8 FROM maintenance_leases WHERE name = $1",
-            )
-            .bind(name)
-            .fetch_optional(pool)
-            .await?,
+            Db::Postgres(pool) => {
+                sqlx::query_scalar(
+                    "SELECT extract(epoch FROM expires_at - now())::float8 FROM maintenance_leases WHERE name = $1",
+                )
+                .bind(name)
+                .fetch_optional(pool)
+                .await?
+            }
         };
         Ok(secs.unwrap_or(0.0).max(0.0))
     }

@@ -88,7 +88,7 @@ impl Ledger {
     /// Records a new accepted run under `key`, or returns the run that key already names
     /// (`false`: not new). Concurrent accepts of one key make one run.
     pub async fn accept(&self, kind: Kind, trigger: Trigger, key: &str) -> Result<(Run, bool), sqlx::Error> {
-        let key_hash = sha256_hex(key);
+        let key_hash = key_hash(key);
         let sql = sqlx::AssertSqlSafe(format!(
             "INSERT INTO maintenance_runs (kind, trigger, idempotency_key_hash) VALUES ($1, $2, $3) RETURNING {RUN_COLUMNS}"
         ));
@@ -111,10 +111,9 @@ impl Ledger {
     }
 
     pub async fn find_by_key(&self, key: &str) -> Result<Option<Run>, sqlx::Error> {
-        let sql = sqlx::AssertSqlSafe(format!(
-            "SELECT {RUN_COLUMNS} FROM maintenance_runs WHERE idempotency_key_hash = $1"
-        ));
-        let key_hash = sha256_hex(key);
+        let sql =
+            sqlx::AssertSqlSafe(format!("SELECT {RUN_COLUMNS} FROM maintenance_runs WHERE idempotency_key_hash = $1"));
+        let key_hash = key_hash(key);
         match &self.db {
             Db::Sqlite(pool) => sqlx::query_as(sql).bind(key_hash).fetch_optional(pool).await,
             Db::Postgres(pool) => sqlx::query_as(sql).bind(key_hash).fetch_optional(pool).await,
@@ -285,6 +284,12 @@ impl Ledger {
             Db::Postgres(pool) => sqlx::query_as(SQL).bind(run_id).bind(after).bind(limit).fetch_all(pool).await,
         }
     }
+}
+
+/// The stored form of an idempotency key: hashed, with a purpose prefix so that a client who
+/// sends a share's link token as the key does not put that token's stored hash in the ledger.
+fn key_hash(key: &str) -> String {
+    sha256_hex(&format!("watasu maintenance idempotency key\0{key}"))
 }
 
 /// Per outcome, how many of `items` ended that way: (deleted, skipped, already gone, failed).

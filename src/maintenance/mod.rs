@@ -34,9 +34,10 @@ pub enum Kind {
 }
 
 impl Kind {
-    /// The sweeps an `All` run goes through, in this order.
+    /// The sweeps an `All` run goes through, in this order: codes before the sessions whose
+    /// deletion would cascade to them unrecorded.
     pub const SWEEPS: [Kind; 6] =
-        [Kind::Sessions, Kind::Codes, Kind::Invitations, Kind::Outbox, Kind::RateLimits, Kind::ShareRetention];
+        [Kind::Codes, Kind::Sessions, Kind::Invitations, Kind::Outbox, Kind::RateLimits, Kind::ShareRetention];
 
     pub fn as_str(self) -> &'static str {
         match self {

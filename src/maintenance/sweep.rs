@@ -60,9 +60,13 @@ impl Sweep {
             Kind::Invitations => {
                 ("invitation", "invitations", INVITATION_KEEP, same("(used_at <= $2 OR expires_at <= $2)"), false)
             }
-            Kind::Outbox => {
-                ("mail", "mail_outbox", settings.retention, same("status IN ('sent', 'dead') AND created_at <= $2"), false)
-            }
+            Kind::Outbox => (
+                "mail",
+                "mail_outbox",
+                settings.retention,
+                same("status IN ('sent', 'dead') AND created_at <= $2"),
+                false,
+            ),
             Kind::RateLimits => {
                 ("rate_limit_hit", "rate_limit_hits", crate::ratelimit::LONGEST_WINDOW, same("at <= $2"), false)
             }
@@ -216,9 +220,7 @@ impl SweepRun<'_> {
 /// The statement that deletes (or scrubs) the rows of `in_ids` still meeting `cond`, returning their ids.
 fn change_sql(sweep: &Sweep, in_ids: &str, cond: &str) -> String {
     if sweep.scrub {
-        format!(
-            "UPDATE shares SET recipient_email = '', message = '' WHERE id IN ({in_ids}) AND {cond} RETURNING id"
-        )
+        format!("UPDATE shares SET recipient_email = '', message = '' WHERE id IN ({in_ids}) AND {cond} RETURNING id")
     } else {
         format!("DELETE FROM {} WHERE id IN ({in_ids}) AND {cond} RETURNING id", sweep.table)
     }

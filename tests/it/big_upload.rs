@@ -326,7 +326,7 @@ async fn an_aborted_upload_leaves_only_a_temp_file_and_no_share() {
     let (body, sent) = UploadBody::new(&csrf, GIB, Some(cut_at));
     let request = upload_request(&client, &base, body);
     let upload = tokio::spawn(async move { request.send().await });
-    let deadline = Instant::now() + Duration::from_secs(60);
+    let deadline = Instant::now() + Duration::from_secs(180);
     let temp_size = || stored_files(data_dir.path()).iter().filter(|(n, _)| is_temp(n)).map(|(_, s)| *s).max();
     while sent.load(Ordering::Relaxed) < cut_at || temp_size().unwrap_or(0) < cut_at / 2 {
         assert!(!upload.is_finished(), "the upload ended early: {:?}", upload.await);

@@ -13,6 +13,7 @@ mod dashboard;
 mod downloads;
 mod hostile_input;
 mod lifecycle;
+mod maintenance;
 mod outbox;
 mod platform;
 mod recipient;

@@ -34,7 +34,11 @@ struct RunsPage {
 
 /// GET /admin/maintenance
 #[handler]
-pub async fn list_runs(req: &Request, state: Data<&AppState>, session: Data<&SessionHandle>) -> Result<Html<String>, AppError> {
+pub async fn list_runs(
+    req: &Request,
+    state: Data<&AppState>,
+    session: Data<&SessionHandle>,
+) -> Result<Html<String>, AppError> {
     admin(&state, &session).await?;
     let c = Chrome::for_request(req);
     let rows = state
