@@ -235,4 +235,5 @@ pub const TEXT: Text = Text {
     maint_items_title: "Item by item",
     maint_no_items: "This run handled no rows.",
     maint_more: "Show more",
+    removed_after_retention: "(erased after the retention period)",
 };

@@ -237,4 +237,5 @@ pub const TEXT: Text = Text {
     maint_items_title: "1件ずつの結果",
     maint_no_items: "この実行が扱った行はありません。",
     maint_more: "続きを表示",
+    removed_after_retention: "（保存期間を過ぎたため消去）",
 };

@@ -261,6 +261,7 @@ pub struct Text {
     pub maint_items_title: &'static str,
     pub maint_no_items: &'static str,
     pub maint_more: &'static str,
+    pub removed_after_retention: &'static str,
 }
 
 /// Title and explanation of one error page: what happened and what the person can do next.

@@ -412,7 +412,7 @@ both_backends! {
     async fn the_retention_sweep_scrubs_old_purged_shares_and_leaves_recent_ones(backend: Backend) {
         let app = quiet_app(backend).await;
         let db = app.db();
-        let sender = app.create_sender("keeper@example.test", "Keeper").await;
+        let sender = app.create_sender_with_password("keeper@example.test", "Keeper", PASSWORD).await;
         let mut shares = Vec::new();
         for name in ["old-purged.pdf", "recent-purged.pdf", "old-active.pdf"] {
             let share = app.create_share_with(sender, "friend@example.test", name, b"bytes", Duration::from_secs(3600)).await;
@@ -449,6 +449,10 @@ both_backends! {
         // What the statistics need stays.
         assert_eq!(count(db, "SELECT count(*) FROM shares s JOIN files f ON f.id = s.file_id WHERE s.id = $1 AND f.size_bytes = 5 AND s.status = 'purged'", old).await, 1);
         assert_eq!(item_outcome(db, run.id, old).await, "deleted");
+        // The sender's page says what happened instead of showing blanks.
+        let page = signed_in(&app, "keeper@example.test").await.get(&format!("/shares/{old}")).await;
+        assert_eq!(page.status, 200);
+        assert!(page.body.contains("保存期間を過ぎたため消去") && !page.body.contains("old-purged.pdf"), "{}", page.body);
         // Scrubbed shares are not looked at again.
         let again = app.state.maintenance.run_now(Kind::ShareRetention, Trigger::Cli).await.unwrap();
         assert_eq!(again.deleted + again.skipped + again.already_gone, 0);

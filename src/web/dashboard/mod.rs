@@ -88,10 +88,12 @@ pub struct ShareRow {
 }
 
 fn row(c: &Chrome, share: ShareSummary) -> ShareRow {
+    // The retention sweep blanks these once a purged share is old enough.
+    let or_removed = |text: String| if text.is_empty() { c.t.removed_after_retention.to_owned() } else { text };
     ShareRow {
         id: share.id,
-        recipient: share.recipient_email,
-        file_name: share.file_name,
+        recipient: or_removed(share.recipient_email),
+        file_name: or_removed(share.file_name),
         size: human_size(share.size_bytes, c.lang),
         created: human_time(share.created_at, c.lang),
         expires: human_time(share.expires_at, c.lang),
