@@ -195,6 +195,10 @@ both_backends! {
         let mut received = response.chunk().await.unwrap().expect("the first bytes").len();
         // All but the bytes is done once the sender's download receipt has gone out.
         inst.smtp.wait_for(mails_before + 1, Duration::from_secs(10)).await;
+        eventually(Duration::from_secs(10), "the receipt marked sent", async || {
+            db_state(&inst.db).await.outbox.last().is_some_and(|l| l.ends_with("download_receipt drill-sender@example.test sent"))
+        })
+        .await;
         let during = db_state(&inst.db).await;
         kill_9(&mut server);
         while let Ok(Some(chunk)) = response.chunk().await {
@@ -216,6 +220,8 @@ both_backends! {
         let server = inst.start(&[]);
         assert_eq!(db_state(&inst.db).await, during);
         assert_eq!(names(&inst.files_dir()), keys(&during), "files on disk");
+        // The same browser (its cookies) on the new server's port.
+        let browser = Browser { base: server.base(), ..browser };
         let again = post_download(&browser, &token, &csrf).await;
         assert_eq!(again.status(), 410, "the killed download was given a second go");
         let other_landing = Browser::new(&server.base()).get(&format!("/s/{other_token}")).await;
