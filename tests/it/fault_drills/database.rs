@@ -22,10 +22,11 @@ const DB_TIMEOUT: Duration = Duration::from_secs(2);
 const LONGEST_ANSWER: Duration = Duration::from_secs(2 * 2 + 5);
 
 const UP: u8 = 0;
-const STOPPED: u8 = 1;
-const STARTING: u8 = 2;
-const BACK: u8 = 3;
-const DONE: u8 = 4;
+const STOPPING: u8 = 1;
+const STOPPED: u8 = 2;
+const STARTING: u8 = 3;
+const BACK: u8 = 4;
+const DONE: u8 = 5;
 
 #[derive(Debug)]
 struct Answer {
@@ -46,13 +47,18 @@ async fn visitor(app: &TestApp, share: &TestShare) -> (Browser, String) {
     (browser, csrf)
 }
 
-/// Sends one route's request again and again, from a browser with a session, until the drill is done.
+/// Sends one route's request again and again until the drill is done.
 fn traffic(app: &TestApp, share: &TestShare, route: &'static str, phase: Arc<AtomicU8>) -> JoinHandle<Vec<Answer>> {
     let (base, token) = (app.base.clone(), share.token.clone());
     let unavailable = watasu::i18n::Lang::En.text().error_unavailable.title;
     tokio::spawn(async move {
         let browser = Browser::new(&base);
-        let csrf = browser.get(&format!("/s/{token}")).await.csrf_token();
+        // The recipient's routes from a browser with a session; the health checks as a probe
+        // sends them, without cookies.
+        let csrf = match route {
+            "landing" | "code" => browser.get(&format!("/s/{token}")).await.csrf_token(),
+            _ => String::new(),
+        };
         let english = [("Sec-Fetch-Site", "same-origin"), ("Accept-Language", "en")];
         let mut answers = Vec::new();
         loop {
@@ -120,10 +126,12 @@ async fn postgres_stopped_and_started_under_traffic_answers_503_meanwhile_and_lo
     tokio::time::sleep(Duration::from_millis(500)).await;
 
     let before = db_state(app.db()).await;
+    phase.store(STOPPING, Ordering::SeqCst);
     let stopping = cluster.clone();
     tokio::task::spawn_blocking(move || stopping.pg_ctl_stop()).await.unwrap();
     phase.store(STOPPED, Ordering::SeqCst);
-    tokio::time::sleep(Duration::from_secs(4)).await;
+    // Long enough for a request sent after the stop to wait out its timeout.
+    tokio::time::sleep(DB_TIMEOUT * 5 / 2).await;
     phase.store(STARTING, Ordering::SeqCst);
     let starting = cluster.clone();
     tokio::task::spawn_blocking(move || starting.pg_ctl_start()).await.unwrap();
@@ -159,7 +167,7 @@ async fn postgres_stopped_and_started_under_traffic_answers_503_meanwhile_and_lo
     for route in ["landing", "code", "/readyz"] {
         let down = answers.iter().filter(|a| a.route == route && a.phases == (STOPPED, STOPPED)).count();
         let back = answers.iter().filter(|a| a.route == route && a.phases == (BACK, BACK)).count();
-        assert!(down >= 2 && back >= 2, "{route}: {down} answers during the outage, {back} after it");
+        assert!(down >= 1 && back >= 2, "{route}: {down} answers during the outage, {back} after it");
     }
 
     // Nothing stored before the outage is gone or changed.
@@ -169,7 +177,10 @@ async fn postgres_stopped_and_started_under_traffic_answers_503_meanwhile_and_lo
 
     // Everything works again: a recipient gets a code, verifies and downloads; a share is created.
     let code_step = recipient
-        .post_form(&format!("/s/{}/email", waiting.token), &[("csrf_token", &recipient_csrf), ("email", "recipient@example.test")])
+        .post_form(
+            &format!("/s/{}/email", waiting.token),
+            &[("csrf_token", &recipient_csrf), ("email", "recipient@example.test")],
+        )
         .await;
     assert_eq!(code_step.status, 200, "{}", code_step.body);
     let code = app.smtp.wait_for(1, Duration::from_secs(15)).await[0].code().unwrap();
@@ -190,7 +201,11 @@ async fn postgres_stopped_and_started_under_traffic_answers_503_meanwhile_and_lo
     assert_eq!(file.bytes().await.unwrap().as_ref(), b"the file contents\n");
     let third = app.create_share().await;
     assert!(third.id > waiting.id);
-    keeps_everything(&after, &db_state(app.db()).await);
+    let end = db_state(app.db()).await;
+    keeps_everything(&DbState { shares: Vec::new(), ..after.clone() }, &end);
+    assert_eq!(end.shares[0], after.shares[0]);
+    assert!(end.shares[1].contains(" consumed consumed:2"), "{:?}", end.shares);
+    assert_eq!(end.shares.len(), 3);
     app.stop().await;
     let stopping = cluster.clone();
     tokio::task::spawn_blocking(move || stopping.pg_ctl_stop()).await.unwrap();

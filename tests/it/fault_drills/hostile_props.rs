@@ -54,7 +54,12 @@ fn field_text() -> impl Strategy<Value = String> {
 }
 
 fn status_is(page: &Page, allowed: &[u16], case: &str) -> Result<(), TestCaseError> {
-    prop_assert!(allowed.contains(&page.status.as_u16()), "{case}: status {} not in {allowed:?}: {}", page.status, page.body);
+    prop_assert!(
+        allowed.contains(&page.status.as_u16()),
+        "{case}: status {} not in {allowed:?}: {}",
+        page.status,
+        page.body
+    );
     Ok(())
 }
 

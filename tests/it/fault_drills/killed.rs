@@ -8,8 +8,8 @@ use bytes::Bytes;
 use watasu::db::Db;
 
 use super::{
-    ChannelBody, DbState, db_state, event_kinds, eventually, files_in, is_temp, share_status, upload_body,
-    upload_head, upload_request,
+    ChannelBody, DbState, db_state, event_kinds, eventually, files_in, is_temp, share_status, upload_body, upload_head,
+    upload_request,
 };
 use crate::{
     both_backends,
@@ -86,7 +86,8 @@ impl Installation {
 
     /// `watasu share create` of `file` to the recipient; returns the link's token.
     fn create_share(&self, file: &Path) -> String {
-        let stdout = self.run(&["share", "create", "--from", SENDER, "--to", RECIPIENT, "--file", file.to_str().unwrap()]);
+        let stdout =
+            self.run(&["share", "create", "--from", SENDER, "--to", RECIPIENT, "--file", file.to_str().unwrap()]);
         let url = stdout.trim_end().lines().last().unwrap();
         url.rsplit_once("/s/").unwrap_or_else(|| panic!("no share URL in {stdout:?}")).1.to_owned()
     }
@@ -164,8 +165,9 @@ fn names(dir: &Path) -> Vec<String> {
 async fn sign_in(base: &str, password: &str) -> (Browser, String) {
     let browser = Browser::new(base);
     let login = browser.get("/login").await;
-    let answer =
-        browser.post_form("/login", &[("csrf_token", &login.csrf_token()), ("email", SENDER), ("password", password)]).await;
+    let answer = browser
+        .post_form("/login", &[("csrf_token", &login.csrf_token()), ("email", SENDER), ("password", password)])
+        .await;
     assert_eq!(answer.status, 303, "{}", answer.body);
     let form = browser.get("/shares/new").await;
     assert_eq!(form.status, 200, "{}", form.body);

@@ -49,7 +49,8 @@ fn assert_same_page(a: &Page, b: &Page, what: &str) {
 
 /// Lets the limiter forget earlier submissions: the drill needs more than a person would send.
 async fn forget_rate_limits(app: &TestApp) {
-    execute(app.db(), "DELETE FROM rate_limit_hits WHERE id > $1", "DELETE FROM rate_limit_hits WHERE id > $1", 0).await;
+    execute(app.db(), "DELETE FROM rate_limit_hits WHERE id > $1", "DELETE FROM rate_limit_hits WHERE id > $1", 0)
+        .await;
 }
 
 async fn signed_in_sender(app: &TestApp) -> Browser {
