@@ -20,6 +20,11 @@ use bytes::Bytes;
 use http_body::Frame;
 use watasu::db::Db;
 
+use crate::support::{Browser, TestApp, execute};
+
+/// The password of the senders the drills sign in as.
+pub const PASSWORD: &str = "lantern orchard seventeen copper";
+
 /// Every row of a one-text-column query, in order.
 pub async fn lines(db: &Db, sql: &'static str) -> Vec<String> {
     match db {
@@ -104,6 +109,21 @@ pub async fn eventually<F: AsyncFn() -> bool>(timeout: Duration, what: &str, con
         assert!(Instant::now() < deadline, "{what} did not happen within {timeout:?}");
         tokio::time::sleep(Duration::from_millis(50)).await;
     }
+}
+
+/// Signs `browser` in as the sender `email` (with [`PASSWORD`]).
+pub async fn sign_in(browser: &Browser, email: &str) {
+    let login = browser.get("/login").await;
+    let fields = [("csrf_token", login.csrf_token()), ("email", email.to_owned()), ("password", PASSWORD.to_owned())];
+    let fields: Vec<(&str, &str)> = fields.iter().map(|(k, v)| (*k, v.as_str())).collect();
+    let answer = browser.post_form("/login", &fields).await;
+    assert_eq!(answer.status, 303, "signing in failed: {}", answer.body);
+}
+
+/// Lets the rate limiter forget earlier submissions: a drill sends more than a person would.
+pub async fn forget_rate_limits(app: &TestApp) {
+    let sql = "DELETE FROM rate_limit_hits WHERE id > $1";
+    execute(app.db(), sql, sql, 0).await;
 }
 
 /// The multipart boundary of the uploads the drills send.

@@ -8,13 +8,12 @@ use std::{
     process::Command,
 };
 
-use super::{db_state, files_in, is_temp, upload_body, upload_request};
+use super::{PASSWORD, db_state, files_in, is_temp, sign_in, upload_body, upload_request};
 use crate::{
     both_backends,
     support::{Browser, Page, TestApp},
 };
 
-const PASSWORD: &str = "lantern orchard seventeen copper";
 const MIB: usize = 1 << 20;
 
 /// A small tmpfs mounted over a folder, unmounted when dropped (also when the test fails).
@@ -61,10 +60,7 @@ both_backends! {
         let files = app.data_dir.path().join("files");
         app.create_sender_with_password("s@example.test", "Sender Sato", PASSWORD).await;
         let browser = app.browser();
-        let login = browser.get("/login").await;
-        let fields = [("csrf_token", login.csrf_token()), ("email", "s@example.test".into()), ("password", PASSWORD.into())];
-        let fields: Vec<(&str, &str)> = fields.iter().map(|(k, v)| (*k, v.as_str())).collect();
-        assert_eq!(browser.post_form("/login", &fields).await.status, 303);
+        sign_in(&browser, "s@example.test").await;
         let csrf = browser.get("/shares/new").await.csrf_token();
 
         // Something else has taken all but about 2 MiB; the upload is 3 MiB.

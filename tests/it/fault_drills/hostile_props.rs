@@ -10,14 +10,13 @@ use proptest::{
     test_runner::{Config, RngAlgorithm, TestCaseError, TestRng, TestRunner},
 };
 
-use super::{upload_body, upload_request};
+use super::{PASSWORD, forget_rate_limits, lines, sign_in, upload_body, upload_request};
 use crate::{
     both_backends,
     hostile_input::{assert_friendly, percent_encode, snapshot},
-    support::{Browser, Page, TestApp, execute},
+    support::{Browser, Page, TestApp},
 };
 
-const PASSWORD: &str = "lantern orchard seventeen copper";
 const RECIPIENT: &str = "recipient@example.test";
 
 /// Runs `property` on `cases` values of `strategy`, from a fixed seed; the body runs on the
@@ -111,11 +110,12 @@ both_backends! {
             let is_recipient = watasu::accounts::EmailAddress::parse(&email).is_ok_and(|a| a.as_str() == RECIPIENT);
             prop_assume!(!is_recipient);
             // Every submission counts towards the limits; the drill sends more than a person would.
-            execute(app.db(), "DELETE FROM rate_limit_hits WHERE id > $1", "DELETE FROM rate_limit_hits WHERE id > $1", 0).await;
+            forget_rate_limits(&app).await;
             let case = format!("email {email:?}, code {code:?}");
             let answer = browser.post_form(&email_path, &[("csrf_token", &csrf), ("email", &email)]).await;
             status_is(&answer, &[200], &case)?;
-            prop_assert_eq!(&answer.texts("main"), &wrong.texts("main"), "{}: not the page any wrong address gets", case);
+            let text = answer.texts("main");
+            prop_assert_eq!(&text, &wrong.texts("main"), "{}: not the page any wrong address gets", case);
             let answer = browser.post_form(&code_path, &[("csrf_token", &csrf), ("code", &code)]).await;
             status_is(&answer, &[200], &case)?;
             let step = answer.attr("#step", "data-step");
@@ -132,11 +132,7 @@ both_backends! {
         let app = TestApp::spawn(backend).await;
         app.create_sender_with_password("s@example.test", "Sender Sato", PASSWORD).await;
         let browser = app.browser();
-        let login = browser.get("/login").await;
-        let signed_in = browser
-            .post_form("/login", &[("csrf_token", &login.csrf_token()), ("email", "s@example.test"), ("password", PASSWORD)])
-            .await;
-        assert_eq!(signed_in.status, 303);
+        sign_in(&browser, "s@example.test").await;
         let csrf = browser.get("/shares/new").await.csrf_token();
         let created = std::cell::Cell::new(0u32);
         check(48, (field_text(), field_text()), async |(recipient, file_name): (String, String)| {
@@ -151,9 +147,10 @@ both_backends! {
                 created.set(created.get() + 1);
                 prop_assert_eq!(after.shares, before.shares + 1, "{}", case);
                 prop_assert_eq!(after.files.len(), before.files.len() + 1, "{}", case);
-                let name = crate::fault_drills::lines(app.db(), "SELECT original_name FROM files ORDER BY id DESC").await;
-                let name = &name[0];
-                prop_assert!(!name.is_empty() && name.chars().count() <= 255 && !name.chars().any(char::is_control), "{case}: stored as {name:?}");
+                let names = lines(app.db(), "SELECT original_name FROM files ORDER BY id DESC").await;
+                let name = &names[0];
+                let clean = !name.is_empty() && name.chars().count() <= 255 && !name.chars().any(char::is_control);
+                prop_assert!(clean, "{case}: stored as {name:?}");
             } else {
                 prop_assert_eq!(after, before, "{}: a refused upload changed something", case);
             }

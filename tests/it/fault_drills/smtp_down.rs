@@ -5,14 +5,13 @@
 
 use std::time::Duration;
 
-use super::{db_state, event_kinds, eventually, upload_body, upload_request};
+use super::{PASSWORD, db_state, event_kinds, eventually, forget_rate_limits, sign_in, upload_body, upload_request};
 use crate::{
     both_backends,
     support::{Browser, Page, TestApp, TestShare, execute},
 };
 
 const SENDER: &str = "sato@example.test";
-const PASSWORD: &str = "lantern orchard seventeen copper";
 const RECIPIENT: &str = "recipient@example.test";
 const NEW_RECIPIENT: &str = "client@example.test";
 
@@ -45,22 +44,6 @@ async fn ask_for_code(app: &TestApp, share: &TestShare, address: &str) -> (Brows
 fn assert_same_page(a: &Page, b: &Page, what: &str) {
     assert_eq!(a.status, b.status, "{what}");
     assert_eq!(without_csrf(&a.body), without_csrf(&b.body), "{what}: the page differs");
-}
-
-/// Lets the limiter forget earlier submissions: the drill needs more than a person would send.
-async fn forget_rate_limits(app: &TestApp) {
-    execute(app.db(), "DELETE FROM rate_limit_hits WHERE id > $1", "DELETE FROM rate_limit_hits WHERE id > $1", 0)
-        .await;
-}
-
-async fn signed_in_sender(app: &TestApp) -> Browser {
-    let browser = app.browser();
-    let login = browser.get("/login").await;
-    let answer = browser
-        .post_form("/login", &[("csrf_token", &login.csrf_token()), ("email", SENDER), ("password", PASSWORD)])
-        .await;
-    assert_eq!(answer.status, 303, "{}", answer.body);
-    browser
 }
 
 both_backends! {
@@ -97,7 +80,8 @@ both_backends! {
         })
         .await;
         assert_eq!(app.smtp.refused(), 4, "the code mail is tried once and retried three times");
-        let sender = signed_in_sender(&app).await;
+        let sender = app.browser();
+        sign_in(&sender, SENDER).await;
         let timeline = sender.get_with(&format!("/shares/{}", share.id), &[("Accept-Language", "en")]).await;
         let failed_text = watasu::i18n::Lang::En.text().event_code_mail_failed;
         assert_eq!(timeline.texts("li[data-kind=code_mail_failed]").len(), 1, "{}", timeline.body);
@@ -134,7 +118,8 @@ both_backends! {
         ];
         eventually(Duration::from_secs(10), "both mails to be tried once and wait", async || {
             let outbox = db_state(app.db()).await.outbox;
-            app.smtp.refused() == 6 && outbox.iter().map(|l| l.split_once(' ').unwrap().1.to_owned()).eq(waiting.clone())
+            let rows = outbox.iter().map(|l| l.split_once(' ').unwrap().1.to_owned());
+            app.smtp.refused() == 6 && rows.eq(waiting.clone())
         })
         .await;
         assert_eq!(app.smtp.messages().len(), 1, "only the code mail sent before the outage");
