@@ -50,6 +50,10 @@ pub const TEXT: Text = Text {
         title: "The service is briefly unavailable",
         body: "Please try again in a minute. Nothing has been lost.",
     },
+    error_storage_full: ErrorText {
+        title: "The server's storage is full",
+        body: "Your file was not kept. Please try again later, or tell the person who runs this service.",
+    },
     share_not_available: ErrorText {
         title: "This link is not available",
         body: "The link may be mistyped, may have expired, or the sender may have ended it. Ask the person who sent it for a new link.",

@@ -88,6 +88,7 @@ pub struct Text {
     pub error_too_many: ErrorText,
     pub error_internal: ErrorText,
     pub error_unavailable: ErrorText,
+    pub error_storage_full: ErrorText,
     pub share_not_available: ErrorText,
     pub share_already_downloaded: ErrorText,
     pub share_locked: ErrorText,

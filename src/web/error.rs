@@ -40,6 +40,9 @@ pub enum AppError {
     TooLarge,
     #[error("rate limited: {reason}")]
     TooMany { reason: &'static str, retry_after: Duration },
+    /// The file system refused to store more (ENOSPC or a quota): the operator's problem, not the file's.
+    #[error("storage full")]
+    StorageFull(#[source] std::io::Error),
     #[error("database unavailable")]
     Unavailable(#[source] sqlx::Error),
     #[error("internal error")]
@@ -80,6 +83,7 @@ impl poem::error::ResponseError for AppError {
             Self::SignInRequired => StatusCode::SEE_OTHER,
             Self::TooMany { .. } => StatusCode::TOO_MANY_REQUESTS,
             Self::Unavailable(_) => StatusCode::SERVICE_UNAVAILABLE,
+            Self::StorageFull(_) => StatusCode::INSUFFICIENT_STORAGE,
             Self::Internal(_) => StatusCode::INTERNAL_SERVER_ERROR,
         }
     }
@@ -104,6 +108,7 @@ fn error_text(t: &'static Text, status: StatusCode) -> &'static ErrorText {
         StatusCode::PAYLOAD_TOO_LARGE => &t.error_too_large,
         StatusCode::TOO_MANY_REQUESTS => &t.error_too_many,
         StatusCode::SERVICE_UNAVAILABLE => &t.error_unavailable,
+        StatusCode::INSUFFICIENT_STORAGE => &t.error_storage_full,
         s if s.is_client_error() => &t.error_bad_request,
         _ => &t.error_internal,
     }

@@ -15,7 +15,7 @@ use crate::{
 const PASSWORD: &str = "lantern orchard seventeen copper";
 
 /// Text that must never reach a visitor: internals of the database layer, panics, SQL, Rust types.
-const LEAK_MARKERS: [&str; 16] = [
+pub(crate) const LEAK_MARKERS: [&str; 16] = [
     "sqlx",
     "panicked",
     "SELECT ",
@@ -36,17 +36,17 @@ const LEAK_MARKERS: [&str; 16] = [
 
 /// Everything a refused request must leave as it was.
 #[derive(Debug, PartialEq, Eq)]
-struct Snapshot {
-    shares: i64,
+pub(crate) struct Snapshot {
+    pub(crate) shares: i64,
     signed_in_sessions: i64,
     otp_challenges: i64,
     download_grants: i64,
     events_besides_opened: i64,
     users: i64,
-    files: Vec<String>,
+    pub(crate) files: Vec<String>,
 }
 
-async fn snapshot(app: &TestApp) -> Snapshot {
+pub(crate) async fn snapshot(app: &TestApp) -> Snapshot {
     let db = app.db();
     Snapshot {
         shares: count(db, "SELECT count(*) FROM shares WHERE id > $1", 0).await,
@@ -79,7 +79,7 @@ fn assert_refused(page: &Page, allowed: &[u16], case: &str) {
     assert_friendly(&page.body, page.header("content-type"), case);
 }
 
-fn assert_friendly(body: &str, content_type: Option<&str>, case: &str) {
+pub(crate) fn assert_friendly(body: &str, content_type: Option<&str>, case: &str) {
     assert!(content_type.is_some_and(|ct| ct.starts_with("text/html")), "{case}: not an HTML page ({content_type:?})");
     assert!(body.contains("<h1"), "{case}: the page has no heading: {body}");
     // A marker the hostile input itself carries may come back in a (percent-encoded) link.
@@ -89,7 +89,7 @@ fn assert_friendly(body: &str, content_type: Option<&str>, case: &str) {
 }
 
 /// Every byte that is not an ASCII letter or digit as %XX.
-fn percent_encode(bytes: &[u8]) -> String {
+pub(crate) fn percent_encode(bytes: &[u8]) -> String {
     bytes
         .iter()
         .map(|&b| if b.is_ascii_alphanumeric() { (b as char).to_string() } else { format!("%{b:02X}") })

@@ -11,6 +11,7 @@ mod browser_smoke;
 mod codes;
 mod dashboard;
 mod downloads;
+mod fault_drills;
 mod hostile_input;
 mod lifecycle;
 mod maintenance;

@@ -3,7 +3,7 @@
 //! on disk. The CSRF token must be the first multipart field, and every other field comes before
 //! the file, so a bad form is refused before a byte of the file is stored.
 
-use std::time::Duration;
+use std::{io::ErrorKind, time::Duration};
 
 use askama::Template;
 use poem::{
@@ -240,6 +240,11 @@ async fn store_file(
         Err(CreateError::Refused(reason)) => return Err(AppError::BadRequest(reason)),
         Err(CreateError::Store(StoreError::Content(_))) => {
             return Err(AppError::BadRequest("upload cut off or malformed"));
+        }
+        Err(CreateError::Store(StoreError::Io(error)))
+            if matches!(error.kind(), ErrorKind::StorageFull | ErrorKind::QuotaExceeded) =>
+        {
+            return Err(AppError::StorageFull(error));
         }
         Err(CreateError::Store(error)) => return Err(AppError::Internal(error.into())),
         Err(CreateError::Share(error)) => return Err(AppError::Internal(error.into())),

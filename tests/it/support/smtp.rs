@@ -49,6 +49,7 @@ pub struct SmtpSink {
     messages: Arc<Mutex<Vec<ReceivedMail>>>,
     arrived: Arc<Notify>,
     refusing: Arc<std::sync::atomic::AtomicBool>,
+    refused: Arc<std::sync::atomic::AtomicUsize>,
     delay_ms: Arc<std::sync::atomic::AtomicU64>,
 }
 
@@ -60,6 +61,7 @@ impl SmtpSink {
             messages: Arc::default(),
             arrived: Arc::default(),
             refusing: Arc::default(),
+            refused: Arc::default(),
             delay_ms: Arc::default(),
         };
         let accepting = sink.clone();
@@ -81,6 +83,11 @@ impl SmtpSink {
     /// While on, every transaction is refused with a temporary failure, like a relay that is down.
     pub fn set_refusing(&self, refusing: bool) {
         self.refusing.store(refusing, std::sync::atomic::Ordering::SeqCst);
+    }
+
+    /// How many transactions were refused so far (each is one delivery attempt that failed).
+    pub fn refused(&self) -> usize {
+        self.refused.load(std::sync::atomic::Ordering::SeqCst)
     }
 
     /// Makes every reply to DATA wait this long, like a slow relay.
@@ -120,6 +127,7 @@ impl SmtpSink {
                 b"250 ok\r\n"
             } else if upper.starts_with("MAIL FROM") {
                 if self.refusing.load(std::sync::atomic::Ordering::SeqCst) {
+                    self.refused.fetch_add(1, std::sync::atomic::Ordering::SeqCst);
                     b"421 service not available\r\n"
                 } else {
                     to.clear();

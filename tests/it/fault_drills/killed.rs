@@ -1,0 +1,321 @@
+//! The real `watasu serve` killed with SIGKILL (no shutdown, no cleanup) in the middle of a
+//! download and in the middle of an upload, then started again on the same data folder and
+//! database.
+
+use std::{os::unix::process::ExitStatusExt, path::Path, time::Duration};
+
+use bytes::Bytes;
+use watasu::db::Db;
+
+use super::{
+    ChannelBody, DbState, db_state, event_kinds, eventually, files_in, is_temp, share_status, upload_body, upload_head,
+    upload_request,
+};
+use crate::{
+    both_backends,
+    support::{
+        Backend, Browser, SmtpSink, execute, fresh_database,
+        process::{Server, run_watasu},
+    },
+};
+
+const SENDER: &str = "drill-sender@example.test";
+const RECIPIENT: &str = "drill-recipient@example.test";
+const BIG: usize = 32 << 20;
+
+/// One installation: a data folder, a database, a relay; servers come and go on top of it.
+struct Installation {
+    dir: tempfile::TempDir,
+    url: String,
+    smtp: SmtpSink,
+    db: Db,
+}
+
+impl Installation {
+    async fn new(backend: Backend) -> Self {
+        let dir = tempfile::tempdir().unwrap();
+        let url = fresh_database(backend, dir.path()).await;
+        let smtp = SmtpSink::start().await;
+        let db = Db::connect(&url, Duration::from_secs(10)).await.unwrap();
+        db.migrate().await.unwrap();
+        Self { dir, url, smtp, db }
+    }
+
+    fn files_dir(&self) -> std::path::PathBuf {
+        self.dir.path().join("files")
+    }
+
+    /// Settings every command shares, besides the data folder.
+    fn settings(&self) -> Vec<String> {
+        [
+            "--database-url",
+            &self.url,
+            "--smtp-url",
+            &self.smtp.url(),
+            "--secret-key",
+            &"5a".repeat(32),
+            "--mail-from",
+            "watasu <watasu@example.test>",
+        ]
+        .map(str::to_owned)
+        .to_vec()
+    }
+
+    /// Runs an administration command on this installation.
+    fn run(&self, args: &[&str]) -> String {
+        let dir = self.dir.path().to_str().unwrap();
+        let settings = self.settings();
+        let mut all: Vec<&str> = args.to_vec();
+        all.extend(["--data-dir", dir]);
+        all.extend(settings.iter().map(String::as_str));
+        let (code, stdout, stderr) = tokio::task::block_in_place(|| run_watasu(&all, &[]));
+        assert_eq!(code, 0, "watasu {args:?} failed: {stdout}{stderr}");
+        stdout
+    }
+
+    /// A sender account; returns the password it was given.
+    fn add_sender(&self) -> String {
+        let stdout = self.run(&["user", "add", "--email", SENDER, "--name", "Drill Sender"]);
+        stdout
+            .lines()
+            .find_map(|l| l.strip_prefix("password (shown once): "))
+            .unwrap_or_else(|| panic!("no generated password in {stdout:?}"))
+            .trim()
+            .to_owned()
+    }
+
+    /// `watasu share create` of `file` to the recipient; returns the link's token.
+    fn create_share(&self, file: &Path) -> String {
+        let stdout =
+            self.run(&["share", "create", "--from", SENDER, "--to", RECIPIENT, "--file", file.to_str().unwrap()]);
+        let url = stdout.trim_end().lines().last().unwrap();
+        url.rsplit_once("/s/").unwrap_or_else(|| panic!("no share URL in {stdout:?}")).1.to_owned()
+    }
+
+    fn start(&self, extra: &[&str]) -> Server {
+        let mut args = self.settings();
+        args.extend(extra.iter().map(|s| (*s).to_owned()));
+        let args: Vec<&str> = args.iter().map(String::as_str).collect();
+        tokio::task::block_in_place(|| Server::start(self.dir.path(), &args))
+    }
+
+    async fn share_id(&self, position: usize) -> i64 {
+        let shares = super::lines(&self.db, "SELECT CAST(id AS TEXT) FROM shares ORDER BY id").await;
+        shares[position].parse().unwrap()
+    }
+}
+
+/// SIGKILL, and the process is gone.
+fn kill_9(server: &mut Server) {
+    server.signal("KILL");
+    let status = tokio::task::block_in_place(|| server.child.wait()).unwrap();
+    assert_eq!(status.signal(), Some(9), "{status:?}");
+}
+
+/// A browser that proved the recipient's address with the mailed code; returns it with the CSRF
+/// token of its download page.
+async fn verified_browser(smtp: &SmtpSink, base: &str, token: &str) -> (Browser, String) {
+    let browser = Browser::new(base);
+    let landing = browser.get(&format!("/s/{token}")).await;
+    assert_eq!(landing.status, 200, "{}", landing.body);
+    let before = smtp.messages().len();
+    let code_step = browser
+        .post_form(&format!("/s/{token}/email"), &[("csrf_token", &landing.csrf_token()), ("email", RECIPIENT)])
+        .await;
+    assert_eq!(code_step.status, 200, "{}", code_step.body);
+    let code = smtp.wait_for(before + 1, Duration::from_secs(10)).await[before].code().expect("a code");
+    let verified = browser
+        .post_form(&format!("/s/{token}/code"), &[("csrf_token", &code_step.csrf_token()), ("code", &code)])
+        .await;
+    assert_eq!(verified.status, 303, "{}", verified.body);
+    let download_step = browser.get(&format!("/s/{token}")).await;
+    assert_eq!(download_step.attr("#step", "data-step").as_deref(), Some("download"));
+    let csrf = download_step.csrf_token();
+    (browser, csrf)
+}
+
+async fn post_download(browser: &Browser, token: &str, csrf: &str) -> reqwest::Response {
+    browser
+        .client
+        .post(browser.url(&format!("/s/{token}/download")))
+        .header("Sec-Fetch-Site", "same-origin")
+        .form(&[("csrf_token", csrf)])
+        .send()
+        .await
+        .unwrap()
+}
+
+/// The rows `after` added to `before` (which must be untouched).
+fn added<'a>(before: &[String], after: &'a [String]) -> &'a [String] {
+    assert_eq!(&after[..before.len()], before, "earlier rows changed");
+    &after[before.len()..]
+}
+
+/// The storage keys the files table names.
+fn keys(state: &DbState) -> Vec<String> {
+    let mut keys: Vec<String> = state.files.iter().map(|f| f.split(' ').nth(1).unwrap().to_owned()).collect();
+    keys.sort();
+    keys
+}
+
+fn names(dir: &Path) -> Vec<String> {
+    files_in(dir).into_iter().map(|(name, _)| name).collect()
+}
+
+async fn signed_in_sender(base: &str, password: &str) -> (Browser, String) {
+    let browser = Browser::new(base);
+    let login = browser.get("/login").await;
+    let answer = browser
+        .post_form("/login", &[("csrf_token", &login.csrf_token()), ("email", SENDER), ("password", password)])
+        .await;
+    assert_eq!(answer.status, 303, "{}", answer.body);
+    let form = browser.get("/shares/new").await;
+    assert_eq!(form.status, 200, "{}", form.body);
+    let csrf = form.csrf_token();
+    (browser, csrf)
+}
+
+both_backends! {
+    async fn a_server_killed_mid_download_restarts_with_the_share_consumed_and_nothing_else_changed(backend: Backend) {
+        let inst = Installation::new(backend).await;
+        inst.add_sender();
+        let big = inst.dir.path().join("big.bin");
+        std::fs::write(&big, (0..BIG).map(|i| (i % 251) as u8).collect::<Vec<u8>>()).unwrap();
+        let small = inst.dir.path().join("other.txt");
+        std::fs::write(&small, b"another file, for another day\n").unwrap();
+        let token = inst.create_share(&big);
+        let other_token = inst.create_share(&small);
+        let (share, other) = (inst.share_id(0).await, inst.share_id(1).await);
+        let mut server = inst.start(&[]);
+        let base = server.base();
+        let (browser, csrf) = verified_browser(&inst.smtp, &base, &token).await;
+        let before = db_state(&inst.db).await;
+        let mails_before = inst.smtp.messages().len();
+
+        let mut response = post_download(&browser, &token, &csrf).await;
+        assert_eq!(response.status(), 200);
+        let mut received = response.chunk().await.unwrap().expect("the first bytes").len();
+        // All but the bytes is done once the sender's download receipt has gone out.
+        inst.smtp.wait_for(mails_before + 1, Duration::from_secs(10)).await;
+        eventually(Duration::from_secs(10), "the receipt marked sent", async || {
+            let outbox = db_state(&inst.db).await.outbox;
+            outbox.last().is_some_and(|l| l.ends_with(&format!("download_receipt {SENDER} sent")))
+        })
+        .await;
+        let during = db_state(&inst.db).await;
+        kill_9(&mut server);
+        while let Ok(Some(chunk)) = response.chunk().await {
+            received += chunk.len();
+        }
+        assert!(received < BIG, "the download finished before the kill ({received} bytes)");
+
+        // The claim committed before the first byte: consumed, and nothing besides.
+        assert_eq!(during.users, before.users);
+        assert_eq!(during.files, before.files);
+        let new_events = added(&before.events, &during.events);
+        assert!(new_events.len() == 1 && new_events[0].ends_with(&format!(" {share} downloaded")), "{new_events:?}");
+        assert_eq!(added(&before.outbox, &during.outbox).len(), 1, "{:?}", during.outbox);
+        assert_eq!(during.shares[1], before.shares[1], "the other share changed");
+        assert!(during.shares[0].starts_with(&format!("{share} ")) && during.shares[0].contains(" consumed consumed:"));
+
+        // Started again: the same rows, both files still there (the downloaded one for its grace).
+        let server = inst.start(&[]);
+        assert_eq!(db_state(&inst.db).await, during);
+        assert_eq!(names(&inst.files_dir()), keys(&during), "files on disk");
+        // The same browser (its cookies) on the new server's port.
+        let browser = Browser { base: server.base(), ..browser };
+        let again = post_download(&browser, &token, &csrf).await;
+        assert_eq!(again.status(), 410, "the killed download was given a second go");
+        let other_landing = Browser::new(&server.base()).get(&format!("/s/{other_token}")).await;
+        assert_eq!(other_landing.status, 200, "{}", other_landing.body);
+
+        // After the delivery grace the next pass takes the downloaded file, and only that.
+        execute(
+            &inst.db,
+            "UPDATE shares SET consumed_at = unixepoch('subsec') - 16 * 60 WHERE id = $1",
+            "UPDATE shares SET consumed_at = now() - interval '16 minutes' WHERE id = $1",
+            share,
+        )
+        .await;
+        assert_eq!(Browser::new(&server.base()).get("/").await.status, 200);
+        eventually(Duration::from_secs(10), "collection after the grace", async || {
+            share_status(&inst.db, share).await == "purged"
+        })
+        .await;
+        let end = db_state(&inst.db).await;
+        let other_key = end.files[1].split(' ').nth(1).unwrap();
+        assert_eq!(names(&inst.files_dir()), [other_key], "only the downloaded file goes");
+        assert_eq!(end.files, before.files, "file rows stay as the record of what was shared");
+        assert_eq!(end.shares[1], before.shares[1], "the other share changed");
+        assert!(end.shares[0].contains(" purged consumed:"), "{:?}", end.shares);
+        assert_eq!(event_kinds(&inst.db, share).await.last().map(String::as_str), Some("purged"));
+        // The other share only saw the landing page opened once more.
+        let other_events: Vec<String> = event_kinds(&inst.db, other).await;
+        assert_eq!(other_events.last().map(String::as_str), Some("opened"));
+        assert_eq!(other_events.len(), before.events.iter().filter(|e| e.contains(&format!(" {other} "))).count() + 1);
+        assert_eq!(inst.smtp.messages().len(), mails_before + 1, "a mail was sent twice after the restart");
+    }
+
+    async fn a_server_killed_mid_upload_leaves_no_share_and_its_temp_file_is_collected(backend: Backend) {
+        let inst = Installation::new(backend).await;
+        let password = inst.add_sender();
+        let small = inst.dir.path().join("other.txt");
+        std::fs::write(&small, b"an earlier share\n").unwrap();
+        inst.create_share(&small);
+        let mut server = inst.start(&[]);
+        let (browser, csrf) = signed_in_sender(&server.base(), &password).await;
+        let before = db_state(&inst.db).await;
+
+        // 8 MiB of a bigger file, then the sender's side goes quiet and the server is killed.
+        let (tx, rx) = tokio::sync::mpsc::channel::<Bytes>(4);
+        let request = upload_request(&browser.client, &server.base(), reqwest::Body::wrap(ChannelBody(rx)));
+        let upload = tokio::spawn(request.send());
+        tx.send(Bytes::from(upload_head(&csrf, RECIPIENT, "half.bin"))).await.unwrap();
+        for _ in 0..8 {
+            tx.send(Bytes::from(vec![7u8; 1 << 20])).await.unwrap();
+        }
+        let files_dir = inst.files_dir();
+        let temp_size =
+            || files_in(&files_dir).into_iter().filter(|(n, _)| is_temp(n)).map(|(_, s)| s).max().unwrap_or(0);
+        eventually(Duration::from_secs(30), "the upload reaching the disk", async || temp_size() >= 6 << 20).await;
+        kill_9(&mut server);
+        assert!(upload.await.unwrap().is_err(), "the killed upload got an answer");
+        drop(tx);
+
+        // No share, no file row, no event, no mail: exactly the state before the upload.
+        assert_eq!(db_state(&inst.db).await, before);
+        let on_disk = names(&files_dir);
+        let temps: Vec<&String> = on_disk.iter().filter(|n| is_temp(n)).collect();
+        assert_eq!(temps.len(), 1, "{on_disk:?}");
+        let temp = temps[0].clone();
+        let stored: Vec<String> = on_disk.iter().filter(|n| !is_temp(n)).cloned().collect();
+        assert_eq!(stored, keys(&before), "a stored file appeared: {on_disk:?}");
+
+        // Started again: the young temp file stays (it could be an upload in progress) and is
+        // never served; once it is older than the leftover age the timer removes it.
+        let server = inst.start(&["--gc-interval", "1s"]);
+        let temp_key = temp.strip_prefix(watasu::lifecycle::store::TEMP_PREFIX).unwrap();
+        assert_eq!(Browser::new(&server.base()).get(&format!("/s/{temp_key}")).await.status, 404);
+        tokio::time::sleep(Duration::from_millis(2500)).await;
+        assert!(files_dir.join(&temp).exists(), "a young temp file was swept");
+        let old = std::time::SystemTime::now() - watasu::lifecycle::gc::LEFTOVER_MIN_AGE - Duration::from_secs(60);
+        std::fs::File::options().write(true).open(files_dir.join(&temp)).unwrap().set_modified(old).unwrap();
+        eventually(Duration::from_secs(10), "the leftover sweep", async || !files_dir.join(&temp).exists()).await;
+        tokio::task::block_in_place(|| server.wait_for_log("removed leftover files", Duration::from_secs(10)));
+        assert_eq!(names(&files_dir), keys(&before));
+        assert_eq!(db_state(&inst.db).await, before);
+
+        // And uploads work again, with the same signed-in session.
+        let page = crate::support::Page::read(
+            upload_request(&browser.client, &server.base(), upload_body(&csrf, RECIPIENT, "whole.txt", b"whole").into())
+                .send()
+                .await
+                .unwrap(),
+        )
+        .await;
+        assert_eq!(page.status, 200, "{}", page.body);
+        let after = db_state(&inst.db).await;
+        assert_eq!(after.shares.len(), before.shares.len() + 1);
+        assert_eq!(names(&files_dir), keys(&after));
+    }
+}
