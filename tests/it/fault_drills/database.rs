@@ -141,7 +141,8 @@ async fn postgres_stopped_and_started_under_traffic_answers_503_meanwhile_and_lo
     })
     .await;
     phase.store(BACK, Ordering::SeqCst);
-    tokio::time::sleep(Duration::from_millis(1500)).await;
+    // Long enough for a few answers per route even on a loaded machine.
+    tokio::time::sleep(Duration::from_secs(4)).await;
     phase.store(DONE, Ordering::SeqCst);
     let mut answers = Vec::new();
     for worker in workers {
