@@ -53,10 +53,10 @@ fn traffic(app: &TestApp, share: &TestShare, route: &'static str, phase: Arc<Ato
     let unavailable = watasu::i18n::Lang::En.text().error_unavailable.title;
     tokio::spawn(async move {
         let browser = Browser::new(&base);
-        // The recipient's routes from a browser with a session; the health checks as a probe
-        // sends them, without cookies.
+        // Every route from a browser with a session: a probe that keeps cookies must get the
+        // same health answers as one that does not.
         let csrf = match route {
-            "landing" | "code" => browser.get(&format!("/s/{token}")).await.csrf_token(),
+            "landing" | "code" | "/healthz" | "/readyz" => browser.get(&format!("/s/{token}")).await.csrf_token(),
             _ => String::new(),
         };
         let english = [("Sec-Fetch-Site", "same-origin"), ("Accept-Language", "en")];
