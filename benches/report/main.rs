@@ -92,7 +92,8 @@ pub struct BackendFigures {
     pub code: WrkResult,
     pub race: Race,
     pub transfers: Option<Transfers>,
-    pub logins: Option<(WrkResult, Logins)>,
+    /// The page under sign-in load, the sign-ins, and the server's RSS right after (KiB).
+    pub logins: Option<(WrkResult, Logins, u64)>,
     pub rss_after_load_kib: u64,
 }
 
@@ -264,7 +265,7 @@ async fn measure_backend(name: &'static str, url: &str, data: &Path, work: &Path
             landing(work, &server, &token, &cookies, o),
             load::logins(&db, &server.base, o.logins_per_second, during)
         );
-        Some((page, logins))
+        Some((page, logins, memory_kib(server.pid(), "VmRSS").unwrap_or(0)))
     } else {
         None
     };

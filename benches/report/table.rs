@@ -126,7 +126,7 @@ pub fn render(o: &Options, f: &Footprint, backends: &[BackendFigures], took: Dur
         ]);
     }
     for b in backends {
-        if let Some((during, logins)) = &b.logins {
+        if let Some((during, logins, rss_after)) = &b.logins {
             row([
                 "5".into(),
                 format!("Landing page p99 during {} sign-ins per second, {}", o.logins_per_second, b.name),
@@ -134,10 +134,12 @@ pub fn render(o: &Options, f: &Footprint, backends: &[BackendFigures], took: Dur
                 format!("without sign-ins: p99 {:.1} ms, {:.0} req/s", b.landing.p99_ms, b.landing.rps),
                 format!("{:.2}", during.p99_ms / b.landing.p99_ms),
                 format!(
-                    "{} sign-ins ({:.1}/s), {} answered; each verifies an argon2id hash; {}",
+                    "{} sign-ins ({:.1}/s), {} answered; each verifies an argon2id hash (19 MiB); server RSS \
+                     right after: {}; {}",
                     logins.sent,
                     logins.per_second,
                     logins.answered_200,
+                    mib(*rss_after),
                     errors(during)
                 ),
             ]);
