@@ -247,6 +247,17 @@ async fn measure_backend(name: &'static str, url: &str, data: &Path, work: &Path
     }
     let db = if is_sqlite { db } else { Db::connect(url, Duration::from_secs(30)).await.unwrap() };
 
+    let transfers = if is_sqlite {
+        let mut server = Watasu::spawn(data, url, &[], &work.join(format!("{tag}-transfers.log")));
+        server.wait_ready().await;
+        let figures = transfers(&db, &server, data, work, o).await;
+        server.stop();
+        Some(figures)
+    } else {
+        None
+    };
+
+    // GC off and on back to back, each on a freshly started server.
     eprintln!("bench: {name}: landing page, access-time GC off");
     let mut server = Watasu::spawn(data, url, &["--access-time-gc", "false"], &work.join(format!("{tag}-gc-off.log")));
     server.wait_ready().await;
@@ -255,7 +266,6 @@ async fn measure_backend(name: &'static str, url: &str, data: &Path, work: &Path
 
     let mut server = Watasu::spawn(data, url, &[], &work.join(format!("{tag}.log")));
     server.wait_ready().await;
-    let transfers = if is_sqlite { Some(transfers(&db, &server, data, work, o).await) } else { None };
     eprintln!("bench: {name}: landing page, access-time GC on");
     let landing_on = landing(work, &server, &token, &cookies, o).await;
     let logins = if is_sqlite {
