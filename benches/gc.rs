@@ -8,6 +8,8 @@
 #[path = "../tests/it/support/pg.rs"]
 #[allow(dead_code)]
 mod pg;
+#[path = "support/seed.rs"]
+mod seed;
 
 use std::{
     sync::Arc,
@@ -51,14 +53,14 @@ async fn main() {
         let db = Db::connect(&url, Duration::from_secs(10)).await.unwrap();
         db.migrate().await.unwrap();
         let started = Instant::now();
-        let token = fill(&db, rows).await;
+        let token = seed::fill(&db, rows).await;
         eprintln!("{backend}: filled {rows} purged rows in {:.1?}", started.elapsed());
 
         let repo = LifecycleRepository::new(db.clone(), Duration::from_secs(900), Duration::from_secs(3600));
-        let with_index = median_query(&repo).await;
-        drop_index(&db, true).await;
-        let without_index = median_query(&repo).await;
-        drop_index(&db, false).await;
+        let with_index = seed::median_query(&repo).await;
+        seed::drop_index(&db, true).await;
+        let without_index = seed::median_query(&repo).await;
+        seed::drop_index(&db, false).await;
 
         let mut latencies = Vec::new();
         for access_time_gc in [false, true] {
@@ -88,91 +90,6 @@ async fn main() {
 
 fn ms(d: Duration) -> f64 {
     d.as_secs_f64() * 1000.0
-}
-
-/// Inserts `rows` purged shares set-based, plus one live share; returns the live share's token.
-async fn fill(db: &Db, rows: u64) -> String {
-    let token = watasu::secret::random_token();
-    let hash = watasu::secret::sha256_hex(token.expose());
-    let rows = rows as i64;
-    match db {
-        Db::Sqlite(pool) => {
-            for sql in [
-                "INSERT INTO users (email, display_name, password_hash, role) VALUES ('bench@example.test', 'Bench', 'x', 'sender')",
-                "WITH RECURSIVE n(i) AS (SELECT 1 UNION ALL SELECT i + 1 FROM n WHERE i < $1)
-                 INSERT INTO files (owner_id, storage_key, original_name, content_type, size_bytes, sha256)
-                 SELECT 1, printf('purged-%08d', i), 'f', 'application/octet-stream', 1, 'x' FROM n",
-                "INSERT INTO shares (file_id, sender_id, token_hash, recipient_email, status, expires_at, purged_at)
-                 SELECT id, 1, 'purged-' || id, 'r@example.test', 'purged', unixepoch('subsec') - 86400,
-                        unixepoch('subsec') - 3600 FROM files",
-                "INSERT INTO files (owner_id, storage_key, original_name, content_type, size_bytes, sha256)
-                 VALUES (1, 'live', 'live.txt', 'application/octet-stream', 1, 'x')",
-                "ANALYZE",
-            ] {
-                sqlx::query(sql).bind(rows).execute(pool).await.unwrap();
-            }
-            sqlx::query(
-                "INSERT INTO shares (file_id, sender_id, token_hash, recipient_email, expires_at)
-                 SELECT id, 1, $1, 'r@example.test', unixepoch('subsec') + 86400 FROM files WHERE storage_key = 'live'",
-            )
-            .bind(&hash)
-            .execute(pool)
-            .await
-            .unwrap();
-        }
-        Db::Postgres(pool) => {
-            for sql in [
-                "INSERT INTO users (email, display_name, password_hash, role) VALUES ('bench@example.test', 'Bench', 'x', 'sender')",
-                "INSERT INTO files (owner_id, storage_key, original_name, content_type, size_bytes, sha256)
-                 SELECT 1, format('purged-%s', i), 'f', 'application/octet-stream', 1, 'x' FROM generate_series(1, $1) i",
-                "INSERT INTO shares (file_id, sender_id, token_hash, recipient_email, status, expires_at, purged_at)
-                 SELECT id, 1, 'purged-' || id, 'r@example.test', 'purged', now() - interval '1 day',
-                        now() - interval '1 hour' FROM files",
-                "INSERT INTO files (owner_id, storage_key, original_name, content_type, size_bytes, sha256)
-                 VALUES (1, 'live', 'live.txt', 'application/octet-stream', 1, 'x')",
-            ] {
-                sqlx::query(sql).bind(rows).execute(pool).await.unwrap();
-            }
-            sqlx::query(
-                "INSERT INTO shares (file_id, sender_id, token_hash, recipient_email, expires_at)
-                 SELECT id, 1, $1, 'r@example.test', now() + interval '1 day' FROM files WHERE storage_key = 'live'",
-            )
-            .bind(&hash)
-            .execute(pool)
-            .await
-            .unwrap();
-            sqlx::query("VACUUM ANALYZE").execute(pool).await.unwrap();
-        }
-    }
-    token.expose().to_owned()
-}
-
-async fn drop_index(db: &Db, remove: bool) {
-    let (sqlite, postgres) = if remove {
-        ("DROP INDEX shares_purgeable_idx", "DROP INDEX shares_purgeable_idx")
-    } else {
-        (
-            "CREATE INDEX shares_purgeable_idx ON shares (next_purge_attempt_at, id) WHERE status <> 'purged'",
-            "CREATE INDEX shares_purgeable_idx ON shares (next_purge_attempt_at NULLS FIRST, id) WHERE status <> 'purged'",
-        )
-    };
-    match db {
-        Db::Sqlite(pool) => sqlx::query(sqlite).execute(pool).await.map(drop).unwrap(),
-        Db::Postgres(pool) => sqlx::query(postgres).execute(pool).await.map(drop).unwrap(),
-    }
-}
-
-/// Median of 101 runs of the candidate query (which finds nothing: every row is purged).
-async fn median_query(repo: &LifecycleRepository) -> Duration {
-    let mut times = Vec::new();
-    for _ in 0..101 {
-        let started = Instant::now();
-        let found = repo.select_purgeable(5).await.unwrap();
-        times.push(started.elapsed());
-        assert!(found.is_empty());
-    }
-    times.sort();
-    times[times.len() / 2]
 }
 
 async fn start(

@@ -53,9 +53,14 @@ impl PgCluster {
     }
 
     pub fn pg_ctl_start(&self) {
+        self.pg_ctl_start_with("-c fsync=off -c synchronous_commit=off -c full_page_writes=off");
+    }
+
+    /// Starts the (stopped) cluster with these server settings (`-c name=value …`) on top of its
+    /// address, port and connection limit: the benchmarks start it with none, as durable as shipped.
+    pub fn pg_ctl_start_with(&self, settings: &str) {
         let options = format!(
-            "-p {} -k {} -c listen_addresses=127.0.0.1 -c fsync=off -c synchronous_commit=off \
-             -c full_page_writes=off -c max_connections=400",
+            "-p {} -k {} -c listen_addresses=127.0.0.1 -c max_connections=400 {settings}",
             self.port,
             self.dir.display()
         );

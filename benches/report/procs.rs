@@ -1,0 +1,213 @@
+//! The processes a report run starts (the release `watasu` binary and nginx), each on 127.0.0.1 and
+//! stopped by its PID, and their memory as /proc shows it.
+
+use std::{
+    fs::File,
+    net::TcpListener,
+    path::{Path, PathBuf},
+    process::{Child, Command, Stdio},
+    sync::{
+        Arc,
+        atomic::{AtomicBool, AtomicU64, Ordering},
+    },
+    time::{Duration, Instant},
+};
+
+/// The secret key every server of a run gets, so the bench can issue codes the server accepts.
+pub const SECRET_KEY: &str = "6b656e63686d61726b2d6b65792d6f662d7761746173752d72756e2d30303031";
+
+pub fn free_port() -> u16 {
+    TcpListener::bind("127.0.0.1:0").unwrap().local_addr().unwrap().port()
+}
+
+/// A `watasu serve` process.
+pub struct Watasu {
+    child: Child,
+    pub base: String,
+    pub started: Instant,
+}
+
+impl Watasu {
+    /// Starts the release binary on a free port; `extra` are more `serve` flags. It logs at the
+    /// default level (as in production) into `log`.
+    pub fn spawn(data_dir: &Path, database_url: &str, extra: &[&str], log: &Path) -> Self {
+        let addr = format!("127.0.0.1:{}", free_port());
+        let log = File::create(log).expect("creating the server log");
+        let started = Instant::now();
+        let child = Command::new(env!("CARGO_BIN_EXE_watasu"))
+            .args(["serve", "--listen", &addr, "--data-dir", data_dir.to_str().unwrap()])
+            .args(["--database-url", database_url, "--secret-key", SECRET_KEY])
+            // Lets the login driver give each sign-in its own client address (rate limits).
+            .args(["--trusted-proxies", "127.0.0.1", "--max-upload-bytes", "3G"])
+            .args(extra)
+            .env_remove("RUST_LOG")
+            .stdin(Stdio::null())
+            .stdout(log.try_clone().unwrap())
+            .stderr(log)
+            .spawn()
+            .expect("starting watasu");
+        Self { child, base: format!("http://{addr}"), started }
+    }
+
+    pub fn pid(&self) -> u32 {
+        self.child.id()
+    }
+
+    /// Polls /readyz until it answers 200; returns the time since the process was started.
+    pub async fn wait_ready(&mut self) -> Duration {
+        let client = reqwest::Client::builder().timeout(Duration::from_secs(2)).build().unwrap();
+        let url = format!("{}/readyz", self.base);
+        loop {
+            if let Ok(response) = client.get(&url).send().await
+                && response.status() == 200
+            {
+                return self.started.elapsed();
+            }
+            if let Some(status) = self.child.try_wait().unwrap() {
+                panic!("watasu exited with {status} before it was ready (see its log in target/bench)");
+            }
+            assert!(self.started.elapsed() < Duration::from_secs(60), "watasu was not ready after 60 s");
+            tokio::time::sleep(Duration::from_millis(2)).await;
+        }
+    }
+
+    /// SIGTERM, then waits for the graceful exit (SIGKILL after 30 s).
+    pub fn stop(mut self) {
+        stop_child(&mut self.child, "TERM");
+    }
+}
+
+impl Drop for Watasu {
+    fn drop(&mut self) {
+        let _ = self.child.kill();
+        let _ = self.child.wait();
+    }
+}
+
+fn stop_child(child: &mut Child, signal: &str) {
+    let _ = Command::new("kill").args([&format!("-{signal}"), &child.id().to_string()]).status();
+    let deadline = Instant::now() + Duration::from_secs(30);
+    while child.try_wait().ok().flatten().is_none() && Instant::now() < deadline {
+        std::thread::sleep(Duration::from_millis(20));
+    }
+    let _ = child.kill();
+    let _ = child.wait();
+}
+
+/// nginx from the Debian package, serving one folder on 127.0.0.1 with sendfile, no access log.
+pub struct Nginx {
+    child: Child,
+    pub port: u16,
+}
+
+impl Nginx {
+    pub fn start(prefix: &Path, root: &Path) -> Self {
+        let binary = ["/usr/sbin/nginx", "/usr/local/sbin/nginx"]
+            .into_iter()
+            .map(PathBuf::from)
+            .find(|p| p.exists())
+            .unwrap_or_else(|| PathBuf::from("nginx"));
+        std::fs::create_dir_all(prefix.join("tmp")).unwrap();
+        let port = free_port();
+        let p = prefix.display();
+        // As root the workers would run as `nobody`, who may not read watasu's private data folder.
+        let user = if is_root() { "user root;" } else { "" };
+        let config = format!(
+            "{user}
+worker_processes 1;
+daemon off;
+pid {p}/nginx.pid;
+error_log {p}/error.log warn;
+events {{ worker_connections 256; }}
+http {{
+    access_log off;
+    sendfile on;
+    tcp_nopush on;
+    default_type application/octet-stream;
+    client_body_temp_path {p}/tmp/body;
+    proxy_temp_path {p}/tmp/proxy;
+    fastcgi_temp_path {p}/tmp/fastcgi;
+    uwsgi_temp_path {p}/tmp/uwsgi;
+    scgi_temp_path {p}/tmp/scgi;
+    server {{
+        listen 127.0.0.1:{port};
+        root {root};
+        location / {{ }}
+    }}
+}}
+",
+            root = root.display()
+        );
+        let conf = prefix.join("nginx.conf");
+        std::fs::write(&conf, config).unwrap();
+        let child = Command::new(binary)
+            .args(["-p", prefix.to_str().unwrap(), "-e", prefix.join("error.log").to_str().unwrap()])
+            .args(["-c", conf.to_str().unwrap()])
+            .stdin(Stdio::null())
+            .stdout(Stdio::null())
+            .stderr(File::create(prefix.join("stderr.log")).unwrap())
+            .spawn()
+            .expect("starting nginx (apt-get install nginx)");
+        let deadline = Instant::now() + Duration::from_secs(10);
+        while std::net::TcpStream::connect(("127.0.0.1", port)).is_err() {
+            assert!(Instant::now() < deadline, "nginx did not start: see {}", prefix.join("error.log").display());
+            std::thread::sleep(Duration::from_millis(20));
+        }
+        Self { child, port }
+    }
+
+    /// SIGQUIT: graceful shutdown of the master and its worker.
+    pub fn stop(mut self) {
+        stop_child(&mut self.child, "QUIT");
+    }
+}
+
+impl Drop for Nginx {
+    fn drop(&mut self) {
+        let _ = self.child.kill();
+        let _ = self.child.wait();
+    }
+}
+
+pub fn is_root() -> bool {
+    use std::os::unix::fs::MetadataExt;
+    std::fs::metadata("/proc/self").map(|m| m.uid() == 0).unwrap_or(false)
+}
+
+/// A field of /proc/PID/status in KiB (`VmRSS`, `VmHWM`).
+pub fn memory_kib(pid: u32, field: &str) -> Option<u64> {
+    let status = std::fs::read_to_string(format!("/proc/{pid}/status")).ok()?;
+    let value = status.lines().find_map(|l| l.strip_prefix(field)?.strip_prefix(':'))?;
+    value.trim().trim_end_matches("kB").trim().parse().ok()
+}
+
+/// The highest VmRSS of a process, sampled every 20 ms until finished.
+pub struct PeakRss {
+    stop: Arc<AtomicBool>,
+    peak: Arc<AtomicU64>,
+    thread: std::thread::JoinHandle<()>,
+}
+
+impl PeakRss {
+    pub fn start(pid: u32) -> Self {
+        let stop = Arc::new(AtomicBool::new(false));
+        let peak = Arc::new(AtomicU64::new(0));
+        let (stopping, highest) = (stop.clone(), peak.clone());
+        let thread = std::thread::spawn(move || {
+            while !stopping.load(Ordering::Relaxed) {
+                if let Some(rss) = memory_kib(pid, "VmRSS") {
+                    highest.fetch_max(rss, Ordering::Relaxed);
+                }
+                std::thread::sleep(Duration::from_millis(20));
+            }
+        });
+        Self { stop, peak, thread }
+    }
+
+    /// The peak in KiB.
+    pub fn finish(self) -> u64 {
+        self.stop.store(true, Ordering::Relaxed);
+        self.thread.join().unwrap();
+        self.peak.load(Ordering::Relaxed)
+    }
+}

@@ -1,0 +1,202 @@
+//! The report as one markdown table, each figure beside its reference and their ratio.
+
+use std::time::Duration;
+
+use super::{BackendFigures, Footprint, Options, load::WrkResult};
+
+fn mib(kib: u64) -> String {
+    format!("{:.1} MiB", kib as f64 / 1024.0)
+}
+
+fn ms(d: Duration) -> String {
+    let ms = d.as_secs_f64() * 1000.0;
+    if ms < 1.0 { format!("{ms:.3} ms") } else { format!("{ms:.0} ms") }
+}
+
+fn thousands(n: u64) -> String {
+    let digits = n.to_string();
+    let mut out = String::new();
+    for (i, c) in digits.chars().enumerate() {
+        if i > 0 && (digits.len() - i).is_multiple_of(3) {
+            out.push(',');
+        }
+        out.push(c);
+    }
+    out
+}
+
+fn page(w: &WrkResult) -> String {
+    format!("{:.0} req/s; p50 {:.1} ms, p99 {:.1} ms", w.rps, w.p50_ms, w.p99_ms)
+}
+
+fn errors(w: &WrkResult) -> String {
+    if w.errors == 0 { "no errors".into() } else { format!("**{} errors**", w.errors) }
+}
+
+fn machine() -> String {
+    let cpuinfo = std::fs::read_to_string("/proc/cpuinfo").unwrap_or_default();
+    let model = cpuinfo.lines().find_map(|l| l.strip_prefix("model name")?.split(':').nth(1)).unwrap_or("?").trim();
+    let cores = std::thread::available_parallelism().map(|n| n.get()).unwrap_or(0);
+    let memory = std::fs::read_to_string("/proc/meminfo")
+        .ok()
+        .and_then(|m| m.lines().next()?.split_whitespace().nth(1)?.parse::<u64>().ok())
+        .map_or("?".into(), |kib| format!("{:.0} GiB RAM", kib as f64 / 1048576.0));
+    format!("{cores} cores ({model}), {memory}")
+}
+
+pub fn render(o: &Options, f: &Footprint, backends: &[BackendFigures], took: Duration) -> String {
+    let file = if o.file_bytes >= 1 << 30 {
+        format!("{} GiB", o.file_bytes >> 30)
+    } else {
+        format!("{} MiB", o.file_bytes >> 20)
+    };
+    let rows_text = thousands(o.rows);
+    let mut lines = vec![
+        "| # | Measurement | watasu | Reference | Ratio | Notes |".to_owned(),
+        "|---|---|---|---|---|---|".to_owned(),
+    ];
+    let mut row = |cells: [String; 6]| lines.push(format!("| {} |", cells.join(" | ")));
+    for b in backends {
+        if let Some(t) = &b.transfers {
+            row([
+                "1".into(),
+                format!("Download of a {file} share over loopback (curl)"),
+                format!("{:.0} MB/s", t.download.mb_per_s()),
+                format!("nginx, sendfile on: {:.0} MB/s", t.nginx.mb_per_s()),
+                format!("{:.2}", t.download.mb_per_s() / t.nginx.mb_per_s()),
+                format!(
+                    "watasu peak RSS {} during it ({} before); nginx: median of 3",
+                    mib(t.download_peak_kib),
+                    mib(t.download_rss_before_kib)
+                ),
+            ]);
+            row([
+                "2".into(),
+                format!("Upload of {file} through the dashboard form (curl, multipart)"),
+                format!("{:.0} MB/s", t.upload.mb_per_s()),
+                format!("`dd bs=1M conv=fsync`, same disk: {:.0} MB/s", t.dd.mb_per_s()),
+                format!("{:.2}", t.upload.mb_per_s() / t.dd.mb_per_s()),
+                format!(
+                    "watasu peak RSS {} during it ({} before); stored, hashed (SHA-256), fsynced, renamed",
+                    mib(t.upload_peak_kib),
+                    mib(t.upload_rss_before_kib)
+                ),
+            ]);
+        }
+    }
+    for b in backends {
+        row([
+            "3".into(),
+            format!("Landing page `GET /s/{{token}}`, {}", b.name),
+            page(&b.landing),
+            "—".into(),
+            "—".into(),
+            format!("{rows_text} purged rows; 64 returning visitors' sessions; {}", errors(&b.landing)),
+        ]);
+        row([
+            "3".into(),
+            format!("Code step `POST /s/{{token}}/code`, {}", b.name),
+            page(&b.code),
+            "—".into(),
+            "—".into(),
+            format!(
+                "each request a right code for its own share and session ({} prepared): verify, consume, \
+                 new session id, grant, 303; {}",
+                thousands(o.code_shares as u64),
+                errors(&b.code)
+            ),
+        ]);
+    }
+    for b in backends {
+        row([
+            "4".into(),
+            format!("GC candidate query finding nothing, {}", b.name),
+            format!("median {}", ms(b.candidate_query)),
+            "—".into(),
+            "—".into(),
+            format!("{rows_text} purged rows, 101 runs"),
+        ]);
+        row([
+            "4".into(),
+            format!("Landing page p99, access-time GC on vs off, {}", b.name),
+            format!("on: p99 {:.1} ms, {:.0} req/s", b.landing.p99_ms, b.landing.rps),
+            format!("off: p99 {:.1} ms, {:.0} req/s", b.landing_gc_off.p99_ms, b.landing_gc_off.rps),
+            format!("{:.2}", b.landing.p99_ms / b.landing_gc_off.p99_ms),
+            "a GC pass after each response, at most one in flight".into(),
+        ]);
+    }
+    for b in backends {
+        if let Some((during, logins, rss_after)) = &b.logins {
+            row([
+                "5".into(),
+                format!("Landing page p99 during {} sign-ins per second, {}", o.logins_per_second, b.name),
+                format!("p99 {:.1} ms, {:.0} req/s", during.p99_ms, during.rps),
+                format!("without sign-ins: p99 {:.1} ms, {:.0} req/s", b.landing.p99_ms, b.landing.rps),
+                format!("{:.2}", during.p99_ms / b.landing.p99_ms),
+                format!(
+                    "{} sign-ins ({:.1}/s), {} answered; each verifies an argon2id hash (19 MiB); server RSS \
+                     right after: {}; {}",
+                    logins.sent,
+                    logins.per_second,
+                    logins.answered_200,
+                    mib(*rss_after),
+                    errors(during)
+                ),
+            ]);
+        }
+    }
+    let stripped = f.stripped_bytes.map_or(String::new(), |b| format!("; {:.1} MB stripped", b as f64 / 1e6));
+    row([
+        "6".into(),
+        "Idle memory (RSS)".into(),
+        mib(f.idle_rss_kib),
+        "—".into(),
+        "—".into(),
+        format!(
+            "1 s after ready, fresh SQLite; after the load runs: {}",
+            backends.iter().map(|b| format!("{} {}", mib(b.rss_after_load_kib), b.name)).collect::<Vec<_>>().join(", ")
+        ),
+    ]);
+    row([
+        "6".into(),
+        "Start to `/readyz` 200".into(),
+        format!("{} first start, {} restart", ms(f.first_ready), ms(f.restart_ready)),
+        "—".into(),
+        "—".into(),
+        "first: creates the database, migrates, makes the key; restart: median of 5".into(),
+    ]);
+    row([
+        "6".into(),
+        "Release binary".into(),
+        format!("{:.1} MB", f.binary_bytes as f64 / 1e6),
+        "—".into(),
+        "—".into(),
+        format!("as built (`--release`){stripped}"),
+    ]);
+    for b in backends {
+        let verdict = if b.race.ok == 1 && b.race.other == 0 { "as required" } else { "**WRONG**" };
+        row([
+            "✓".into(),
+            format!("200 simultaneous download POSTs, one share, {}", b.name),
+            format!("{} × 200, {} × 410, {} other", b.race.ok, b.race.gone, b.race.other),
+            "exactly 1 × 200".into(),
+            "—".into(),
+            verdict.into(),
+        ]);
+    }
+    let mode = if o.quick {
+        " **Quick run (WATASU_BENCH_QUICK): sizes and durations shrunk, figures not comparable.**"
+    } else {
+        ""
+    };
+    format!(
+        "# watasu performance report\n\n{} UTC on {}; the run took {:.1} min. wrk: 2 threads, 64 connections, {} s per \
+         figure after a {} s warm-up, on the same machine as the server.{mode}\n\n{}\n",
+        chrono::Utc::now().format("%Y-%m-%d %H:%M"),
+        machine(),
+        took.as_secs_f64() / 60.0,
+        o.seconds,
+        o.warmup,
+        lines.join("\n")
+    )
+}

@@ -1,0 +1,224 @@
+//! Moving big files: the dashboard upload against `dd conv=fsync`, the one-time download against
+//! nginx with sendfile, both with curl over loopback; and 200 racing download POSTs on one share.
+
+use std::{
+    io::Write,
+    path::{Path, PathBuf},
+    process::Command,
+    time::{Duration, Instant},
+};
+
+use rand::RngExt;
+use watasu::{
+    db::Db,
+    secret::sha256_hex,
+    share::{DownloadGrants, ShareRepository},
+};
+
+use super::load::{COOKIE, sessions};
+
+/// A transfer: bytes moved and how long it took.
+#[derive(Clone, Copy, Debug)]
+pub struct Transfer {
+    pub bytes: u64,
+    pub seconds: f64,
+}
+
+impl Transfer {
+    pub fn mb_per_s(&self) -> f64 {
+        self.bytes as f64 / 1e6 / self.seconds
+    }
+}
+
+/// Writes `size` bytes of incompressible data (one random MiB over and over) and flushes them to
+/// disk, so their write-back does not land in a measurement.
+pub fn make_source(path: &Path, size: u64) {
+    let mut chunk = vec![0u8; 1 << 20];
+    rand::rng().fill(&mut chunk[..]);
+    let mut file = std::io::BufWriter::new(std::fs::File::create(path).unwrap());
+    let mut left = size;
+    while left > 0 {
+        let n = left.min(chunk.len() as u64) as usize;
+        file.write_all(&chunk[..n]).unwrap();
+        left -= n as u64;
+    }
+    file.into_inner().unwrap().sync_all().unwrap();
+}
+
+fn sync() {
+    let _ = Command::new("sync").status();
+}
+
+/// `dd if=source of=target bs=1M conv=fsync`, timed from start to exit.
+pub fn dd(source: &Path, target: &Path) -> Transfer {
+    sync();
+    let started = Instant::now();
+    let status = Command::new("dd")
+        .arg(format!("if={}", source.display()))
+        .arg(format!("of={}", target.display()))
+        .args(["bs=1M", "conv=fsync", "status=none"])
+        .status()
+        .expect("running dd");
+    let seconds = started.elapsed().as_secs_f64();
+    assert!(status.success(), "dd failed");
+    let bytes = std::fs::metadata(target).unwrap().len();
+    std::fs::remove_file(target).unwrap();
+    Transfer { bytes, seconds }
+}
+
+/// Runs curl; returns its `-w` output split into words.
+fn curl(args: &[&str]) -> Vec<String> {
+    let output = Command::new("curl").args(["-s", "-S"]).args(args).output().expect("running curl");
+    assert!(output.status.success(), "curl {args:?} failed: {}", String::from_utf8_lossy(&output.stderr));
+    String::from_utf8_lossy(&output.stdout).split_whitespace().map(str::to_owned).collect()
+}
+
+/// A signed-in sender's session: (Cookie header value, CSRF token).
+pub async fn signed_in(db: &Db, user_id: i64) -> (String, String) {
+    let sessions = sessions(db);
+    let anonymous = sessions.create().await.unwrap();
+    let new = sessions.sign_in(anonymous.session.id, user_id).await.unwrap().expect("the session exists");
+    (format!("{COOKIE}={}", new.cookie_value.expose()), new.session.csrf_secret)
+}
+
+/// Uploads `source` through POST /shares/new as the browser's form does (CSRF token first, the
+/// file last); returns the transfer and the new share's link token.
+pub fn upload(base: &str, cookie: &str, csrf: &str, source: &Path, answer: &Path) -> (Transfer, String) {
+    let size = std::fs::metadata(source).unwrap().len();
+    let file_field = format!("file=@{};type=application/octet-stream;filename=big.bin", source.display());
+    let words = curl(&[
+        "-o",
+        answer.to_str().unwrap(),
+        "-w",
+        "%{http_code} %{time_total}",
+        "-H",
+        &format!("Cookie: {cookie}"),
+        "-H",
+        "Sec-Fetch-Site: same-origin",
+        // No `Expect: 100-continue` round trip: a browser does not wait for one either.
+        "-H",
+        "Expect:",
+        "-F",
+        &format!("csrf_token={csrf}"),
+        "-F",
+        "recipient=recipient@example.test",
+        "-F",
+        "expires_in=1d",
+        "-F",
+        "mail_lang=en",
+        "-F",
+        &file_field,
+        &format!("{base}/shares/new"),
+    ]);
+    let body = std::fs::read_to_string(answer).unwrap_or_default();
+    assert_eq!(words[0], "200", "the upload failed: {body}");
+    let token = body
+        .split("/s/")
+        .skip(1)
+        .map(|rest| rest.chars().take_while(char::is_ascii_hexdigit).collect::<String>())
+        .find(|t| t.len() == 64)
+        .expect("the answer shows the share link");
+    (Transfer { bytes: size, seconds: words[1].parse().unwrap() }, token)
+}
+
+/// A browser session holding a download grant for the share of `token` (as a verified recipient
+/// has): (Cookie header value, CSRF token).
+pub async fn granted(db: &Db, token: &str) -> (String, String) {
+    let share_id = ShareRepository::new(db.clone()).id_by_token_hash(&sha256_hex(token)).await.unwrap().unwrap();
+    let session = sessions(db).create().await.unwrap();
+    DownloadGrants::new(db.clone(), Duration::from_secs(1800)).grant(session.session.id, share_id).await.unwrap();
+    (format!("{COOKIE}={}", session.cookie_value.expose()), session.session.csrf_secret)
+}
+
+/// The one download of a share, with curl, discarding the bytes.
+pub fn download_watasu(base: &str, token: &str, cookie: &str, csrf: &str) -> Transfer {
+    let words = curl(&[
+        "-o",
+        "/dev/null",
+        "-w",
+        "%{http_code} %{size_download} %{time_total}",
+        "-H",
+        &format!("Cookie: {cookie}"),
+        "-H",
+        "Sec-Fetch-Site: same-origin",
+        "--data",
+        &format!("csrf_token={csrf}"),
+        &format!("{base}/s/{token}/download"),
+    ]);
+    assert_eq!(words[0], "200", "the download was refused");
+    Transfer { bytes: words[1].parse().unwrap(), seconds: words[2].parse().unwrap() }
+}
+
+/// A GET of `url` with curl, discarding the bytes.
+pub fn download_plain(url: &str) -> Transfer {
+    let words = curl(&["-o", "/dev/null", "-w", "%{http_code} %{size_download} %{time_total}", url]);
+    assert_eq!(words[0], "200", "GET {url} answered {}", words[0]);
+    Transfer { bytes: words[1].parse().unwrap(), seconds: words[2].parse().unwrap() }
+}
+
+/// The biggest stored file of a data folder (the uploaded one).
+pub fn biggest_stored_file(data_dir: &Path) -> PathBuf {
+    std::fs::read_dir(data_dir.join("files"))
+        .unwrap()
+        .flatten()
+        .max_by_key(|e| e.metadata().map(|m| m.len()).unwrap_or(0))
+        .expect("a stored file")
+        .path()
+}
+
+/// How 200 simultaneous download POSTs of one granted session on one share were answered.
+#[derive(Debug, Default)]
+pub struct Race {
+    pub ok: u32,
+    pub gone: u32,
+    pub other: u32,
+}
+
+/// Makes a 1 MiB share with `watasu share create`, grants one session, and sends 200 download
+/// POSTs at once, each on its own connection.
+pub async fn race(db: &Db, data_dir: &Path, database_url: &str, base: &str, work: &Path) -> Race {
+    let file = work.join("race.bin");
+    make_source(&file, 1 << 20);
+    let output = Command::new(env!("CARGO_BIN_EXE_watasu"))
+        .args(["share", "create", "--from", "bench@example.test", "--to", "recipient@example.test"])
+        .args(["--file", file.to_str().unwrap(), "--lang", "en"])
+        .args(["--data-dir", data_dir.to_str().unwrap(), "--database-url", database_url])
+        .args(["--secret-key", super::procs::SECRET_KEY])
+        .env_remove("RUST_LOG")
+        .output()
+        .expect("running watasu share create");
+    let stdout = String::from_utf8_lossy(&output.stdout);
+    assert!(output.status.success(), "share create failed: {stdout}{}", String::from_utf8_lossy(&output.stderr));
+    let url = stdout.lines().last().unwrap().trim();
+    let token = url.rsplit('/').next().unwrap().to_owned();
+    std::fs::remove_file(&file).unwrap();
+    let (cookie, csrf) = granted(db, &token).await;
+    let start = std::sync::Arc::new(tokio::sync::Barrier::new(200));
+    let mut tasks = tokio::task::JoinSet::new();
+    for _ in 0..200 {
+        // One client each: 200 connections, not 200 requests queued on a few.
+        let client = reqwest::Client::builder().pool_max_idle_per_host(0).build().unwrap();
+        let request = client
+            .post(format!("{base}/s/{token}/download"))
+            .header("Cookie", &cookie)
+            .header("Sec-Fetch-Site", "same-origin")
+            .form(&[("csrf_token", csrf.as_str())]);
+        let start = start.clone();
+        tasks.spawn(async move {
+            start.wait().await;
+            let response = request.send().await.unwrap();
+            let status = response.status().as_u16();
+            response.bytes().await.unwrap();
+            status
+        });
+    }
+    let mut race = Race::default();
+    while let Some(status) = tasks.join_next().await {
+        match status.unwrap() {
+            200 => race.ok += 1,
+            410 => race.gone += 1,
+            _ => race.other += 1,
+        }
+    }
+    race
+}
