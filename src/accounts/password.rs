@@ -58,9 +58,51 @@ pub fn dummy_hash() -> &'static str {
     })
 }
 
+/// Runs an argon2 computation on a blocking thread, at most one per core at a time: each takes
+/// 19 MiB, and a burst of sign-ins would otherwise hold that much per attempt at once (more
+/// threads than cores only queue anyway).
+async fn on_hashing_thread<T: Send + 'static>(
+    work: impl FnOnce() -> T + Send + 'static,
+) -> Result<T, tokio::task::JoinError> {
+    static PERMITS: std::sync::OnceLock<tokio::sync::Semaphore> = std::sync::OnceLock::new();
+    let permits = PERMITS.get_or_init(|| {
+        tokio::sync::Semaphore::new(std::thread::available_parallelism().map_or(2, std::num::NonZero::get))
+    });
+    let _permit = permits.acquire().await.expect("the semaphore is never closed");
+    tokio::task::spawn_blocking(move || {
+        let _counted = in_flight::Counted::new();
+        work()
+    })
+    .await
+}
+
+/// How many hashes run at once, watched by the tests.
+mod in_flight {
+    use std::sync::atomic::{AtomicUsize, Ordering};
+
+    static NOW: AtomicUsize = AtomicUsize::new(0);
+    pub static PEAK: AtomicUsize = AtomicUsize::new(0);
+
+    pub struct Counted;
+
+    impl Counted {
+        pub fn new() -> Self {
+            let now = NOW.fetch_add(1, Ordering::AcqRel) + 1;
+            PEAK.fetch_max(now, Ordering::AcqRel);
+            Self
+        }
+    }
+
+    impl Drop for Counted {
+        fn drop(&mut self) {
+            NOW.fetch_sub(1, Ordering::AcqRel);
+        }
+    }
+}
+
 /// Hashes a password into an argon2id PHC string.
 pub async fn hash_password(password: SecretString) -> anyhow::Result<String> {
-    tokio::task::spawn_blocking(move || {
+    on_hashing_thread(move || {
         Argon2::default()
             .hash_password(password.expose().as_bytes())
             .map(|hash| hash.to_string())
@@ -71,7 +113,7 @@ pub async fn hash_password(password: SecretString) -> anyhow::Result<String> {
 
 /// True when `password` matches the PHC string `hash`.
 pub async fn verify_password(password: SecretString, hash: String) -> bool {
-    tokio::task::spawn_blocking(move || {
+    on_hashing_thread(move || {
         PasswordHash::new(&hash)
             .map(|parsed| Argon2::default().verify_password(password.expose().as_bytes(), &parsed).is_ok())
             .unwrap_or(false)
@@ -90,6 +132,19 @@ mod tests {
         assert!(hash.starts_with("$argon2id$"));
         assert!(verify_password(SecretString::new("correct horse battery"), hash.clone()).await);
         assert!(!verify_password(SecretString::new("correct horse batterz"), hash).await);
+    }
+
+    #[tokio::test(flavor = "multi_thread", worker_threads = 4)]
+    async fn a_burst_of_hashes_runs_at_most_one_per_core_at_a_time() {
+        let cores = std::thread::available_parallelism().unwrap().get();
+        let burst: Vec<_> = (0..4 * cores + 4)
+            .map(|_| tokio::spawn(verify_password(SecretString::new("a guess"), dummy_hash().to_owned())))
+            .collect();
+        for attempt in burst {
+            assert!(!attempt.await.unwrap());
+        }
+        let peak = in_flight::PEAK.load(std::sync::atomic::Ordering::Acquire);
+        assert!((1..=cores).contains(&peak), "{peak} hashes ran at once on {cores} cores");
     }
 
     #[test]

@@ -147,11 +147,20 @@ fn failure_class(error: &StoreError) -> String {
     }
 }
 
+/// After-response passes start at most this often. Under load a pass after every response would
+/// keep one running all the time for nothing; a response within the gap asks for one more pass at
+/// its end instead, so a collectable share still goes without waiting for the timer.
+pub const ACCESS_TIME_GAP: Duration = Duration::from_millis(200);
+
 /// Runs GC passes with at most one in flight in this process.
 #[derive(Clone)]
 pub struct GcRunner {
     gc: ShareGc,
     busy: Arc<AtomicBool>,
+    /// The after-response task is alive (running a pass or waiting out the gap).
+    access_task: Arc<AtomicBool>,
+    /// A response asked for a pass since the task last started one.
+    wanted: Arc<AtomicBool>,
     batch: u32,
 }
 
@@ -166,7 +175,13 @@ impl Drop for InFlight {
 
 impl GcRunner {
     pub fn new(gc: ShareGc, batch: u32) -> Self {
-        Self { gc, busy: Arc::new(AtomicBool::new(false)), batch }
+        Self {
+            gc,
+            busy: Arc::new(AtomicBool::new(false)),
+            access_task: Arc::new(AtomicBool::new(false)),
+            wanted: Arc::new(AtomicBool::new(false)),
+            batch,
+        }
     }
 
     pub fn batch(&self) -> u32 {
@@ -186,17 +201,23 @@ impl GcRunner {
         Some(self.gc.collect(self.batch, trigger).await)
     }
 
-    /// Starts a pass in the background (after a response); errors are logged and swallowed.
+    /// Asks for a pass after a response: at once if none ran within the gap, else at the gap's
+    /// end. Errors are logged and swallowed.
     pub fn spawn_pass(&self) {
-        if self.busy.load(Ordering::Acquire) {
-            return;
+        self.wanted.store(true, Ordering::Release);
+        if self.access_task.compare_exchange(false, true, Ordering::AcqRel, Ordering::Acquire).is_err() {
+            return; // the live task sees `wanted` when its gap is over
         }
         let runner = self.clone();
         tokio::spawn(async move {
-            match runner.try_pass(Trigger::Request).await {
-                Some(Err(error)) => tracing::warn!(%error, "access-time GC pass failed"),
-                Some(Ok(report)) if report != GcReport::default() => tracing::info!(?report, "access-time GC pass"),
-                _ => {}
+            let _task = InFlight(runner.access_task.clone());
+            while runner.wanted.swap(false, Ordering::AcqRel) {
+                match runner.try_pass(Trigger::Request).await {
+                    Some(Err(error)) => tracing::warn!(%error, "access-time GC pass failed"),
+                    Some(Ok(report)) if report != GcReport::default() => tracing::info!(?report, "access-time GC pass"),
+                    _ => {}
+                }
+                tokio::time::sleep(ACCESS_TIME_GAP).await;
             }
         });
     }
