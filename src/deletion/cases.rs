@@ -208,7 +208,8 @@ pub struct StepRecord {
     pub retry_in: Option<Duration>,
 }
 
-const CASE_COLUMNS: &str = "id, reference, subject_id, subject_created_at, actor_id, actor_role, reapplies, state, notify_email, final_mail,
+const CASE_COLUMNS: &str =
+    "id, reference, subject_id, subject_created_at, actor_id, actor_role, reapplies, state, notify_email, final_mail,
                             mail_attempts, created_at, updated_at, finished_at";
 const OPEN: &str = "state NOT IN ('completed', 'failed')";
 
@@ -273,13 +274,15 @@ impl DeletionCases {
                 .await;
                 let id = id?;
                 for store in Store::ORDER {
-                    sqlx::query("INSERT INTO deletion_steps (case_id, position, store, action) VALUES ($1, $2, $3, $4)")
-                        .bind(id)
-                        .bind(store.position() as i32)
-                        .bind(store.code())
-                        .bind(store.action().code())
-                        .execute(&mut *tx)
-                        .await?;
+                    sqlx::query(
+                        "INSERT INTO deletion_steps (case_id, position, store, action) VALUES ($1, $2, $3, $4)",
+                    )
+                    .bind(id)
+                    .bind(store.position() as i32)
+                    .bind(store.code())
+                    .bind(store.action().code())
+                    .execute(&mut *tx)
+                    .await?;
                 }
                 sqlx::query("UPDATE users SET disabled_at = COALESCE(disabled_at, unixepoch('subsec')) WHERE id = $1")
                     .bind(request.subject_id)
@@ -329,13 +332,15 @@ impl DeletionCases {
                 .await;
                 let id = id?;
                 for store in Store::ORDER {
-                    sqlx::query("INSERT INTO deletion_steps (case_id, position, store, action) VALUES ($1, $2, $3, $4)")
-                        .bind(id)
-                        .bind(store.position() as i32)
-                        .bind(store.code())
-                        .bind(store.action().code())
-                        .execute(&mut *tx)
-                        .await?;
+                    sqlx::query(
+                        "INSERT INTO deletion_steps (case_id, position, store, action) VALUES ($1, $2, $3, $4)",
+                    )
+                    .bind(id)
+                    .bind(store.position() as i32)
+                    .bind(store.code())
+                    .bind(store.action().code())
+                    .execute(&mut *tx)
+                    .await?;
                 }
                 sqlx::query("UPDATE users SET disabled_at = COALESCE(disabled_at, now()) WHERE id = $1")
                     .bind(request.subject_id)
@@ -532,5 +537,14 @@ impl DeletionCases {
             .rows_affected(),
         };
         Ok(())
+    }
+
+    /// The creation time of an account, to tell it from a later one that reuses its id.
+    pub async fn account_created_at(&self, subject_id: i64) -> Result<Option<Timestamp>, sqlx::Error> {
+        const SQL: &str = "SELECT created_at FROM users WHERE id = $1";
+        match &self.db {
+            Db::Sqlite(pool) => sqlx::query_scalar(SQL).bind(subject_id).fetch_optional(pool).await,
+            Db::Postgres(pool) => sqlx::query_scalar(SQL).bind(subject_id).fetch_optional(pool).await,
+        }
     }
 }

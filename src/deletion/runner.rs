@@ -77,7 +77,13 @@ pub struct Runner {
 }
 
 impl Runner {
-    pub fn new(db: Db, files: Arc<dyn FileStore>, mailer: Arc<dyn Mailer>, mail_from: Mailbox, journal: Journal) -> Self {
+    pub fn new(
+        db: Db,
+        files: Arc<dyn FileStore>,
+        mailer: Arc<dyn Mailer>,
+        mail_from: Mailbox,
+        journal: Journal,
+    ) -> Self {
         Self {
             cases: DeletionCases::new(db.clone()),
             tables: TableAdapter::new(db),
@@ -252,7 +258,15 @@ impl Runner {
             Ok((found, deleted, remaining)) => {
                 if store.action() == Action::Retain {
                     let reason = store.constraint().map(str::to_owned);
-                    StepRecord { store, outcome: Outcome::DocumentedConstraint, reason, found, deleted: None, remaining, retry_in: None }
+                    StepRecord {
+                        store,
+                        outcome: Outcome::DocumentedConstraint,
+                        reason,
+                        found,
+                        deleted: None,
+                        remaining,
+                        retry_in: None,
+                    }
                 } else if remaining.unwrap_or(0) > 0 {
                     self.failure(store, step, "verification found data left", found, Some(deleted), remaining)
                 } else {
@@ -260,7 +274,15 @@ impl Runner {
                     // earlier attempt found anything either.
                     let ever_found = step.found.unwrap_or(0).max(found.unwrap_or(0));
                     let outcome = if ever_found > 0 { Outcome::Deleted } else { Outcome::NotFound };
-                    StepRecord { store, outcome, reason: None, found, deleted: Some(deleted), remaining, retry_in: None }
+                    StepRecord {
+                        store,
+                        outcome,
+                        reason: None,
+                        found,
+                        deleted: Some(deleted),
+                        remaining,
+                        retry_in: None,
+                    }
                 }
             }
         };
@@ -358,7 +380,8 @@ impl Runner {
             self.cases.final_mail_done(case.id, "none").await?;
             return Ok(None);
         };
-        let lang = self.cases.subject_lang(case.subject_id).await?.and_then(|l| Lang::from_code(&l)).unwrap_or_default();
+        let lang =
+            self.cases.subject_lang(case.subject_id).await?.and_then(|l| Lang::from_code(&l)).unwrap_or_default();
         let sent = match notice::final_mail(&self.mail_from, to, lang, &case.reference, steps) {
             Ok(message) => self.mailer.send(message).await,
             Err(error) => Err(error),

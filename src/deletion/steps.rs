@@ -18,7 +18,8 @@ impl DeletionCases {
     pub async fn steps(&self, case_id: i64) -> Result<Vec<StepRow>, sqlx::Error> {
         match self.db() {
             Db::Sqlite(pool) => {
-                let sql = format!("SELECT {STEP_COLUMNS_SQLITE} FROM deletion_steps WHERE case_id = $1 ORDER BY position");
+                let sql =
+                    format!("SELECT {STEP_COLUMNS_SQLITE} FROM deletion_steps WHERE case_id = $1 ORDER BY position");
                 sqlx::query_as(sqlx::AssertSqlSafe(sql)).bind(case_id).fetch_all(pool).await
             }
             Db::Postgres(pool) => {

@@ -59,14 +59,8 @@ pub enum Outcome {
 }
 
 impl Outcome {
-    pub const ALL: [Outcome; 6] = [
-        Self::Pending,
-        Self::Deleted,
-        Self::NotFound,
-        Self::Retryable,
-        Self::NeedsReview,
-        Self::DocumentedConstraint,
-    ];
+    pub const ALL: [Outcome; 6] =
+        [Self::Pending, Self::Deleted, Self::NotFound, Self::Retryable, Self::NeedsReview, Self::DocumentedConstraint];
 
     pub fn code(self) -> &'static str {
         match self {

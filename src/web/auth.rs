@@ -294,5 +294,8 @@ pub async fn account_with_deletion_error(
         error: None,
         delete_error: Some(message),
     };
-    Ok(Response::builder().status(StatusCode::BAD_REQUEST).content_type("text/html; charset=utf-8").body(page.render()?))
+    Ok(Response::builder()
+        .status(StatusCode::BAD_REQUEST)
+        .content_type("text/html; charset=utf-8")
+        .body(page.render()?))
 }

@@ -146,7 +146,11 @@ struct CasesPage {
 
 /// GET /admin/deletions: every case (newest first) and the steps that wait for an admin.
 #[handler]
-pub async fn list(req: &Request, state: Data<&AppState>, session: Data<&SessionHandle>) -> Result<Html<String>, AppError> {
+pub async fn list(
+    req: &Request,
+    state: Data<&AppState>,
+    session: Data<&SessionHandle>,
+) -> Result<Html<String>, AppError> {
     admin(&state, &session).await?;
     let c = Chrome::for_request(req);
     let cases = state.deletion.cases();

@@ -75,8 +75,13 @@ impl AppState {
         let events = ShareEvents::new(db.clone());
         let gc = GcRunner::new(ShareGc::new(lifecycle.clone(), store.clone(), events.clone()), settings.gc_batch);
         let journal = crate::deletion::journal::Journal::in_data_dir(&settings.data_dir);
-        let deletion =
-            crate::deletion::Runner::new(db.clone(), store.clone(), mailer.clone(), settings.mail_from.clone(), journal);
+        let deletion = crate::deletion::Runner::new(
+            db.clone(),
+            store.clone(),
+            mailer.clone(),
+            settings.mail_from.clone(),
+            journal,
+        );
         Self(Arc::new(AppStateInner {
             lifecycle,
             gc,
