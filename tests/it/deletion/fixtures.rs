@@ -12,7 +12,7 @@ use std::{
     time::{Duration, Instant},
 };
 
-use sqlx::{Column, Row};
+use sqlx::Row;
 use tokio::io::AsyncRead;
 use watasu::{
     accounts::{EmailAddress, Role, Users, invitations::Invitations},

@@ -5,7 +5,7 @@
 mod fixtures;
 mod restore;
 
-use std::sync::{Arc, atomic::Ordering};
+use std::sync::atomic::Ordering;
 
 use watasu::deletion::{ActorRole, CaseState, Interrupted, OpenRequest, Outcome, RetryPolicy, Store};
 
@@ -40,6 +40,7 @@ both_backends! {
         let bystander = populate(&app, "other@example.test").await;
         let sender = populate(&app, "leaving@example.test").await;
         let untouched = leftovers(&app, &bystander).await;
+        let phone = sign_in(&app, &sender.email, PASSWORD).await;
         let account = sender.browser.get("/account").await;
 
         let answer = sender.browser.post_form("/account/delete", &[("csrf_token", &account.csrf_token()), ("password", PASSWORD)]).await;
@@ -48,11 +49,12 @@ both_backends! {
         let reference = answer.texts(".case-reference").pop().expect("the page names the case");
         assert!(reference.starts_with("DEL-") && reference.len() == 16, "{reference}");
         assert_eq!(sender.browser.get("/shares").await.header("location"), Some("/login"), "still signed in");
+        assert_eq!(phone.get("/shares").await.header("location"), Some("/login"), "still signed in elsewhere");
         wait_for_state(&app, &reference, CaseState::Completed).await;
         let case = app.state.deletion.cases().find_by_reference(&reference).await.unwrap().unwrap();
         assert_eq!(case.actor_role, ActorRole::Own.code());
         assert_all_verified(&app, case.id).await;
-        let found: Vec<_> = steps(&app, case.id).await.into_iter().map(|s| (s.store, s.outcome().code())).collect();
+        let found: Vec<_> = steps(&app, case.id).await.into_iter().map(|s| (s.outcome().code(), s.store)).map(|(o, s)| (s, o)).collect();
         for store in ["sessions", "invitations", "codes", "grants", "mail_outbox", "share_events", "rate_limits", "shares", "stored_files", "file_records", "account"] {
             assert!(found.contains(&(store.to_owned(), "deleted")), "{store} not deleted: {found:?}");
         }
