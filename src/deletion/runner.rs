@@ -170,9 +170,15 @@ impl Runner {
     /// The state machine; returns where the case stands and how long until it is due again.
     async fn advance(&self, case_id: i64) -> anyhow::Result<(CaseState, Duration)> {
         for _ in 0..MAX_MOVES_PER_RUN {
-            self.cases.claim(case_id, &self.owner, LEASE).await?;
             let case = self.cases.find(case_id).await?.ok_or_else(|| anyhow::anyhow!("case {case_id} vanished"))?;
             let state = case.state();
+            if state.is_final() {
+                return Ok((state, Duration::ZERO));
+            }
+            // Renewed before every move; a runner that lost its lease (it stalled past it) stops.
+            if !self.cases.claim(case_id, &self.owner, LEASE).await? {
+                anyhow::bail!("case {}: the lease went to another runner", case.reference);
+            }
             match state {
                 CaseState::Completed | CaseState::Failed => return Ok((state, Duration::ZERO)),
                 CaseState::Received => {

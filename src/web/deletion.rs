@@ -59,7 +59,7 @@ pub async fn delete_own(
     let case = match state.deletion.open(&request).await {
         Ok(case) => case,
         Err(refused) => {
-            let message = refusal_text(t, &refused)?;
+            let message = refusal_text(t, refused)?;
             return super::auth::account_with_deletion_error(req, &session, &user, message).await;
         }
     };
@@ -70,12 +70,12 @@ pub async fn delete_own(
 }
 
 /// The words for a refused case; a database failure stays an error.
-fn refusal_text(t: &'static crate::i18n::Text, error: &OpenError) -> Result<&'static str, AppError> {
+fn refusal_text(t: &'static crate::i18n::Text, error: OpenError) -> Result<&'static str, AppError> {
     match error {
         OpenError::LastAdmin => Ok(t.deletion.last_admin),
         OpenError::AlreadyOpen => Ok(t.deletion.already_open),
         OpenError::NoSuchAccount => Err(AppError::NotFound("no such account")),
-        OpenError::Database(error) => Err(AppError::Internal(anyhow::anyhow!("opening a deletion case: {error}"))),
+        OpenError::Database(error) => Err(error.into()),
     }
 }
 
@@ -99,7 +99,7 @@ pub async fn delete_member(
             Ok(see_other(&format!("/admin/deletions/{}", case.reference)))
         }
         Err(refused) => {
-            let message = refusal_text(Chrome::for_request(req).t, &refused)?;
+            let message = refusal_text(Chrome::for_request(req).t, refused)?;
             super::team::page_with_error(req, &state, &session, message).await
         }
     }
