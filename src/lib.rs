@@ -9,6 +9,7 @@ pub mod accounts;
 pub mod cli;
 pub mod config;
 pub mod db;
+pub mod deletion;
 pub mod i18n;
 pub mod lifecycle;
 pub mod mail;
@@ -114,6 +115,14 @@ impl App {
                 let _ = outbox_stopped.await;
             },
         ));
+        let (stop_deletion, deletion_stopped) = tokio::sync::oneshot::channel::<()>();
+        let deletion = tokio::spawn(deletion::run_deletion_worker(
+            self.state.deletion.clone(),
+            deletion::WORKER_INTERVAL,
+            async move {
+                let _ = deletion_stopped.await;
+            },
+        ));
         tracing::info!(addr = %self.local_addr, base_url = %self.state.config.base_url, backend = db.backend_name(), "watasu is serving");
         let result = Server::new_with_acceptor(self.acceptor)
             .run_with_graceful_shutdown(web::app(self.state), shutdown, Some(grace))
@@ -122,6 +131,8 @@ impl App {
         let _ = stop_outbox.send(());
         let _ = timer.await;
         let _ = outbox.await;
+        let _ = stop_deletion.send(());
+        let _ = deletion.await;
         db.close().await;
         result
     }

@@ -32,6 +32,9 @@ enum Command {
     /// Create, list and revoke shares.
     #[command(subcommand)]
     Share(ShareCommand),
+    /// List deletion cases, or re-apply them after restoring a backup.
+    #[command(subcommand)]
+    Deletion(DeletionCommand),
     /// Run one garbage-collection pass now and print what it did.
     Gc {
         /// Shares handled by this pass.
@@ -87,6 +90,18 @@ enum ShareCommand {
         /// The share's id or its link.
         id_or_url: String,
     },
+}
+
+#[derive(Subcommand)]
+enum DeletionCommand {
+    /// Print every deletion case: reference, state, who opened it, when.
+    List {
+        /// Print JSON for scripts.
+        #[arg(long)]
+        json: bool,
+    },
+    /// After restoring a backup: delete again the data of every case in the deletion journal.
+    Reapply,
 }
 
 fn parse_lang(text: &str) -> Result<Lang, String> {
@@ -167,6 +182,8 @@ async fn run(command: Command, config: Config) -> anyhow::Result<()> {
         Command::Share(ShareCommand::Revoke { id_or_url }) => cli::share::revoke(&config, &id_or_url).await,
         Command::Gc { limit } => cli::gc::run(&config, limit).await,
         Command::Maintenance(MaintenanceCommand::Run { kind }) => cli::maintenance::run(&config, &kind).await,
+        Command::Deletion(DeletionCommand::List { json }) => cli::deletion::list(&config, json).await,
+        Command::Deletion(DeletionCommand::Reapply) => cli::deletion::reapply(&config).await,
     }
 }
 

@@ -1,5 +1,6 @@
 //! Command-line administration: each subcommand's work, apart from argument parsing (in main.rs).
 
+pub mod deletion;
 pub mod gc;
 pub mod maintenance;
 pub mod share;

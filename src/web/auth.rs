@@ -208,6 +208,8 @@ struct AccountPage<'a> {
     user: &'a User,
     changed: bool,
     error: Option<&'static str>,
+    /// Why the deletion form was refused (wrong password, …).
+    delete_error: Option<&'static str>,
 }
 
 /// GET /account
@@ -225,6 +227,7 @@ pub async fn account_page(
         user: &user,
         changed: false,
         error: None,
+        delete_error: None,
     })
 }
 
@@ -270,7 +273,29 @@ pub async fn change_password(
         tracing::info!(account_id = user.id, client = %client.0.0, other_sessions_ended = ended, "password changed");
     }
     let current = session.ensure().await?;
-    let page = AccountPage { c, csrf_token: &current.csrf_secret, user: &user, changed, error };
+    let page = AccountPage { c, csrf_token: &current.csrf_secret, user: &user, changed, error, delete_error: None };
     let status = if changed { StatusCode::OK } else { StatusCode::BAD_REQUEST };
     Ok(Response::builder().status(status).content_type("text/html; charset=utf-8").body(page.render()?))
+}
+
+/// The account page answering a refused deletion form (400): the reason, and nothing changed.
+pub async fn account_with_deletion_error(
+    req: &Request,
+    session: &SessionHandle,
+    user: &User,
+    message: &'static str,
+) -> Result<Response, AppError> {
+    let current = session.ensure().await?;
+    let page = AccountPage {
+        c: Chrome::for_request(req),
+        csrf_token: &current.csrf_secret,
+        user,
+        changed: false,
+        error: None,
+        delete_error: Some(message),
+    };
+    Ok(Response::builder()
+        .status(StatusCode::BAD_REQUEST)
+        .content_type("text/html; charset=utf-8")
+        .body(page.render()?))
 }

@@ -4,6 +4,7 @@
 mod assets;
 mod auth;
 mod dashboard;
+mod deletion;
 mod dev_outbox;
 mod error;
 mod health;
@@ -55,6 +56,8 @@ pub struct AppStateInner {
     pub assets_version: String,
     /// The first-run setup link's gate (open only while no account exists).
     pub setup: crate::accounts::setup::SetupGate,
+    /// Opens and runs deletion cases (in the background, after the request).
+    pub deletion: crate::deletion::Runner,
 }
 
 impl AppState {
@@ -74,6 +77,14 @@ impl AppState {
         let lifecycle = LifecycleRepository::new(db.clone(), settings.delivery_grace, settings.purge_retry_base);
         let events = ShareEvents::new(db.clone());
         let gc = GcRunner::new(ShareGc::new(lifecycle.clone(), store.clone(), events.clone()), settings.gc_batch);
+        let journal = crate::deletion::journal::Journal::in_data_dir(&settings.data_dir);
+        let deletion = crate::deletion::Runner::new(
+            db.clone(),
+            store.clone(),
+            mailer.clone(),
+            settings.mail_from.clone(),
+            journal,
+        );
         Self(Arc::new(AppStateInner {
             maintenance: Maintenance::from_settings(db.clone(), settings),
             lifecycle,
@@ -90,6 +101,7 @@ impl AppState {
             store,
             assets_version: assets::assets_version(),
             setup: Default::default(),
+            deletion,
         }))
     }
 }
@@ -124,6 +136,11 @@ pub fn app(state: AppState) -> impl Endpoint + 'static {
         .at("/admin/maintenance", get(maintenance::admin::list_runs))
         .at("/admin/maintenance/:id", get(maintenance::admin::show_run))
         .at("/invite/:token", get(team::invitation_page).post(team::accept))
+        .at("/account/delete", poem::post(deletion::delete_own))
+        .at("/team/:id/delete", poem::post(deletion::delete_member))
+        .at("/admin/deletions", get(deletion::list))
+        .at("/admin/deletions/:reference", get(deletion::show))
+        .at("/admin/deletions/:reference/retry", poem::post(deletion::retry))
         .at("/shares", get(dashboard::list))
         .at("/shares/new", get(dashboard::new_share_form).post(dashboard::upload))
         .at("/shares/:id", get(dashboard::show))

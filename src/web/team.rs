@@ -218,3 +218,13 @@ pub async fn accept(
     tracing::info!(account_id = user_id, client = %client.0.0, "invitation used");
     Ok(see_other("/shares"))
 }
+
+/// The team page with a refusal for the admin to read (400).
+pub async fn page_with_error(
+    req: &Request,
+    state: &AppState,
+    session: &SessionHandle,
+    message: &'static str,
+) -> Result<Response, AppError> {
+    team_page(req, state, session, false, Some(message)).await
+}

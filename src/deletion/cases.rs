@@ -1,0 +1,462 @@
+//! Deletion cases and their steps: the state machine and its repository. Every state change is one
+//! conditional UPDATE whose WHERE holds the precondition, and only forward moves are ever issued.
+
+use std::time::Duration;
+
+use super::stores::{Outcome, Store};
+use crate::{
+    db::{Db, Timestamp, is_unique_violation, seconds, sqlite_write_tx},
+    secret::random_token,
+};
+
+/// Where a case stands. The order of `ALL` is the order of the seed.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum CaseState {
+    Received,
+    Validated,
+    InProgress,
+    PartiallyCompleted,
+    VerificationPending,
+    Completed,
+    Failed,
+}
+
+impl CaseState {
+    pub const ALL: [CaseState; 7] = [
+        Self::Received,
+        Self::Validated,
+        Self::InProgress,
+        Self::PartiallyCompleted,
+        Self::VerificationPending,
+        Self::Completed,
+        Self::Failed,
+    ];
+
+    pub fn code(self) -> &'static str {
+        match self {
+            Self::Received => "received",
+            Self::Validated => "validated",
+            Self::InProgress => "in_progress",
+            Self::PartiallyCompleted => "partially_completed",
+            Self::VerificationPending => "verification_pending",
+            Self::Completed => "completed",
+            Self::Failed => "failed",
+        }
+    }
+
+    pub fn parse(code: &str) -> Self {
+        Self::ALL.into_iter().find(|s| s.code() == code).unwrap_or(Self::Received)
+    }
+
+    pub fn is_final(self) -> bool {
+        matches!(self, Self::Completed | Self::Failed)
+    }
+
+    /// The forward moves; anything else (backwards, sideways, out of a final state) is refused.
+    pub fn can_move_to(self, to: CaseState) -> bool {
+        use CaseState::*;
+        matches!(
+            (self, to),
+            (Received, Validated | Failed)
+                | (Validated, InProgress | Failed)
+                | (InProgress, PartiallyCompleted | VerificationPending)
+                | (PartiallyCompleted, VerificationPending)
+                | (VerificationPending, Completed)
+        )
+    }
+}
+
+/// Who opened a case.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum ActorRole {
+    /// The sender, for their own account.
+    Own,
+    Admin,
+    /// The command line (re-applying after a restore).
+    Operator,
+}
+
+impl ActorRole {
+    pub fn code(self) -> &'static str {
+        match self {
+            Self::Own => "self",
+            Self::Admin => "admin",
+            Self::Operator => "operator",
+        }
+    }
+}
+
+/// A case as pages and the runner see it. No personal data but `notify_email`, which is never
+/// shown and is cleared once the final mail has left.
+#[derive(Clone, sqlx::FromRow)]
+pub struct Case {
+    pub id: i64,
+    pub reference: String,
+    pub subject_id: i64,
+    /// The account row's creation time: with the id, it names exactly one account, ever.
+    pub subject_created_at: Timestamp,
+    pub actor_id: Option<i64>,
+    pub actor_role: String,
+    pub reapplies: Option<String>,
+    state: String,
+    pub notify_email: Option<String>,
+    pub final_mail: Option<String>,
+    pub mail_attempts: i32,
+    pub created_at: Timestamp,
+    pub updated_at: Timestamp,
+    pub finished_at: Option<Timestamp>,
+}
+
+impl std::fmt::Debug for Case {
+    // The address must not reach a log.
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("Case").field("reference", &self.reference).field("state", &self.state).finish_non_exhaustive()
+    }
+}
+
+impl Case {
+    pub fn state(&self) -> CaseState {
+        CaseState::parse(&self.state)
+    }
+}
+
+/// One store's step of a case.
+#[derive(Clone, Debug, sqlx::FromRow)]
+pub struct StepRow {
+    pub position: i32,
+    pub store: String,
+    pub action: String,
+    outcome: String,
+    pub reason: Option<String>,
+    pub found: Option<i64>,
+    pub remaining: Option<i64>,
+    pub attempts: i32,
+    pub next_attempt_at: Option<Timestamp>,
+    pub verified_at: Option<Timestamp>,
+    pub updated_at: Timestamp,
+    /// The step may run now (no backoff pending).
+    pub due: bool,
+}
+
+impl StepRow {
+    pub fn outcome(&self) -> Outcome {
+        Outcome::parse(&self.outcome)
+    }
+
+    pub fn store(&self) -> Option<Store> {
+        Store::parse(&self.store)
+    }
+}
+
+/// One finished attempt of a step.
+#[derive(Clone, Debug, sqlx::FromRow)]
+pub struct EvidenceRow {
+    pub store: String,
+    pub action: String,
+    pub outcome: String,
+    pub searched_by: String,
+    pub found: Option<i64>,
+    pub deleted: Option<i64>,
+    pub remaining: Option<i64>,
+    pub detail: Option<String>,
+    pub started_at: Timestamp,
+    pub finished_at: Timestamp,
+}
+
+/// A step whose retries are exhausted: it waits for an admin.
+#[derive(Clone, Debug, sqlx::FromRow)]
+pub struct NeedsReview {
+    pub reference: String,
+    pub store: String,
+    pub reason: Option<String>,
+    pub attempts: i32,
+    pub updated_at: Timestamp,
+}
+
+/// Who asks to delete whose data.
+#[derive(Clone, Debug)]
+pub struct OpenRequest {
+    pub subject_id: i64,
+    pub actor_id: Option<i64>,
+    pub role: ActorRole,
+    /// Re-applying this earlier case after a restore: no final mail.
+    pub reapplies: Option<String>,
+}
+
+#[derive(Debug, thiserror::Error)]
+pub enum OpenError {
+    #[error("no such account")]
+    NoSuchAccount,
+    #[error("the account already has an open deletion case")]
+    AlreadyOpen,
+    #[error("the last active admin cannot be deleted")]
+    LastAdmin,
+    #[error(transparent)]
+    Database(#[from] sqlx::Error),
+}
+
+/// What a step attempt found and did, written to the step and the evidence in one transaction.
+#[derive(Clone, Debug)]
+pub struct StepRecord {
+    pub store: Store,
+    pub outcome: Outcome,
+    pub reason: Option<String>,
+    pub found: Option<i64>,
+    pub deleted: Option<i64>,
+    pub remaining: Option<i64>,
+    /// For a retryable step: how long to wait.
+    pub retry_in: Option<Duration>,
+}
+
+const CASE_COLUMNS: &str =
+    "id, reference, subject_id, subject_created_at, actor_id, actor_role, reapplies, state, notify_email, final_mail,
+                            mail_attempts, created_at, updated_at, finished_at";
+const OPEN: &str = "state NOT IN ('completed', 'failed')";
+
+/// An opaque reference: random, unrelated to any id, easy to read out on the phone.
+fn new_reference() -> String {
+    let token = random_token();
+    format!("DEL-{}", token.expose()[..12].to_uppercase())
+}
+
+#[derive(Clone, Debug)]
+pub struct DeletionCases {
+    db: Db,
+}
+
+impl DeletionCases {
+    pub fn new(db: Db) -> Self {
+        Self { db }
+    }
+
+    pub fn db(&self) -> &Db {
+        &self.db
+    }
+
+    /// Opens a case and stops new writes in the same transaction: the account is disabled (no
+    /// sign-in, no new shares) and its active shares are revoked. `lease_owner` holds the case for
+    /// the runner that will start it at once.
+    pub async fn open(&self, request: &OpenRequest, lease_owner: &str, lease: Duration) -> Result<Case, OpenError> {
+        let reference = new_reference();
+        let lease = seconds(lease);
+        let mail = if request.reapplies.is_some() { Some("none") } else { None };
+        let result = match &self.db {
+            Db::Sqlite(pool) => {
+                let mut tx = sqlite_write_tx(pool).await?;
+                let last_admin: Option<bool> = sqlx::query_scalar(
+                    "SELECT role = 'admin' AND disabled_at IS NULL AND NOT EXISTS (SELECT 1 FROM users o
+                       WHERE o.id <> u.id AND o.role = 'admin' AND o.disabled_at IS NULL) FROM users u WHERE id = $1",
+                )
+                .bind(request.subject_id)
+                .fetch_optional(&mut *tx)
+                .await?;
+                match last_admin {
+                    None => return Err(OpenError::NoSuchAccount),
+                    Some(true) => return Err(OpenError::LastAdmin),
+                    Some(false) => {}
+                }
+                let id: Result<i64, sqlx::Error> = sqlx::query_scalar(
+                    "INSERT INTO deletion_cases (reference, subject_id, subject_created_at, actor_id, actor_role,
+                            reapplies, notify_email, final_mail, lease_owner, lease_until)
+                     SELECT $2, id, created_at, $3, $4, $5, CASE WHEN $6 IS NULL THEN email END, $6, $7,
+                            unixepoch('subsec') + $8
+                       FROM users WHERE id = $1 RETURNING id",
+                )
+                .bind(request.subject_id)
+                .bind(&reference)
+                .bind(request.actor_id)
+                .bind(request.role.code())
+                .bind(&request.reapplies)
+                .bind(mail)
+                .bind(lease_owner)
+                .bind(lease)
+                .fetch_one(&mut *tx)
+                .await;
+                let id = id?;
+                for store in Store::ORDER {
+                    sqlx::query(
+                        "INSERT INTO deletion_steps (case_id, position, store, action) VALUES ($1, $2, $3, $4)",
+                    )
+                    .bind(id)
+                    .bind(store.position() as i32)
+                    .bind(store.code())
+                    .bind(store.action().code())
+                    .execute(&mut *tx)
+                    .await?;
+                }
+                sqlx::query("UPDATE users SET disabled_at = COALESCE(disabled_at, unixepoch('subsec')) WHERE id = $1")
+                    .bind(request.subject_id)
+                    .execute(&mut *tx)
+                    .await?;
+                sqlx::query(
+                    "UPDATE shares SET revoked_at = unixepoch('subsec'), expires_at = unixepoch('subsec')
+                      WHERE sender_id = $1 AND status = 'active' AND expires_at > unixepoch('subsec')",
+                )
+                .bind(request.subject_id)
+                .execute(&mut *tx)
+                .await?;
+                tx.commit().await.map(|_| id)
+            }
+            Db::Postgres(pool) => {
+                let mut tx = pool.begin().await?;
+                // Locks the account row, so two racing requests cannot both pass the checks.
+                let last_admin: Option<bool> = sqlx::query_scalar(
+                    "SELECT role = 'admin' AND disabled_at IS NULL AND NOT EXISTS (SELECT 1 FROM users o
+                       WHERE o.id <> u.id AND o.role = 'admin' AND o.disabled_at IS NULL)
+                       FROM users u WHERE id = $1 FOR UPDATE",
+                )
+                .bind(request.subject_id)
+                .fetch_optional(&mut *tx)
+                .await?;
+                match last_admin {
+                    None => return Err(OpenError::NoSuchAccount),
+                    Some(true) => return Err(OpenError::LastAdmin),
+                    Some(false) => {}
+                }
+                let id: Result<i64, sqlx::Error> = sqlx::query_scalar(
+                    "INSERT INTO deletion_cases (reference, subject_id, subject_created_at, actor_id, actor_role,
+                            reapplies, notify_email, final_mail, lease_owner, lease_until)
+                     SELECT $2, id, created_at, $3, $4, $5, CASE WHEN $6::text IS NULL THEN email END, $6, $7,
+                            now() + make_interval(secs => $8)
+                       FROM users WHERE id = $1 RETURNING id",
+                )
+                .bind(request.subject_id)
+                .bind(&reference)
+                .bind(request.actor_id)
+                .bind(request.role.code())
+                .bind(&request.reapplies)
+                .bind(mail)
+                .bind(lease_owner)
+                .bind(lease)
+                .fetch_one(&mut *tx)
+                .await;
+                let id = id?;
+                for store in Store::ORDER {
+                    sqlx::query(
+                        "INSERT INTO deletion_steps (case_id, position, store, action) VALUES ($1, $2, $3, $4)",
+                    )
+                    .bind(id)
+                    .bind(store.position() as i32)
+                    .bind(store.code())
+                    .bind(store.action().code())
+                    .execute(&mut *tx)
+                    .await?;
+                }
+                sqlx::query("UPDATE users SET disabled_at = COALESCE(disabled_at, now()) WHERE id = $1")
+                    .bind(request.subject_id)
+                    .execute(&mut *tx)
+                    .await?;
+                sqlx::query(
+                    "UPDATE shares SET revoked_at = now(), expires_at = now()
+                      WHERE sender_id = $1 AND status = 'active' AND expires_at > now()",
+                )
+                .bind(request.subject_id)
+                .execute(&mut *tx)
+                .await?;
+                tx.commit().await.map(|_| id)
+            }
+        };
+        let id = result.map_err(|e| if is_unique_violation(&e) { OpenError::AlreadyOpen } else { e.into() })?;
+        Ok(self.find(id).await?.expect("the case just committed"))
+    }
+
+    pub async fn find(&self, id: i64) -> Result<Option<Case>, sqlx::Error> {
+        let sql = sqlx::AssertSqlSafe(format!("SELECT {CASE_COLUMNS} FROM deletion_cases WHERE id = $1"));
+        match &self.db {
+            Db::Sqlite(pool) => sqlx::query_as(sql).bind(id).fetch_optional(pool).await,
+            Db::Postgres(pool) => sqlx::query_as(sql).bind(id).fetch_optional(pool).await,
+        }
+    }
+
+    pub async fn find_by_reference(&self, reference: &str) -> Result<Option<Case>, sqlx::Error> {
+        let sql = sqlx::AssertSqlSafe(format!("SELECT {CASE_COLUMNS} FROM deletion_cases WHERE reference = $1"));
+        match &self.db {
+            Db::Sqlite(pool) => sqlx::query_as(sql).bind(reference).fetch_optional(pool).await,
+            Db::Postgres(pool) => sqlx::query_as(sql).bind(reference).fetch_optional(pool).await,
+        }
+    }
+
+    /// Every case, newest first.
+    pub async fn list(&self, limit: i64) -> Result<Vec<Case>, sqlx::Error> {
+        let sql = sqlx::AssertSqlSafe(format!("SELECT {CASE_COLUMNS} FROM deletion_cases ORDER BY id DESC LIMIT $1"));
+        match &self.db {
+            Db::Sqlite(pool) => sqlx::query_as(sql).bind(limit).fetch_all(pool).await,
+            Db::Postgres(pool) => sqlx::query_as(sql).bind(limit).fetch_all(pool).await,
+        }
+    }
+
+    /// Whether an account (id and creation time, so a reused id does not match) has an open case.
+    pub async fn open_case_of(&self, subject_id: i64) -> Result<Option<i64>, sqlx::Error> {
+        let sql = sqlx::AssertSqlSafe(format!("SELECT id FROM deletion_cases WHERE subject_id = $1 AND {OPEN}"));
+        match &self.db {
+            Db::Sqlite(pool) => sqlx::query_scalar(sql).bind(subject_id).fetch_optional(pool).await,
+            Db::Postgres(pool) => sqlx::query_scalar(sql).bind(subject_id).fetch_optional(pool).await,
+        }
+    }
+
+    /// Moves a case forward: one conditional UPDATE from exactly `from`. False when the move is
+    /// not a forward one or the case was not in `from` (another runner moved it first).
+    pub async fn transition(&self, id: i64, from: CaseState, to: CaseState) -> Result<bool, sqlx::Error> {
+        if !from.can_move_to(to) {
+            return Ok(false);
+        }
+        let finished = to.is_final();
+        let done = match &self.db {
+            Db::Sqlite(pool) => sqlx::query(
+                "UPDATE deletion_cases
+                    SET state = $3, updated_at = unixepoch('subsec'),
+                        finished_at = CASE WHEN $4 THEN unixepoch('subsec') END,
+                        notify_email = CASE WHEN $4 THEN NULL ELSE notify_email END
+                  WHERE id = $1 AND state = $2
+                    AND ($3 <> 'completed' OR NOT EXISTS (SELECT 1 FROM deletion_steps
+                          WHERE case_id = $1 AND (outcome NOT IN ('deleted', 'not_found', 'documented_constraint')
+                                OR (action = 'delete' AND (verified_at IS NULL OR remaining <> 0)))))",
+            )
+            .bind(id)
+            .bind(from.code())
+            .bind(to.code())
+            .bind(finished)
+            .execute(pool)
+            .await?
+            .rows_affected(),
+            Db::Postgres(pool) => sqlx::query(
+                "UPDATE deletion_cases
+                    SET state = $3, updated_at = now(),
+                        finished_at = CASE WHEN $4 THEN now() END,
+                        notify_email = CASE WHEN $4 THEN NULL ELSE notify_email END
+                  WHERE id = $1 AND state = $2
+                    AND ($3 <> 'completed' OR NOT EXISTS (SELECT 1 FROM deletion_steps
+                          WHERE case_id = $1 AND (outcome NOT IN ('deleted', 'not_found', 'documented_constraint')
+                                OR (action = 'delete' AND (verified_at IS NULL OR remaining <> 0)))))",
+            )
+            .bind(id)
+            .bind(from.code())
+            .bind(to.code())
+            .bind(finished)
+            .execute(pool)
+            .await?
+            .rows_affected(),
+        };
+        Ok(done == 1)
+    }
+
+    /// True while the account the case was opened for is still there: same id, same creation time.
+    pub async fn subject_present(&self, id: i64) -> Result<bool, sqlx::Error> {
+        const SQL: &str = "SELECT count(*) FROM deletion_cases c JOIN users u
+                             ON u.id = c.subject_id AND u.created_at = c.subject_created_at WHERE c.id = $1";
+        let count: i64 = match &self.db {
+            Db::Sqlite(pool) => sqlx::query_scalar(SQL).bind(id).fetch_one(pool).await?,
+            Db::Postgres(pool) => sqlx::query_scalar(SQL).bind(id).fetch_one(pool).await?,
+        };
+        Ok(count == 1)
+    }
+
+    /// The creation time of an account, to tell it from a later one that reuses its id.
+    pub async fn account_created_at(&self, subject_id: i64) -> Result<Option<Timestamp>, sqlx::Error> {
+        const SQL: &str = "SELECT created_at FROM users WHERE id = $1";
+        match &self.db {
+            Db::Sqlite(pool) => sqlx::query_scalar(SQL).bind(subject_id).fetch_optional(pool).await,
+            Db::Postgres(pool) => sqlx::query_scalar(SQL).bind(subject_id).fetch_optional(pool).await,
+        }
+    }
+}

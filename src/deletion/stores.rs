@@ -1,0 +1,239 @@
+//! The stores a sender's data lives in, in the order their steps run, and the database adapter:
+//! for each store, the key it is searched by and the statements that count and delete by it.
+//!
+//! The order keeps the keys needed to find the rest until the end: access first (sessions,
+//! invitations), then everything found through the sender's shares, then the shares, the files
+//! on disk (found through the file rows), the file rows, and the account row last. The address
+//! used as a key is read from the account row each time, so it is needed nowhere else.
+
+use crate::db::Db;
+
+/// A place that can hold a sender's data.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+pub enum Store {
+    Sessions,
+    Invitations,
+    Codes,
+    Grants,
+    DeliveredMail,
+    Outbox,
+    ShareEvents,
+    RateLimits,
+    Shares,
+    StoredFiles,
+    FileRecords,
+    Logs,
+    Backups,
+    Account,
+}
+
+/// What a step does to its store.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Action {
+    Delete,
+    Anonymise,
+    /// Kept, for the documented reason the step names.
+    Retain,
+}
+
+impl Action {
+    pub fn code(self) -> &'static str {
+        match self {
+            Self::Delete => "delete",
+            Self::Anonymise => "anonymise",
+            Self::Retain => "retain",
+        }
+    }
+}
+
+/// What became of a step.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Outcome {
+    Pending,
+    Deleted,
+    /// Searched by the right key, and nothing was there.
+    NotFound,
+    Retryable,
+    NeedsReview,
+    DocumentedConstraint,
+}
+
+impl Outcome {
+    pub const ALL: [Outcome; 6] =
+        [Self::Pending, Self::Deleted, Self::NotFound, Self::Retryable, Self::NeedsReview, Self::DocumentedConstraint];
+
+    pub fn code(self) -> &'static str {
+        match self {
+            Self::Pending => "pending",
+            Self::Deleted => "deleted",
+            Self::NotFound => "not_found",
+            Self::Retryable => "retryable",
+            Self::NeedsReview => "needs_review",
+            Self::DocumentedConstraint => "documented_constraint",
+        }
+    }
+
+    pub fn parse(code: &str) -> Self {
+        Self::ALL.into_iter().find(|o| o.code() == code).unwrap_or(Self::Pending)
+    }
+
+    /// Nothing more to do in this store.
+    pub fn is_done(self) -> bool {
+        matches!(self, Self::Deleted | Self::NotFound | Self::DocumentedConstraint)
+    }
+}
+
+/// The sender's shares: the key of everything that hangs on a share.
+const SHARES_OF: &str = "SELECT id FROM shares WHERE sender_id = $1";
+
+impl Store {
+    /// Every store, in run order.
+    pub const ORDER: [Store; 14] = [
+        Self::Sessions,
+        Self::Invitations,
+        Self::Codes,
+        Self::Grants,
+        Self::DeliveredMail,
+        Self::Outbox,
+        Self::ShareEvents,
+        Self::RateLimits,
+        Self::Shares,
+        Self::StoredFiles,
+        Self::FileRecords,
+        Self::Logs,
+        Self::Backups,
+        Self::Account,
+    ];
+
+    pub fn code(self) -> &'static str {
+        match self {
+            Self::Sessions => "sessions",
+            Self::Invitations => "invitations",
+            Self::Codes => "codes",
+            Self::Grants => "grants",
+            Self::DeliveredMail => "delivered_mail",
+            Self::Outbox => "mail_outbox",
+            Self::ShareEvents => "share_events",
+            Self::RateLimits => "rate_limits",
+            Self::Shares => "shares",
+            Self::StoredFiles => "stored_files",
+            Self::FileRecords => "file_records",
+            Self::Logs => "logs",
+            Self::Backups => "backups",
+            Self::Account => "account",
+        }
+    }
+
+    pub fn parse(code: &str) -> Option<Self> {
+        Self::ORDER.into_iter().find(|s| s.code() == code)
+    }
+
+    pub fn position(self) -> usize {
+        Self::ORDER.iter().position(|&s| s == self).unwrap_or(0)
+    }
+
+    pub fn action(self) -> Action {
+        match self {
+            Self::DeliveredMail | Self::Logs | Self::Backups => Action::Retain,
+            _ => Action::Delete,
+        }
+    }
+
+    /// Why a retained store keeps its data (shown on the case and in the final mail).
+    pub fn constraint(self) -> Option<&'static str> {
+        match self {
+            Self::DeliveredMail => Some("delivered mail is in its recipients' mailboxes, beyond our reach"),
+            Self::Logs => Some("logs name accounts by number only and are kept by the operator's log retention"),
+            Self::Backups => Some("backups age out with their retention cycle; the case is re-applied after a restore"),
+            _ => None,
+        }
+    }
+
+    /// The key this store is searched by, by name (the evidence records this, never a value).
+    pub fn searched_by(self) -> &'static str {
+        match self {
+            Self::Sessions => "sessions.user_id",
+            Self::Invitations => "invitations.invited_by (open), invitations.email",
+            Self::Codes => "otp_challenges.share_id of shares.sender_id",
+            Self::Grants => "download_grants.share_id of shares.sender_id",
+            Self::DeliveredMail => "mail_outbox.share_id of shares.sender_id, mail_outbox.recipient (sent)",
+            Self::Outbox => "mail_outbox.share_id of shares.sender_id, mail_outbox.recipient",
+            Self::ShareEvents => "share_events.share_id of shares.sender_id",
+            Self::RateLimits => "rate_limit_hits.bucket of the account and of shares.sender_id",
+            Self::Shares => "shares.sender_id",
+            Self::StoredFiles => "files.owner_id, then each storage key on disk",
+            Self::FileRecords => "files.owner_id",
+            Self::Logs | Self::Backups => "none: outside the application's reach",
+            Self::Account => "users.id",
+        }
+    }
+
+    /// The rows of this store that belong to subject `$1`, as a FROM … WHERE clause valid in both
+    /// dialects. `None`: the store is not a table (disk, logs, backups).
+    fn rows(self) -> Option<String> {
+        let email = "(SELECT email FROM users WHERE id = $1)";
+        Some(match self {
+            Self::Sessions => "FROM sessions WHERE user_id = $1".to_owned(),
+            Self::Invitations => {
+                format!("FROM invitations WHERE (invited_by = $1 AND used_at IS NULL) OR email = {email}")
+            }
+            Self::Codes => format!("FROM otp_challenges WHERE share_id IN ({SHARES_OF})"),
+            Self::Grants => format!("FROM download_grants WHERE share_id IN ({SHARES_OF})"),
+            Self::DeliveredMail => {
+                format!("FROM mail_outbox WHERE status = 'sent' AND (share_id IN ({SHARES_OF}) OR recipient = {email})")
+            }
+            Self::Outbox => format!("FROM mail_outbox WHERE share_id IN ({SHARES_OF}) OR recipient = {email}"),
+            Self::ShareEvents => format!("FROM share_events WHERE share_id IN ({SHARES_OF})"),
+            Self::RateLimits => format!(
+                "FROM rate_limit_hits WHERE bucket = 'login:account:' || {email}
+                    OR bucket IN (SELECT 'code-request:share:' || CAST(id AS TEXT) FROM shares WHERE sender_id = $1)"
+            ),
+            Self::Shares => "FROM shares WHERE sender_id = $1".to_owned(),
+            Self::FileRecords => "FROM files WHERE owner_id = $1".to_owned(),
+            Self::Account => "FROM users WHERE id = $1".to_owned(),
+            Self::StoredFiles | Self::Logs | Self::Backups => return None,
+        })
+    }
+}
+
+/// Counts and deletes a subject's rows in one store (the table stores).
+#[derive(Clone, Debug)]
+pub struct TableAdapter {
+    db: Db,
+}
+
+impl TableAdapter {
+    pub fn new(db: Db) -> Self {
+        Self { db }
+    }
+
+    /// Rows of `store` that belong to `subject`; `None` for a store that is not a table.
+    pub async fn count(&self, store: Store, subject: i64) -> Result<Option<i64>, sqlx::Error> {
+        let Some(rows) = store.rows() else { return Ok(None) };
+        let sql = sqlx::AssertSqlSafe(format!("SELECT count(*) {rows}"));
+        let count = match &self.db {
+            Db::Sqlite(pool) => sqlx::query_scalar(sql).bind(subject).fetch_one(pool).await?,
+            Db::Postgres(pool) => sqlx::query_scalar(sql).bind(subject).fetch_one(pool).await?,
+        };
+        Ok(Some(count))
+    }
+
+    /// Deletes them; returns how many went.
+    pub async fn delete(&self, store: Store, subject: i64) -> Result<u64, sqlx::Error> {
+        let Some(rows) = store.rows() else { return Ok(0) };
+        let sql = sqlx::AssertSqlSafe(format!("DELETE {rows}"));
+        Ok(match &self.db {
+            Db::Sqlite(pool) => sqlx::query(sql).bind(subject).execute(pool).await?.rows_affected(),
+            Db::Postgres(pool) => sqlx::query(sql).bind(subject).execute(pool).await?.rows_affected(),
+        })
+    }
+
+    /// The storage keys of the subject's files (the disk store's key).
+    pub async fn storage_keys(&self, subject: i64) -> Result<Vec<String>, sqlx::Error> {
+        const SQL: &str = "SELECT storage_key FROM files WHERE owner_id = $1 ORDER BY id";
+        match &self.db {
+            Db::Sqlite(pool) => sqlx::query_scalar(SQL).bind(subject).fetch_all(pool).await,
+            Db::Postgres(pool) => sqlx::query_scalar(SQL).bind(subject).fetch_all(pool).await,
+        }
+    }
+}

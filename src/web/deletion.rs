@@ -1,0 +1,260 @@
+//! Deletion cases on the web: the sender's "delete my account and data" (password asked again),
+//! an admin opening a case for a team member, and the admin pages with every case, its per-store
+//! results and evidence, and the needs-review list. The case runs in the background: it does not
+//! depend on this request, nor on the session it ends.
+
+use askama::Template;
+use poem::{
+    Request, Response, handler,
+    http::StatusCode,
+    web::{Data, Form, Html, Path},
+};
+use serde::Deserialize;
+
+use super::{
+    AppError, AppState, Chrome,
+    auth::signed_in_user,
+    middleware::{ClientAddr, SessionHandle},
+    render, see_other,
+};
+use crate::{
+    accounts::{EmailAddress, Role, User, Users, password},
+    deletion::{ActorRole, Case, EvidenceRow, NeedsReview, OpenError, OpenRequest, StepRow},
+    i18n::format::human_time,
+    secret::SecretString,
+};
+
+#[derive(Deserialize)]
+pub struct DeleteForm {
+    #[serde(default)]
+    password: String,
+}
+
+#[derive(Template)]
+#[template(path = "dashboard/deletion_requested.html")]
+struct RequestedPage<'a> {
+    c: Chrome,
+    reference: &'a str,
+}
+
+/// POST /account/delete: the sender's own case, after their password is entered again. A wrong
+/// password (or a refusal) shows the account page with the reason and changes nothing.
+#[handler]
+pub async fn delete_own(
+    req: &Request,
+    Form(form): Form<DeleteForm>,
+    state: Data<&AppState>,
+    session: Data<&SessionHandle>,
+    client: Data<&ClientAddr>,
+) -> Result<Response, AppError> {
+    let user = signed_in_user(&state, &session).await?;
+    let t = Chrome::for_request(req).t;
+    let email = EmailAddress::parse(&user.email).map_err(|_| AppError::BadRequest("stored email"))?;
+    let (_, hash) = Users::new(state.db.clone()).credentials(&email).await?.ok_or(AppError::SignInRequired)?;
+    if !password::verify_password(SecretString::new(form.password), hash).await {
+        tracing::info!(account_id = user.id, client = %client.0.0, "deletion refused: wrong password");
+        return super::auth::account_with_deletion_error(req, &session, &user, t.password_current_wrong).await;
+    }
+    let request = OpenRequest { subject_id: user.id, actor_id: Some(user.id), role: ActorRole::Own, reapplies: None };
+    let case = match state.deletion.open(&request).await {
+        Ok(case) => case,
+        Err(refused) => {
+            let message = refusal_text(t, refused)?;
+            return super::auth::account_with_deletion_error(req, &session, &user, message).await;
+        }
+    };
+    session.end().await?;
+    state.deletion.spawn(case.id);
+    let page = RequestedPage { c: Chrome::for_request(req), reference: &case.reference };
+    Ok(Response::builder().status(StatusCode::OK).content_type("text/html; charset=utf-8").body(page.render()?))
+}
+
+/// The words for a refused case; a database failure stays an error.
+fn refusal_text(t: &'static crate::i18n::Text, error: OpenError) -> Result<&'static str, AppError> {
+    match error {
+        OpenError::LastAdmin => Ok(t.deletion.last_admin),
+        OpenError::AlreadyOpen => Ok(t.deletion.already_open),
+        OpenError::NoSuchAccount => Err(AppError::NotFound("no such account")),
+        OpenError::Database(error) => Err(error.into()),
+    }
+}
+
+/// POST /team/{id}/delete: an admin opens a case for another account (their own goes through
+/// /account, with their password).
+#[handler]
+pub async fn delete_member(
+    req: &Request,
+    Path(id): Path<i64>,
+    state: Data<&AppState>,
+    session: Data<&SessionHandle>,
+) -> Result<Response, AppError> {
+    let admin = admin(&state, &session).await?;
+    if id == admin.id {
+        return Err(AppError::BadRequest("an admin deletes their own account on /account"));
+    }
+    let request = OpenRequest { subject_id: id, actor_id: Some(admin.id), role: ActorRole::Admin, reapplies: None };
+    match state.deletion.open(&request).await {
+        Ok(case) => {
+            state.deletion.spawn(case.id);
+            Ok(see_other(&format!("/admin/deletions/{}", case.reference)))
+        }
+        Err(refused) => {
+            let message = refusal_text(Chrome::for_request(req).t, refused)?;
+            super::team::page_with_error(req, &state, &session, message).await
+        }
+    }
+}
+
+/// The signed-in admin, or 404 for anyone else (the pages do not exist for them).
+async fn admin(state: &AppState, session: &SessionHandle) -> Result<User, AppError> {
+    let user = signed_in_user(state, session).await?;
+    if user.role != Role::Admin.as_str() {
+        return Err(AppError::NotFound("deletion pages for a non-admin"));
+    }
+    Ok(user)
+}
+
+/// A case as a row of the list.
+struct CaseRow {
+    reference: String,
+    state: &'static str,
+    state_code: &'static str,
+    opened_by: &'static str,
+    opened: String,
+    updated: String,
+}
+
+fn case_row(c: &Chrome, case: &Case) -> CaseRow {
+    let d = &c.t.deletion;
+    CaseRow {
+        reference: case.reference.clone(),
+        state: d.state(case.state().code()),
+        state_code: case.state().code(),
+        opened_by: d.role(&case.actor_role),
+        opened: human_time(case.created_at, c.lang),
+        updated: human_time(case.updated_at, c.lang),
+    }
+}
+
+#[derive(Template)]
+#[template(path = "admin/deletions.html")]
+struct CasesPage {
+    c: Chrome,
+    cases: Vec<CaseRow>,
+    review: Vec<(NeedsReview, &'static str, String)>,
+}
+
+/// GET /admin/deletions: every case (newest first) and the steps that wait for an admin.
+#[handler]
+pub async fn list(
+    req: &Request,
+    state: Data<&AppState>,
+    session: Data<&SessionHandle>,
+) -> Result<Html<String>, AppError> {
+    admin(&state, &session).await?;
+    let c = Chrome::for_request(req);
+    let cases = state.deletion.cases();
+    let rows = cases.list(200).await?.iter().map(|case| case_row(&c, case)).collect();
+    let review = cases
+        .needs_review()
+        .await?
+        .into_iter()
+        .map(|r| {
+            let store = c.t.deletion.store(&r.store);
+            let at = human_time(r.updated_at, c.lang);
+            (r, store, at)
+        })
+        .collect();
+    render(&CasesPage { c, cases: rows, review })
+}
+
+/// A step as the case page shows it.
+struct StepLine {
+    store_code: String,
+    store: &'static str,
+    action: &'static str,
+    outcome_code: &'static str,
+    outcome: &'static str,
+    reason: String,
+    found: String,
+    remaining: String,
+    attempts: i32,
+    verified: String,
+}
+
+fn step_line(c: &Chrome, s: &StepRow) -> StepLine {
+    let d = &c.t.deletion;
+    let number = |n: Option<i64>| n.map(|n| n.to_string()).unwrap_or_default();
+    StepLine {
+        store_code: s.store.clone(),
+        store: d.store(&s.store),
+        action: d.action(&s.action),
+        outcome_code: s.outcome().code(),
+        outcome: d.outcome(s.outcome().code()),
+        reason: s.reason.clone().unwrap_or_default(),
+        found: number(s.found),
+        remaining: number(s.remaining),
+        attempts: s.attempts,
+        verified: s.verified_at.map(|t| human_time(t, c.lang)).unwrap_or_default(),
+    }
+}
+
+#[derive(Template)]
+#[template(path = "admin/deletion.html")]
+struct CasePage<'a> {
+    c: Chrome,
+    csrf_token: &'a str,
+    case: CaseRow,
+    steps: Vec<StepLine>,
+    evidence: Vec<(EvidenceRow, &'static str, &'static str, String)>,
+    can_retry: bool,
+}
+
+async fn find_case(state: &AppState, reference: &str) -> Result<Case, AppError> {
+    state.deletion.cases().find_by_reference(reference).await?.ok_or(AppError::NotFound("no such deletion case"))
+}
+
+/// GET /admin/deletions/{reference}: the case's state, each store's result and the evidence.
+#[handler]
+pub async fn show(
+    req: &Request,
+    Path(reference): Path<String>,
+    state: Data<&AppState>,
+    session: Data<&SessionHandle>,
+) -> Result<Html<String>, AppError> {
+    admin(&state, &session).await?;
+    let case = find_case(&state, &reference).await?;
+    let c = Chrome::for_request(req);
+    let cases = state.deletion.cases();
+    let steps: Vec<StepLine> = cases.steps(case.id).await?.iter().map(|s| step_line(&c, s)).collect();
+    let d = &c.t.deletion;
+    let evidence = cases
+        .evidence(case.id)
+        .await?
+        .into_iter()
+        .map(|e| {
+            let (store, outcome) = (d.store(&e.store), d.outcome(&e.outcome));
+            let at = human_time(e.finished_at, c.lang);
+            (e, store, outcome, at)
+        })
+        .collect();
+    let current = session.ensure().await?;
+    let can_retry = steps.iter().any(|s| s.outcome_code == "needs_review");
+    let case = case_row(&c, &case);
+    render(&CasePage { c, csrf_token: &current.csrf_secret, case, steps, evidence, can_retry })
+}
+
+/// POST /admin/deletions/{reference}/retry: the stuck steps get a fresh set of retries, now.
+#[handler]
+pub async fn retry(
+    Path(reference): Path<String>,
+    state: Data<&AppState>,
+    session: Data<&SessionHandle>,
+) -> Result<Response, AppError> {
+    let admin = admin(&state, &session).await?;
+    let case = find_case(&state, &reference).await?;
+    let reset = state.deletion.cases().retry_needs_review(case.id).await?;
+    tracing::info!(account_id = admin.id, case = %case.reference, steps = reset, "deletion steps sent back for retry");
+    state.deletion.spawn(case.id);
+    Ok(see_other(&format!("/admin/deletions/{}", case.reference)))
+}

@@ -1,0 +1,285 @@
+//! What the deletion tests share: a sender with data in every store, an independent look at what
+//! is left of them, a dump of every table, runners over the app's own database and disk, and a
+//! file store that fails on demand.
+
+use std::{
+    io,
+    pin::Pin,
+    sync::{
+        Arc,
+        atomic::{AtomicBool, Ordering},
+    },
+    time::{Duration, Instant},
+};
+
+use sqlx::Row;
+use tokio::io::AsyncRead;
+use watasu::{
+    accounts::{EmailAddress, Role, Users, invitations::Invitations},
+    db::Db,
+    deletion::{CaseState, Runner, journal::Journal},
+    lifecycle::{Deleted, FileStore, OpenedFile, StoreError, StoredFile},
+    mail::outbox::{MailKind, Outbox},
+};
+
+use crate::support::{Browser, TestApp, TestShare};
+
+pub const PASSWORD: &str = "lantern orchard seventeen copper";
+pub const RECIPIENT: &str = "client@example.test";
+/// File names that must vanish with the sender (and never reach evidence or logs).
+pub const FILE_NAMES: [&str; 2] = ["confidential-merger-plans.pdf", "年次報告書-極秘.txt"];
+
+/// A sender with a session, two shares (one verified by its recipient: a code, a grant,
+/// events), stored mails (one delivered), a rate-limit record and an open invitation.
+pub struct Sender {
+    pub id: i64,
+    pub email: String,
+    pub browser: Browser,
+    pub shares: Vec<TestShare>,
+    pub storage_keys: Vec<String>,
+}
+
+pub async fn sign_in(app: &TestApp, email: &str, password: &str) -> Browser {
+    let browser = app.browser();
+    let form = browser.get("/login").await;
+    let answer = browser
+        .post_form("/login", &[("csrf_token", &form.csrf_token()), ("email", email), ("password", password)])
+        .await;
+    assert_eq!(answer.status, 303, "{}", answer.body);
+    browser
+}
+
+pub async fn create_admin(app: &TestApp, email: &str) -> i64 {
+    let hash = watasu::accounts::password::hash_password(watasu::secret::SecretString::new(PASSWORD)).await.unwrap();
+    let email = EmailAddress::parse(email).unwrap();
+    Users::new(app.db().clone()).create(&email, "Admin", &hash, Role::Admin).await.unwrap()
+}
+
+pub async fn populate(app: &TestApp, email: &str) -> Sender {
+    let id = app.create_sender_with_password(email, "Sender Sato", PASSWORD).await;
+    let browser = sign_in(app, email, PASSWORD).await;
+    let hour = Duration::from_secs(3600);
+    let mut shares = Vec::new();
+    for (name, content) in FILE_NAMES.iter().zip([&b"merger\n"[..], &b"report\n"[..]]) {
+        shares.push(app.create_share_with(id, RECIPIENT, name, content, hour).await);
+    }
+    verify_recipient(app, &shares[0]).await;
+    let outbox = Outbox::new(app.db().clone());
+    let from: lettre::message::Mailbox = "watasu <watasu@example.test>".parse().unwrap();
+    let note = |to: &str| {
+        lettre::Message::builder().from(from.clone()).to(to.parse().unwrap()).subject("x").body("x".to_owned()).unwrap()
+    };
+    outbox.enqueue(Some(shares[0].id), MailKind::ShareNotification, &note(RECIPIENT)).await.unwrap();
+    let receipt = outbox.enqueue(Some(shares[1].id), MailKind::DownloadReceipt, &note(email)).await.unwrap();
+    outbox.mark_sent(receipt).await.unwrap();
+    let invitee = EmailAddress::parse(&format!("invitee-{id}@example.test")).unwrap();
+    Invitations::new(app.db().clone()).create(&invitee, Role::Sender, id).await.unwrap();
+    let mut storage_keys = Vec::new();
+    for share in &shares {
+        storage_keys.push(storage_key(app.db(), share.id).await);
+    }
+    Sender { id, email: email.to_owned(), browser, shares, storage_keys }
+}
+
+async fn storage_key(db: &Db, share_id: i64) -> String {
+    const SQL: &str = "SELECT f.storage_key FROM shares s JOIN files f ON f.id = s.file_id WHERE s.id = $1";
+    match db {
+        Db::Sqlite(pool) => sqlx::query_scalar(SQL).bind(share_id).fetch_one(pool).await.unwrap(),
+        Db::Postgres(pool) => sqlx::query_scalar(SQL).bind(share_id).fetch_one(pool).await.unwrap(),
+    }
+}
+
+/// The recipient's walk to a grant: a code, a grant, events and a per-share rate-limit record.
+async fn verify_recipient(app: &TestApp, share: &TestShare) {
+    let browser = app.browser();
+    let before = app.smtp.messages().len();
+    let landing = browser.get(&format!("/s/{}", share.token)).await;
+    let step = browser
+        .post_form(&format!("/s/{}/email", share.token), &[("csrf_token", &landing.csrf_token()), ("email", RECIPIENT)])
+        .await;
+    let deadline = Instant::now() + Duration::from_secs(10);
+    let code = loop {
+        let mails = app.smtp.messages();
+        if let Some(code) = mails[before..].iter().filter(|m| m.to == [RECIPIENT]).find_map(|m| m.code()) {
+            break code;
+        }
+        assert!(Instant::now() < deadline, "no code mail for the recipient");
+        tokio::time::sleep(Duration::from_millis(50)).await;
+    };
+    let answer = browser
+        .post_form(&format!("/s/{}/code", share.token), &[("csrf_token", &step.csrf_token()), ("code", &code)])
+        .await;
+    assert_eq!(answer.status, 303, "{}", answer.body);
+}
+
+/// What is left of a sender, counted without the code under test: rows by their ids and
+/// address, files on disk by their keys.
+pub async fn leftovers(app: &TestApp, sender: &Sender) -> Vec<(&'static str, i64)> {
+    leftovers_in(app.db(), &app.data_dir.path().join("files"), sender).await
+}
+
+/// The same, in any database and files folder (a restored backup).
+pub async fn leftovers_in(db: &Db, files: &std::path::Path, sender: &Sender) -> Vec<(&'static str, i64)> {
+    let mut left = Vec::new();
+    let by_id: [(&'static str, &'static str); 5] = [
+        ("users", "SELECT count(*) FROM users WHERE id = $1"),
+        ("invitations", "SELECT count(*) FROM invitations WHERE invited_by = $1 AND used_at IS NULL"),
+        ("sessions", "SELECT count(*) FROM sessions WHERE user_id = $1"),
+        ("shares", "SELECT count(*) FROM shares WHERE sender_id = $1"),
+        ("files", "SELECT count(*) FROM files WHERE owner_id = $1"),
+    ];
+    for (name, sql) in by_id {
+        left.push((name, crate::support::count(db, sql, sender.id).await));
+    }
+    for share in &sender.shares {
+        for (name, sql) in [
+            ("otp_challenges", "SELECT count(*) FROM otp_challenges WHERE share_id = $1"),
+            ("download_grants", "SELECT count(*) FROM download_grants WHERE share_id = $1"),
+            ("share_events", "SELECT count(*) FROM share_events WHERE share_id = $1"),
+            ("mail_outbox", "SELECT count(*) FROM mail_outbox WHERE share_id = $1"),
+        ] {
+            left.push((name, crate::support::count(db, sql, share.id).await));
+        }
+    }
+    let dump = dump_all(db).await;
+    left.push(("address anywhere", dump.matches(&sender.email).count() as i64));
+    for key in &sender.storage_keys {
+        left.push(("file on disk", files.join(key).exists() as i64));
+    }
+    left.retain(|(_, n)| *n > 0);
+    left
+}
+
+/// Every row of every table, as text: what "nowhere in the database" is checked against.
+pub async fn dump_all(db: &Db) -> String {
+    dump_tables(db, None).await
+}
+
+/// The rows of the deletion tables only: the evidence.
+pub async fn dump_evidence(db: &Db) -> String {
+    dump_tables(db, Some(&["deletion_cases", "deletion_steps", "deletion_evidence"])).await
+}
+
+async fn dump_tables(db: &Db, only: Option<&[&str]>) -> String {
+    let wanted = |table: &String| only.is_none_or(|only| only.contains(&table.as_str()));
+    let mut out = String::new();
+    match db {
+        Db::Sqlite(pool) => {
+            let tables: Vec<String> = sqlx::query_scalar("SELECT name FROM sqlite_master WHERE type = 'table'")
+                .fetch_all(pool)
+                .await
+                .unwrap();
+            for table in tables.iter().filter(|t| wanted(t)) {
+                let sql = sqlx::AssertSqlSafe(format!("SELECT * FROM \"{table}\""));
+                for row in sqlx::query(sql).fetch_all(pool).await.unwrap() {
+                    for i in 0..row.columns().len() {
+                        let text = row
+                            .try_get::<Option<String>, _>(i)
+                            .ok()
+                            .flatten()
+                            .or_else(|| {
+                                row.try_get::<Option<Vec<u8>>, _>(i)
+                                    .ok()
+                                    .flatten()
+                                    .map(|b| String::from_utf8_lossy(&b).into_owned())
+                            })
+                            .unwrap_or_default();
+                        out.push_str(&text);
+                        out.push('|');
+                    }
+                    out.push('\n');
+                }
+            }
+        }
+        Db::Postgres(pool) => {
+            let tables: Vec<String> =
+                sqlx::query_scalar("SELECT tablename::text FROM pg_tables WHERE schemaname = 'public'")
+                    .fetch_all(pool)
+                    .await
+                    .unwrap();
+            for table in tables.iter().filter(|t| wanted(t)) {
+                let sql = sqlx::AssertSqlSafe(format!("SELECT t::text FROM \"{table}\" t"));
+                let rows: Vec<String> = sqlx::query_scalar(sql).fetch_all(pool).await.unwrap();
+                for row in rows {
+                    out.push_str(&row);
+                    out.push('\n');
+                }
+            }
+            // bytea prints as hex in a row's text: decode the outbox bodies too.
+            let bodies: Vec<Vec<u8>> = if only.is_some() {
+                Vec::new()
+            } else {
+                sqlx::query_scalar("SELECT message FROM mail_outbox").fetch_all(pool).await.unwrap()
+            };
+            for body in bodies {
+                out.push_str(&String::from_utf8_lossy(&body));
+            }
+        }
+    }
+    out
+}
+
+/// A runner over the app's own database, disk and mail, like the app's, under a fixed name.
+pub fn runner(app: &TestApp, owner: &str) -> Runner {
+    runner_with_store(app, owner, app.state.store.clone())
+}
+
+pub fn runner_with_store(app: &TestApp, owner: &str, store: Arc<dyn FileStore>) -> Runner {
+    let settings = &app.state.config.settings;
+    Runner::new(
+        app.db().clone(),
+        store,
+        app.state.mailer.clone(),
+        settings.mail_from.clone(),
+        Journal::in_data_dir(&settings.data_dir),
+    )
+    .with_owner(owner)
+}
+
+/// Waits until the case with this reference is in `state` (the app's own runner works on it).
+pub async fn wait_for_state(app: &TestApp, reference: &str, state: CaseState) {
+    let cases = app.state.deletion.cases();
+    let deadline = Instant::now() + Duration::from_secs(60);
+    loop {
+        let case = cases.find_by_reference(reference).await.unwrap().expect("the case exists");
+        if case.state() == state {
+            return;
+        }
+        assert!(Instant::now() < deadline, "case {reference} is {:?}, not {state:?}", case.state());
+        tokio::time::sleep(Duration::from_millis(50)).await;
+    }
+}
+
+/// The app's store, with deletes (or look-ups) that fail while switched on.
+pub struct FailingStore {
+    pub inner: Arc<dyn FileStore>,
+    pub fail_deletes: AtomicBool,
+    pub fail_lookups: AtomicBool,
+}
+
+impl FailingStore {
+    pub fn new(inner: Arc<dyn FileStore>) -> Arc<Self> {
+        Arc::new(Self { inner, fail_deletes: AtomicBool::new(false), fail_lookups: AtomicBool::new(false) })
+    }
+}
+
+#[async_trait::async_trait]
+impl FileStore for FailingStore {
+    async fn put<'a>(&self, content: Pin<Box<dyn AsyncRead + Send + 'a>>, max: u64) -> Result<StoredFile, StoreError> {
+        self.inner.put(content, max).await
+    }
+
+    async fn open(&self, key: &str) -> Result<OpenedFile, StoreError> {
+        if self.fail_lookups.load(Ordering::SeqCst) {
+            return Err(StoreError::Io(io::Error::other("the test store was told to fail")));
+        }
+        self.inner.open(key).await
+    }
+
+    async fn delete(&self, key: &str) -> Result<Deleted, StoreError> {
+        if self.fail_deletes.load(Ordering::SeqCst) {
+            return Err(StoreError::Io(io::Error::other("the test store was told to fail")));
+        }
+        self.inner.delete(key).await
+    }
+}
