@@ -141,13 +141,7 @@ async fn on_landing(app: &TestApp, share: &TestShare) -> (Browser, String) {
 
 async fn signed_in_sender(app: &TestApp, email: &str) -> Browser {
     app.create_sender_with_password(email, "Sender Sato", PASSWORD).await;
-    let browser = app.browser();
-    let form = browser.get("/login").await;
-    let answer = browser
-        .post_form("/login", &[("csrf_token", &form.csrf_token()), ("email", email), ("password", PASSWORD)])
-        .await;
-    assert_eq!(answer.status, 303, "{}", answer.body);
-    browser
+    app.sign_in(email, PASSWORD).await
 }
 
 /// Posts raw bytes with a content type, same-origin, as a browser page would.

@@ -657,13 +657,7 @@ both_backends! {
 }
 
 async fn signed_in(app: &TestApp, email: &str) -> Browser {
-    let browser = app.browser();
-    let form = browser.get("/login").await;
-    let answer = browser
-        .post_form("/login", &[("csrf_token", &form.csrf_token()), ("email", email), ("password", PASSWORD)])
-        .await;
-    assert_eq!(answer.status, 303, "{}", answer.body);
-    browser
+    app.sign_in(email, PASSWORD).await
 }
 
 /// Every row of `tables` as text (all columns), for grepping.

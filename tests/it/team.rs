@@ -19,13 +19,7 @@ async fn create_admin(app: &TestApp, email: &str) -> i64 {
 }
 
 async fn signed_in(app: &TestApp, email: &str, password: &str) -> Browser {
-    let browser = app.browser();
-    let form = browser.get("/login").await;
-    let answer = browser
-        .post_form("/login", &[("csrf_token", &form.csrf_token()), ("email", email), ("password", password)])
-        .await;
-    assert_eq!(answer.status, 303, "{}", answer.body);
-    browser
+    app.sign_in(email, password).await
 }
 
 /// The admin invites `email`; returns the path of the link in the invitation mail.

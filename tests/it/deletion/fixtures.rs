@@ -40,13 +40,7 @@ pub struct Sender {
 }
 
 pub async fn sign_in(app: &TestApp, email: &str, password: &str) -> Browser {
-    let browser = app.browser();
-    let form = browser.get("/login").await;
-    let answer = browser
-        .post_form("/login", &[("csrf_token", &form.csrf_token()), ("email", email), ("password", password)])
-        .await;
-    assert_eq!(answer.status, 303, "{}", answer.body);
-    browser
+    app.sign_in(email, password).await
 }
 
 pub async fn create_admin(app: &TestApp, email: &str) -> i64 {

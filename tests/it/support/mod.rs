@@ -369,6 +369,17 @@ impl TestApp {
         TestShare { id: issued.share_id, token: issued.token.expose().to_owned(), sender_id }
     }
 
+    /// A new browser signed in as `email`.
+    pub async fn sign_in(&self, email: &str, password: &str) -> Browser {
+        let browser = self.browser();
+        let form = browser.get("/login").await;
+        let answer = browser
+            .post_form("/login", &[("csrf_token", &form.csrf_token()), ("email", email), ("password", password)])
+            .await;
+        assert_eq!(answer.status, 303, "{}", answer.body);
+        browser
+    }
+
     /// A one-hour share of a small text file from a fresh sender to recipient@example.test.
     pub async fn create_share(&self) -> TestShare {
         let sender = self.create_sender(&format!("sender-{}@example.test", rand_suffix()), "Sender Sato").await;
