@@ -2,9 +2,10 @@
 //! second look that verifies each step, evidence that names no personal data, and a journal kept
 //! outside the database so that a restored backup can have its deletions re-applied.
 //!
-//! `cases` holds the state machine and its repository (`steps` its steps and evidence, `lease` who works on it), `stores` the per-store adapters,
-//! `runner` drives a case step by step (retries, verification, the final mail), `worker` resumes
-//! due cases in the background, and `journal` is the restore-proof list of cases.
+//! `cases` holds the state machine and its repository, `steps` its steps and evidence, `lease` who
+//! works on a case; `stores` the per-store adapters; `runner` drives a case step by step (retries,
+//! verification, the final mail); `worker` resumes due cases in the background; and `journal` is
+//! the restore-proof list of cases.
 
 mod cases;
 pub mod journal;
