@@ -21,7 +21,16 @@ pub struct Budget {
 
 impl Default for Budget {
     fn default() -> Self {
-        Self { batch_size: 500, max_batches: 400, max_time: Duration::from_secs(30) }
+        Self { batch_size: 250, max_batches: 800, max_time: Duration::from_secs(30) }
+    }
+}
+
+impl Budget {
+    /// The rest after a batch: as long as the batch took, so a sweep holds the database (SQLite's
+    /// one writer lock above all) at most half the time and pages in between do not queue behind
+    /// a backlog of batches.
+    pub fn pause_after(batch_took: Duration) -> Duration {
+        batch_took
     }
 }
 
@@ -219,12 +228,14 @@ impl Maintenance {
                 if started.elapsed() >= self.budget.max_time {
                     return Ok(SweepEnd::Capped("time cap"));
                 }
+                let batch_started = Instant::now();
                 let ids = walk.scan(self.budget.batch_size).await?;
                 if ids.is_empty() {
                     return Ok(SweepEnd::Done);
                 }
                 walk.apply(&ids).await?;
                 *batches += 1;
+                tokio::time::sleep(Budget::pause_after(batch_started.elapsed())).await;
                 if !self.leases.renew(name, &holder, self.lease_ttl).await? {
                     return Ok(SweepEnd::LeaseLost);
                 }
