@@ -122,7 +122,7 @@ pub fn render(o: &Options, f: &Footprint, backends: &[BackendFigures], took: Dur
             format!("on: p99 {:.1} ms, {:.0} req/s", b.landing.p99_ms, b.landing.rps),
             format!("off: p99 {:.1} ms, {:.0} req/s", b.landing_gc_off.p99_ms, b.landing_gc_off.rps),
             format!("{:.2}", b.landing.p99_ms / b.landing_gc_off.p99_ms),
-            "a GC pass after each response, at most one in flight".into(),
+            "GC passes after responses, at most one every 200 ms".into(),
         ]);
     }
     for b in backends {
