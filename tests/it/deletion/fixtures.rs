@@ -214,6 +214,14 @@ async fn dump_tables(db: &Db, only: Option<&[&str]>) -> String {
 }
 
 /// A runner over the app's own database, disk and mail, like the app's, under a fixed name.
+/// An app whose after-response GC stays out of the way. It would purge the shares a case has just
+/// revoked, and record their "purged" events, while the test's runner works through the stores; the
+/// runner copes (the events step's second look finds the late event and retries), but a retry
+/// waits out the backoff, which these tests do not want to depend on.
+pub async fn deletion_app(backend: crate::support::Backend) -> TestApp {
+    TestApp::spawn_with(backend, |s| s.access_time_gc = false).await
+}
+
 pub fn runner(app: &TestApp, owner: &str) -> Runner {
     runner_with_store(app, owner, app.state.store.clone())
 }

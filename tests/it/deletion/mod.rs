@@ -36,7 +36,7 @@ async fn assert_all_verified(app: &TestApp, case_id: i64) {
 
 both_backends! {
     async fn a_sender_deletes_their_account_and_every_store_ends_verified(backend: Backend) {
-        let app = TestApp::spawn(backend).await;
+        let app = deletion_app(backend).await;
         let bystander = populate(&app, "other@example.test").await;
         let sender = populate(&app, "leaving@example.test").await;
         let untouched = leftovers(&app, &bystander).await;
@@ -67,7 +67,7 @@ both_backends! {
     }
 
     async fn the_password_is_asked_again_and_a_wrong_one_changes_nothing(backend: Backend) {
-        let app = TestApp::spawn(backend).await;
+        let app = deletion_app(backend).await;
         let sender = populate(&app, "leaving@example.test").await;
         let account = sender.browser.get("/account").await;
         assert_eq!(account.attr("form[action='/account/delete'] input[type=password]", "name").as_deref(), Some("password"));
@@ -87,7 +87,7 @@ both_backends! {
     }
 
     async fn a_crash_after_any_step_resumes_without_repeating_or_missing_anything(backend: Backend) {
-        let app = TestApp::spawn(backend).await;
+        let app = deletion_app(backend).await;
         let bystander = populate(&app, "other@example.test").await;
         let untouched = leftovers(&app, &bystander).await;
         for (n, store) in Store::ORDER.into_iter().enumerate() {
@@ -119,7 +119,7 @@ both_backends! {
     }
 
     async fn a_store_that_keeps_failing_waits_for_review_then_completes_once_fixed(backend: Backend) {
-        let app = TestApp::spawn(backend).await;
+        let app = deletion_app(backend).await;
         create_admin(&app, "admin@example.test").await;
         let admin = sign_in(&app, "admin@example.test", PASSWORD).await;
         let sender = populate(&app, "leaving@example.test").await;
@@ -153,7 +153,7 @@ both_backends! {
     }
 
     async fn not_found_is_recorded_only_after_a_search_by_the_right_key(backend: Backend) {
-        let app = TestApp::spawn(backend).await;
+        let app = deletion_app(backend).await;
         // Nothing but an account: every store is searched, by its key, and found empty.
         let empty = app.create_sender("empty@example.test", "Empty").await;
         let request = OpenRequest { subject_id: empty, actor_id: None, role: ActorRole::Admin, reapplies: None };
@@ -184,7 +184,7 @@ both_backends! {
     }
 
     async fn a_case_only_moves_forward(backend: Backend) {
-        let app = TestApp::spawn(backend).await;
+        let app = deletion_app(backend).await;
         let subject = app.create_sender("leaving@example.test", "Sato").await;
         let cases = app.state.deletion.cases();
         let request = OpenRequest { subject_id: subject, actor_id: None, role: ActorRole::Admin, reapplies: None };
@@ -205,7 +205,7 @@ both_backends! {
     }
 
     async fn only_an_admin_opens_a_case_for_someone_else_or_sees_the_cases(backend: Backend) {
-        let app = TestApp::spawn(backend).await;
+        let app = deletion_app(backend).await;
         create_admin(&app, "admin@example.test").await;
         let other = populate(&app, "other@example.test").await;
         let sender = populate(&app, "sender@example.test").await;

@@ -67,7 +67,7 @@ async fn restore(backend: Backend, backup: &Path, restored: &Path) -> String {
 
 both_backends! {
     async fn a_restored_backup_plus_reapply_deletes_the_data_again(backend: Backend) {
-        let app = TestApp::spawn(backend).await;
+        let app = deletion_app(backend).await;
         let sender = populate(&app, "leaving@example.test").await;
         let backup = tempfile::tempdir().unwrap();
         back_up(&app, backup.path()).await;
