@@ -69,7 +69,7 @@ async fn main() {
         tokio::time::sleep(Duration::from_millis(500)).await;
         let m = state.maintenance.clone();
         let (run, _) = m.ledger().accept(Kind::Sessions, Trigger::Cli, "bench").await.unwrap();
-        let cutoff = m.ledger().start(run.id).await.unwrap().unwrap();
+        let cutoff = m.ledger().start(run.id).await.unwrap().unwrap().cutoff.unwrap();
         let sweep = m.sweep(Kind::Sessions);
         let mut walk = sweep.start(db.clone(), run.id, cutoff);
         let sweep_started = Instant::now();

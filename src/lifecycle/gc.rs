@@ -16,7 +16,6 @@ use std::{
 use super::{FileStore, LifecycleRepository, StoreError, store::TEMP_PREFIX};
 use crate::{
     maintenance::{Kind, Ledger, Outcome, RunState, Trigger},
-    secret::random_token,
     share::{EventKind, ShareEvents},
 };
 
@@ -65,8 +64,7 @@ impl ShareGc {
         if candidates.is_empty() {
             return Ok(report);
         }
-        let (run, _) = self.ledger.accept(Kind::ShareGc, trigger, random_token().expose()).await?;
-        self.ledger.start(run.id).await?;
+        let run_id = self.ledger.open_running(Kind::ShareGc, trigger).await?;
         let mut items = Vec::with_capacity(candidates.len());
         for candidate in candidates {
             match self.store.delete(&candidate.storage_key).await {
@@ -92,9 +90,9 @@ impl ShareGc {
             }
         }
         let items: Vec<_> = items.iter().map(|(id, outcome, reason)| (*id, *outcome, reason.as_deref())).collect();
-        self.ledger.record(run.id, "share", &items).await?;
+        self.ledger.record(run_id, "share", &items).await?;
         let state = if report.failed > 0 { RunState::Partial } else { RunState::Succeeded };
-        self.ledger.finish(run.id, state, None).await?;
+        self.ledger.finish(run_id, state, None).await?;
         Ok(report)
     }
 

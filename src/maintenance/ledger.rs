@@ -6,7 +6,7 @@ use sqlx::{PgConnection, SqliteConnection};
 use super::{Kind, Outcome, RunState, Trigger};
 use crate::{
     db::{Db, Timestamp, is_unique_violation},
-    secret::sha256_hex,
+    secret::{random_token, sha256_hex},
 };
 
 /// One run as the ledger has it.
@@ -130,57 +130,78 @@ impl Ledger {
 
     /// accepted → running; fixes the cutoff from the database clock, once. `None` when the run
     /// was not waiting (already started by someone else, or finished).
-    pub async fn start(&self, id: i64) -> Result<Option<Timestamp>, sqlx::Error> {
+    pub async fn start(&self, id: i64) -> Result<Option<Run>, sqlx::Error> {
+        let sql = match &self.db {
+            Db::Sqlite(_) => format!(
+                "UPDATE maintenance_runs SET state = 'running', cutoff = unixepoch('subsec'), started_at = unixepoch('subsec')
+                  WHERE id = $1 AND state = 'accepted' RETURNING {RUN_COLUMNS}"
+            ),
+            Db::Postgres(_) => format!(
+                "UPDATE maintenance_runs SET state = 'running', cutoff = now(), started_at = now()
+                  WHERE id = $1 AND state = 'accepted' RETURNING {RUN_COLUMNS}"
+            ),
+        };
+        match &self.db {
+            Db::Sqlite(pool) => sqlx::query_as(sqlx::AssertSqlSafe(sql)).bind(id).fetch_optional(pool).await,
+            Db::Postgres(pool) => sqlx::query_as(sqlx::AssertSqlSafe(sql)).bind(id).fetch_optional(pool).await,
+        }
+    }
+
+    /// A run that starts at once (the GC): accepted and started in one statement, under a random
+    /// key. Returns its id.
+    pub async fn open_running(&self, kind: Kind, trigger: Trigger) -> Result<i64, sqlx::Error> {
+        let key_hash = key_hash(random_token().expose());
+        let sql = match &self.db {
+            Db::Sqlite(_) => {
+                "INSERT INTO maintenance_runs (kind, trigger, idempotency_key_hash, state, cutoff, started_at)
+                 VALUES ($1, $2, $3, 'running', unixepoch('subsec'), unixepoch('subsec')) RETURNING id"
+            }
+            Db::Postgres(_) => {
+                "INSERT INTO maintenance_runs (kind, trigger, idempotency_key_hash, state, cutoff, started_at)
+                 VALUES ($1, $2, $3, 'running', now(), now()) RETURNING id"
+            }
+        };
         match &self.db {
             Db::Sqlite(pool) => {
-                sqlx::query_scalar(
-                    "UPDATE maintenance_runs SET state = 'running', cutoff = unixepoch('subsec'),
-                            started_at = unixepoch('subsec')
-                      WHERE id = $1 AND state = 'accepted' RETURNING cutoff",
-                )
-                .bind(id)
-                .fetch_optional(pool)
-                .await
+                sqlx::query_scalar(sql).bind(kind.as_str()).bind(trigger.as_str()).bind(key_hash).fetch_one(pool).await
             }
             Db::Postgres(pool) => {
-                sqlx::query_scalar(
-                    "UPDATE maintenance_runs SET state = 'running', cutoff = now(), started_at = now()
-                      WHERE id = $1 AND state = 'accepted' RETURNING cutoff",
-                )
-                .bind(id)
-                .fetch_optional(pool)
-                .await
+                sqlx::query_scalar(sql).bind(kind.as_str()).bind(trigger.as_str()).bind(key_hash).fetch_one(pool).await
             }
         }
     }
 
-    /// running → a final state. False when the run was not running (e.g. declared abandoned).
-    pub async fn finish(&self, id: i64, state: RunState, note: Option<&str>) -> Result<bool, sqlx::Error> {
-        let done = match &self.db {
-            Db::Sqlite(pool) => {
-                sqlx::query(
-                    "UPDATE maintenance_runs SET state = $2, note = $3, finished_at = unixepoch('subsec')
-                      WHERE id = $1 AND state = 'running'",
-                )
-                .bind(id)
-                .bind(state.as_str())
-                .bind(note)
-                .execute(pool)
-                .await?
-            }
-            .rows_affected(),
-            Db::Postgres(pool) => sqlx::query(
+    /// running → a final state; the finished run. `None` when the run was not running (e.g.
+    /// declared abandoned).
+    pub async fn finish(&self, id: i64, state: RunState, note: Option<&str>) -> Result<Option<Run>, sqlx::Error> {
+        let sql = match &self.db {
+            Db::Sqlite(_) => format!(
+                "UPDATE maintenance_runs SET state = $2, note = $3, finished_at = unixepoch('subsec')
+                  WHERE id = $1 AND state = 'running' RETURNING {RUN_COLUMNS}"
+            ),
+            Db::Postgres(_) => format!(
                 "UPDATE maintenance_runs SET state = $2, note = $3, finished_at = now()
-                  WHERE id = $1 AND state = 'running'",
-            )
-            .bind(id)
-            .bind(state.as_str())
-            .bind(note)
-            .execute(pool)
-            .await?
-            .rows_affected(),
+                  WHERE id = $1 AND state = 'running' RETURNING {RUN_COLUMNS}"
+            ),
         };
-        Ok(done == 1)
+        match &self.db {
+            Db::Sqlite(pool) => {
+                sqlx::query_as(sqlx::AssertSqlSafe(sql))
+                    .bind(id)
+                    .bind(state.as_str())
+                    .bind(note)
+                    .fetch_optional(pool)
+                    .await
+            }
+            Db::Postgres(pool) => {
+                sqlx::query_as(sqlx::AssertSqlSafe(sql))
+                    .bind(id)
+                    .bind(state.as_str())
+                    .bind(note)
+                    .fetch_optional(pool)
+                    .await
+            }
+        }
     }
 
     /// Declares failed the runs that cannot still be alive: started (or accepted) longer ago than

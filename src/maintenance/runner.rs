@@ -149,10 +149,10 @@ impl Maintenance {
     pub async fn execute(&self, run_id: i64) -> Result<Run, sqlx::Error> {
         // No run may take longer than this, so anything older still open has died.
         self.ledger.abandon_stale(self.budget.max_time + 2 * self.lease_ttl).await?;
-        let Some(cutoff) = self.ledger.start(run_id).await? else {
+        let Some(run) = self.ledger.start(run_id).await? else {
             return self.get(run_id).await;
         };
-        let run = self.get(run_id).await?;
+        let cutoff = run.cutoff.expect("a started run has its cutoff");
         let kind = Kind::parse(&run.kind).unwrap_or(Kind::All);
         let started = Instant::now();
         let mut batches = 0;
@@ -183,13 +183,12 @@ impl Maintenance {
                 }
             }
         }
-        let run = self.get(run_id).await?;
-        if state == RunState::Succeeded && run.failed > 0 {
-            state = RunState::Partial;
-        }
         let note = (!notes.is_empty()).then(|| notes.join("; "));
-        self.ledger.finish(run_id, state, note.as_deref()).await?;
-        let run = self.get(run_id).await?;
+        // None: the run was declared abandoned meanwhile; the ledger has the last word.
+        let run = match self.ledger.finish(run_id, state, note.as_deref()).await? {
+            Some(run) => run,
+            None => self.get(run_id).await?,
+        };
         tracing::info!(run_id, kind = %run.kind, state = %run.state, deleted = run.deleted, skipped = run.skipped,
             already_gone = run.already_gone, batches = run.batches, "maintenance run finished");
         Ok(run)

@@ -21,7 +21,8 @@ pub struct Schedule {
     pub maintenance_interval: Duration,
 }
 
-/// Runs until `shutdown` resolves.
+/// Runs until `shutdown` resolves. Sweeps are due-checked at each GC tick, so they run no more
+/// often than the GC interval.
 pub async fn run_scheduler(schedule: Schedule, shutdown: impl Future<Output = ()>) {
     tokio::pin!(shutdown);
     let mut next_sweep = Instant::now();

@@ -155,7 +155,7 @@ both_backends! {
         let ids = insert_sessions(db, 3, SessionAge::Expired).await;
         let m = &app.state.maintenance;
         let (run, _) = m.ledger().accept(Kind::Sessions, Trigger::Cli, "toctou").await.unwrap();
-        let cutoff = m.ledger().start(run.id).await.unwrap().expect("the run starts");
+        let cutoff = m.ledger().start(run.id).await.unwrap().expect("the run starts").cutoff.unwrap();
         let sweep = m.sweep(Kind::Sessions);
         let mut walk = sweep.start(db.clone(), run.id, cutoff);
         let scanned = walk.scan(100).await.unwrap();
@@ -178,7 +178,7 @@ both_backends! {
         let expiring_soon = insert_sessions(db, 4, SessionAge::ExpiresIn(1.5)).await;
         let m = &app.state.maintenance;
         let (run, _) = m.ledger().accept(Kind::Sessions, Trigger::Cli, "cutoff").await.unwrap();
-        let cutoff = m.ledger().start(run.id).await.unwrap().unwrap();
+        let cutoff = m.ledger().start(run.id).await.unwrap().unwrap().cutoff.unwrap();
         let sweep = m.sweep(Kind::Sessions);
         let mut walk = sweep.start(db.clone(), run.id, cutoff);
         let first = walk.scan(2).await.unwrap();
@@ -291,7 +291,7 @@ both_backends! {
         let ids = insert_sessions(db, 3, SessionAge::Expired).await;
         let m = &app.state.maintenance;
         let (run, _) = m.ledger().accept(Kind::Sessions, Trigger::Cli, "outcomes").await.unwrap();
-        let cutoff = m.ledger().start(run.id).await.unwrap().unwrap();
+        let cutoff = m.ledger().start(run.id).await.unwrap().unwrap().cutoff.unwrap();
         let sweep = m.sweep(Kind::Sessions);
         let mut walk = sweep.start(db.clone(), run.id, cutoff);
         let scanned = walk.scan(10).await.unwrap();
@@ -616,6 +616,43 @@ both_backends! {
             file_name, "給与明細", &share.token, &token_hash, invitation.expose(), "@",
         ] {
             assert!(!ledger.to_lowercase().contains(&secret.to_lowercase()), "the ledger holds {secret:?}");
+        }
+    }
+
+    async fn the_timer_and_page_views_run_and_record_their_passes(backend: Backend) {
+        let app = TestApp::spawn_with(backend, |s| {
+            s.gc_interval = Duration::from_secs(1);
+            s.maintenance_interval = Duration::from_secs(1);
+        })
+        .await;
+        let expired = insert_sessions(app.db(), 3, SessionAge::Expired).await;
+        let share = app.create_share().await;
+        app.expire_share(share.id).await;
+        // A page view asks for a GC pass after its response.
+        assert_eq!(app.browser().get("/").await.status, 200);
+        let recorded = |trigger: &'static str, kind: &'static str, target: i64| {
+            let db = app.db().clone();
+            async move {
+                let sql = "SELECT count(*) FROM maintenance_items i JOIN maintenance_runs r ON r.id = i.run_id
+                            WHERE r.trigger = $1 AND r.kind = $2 AND i.target_id = $3 AND i.outcome = 'deleted'";
+                let n: i64 = match &db {
+                    Db::Sqlite(pool) => sqlx::query_scalar(sql).bind(trigger).bind(kind).bind(target).fetch_one(pool).await.unwrap(),
+                    Db::Postgres(pool) => sqlx::query_scalar(sql).bind(trigger).bind(kind).bind(target).fetch_one(pool).await.unwrap(),
+                };
+                n == 1
+            }
+        };
+        let deadline = std::time::Instant::now() + Duration::from_secs(20);
+        loop {
+            let mut done = recorded("request", "share_gc", share.id).await || recorded("timer", "share_gc", share.id).await;
+            for id in &expired {
+                done = done && recorded("timer", "all", *id).await && !session_exists(app.db(), *id).await;
+            }
+            if done {
+                break;
+            }
+            assert!(std::time::Instant::now() < deadline, "the timer's sweep and the GC pass were not recorded");
+            tokio::time::sleep(Duration::from_millis(100)).await;
         }
     }
 
