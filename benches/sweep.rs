@@ -6,6 +6,8 @@
 //! Run: `cargo bench --bench sweep` (release build). Settings: BENCH_ROWS (1000000),
 //! BENCH_SECONDS (10, the "before" window), BENCH_CONNECTIONS (64).
 
+#[path = "support/inprocess.rs"]
+mod inprocess;
 #[path = "../tests/it/support/pg.rs"]
 #[allow(dead_code)]
 mod pg;
@@ -15,23 +17,11 @@ use std::{
     time::{Duration, Instant},
 };
 
-use clap::Parser;
+use inprocess::{Load, env_number, load, ms, start};
 use watasu::{
-    App,
-    config::{Config, Settings},
     db::Db,
     maintenance::{Budget, Kind, Trigger},
 };
-
-#[derive(Parser)]
-struct BenchCli {
-    #[command(flatten)]
-    settings: Settings,
-}
-
-fn env_number(name: &str, default: u64) -> u64 {
-    std::env::var(name).ok().and_then(|v| v.parse().ok()).unwrap_or(default)
-}
 
 #[tokio::main]
 async fn main() {
@@ -52,7 +42,8 @@ async fn main() {
             "sqlite" => format!("sqlite://{}?mode=rwc", dir.path().join("watasu.db").display()),
             _ => cluster.create_database().await,
         };
-        let (base, stop, state) = start(&url, dir.path()).await;
+        let app = start(&url, dir.path(), &[]).await;
+        let (base, state) = (app.base.clone(), app.state.clone());
         // The app's start-up sweep has run on an empty database; now the backlog arrives.
         tokio::time::sleep(Duration::from_secs(2)).await;
         let db = state.db.clone();
@@ -89,7 +80,7 @@ async fn main() {
         let total = sweep_started.elapsed();
         done.notify_one();
         let during = during.await.unwrap();
-        let _ = stop.send(());
+        let _ = app.stop.send(());
         batches.sort();
         table.push(format!(
             "| {backend} | {rows} | {:.1} s | {} | {:.1} ms | {:.1} ms | {:.2} / {:.2} ms | {:.2} / {:.2} ms | {:.2} | {:.0} / {:.0} |",
@@ -109,10 +100,6 @@ async fn main() {
         db.close().await;
     }
     println!("{}", table.join("\n"));
-}
-
-fn ms(d: Duration) -> f64 {
-    d.as_secs_f64() * 1000.0
 }
 
 /// Inserts `rows` expired sessions set-based, plus one live share; returns the share's token.
@@ -167,81 +154,4 @@ async fn fill(db: &Db, rows: u64) -> String {
     .unwrap();
     eprintln!("{}: {rows} expired sessions inserted in {:.1?}", db.backend_name(), started.elapsed());
     token.expose().to_owned()
-}
-
-/// The app in this process, its own timers far away.
-async fn start(
-    url: &str,
-    data_dir: &std::path::Path,
-) -> (String, tokio::sync::oneshot::Sender<()>, watasu::web::AppState) {
-    let settings = BenchCli::parse_from([
-        "watasu",
-        "--listen",
-        "127.0.0.1:0",
-        "--data-dir",
-        data_dir.to_str().unwrap(),
-        "--database-url",
-        url,
-        "--gc-interval",
-        "1h",
-        "--maintenance-interval",
-        "1d",
-    ])
-    .settings;
-    let app = App::build(Config::from_settings(settings).unwrap()).await.unwrap();
-    let base = format!("http://{}", app.local_addr());
-    let state = app.state().clone();
-    let (tx, rx) = tokio::sync::oneshot::channel::<()>();
-    tokio::spawn(app.run(async move {
-        let _ = rx.await;
-    }));
-    (base, tx, state)
-}
-
-enum Load {
-    For(Duration),
-    /// Until notified (the sweep is over).
-    Until(Arc<tokio::sync::Notify>),
-}
-
-struct Latency {
-    p50: Duration,
-    p99: Duration,
-    rps: f64,
-}
-
-/// `connections` clients (each with its own cookies, like a returning visitor) request `path`
-/// back to back.
-async fn load(base: &str, path: &str, connections: usize, how_long: Load) -> Latency {
-    let url = Arc::new(format!("{base}{path}"));
-    let stop = Arc::new(std::sync::atomic::AtomicBool::new(false));
-    let started = Instant::now();
-    let mut tasks = Vec::new();
-    for _ in 0..connections {
-        let (url, stop) = (url.clone(), stop.clone());
-        tasks.push(tokio::spawn(async move {
-            let client = reqwest::Client::builder().cookie_store(true).build().unwrap();
-            let mut samples = Vec::new();
-            while !stop.load(std::sync::atomic::Ordering::Relaxed) {
-                let started = Instant::now();
-                let response = client.get(url.as_str()).send().await.unwrap();
-                assert_eq!(response.status(), 200);
-                response.bytes().await.unwrap();
-                samples.push(started.elapsed());
-            }
-            samples
-        }));
-    }
-    match how_long {
-        Load::For(duration) => tokio::time::sleep(duration).await,
-        Load::Until(done) => done.notified().await,
-    }
-    stop.store(true, std::sync::atomic::Ordering::Relaxed);
-    let elapsed = started.elapsed();
-    let mut all = Vec::new();
-    for task in tasks {
-        all.extend(task.await.unwrap());
-    }
-    all.sort();
-    Latency { p50: all[all.len() / 2], p99: all[all.len() * 99 / 100], rps: all.len() as f64 / elapsed.as_secs_f64() }
 }
