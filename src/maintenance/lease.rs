@@ -24,10 +24,17 @@ impl Leases {
         Self { db }
     }
 
-    /// Takes `name` for `holder` for `ttl` unless someone else holds it unexpired.
+    /// Takes `name` for `holder` for `ttl` unless someone else holds it unexpired, and says whose
+    /// expired lease it took over.
     pub async fn acquire(&self, name: &str, holder: &str, ttl: Duration) -> Result<Option<Taken>, sqlx::Error> {
         // Read first only to report who is being taken over; the upsert alone decides.
         let previous = self.holder(name).await?;
+        let taken = self.try_take(name, holder, ttl).await?;
+        Ok(taken.then(|| Taken { previous_holder: previous.filter(|p| p != holder) }))
+    }
+
+    /// Takes `name` for `holder` for `ttl` unless someone else holds it unexpired: one upsert.
+    pub async fn try_take(&self, name: &str, holder: &str, ttl: Duration) -> Result<bool, sqlx::Error> {
         let ttl = seconds(ttl);
         let taken: Option<String> = match &self.db {
             Db::Sqlite(pool) => sqlx::query_scalar(
@@ -56,7 +63,7 @@ impl Leases {
                 .await?
             }
         };
-        Ok(taken.map(|_| Taken { previous_holder: previous.filter(|p| p != holder) }))
+        Ok(taken.is_some())
     }
 
     /// Extends our lease; false when it is no longer ours (it ran out and was taken over).

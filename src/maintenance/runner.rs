@@ -129,7 +129,7 @@ impl Maintenance {
         {
             return Ok(replay(run));
         }
-        if self.leases.acquire(TRIGGER_LEASE, "http", self.min_trigger_interval).await?.is_none() {
+        if !self.leases.try_take(TRIGGER_LEASE, "http", self.min_trigger_interval).await? {
             // A concurrent request with the same key may have just made the run.
             if let Some(key) = key
                 && let Some(run) = self.ledger.find_by_key(key).await?
