@@ -1,6 +1,7 @@
 //! Sliding-window rate limits kept in the database, so they hold across restarts and across
-//! several app instances. Every attempt is recorded first and then counted, so concurrent
-//! attempts can only be refused too eagerly, never let through past the limit.
+//! several app instances. An attempt is recorded first and then counted, so concurrent attempts
+//! can only be refused too eagerly, never let through past the limit; a refused attempt takes its
+//! record back, so hammering a closed window never keeps it closed longer.
 
 use std::time::Duration;
 
@@ -37,13 +38,31 @@ impl RateLimiter {
         Self { db }
     }
 
-    /// Records one attempt in `bucket` and checks it against every limit.
+    /// Records one attempt in `bucket` if every limit still has room for it.
     pub async fn hit(&self, bucket: &str, limits: &[Limit]) -> Result<Result<(), RetryAfter>, sqlx::Error> {
-        const INSERT: &str = "INSERT INTO rate_limit_hits (bucket) VALUES ($1)";
+        let id = self.record(bucket).await?;
+        let verdict = self.check(bucket, limits).await?;
+        if verdict.is_err() {
+            const DELETE: &str = "DELETE FROM rate_limit_hits WHERE id = $1";
+            match &self.db {
+                Db::Sqlite(pool) => sqlx::query(DELETE).bind(id).execute(pool).await?.rows_affected(),
+                Db::Postgres(pool) => sqlx::query(DELETE).bind(id).execute(pool).await?.rows_affected(),
+            };
+        }
+        Ok(verdict)
+    }
+
+    /// Records one attempt (a failure that later checks count) without checking anything.
+    pub async fn record(&self, bucket: &str) -> Result<i64, sqlx::Error> {
+        const INSERT: &str = "INSERT INTO rate_limit_hits (bucket) VALUES ($1) RETURNING id";
         match &self.db {
-            Db::Sqlite(pool) => sqlx::query(INSERT).bind(bucket).execute(pool).await?.rows_affected(),
-            Db::Postgres(pool) => sqlx::query(INSERT).bind(bucket).execute(pool).await?.rows_affected(),
-        };
+            Db::Sqlite(pool) => sqlx::query_scalar(INSERT).bind(bucket).fetch_one(pool).await,
+            Db::Postgres(pool) => sqlx::query_scalar(INSERT).bind(bucket).fetch_one(pool).await,
+        }
+    }
+
+    /// Checks the attempts already recorded in `bucket` against every limit, recording nothing.
+    pub async fn check(&self, bucket: &str, limits: &[Limit]) -> Result<Result<(), RetryAfter>, sqlx::Error> {
         let mut wait = Duration::ZERO;
         for limit in limits {
             let (count, retry_secs) = self.count(bucket, limit.window).await?;
@@ -52,6 +71,16 @@ impl RateLimiter {
             }
         }
         Ok(if wait.is_zero() { Ok(()) } else { Err(RetryAfter(wait)) })
+    }
+
+    /// Forgets every attempt of every bucket whose name starts with `prefix` (a new link, an unlock).
+    pub async fn clear(&self, prefix: &str) -> Result<u64, sqlx::Error> {
+        const DELETE: &str = "DELETE FROM rate_limit_hits WHERE substr(bucket, 1, $2) = $1";
+        let chars = prefix.chars().count() as i32;
+        Ok(match &self.db {
+            Db::Sqlite(pool) => sqlx::query(DELETE).bind(prefix).bind(chars).execute(pool).await?.rows_affected(),
+            Db::Postgres(pool) => sqlx::query(DELETE).bind(prefix).bind(chars).execute(pool).await?.rows_affected(),
+        })
     }
 
     /// Attempts in the window, and seconds until the oldest of them leaves it.
