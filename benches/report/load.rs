@@ -131,7 +131,7 @@ pub async fn code_submissions(db: &Db, sender_id: i64, count: usize, file: &Path
                 };
                 let share = links.issue(&new).await.unwrap();
                 let session = sessions.create().await.unwrap();
-                let code = codes.issue(share.share_id, session.session.id).await.unwrap();
+                let code = codes.issue(share.share_id, session.session.id, true).await.unwrap().expect("a mailed code");
                 lines.push_str(&format!(
                     "/s/{}/code {COOKIE}={} {} {}\n",
                     share.token.expose(),

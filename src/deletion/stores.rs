@@ -186,7 +186,9 @@ impl Store {
             Self::ShareEvents => format!("FROM share_events WHERE share_id IN ({SHARES_OF})"),
             Self::RateLimits => format!(
                 "FROM rate_limit_hits WHERE bucket = 'login:account:' || {email}
-                    OR bucket IN (SELECT 'code-request:share:' || CAST(id AS TEXT) FROM shares WHERE sender_id = $1)"
+                    OR EXISTS (SELECT 1 FROM shares s WHERE s.sender_id = $1
+                                  AND substr(bucket, 1, length('code-request:share:' || CAST(s.id AS TEXT) || ':'))
+                                      = 'code-request:share:' || CAST(s.id AS TEXT) || ':')"
             ),
             Self::Shares => "FROM shares WHERE sender_id = $1".to_owned(),
             Self::FileRecords => "FROM files WHERE owner_id = $1".to_owned(),

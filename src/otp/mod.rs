@@ -2,7 +2,9 @@
 //! HMAC-SHA256(pepper, challenge id ‖ code), valid 10 minutes. A try is claimed by one
 //! conditional UPDATE *before* the code is compared, so no burst of concurrent guesses gets more
 //! than five comparisons; the right code is consumed by another conditional UPDATE and works once.
-//! Wrong codes also count against the share: past a cap it takes no codes until the sender acts.
+//! Every try also counts against the share, in the same transaction and before the compare (a
+//! right code gives its try back): past a cap of wrong ones the share takes no codes until the
+//! sender acts.
 
 use std::time::Duration;
 
@@ -12,7 +14,7 @@ use sha2::Sha256;
 
 use crate::{
     db::{Db, seconds, sqlite_write_tx},
-    secret::{SecretKey, SecretString},
+    secret::{SecretKey, SecretString, random_token},
 };
 
 /// How long a mailed code works.
@@ -71,67 +73,63 @@ impl Codes {
         mac
     }
 
-    /// Creates a new code for this share and browser session, replacing earlier ones.
-    pub async fn issue(&self, share_id: i64, session_id: i64) -> Result<SecretString, sqlx::Error> {
+    /// Creates a new challenge for this share and browser session, replacing earlier ones. With
+    /// `mailed` its code is returned to be mailed to the registered address; without, it gets a
+    /// random MAC that no code can produce, so it behaves like any other challenge (tries, expiry,
+    /// reloads) but can never verify.
+    pub async fn issue(
+        &self,
+        share_id: i64,
+        session_id: i64,
+        mailed: bool,
+    ) -> Result<Option<SecretString>, sqlx::Error> {
         let code = format!("{:06}", rand::rng().random_range(0..1_000_000u32));
         let validity = seconds(CODE_VALIDITY);
+        const INVALIDATE_SQLITE: &str = "UPDATE otp_challenges SET invalidated_at = unixepoch('subsec')
+              WHERE share_id = $1 AND session_id = $2 AND consumed_at IS NULL AND invalidated_at IS NULL";
+        const INSERT_SQLITE: &str = "INSERT INTO otp_challenges (share_id, session_id, code_mac, expires_at, mailed)
+             VALUES ($1, $2, '', unixepoch('subsec') + $3, $4) RETURNING id";
+        const INVALIDATE_PG: &str = "UPDATE otp_challenges SET invalidated_at = now()
+              WHERE share_id = $1 AND session_id = $2 AND consumed_at IS NULL AND invalidated_at IS NULL";
+        const INSERT_PG: &str = "INSERT INTO otp_challenges (share_id, session_id, code_mac, expires_at, mailed)
+             VALUES ($1, $2, '', now() + make_interval(secs => $3), $4) RETURNING id";
+        const SET_MAC: &str = "UPDATE otp_challenges SET code_mac = $2 WHERE id = $1";
+        let stored_mac = |id: i64| {
+            if mailed {
+                hex::encode(self.mac(id, &code).finalize().into_bytes())
+            } else {
+                random_token().expose().to_owned()
+            }
+        };
         match &self.db {
             Db::Sqlite(pool) => {
                 let mut tx = sqlite_write_tx(pool).await?;
-                sqlx::query(
-                    "UPDATE otp_challenges SET invalidated_at = unixepoch('subsec')
-                      WHERE share_id = $1 AND session_id = $2 AND consumed_at IS NULL AND invalidated_at IS NULL",
-                )
-                .bind(share_id)
-                .bind(session_id)
-                .execute(&mut *tx)
-                .await?;
-                let id: i64 = sqlx::query_scalar(
-                    "INSERT INTO otp_challenges (share_id, session_id, code_mac, expires_at)
-                     VALUES ($1, $2, '', unixepoch('subsec') + $3) RETURNING id",
-                )
-                .bind(share_id)
-                .bind(session_id)
-                .bind(validity)
-                .fetch_one(&mut *tx)
-                .await?;
-                let mac = hex::encode(self.mac(id, &code).finalize().into_bytes());
-                sqlx::query("UPDATE otp_challenges SET code_mac = $2 WHERE id = $1")
-                    .bind(id)
-                    .bind(mac)
-                    .execute(&mut *tx)
+                sqlx::query(INVALIDATE_SQLITE).bind(share_id).bind(session_id).execute(&mut *tx).await?;
+                let id: i64 = sqlx::query_scalar(INSERT_SQLITE)
+                    .bind(share_id)
+                    .bind(session_id)
+                    .bind(validity)
+                    .bind(mailed)
+                    .fetch_one(&mut *tx)
                     .await?;
+                sqlx::query(SET_MAC).bind(id).bind(stored_mac(id)).execute(&mut *tx).await?;
                 tx.commit().await?;
             }
             Db::Postgres(pool) => {
                 let mut tx = pool.begin().await?;
-                sqlx::query(
-                    "UPDATE otp_challenges SET invalidated_at = now()
-                      WHERE share_id = $1 AND session_id = $2 AND consumed_at IS NULL AND invalidated_at IS NULL",
-                )
-                .bind(share_id)
-                .bind(session_id)
-                .execute(&mut *tx)
-                .await?;
-                let id: i64 = sqlx::query_scalar(
-                    "INSERT INTO otp_challenges (share_id, session_id, code_mac, expires_at)
-                     VALUES ($1, $2, '', now() + make_interval(secs => $3)) RETURNING id",
-                )
-                .bind(share_id)
-                .bind(session_id)
-                .bind(validity)
-                .fetch_one(&mut *tx)
-                .await?;
-                let mac = hex::encode(self.mac(id, &code).finalize().into_bytes());
-                sqlx::query("UPDATE otp_challenges SET code_mac = $2 WHERE id = $1")
-                    .bind(id)
-                    .bind(mac)
-                    .execute(&mut *tx)
+                sqlx::query(INVALIDATE_PG).bind(share_id).bind(session_id).execute(&mut *tx).await?;
+                let id: i64 = sqlx::query_scalar(INSERT_PG)
+                    .bind(share_id)
+                    .bind(session_id)
+                    .bind(validity)
+                    .bind(mailed)
+                    .fetch_one(&mut *tx)
                     .await?;
+                sqlx::query(SET_MAC).bind(id).bind(stored_mac(id)).execute(&mut *tx).await?;
                 tx.commit().await?;
             }
         }
-        Ok(SecretString::new(code))
+        Ok(mailed.then(|| SecretString::new(code)))
     }
 
     /// True when this session has a code waiting for this share (the page then shows the code step).
@@ -165,14 +163,15 @@ impl Codes {
         Ok(found.is_some())
     }
 
-    /// True when this session was ever sent a code for this share (it gave the right address).
-    pub async fn has_any_code(&self, share_id: i64, session_id: i64) -> Result<bool, sqlx::Error> {
-        const SQL: &str = "SELECT 1 FROM otp_challenges WHERE share_id = $1 AND session_id = $2 LIMIT 1";
-        let found: Option<i32> = match &self.db {
-            Db::Sqlite(pool) => sqlx::query_scalar(SQL).bind(share_id).bind(session_id).fetch_optional(pool).await?,
-            Db::Postgres(pool) => sqlx::query_scalar(SQL).bind(share_id).bind(session_id).fetch_optional(pool).await?,
-        };
-        Ok(found.is_some())
+    /// Whether this session's newest challenge for this share was mailed (it gave the right
+    /// address); `None` when it never submitted an address.
+    pub async fn latest_mailed(&self, share_id: i64, session_id: i64) -> Result<Option<bool>, sqlx::Error> {
+        const SQL: &str = "SELECT mailed FROM otp_challenges WHERE share_id = $1 AND session_id = $2
+                            ORDER BY id DESC LIMIT 1";
+        match &self.db {
+            Db::Sqlite(pool) => sqlx::query_scalar(SQL).bind(share_id).bind(session_id).fetch_optional(pool).await,
+            Db::Postgres(pool) => sqlx::query_scalar(SQL).bind(share_id).bind(session_id).fetch_optional(pool).await,
+        }
     }
 
     /// Checks a submitted code for this share and session.
@@ -182,123 +181,102 @@ impl Codes {
         if submitted.len() != 6 || !submitted.bytes().all(|b| b.is_ascii_digit()) {
             return Ok(CodeOutcome::Malformed);
         }
-        if self.share_is_locked(share_id).await? {
-            return Ok(CodeOutcome::Locked { now: false });
-        }
-        let Some((id, code_mac, attempts)) = self.claim_try(share_id, session_id).await? else {
-            return Ok(CodeOutcome::NoLiveCode);
+        let (id, code_mac, attempts, share_tries) = match self.take_try(share_id, session_id).await? {
+            Try::Taken { challenge_id, code_mac, attempts, share_tries } => {
+                (challenge_id, code_mac, attempts, share_tries)
+            }
+            Try::ShareLocked => return Ok(CodeOutcome::Locked { now: false }),
+            Try::NoLiveCode => return Ok(CodeOutcome::NoLiveCode),
         };
         let expected = hex::decode(code_mac).unwrap_or_default();
         if self.mac(id, submitted).verify_slice(&expected).is_ok() {
-            return Ok(if self.consume(id).await? { CodeOutcome::Verified } else { CodeOutcome::NoLiveCode });
+            let verified = self.consume(id, share_id).await?;
+            return Ok(if verified { CodeOutcome::Verified } else { CodeOutcome::NoLiveCode });
         }
-        let wrong_codes = self.count_wrong_code(share_id).await?;
-        Ok(match wrong_codes.cmp(&SHARE_WRONG_CODE_CAP) {
-            std::cmp::Ordering::Less => CodeOutcome::Wrong { tries_left: MAX_TRIES - attempts },
-            std::cmp::Ordering::Equal => CodeOutcome::Locked { now: true },
-            std::cmp::Ordering::Greater => CodeOutcome::Locked { now: false },
-        })
+        if share_tries >= SHARE_WRONG_CODE_CAP {
+            self.lock_share(share_id).await?;
+            return Ok(CodeOutcome::Locked { now: true });
+        }
+        Ok(CodeOutcome::Wrong { tries_left: MAX_TRIES - attempts })
     }
 
-    async fn share_is_locked(&self, share_id: i64) -> Result<bool, sqlx::Error> {
-        const SQL: &str = "SELECT locked_at IS NOT NULL FROM shares WHERE id = $1";
-        let locked: Option<bool> = match &self.db {
-            Db::Sqlite(pool) => sqlx::query_scalar(SQL).bind(share_id).fetch_optional(pool).await?,
-            Db::Postgres(pool) => sqlx::query_scalar(SQL).bind(share_id).fetch_optional(pool).await?,
-        };
-        Ok(locked.unwrap_or(true))
-    }
-
-    /// Takes one try on the newest live code, or nothing when no try is left.
-    async fn claim_try(&self, share_id: i64, session_id: i64) -> Result<Option<(i64, String, i32)>, sqlx::Error> {
+    /// Takes one try on the newest live code *and* one of the share's tries, in one transaction of
+    /// two conditional UPDATEs, before anything is compared: concurrent guesses serialise on the
+    /// share's row, so no burst gets more comparisons than the caps allow.
+    async fn take_try(&self, share_id: i64, session_id: i64) -> Result<Try, sqlx::Error> {
+        const SHARE_TRY: &str = "UPDATE shares SET wrong_codes = wrong_codes + 1
+              WHERE id = $1 AND locked_at IS NULL AND wrong_codes < $2 RETURNING wrong_codes";
+        const CODE_TRY_SQLITE: &str = "UPDATE otp_challenges SET attempts = attempts + 1
+              WHERE id = (SELECT max(id) FROM otp_challenges WHERE share_id = $1 AND session_id = $2)
+                AND attempts < $3 AND consumed_at IS NULL AND invalidated_at IS NULL
+                AND expires_at > unixepoch('subsec')
+          RETURNING id, code_mac, attempts";
+        const CODE_TRY_PG: &str = "UPDATE otp_challenges SET attempts = attempts + 1
+              WHERE id = (SELECT max(id) FROM otp_challenges WHERE share_id = $1 AND session_id = $2)
+                AND attempts < $3 AND consumed_at IS NULL AND invalidated_at IS NULL
+                AND expires_at > now()
+          RETURNING id, code_mac, attempts";
+        macro_rules! take {
+            ($tx:expr, $code_try:expr) => {{
+                let mut tx = $tx;
+                let share_tries: Option<i32> = sqlx::query_scalar(SHARE_TRY)
+                    .bind(share_id)
+                    .bind(SHARE_WRONG_CODE_CAP)
+                    .fetch_optional(&mut *tx)
+                    .await?;
+                let Some(share_tries) = share_tries else { return Ok(Try::ShareLocked) };
+                let code: Option<(i64, String, i32)> = sqlx::query_as($code_try)
+                    .bind(share_id)
+                    .bind(session_id)
+                    .bind(MAX_TRIES)
+                    .fetch_optional(&mut *tx)
+                    .await?;
+                // Dropping the transaction rolls the share's try back when no code was there.
+                let Some((challenge_id, code_mac, attempts)) = code else { return Ok(Try::NoLiveCode) };
+                tx.commit().await?;
+                Ok(Try::Taken { challenge_id, code_mac, attempts, share_tries })
+            }};
+        }
         match &self.db {
-            Db::Sqlite(pool) => {
-                sqlx::query_as(
-                    "UPDATE otp_challenges SET attempts = attempts + 1
-                      WHERE id = (SELECT max(id) FROM otp_challenges WHERE share_id = $1 AND session_id = $2)
-                        AND attempts < $3 AND consumed_at IS NULL AND invalidated_at IS NULL
-                        AND expires_at > unixepoch('subsec')
-                  RETURNING id, code_mac, attempts",
-                )
-                .bind(share_id)
-                .bind(session_id)
-                .bind(MAX_TRIES)
-                .fetch_optional(pool)
-                .await
-            }
-            Db::Postgres(pool) => {
-                sqlx::query_as(
-                    "UPDATE otp_challenges SET attempts = attempts + 1
-                      WHERE id = (SELECT max(id) FROM otp_challenges WHERE share_id = $1 AND session_id = $2)
-                        AND attempts < $3 AND consumed_at IS NULL AND invalidated_at IS NULL
-                        AND expires_at > now()
-                  RETURNING id, code_mac, attempts",
-                )
-                .bind(share_id)
-                .bind(session_id)
-                .bind(MAX_TRIES)
-                .fetch_optional(pool)
-                .await
-            }
+            Db::Sqlite(pool) => take!(sqlite_write_tx(pool).await?, CODE_TRY_SQLITE),
+            Db::Postgres(pool) => take!(pool.begin().await?, CODE_TRY_PG),
         }
     }
 
-    async fn consume(&self, id: i64) -> Result<bool, sqlx::Error> {
+    async fn lock_share(&self, share_id: i64) -> Result<(), sqlx::Error> {
+        const SQLITE: &str = "UPDATE shares SET locked_at = COALESCE(locked_at, unixepoch('subsec')) WHERE id = $1";
+        const PG: &str = "UPDATE shares SET locked_at = COALESCE(locked_at, now()) WHERE id = $1";
+        match &self.db {
+            Db::Sqlite(pool) => sqlx::query(SQLITE).bind(share_id).execute(pool).await?.rows_affected(),
+            Db::Postgres(pool) => sqlx::query(PG).bind(share_id).execute(pool).await?.rows_affected(),
+        };
+        Ok(())
+    }
+
+    /// Uses up the right code; the share's try it took is given back, since it was not wrong.
+    async fn consume(&self, id: i64, share_id: i64) -> Result<bool, sqlx::Error> {
+        const SQLITE: &str = "UPDATE otp_challenges SET consumed_at = unixepoch('subsec')
+              WHERE id = $1 AND consumed_at IS NULL AND invalidated_at IS NULL AND expires_at > unixepoch('subsec')";
+        const PG: &str = "UPDATE otp_challenges SET consumed_at = now()
+              WHERE id = $1 AND consumed_at IS NULL AND invalidated_at IS NULL AND expires_at > now()";
+        const REFUND: &str = "UPDATE shares SET wrong_codes = wrong_codes - 1 WHERE id = $1 AND wrong_codes > 0";
         let done = match &self.db {
-            Db::Sqlite(pool) => sqlx::query(
-                "UPDATE otp_challenges SET consumed_at = unixepoch('subsec')
-                  WHERE id = $1 AND consumed_at IS NULL AND invalidated_at IS NULL AND expires_at > unixepoch('subsec')",
-            )
-            .bind(id)
-            .execute(pool)
-            .await?
-            .rows_affected(),
-            Db::Postgres(pool) => sqlx::query(
-                "UPDATE otp_challenges SET consumed_at = now()
-                  WHERE id = $1 AND consumed_at IS NULL AND invalidated_at IS NULL AND expires_at > now()",
-            )
-            .bind(id)
-            .execute(pool)
-            .await?
-            .rows_affected(),
+            Db::Sqlite(pool) => sqlx::query(SQLITE).bind(id).execute(pool).await?.rows_affected(),
+            Db::Postgres(pool) => sqlx::query(PG).bind(id).execute(pool).await?.rows_affected(),
+        };
+        match &self.db {
+            Db::Sqlite(pool) => sqlx::query(REFUND).bind(share_id).execute(pool).await?.rows_affected(),
+            Db::Postgres(pool) => sqlx::query(REFUND).bind(share_id).execute(pool).await?.rows_affected(),
         };
         Ok(done == 1)
     }
+}
 
-    /// Counts a wrong code against the share; returns the share's count of wrong codes.
-    async fn count_wrong_code(&self, share_id: i64) -> Result<i32, sqlx::Error> {
-        let wrong_codes: Option<i32> = match &self.db {
-            Db::Sqlite(pool) => {
-                sqlx::query_scalar(
-                    "UPDATE shares
-                        SET wrong_codes = wrong_codes + 1,
-                            locked_at = CASE WHEN wrong_codes + 1 >= $2 THEN COALESCE(locked_at, unixepoch('subsec'))
-                                             ELSE locked_at END
-                      WHERE id = $1
-                  RETURNING wrong_codes",
-                )
-                .bind(share_id)
-                .bind(SHARE_WRONG_CODE_CAP)
-                .fetch_optional(pool)
-                .await?
-            }
-            Db::Postgres(pool) => {
-                sqlx::query_scalar(
-                    "UPDATE shares
-                        SET wrong_codes = wrong_codes + 1,
-                            locked_at = CASE WHEN wrong_codes + 1 >= $2 THEN COALESCE(locked_at, now())
-                                             ELSE locked_at END
-                      WHERE id = $1
-                  RETURNING wrong_codes",
-                )
-                .bind(share_id)
-                .bind(SHARE_WRONG_CODE_CAP)
-                .fetch_optional(pool)
-                .await?
-            }
-        };
-        Ok(wrong_codes.unwrap_or(SHARE_WRONG_CODE_CAP))
-    }
+/// What taking a try found.
+enum Try {
+    Taken { challenge_id: i64, code_mac: String, attempts: i32, share_tries: i32 },
+    ShareLocked,
+    NoLiveCode,
 }
 
 #[cfg(test)]

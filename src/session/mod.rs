@@ -19,6 +19,9 @@ use crate::{
 pub struct Session {
     /// Row id: the stable key of grants and challenges; never shown to anyone.
     pub id: i64,
+    /// SHA-256 of the cookie value this request came with. A grant is honoured only together with
+    /// it, so a request still in flight on a cookie from before a regeneration gets nothing.
+    pub id_hash: String,
     /// The signed-in sender, if any.
     pub user_id: Option<i64>,
     /// The expected CSRF token of this session's forms.
@@ -81,7 +84,7 @@ impl Sessions {
                 .await?
             }
         };
-        Ok(NewSession { cookie_value, session: Session { id, user_id: None, csrf_secret, is_admin: false } })
+        Ok(NewSession { cookie_value, session: Session { id, id_hash, user_id: None, csrf_secret, is_admin: false } })
     }
 
     /// Finds the live session a cookie value names. Anything malformed, unknown, idle too long or
@@ -128,7 +131,7 @@ impl Sessions {
         if stale {
             self.touch(id).await?;
         }
-        Ok(Some(Session { id, user_id, csrf_secret, is_admin }))
+        Ok(Some(Session { id, id_hash, user_id, csrf_secret, is_admin }))
     }
 
     async fn touch(&self, id: i64) -> Result<(), sqlx::Error> {
@@ -197,7 +200,7 @@ impl Sessions {
         };
         Ok(row.map(|(id, user_id)| NewSession {
             cookie_value,
-            session: Session { id, user_id, csrf_secret, is_admin: false },
+            session: Session { id, id_hash, user_id, csrf_secret, is_admin: false },
         }))
     }
 

@@ -2,7 +2,7 @@
 //! seed 001's ShareAccess in one place.
 
 use super::{DownloadGrants, Share, ShareError, ShareLinks};
-use crate::otp::CodeOutcome;
+use crate::{otp::CodeOutcome, session::Session};
 
 #[derive(Clone, Debug)]
 pub struct ShareAccess {
@@ -37,10 +37,10 @@ impl ShareAccess {
 
     /// Resolves the token again (expiry again) and checks this session's grant for that share.
     /// The share returned, and only it, names the file to serve.
-    pub async fn authorize_download(&self, token: &str, session_id: Option<i64>) -> Result<Share, ShareError> {
+    pub async fn authorize_download(&self, token: &str, session: Option<&Session>) -> Result<Share, ShareError> {
         let share = self.links.resolve(token).await?;
-        let Some(session_id) = session_id else { return Err(ShareError::NotGranted) };
-        if !self.grants.is_granted(session_id, share.id).await? {
+        let Some(session) = session else { return Err(ShareError::NotGranted) };
+        if !self.grants.is_granted(session, share.id).await? {
             return Err(ShareError::NotGranted);
         }
         Ok(share)

@@ -3,7 +3,10 @@
 
 use std::time::Duration;
 
-use crate::db::{Db, seconds};
+use crate::{
+    db::{Db, seconds},
+    session::Session,
+};
 
 #[derive(Clone, Debug)]
 pub struct DownloadGrants {
@@ -46,28 +49,30 @@ impl DownloadGrants {
         Ok(())
     }
 
-    /// True while the session holds an unexpired grant for exactly this share.
-    pub async fn is_granted(&self, session_id: i64, share_id: i64) -> Result<bool, sqlx::Error> {
+    /// True while the session holds an unexpired grant for exactly this share, judged by the id
+    /// hash of the cookie the request came with: after a regeneration the row id is the same, but
+    /// the old cookie's hash names no session any more.
+    pub async fn is_granted(&self, session: &Session, share_id: i64) -> Result<bool, sqlx::Error> {
+        const SQLITE: &str = "SELECT 1 FROM download_grants g JOIN sessions s ON s.id = g.session_id
+              WHERE s.id = $1 AND s.id_hash = $2 AND g.share_id = $3 AND g.expires_at > unixepoch('subsec')";
+        const PG: &str = "SELECT 1 FROM download_grants g JOIN sessions s ON s.id = g.session_id
+              WHERE s.id = $1 AND s.id_hash = $2 AND g.share_id = $3 AND g.expires_at > now()";
         let found: Option<i32> = match &self.db {
             Db::Sqlite(pool) => {
-                sqlx::query_scalar(
-                    "SELECT 1 FROM download_grants
-                      WHERE session_id = $1 AND share_id = $2 AND expires_at > unixepoch('subsec')",
-                )
-                .bind(session_id)
-                .bind(share_id)
-                .fetch_optional(pool)
-                .await?
+                sqlx::query_scalar(SQLITE)
+                    .bind(session.id)
+                    .bind(&session.id_hash)
+                    .bind(share_id)
+                    .fetch_optional(pool)
+                    .await?
             }
             Db::Postgres(pool) => {
-                sqlx::query_scalar(
-                    "SELECT 1 FROM download_grants
-                      WHERE session_id = $1 AND share_id = $2 AND expires_at > now()",
-                )
-                .bind(session_id)
-                .bind(share_id)
-                .fetch_optional(pool)
-                .await?
+                sqlx::query_scalar(PG)
+                    .bind(session.id)
+                    .bind(&session.id_hash)
+                    .bind(share_id)
+                    .fetch_optional(pool)
+                    .await?
             }
         };
         Ok(found.is_some())

@@ -4,13 +4,14 @@
 
 use std::sync::Arc;
 
+use hmac::{KeyInit, Mac};
 use sha2::{Digest, Sha256};
 use tokio::sync::Barrier;
 use watasu::otp::CodeOutcome;
 
 use crate::{
     both_backends,
-    support::{TestApp, TestShare, count, execute},
+    support::{Backend, TestApp, TestShare, count, execute},
 };
 
 /// A share and a browser session that asks for its codes.
@@ -21,7 +22,7 @@ async fn share_and_session(app: &TestApp) -> (TestShare, i64) {
 }
 
 async fn issue(app: &TestApp, share_id: i64, session_id: i64) -> String {
-    app.state.codes.issue(share_id, session_id).await.unwrap().expose().to_owned()
+    app.state.codes.issue(share_id, session_id, true).await.unwrap().expect("a mailed code").expose().to_owned()
 }
 
 async fn verify(app: &TestApp, share_id: i64, session_id: i64, code: &str) -> CodeOutcome {
@@ -86,6 +87,75 @@ both_backends! {
         );
         assert_ne!(stored, code, "the code itself is stored");
         assert_ne!(stored, hex::encode(Sha256::digest(code.as_bytes())), "an unkeyed hash is stored");
+    }
+
+    async fn the_stored_mac_is_keyed_with_the_instance_pepper_over_challenge_id_and_code(backend: Backend) {
+        let app = TestApp::spawn(backend).await;
+        let (share, session_id) = share_and_session(&app).await;
+
+        let code = issue(&app, share.id, session_id).await;
+
+        let challenge = newest_challenge(&app, share.id).await;
+        let mac_with = |key: &[u8]| {
+            let mut mac = hmac::Hmac::<Sha256>::new_from_slice(key).unwrap();
+            mac.update(&challenge.to_be_bytes());
+            mac.update(code.as_bytes());
+            hex::encode(mac.finalize().into_bytes())
+        };
+        let instance_key = watasu::secret::SecretKey::from_hex(&"5a".repeat(32)).unwrap();
+        let pepper = instance_key.derive("watasu otp pepper v1");
+        let stored = code_mac(&app, challenge).await;
+        assert_eq!(stored, mac_with(&pepper), "not HMAC-SHA256(pepper, challenge id ‖ code)");
+        assert_ne!(stored, mac_with(b""), "the MAC is not keyed");
+    }
+
+    async fn a_code_lives_exactly_ten_minutes(backend: Backend) {
+        let app = TestApp::spawn(backend).await;
+        let (share, session_id) = share_and_session(&app).await;
+        let code = issue(&app, share.id, session_id).await;
+        let challenge = newest_challenge(&app, share.id).await;
+
+        let lifetime_ms = count(
+            app.db(),
+            match backend {
+                Backend::Sqlite => "SELECT CAST(round((expires_at - created_at) * 1000) AS BIGINT) FROM otp_challenges WHERE id = $1",
+                Backend::Postgres => "SELECT CAST(round(EXTRACT(EPOCH FROM expires_at - created_at) * 1000) AS BIGINT) FROM otp_challenges WHERE id = $1",
+            },
+            challenge,
+        )
+        .await;
+        // Nine minutes and fifty seconds later (by the database's clock) it still works.
+        execute(
+            app.db(),
+            "UPDATE otp_challenges SET expires_at = expires_at - 590, created_at = created_at - 590 WHERE id = $1",
+            "UPDATE otp_challenges SET expires_at = expires_at - interval '590 seconds', created_at = created_at - interval '590 seconds' WHERE id = $1",
+            challenge,
+        )
+        .await;
+        let late = verify(&app, share.id, session_id, &code).await;
+
+        assert!((599_990..=600_010).contains(&lifetime_ms), "a code lives {lifetime_ms} ms");
+        assert_eq!(late, CodeOutcome::Verified);
+    }
+
+    async fn a_withheld_challenge_counts_tries_like_any_other_but_never_verifies(backend: Backend) {
+        let app = TestApp::spawn(backend).await;
+        let (share, session_id) = share_and_session(&app).await;
+
+        let code = app.state.codes.issue(share.id, session_id, false).await.unwrap();
+        let challenge = newest_challenge(&app, share.id).await;
+
+        assert!(code.is_none(), "a withheld challenge handed out a code");
+        let stored = code_mac(&app, challenge).await;
+        assert!(stored.len() == 64 && stored.bytes().all(|b| b.is_ascii_hexdigit()), "{stored:?}");
+        assert!(app.state.codes.has_live_code(share.id, session_id).await.unwrap());
+        let mut outcomes = Vec::new();
+        for guess in ["000000", "123456", "999999", "111111", "654321", "000001"] {
+            outcomes.push(verify(&app, share.id, session_id, guess).await);
+        }
+        let expected: Vec<CodeOutcome> =
+            (0..5).rev().map(|tries_left| CodeOutcome::Wrong { tries_left }).chain([CodeOutcome::NoLiveCode]).collect();
+        assert_eq!(outcomes, expected);
     }
 
     async fn the_right_code_verifies_once_and_then_no_more(backend: Backend) {
@@ -256,6 +326,71 @@ both_backends! {
         assert_eq!(attempts(&app, challenge).await, 5);
         assert_eq!(tries_left, [0, 1, 2, 3, 4], "{outcomes:?}");
         assert_eq!(dead, 15, "{outcomes:?}");
+    }
+
+    async fn concurrent_wrong_codes_from_many_sessions_never_pass_the_share_cap(backend: Backend) {
+        let app = TestApp::spawn(backend).await;
+        let share = app.create_share().await;
+        let mut guesses = Vec::new();
+        for _ in 0..8 {
+            let session_id = app.state.sessions.create().await.unwrap().session.id;
+            let code = issue(&app, share.id, session_id).await;
+            guesses.extend(std::iter::repeat_n((session_id, other_than(&code)), 5));
+        }
+        let barrier = Arc::new(Barrier::new(guesses.len()));
+
+        let tasks: Vec<_> = guesses
+            .into_iter()
+            .map(|(session_id, guess)| {
+                let (codes, barrier, share_id) = (app.state.codes.clone(), barrier.clone(), share.id);
+                tokio::spawn(async move {
+                    barrier.wait().await;
+                    codes.verify(share_id, session_id, &guess).await.unwrap()
+                })
+            })
+            .collect();
+        let mut outcomes = Vec::new();
+        for task in tasks {
+            outcomes.push(task.await.unwrap());
+        }
+
+        let compared = outcomes
+            .iter()
+            .filter(|o| matches!(o, CodeOutcome::Wrong { .. } | CodeOutcome::Locked { now: true }))
+            .count();
+        let wrong_codes = count(app.db(), "SELECT CAST(wrong_codes AS BIGINT) FROM shares WHERE id = $1", share.id).await;
+        assert_eq!(compared, 15, "{outcomes:?}");
+        assert_eq!(outcomes.iter().filter(|o| **o == CodeOutcome::Locked { now: true }).count(), 1, "{outcomes:?}");
+        assert_eq!(wrong_codes, 15);
+        assert!(app.state.shares.open(&share.token).await.unwrap().locked);
+    }
+
+    async fn a_right_code_in_a_burst_of_wrong_ones_is_compared_only_within_the_five_tries(backend: Backend) {
+        let app = TestApp::spawn(backend).await;
+        for round in 0..6 {
+            let (share, session_id) = share_and_session(&app).await;
+            let code = issue(&app, share.id, session_id).await;
+            let wrong = other_than(&code);
+            let barrier = Arc::new(Barrier::new(20));
+            let tasks: Vec<_> = (0..20)
+                .map(|i| {
+                    let (codes, barrier, share_id) = (app.state.codes.clone(), barrier.clone(), share.id);
+                    let guess = if i == 10 { code.clone() } else { wrong.clone() };
+                    tokio::spawn(async move {
+                        barrier.wait().await;
+                        codes.verify(share_id, session_id, &guess).await.unwrap()
+                    })
+                })
+                .collect();
+            let mut outcomes = Vec::new();
+            for task in tasks {
+                outcomes.push(task.await.unwrap());
+            }
+            // Counting after comparing would let the right code through as a sixth comparison.
+            let compared =
+                outcomes.iter().filter(|o| matches!(o, CodeOutcome::Wrong { .. } | CodeOutcome::Verified)).count();
+            assert_eq!(compared, 5, "round {round}: {outcomes:?}");
+        }
     }
 
     async fn twenty_concurrent_right_codes_verify_exactly_once(backend: Backend) {

@@ -1,10 +1,16 @@
 //! The recipient's walk over HTTP with JavaScript off (plain forms), and its security properties.
 
-use std::time::{Duration, Instant};
+use std::{
+    sync::{
+        Arc,
+        atomic::{AtomicBool, Ordering},
+    },
+    time::{Duration, Instant},
+};
 
 use crate::{
     both_backends,
-    support::{Backend, Browser, Page, TestApp, TestShare, count},
+    support::{Browser, Page, TestApp, TestShare, count, execute},
 };
 
 const RECIPIENT: &str = "recipient@example.test";
@@ -26,21 +32,26 @@ async fn submit_code(browser: &Browser, share: &TestShare, csrf: &str, code: &st
 async fn verify(app: &TestApp, browser: &Browser, share: &TestShare) -> Page {
     let before = app.smtp.messages().len();
     let code_step = ask_for_code(browser, share, RECIPIENT).await;
-    // Other mails (a sender's download receipt) may arrive meanwhile: take the recipient's code.
-    let deadline = Instant::now() + Duration::from_secs(10);
-    let code = loop {
-        let mails = app.smtp.messages();
-        if let Some(code) = mails[before..].iter().filter(|m| m.to == [RECIPIENT]).find_map(|m| m.code()) {
-            break code;
-        }
-        assert!(Instant::now() < deadline, "no code mail for the recipient");
-        tokio::time::sleep(Duration::from_millis(50)).await;
-    };
+    let code = code_mailed_after(app, before).await;
     let answer = submit_code(browser, share, &code_step.csrf_token(), &code).await;
     assert_eq!(answer.status, 303, "{}", answer.body);
     let page = browser.get(&format!("/s/{}", share.token)).await;
     assert_eq!(page.attr("#step", "data-step").as_deref(), Some("download"), "{}", page.body);
     page
+}
+
+/// The code in the first mail to the recipient after the first `before` mails. Other mails (a
+/// sender's download receipt) may arrive meanwhile.
+async fn code_mailed_after(app: &TestApp, before: usize) -> String {
+    let deadline = Instant::now() + Duration::from_secs(10);
+    loop {
+        let mails = app.smtp.messages();
+        if let Some(code) = mails[before..].iter().filter(|m| m.to == [RECIPIENT]).find_map(|m| m.code()) {
+            return code;
+        }
+        assert!(Instant::now() < deadline, "no code mail for the recipient");
+        tokio::time::sleep(Duration::from_millis(50)).await;
+    }
 }
 
 async fn download(browser: &Browser, share: &TestShare, csrf: &str) -> reqwest::Response {
@@ -264,22 +275,201 @@ both_backends! {
         }
     }
 
-    async fn address_submissions_are_limited_per_share_with_room_for_typos(backend: Backend) {
+    async fn a_stranger_with_the_link_uses_up_only_their_own_code_requests(backend: Backend) {
+        let app = TestApp::spawn(backend).await;
+        let share = app.create_share().await;
+        let stranger = app.browser();
+        for attempt in 1..=3 {
+            let page = ask_for_code(&stranger, &share, "typo@example.test").await;
+            assert_eq!(page.status, 200, "attempt {attempt} was refused");
+        }
+        let refused = ask_for_code(&stranger, &share, RECIPIENT).await;
+        let retry: u64 = refused.header("retry-after").unwrap().parse().unwrap();
+
+        let recipient = ask_for_code(&app.browser(), &share, RECIPIENT).await;
+
+        assert_eq!(refused.status, 429);
+        assert!((1..=600).contains(&retry), "{retry}");
+        assert_eq!(recipient.status, 200, "the stranger locked the recipient out");
+        let mails = app.smtp.wait_for(1, Duration::from_secs(10)).await;
+        assert!(mails[0].code().is_some());
+        assert_eq!(mails.len(), 1, "the refused request sent a code");
+    }
+
+    async fn refused_code_requests_do_not_keep_the_window_closed(backend: Backend) {
         let app = TestApp::spawn(backend).await;
         let share = app.create_share().await;
         let browser = app.browser();
-        for attempt in 1..=3 {
-            let page = ask_for_code(&browser, &share, "typo@example.test").await;
-            assert_eq!(page.status, 200, "attempt {attempt} was refused");
+        for _ in 0..3 {
+            assert_eq!(ask_for_code(&browser, &share, "typo@example.test").await.status, 200);
         }
-        let refused = ask_for_code(&browser, &share, RECIPIENT).await;
-        assert_eq!(refused.status, 429);
-        let retry: u64 = refused.header("retry-after").unwrap().parse().unwrap();
-        assert!((1..=600).contains(&retry), "{retry}");
-        tokio::time::sleep(Duration::from_millis(500)).await;
-        assert!(app.smtp.messages().is_empty(), "a refused request sent a code");
+        move_rate_limits_back(&app, 540).await;
+        for _ in 0..5 {
+            assert_eq!(ask_for_code(&browser, &share, "typo@example.test").await.status, 429);
+        }
+
+        move_rate_limits_back(&app, 61).await;
+        let after_the_window = ask_for_code(&browser, &share, RECIPIENT).await;
+
+        assert_eq!(after_the_window.status, 200, "refused requests extended the window");
     }
 
+    async fn an_office_behind_one_address_meets_the_client_limit_only_far_beyond_normal_use(backend: Backend) {
+        let app = TestApp::spawn_with(backend, |s| s.trusted_proxies = vec!["127.0.0.1/32".parse().unwrap()]).await;
+        let share = app.create_share().await;
+        let ask_from = |client: &'static str| {
+            let (browser, token) = (app.browser(), share.token.clone());
+            async move {
+                let headers = [("X-Forwarded-For", client)];
+                let landing = browser.get_with(&format!("/s/{token}"), &headers).await;
+                let form = [("csrf_token", landing.csrf_token()), ("email", "colleague@example.test".to_owned())];
+                let form: Vec<(&str, &str)> = form.iter().map(|(k, v)| (*k, v.as_str())).collect();
+                browser
+                    .post_form_with(&format!("/s/{token}/email"), &form, &[("Sec-Fetch-Site", "same-origin"), headers[0]])
+                    .await
+                    .status
+            }
+        };
+        // A large office: 200 colleagues' browsers behind one address within the hour.
+        for colleague in 0..200 {
+            assert_eq!(ask_from("198.51.100.7").await, 200, "colleague {colleague} was refused");
+        }
+
+        let one_too_many = ask_from("198.51.100.7").await;
+        let elsewhere = ask_from("198.51.100.8").await;
+
+        assert_eq!(one_too_many, 429);
+        assert_eq!(elsewhere, 200);
+    }
+
+    async fn code_mails_per_share_are_capped_without_changing_any_answer_and_a_new_link_starts_afresh(backend: Backend) {
+        let app = TestApp::spawn(backend).await;
+        let sender = app.create_sender_with_password("sender@example.test", "Sender Sato", "correct horse battery").await;
+        let share = app.create_share_with(sender, RECIPIENT, "a.txt", b"a", Duration::from_secs(3600)).await;
+        let mut answers = Vec::new();
+        for mailed in 1..=6 {
+            answers.push(ask_for_code(&app.browser(), &share, RECIPIENT).await);
+            if mailed <= 5 {
+                app.smtp.wait_for(mailed, Duration::from_secs(10)).await;
+            }
+        }
+        wait_for_event(&app, share.id, "code_mail_failed").await;
+        assert_eq!(app.smtp.messages().len(), 5, "the sixth code mail within the hour was sent");
+        for answer in &answers[1..] {
+            assert_eq!((answer.status, without_csrf(&answer.body)), (answers[0].status, without_csrf(&answers[0].body)));
+        }
+
+        let dashboard = app.sign_in("sender@example.test", "correct horse battery").await;
+        let page = dashboard.get(&format!("/shares/{}", share.id)).await;
+        let renewed = dashboard.post_form(&format!("/shares/{}/link", share.id), &[("csrf_token", &page.csrf_token())]).await;
+        assert_eq!(renewed.status, 200, "{}", renewed.body);
+        let link_mail = app.smtp.wait_for(6, Duration::from_secs(10)).await.pop().unwrap();
+        let token = link_mail.text().split("/s/").nth(1).unwrap()[..64].to_owned();
+        let fresh = TestShare { token, ..share };
+        ask_for_code(&app.browser(), &fresh, RECIPIENT).await;
+
+        let mails = app.smtp.wait_for(7, Duration::from_secs(10)).await;
+        assert!(mails[6].code().is_some(), "no code mail after the new link");
+    }
+
+    async fn after_any_address_the_session_sees_the_same_pages_whether_or_not_it_matched(backend: Backend) {
+        let app = TestApp::spawn(backend).await;
+        let share = app.create_share().await;
+        let (right, wrong) = (app.browser(), app.browser());
+        let same = |a: &Page, b: &Page, what: &str| {
+            assert_eq!((a.status, without_csrf(&a.body)), (b.status, without_csrf(&b.body)), "{what} reveals the match");
+        };
+
+        let (r, w) = (ask_for_code(&right, &share, RECIPIENT).await, ask_for_code(&wrong, &share, "someone@example.test").await);
+        same(&r, &w, "the answer");
+        let code = app.smtp.wait_for(1, Duration::from_secs(10)).await[0].code().unwrap();
+        let (r, w) = (right.get(&format!("/s/{}", share.token)).await, wrong.get(&format!("/s/{}", share.token)).await);
+        same(&r, &w, "a reload");
+        assert_eq!(r.attr("#step", "data-step").as_deref(), Some("code"));
+        let guess = format!("{:06}", (code.parse::<u32>().unwrap() + 1) % 1_000_000);
+        for try_number in 1..=6 {
+            let r = submit_code(&right, &share, &r.csrf_token(), &guess).await;
+            let w = submit_code(&wrong, &share, &w.csrf_token(), &guess).await;
+            same(&r, &w, &format!("wrong code {try_number}"));
+        }
+        let path = format!("/s/{}/code/new", share.token);
+        let r = right.post_form(&path, &[("csrf_token", &r.csrf_token())]).await;
+        let w = wrong.post_form(&path, &[("csrf_token", &w.csrf_token())]).await;
+        same(&r, &w, "sending a new code");
+
+        let mails = app.smtp.wait_for(2, Duration::from_secs(10)).await;
+        assert!(mails.iter().all(|m| m.to == [RECIPIENT]), "a mail went to a typed address");
+    }
+
+    async fn matched_and_unmatched_addresses_take_indistinguishable_time(backend: Backend) {
+        let app = TestApp::spawn_with(backend, |s| s.trusted_proxies = vec!["127.0.0.1/32".parse().unwrap()]).await;
+        app.smtp.set_delay(Duration::from_millis(300));
+        let mut matched = Vec::new();
+        let mut unmatched = Vec::new();
+        for round in 0..12 {
+            let share = app.create_share().await;
+            let client = format!("198.51.100.{round}");
+            for (address, samples) in [(RECIPIENT, &mut matched), ("someone@example.test", &mut unmatched)] {
+                let browser = app.browser();
+                let landing = browser.get_with(&format!("/s/{}", share.token), &[("X-Forwarded-For", &client)]).await;
+                let started = Instant::now();
+                let page = browser
+                    .post_form_with(
+                        &format!("/s/{}/email", share.token),
+                        &[("csrf_token", &landing.csrf_token()), ("email", address)],
+                        &[("Sec-Fetch-Site", "same-origin"), ("X-Forwarded-For", &client)],
+                    )
+                    .await;
+                samples.push(started.elapsed());
+                assert_eq!(page.status, 200);
+            }
+        }
+        matched.sort();
+        unmatched.sort();
+        let (m, u) = (matched[matched.len() / 2], unmatched[unmatched.len() / 2]);
+        println!("{backend:?} median answer: matched {m:?}, unmatched {u:?}");
+        let difference = m.abs_diff(u);
+        assert!(difference < Duration::from_millis(60), "matched {m:?} vs unmatched {u:?}: the answer reveals the match");
+    }
+
+    async fn requests_in_flight_on_the_old_cookie_never_download_while_the_code_is_verified(backend: Backend) {
+        let app = TestApp::spawn(backend).await;
+        for round in 0..5 {
+            let share = app.create_share().await;
+            let browser = app.browser();
+            let before = app.smtp.messages().len();
+            let code_step = ask_for_code(&browser, &share, RECIPIENT).await;
+            let code = code_mailed_after(&app, before).await;
+            let stale = app.browser();
+            stale.set_cookie("watasu_session", &browser.cookie("watasu_session").unwrap());
+            let csrf = code_step.csrf_token();
+            let done = Arc::new(AtomicBool::new(false));
+            let racers: Vec<_> = (0..4)
+                .map(|_| {
+                    let (client, url, csrf, done) = (stale.client.clone(), stale.url(&format!("/s/{}/download", share.token)), csrf.clone(), done.clone());
+                    tokio::spawn(async move {
+                        let mut statuses = Vec::new();
+                        while !done.load(Ordering::Relaxed) || statuses.is_empty() {
+                            let answer = client.post(&url).header("Sec-Fetch-Site", "same-origin").form(&[("csrf_token", &csrf)]).send().await.unwrap();
+                            statuses.push(answer.status().as_u16());
+                        }
+                        statuses
+                    })
+                })
+                .collect();
+
+            let verified = submit_code(&browser, &share, &csrf, &code).await;
+            done.store(true, Ordering::Relaxed);
+
+            assert_eq!(verified.status, 303, "{}", verified.body);
+            for racer in racers {
+                let statuses = racer.await.unwrap();
+                assert!(!statuses.contains(&200), "round {round}: the old cookie downloaded: {statuses:?}");
+            }
+            let page = browser.get(&format!("/s/{}", share.token)).await;
+            assert_eq!(download(&browser, &share, &page.csrf_token()).await.status(), 200, "round {round}");
+        }
+    }
     async fn the_code_mail_speaks_the_recipients_browser_language(backend: Backend) {
         let app = TestApp::spawn(backend).await;
         let share = app.create_share().await;
@@ -357,37 +547,21 @@ async fn futures_join(browser: &Browser, paths: &[String]) -> Vec<Page> {
     pages
 }
 
-/// The answer to an address submission takes the same time whether or not the address matched,
-/// even with a relay that takes 300 ms per mail: the mail leaves in the background.
-#[tokio::test(flavor = "multi_thread", worker_threads = 4)]
-async fn matched_and_unmatched_addresses_take_indistinguishable_time() {
-    let app = TestApp::spawn_with(Backend::Sqlite, |s| s.trusted_proxies = vec!["127.0.0.1/32".parse().unwrap()]).await;
-    app.smtp.set_delay(Duration::from_millis(300));
-    let mut matched = Vec::new();
-    let mut unmatched = Vec::new();
-    for round in 0..12 {
-        let share = app.create_share().await;
-        // A different client address per round keeps the per-client limit out of the measurement.
-        let client = format!("198.51.100.{round}");
-        for (address, samples) in [(RECIPIENT, &mut matched), ("someone@example.test", &mut unmatched)] {
-            let browser = app.browser();
-            let landing = browser.get_with(&format!("/s/{}", share.token), &[("X-Forwarded-For", &client)]).await;
-            let started = Instant::now();
-            let page = browser
-                .post_form_with(
-                    &format!("/s/{}/email", share.token),
-                    &[("csrf_token", &landing.csrf_token()), ("email", address)],
-                    &[("Sec-Fetch-Site", "same-origin"), ("X-Forwarded-For", &client)],
-                )
-                .await;
-            samples.push(started.elapsed());
-            assert_eq!(page.status, 200);
-        }
+/// Moves every recorded rate-limit attempt `seconds` into the past, by the database's clock.
+async fn move_rate_limits_back(app: &TestApp, seconds: i64) {
+    execute(
+        app.db(),
+        "UPDATE rate_limit_hits SET at = at - $1",
+        "UPDATE rate_limit_hits SET at = at - make_interval(secs => $1)",
+        seconds,
+    )
+    .await;
+}
+
+async fn wait_for_event(app: &TestApp, share_id: i64, kind: &str) {
+    let deadline = Instant::now() + Duration::from_secs(20);
+    while !event_kinds(app, share_id).await.iter().any(|k| k == kind) {
+        assert!(Instant::now() < deadline, "no {kind} event: {:?}", event_kinds(app, share_id).await);
+        tokio::time::sleep(Duration::from_millis(50)).await;
     }
-    matched.sort();
-    unmatched.sort();
-    let (m, u) = (matched[matched.len() / 2], unmatched[unmatched.len() / 2]);
-    println!("median answer: matched {m:?}, unmatched {u:?}");
-    let difference = m.abs_diff(u);
-    assert!(difference < Duration::from_millis(60), "matched {m:?} vs unmatched {u:?}: the answer reveals the match");
 }

@@ -11,6 +11,7 @@ use watasu::{
     i18n::Lang,
     lifecycle::StoredFile,
     otp::CodeOutcome,
+    session::Session,
     share::{
         NewShare, Share, ShareError,
         create::{CreateError, ShareRequest, create_share},
@@ -19,7 +20,7 @@ use watasu::{
 
 use crate::{
     both_backends,
-    support::{TestApp, count},
+    support::{TestApp, count, execute},
 };
 
 /// Reads one text column of one row (`… WHERE id = $1`).
@@ -30,15 +31,15 @@ async fn text(db: &Db, sql: &'static str, id: i64) -> String {
     }
 }
 
-/// A live session's row id, as the session middleware would hand it to a handler.
-async fn new_session(app: &TestApp) -> i64 {
-    app.state.sessions.create().await.unwrap().session.id
+/// A live session, as the session middleware would hand it to a handler.
+async fn new_session(app: &TestApp) -> Session {
+    app.state.sessions.create().await.unwrap().session
 }
 
 /// Opens the share and grants it to the session after a successful code check.
-async fn open_and_grant(app: &TestApp, token: &str, session_id: i64) -> Share {
+async fn open_and_grant(app: &TestApp, token: &str, session: &Session) -> Share {
     let share = app.state.shares.open(token).await.unwrap();
-    app.state.shares.grant_after_verification(&share, session_id, &CodeOutcome::Verified).await.unwrap();
+    app.state.shares.grant_after_verification(&share, session.id, &CodeOutcome::Verified).await.unwrap();
     share
 }
 
@@ -137,10 +138,10 @@ both_backends! {
     async fn a_valid_token_without_a_grant_does_not_authorise_a_download(backend: Backend) {
         let app = TestApp::spawn(backend).await;
         let share = app.create_share().await;
-        let session_id = new_session(&app).await;
+        let session = new_session(&app).await;
 
         let opened = app.state.shares.open(&share.token).await.unwrap();
-        let authorised = app.state.shares.authorize_download(&share.token, Some(session_id)).await;
+        let authorised = app.state.shares.authorize_download(&share.token, Some(&session)).await;
 
         assert_eq!(opened.id, share.id, "the token itself is valid");
         assert!(matches!(authorised, Err(ShareError::NotGranted)), "{authorised:?}");
@@ -149,11 +150,11 @@ both_backends! {
     async fn after_a_grant_the_download_is_authorised_for_the_shares_own_file(backend: Backend) {
         let app = TestApp::spawn(backend).await;
         let share = app.create_share().await;
-        let session_id = new_session(&app).await;
+        let session = new_session(&app).await;
         let file_id = count(app.db(), "SELECT file_id FROM shares WHERE id = $1", share.id).await;
 
-        open_and_grant(&app, &share.token, session_id).await;
-        let authorised = app.state.shares.authorize_download(&share.token, Some(session_id)).await.unwrap();
+        open_and_grant(&app, &share.token, &session).await;
+        let authorised = app.state.shares.authorize_download(&share.token, Some(&session)).await.unwrap();
 
         assert_eq!(authorised.id, share.id);
         assert_eq!(authorised.file_id, file_id);
@@ -162,7 +163,7 @@ both_backends! {
     async fn a_grant_needs_a_successful_verification(backend: Backend) {
         let app = TestApp::spawn(backend).await;
         let share = app.create_share().await;
-        let session_id = new_session(&app).await;
+        let session = new_session(&app).await;
         let opened = app.state.shares.open(&share.token).await.unwrap();
         let failures = [
             CodeOutcome::Wrong { tries_left: 4 },
@@ -174,12 +175,12 @@ both_backends! {
         ];
 
         for outcome in failures {
-            let granted = app.state.shares.grant_after_verification(&opened, session_id, &outcome).await;
+            let granted = app.state.shares.grant_after_verification(&opened, session.id, &outcome).await;
             assert!(matches!(granted, Err(ShareError::NotVerified)), "{outcome:?} gave {granted:?}");
         }
 
         assert_eq!(grant_rows(&app, share.id).await, 0, "a failed verification wrote a grant");
-        let authorised = app.state.shares.authorize_download(&share.token, Some(session_id)).await;
+        let authorised = app.state.shares.authorize_download(&share.token, Some(&session)).await;
         assert!(matches!(authorised, Err(ShareError::NotGranted)), "{authorised:?}");
     }
 
@@ -187,13 +188,13 @@ both_backends! {
         let app = TestApp::spawn(backend).await;
         let a = app.create_share().await;
         let b = app.create_share().await;
-        let session_id = new_session(&app).await;
+        let session = new_session(&app).await;
 
-        open_and_grant(&app, &a.token, session_id).await;
-        let other = app.state.shares.authorize_download(&b.token, Some(session_id)).await;
+        open_and_grant(&app, &a.token, &session).await;
+        let other = app.state.shares.authorize_download(&b.token, Some(&session)).await;
 
         assert!(matches!(other, Err(ShareError::NotGranted)), "{other:?}");
-        assert_eq!(app.state.shares.authorize_download(&a.token, Some(session_id)).await.unwrap().id, a.id);
+        assert_eq!(app.state.shares.authorize_download(&a.token, Some(&session)).await.unwrap().id, a.id);
     }
 
     async fn a_grant_belongs_to_the_session_that_earned_it(backend: Backend) {
@@ -202,8 +203,8 @@ both_backends! {
         let verified = new_session(&app).await;
         let other = new_session(&app).await;
 
-        open_and_grant(&app, &share.token, verified).await;
-        let elsewhere = app.state.shares.authorize_download(&share.token, Some(other)).await;
+        open_and_grant(&app, &share.token, &verified).await;
+        let elsewhere = app.state.shares.authorize_download(&share.token, Some(&other)).await;
         let sessionless = app.state.shares.authorize_download(&share.token, None).await;
 
         assert!(matches!(elsewhere, Err(ShareError::NotGranted)), "{elsewhere:?}");
@@ -213,12 +214,12 @@ both_backends! {
     async fn an_expired_token_is_rejected_even_after_a_grant(backend: Backend) {
         let app = TestApp::spawn(backend).await;
         let share = app.create_share().await;
-        let session_id = new_session(&app).await;
-        open_and_grant(&app, &share.token, session_id).await;
-        assert!(app.state.shares.authorize_download(&share.token, Some(session_id)).await.is_ok());
+        let session = new_session(&app).await;
+        open_and_grant(&app, &share.token, &session).await;
+        assert!(app.state.shares.authorize_download(&share.token, Some(&session)).await.is_ok());
 
         app.expire_share(share.id).await;
-        let authorised = app.state.shares.authorize_download(&share.token, Some(session_id)).await;
+        let authorised = app.state.shares.authorize_download(&share.token, Some(&session)).await;
 
         assert!(matches!(authorised, Err(ShareError::NotAvailable)), "{authorised:?}");
     }
@@ -247,7 +248,7 @@ both_backends! {
 
     async fn a_malformed_token_is_rejected_before_any_lookup(backend: Backend) {
         let app = TestApp::spawn(backend).await;
-        let session_id = new_session(&app).await;
+        let session = new_session(&app).await;
         let cases = [
             ("traversal", "../../etc/passwd".to_owned()),
             ("too short", "abcdef".to_owned()),
@@ -260,7 +261,7 @@ both_backends! {
         for (name, token) in &cases {
             let opened = app.state.shares.open(token).await;
             assert!(matches!(opened, Err(ShareError::Malformed)), "{name}: open gave {opened:?}");
-            let authorised = app.state.shares.authorize_download(token, Some(session_id)).await;
+            let authorised = app.state.shares.authorize_download(token, Some(&session)).await;
             assert!(matches!(authorised, Err(ShareError::Malformed)), "{name}: authorize gave {authorised:?}");
         }
     }
@@ -268,12 +269,12 @@ both_backends! {
     async fn a_grant_dies_with_its_session(backend: Backend) {
         let app = TestApp::spawn(backend).await;
         let share = app.create_share().await;
-        let session_id = new_session(&app).await;
-        open_and_grant(&app, &share.token, session_id).await;
-        assert!(app.state.shares.authorize_download(&share.token, Some(session_id)).await.is_ok());
+        let session = new_session(&app).await;
+        open_and_grant(&app, &share.token, &session).await;
+        assert!(app.state.shares.authorize_download(&share.token, Some(&session)).await.is_ok());
 
-        app.state.sessions.end(session_id).await.unwrap();
-        let authorised = app.state.shares.authorize_download(&share.token, Some(session_id)).await;
+        app.state.sessions.end(session.id).await.unwrap();
+        let authorised = app.state.shares.authorize_download(&share.token, Some(&session)).await;
 
         assert!(matches!(authorised, Err(ShareError::NotGranted)), "{authorised:?}");
         assert_eq!(grant_rows(&app, share.id).await, 0, "the grant outlived its session");
@@ -283,29 +284,52 @@ both_backends! {
         let app = TestApp::spawn(backend).await;
         let share = app.create_share().await;
         let first = app.state.sessions.create().await.unwrap();
-        open_and_grant(&app, &share.token, first.session.id).await;
+        open_and_grant(&app, &share.token, &first.session).await;
 
         let renewed = app.state.sessions.regenerate(first.session.id).await.unwrap().expect("the session is live");
 
         assert_eq!(renewed.session.id, first.session.id, "regeneration moved the session to another row");
         assert!(app.state.sessions.load(first.cookie_value.expose()).await.unwrap().is_none(), "the old cookie works");
         let loaded = app.state.sessions.load(renewed.cookie_value.expose()).await.unwrap().expect("new cookie");
-        let authorised = app.state.shares.authorize_download(&share.token, Some(loaded.id)).await;
+        let authorised = app.state.shares.authorize_download(&share.token, Some(&loaded)).await;
         assert_eq!(authorised.unwrap().id, share.id);
     }
 
     async fn a_grant_expires_on_its_own_even_while_link_and_session_live(backend: Backend) {
-        let app = TestApp::spawn_with(backend, |s| s.grant_ttl = Duration::from_secs(1)).await;
+        let app = TestApp::spawn(backend).await;
         let share = app.create_share().await;
         let session = app.state.sessions.create().await.unwrap();
-        open_and_grant(&app, &share.token, session.session.id).await;
-        assert!(app.state.shares.authorize_download(&share.token, Some(session.session.id)).await.is_ok());
+        open_and_grant(&app, &share.token, &session.session).await;
+        assert!(app.state.shares.authorize_download(&share.token, Some(&session.session)).await.is_ok());
 
-        tokio::time::sleep(Duration::from_millis(1500)).await;
-        let authorised = app.state.shares.authorize_download(&share.token, Some(session.session.id)).await;
+        let moved = execute(
+            app.db(),
+            "UPDATE download_grants SET expires_at = unixepoch('subsec') - 1 WHERE share_id = $1",
+            "UPDATE download_grants SET expires_at = now() - interval '1 second' WHERE share_id = $1",
+            share.id,
+        )
+        .await;
+        let authorised = app.state.shares.authorize_download(&share.token, Some(&session.session)).await;
 
+        assert_eq!(moved, 1);
         assert!(matches!(authorised, Err(ShareError::NotGranted)), "{authorised:?}");
         assert!(app.state.sessions.load(session.cookie_value.expose()).await.unwrap().is_some(), "session ended");
         assert!(app.state.shares.open(&share.token).await.is_ok(), "the link expired instead");
+    }
+
+    async fn a_request_that_loaded_the_session_before_verification_gets_no_grant(backend: Backend) {
+        let app = TestApp::spawn(backend).await;
+        let share = app.create_share().await;
+        let first = app.state.sessions.create().await.unwrap();
+        // A request in flight: its session was loaded from the cookie before the code was verified.
+        let in_flight = app.state.sessions.load(first.cookie_value.expose()).await.unwrap().expect("a live session");
+
+        let renewed = app.state.sessions.regenerate(first.session.id).await.unwrap().expect("the session is live");
+        open_and_grant(&app, &share.token, &renewed.session).await;
+
+        let stale = app.state.shares.authorize_download(&share.token, Some(&in_flight)).await;
+        let current = app.state.shares.authorize_download(&share.token, Some(&renewed.session)).await;
+        assert!(matches!(stale, Err(ShareError::NotGranted)), "the pre-verification cookie was granted: {stale:?}");
+        assert_eq!(current.unwrap().id, share.id);
     }
 }

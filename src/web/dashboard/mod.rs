@@ -267,6 +267,8 @@ pub async fn renew_link(
     if !state.lifecycle.renew_link(id, &crate::secret::sha256_hex(token.expose())).await? {
         return Err(AppError::Gone("the share is no longer active"));
     }
+    // The new link starts with the limits of a new share: nobody who held the old one keeps a say.
+    state.limiter.clear(&crate::web::recipient::share_limit_prefix(id)).await?;
     let link = state.config.url_for(&format!("/s/{}", token.expose()));
     let lang = crate::i18n::Lang::from_code(&user.lang).unwrap_or_default();
     queue_notification(&state, &user, share.id, &link, lang).await;
@@ -284,6 +286,7 @@ pub async fn unlock(
     let user = signed_in_user(&state, &session).await?;
     visible_share(&state, &user, id).await?;
     if state.lifecycle.unlock(id).await? {
+        state.limiter.clear(&crate::web::recipient::share_limit_prefix(id)).await?;
         state.events.record_quietly(id, EventKind::Unlocked).await;
     }
     Ok(see_other(&format!("/shares/{id}")))

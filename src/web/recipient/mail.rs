@@ -10,6 +10,8 @@ use crate::{
         messages::{code_mail, receipt_mail},
         outbox::{MailKind, Outbox},
     },
+    ratelimit::Limit,
+    secret::SecretString,
     share::{EventKind, Share},
     web::AppState,
 };
@@ -17,24 +19,16 @@ use crate::{
 /// Quick retries for a code mail: the recipient is waiting for it.
 const RETRY_DELAYS: [Duration; 3] = [Duration::from_secs(1), Duration::from_secs(3), Duration::from_secs(8)];
 
-/// Issues a new code for this browser and mails it to the share's registered address.
-pub fn spawn_code_mail(state: &AppState, share: &Share, session_id: i64, lang: Lang) {
-    let state = state.clone();
-    let (share_id, to) = (share.id, share.recipient_email.clone());
-    tokio::spawn(async move { send_code(&state, share_id, session_id, &to, lang).await });
-}
+/// Code mails actually sent per share (email bombing): past this, a matched request still gets
+/// the same answer, but no mail leaves; the sender's timeline shows it as a failed code mail.
+const MAILS_PER_SHARE: [Limit; 2] =
+    [Limit::new(5, Duration::from_secs(3600)), Limit::new(10, Duration::from_secs(24 * 3600))];
 
-/// Like `spawn_code_mail`, but only when this browser already earned a code with the right address.
-pub fn spawn_code_resend(state: &AppState, share: &Share, session_id: i64, lang: Lang) {
+/// Mails a code to the share's registered address, in the background.
+pub fn spawn_code_mail(state: &AppState, share: &Share, code: SecretString, lang: Lang) {
     let state = state.clone();
     let (share_id, to) = (share.id, share.recipient_email.clone());
-    tokio::spawn(async move {
-        match state.codes.has_any_code(share_id, session_id).await {
-            Ok(true) => send_code(&state, share_id, session_id, &to, lang).await,
-            Ok(false) => {}
-            Err(error) => tracing::warn!(share_id, %error, "could not look up earlier codes"),
-        }
-    });
+    tokio::spawn(async move { send_code(&state, share_id, &to, code, lang).await });
 }
 
 /// Queues the sender's download receipt (if they asked for one) and tries to deliver it now.
@@ -62,14 +56,16 @@ pub fn spawn_download_receipt(state: &AppState, share_id: i64) {
     });
 }
 
-async fn send_code(state: &AppState, share_id: i64, session_id: i64, to: &str, lang: Lang) {
-    let code = match state.codes.issue(share_id, session_id).await {
-        Ok(code) => code,
-        Err(error) => {
-            tracing::warn!(share_id, %error, "could not create a code");
-            return;
+async fn send_code(state: &AppState, share_id: i64, to: &str, code: SecretString, lang: Lang) {
+    let bucket = format!("{}mails", super::share_limit_prefix(share_id));
+    match state.limiter.hit(&bucket, &MAILS_PER_SHARE).await {
+        Ok(Ok(())) => {}
+        Ok(Err(_)) => {
+            tracing::warn!(share_id, "code mail held back: too many code mails for this share");
+            return state.events.record_quietly(share_id, EventKind::CodeMailFailed).await;
         }
-    };
+        Err(error) => return tracing::warn!(share_id, %error, "could not count code mails"),
+    }
     let message = match code_mail(&state.config.settings.mail_from, to, lang, code.expose()) {
         Ok(message) => message,
         Err(error) => {

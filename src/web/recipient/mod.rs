@@ -7,6 +7,8 @@ mod mail;
 
 pub use file::content_disposition;
 
+use std::time::Duration;
+
 use askama::Template;
 use poem::{
     IntoResponse, Request, Response, handler,
@@ -28,11 +30,14 @@ use crate::{
     share::{EventKind, Share, ShareError, ShareStatus},
 };
 
-/// Address submissions per share (a person who mistypes gets at least three in a row) and per
-/// client. Every submission counts, matched or not, so the limit itself reveals nothing.
-const PER_SHARE: [Limit; 2] =
-    [Limit::new(3, std::time::Duration::from_secs(10 * 60)), Limit::new(10, std::time::Duration::from_secs(24 * 3600))];
-const PER_CLIENT: [Limit; 1] = [Limit::new(20, std::time::Duration::from_secs(3600))];
+/// Address submissions and "send a new code" per browser session and share: a person who mistypes
+/// gets at least three in a row. Matched or not, every request counts the same, so the limit itself
+/// reveals nothing; a refused one counts nothing, and a new link or an unlock starts afresh.
+const PER_SESSION: [Limit; 2] =
+    [Limit::new(3, Duration::from_secs(10 * 60)), Limit::new(10, Duration::from_secs(24 * 3600))];
+/// The same requests per client address, across shares and sessions: high enough that an office
+/// behind one NAT address never meets it, low enough to stop one machine cycling sessions.
+const PER_CLIENT: [Limit; 1] = [Limit::new(200, Duration::from_secs(3600))];
 
 /// Which step of the flow the page shows.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -148,7 +153,7 @@ pub async fn landing(
     let share = open_share(&state, &token).await?;
     let session = session.ensure().await?;
     state.events.record_quietly(share.id, EventKind::Opened).await;
-    if state.shares.grants.is_granted(session.id, share.id).await? {
+    if state.shares.grants.is_granted(&session, share.id).await? {
         return download_step(&state, req, &token, &share, &session).await;
     }
     if share.locked {
@@ -180,8 +185,9 @@ pub struct EmailForm {
     email: String,
 }
 
-/// POST /s/{token}/email: the same answer whatever was typed; a code goes, in the background,
-/// only to the registered address and only when the typed one matches it.
+/// POST /s/{token}/email: the same answer whatever was typed, and the same state afterwards: a
+/// challenge is made either way, but only a matched one has a code, mailed in the background to
+/// the registered address.
 #[handler]
 pub async fn request_code(
     req: &Request,
@@ -193,13 +199,11 @@ pub async fn request_code(
 ) -> Result<Response, AppError> {
     let (share, session) = code_request(&state, &token, &session, client.0.0).await?;
     let matches = EmailAddress::parse(&form.email).is_ok_and(|typed| typed.as_str() == share.recipient_email);
-    if matches {
-        mail::spawn_code_mail(&state, &share, session.id, request_lang(req));
-    }
+    issue_code(&state, req, &share, &session, client.0.0, matches).await?;
     render_step(req, &token, &share, &session, Step::Code, StepExtras::default())
 }
 
-/// POST /s/{token}/code/new: a fresh code, again only if this browser gave the right address.
+/// POST /s/{token}/code/new: a fresh challenge, mailed only if this browser gave the right address.
 #[handler]
 pub async fn resend_code(
     req: &Request,
@@ -209,8 +213,27 @@ pub async fn resend_code(
     client: Data<&ClientAddr>,
 ) -> Result<Response, AppError> {
     let (share, session) = code_request(&state, &token, &session, client.0.0).await?;
-    mail::spawn_code_resend(&state, &share, session.id, request_lang(req));
+    let mailed = state.codes.latest_mailed(share.id, session.id).await?.unwrap_or(false);
+    issue_code(&state, req, &share, &session, client.0.0, mailed).await?;
     render_step(req, &token, &share, &session, Step::Code, StepExtras::default())
+}
+
+/// Makes the session's new challenge and, when it is to be mailed, sends its code in the
+/// background: the answer never waits for (or depends on) the mail.
+async fn issue_code(
+    state: &AppState,
+    req: &Request,
+    share: &Share,
+    session: &Session,
+    client: std::net::IpAddr,
+    mailed: bool,
+) -> Result<(), AppError> {
+    let code = state.codes.issue(share.id, session.id, mailed).await?;
+    tracing::info!(share_id = share.id, %client, session = session_ref(session), mailed, "code requested");
+    if let Some(code) = code {
+        mail::spawn_code_mail(state, share, code, request_lang(req));
+    }
+    Ok(())
 }
 
 /// What every request for a code goes through: an open, unlocked share, a session, and the limits.
@@ -225,17 +248,28 @@ async fn code_request(
     if share.locked {
         return Err(AppError::ShareLocked);
     }
-    limit_code_requests(state, share.id, client).await?;
-    Ok((share, session))
-}
-
-async fn limit_code_requests(state: &AppState, share_id: i64, client: std::net::IpAddr) -> Result<(), AppError> {
-    let per_share = state.limiter.hit(&format!("code-request:share:{share_id}"), &PER_SHARE).await?;
-    let per_client = state.limiter.hit(&format!("code-request:client:{client}"), &PER_CLIENT).await?;
-    match per_share.and(per_client) {
-        Ok(()) => Ok(()),
+    let session_bucket = format!("{}session:{}", share_limit_prefix(share.id), session.id);
+    let per_session = state.limiter.hit(&session_bucket, &PER_SESSION).await?;
+    let per_client = match per_session {
+        Ok(()) => state.limiter.hit(&format!("code-request:client:{client}"), &PER_CLIENT).await?,
+        Err(retry) => Err(retry),
+    };
+    match per_client {
+        Ok(()) => Ok((share, session)),
         Err(retry) => Err(AppError::TooMany { reason: "code requests", retry_after: retry.0 }),
     }
+}
+
+/// The rate-limit buckets that belong to one share's current link (cleared with a new link or an
+/// unlock); `mail::MAILS_PER_SHARE` counts under it too.
+pub fn share_limit_prefix(share_id: i64) -> String {
+    format!("code-request:share:{share_id}:")
+}
+
+/// A short, stable reference to the session for the log: a prefix of its cookie's hash, which
+/// neither is the cookie nor leads to it.
+fn session_ref(session: &Session) -> &str {
+    &session.id_hash[..12]
 }
 
 fn request_lang(req: &Request) -> Lang {
@@ -262,11 +296,13 @@ pub async fn submit_code(
     let session = posted_session(&session_handle)?;
     let t = request_lang(req).text();
     let outcome = state.codes.verify(share.id, session.id, &form.code).await?;
+    let (share_id, client, session_ref) = (share.id, client.0.0, session_ref(&session));
     let extras = match outcome {
         CodeOutcome::Verified => {
             let renewed = session_handle.regenerate().await?;
             state.shares.grant_after_verification(&share, renewed.id, &outcome).await.map_err(share_error)?;
             state.events.record_quietly(share.id, EventKind::Verified).await;
+            tracing::info!(share_id, %client, session = session_ref, "code verified; session regenerated and granted");
             if is_htmx(req) {
                 return download_step(&state, req, &token, &share, &renewed).await;
             }
@@ -274,15 +310,19 @@ pub async fn submit_code(
         }
         CodeOutcome::Wrong { tries_left } => {
             state.events.record_quietly(share.id, EventKind::CodeFailed).await;
+            tracing::info!(share_id, %client, session = session_ref, tries_left, "wrong code");
             StepExtras { error: Some(t.code_wrong), tries_left: Some(tries_left), file: None }
         }
         CodeOutcome::Malformed => StepExtras { error: Some(t.code_malformed), ..Default::default() },
-        CodeOutcome::NoLiveCode => StepExtras { error: Some(t.code_dead), ..Default::default() },
+        CodeOutcome::NoLiveCode => {
+            tracing::info!(share_id, %client, session = session_ref, "code tried with no live challenge");
+            StepExtras { error: Some(t.code_dead), ..Default::default() }
+        }
         CodeOutcome::Locked { now } => {
             if now {
                 state.events.record_quietly(share.id, EventKind::CodeFailed).await;
                 state.events.record_quietly(share.id, EventKind::Locked).await;
-                tracing::warn!(share_id = share.id, client = %client.0.0, "share locked after too many wrong codes");
+                tracing::warn!(share_id, %client, session = session_ref, "share locked after too many wrong codes");
             }
             return Err(AppError::ShareLocked);
         }
@@ -298,8 +338,8 @@ pub async fn download(
     state: Data<&AppState>,
     session: Data<&SessionHandle>,
 ) -> Result<Response, AppError> {
-    let session_id = session.current().map(|s| s.id);
-    let share = match state.shares.authorize_download(&token, session_id).await {
+    let session = session.current();
+    let share = match state.shares.authorize_download(&token, session.as_ref()).await {
         Ok(share) => share,
         Err(ShareError::NotGranted) => {
             if let Ok(share) = state.shares.open(&token).await {
