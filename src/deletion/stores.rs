@@ -187,8 +187,8 @@ impl Store {
             Self::RateLimits => format!(
                 "FROM rate_limit_hits WHERE bucket = 'login:account:' || {email}
                     OR EXISTS (SELECT 1 FROM shares s WHERE s.sender_id = $1
-                                  AND substr(bucket, 1, length('code-request:share:' || CAST(s.id AS TEXT) || ':'))
-                                      = 'code-request:share:' || CAST(s.id AS TEXT) || ':')"
+                                  AND substr(bucket, 1, length('share:' || CAST(s.id AS TEXT) || ':'))
+                                      = 'share:' || CAST(s.id AS TEXT) || ':')"
             ),
             Self::Shares => "FROM shares WHERE sender_id = $1".to_owned(),
             Self::FileRecords => "FROM files WHERE owner_id = $1".to_owned(),

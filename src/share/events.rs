@@ -3,6 +3,9 @@
 
 use crate::db::{Db, Timestamp};
 
+/// Repeats of a visitor-made event within this long are one timeline entry.
+const COLLAPSE_WINDOW: std::time::Duration = std::time::Duration::from_secs(3600);
+
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum EventKind {
     Opened,
@@ -68,6 +71,29 @@ impl ShareEvents {
     /// Records an event where failing to record it must not fail the request: logged instead.
     pub async fn record_quietly(&self, share_id: i64, kind: EventKind) {
         if let Err(error) = self.record(share_id, kind).await {
+            tracing::warn!(share_id, kind = kind.as_str(), %error, "could not record a share event");
+        }
+    }
+
+    /// Records an event that visitors can repeat at will (a landing page view, a refused
+    /// download) at most once per kind and hour, so nobody can flood the sender's timeline.
+    pub async fn record_collapsed(&self, share_id: i64, kind: EventKind) {
+        const SQLITE: &str = "INSERT INTO share_events (share_id, kind) SELECT $1, $2
+            WHERE NOT EXISTS (SELECT 1 FROM share_events WHERE share_id = $1 AND kind = $2
+                                 AND at > unixepoch('subsec') - $3)";
+        const PG: &str = "INSERT INTO share_events (share_id, kind) SELECT $1, $2
+            WHERE NOT EXISTS (SELECT 1 FROM share_events WHERE share_id = $1 AND kind = $2
+                                 AND at > now() - make_interval(secs => $3))";
+        let window = crate::db::seconds(COLLAPSE_WINDOW);
+        let done = match &self.db {
+            Db::Sqlite(pool) => {
+                sqlx::query(SQLITE).bind(share_id).bind(kind.as_str()).bind(window).execute(pool).await.map(drop)
+            }
+            Db::Postgres(pool) => {
+                sqlx::query(PG).bind(share_id).bind(kind.as_str()).bind(window).execute(pool).await.map(drop)
+            }
+        };
+        if let Err(error) = done {
             tracing::warn!(share_id, kind = kind.as_str(), %error, "could not record a share event");
         }
     }

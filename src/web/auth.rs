@@ -70,11 +70,11 @@ pub async fn setup_page(
     if !state.setup.admits(&token) || Users::new(state.db.clone()).count().await? > 0 {
         return Err(AppError::NotFound("setup closed or wrong token"));
     }
-    let session = session.ensure().await?;
+    let csrf_token = session.form_token();
     let page = SetupPage {
         c: Chrome::for_request(req),
         action: format!("/setup/{token}"),
-        csrf_token: &session.csrf_secret,
+        csrf_token: &csrf_token,
         name: "",
         email: "",
         error: None,
@@ -111,11 +111,11 @@ pub async fn setup_submit(
         password::check_new_password(&password, &words).err().map(|e| password_error(t, &e))
     };
     if let Some(error) = error {
-        let session = session.ensure().await?;
+        let csrf_token = session.form_token();
         let page = SetupPage {
             c,
             action: format!("/setup/{token}"),
-            csrf_token: &session.csrf_secret,
+            csrf_token: &csrf_token,
             name,
             email: &form.email,
             error: Some(error),
@@ -149,8 +149,7 @@ struct LoginPage<'a> {
 /// GET /login
 #[handler]
 pub async fn login_page(req: &Request, session: Data<&SessionHandle>) -> Result<Html<String>, AppError> {
-    let session = session.ensure().await?;
-    render(&LoginPage { c: Chrome::for_request(req), csrf_token: &session.csrf_secret, email: "", error: None })
+    render(&LoginPage { c: Chrome::for_request(req), csrf_token: &session.form_token(), email: "", error: None })
 }
 
 #[derive(Deserialize)]
@@ -178,11 +177,10 @@ pub async fn login_submit(
             Ok(see_other("/shares"))
         }
         Err(LoginError::Invalid) => {
-            let current = session.ensure().await?;
+            let csrf_token = session.form_token();
             let c = Chrome::for_request(req);
             let t = c.t;
-            let page =
-                LoginPage { c, csrf_token: &current.csrf_secret, email: &form.email, error: Some(t.login_failed) };
+            let page = LoginPage { c, csrf_token: &csrf_token, email: &form.email, error: Some(t.login_failed) };
             Ok(Response::builder().status(StatusCode::OK).content_type("text/html; charset=utf-8").body(page.render()?))
         }
         Err(LoginError::TooMany(retry_after)) => Err(AppError::TooMany { reason: "sign-in attempts", retry_after }),

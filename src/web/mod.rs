@@ -118,8 +118,12 @@ pub fn app(state: AppState) -> impl Endpoint + 'static {
     let https = state.config.is_https();
     let origin: Arc<str> = state.config.origin().into();
     let trusted = Arc::new(state.config.settings.trusted_proxies.clone());
-    let sessions = state.sessions.clone();
-    let max_age = state.config.settings.session_max_age;
+    let session_settings = middleware::SessionSettings {
+        sessions: state.sessions.clone(),
+        https,
+        max_age: state.config.settings.session_max_age,
+        form_key: state.secret_key.derive("watasu anonymous form token v1"),
+    };
     let access_time_gc = state.config.settings.access_time_gc.then(|| state.gc.clone());
 
     let dev_outbox = state.config.settings.smtp_url.is_none();
@@ -170,7 +174,7 @@ pub fn app(state: AppState) -> impl Endpoint + 'static {
     // Innermost first: each `around` wraps everything above it.
     routes
         .around(move |ep, req| middleware::csrf_guard(ep, req, origin.clone()))
-        .around(move |ep, req| middleware::load_session(ep, req, sessions.clone(), https, max_age))
+        .around(move |ep, req| middleware::load_session(ep, req, session_settings.clone()))
         .around(error::render_errors)
         // Boxing here keeps the endpoint's type shallow enough for the compiler.
         .boxed()

@@ -151,11 +151,10 @@ pub async fn invitation_page(
         .find_open(&token)
         .await?
         .ok_or(AppError::NotAvailable("invitation used, expired or unknown"))?;
-    let current = session.ensure().await?;
     render(&InvitePage {
         c: Chrome::for_request(req),
         action: format!("/invite/{token}"),
-        csrf_token: &current.csrf_secret,
+        csrf_token: &session.form_token(),
         email: &invitation.email,
         error: None,
     })
@@ -194,11 +193,11 @@ pub async fn accept(
         password::check_new_password(&password, &words).err().map(|e| super::auth::password_error(t, &e))
     };
     if let Some(error) = error {
-        let current = session.ensure().await?;
+        let csrf_token = session.form_token();
         let page = InvitePage {
             c,
             action: format!("/invite/{token}"),
-            csrf_token: &current.csrf_secret,
+            csrf_token: &csrf_token,
             email: &invitation.email,
             error: Some(error),
         };

@@ -78,8 +78,11 @@ both_backends! {
         let app = TestApp::spawn(backend).await;
         app.create_sender_with_password("s@example.test", "Sato", PASSWORD).await;
         let browser = app.browser();
+        // A session from before the sign-in (one an attacker could even have planted).
+        let planted = app.state.sessions.create().await.unwrap();
+        let before = planted.cookie_value.expose().to_owned();
+        browser.set_cookie("watasu_session", &before);
         let form = browser.get("/login").await;
-        let before = browser.cookie("watasu_session").unwrap();
         let answer = browser.post_form("/login", &[("csrf_token", &form.csrf_token()), ("email", "S@example.test"), ("password", PASSWORD)]).await;
         assert_eq!(answer.status, 303);
         let after = browser.cookie("watasu_session").unwrap();

@@ -21,3 +21,4 @@ mod platform;
 mod recipient;
 mod share_access;
 mod team;
+mod visits;

@@ -253,6 +253,10 @@ pub async fn revoke(
     Ok(see_other(&format!("/shares/{id}")))
 }
 
+/// Fresh links a share may be sent in a day.
+const LINK_RENEWALS: [crate::ratelimit::Limit; 1] =
+    [crate::ratelimit::Limit::new(5, std::time::Duration::from_secs(24 * 3600))];
+
 /// POST /shares/{id}/link: a new link for the recipient (the old one dies), mailed and shown once.
 #[handler]
 pub async fn renew_link(
@@ -263,12 +267,16 @@ pub async fn renew_link(
 ) -> Result<Html<String>, AppError> {
     let user = signed_in_user(&state, &session).await?;
     let share = visible_share(&state, &user, id).await?;
+    // Each new link is a mail to the recipient: a few a day are plenty, more would be a nuisance.
+    if let Err(retry) = state.limiter.hit(&format!("share:{id}:link-renewals"), &LINK_RENEWALS).await? {
+        return Err(AppError::TooMany { reason: "link renewals", retry_after: retry.0 });
+    }
     let token = crate::secret::random_token();
     if !state.lifecycle.renew_link(id, &crate::secret::sha256_hex(token.expose())).await? {
         return Err(AppError::Gone("the share is no longer active"));
     }
     // The new link starts with the limits of a new share: nobody who held the old one keeps a say.
-    state.limiter.clear(&crate::web::recipient::share_limit_prefix(id)).await?;
+    state.limiter.clear(&crate::web::recipient::share_code_limits(id)).await?;
     let link = state.config.url_for(&format!("/s/{}", token.expose()));
     let lang = crate::i18n::Lang::from_code(&user.lang).unwrap_or_default();
     queue_notification(&state, &user, share.id, &link, lang).await;
@@ -286,7 +294,7 @@ pub async fn unlock(
     let user = signed_in_user(&state, &session).await?;
     visible_share(&state, &user, id).await?;
     if state.lifecycle.unlock(id).await? {
-        state.limiter.clear(&crate::web::recipient::share_limit_prefix(id)).await?;
+        state.limiter.clear(&crate::web::recipient::share_code_limits(id)).await?;
         state.events.record_quietly(id, EventKind::Unlocked).await;
     }
     Ok(see_other(&format!("/shares/{id}")))

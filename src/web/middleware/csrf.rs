@@ -1,5 +1,5 @@
 //! CSRF guard and form body cap for every state-changing request: the browser must not say it
-//! came from another site, and the session's token must come back in the form field
+//! came from another site, and the session's (or anonymous form's) token must come back in the form field
 //! `csrf_token` or the `X-CSRF-Token` header (HTMX). Refused requests change nothing: the
 //! handler never runs.
 
@@ -8,10 +8,7 @@ use std::sync::Arc;
 use poem::{Endpoint, IntoResponse, Request, Response, error::ReadBodyError, http::Method};
 
 use super::SessionHandle;
-use crate::{
-    session::{csrf_tokens_match, origin_is_allowed},
-    web::AppError,
-};
+use crate::{session::origin_is_allowed, web::AppError};
 
 /// Largest body of an ordinary form. Only the upload route takes more, and checks its own token.
 pub const FORM_BODY_LIMIT: usize = 64 * 1024;
@@ -48,9 +45,9 @@ pub async fn csrf_guard<E: Endpoint>(ep: Arc<E>, mut req: Request, our_origin: A
             url::form_urlencoded::parse(&body).find(|(key, _)| key == "csrf_token").map(|(_, value)| value.into_owned())
         }
     };
-    let session = req.extensions().get::<SessionHandle>().and_then(SessionHandle::current);
-    let valid = match (&session, submitted) {
-        (Some(session), Some(token)) => csrf_tokens_match(&session.csrf_secret, &token),
+    let handle = req.extensions().get::<SessionHandle>();
+    let valid = match (handle, submitted) {
+        (Some(handle), Some(token)) => handle.accepts_csrf_token(&token),
         _ => false,
     };
     if !valid {

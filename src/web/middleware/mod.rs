@@ -15,7 +15,7 @@ pub use client_addr::{ClientAddr, client_addr};
 pub use csrf::{FORM_BODY_LIMIT, csrf_guard};
 pub use lang::choose_lang;
 pub use security_headers::security_headers;
-pub use session::{SessionHandle, load_session};
+pub use session::{SessionHandle, SessionSettings, load_session};
 
 /// True for requests HTMX made; they get fragments instead of whole pages.
 pub fn is_htmx(req: &poem::Request) -> bool {

@@ -1,5 +1,6 @@
 //! Attaches the browser's session (if any) to the request and writes the cookie when a handler
-//! created or regenerated one. A malformed or unknown cookie is treated as no cookie.
+//! created or regenerated one. A malformed or unknown cookie is treated as no cookie. A mere visit
+//! makes no session row: an anonymous form carries a signed double-submit token instead.
 
 use std::sync::{Arc, Mutex};
 
@@ -9,7 +10,8 @@ use poem::{
 };
 
 use crate::{
-    session::{NewSession, Session, Sessions},
+    secret::random_token,
+    session::{NewSession, Session, Sessions, csrf_tokens_match, is_token_shaped},
     web::AppError,
 };
 
@@ -19,14 +21,27 @@ pub fn cookie_name(https: bool) -> &'static str {
     if https { "__Host-watasu" } else { "watasu_session" }
 }
 
+/// The cookie of an anonymous form: a random value whose HMAC the form carries as its CSRF token.
+fn form_cookie_name(https: bool) -> &'static str {
+    if https { "__Host-watasu-form" } else { "watasu_form" }
+}
+
+/// What the session layer needs to know, fixed at start-up.
+#[derive(Clone)]
+pub struct SessionSettings {
+    pub sessions: Sessions,
+    pub https: bool,
+    pub max_age: std::time::Duration,
+    /// Key of the anonymous forms' tokens (derived from the instance secret).
+    pub form_key: [u8; 32],
+}
+
 /// A handler's access to the session: read it, create it on demand, regenerate or end it.
 #[derive(Clone)]
 pub struct SessionHandle {
     inner: Arc<Mutex<Option<Session>>>,
-    sessions: Sessions,
+    settings: SessionSettings,
     jar: CookieJar,
-    https: bool,
-    max_age: std::time::Duration,
 }
 
 impl SessionHandle {
@@ -35,19 +50,53 @@ impl SessionHandle {
         self.inner.lock().expect("session lock").clone()
     }
 
-    /// The current session, starting one when there is none (every page with a form needs one).
+    /// The current session, starting one when there is none: only for what must be remembered
+    /// (a code asked for, a sign-in), never for a mere page view.
     pub async fn ensure(&self) -> Result<Session, AppError> {
         if let Some(session) = self.current() {
             return Ok(session);
         }
-        let created = self.sessions.create().await?;
+        let created = self.settings.sessions.create().await?;
         Ok(self.adopt(created))
+    }
+
+    /// The CSRF token for the forms of this page: the session's, or without a session the HMAC of
+    /// a random form cookie (set now if the browser has none), so that showing a form stores nothing.
+    pub fn form_token(&self) -> String {
+        if let Some(session) = self.current() {
+            return session.csrf_secret;
+        }
+        let name = form_cookie_name(self.settings.https);
+        let nonce = match self.jar.get(name) {
+            Some(cookie) if is_token_shaped(cookie.value_str()) => cookie.value_str().to_owned(),
+            _ => {
+                let nonce = random_token().expose().to_owned();
+                let mut cookie = self.base_cookie(name, nonce.clone());
+                cookie.set_max_age(FORM_COOKIE_MAX_AGE);
+                self.jar.add(cookie);
+                nonce
+            }
+        };
+        anonymous_form_token(&self.settings.form_key, &nonce)
+    }
+
+    /// Whether `submitted` is this browser's CSRF token: its session's, or its anonymous form's.
+    pub fn accepts_csrf_token(&self, submitted: &str) -> bool {
+        if self.current().is_some_and(|session| csrf_tokens_match(&session.csrf_secret, submitted)) {
+            return true;
+        }
+        match self.jar.get(form_cookie_name(self.settings.https)) {
+            Some(cookie) if is_token_shaped(cookie.value_str()) => {
+                csrf_tokens_match(&anonymous_form_token(&self.settings.form_key, cookie.value_str()), submitted)
+            }
+            _ => false,
+        }
     }
 
     /// Moves the session to a new id on a privilege change; the old cookie dies at once.
     pub async fn regenerate(&self) -> Result<Session, AppError> {
         let session = self.ensure().await?;
-        match self.sessions.regenerate(session.id).await? {
+        match self.settings.sessions.regenerate(session.id).await? {
             Some(renewed) => Ok(self.adopt(renewed)),
             None => Err(AppError::Forbidden("session ended during regeneration")),
         }
@@ -56,7 +105,7 @@ impl SessionHandle {
     /// Signs a sender in, with a new session id.
     pub async fn sign_in(&self, user_id: i64) -> Result<Session, AppError> {
         let session = self.ensure().await?;
-        match self.sessions.sign_in(session.id, user_id).await? {
+        match self.settings.sessions.sign_in(session.id, user_id).await? {
             Some(renewed) => Ok(self.adopt(renewed)),
             None => Err(AppError::Forbidden("session ended during sign-in")),
         }
@@ -66,48 +115,56 @@ impl SessionHandle {
     pub async fn end(&self) -> Result<(), AppError> {
         let current = self.inner.lock().expect("session lock").take();
         if let Some(session) = current {
-            self.sessions.end(session.id).await?;
+            self.settings.sessions.end(session.id).await?;
         }
-        let mut cookie = self.base_cookie(String::new());
+        let mut cookie = self.base_cookie(cookie_name(self.settings.https), String::new());
         cookie.set_max_age(std::time::Duration::ZERO);
         self.jar.add(cookie);
         Ok(())
     }
 
     fn adopt(&self, new: NewSession) -> Session {
-        self.jar.add(self.base_cookie(new.cookie_value.expose().to_owned()));
+        self.jar.add(self.base_cookie(cookie_name(self.settings.https), new.cookie_value.expose().to_owned()));
         *self.inner.lock().expect("session lock") = Some(new.session.clone());
         new.session
     }
 
-    fn base_cookie(&self, value: String) -> Cookie {
-        let mut cookie = Cookie::new_with_str(cookie_name(self.https), value);
+    fn base_cookie(&self, name: &str, value: String) -> Cookie {
+        let mut cookie = Cookie::new_with_str(name, value);
         cookie.set_path("/");
         cookie.set_http_only(true);
         cookie.set_same_site(SameSite::Lax);
-        cookie.set_secure(self.https);
-        cookie.set_max_age(self.max_age);
+        cookie.set_secure(self.settings.https);
+        cookie.set_max_age(self.settings.max_age);
         cookie
     }
+}
+
+/// An anonymous form stays usable this long after it was shown.
+const FORM_COOKIE_MAX_AGE: std::time::Duration = std::time::Duration::from_secs(12 * 3600);
+
+fn anonymous_form_token(key: &[u8; 32], nonce: &str) -> String {
+    use hmac::{KeyInit, Mac};
+    let mut mac = hmac::Hmac::<sha2::Sha256>::new_from_slice(key).expect("HMAC takes any key length");
+    mac.update(nonce.as_bytes());
+    hex::encode(mac.finalize().into_bytes())
 }
 
 pub async fn load_session<E: Endpoint>(
     ep: Arc<E>,
     mut req: Request,
-    sessions: Sessions,
-    https: bool,
-    max_age: std::time::Duration,
+    settings: SessionSettings,
 ) -> poem::Result<Response> {
     // Probes must not depend on the session table: /healthz answers while the database is down.
     if matches!(req.uri().path(), "/healthz" | "/readyz") {
         return ep.call(req).await.map(IntoResponse::into_response);
     }
     let jar = req.cookie().clone();
-    let current = match jar.get(cookie_name(https)) {
-        Some(cookie) => sessions.load(cookie.value_str()).await.map_err(AppError::from)?,
+    let current = match jar.get(cookie_name(settings.https)) {
+        Some(cookie) => settings.sessions.load(cookie.value_str()).await.map_err(AppError::from)?,
         None => None,
     };
-    let handle = SessionHandle { inner: Arc::new(Mutex::new(current)), sessions, jar, https, max_age };
+    let handle = SessionHandle { inner: Arc::new(Mutex::new(current)), settings, jar };
     req.extensions_mut().insert(handle);
     ep.call(req).await.map(IntoResponse::into_response)
 }

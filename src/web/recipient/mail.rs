@@ -57,7 +57,7 @@ pub fn spawn_download_receipt(state: &AppState, share_id: i64) {
 }
 
 async fn send_code(state: &AppState, share_id: i64, to: &str, code: SecretString, lang: Lang) {
-    let bucket = format!("{}mails", super::share_limit_prefix(share_id));
+    let bucket = format!("{}mails", super::share_code_limits(share_id));
     match state.limiter.hit(&bucket, &MAILS_PER_SHARE).await {
         Ok(Ok(())) => {}
         Ok(Err(_)) => {

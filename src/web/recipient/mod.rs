@@ -91,7 +91,7 @@ fn render_step(
     req: &Request,
     token: &str,
     share: &Share,
-    session: &Session,
+    csrf_token: &str,
     step: Step,
     extras: StepExtras,
 ) -> Result<Response, AppError> {
@@ -102,7 +102,7 @@ fn render_step(
         step,
         sender_name: &share.sender_name,
         base_path: format!("/s/{token}"),
-        csrf_token: &session.csrf_secret,
+        csrf_token,
         error: extras.error,
         tries_left: extras.tries_left,
         file: extras.file,
@@ -131,9 +131,10 @@ fn share_error(error: ShareError) -> AppError {
     }
 }
 
-/// The session of a form post; the CSRF guard already required one.
-fn posted_session(session: &SessionHandle) -> Result<Session, AppError> {
-    session.current().ok_or(AppError::Forbidden("no session"))
+/// The session of a form post (the CSRF guard already checked its token), started now if the
+/// form was shown without one.
+async fn posted_session(session: &SessionHandle) -> Result<Session, AppError> {
+    session.ensure().await
 }
 
 #[derive(Deserialize)]
@@ -151,18 +152,23 @@ pub async fn landing(
     session: Data<&SessionHandle>,
 ) -> Result<Response, AppError> {
     let share = open_share(&state, &token).await?;
-    let session = session.ensure().await?;
-    state.events.record_quietly(share.id, EventKind::Opened).await;
-    if state.shares.grants.is_granted(&session, share.id).await? {
-        return download_step(&state, req, &token, &share, &session).await;
+    state.events.record_collapsed(share.id, EventKind::Opened).await;
+    // No session is started for a visit: only an address submission has something to remember.
+    let current = session.current();
+    if let Some(current) = &current
+        && state.shares.grants.is_granted(current, share.id).await?
+    {
+        return download_step(&state, req, &token, &share, current).await;
     }
     if share.locked {
         return Err(AppError::ShareLocked);
     }
     let wants_email = query.step.as_deref() == Some("email");
-    let step =
-        if !wants_email && state.codes.has_live_code(share.id, session.id).await? { Step::Code } else { Step::Email };
-    render_step(req, &token, &share, &session, step, StepExtras::default())
+    let step = match &current {
+        Some(current) if !wants_email && state.codes.has_live_code(share.id, current.id).await? => Step::Code,
+        _ => Step::Email,
+    };
+    render_step(req, &token, &share, &session.form_token(), step, StepExtras::default())
 }
 
 async fn download_step(
@@ -176,7 +182,8 @@ async fn download_step(
     let file = state.shares.links.repo().file_of(share).await?.ok_or(AppError::AlreadyDownloaded)?;
     let view =
         FileView { name: file.original_name, size: format::human_size(file.size_bytes, lang), sha256: file.sha256 };
-    render_step(req, token, share, session, Step::Download, StepExtras { file: Some(view), ..Default::default() })
+    let extras = StepExtras { file: Some(view), ..Default::default() };
+    render_step(req, token, share, &session.csrf_secret, Step::Download, extras)
 }
 
 #[derive(Deserialize)]
@@ -200,7 +207,7 @@ pub async fn request_code(
     let (share, session) = code_request(&state, &token, &session, client.0.0).await?;
     let matches = EmailAddress::parse(&form.email).is_ok_and(|typed| typed.as_str() == share.recipient_email);
     issue_code(&state, req, &share, &session, client.0.0, matches).await?;
-    render_step(req, &token, &share, &session, Step::Code, StepExtras::default())
+    render_step(req, &token, &share, &session.csrf_secret, Step::Code, StepExtras::default())
 }
 
 /// POST /s/{token}/code/new: a fresh challenge, mailed only if this browser gave the right address.
@@ -215,7 +222,7 @@ pub async fn resend_code(
     let (share, session) = code_request(&state, &token, &session, client.0.0).await?;
     let mailed = state.codes.latest_mailed(share.id, session.id).await?.unwrap_or(false);
     issue_code(&state, req, &share, &session, client.0.0, mailed).await?;
-    render_step(req, &token, &share, &session, Step::Code, StepExtras::default())
+    render_step(req, &token, &share, &session.csrf_secret, Step::Code, StepExtras::default())
 }
 
 /// Makes the session's new challenge and, when it is to be mailed, sends its code in the
@@ -244,11 +251,11 @@ async fn code_request(
     client: std::net::IpAddr,
 ) -> Result<(Share, Session), AppError> {
     let share = open_share(state, token).await?;
-    let session = posted_session(session)?;
+    let session = posted_session(session).await?;
     if share.locked {
         return Err(AppError::ShareLocked);
     }
-    let session_bucket = format!("{}session:{}", share_limit_prefix(share.id), session.id);
+    let session_bucket = format!("{}session:{}", share_code_limits(share.id), session.id);
     let per_session = state.limiter.hit(&session_bucket, &PER_SESSION).await?;
     let per_client = match per_session {
         Ok(()) => state.limiter.hit(&format!("code-request:client:{client}"), &PER_CLIENT).await?,
@@ -260,10 +267,11 @@ async fn code_request(
     }
 }
 
-/// The rate-limit buckets that belong to one share's current link (cleared with a new link or an
-/// unlock); `mail::MAILS_PER_SHARE` counts under it too.
-pub fn share_limit_prefix(share_id: i64) -> String {
-    format!("code-request:share:{share_id}:")
+/// The rate-limit buckets of the code step that belong to one share's current link (cleared with a
+/// new link or an unlock); `mail::MAILS_PER_SHARE` counts under it too. Every bucket of a share
+/// starts with `share:{id}:`, which is how an account's deletion finds them.
+pub fn share_code_limits(share_id: i64) -> String {
+    format!("share:{share_id}:code:")
 }
 
 /// A short, stable reference to the session for the log: a prefix of its cookie's hash, which
@@ -293,7 +301,7 @@ pub async fn submit_code(
     client: Data<&ClientAddr>,
 ) -> Result<Response, AppError> {
     let share = open_share(&state, &token).await?;
-    let session = posted_session(&session_handle)?;
+    let session = posted_session(&session_handle).await?;
     let t = request_lang(req).text();
     let outcome = state.codes.verify(share.id, session.id, &form.code).await?;
     let (share_id, client, session_ref) = (share.id, client.0.0, session_ref(&session));
@@ -327,7 +335,7 @@ pub async fn submit_code(
             return Err(AppError::ShareLocked);
         }
     };
-    render_step(req, &token, &share, &session, Step::Code, extras)
+    render_step(req, &token, &share, &session.csrf_secret, Step::Code, extras)
 }
 
 /// POST /s/{token}/download: resolve again, check this session's grant, serve the file the share
@@ -343,7 +351,7 @@ pub async fn download(
         Ok(share) => share,
         Err(ShareError::NotGranted) => {
             if let Ok(share) = state.shares.open(&token).await {
-                state.events.record_quietly(share.id, EventKind::Refused).await;
+                state.events.record_collapsed(share.id, EventKind::Refused).await;
             }
             return Err(AppError::VerifyFirst);
         }
@@ -362,7 +370,7 @@ pub async fn download(
     // The claim commits on its own before the first byte; the share id comes only from the
     // authorisation. Losing it means someone else already downloaded the file.
     if !state.lifecycle.mark_consumed(share.id).await? {
-        state.events.record_quietly(share.id, EventKind::Refused).await;
+        state.events.record_collapsed(share.id, EventKind::Refused).await;
         return Err(AppError::AlreadyDownloaded);
     }
     state.events.record_quietly(share.id, EventKind::Downloaded).await;

@@ -1,0 +1,102 @@
+//! What a mere visit may leave behind: no session row for a page with a form (its CSRF token is a
+//! signed double-submit cookie), one timeline entry however often a link is opened or a download
+//! refused, and a daily cap on the fresh links a share's recipient is mailed.
+
+use std::time::Duration;
+
+use crate::{
+    both_backends,
+    support::{TestApp, count},
+};
+
+const RECIPIENT: &str = "recipient@example.test";
+
+async fn sessions(app: &TestApp) -> i64 {
+    count(app.db(), "SELECT count(*) FROM sessions WHERE id > $1", 0).await
+}
+
+async fn events_of_kind(app: &TestApp, share_id: i64, kind: &str) -> usize {
+    app.state.events.list(share_id).await.unwrap().into_iter().filter(|e| e.kind == kind).count()
+}
+
+both_backends! {
+    async fn showing_the_sign_in_form_or_a_share_link_stores_no_session(backend: Backend) {
+        let app = TestApp::spawn(backend).await;
+        let share = app.create_share().await;
+
+        for _ in 0..5 {
+            assert_eq!(app.browser().get("/login").await.status, 200);
+            assert_eq!(app.browser().get(&format!("/s/{}", share.token)).await.status, 200);
+        }
+
+        assert_eq!(sessions(&app).await, 0, "a page view made a session row");
+    }
+
+    async fn an_anonymous_form_works_with_its_own_cookie_and_only_with_it(backend: Backend) {
+        let app = TestApp::spawn(backend).await;
+        let share = app.create_share().await;
+        let (visitor, other) = (app.browser(), app.browser());
+        let path = format!("/s/{}", share.token);
+        let token = visitor.get(&path).await.csrf_token();
+        let others_token = other.get(&path).await.csrf_token();
+
+        let forged = visitor.post_form(&format!("{path}/email"), &[("csrf_token", &others_token), ("email", RECIPIENT)]).await;
+        let cookieless = app.browser().post_form(&format!("{path}/email"), &[("csrf_token", &token), ("email", RECIPIENT)]).await;
+        let own = visitor.post_form(&format!("{path}/email"), &[("csrf_token", &token), ("email", RECIPIENT)]).await;
+
+        assert_eq!(forged.status, 403, "another browser's form token was accepted");
+        assert_eq!(cookieless.status, 403, "a form token was accepted without its cookie");
+        assert_eq!(own.status, 200, "{}", own.body);
+        assert_eq!(sessions(&app).await, 1, "the address submission must start the one session");
+        assert!(app.smtp.wait_for(1, Duration::from_secs(10)).await[0].code().is_some());
+    }
+
+    async fn repeated_visits_and_refused_downloads_are_one_timeline_entry_an_hour(backend: Backend) {
+        let app = TestApp::spawn(backend).await;
+        let share = app.create_share().await;
+        let browser = app.browser();
+        let landing = browser.get(&format!("/s/{}", share.token)).await;
+
+        for _ in 0..10 {
+            browser.get(&format!("/s/{}", share.token)).await;
+            let refused = browser
+                .post_form(&format!("/s/{}/download", share.token), &[("csrf_token", &landing.csrf_token())])
+                .await;
+            assert_eq!(refused.status, 403);
+        }
+
+        assert_eq!(events_of_kind(&app, share.id, "opened").await, 1);
+        assert_eq!(events_of_kind(&app, share.id, "refused").await, 1);
+        crate::support::execute(
+            app.db(),
+            "UPDATE share_events SET at = at - 3601 WHERE share_id = $1",
+            "UPDATE share_events SET at = at - interval '3601 seconds' WHERE share_id = $1",
+            share.id,
+        )
+        .await;
+        browser.get(&format!("/s/{}", share.token)).await;
+        assert_eq!(events_of_kind(&app, share.id, "opened").await, 2, "an hour later a visit is a new entry");
+    }
+
+    async fn a_share_is_sent_at_most_five_fresh_links_a_day(backend: Backend) {
+        let app = TestApp::spawn(backend).await;
+        let sender = app.create_sender_with_password("sender@example.test", "Sender Sato", "correct horse battery").await;
+        let share = app.create_share_with(sender, RECIPIENT, "a.txt", b"a", Duration::from_secs(3600)).await;
+        let dashboard = app.sign_in("sender@example.test", "correct horse battery").await;
+        let csrf = dashboard.get(&format!("/shares/{}", share.id)).await.csrf_token();
+        let mut statuses = Vec::new();
+
+        for _ in 0..6 {
+            let answer = dashboard.post_form(&format!("/shares/{}/link", share.id), &[("csrf_token", &csrf)]).await;
+            statuses.push(answer.status.as_u16());
+            if answer.status == 429 {
+                let retry: u64 = answer.header("retry-after").unwrap().parse().unwrap();
+                assert!((1..=86_400).contains(&retry), "{retry}");
+            }
+        }
+
+        assert_eq!(statuses, [200, 200, 200, 200, 200, 429]);
+        let mails = app.smtp.wait_for(5, Duration::from_secs(10)).await;
+        assert_eq!(mails.iter().filter(|m| m.to == [RECIPIENT]).count(), 5);
+    }
+}
