@@ -4,6 +4,7 @@
 mod support;
 
 mod accounts;
+mod auth_log;
 mod big_upload;
 mod browser_dashboard;
 mod browser_recipient;
