@@ -9,6 +9,7 @@ mod big_upload;
 mod browser_dashboard;
 mod browser_recipient;
 mod browser_smoke;
+mod code_limits;
 mod codes;
 mod dashboard;
 mod deletion;
