@@ -20,4 +20,5 @@ mod outbox;
 mod platform;
 mod recipient;
 mod share_access;
+mod sign_in_limits;
 mod team;
