@@ -81,6 +81,8 @@ both_backends! {
             refused += usize::from(page.status == 429);
         }
         assert!(refused > 0, "thirty guesses in a row were never slowed down");
+        // Five more, each once its wait is over: ten failures or more wait at least 32 s.
+        fail_times(&app, &attacker, OWNER, 5).await;
         assert_eq!(attacker.sign_in(OWNER, PASSWORD).await.status, 429, "the attacker's client is not throttled");
 
         let owner = Client::new(&app, OWNERS_LAPTOP).await;
