@@ -111,3 +111,73 @@ impl RateLimiter {
         }
     }
 }
+
+/// The failures recorded in a bucket, for a backoff that grows with them.
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub struct Failures {
+    /// Failures within the longest window (older ones are swept anyway).
+    pub count: i64,
+    /// Time since the latest of them, by the database clock (zero when there is none).
+    pub since_last: Duration,
+}
+
+impl RateLimiter {
+    /// The failures in `bucket` but the record `except` (the caller's own attempt, recorded first
+    /// so that concurrent attempts see each other).
+    pub async fn failures(&self, bucket: &str, except: i64) -> Result<Failures, sqlx::Error> {
+        let window = seconds(LONGEST_WINDOW);
+        let (count, since_last): (i64, f64) = match &self.db {
+            Db::Sqlite(pool) => {
+                sqlx::query_as(
+                    "SELECT count(*), COALESCE(unixepoch('subsec') - max(at), 0.0)
+                       FROM rate_limit_hits WHERE bucket = $1 AND id <> $2 AND at > unixepoch('subsec') - $3",
+                )
+                .bind(bucket)
+                .bind(except)
+                .bind(window)
+                .fetch_one(pool)
+                .await?
+            }
+            Db::Postgres(pool) => {
+                sqlx::query_as(
+                    "SELECT count(*), COALESCE(EXTRACT(EPOCH FROM now() - max(at))::float8, 0.0)
+                       FROM rate_limit_hits WHERE bucket = $1 AND id <> $2 AND at > now() - make_interval(secs => $3)",
+                )
+                .bind(bucket)
+                .bind(except)
+                .bind(window)
+                .fetch_one(pool)
+                .await?
+            }
+        };
+        Ok(Failures { count, since_last: Duration::from_secs_f64(since_last.max(0.0)) })
+    }
+
+    /// Takes one record back (an attempt that turned out not to count).
+    pub async fn take_back(&self, id: i64) -> Result<(), sqlx::Error> {
+        const DELETE: &str = "DELETE FROM rate_limit_hits WHERE id = $1";
+        match &self.db {
+            Db::Sqlite(pool) => sqlx::query(DELETE).bind(id).execute(pool).await?.rows_affected(),
+            Db::Postgres(pool) => sqlx::query(DELETE).bind(id).execute(pool).await?.rows_affected(),
+        };
+        Ok(())
+    }
+
+    /// Moves a record to now: a failure recorded when its attempt began counts from its end, so a
+    /// slow check does not shorten the wait that follows it.
+    pub async fn restamp(&self, id: i64) -> Result<(), sqlx::Error> {
+        match &self.db {
+            Db::Sqlite(pool) => sqlx::query("UPDATE rate_limit_hits SET at = unixepoch('subsec') WHERE id = $1")
+                .bind(id)
+                .execute(pool)
+                .await?
+                .rows_affected(),
+            Db::Postgres(pool) => sqlx::query("UPDATE rate_limit_hits SET at = now() WHERE id = $1")
+                .bind(id)
+                .execute(pool)
+                .await?
+                .rows_affected(),
+        };
+        Ok(())
+    }
+}

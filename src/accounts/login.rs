@@ -1,23 +1,15 @@
 //! Signing in: the same answer, in about the same time, for an unknown address and a wrong
-//! password (a dummy hash is verified when no account matches); attempts limited per account and
-//! per client with windows that grow, so guessing slows down while the owner is never locked out
-//! for good.
+//! password (a dummy hash is verified when no account matches), under the same limits (`throttle`,
+//! keyed by the address as typed), so guessing slows down while the owner is never locked out by
+//! someone else.
 
 use std::{net::IpAddr, time::Duration};
 
-use super::{EmailAddress, User, Users, password};
-use crate::{
-    ratelimit::{Limit, RateLimiter},
-    secret::SecretString,
+use super::{
+    EmailAddress, User, Users, password,
+    throttle::{Throttled, guarded},
 };
-
-const PER_ACCOUNT: [Limit; 3] = [
-    Limit::new(5, Duration::from_secs(60)),
-    Limit::new(10, Duration::from_secs(15 * 60)),
-    Limit::new(30, Duration::from_secs(24 * 3600)),
-];
-const PER_CLIENT: [Limit; 2] =
-    [Limit::new(20, Duration::from_secs(15 * 60)), Limit::new(100, Duration::from_secs(24 * 3600))];
+use crate::{ratelimit::RateLimiter, secret::SecretString};
 
 #[derive(Debug, thiserror::Error)]
 pub enum LoginError {
@@ -29,6 +21,15 @@ pub enum LoginError {
     Database(#[from] sqlx::Error),
 }
 
+impl From<Throttled> for LoginError {
+    fn from(error: Throttled) -> Self {
+        match error {
+            Throttled::TooMany(wait) => Self::TooMany(wait),
+            Throttled::Database(error) => Self::Database(error),
+        }
+    }
+}
+
 pub async fn authenticate(
     users: &Users,
     limiter: &RateLimiter,
@@ -37,34 +38,52 @@ pub async fn authenticate(
     client: IpAddr,
 ) -> Result<User, LoginError> {
     let address = EmailAddress::parse(email).ok();
-    let account_bucket = format!("login:account:{}", address.as_ref().map_or("-", |a| a.as_str()));
-    let per_account = limiter.hit(&account_bucket, &PER_ACCOUNT).await?;
-    let per_client = limiter.hit(&format!("login:client:{client}"), &PER_CLIENT).await?;
-    if let Err(retry) = per_account.and(per_client) {
-        tracing::warn!(%client, "sign-in rate limited");
-        return Err(LoginError::TooMany(retry.0));
-    }
-    let found = match &address {
-        Some(address) => users.credentials(address).await?,
-        None => None,
+    let account = address.as_ref().map_or("-", |a| a.as_str());
+    let check = async {
+        let found = match &address {
+            Some(address) => users.credentials(address).await?,
+            None => None,
+        };
+        let (user, hash) = match found {
+            Some((user, hash)) if !user.disabled => (Some(user), hash),
+            _ => (None, password::dummy_hash().to_owned()),
+        };
+        let verified = password::verify_password(password, hash).await;
+        Ok(match user {
+            Some(user) if verified => Some(user),
+            Some(user) => {
+                tracing::info!(account_id = user.id, %client, "failed sign-in: wrong password");
+                None
+            }
+            None => {
+                tracing::info!(%client, "failed sign-in: no such active account");
+                None
+            }
+        })
     };
-    let (user, hash) = match found {
-        Some((user, hash)) if !user.disabled => (Some(user), hash),
-        _ => (None, password::dummy_hash().to_owned()),
-    };
-    let verified = password::verify_password(password, hash).await;
-    match user {
-        Some(user) if verified => {
+    match guarded(limiter, account, client, check).await? {
+        Some(user) => {
             tracing::info!(account_id = user.id, %client, "signed in");
             Ok(user)
         }
-        Some(user) => {
-            tracing::info!(account_id = user.id, %client, "failed sign-in: wrong password");
-            Err(LoginError::Invalid)
-        }
-        None => {
-            tracing::info!(%client, "failed sign-in: no such active account");
-            Err(LoginError::Invalid)
-        }
+        None => Err(LoginError::Invalid),
     }
+}
+
+/// The current password asked again by an account form (a password change, a deletion), under
+/// the same limits as signing in: a stolen session must not become a faster way to guess it.
+/// `Ok(false)`: wrong.
+pub async fn confirm_current_password(
+    users: &Users,
+    limiter: &RateLimiter,
+    user: &User,
+    password: SecretString,
+    client: IpAddr,
+) -> Result<bool, Throttled> {
+    let check = async {
+        let Some(hash) = users.password_hash(user.id).await? else { return Ok(None) };
+        Ok(password::verify_password(password, hash).await.then_some(()))
+    };
+    // The stored address is already normalised: the same key signing in uses.
+    Ok(guarded(limiter, &user.email, client, check).await?.is_some())
 }

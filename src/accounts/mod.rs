@@ -4,6 +4,7 @@ pub mod invitations;
 pub mod login;
 pub mod password;
 pub mod setup;
+pub mod throttle;
 
 use crate::db::{Db, is_unique_violation};
 
@@ -101,6 +102,15 @@ impl Users {
             Db::Postgres(pool) => sqlx::query_scalar(SQL).bind(user.id).fetch_one(pool).await?,
         };
         Ok(Some((user, hash)))
+    }
+
+    /// An active account's password hash, to ask for the current password again.
+    pub async fn password_hash(&self, id: i64) -> Result<Option<String>, sqlx::Error> {
+        const SQL: &str = "SELECT password_hash FROM users WHERE id = $1 AND disabled_at IS NULL";
+        match &self.db {
+            Db::Sqlite(pool) => sqlx::query_scalar(SQL).bind(id).fetch_optional(pool).await,
+            Db::Postgres(pool) => sqlx::query_scalar(SQL).bind(id).fetch_optional(pool).await,
+        }
     }
 
     /// The account with this id, unless it was disabled.

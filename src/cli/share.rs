@@ -70,7 +70,10 @@ pub async fn create(config: &Config, args: CreateShareArgs) -> anyhow::Result<()
         notify_on_download: true,
     };
     let issued = create_share(&links, &store, request).await.map_err(|e| match e {
-        CreateError::TooLarge { .. } | CreateError::TtlTooShort | CreateError::Refused(_) => usage(e.to_string()),
+        CreateError::TooLarge { .. }
+        | CreateError::TtlTooShort
+        | CreateError::Refused(_)
+        | CreateError::SenderDisabled => usage(e.to_string()),
         other => other.into(),
     })?;
     let link = config.url_for(&format!("/s/{}", issued.token.expose()));

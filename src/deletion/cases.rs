@@ -213,6 +213,11 @@ const CASE_COLUMNS: &str =
                             mail_attempts, created_at, updated_at, finished_at";
 const OPEN: &str = "state NOT IN ('completed', 'failed')";
 
+/// A unique violation while opening is the account's case already open.
+fn open_error(error: sqlx::Error) -> OpenError {
+    if is_unique_violation(&error) { OpenError::AlreadyOpen } else { error.into() }
+}
+
 /// An opaque reference: random, unrelated to any id, easy to read out on the phone.
 fn new_reference() -> String {
     let token = random_token();
@@ -272,7 +277,8 @@ impl DeletionCases {
                 .bind(lease)
                 .fetch_one(&mut *tx)
                 .await;
-                let id = id?;
+                // A second open case for the account breaks the partial unique index.
+                let id = id.map_err(open_error)?;
                 for store in Store::ORDER {
                     sqlx::query(
                         "INSERT INTO deletion_steps (case_id, position, store, action) VALUES ($1, $2, $3, $4)",
@@ -299,7 +305,13 @@ impl DeletionCases {
             }
             Db::Postgres(pool) => {
                 let mut tx = pool.begin().await?;
-                // Locks the account row, so two racing requests cannot both pass the checks.
+                // Every active admin's row first, in one order (no deadlock): two cases for the
+                // last two admins would otherwise each see the other still active (write skew).
+                // The second waits here, and its check below then sees the first one's commit.
+                sqlx::query("SELECT id FROM users WHERE role = 'admin' AND disabled_at IS NULL ORDER BY id FOR UPDATE")
+                    .execute(&mut *tx)
+                    .await?;
+                // Then the account row, so two racing requests for it cannot both pass the checks.
                 let last_admin: Option<bool> = sqlx::query_scalar(
                     "SELECT role = 'admin' AND disabled_at IS NULL AND NOT EXISTS (SELECT 1 FROM users o
                        WHERE o.id <> u.id AND o.role = 'admin' AND o.disabled_at IS NULL)
@@ -330,7 +342,8 @@ impl DeletionCases {
                 .bind(lease)
                 .fetch_one(&mut *tx)
                 .await;
-                let id = id?;
+                // A second open case for the account breaks the partial unique index.
+                let id = id.map_err(open_error)?;
                 for store in Store::ORDER {
                     sqlx::query(
                         "INSERT INTO deletion_steps (case_id, position, store, action) VALUES ($1, $2, $3, $4)",
@@ -356,7 +369,7 @@ impl DeletionCases {
                 tx.commit().await.map(|_| id)
             }
         };
-        let id = result.map_err(|e| if is_unique_violation(&e) { OpenError::AlreadyOpen } else { e.into() })?;
+        let id = result.map_err(open_error)?;
         Ok(self.find(id).await?.expect("the case just committed"))
     }
 

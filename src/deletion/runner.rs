@@ -359,16 +359,21 @@ impl Runner {
         if self.interrupt_after == Some(store) { Err(Interrupted(store)) } else { Ok(()) }
     }
 
-    /// Before the account row goes, every table store is counted once more by its key; a store
-    /// that holds data again is reopened. (The files on disk were checked key by key in their
-    /// step; their keys are gone with the file rows, which this look does count.)
+    /// Before the account row goes, every store is looked at once more by its key: the tables
+    /// counted, the disk checked for every file a file row names. A store that holds data again
+    /// is reopened; the steps run in order, so a file that arrived late (its rows written after
+    /// the files step) is deleted from disk before its row goes, while its key is still known.
     async fn final_look(&self, case: &Case, steps: &[StepRow]) -> anyhow::Result<bool> {
         let mut reopened = false;
         for store in steps.iter().filter_map(StepRow::store) {
-            if store.action() != Action::Delete || matches!(store, Store::StoredFiles | Store::Account) {
+            if store.action() != Action::Delete || store == Store::Account {
                 continue;
             }
-            let remaining = self.tables.count(store, case.subject_id).await?.unwrap_or(0);
+            let remaining = if store == Store::StoredFiles {
+                self.files_on_disk(case.subject_id).await?
+            } else {
+                self.tables.count(store, case.subject_id).await?.unwrap_or(0)
+            };
             self.cases.reverify(case.id, store, remaining).await?;
             if remaining > 0 {
                 tracing::warn!(case = %case.reference, store = store.code(), remaining, "deletion: data found again");
@@ -376,6 +381,19 @@ impl Runner {
             }
         }
         Ok(reopened)
+    }
+
+    /// How many of the files the subject's file rows name are on disk.
+    async fn files_on_disk(&self, subject: i64) -> anyhow::Result<i64> {
+        let mut present = 0;
+        for key in self.tables.storage_keys(subject).await? {
+            match self.files.open(&key).await {
+                Err(StoreError::NotFound) => {}
+                Ok(_) => present += 1,
+                Err(error) => return Err(error.into()),
+            }
+        }
+        Ok(present)
     }
 
     /// The last mail to the sender, sent directly (never through the stored outbox) so that the

@@ -159,7 +159,7 @@ impl Store {
             Self::DeliveredMail => "mail_outbox.share_id of shares.sender_id, mail_outbox.recipient (sent)",
             Self::Outbox => "mail_outbox.share_id of shares.sender_id, mail_outbox.recipient",
             Self::ShareEvents => "share_events.share_id of shares.sender_id",
-            Self::RateLimits => "rate_limit_hits.bucket of the account and of shares.sender_id",
+            Self::RateLimits => "rate_limit_hits.bucket of the account (by prefix) and of shares.sender_id",
             Self::Shares => "shares.sender_id",
             Self::StoredFiles => "files.owner_id, then each storage key on disk",
             Self::FileRecords => "files.owner_id",
@@ -186,6 +186,7 @@ impl Store {
             Self::ShareEvents => format!("FROM share_events WHERE share_id IN ({SHARES_OF})"),
             Self::RateLimits => format!(
                 "FROM rate_limit_hits WHERE bucket = 'login:account:' || {email}
+                    OR substr(bucket, 1, length('login:account:' || {email} || '|')) = 'login:account:' || {email} || '|'
                     OR EXISTS (SELECT 1 FROM shares s WHERE s.sender_id = $1
                                   AND substr(bucket, 1, length('share:' || CAST(s.id AS TEXT) || ':'))
                                       = 'share:' || CAST(s.id AS TEXT) || ':')"

@@ -184,6 +184,8 @@ pub struct Text {
     pub uploading: &'static str,
     pub upload_too_large: &'static str,
     pub file_missing: &'static str,
+    /// The sender was disabled (or their deletion opened) while their file was arriving.
+    pub upload_sender_disabled: &'static str,
     pub created_title: &'static str,
     pub created_lead: &'static str,
     pub created_once: &'static str,

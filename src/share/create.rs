@@ -36,6 +36,9 @@ pub enum CreateError {
     Store(#[source] StoreError),
     #[error("refused after storing: {0}")]
     Refused(&'static str),
+    /// The sender was disabled (or their deletion case opened) while the file was arriving.
+    #[error("the sender's account is disabled")]
+    SenderDisabled,
     #[error(transparent)]
     Share(#[from] ShareError),
 }
@@ -94,7 +97,10 @@ pub async fn create_share_checked(
         Ok(issued) => Ok(issued),
         Err(error) => {
             let _ = store.delete(&new.file.key).await;
-            Err(error.into())
+            Err(match error {
+                ShareError::SenderDisabled => CreateError::SenderDisabled,
+                other => other.into(),
+            })
         }
     }
 }

@@ -94,6 +94,8 @@ pub enum ShareError {
     NotVerified,
     #[error("a share must be valid for at least one minute")]
     TtlTooShort,
+    #[error("the sender's account is disabled")]
+    SenderDisabled,
     #[error(transparent)]
     Database(#[from] sqlx::Error),
 }

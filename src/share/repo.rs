@@ -1,6 +1,6 @@
 //! SQL of shares and their files, both dialects side by side.
 
-use super::{NewShare, Share, ShareStatus};
+use super::{NewShare, Share, ShareError, ShareStatus};
 use crate::{
     db::{Db, Timestamp, seconds, sqlite_write_tx},
     i18n::Lang,
@@ -75,30 +75,40 @@ pub struct ShareRepository {
     db: Db,
 }
 
-const INSERT_FILE: &str = "INSERT INTO files (owner_id, storage_key, original_name, content_type, size_bytes, sha256)
-     VALUES ($1, $2, $3, $4, $5, $6) RETURNING id";
+/// The file row, only while its sender is enabled: an upload that was still streaming when the
+/// account was disabled (or its deletion case opened) must not create a share behind the case.
+/// PostgreSQL adds `FOR SHARE`: it waits for a transaction disabling the account and then sees its
+/// commit, and holds the row so that one cannot commit in between (SQLite's write transaction
+/// already serialises the two).
+const INSERT_FILE_SQLITE: &str =
+    "INSERT INTO files (owner_id, storage_key, original_name, content_type, size_bytes, sha256)
+     SELECT id, $2, $3, $4, $5, $6 FROM users WHERE id = $1 AND disabled_at IS NULL RETURNING id";
+const INSERT_FILE_POSTGRES: &str =
+    "INSERT INTO files (owner_id, storage_key, original_name, content_type, size_bytes, sha256)
+     SELECT id, $2, $3, $4, $5, $6 FROM users WHERE id = $1 AND disabled_at IS NULL FOR SHARE RETURNING id";
 
 impl ShareRepository {
     pub fn new(db: Db) -> Self {
         Self { db }
     }
 
-    /// Inserts the file row and the share row together.
-    pub async fn insert(&self, new: &NewShare, token_hash: &str) -> Result<i64, sqlx::Error> {
+    /// Inserts the file row and the share row together; refused for a disabled sender.
+    pub async fn insert(&self, new: &NewShare, token_hash: &str) -> Result<i64, ShareError> {
         let size = i64::try_from(new.file.size_bytes).unwrap_or(i64::MAX);
         let ttl = seconds(new.ttl);
         match &self.db {
             Db::Sqlite(pool) => {
                 let mut tx = sqlite_write_tx(pool).await?;
-                let file_id: i64 = sqlx::query_scalar(INSERT_FILE)
+                let file_id: Option<i64> = sqlx::query_scalar(INSERT_FILE_SQLITE)
                     .bind(new.sender_id)
                     .bind(&new.file.key)
                     .bind(&new.original_name)
                     .bind(&new.content_type)
                     .bind(size)
                     .bind(&new.file.sha256)
-                    .fetch_one(&mut *tx)
+                    .fetch_optional(&mut *tx)
                     .await?;
+                let Some(file_id) = file_id else { return Err(ShareError::SenderDisabled) };
                 let share_id = sqlx::query_scalar(
                     "INSERT INTO shares (file_id, sender_id, token_hash, recipient_email, message, lang,
                                          notify_on_download, expires_at)
@@ -119,15 +129,16 @@ impl ShareRepository {
             }
             Db::Postgres(pool) => {
                 let mut tx = pool.begin().await?;
-                let file_id: i64 = sqlx::query_scalar(INSERT_FILE)
+                let file_id: Option<i64> = sqlx::query_scalar(INSERT_FILE_POSTGRES)
                     .bind(new.sender_id)
                     .bind(&new.file.key)
                     .bind(&new.original_name)
                     .bind(&new.content_type)
                     .bind(size)
                     .bind(&new.file.sha256)
-                    .fetch_one(&mut *tx)
+                    .fetch_optional(&mut *tx)
                     .await?;
+                let Some(file_id) = file_id else { return Err(ShareError::SenderDisabled) };
                 let share_id = sqlx::query_scalar(
                     "INSERT INTO shares (file_id, sender_id, token_hash, recipient_email, message, lang,
                                          notify_on_download, expires_at)

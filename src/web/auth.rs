@@ -17,8 +17,9 @@ use super::{
 use crate::{
     accounts::{
         EmailAddress, Role, User, Users,
-        login::{LoginError, authenticate},
+        login::{LoginError, authenticate, confirm_current_password},
         password::{self, PasswordRuleError},
+        throttle::Throttled,
     },
     i18n::Text,
     secret::SecretString,
@@ -250,14 +251,13 @@ pub async fn change_password(
     let users = Users::new(state.db.clone());
     let c = Chrome::for_request(req);
     let t = c.t;
-    let (_, hash) = users
-        .credentials(&EmailAddress::parse(&user.email).map_err(|_| AppError::BadRequest("stored email"))?)
-        .await?
-        .ok_or(AppError::SignInRequired)?;
+    let current_password = SecretString::new(form.current_password);
+    let right = confirm_current_password(&users, &state.limiter, &user, current_password, client.0.0).await;
+    let right = right.map_err(|e| throttled("password change attempts", e))?;
     let new_password = SecretString::new(form.new_password);
     let words = password::personal_words(&user.email, &user.display_name);
     let words: Vec<&str> = words.iter().map(String::as_str).collect();
-    let error = if !password::verify_password(SecretString::new(form.current_password), hash).await {
+    let error = if !right {
         tracing::info!(account_id = user.id, client = %client.0.0, "password change refused: wrong current password");
         Some(t.password_current_wrong)
     } else {
@@ -274,6 +274,14 @@ pub async fn change_password(
     let page = AccountPage { c, csrf_token: &current.csrf_secret, user: &user, changed, error, delete_error: None };
     let status = if changed { StatusCode::OK } else { StatusCode::BAD_REQUEST };
     Ok(Response::builder().status(status).content_type("text/html; charset=utf-8").body(page.render()?))
+}
+
+/// A refused password attempt as the 429 page (with Retry-After), or the database failure.
+pub fn throttled(reason: &'static str, error: Throttled) -> AppError {
+    match error {
+        Throttled::TooMany(retry_after) => AppError::TooMany { reason, retry_after },
+        Throttled::Database(error) => error.into(),
+    }
 }
 
 /// The account page answering a refused deletion form (400): the reason, and nothing changed.

@@ -18,7 +18,7 @@ use super::{
     render, see_other,
 };
 use crate::{
-    accounts::{EmailAddress, Role, User, Users, password},
+    accounts::{Role, User, Users, login::confirm_current_password},
     deletion::{ActorRole, Case, EvidenceRow, NeedsReview, OpenError, OpenRequest, StepRow},
     i18n::format::human_time,
     secret::SecretString,
@@ -49,9 +49,11 @@ pub async fn delete_own(
 ) -> Result<Response, AppError> {
     let user = signed_in_user(&state, &session).await?;
     let t = Chrome::for_request(req).t;
-    let email = EmailAddress::parse(&user.email).map_err(|_| AppError::BadRequest("stored email"))?;
-    let (_, hash) = Users::new(state.db.clone()).credentials(&email).await?.ok_or(AppError::SignInRequired)?;
-    if !password::verify_password(SecretString::new(form.password), hash).await {
+    let users = Users::new(state.db.clone());
+    let right = confirm_current_password(&users, &state.limiter, &user, SecretString::new(form.password), client.0.0)
+        .await
+        .map_err(|e| super::auth::throttled("deletion password attempts", e))?;
+    if !right {
         tracing::info!(account_id = user.id, client = %client.0.0, "deletion refused: wrong password");
         return super::auth::account_with_deletion_error(req, &session, &user, t.password_current_wrong).await;
     }

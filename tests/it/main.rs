@@ -22,5 +22,6 @@ mod outbox;
 mod platform;
 mod recipient;
 mod share_access;
+mod sign_in_limits;
 mod team;
 mod visits;

@@ -238,6 +238,14 @@ async fn store_file(
         Err(CreateError::TooLarge { .. }) => return Err(AppError::TooLarge),
         Err(CreateError::TtlTooShort) => return Err(AppError::BadRequest("ttl too short")),
         Err(CreateError::Refused(reason)) => return Err(AppError::BadRequest(reason)),
+        Err(CreateError::SenderDisabled) => {
+            tracing::info!(account_id = user.id, "upload refused: the sender was disabled while it arrived");
+            let page = form_page(state, c, csrf, &fields, Some(t.upload_sender_disabled))?;
+            return Ok(Response::builder()
+                .status(StatusCode::FORBIDDEN)
+                .content_type("text/html; charset=utf-8")
+                .body(page));
+        }
         Err(CreateError::Store(StoreError::Content(_))) => {
             return Err(AppError::BadRequest("upload cut off or malformed"));
         }

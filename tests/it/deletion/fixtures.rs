@@ -30,7 +30,8 @@ pub const RECIPIENT: &str = "client@example.test";
 pub const FILE_NAMES: [&str; 2] = ["confidential-merger-plans.pdf", "年次報告書-極秘.txt"];
 
 /// A sender with a session, two shares (one verified by its recipient: a code, a grant,
-/// events), stored mails (one delivered), a rate-limit record and an open invitation.
+/// events), stored mails (one delivered), rate-limit records (a failed sign-in, a code request)
+/// and an open invitation.
 pub struct Sender {
     pub id: i64,
     pub email: String,
@@ -52,6 +53,14 @@ pub async fn create_admin(app: &TestApp, email: &str) -> i64 {
 pub async fn populate(app: &TestApp, email: &str) -> Sender {
     let id = app.create_sender_with_password(email, "Sender Sato", PASSWORD).await;
     let browser = sign_in(app, email, PASSWORD).await;
+    // Then a mistyped password (a success would clear it): the sign-in limits keep a record
+    // under the account's address.
+    let mistyped = app.browser();
+    let form = mistyped.get("/login").await;
+    let refused = mistyped
+        .post_form("/login", &[("csrf_token", &form.csrf_token()), ("email", email), ("password", "not it at all")])
+        .await;
+    assert_eq!(refused.status, 200, "{}", refused.body);
     let hour = Duration::from_secs(3600);
     let mut shares = Vec::new();
     for (name, content) in FILE_NAMES.iter().zip([&b"merger\n"[..], &b"report\n"[..]]) {

@@ -3,6 +3,7 @@
 //! after a search, and who may see what. Restores and logs are in `restore`.
 
 mod fixtures;
+mod races;
 mod restore;
 
 use std::sync::atomic::Ordering;
