@@ -146,7 +146,7 @@ both_backends! {
         let headers = response.headers().clone();
         assert_eq!(headers["content-type"], "application/octet-stream");
         assert_eq!(headers["content-length"], "18");
-        assert_eq!(headers["content-security-policy"], "sandbox");
+        assert_eq!(headers["content-security-policy"], "sandbox; frame-ancestors 'none'");
         assert_eq!(headers["x-content-type-options"], "nosniff");
         assert_eq!(headers["cache-control"], "no-store");
         assert_eq!(response.bytes().await.unwrap().as_ref(), b"the file contents\n");

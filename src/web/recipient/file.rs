@@ -15,7 +15,7 @@ pub fn file_response(opened: OpenedFile, file_name: &str) -> Response {
         .header(header::CONTENT_TYPE, "application/octet-stream")
         .header(header::CONTENT_LENGTH, opened.size_bytes)
         .header(header::CONTENT_DISPOSITION, content_disposition(file_name))
-        .header(header::CONTENT_SECURITY_POLICY, "sandbox")
+        .header(header::CONTENT_SECURITY_POLICY, "sandbox; frame-ancestors 'none'")
         .header(header::CACHE_CONTROL, "no-store")
         .header(header::X_CONTENT_TYPE_OPTIONS, "nosniff")
         .body(Body::from_bytes_stream(stream))
