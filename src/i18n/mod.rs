@@ -184,6 +184,8 @@ pub struct Text {
     pub uploading: &'static str,
     pub upload_too_large: &'static str,
     pub file_missing: &'static str,
+    /// The message to the recipient is over `share::MESSAGE_LIMIT` characters.
+    pub message_too_long: &'static str,
     pub created_title: &'static str,
     pub created_lead: &'static str,
     pub created_once: &'static str,

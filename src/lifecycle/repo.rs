@@ -210,17 +210,26 @@ impl LifecycleRepository {
         Ok(done == 1)
     }
 
-    /// Which of these storage keys some file row still names (for the leftover sweep).
+    /// Which of these storage keys some file row still names (for the leftover sweep): one query
+    /// for the whole batch. PostgreSQL takes the keys as an array; SQLite has no arrays and takes
+    /// them as a JSON list.
     pub async fn known_storage_keys(&self, keys: &[String]) -> Result<Vec<String>, sqlx::Error> {
-        let mut known = Vec::new();
-        for key in keys {
-            const SQL: &str = "SELECT storage_key FROM files WHERE storage_key = $1";
-            let found: Option<String> = match &self.db {
-                Db::Sqlite(pool) => sqlx::query_scalar(SQL).bind(key).fetch_optional(pool).await?,
-                Db::Postgres(pool) => sqlx::query_scalar(SQL).bind(key).fetch_optional(pool).await?,
-            };
-            known.extend(found);
+        match &self.db {
+            Db::Sqlite(pool) => {
+                let list = serde_json::to_string(keys).expect("strings serialise");
+                sqlx::query_scalar(
+                    "SELECT storage_key FROM files WHERE storage_key IN (SELECT value FROM json_each($1))",
+                )
+                .bind(list)
+                .fetch_all(pool)
+                .await
+            }
+            Db::Postgres(pool) => {
+                sqlx::query_scalar("SELECT storage_key FROM files WHERE storage_key = ANY($1)")
+                    .bind(keys)
+                    .fetch_all(pool)
+                    .await
+            }
         }
-        Ok(known)
     }
 }

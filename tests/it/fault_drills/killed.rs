@@ -298,7 +298,7 @@ both_backends! {
         assert_eq!(Browser::new(&server.base()).get(&format!("/s/{temp_key}")).await.status, 404);
         tokio::time::sleep(Duration::from_millis(2500)).await;
         assert!(files_dir.join(&temp).exists(), "a young temp file was swept");
-        let old = std::time::SystemTime::now() - watasu::lifecycle::gc::LEFTOVER_MIN_AGE - Duration::from_secs(60);
+        let old = std::time::SystemTime::now() - watasu::lifecycle::leftovers::LEFTOVER_MIN_AGE - Duration::from_secs(60);
         std::fs::File::options().write(true).open(files_dir.join(&temp)).unwrap().set_modified(old).unwrap();
         eventually(Duration::from_secs(10), "the leftover sweep", async || !files_dir.join(&temp).exists()).await;
         tokio::task::block_in_place(|| server.wait_for_log("removed leftover files", Duration::from_secs(10)));
