@@ -208,6 +208,12 @@ pub struct StepRecord {
     pub retry_in: Option<Duration>,
 }
 
+/// The insert of a second open case for an account breaks the unique index on open cases: that
+/// is `AlreadyOpen`, not a database failure.
+fn already_open_or(error: sqlx::Error) -> OpenError {
+    if is_unique_violation(&error) { OpenError::AlreadyOpen } else { error.into() }
+}
+
 const CASE_COLUMNS: &str =
     "id, reference, subject_id, subject_created_at, actor_id, actor_role, reapplies, state, notify_email, final_mail,
                             mail_attempts, created_at, updated_at, finished_at";
@@ -272,7 +278,7 @@ impl DeletionCases {
                 .bind(lease)
                 .fetch_one(&mut *tx)
                 .await;
-                let id = id?;
+                let id = id.map_err(already_open_or)?;
                 for store in Store::ORDER {
                     sqlx::query(
                         "INSERT INTO deletion_steps (case_id, position, store, action) VALUES ($1, $2, $3, $4)",
@@ -330,7 +336,7 @@ impl DeletionCases {
                 .bind(lease)
                 .fetch_one(&mut *tx)
                 .await;
-                let id = id?;
+                let id = id.map_err(already_open_or)?;
                 for store in Store::ORDER {
                     sqlx::query(
                         "INSERT INTO deletion_steps (case_id, position, store, action) VALUES ($1, $2, $3, $4)",
@@ -356,7 +362,7 @@ impl DeletionCases {
                 tx.commit().await.map(|_| id)
             }
         };
-        let id = result.map_err(|e| if is_unique_violation(&e) { OpenError::AlreadyOpen } else { e.into() })?;
+        let id = result.map_err(already_open_or)?;
         Ok(self.find(id).await?.expect("the case just committed"))
     }
 

@@ -4,6 +4,7 @@
 
 mod fixtures;
 mod restore;
+mod states;
 
 use std::sync::atomic::Ordering;
 
