@@ -132,6 +132,8 @@ pub struct GcStats {
     pub requested: u64,
     /// Passes that ran.
     pub started: u64,
+    /// Passes that ran to their end (successfully or not).
+    pub finished: u64,
     /// Passes not run because another was in flight.
     pub skipped_busy: u64,
 }
@@ -140,6 +142,7 @@ pub struct GcStats {
 struct Counters {
     requested: AtomicU64,
     started: AtomicU64,
+    finished: AtomicU64,
     skipped_busy: AtomicU64,
 }
 
@@ -176,6 +179,7 @@ impl GcRunner {
         GcStats {
             requested: self.stats.requested.load(Ordering::Acquire),
             started: self.stats.started.load(Ordering::Acquire),
+            finished: self.stats.finished.load(Ordering::Acquire),
             skipped_busy: self.stats.skipped_busy.load(Ordering::Acquire),
         }
     }
@@ -188,7 +192,9 @@ impl GcRunner {
         }
         let _in_flight = InFlight(self.busy.clone());
         self.stats.started.fetch_add(1, Ordering::AcqRel);
-        Some(self.gc.collect(self.batch, trigger).await)
+        let outcome = self.gc.collect(self.batch, trigger).await;
+        self.stats.finished.fetch_add(1, Ordering::AcqRel);
+        Some(outcome)
     }
 
     /// Asks for a pass after a response: at once if none ran within the gap, else at the gap's

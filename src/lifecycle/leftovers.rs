@@ -23,10 +23,6 @@ pub const LEFTOVER_MIN_AGE: Duration = Duration::from_secs(3600);
 /// whatever the folder holds.
 pub const LEFTOVER_BATCH: usize = 1_000;
 
-/// Name prefix of the file the sweep touches to read the file system's clock; neither temp- nor
-/// key-shaped, so no sweep takes it for a leftover.
-const CLOCK_PROBE: &str = ".clock-probe-";
-
 impl ShareGc {
     /// Removes temp files and unreferenced stored files older than an hour, walking the whole
     /// folder. Only the local store has a folder to look at.
@@ -38,13 +34,11 @@ impl ShareGc {
     pub async fn remove_leftovers_in_batches(&self, dir: &Path, batch: usize) -> Result<LeftoverReport, sqlx::Error> {
         let mut report = LeftoverReport::default();
         let Ok(mut entries) = tokio::fs::read_dir(dir).await else { return Ok(report) };
-        // Ages are judged by the clock that wrote the mtimes: the file system's (a network file
-        // system stamps files with its server's clock, which may differ from ours). No database
-        // row holds these times, so the database's clock has nothing to compare with.
-        let Some(now) = file_system_now(dir).await else {
-            tracing::warn!("could not read the file system's clock; leftover sweep skipped");
-            return Ok(report);
-        };
+        // Ages are judged by the clock that stamped the mtimes: this is the local store, whose
+        // files this host's kernel stamps with the very clock `SystemTime` reads. No database row
+        // holds these times, so the database's clock would be the odd one out. (A network mount
+        // stamps with its server's clock; a store there would need a probe file's mtime instead.)
+        let now = SystemTime::now();
         let mut unclaimed = Vec::with_capacity(batch);
         while let Ok(Some(entry)) = entries.next_entry().await {
             let name = entry.file_name().to_string_lossy().into_owned();
@@ -92,18 +86,4 @@ impl ShareGc {
         }
         Ok(removed)
     }
-}
-
-/// The file system's idea of now: the mtime of a file written in `dir` just now.
-async fn file_system_now(dir: &Path) -> Option<SystemTime> {
-    // Its own name per sweep: two sweeps at once (the timer and `watasu gc`) must not remove
-    // each other's probe.
-    let probe = dir.join(format!("{CLOCK_PROBE}{}", &crate::secret::random_token().expose()[..16]));
-    let written = tokio::fs::write(&probe, b"").await;
-    let now = match written {
-        Ok(()) => tokio::fs::metadata(&probe).await.ok().and_then(|m| m.modified().ok()),
-        Err(_) => None,
-    };
-    let _ = tokio::fs::remove_file(&probe).await;
-    now
 }

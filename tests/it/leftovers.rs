@@ -46,7 +46,7 @@ both_backends! {
         assert_eq!(names(&files), live, "exactly the live files are left");
     }
 
-    async fn young_leftovers_stay_by_the_file_systems_clock(backend: Backend) {
+    async fn leftovers_younger_than_an_hour_stay(backend: Backend) {
         let app = quiet_app(backend).await;
         let files = app.data_dir.path().join("files");
         let young = watasu::secret::random_token().expose().to_owned();
@@ -59,6 +59,6 @@ both_backends! {
         let report = app.state.gc.gc().remove_leftovers_in_batches(&files, 5).await.unwrap();
 
         assert_eq!(report, LeftoverReport::default());
-        assert_eq!(names(&files), BTreeSet::from([young, almost]), "and the sweep leaves no probe behind");
+        assert_eq!(names(&files), BTreeSet::from([young, almost]), "young leftovers are left");
     }
 }
