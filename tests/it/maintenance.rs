@@ -10,7 +10,7 @@ use sqlx::Row;
 use watasu::{
     db::Db,
     lifecycle::{LifecycleRepository, ShareGc},
-    maintenance::{Budget, Kind, Run, Trigger},
+    maintenance::{Budget, Kind, Trigger},
     share::ShareEvents,
 };
 
@@ -33,7 +33,7 @@ pub(crate) async fn quiet_app(backend: Backend) -> TestApp {
 }
 
 /// Runs one statement given in each dialect, without parameters.
-async fn sql(db: &Db, sqlite: &'static str, postgres: &'static str) -> u64 {
+pub(crate) async fn sql(db: &Db, sqlite: &'static str, postgres: &'static str) -> u64 {
     match db {
         Db::Sqlite(pool) => sqlx::query(sqlite).execute(pool).await.unwrap().rows_affected(),
         Db::Postgres(pool) => sqlx::query(postgres).execute(pool).await.unwrap().rows_affected(),
@@ -127,7 +127,7 @@ async fn http_runs(app: &TestApp) -> i64 {
     count(app.db(), "SELECT count(*) FROM maintenance_runs WHERE trigger = 'http' AND id > $1", 0).await
 }
 
-fn small_budget(batch_size: u32, max_batches: u32) -> Budget {
+pub(crate) fn small_budget(batch_size: u32, max_batches: u32) -> Budget {
     Budget { batch_size, max_batches, max_time: Duration::from_secs(60) }
 }
 
@@ -251,79 +251,6 @@ both_backends! {
         let timed_out = no_time.run_now(Kind::Sessions, Trigger::Cli).await.unwrap();
         assert_eq!((timed_out.state.as_str(), timed_out.deleted), ("partial", 0));
         assert!(timed_out.note.as_deref().unwrap().contains("time cap"));
-    }
-
-    async fn a_lease_left_by_a_killed_run_is_taken_over_once_it_expires(backend: Backend) {
-        let app = quiet_app(backend).await;
-        let expired = insert_sessions(app.db(), 5, SessionAge::Expired).await;
-        let m = app.state.maintenance.clone();
-        // A run that took the sessions lease and was then killed: it never renews or finishes.
-        let (killed, _) = m.ledger().accept(Kind::Sessions, Trigger::Cli, "killed").await.unwrap();
-        m.ledger().start(killed.id).await.unwrap().unwrap();
-        let lease = m.leases().acquire("sessions", &killed.id.to_string(), Duration::from_secs(60)).await.unwrap();
-        assert!(lease.is_some());
-
-        let blocked = m.run_now(Kind::Sessions, Trigger::Cli).await.unwrap();
-        assert_eq!((blocked.state.as_str(), blocked.deleted), ("partial", 0));
-        assert!(blocked.note.as_deref().unwrap().contains("another run holds it"));
-        assert!(session_exists(app.db(), expired[0]).await);
-
-        // Its lease runs out, by the database's clock.
-        sql(
-            app.db(),
-            "UPDATE maintenance_leases SET expires_at = unixepoch('subsec') - 1 WHERE name = 'sessions'",
-            "UPDATE maintenance_leases SET expires_at = now() - interval '1 second' WHERE name = 'sessions'",
-        )
-        .await;
-        let takeover = m.run_now(Kind::Sessions, Trigger::Cli).await.unwrap();
-        assert_eq!((takeover.state.as_str(), takeover.deleted), ("succeeded", 5));
-        let killed = m.ledger().get(killed.id).await.unwrap().unwrap();
-        assert_eq!(killed.state, "failed", "the dead run is marked, not left running");
-        assert!(killed.note.unwrap().contains("lease ran out"));
-        assert_eq!(m.leases().holder("sessions").await.unwrap(), None, "the lease is given back after the run");
-    }
-
-    async fn concurrent_runs_of_one_sweep_delete_every_row_exactly_once(backend: Backend) {
-        let app = quiet_app(backend).await;
-        let ids = insert_sessions(app.db(), 600, SessionAge::Expired).await;
-        let m = app.state.maintenance.clone().with_budget(small_budget(50, 1000));
-        let start = std::sync::Arc::new(tokio::sync::Barrier::new(8));
-        let tasks: Vec<_> = (0..8)
-            .map(|_| {
-                let (m, start) = (m.clone(), start.clone());
-                tokio::spawn(async move {
-                    start.wait().await;
-                    m.run_now(Kind::Sessions, Trigger::Cli).await.unwrap()
-                })
-            })
-            .collect();
-        let mut runs: Vec<Run> = Vec::new();
-        for task in tasks {
-            runs.push(task.await.unwrap());
-        }
-        // Runs that found the lease taken did nothing; any run left over finishes the rest.
-        let leftover = m.run_now(Kind::Sessions, Trigger::Cli).await.unwrap();
-        runs.push(leftover);
-        let deleted: i64 = runs.iter().map(|r| r.deleted).sum();
-        assert_eq!(deleted, 600, "{runs:#?}");
-        assert!(runs.iter().all(|r| r.state != "failed"));
-        // The lease, not luck, kept them apart: the runs that started while one worked were
-        // refused, and the runs that did work never overlapped.
-        let refused = runs.iter().filter(|r| r.note.as_deref().is_some_and(|n| n.contains("another run holds it"))).count();
-        assert!(refused >= 1, "no run was refused the lease: {runs:#?}");
-        let mut working: Vec<&Run> = runs.iter().filter(|r| r.deleted > 0).collect();
-        working.sort_by_key(|r| r.started_at.unwrap().0);
-        for pair in working.windows(2) {
-            assert!(pair[0].finished_at.unwrap().0 <= pair[1].started_at.unwrap().0, "two runs swept at once: {pair:#?}");
-        }
-        let deleted_items = count(
-            app.db(),
-            "SELECT count(DISTINCT target_id) FROM maintenance_items WHERE outcome = 'deleted' AND target_kind = 'session' AND target_id >= $1",
-            ids[0],
-        )
-        .await;
-        assert_eq!(deleted_items, 600);
-        assert_eq!(count(app.db(), "SELECT count(*) FROM sessions WHERE id >= $1", ids[0]).await, 0);
     }
 
     async fn items_record_every_outcome(backend: Backend) {
