@@ -69,7 +69,9 @@ impl App {
             let token = state.setup.open();
             let link = state.config.url_for(&format!("/setup/{}", token.expose()));
             // Printed, not only logged, so a newcomer sees it; the log line names the page only.
-            println!("No account exists yet. Create the first (admin) account here: {link}");
+            // A closed standard output must not stop the server (a restart prints a new link).
+            let _ =
+                cli::write_line(format_args!("No account exists yet. Create the first (admin) account here: {link}"));
             tracing::warn!("no account exists yet: open the setup link printed on standard output");
             setup_link = Some(link);
         }

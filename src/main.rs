@@ -145,6 +145,8 @@ fn main() -> ExitCode {
     let runtime = tokio::runtime::Runtime::new().expect("starting the async runtime");
     match runtime.block_on(run(cli.command.unwrap_or(Command::Serve), config)) {
         Ok(()) => ExitCode::SUCCESS,
+        // The reader of our output went away (`watasu share list | head`): it has what it wanted.
+        Err(error) if cli::is_broken_pipe(&error) => ExitCode::SUCCESS,
         Err(error) => match error.downcast_ref::<UsageError>() {
             Some(usage) => {
                 eprintln!("watasu: {usage}");
@@ -168,7 +170,7 @@ async fn run(command: Command, config: Config) -> anyhow::Result<()> {
         }
         Command::Migrate => {
             let db = open_database(&config).await?;
-            println!("migrations applied ({})", db.backend_name());
+            watasu::outln!("migrations applied ({})", db.backend_name());
             Ok(())
         }
         Command::User(UserCommand::Add { email, name, admin, password_stdin }) => {

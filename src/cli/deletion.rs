@@ -30,11 +30,11 @@ pub async fn list(config: &Config, json: bool) -> anyhow::Result<()> {
                 })
             })
             .collect();
-        println!("{}", serde_json::to_string_pretty(&rows)?);
+        crate::outln!("{}", serde_json::to_string_pretty(&rows)?);
     } else {
         for c in &cases {
             let created = c.created_at.0.format("%Y-%m-%d %H:%M UTC");
-            println!("{}  {:<21}  {:<8}  {created}", c.reference, c.state().code(), c.actor_role);
+            crate::outln!("{}  {:<21}  {:<8}  {created}", c.reference, c.state().code(), c.actor_role);
         }
     }
     db.close().await;
@@ -80,13 +80,13 @@ pub async fn reapply(config: &Config) -> anyhow::Result<()> {
         let state = runner.run_case(case_id).await?;
         let case = cases.find(case_id).await?.expect("the case exists");
         let state = state.unwrap_or(case.state());
-        println!("{}: re-applied as {} ({})", entry.reference, case.reference, state.code());
+        crate::outln!("{}: re-applied as {} ({})", entry.reference, case.reference, state.code());
         if state != CaseState::Completed {
-            println!("  not finished yet: the server's deletion worker carries it on (see /admin/deletions)");
+            crate::outln!("  not finished yet: the server's deletion worker carries it on (see /admin/deletions)");
         }
         reapplied += 1;
     }
-    println!("re-applied {reapplied} case(s); {absent} journalled account(s) are not in this database");
+    crate::outln!("re-applied {reapplied} case(s); {absent} journalled account(s) are not in this database");
     db.close().await;
     Ok(())
 }

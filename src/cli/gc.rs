@@ -19,9 +19,13 @@ pub async fn run(config: &Config, limit: u32) -> anyhow::Result<()> {
     let gc = ShareGc::new(repo, store, ShareEvents::new(db.clone()));
     let report = gc.collect(limit, crate::maintenance::Trigger::Cli).await?;
     let leftovers = gc.remove_leftovers(&files_dir).await?;
-    println!(
+    crate::outln!(
         "purged {}, failed {}, skipped {}; leftover temp files removed {}, orphan files removed {}",
-        report.purged, report.failed, report.skipped, leftovers.temp_files, leftovers.orphan_files
+        report.purged,
+        report.failed,
+        report.skipped,
+        leftovers.temp_files,
+        leftovers.orphan_files
     );
     db.close().await;
     Ok(())

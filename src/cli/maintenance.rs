@@ -16,7 +16,12 @@ pub async fn run(config: &Config, kind: &str) -> anyhow::Result<()> {
     let maintenance = Maintenance::from_settings(db.clone(), &config.settings);
     let run = maintenance.run_now(kind, Trigger::Cli).await?;
     let summary = maintenance.ledger().summary(run.id).await?;
-    print!("{}", render_summary(&run, &summary));
+    {
+        // Written, not printed: a reader that went away is a broken pipe `main` ends quietly.
+        use std::io::Write;
+        let mut out = std::io::stdout().lock();
+        write!(out, "{}", render_summary(&run, &summary)).and_then(|()| out.flush())?;
+    }
     db.close().await;
     if run.state == "failed" {
         anyhow::bail!("maintenance run {} failed", run.id);

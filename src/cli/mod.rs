@@ -15,3 +15,28 @@ pub struct UsageError(pub String);
 pub fn usage(message: impl Into<String>) -> anyhow::Error {
     UsageError(message.into()).into()
 }
+
+/// Writes one line to standard output, or fails with the I/O error: with output piped into a
+/// reader that stopped (`watasu share list | head`) that is a broken pipe, which `main` ends
+/// quietly instead of letting `println!` panic.
+pub fn write_line(line: std::fmt::Arguments<'_>) -> std::io::Result<()> {
+    use std::io::Write;
+    writeln!(std::io::stdout().lock(), "{line}")
+}
+
+/// True when `error` is, at its root, a write into a pipe whose reader has gone.
+pub fn is_broken_pipe(error: &anyhow::Error) -> bool {
+    error
+        .chain()
+        .filter_map(|cause| cause.downcast_ref::<std::io::Error>())
+        .any(|io| io.kind() == std::io::ErrorKind::BrokenPipe)
+}
+
+/// `println!` for commands: `outln!(...)` writes a line and returns early with the error when
+/// standard output is gone.
+#[macro_export]
+macro_rules! outln {
+    ($($arg:tt)*) => {
+        $crate::cli::write_line(format_args!($($arg)*))?
+    };
+}

@@ -16,7 +16,7 @@ use crate::{
     },
     open_database,
     share::{
-        ShareLinks, ShareRepository,
+        Message, ShareLinks, ShareRepository,
         create::{CreateError, ShareRequest, create_share},
     },
 };
@@ -34,6 +34,7 @@ pub async fn create(config: &Config, args: CreateShareArgs) -> anyhow::Result<()
     let settings = &config.settings;
     let sender_email = EmailAddress::parse(&args.from).map_err(|e| usage(format!("--from: {e}")))?;
     let recipient = EmailAddress::parse(&args.to).map_err(|e| usage(format!("--to: {e}")))?;
+    let message = Message::parse(&args.message).map_err(|e| usage(format!("--message: {e}")))?;
     let ttl = args.expires_in.unwrap_or(settings.share_ttl);
     if ttl > settings.share_ttl_max {
         return Err(usage(format!(
@@ -65,7 +66,7 @@ pub async fn create(config: &Config, args: CreateShareArgs) -> anyhow::Result<()
         content: Box::pin(file),
         max_bytes: settings.max_upload_bytes,
         ttl,
-        message: args.message,
+        message,
         lang,
         notify_on_download: true,
     };
@@ -88,8 +89,8 @@ pub async fn create(config: &Config, args: CreateShareArgs) -> anyhow::Result<()
     };
     let message = messages::notification_mail(&settings.mail_from, recipient.as_str(), lang, &notification)?;
     notify(&Outbox::new(db.clone()), mailer.as_ref(), issued.share_id, &message, recipient.as_str()).await;
-    println!("share {} created", issued.share_id);
-    println!("{link}");
+    crate::outln!("share {} created", issued.share_id);
+    crate::outln!("{link}");
     db.close().await;
     Ok(())
 }
@@ -127,9 +128,9 @@ pub async fn list(config: &Config, json: bool) -> anyhow::Result<()> {
     let db = open_database(config).await?;
     let shares = ShareRepository::new(db.clone()).list_all().await?;
     if json {
-        println!("{}", serde_json::to_string_pretty(&shares)?);
+        crate::outln!("{}", serde_json::to_string_pretty(&shares)?);
     } else {
-        println!("id\tstatus\trecipient\texpires_at");
+        crate::outln!("id\tstatus\trecipient\texpires_at");
         for share in &shares {
             let status = match (share.status.as_str(), share.revoked, share.expired) {
                 ("active", true, _) => "revoked",
@@ -137,7 +138,7 @@ pub async fn list(config: &Config, json: bool) -> anyhow::Result<()> {
                 (status, _, _) => status,
             };
             let expires = share.expires_at.0.to_rfc3339_opts(chrono::SecondsFormat::Secs, true);
-            println!("{}\t{status}\t{}\t{expires}", share.id, share.recipient_email);
+            crate::outln!("{}\t{status}\t{}\t{expires}", share.id, share.recipient_email);
         }
     }
     db.close().await;
@@ -167,7 +168,7 @@ pub async fn revoke(config: &Config, id_or_url: &str) -> anyhow::Result<()> {
     );
     if lifecycle.revoke(id).await? {
         crate::share::ShareEvents::new(db.clone()).record(id, crate::share::EventKind::Revoked).await?;
-        println!("share {id} revoked; its file is deleted by the next GC pass");
+        crate::outln!("share {id} revoked; its file is deleted by the next GC pass");
     } else {
         return Err(usage(format!("share {id} is not active (already downloaded, expired, revoked or unknown)")));
     }

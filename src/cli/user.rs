@@ -38,9 +38,9 @@ pub async fn add_user(config: &Config, args: AddUser) -> anyhow::Result<()> {
     let role = if args.admin { Role::Admin } else { Role::Sender };
     match Users::new(db).create(&email, name, &hash, role).await {
         Ok(id) => {
-            println!("created {} account {id} for {}", role.as_str(), email.as_str());
+            crate::outln!("created {} account {id} for {}", role.as_str(), email.as_str());
             if generated {
-                println!("password (shown once): {}", password.expose());
+                crate::outln!("password (shown once): {}", password.expose());
             }
             Ok(())
         }

@@ -245,7 +245,8 @@ impl Runner {
             return Ok(Some(PARKED));
         }
         if !step.due {
-            let until = step.next_attempt_at.map(|t| (t.0 - chrono::Utc::now()).to_std().unwrap_or_default());
+            // The database's clock set the backoff, so the database's clock measures what is left.
+            let until = self.cases.step_wait(case.id, store).await?.map(Duration::from_secs_f64);
             return Ok(Some(until.unwrap_or(self.policy.base)));
         }
         self.run_step(case, store, step).await?;

@@ -189,6 +189,33 @@ impl DeletionCases {
         Ok(())
     }
 
+    /// How long until a step's backoff is over, by the database's clock (the clock that set
+    /// `next_attempt_at`); `None` when it has no backoff. Never negative.
+    pub async fn step_wait(&self, case_id: i64, store: Store) -> Result<Option<f64>, sqlx::Error> {
+        match self.db() {
+            Db::Sqlite(pool) => {
+                sqlx::query_scalar(
+                    "SELECT max(next_attempt_at - unixepoch('subsec'), 0.0) FROM deletion_steps
+                      WHERE case_id = $1 AND store = $2 AND next_attempt_at IS NOT NULL",
+                )
+                .bind(case_id)
+                .bind(store.code())
+                .fetch_optional(pool)
+                .await
+            }
+            Db::Postgres(pool) => {
+                sqlx::query_scalar(
+                    "SELECT greatest(extract(epoch FROM next_attempt_at - now())::float8, 0) FROM deletion_steps
+                      WHERE case_id = $1 AND store = $2 AND next_attempt_at IS NOT NULL",
+                )
+                .bind(case_id)
+                .bind(store.code())
+                .fetch_optional(pool)
+                .await
+            }
+        }
+    }
+
     /// An admin looked at the stuck steps: they get a fresh set of retries, due now.
     pub async fn retry_needs_review(&self, case_id: i64) -> Result<u64, sqlx::Error> {
         let (steps, case) = match self.db() {

@@ -166,6 +166,7 @@ pub const TEXT: Text = Text {
     upload_too_large: "The file is larger than the limit.",
     file_missing: "Choose a file to send.",
     upload_sender_disabled: "This account can no longer send files: it has been disabled or is being deleted. Nothing was sent, and the file was removed.",
+    message_too_long: "The message is too long (at most 2000 characters).",
     created_title: "The file is on its way",
     created_lead: "The recipient has been emailed this link. You can also copy it and send it yourself:",
     created_once: "This link is shown only now: watasu keeps only a fingerprint of it.",

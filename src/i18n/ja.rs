@@ -168,6 +168,7 @@ pub const TEXT: Text = Text {
     upload_too_large: "ファイルが上限を超えています。",
     file_missing: "送るファイルを選んでください。",
     upload_sender_disabled: "このアカウントではファイルを送れなくなりました（無効にされたか、削除の手続き中です）。何も送られておらず、ファイルは削除しました。",
+    message_too_long: "メッセージが長すぎます（2000 文字まで）。",
     created_title: "送信しました",
     created_lead: "受け取る方にこのリンクをメールで送りました。コピーしてご自身で送ることもできます:",
     created_once: "このリンクが表示されるのは今だけです（watasu はリンクそのものを保存しません）。",

@@ -186,6 +186,8 @@ pub struct Text {
     pub file_missing: &'static str,
     /// The sender was disabled (or their deletion opened) while their file was arriving.
     pub upload_sender_disabled: &'static str,
+    /// The message to the recipient is over `share::MESSAGE_LIMIT` characters.
+    pub message_too_long: &'static str,
     pub created_title: &'static str,
     pub created_lead: &'static str,
     pub created_once: &'static str,

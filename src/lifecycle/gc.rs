@@ -8,14 +8,14 @@
 use std::{
     sync::{
         Arc,
-        atomic::{AtomicBool, Ordering},
+        atomic::{AtomicBool, AtomicU64, Ordering},
     },
-    time::{Duration, SystemTime},
+    time::Duration,
 };
 
-use super::{FileStore, LifecycleRepository, StoreError, store::TEMP_PREFIX};
+use super::{FileStore, LifecycleRepository, PurgeCandidate, StoreError};
 use crate::{
-    maintenance::{Kind, Ledger, Outcome, RunState, Trigger},
+    maintenance::{Kind, Ledger, Outcome, RunState, Trigger, error_class},
     share::{EventKind, ShareEvents},
 };
 
@@ -30,22 +30,10 @@ pub struct GcReport {
     pub skipped: u32,
 }
 
-/// What the leftover sweep removed.
-#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, serde::Serialize)]
-pub struct LeftoverReport {
-    pub temp_files: u32,
-    pub orphan_files: u32,
-}
-
-/// Leftovers younger than this may belong to an upload in progress.
-pub const LEFTOVER_MIN_AGE: Duration = Duration::from_secs(3600);
-/// Folder entries looked at per leftover sweep.
-const LEFTOVER_SCAN_LIMIT: usize = 1_000;
-
 #[derive(Clone)]
 pub struct ShareGc {
-    repo: LifecycleRepository,
-    store: Arc<dyn FileStore>,
+    pub(super) repo: LifecycleRepository,
+    pub(super) store: Arc<dyn FileStore>,
     events: ShareEvents,
     ledger: Ledger,
 }
@@ -59,12 +47,26 @@ impl ShareGc {
     /// One pass over at most `limit` candidates, recorded in the maintenance ledger per share.
     /// A pass that finds nothing writes nothing, so the empty pass stays one indexed read.
     pub async fn collect(&self, limit: u32, trigger: Trigger) -> Result<GcReport, sqlx::Error> {
-        let mut report = GcReport::default();
         let candidates = self.repo.select_purgeable(limit).await?;
         if candidates.is_empty() {
-            return Ok(report);
+            return Ok(GcReport::default());
         }
         let run_id = self.ledger.open_running(Kind::ShareGc, trigger).await?;
+        match self.collect_candidates(run_id, candidates).await {
+            Ok(report) => Ok(report),
+            Err(error) => {
+                // A run left `running` would read as still in progress until it is declared
+                // stale; say at once that it failed, and why (the class only: no data).
+                if let Err(finish) = self.ledger.finish(run_id, RunState::Failed, Some(&error_class(&error))).await {
+                    tracing::warn!(run_id, error = %finish, "could not record a failed GC pass");
+                }
+                Err(error)
+            }
+        }
+    }
+
+    async fn collect_candidates(&self, run_id: i64, candidates: Vec<PurgeCandidate>) -> Result<GcReport, sqlx::Error> {
+        let mut report = GcReport::default();
         let mut items = Vec::with_capacity(candidates.len());
         for candidate in candidates {
             match self.store.delete(&candidate.storage_key).await {
@@ -95,46 +97,6 @@ impl ShareGc {
         self.ledger.finish(run_id, state, None).await?;
         Ok(report)
     }
-
-    /// Removes temp files of interrupted uploads and stored files no row names, once they are
-    /// older than an hour. Only the local store has a folder to look at.
-    pub async fn remove_leftovers(&self, dir: &std::path::Path) -> Result<LeftoverReport, sqlx::Error> {
-        let mut report = LeftoverReport::default();
-        let Ok(mut entries) = tokio::fs::read_dir(dir).await else { return Ok(report) };
-        let mut unclaimed = Vec::new();
-        let mut scanned = 0;
-        while let Ok(Some(entry)) = entries.next_entry().await {
-            scanned += 1;
-            if scanned > LEFTOVER_SCAN_LIMIT {
-                break;
-            }
-            let name = entry.file_name().to_string_lossy().into_owned();
-            let old_enough = entry
-                .metadata()
-                .await
-                .ok()
-                .and_then(|m| m.modified().ok())
-                .and_then(|t| SystemTime::now().duration_since(t).ok())
-                .is_some_and(|age| age >= LEFTOVER_MIN_AGE);
-            if !old_enough {
-                continue;
-            }
-            if name.starts_with(TEMP_PREFIX) {
-                if tokio::fs::remove_file(entry.path()).await.is_ok() {
-                    report.temp_files += 1;
-                }
-            } else if crate::session::is_token_shaped(&name) {
-                unclaimed.push(name);
-            }
-        }
-        let known = self.repo.known_storage_keys(&unclaimed).await?;
-        for key in unclaimed.iter().filter(|k| !known.contains(k)) {
-            if self.store.delete(key).await.is_ok() {
-                report.orphan_files += 1;
-            }
-        }
-        Ok(report)
-    }
 }
 
 /// Why a file could not be deleted, in words that name no path.
@@ -160,6 +122,28 @@ pub struct GcRunner {
     /// A response asked for a pass since the task last started one.
     wanted: Arc<AtomicBool>,
     batch: u32,
+    stats: Arc<Counters>,
+}
+
+/// What a runner has done so far, for tests and operators to observe.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub struct GcStats {
+    /// Passes responses asked for (`spawn_pass` calls).
+    pub requested: u64,
+    /// Passes that ran.
+    pub started: u64,
+    /// Passes that ran to their end (successfully or not).
+    pub finished: u64,
+    /// Passes not run because another was in flight.
+    pub skipped_busy: u64,
+}
+
+#[derive(Default)]
+struct Counters {
+    requested: AtomicU64,
+    started: AtomicU64,
+    finished: AtomicU64,
+    skipped_busy: AtomicU64,
 }
 
 /// Clears the in-flight flag however the pass ends (even by panic).
@@ -179,6 +163,7 @@ impl GcRunner {
             access_task: Arc::new(AtomicBool::new(false)),
             wanted: Arc::new(AtomicBool::new(false)),
             batch,
+            stats: Arc::default(),
         }
     }
 
@@ -190,33 +175,71 @@ impl GcRunner {
         &self.gc
     }
 
+    pub fn stats(&self) -> GcStats {
+        GcStats {
+            requested: self.stats.requested.load(Ordering::Acquire),
+            started: self.stats.started.load(Ordering::Acquire),
+            finished: self.stats.finished.load(Ordering::Acquire),
+            skipped_busy: self.stats.skipped_busy.load(Ordering::Acquire),
+        }
+    }
+
     /// Runs one bounded pass unless one is already running; `None` when skipped.
     pub async fn try_pass(&self, trigger: Trigger) -> Option<Result<GcReport, sqlx::Error>> {
         if self.busy.compare_exchange(false, true, Ordering::AcqRel, Ordering::Acquire).is_err() {
+            self.stats.skipped_busy.fetch_add(1, Ordering::AcqRel);
             return None;
         }
         let _in_flight = InFlight(self.busy.clone());
-        Some(self.gc.collect(self.batch, trigger).await)
+        self.stats.started.fetch_add(1, Ordering::AcqRel);
+        let outcome = self.gc.collect(self.batch, trigger).await;
+        self.stats.finished.fetch_add(1, Ordering::AcqRel);
+        Some(outcome)
     }
 
     /// Asks for a pass after a response: at once if none ran within the gap, else at the gap's
-    /// end. Errors are logged and swallowed.
+    /// end. A pass asked for always runs, after the request that asked: the task rechecks
+    /// `wanted` after giving up its flag (a request in between found the flag still taken), and
+    /// a pass skipped because another (the timer's) was in flight is tried again after the gap,
+    /// since that one may have chosen its candidates before this response's share was due.
+    /// Errors are logged and swallowed.
     pub fn spawn_pass(&self) {
+        self.stats.requested.fetch_add(1, Ordering::AcqRel);
         self.wanted.store(true, Ordering::Release);
         if self.access_task.compare_exchange(false, true, Ordering::AcqRel, Ordering::Acquire).is_err() {
             return; // the live task sees `wanted` when its gap is over
         }
         let runner = self.clone();
         tokio::spawn(async move {
-            let _task = InFlight(runner.access_task.clone());
-            while runner.wanted.swap(false, Ordering::AcqRel) {
-                match runner.try_pass(Trigger::Request).await {
-                    Some(Err(error)) => tracing::warn!(%error, "access-time GC pass failed"),
-                    Some(Ok(report)) if report != GcReport::default() => tracing::info!(?report, "access-time GC pass"),
-                    _ => {}
+            loop {
+                {
+                    let _task = InFlight(runner.access_task.clone());
+                    runner.drain_wanted().await;
                 }
-                tokio::time::sleep(ACCESS_TIME_GAP).await;
+                // A request that came after the last check but before the flag was cleared left
+                // `wanted` set and no task behind it: take the task back, unless another request
+                // already started a new one.
+                if !runner.wanted.load(Ordering::Acquire)
+                    || runner.access_task.compare_exchange(false, true, Ordering::AcqRel, Ordering::Acquire).is_err()
+                {
+                    return;
+                }
             }
         });
+    }
+
+    /// Runs the passes asked for, one per gap, until none is wanted.
+    async fn drain_wanted(&self) {
+        while self.wanted.swap(false, Ordering::AcqRel) {
+            match self.try_pass(Trigger::Request).await {
+                None => {
+                    self.wanted.store(true, Ordering::Release);
+                }
+                Some(Err(error)) => tracing::warn!(%error, "access-time GC pass failed"),
+                Some(Ok(report)) if report != GcReport::default() => tracing::info!(?report, "access-time GC pass"),
+                Some(Ok(_)) => {}
+            }
+            tokio::time::sleep(ACCESS_TIME_GAP).await;
+        }
     }
 }

@@ -2,9 +2,11 @@
 //! collector that deletes files after download or expiry, with no cron.
 
 pub mod gc;
+pub mod leftovers;
 mod repo;
 pub mod store;
 
-pub use gc::{GcReport, GcRunner, LeftoverReport, ShareGc};
-pub use repo::{LifecycleRepository, PurgeCandidate};
+pub use gc::{GcReport, GcRunner, GcStats, ShareGc};
+pub use leftovers::LeftoverReport;
+pub use repo::{LifecycleRepository, PURGEABLE_POSTGRES, PURGEABLE_SQLITE, PurgeCandidate};
 pub use store::{Deleted, FileStore, LocalFileStore, OpenedFile, StoreError, StoredFile};

@@ -13,6 +13,29 @@ pub struct PurgeCandidate {
     pub storage_key: String,
 }
 
+/// The GC's candidate query on SQLite ($1 the delivery grace in seconds, $2 the batch). Public
+/// so the test of its plan explains this very statement.
+#[doc(hidden)]
+pub const PURGEABLE_SQLITE: &str = "SELECT s.id, f.storage_key
+       FROM shares s JOIN files f ON f.id = s.file_id
+      WHERE s.status <> 'purged'
+        AND (s.next_purge_attempt_at IS NULL OR s.next_purge_attempt_at <= unixepoch('subsec'))
+        AND ((s.status = 'consumed' AND s.consumed_at <= unixepoch('subsec') - $1)
+             OR (s.status <> 'consumed' AND s.expires_at <= unixepoch('subsec')))
+      ORDER BY s.next_purge_attempt_at, s.id
+      LIMIT $2";
+
+/// The same on PostgreSQL, whose index and ORDER BY name NULLS FIRST.
+#[doc(hidden)]
+pub const PURGEABLE_POSTGRES: &str = "SELECT s.id, f.storage_key
+       FROM shares s JOIN files f ON f.id = s.file_id
+      WHERE s.status <> 'purged'
+        AND (s.next_purge_attempt_at IS NULL OR s.next_purge_attempt_at <= now())
+        AND ((s.status = 'consumed' AND s.consumed_at <= now() - make_interval(secs => $1))
+             OR (s.status <> 'consumed' AND s.expires_at <= now()))
+      ORDER BY s.next_purge_attempt_at NULLS FIRST, s.id
+      LIMIT $2";
+
 #[derive(Clone, Debug)]
 pub struct LifecycleRepository {
     db: Db,
@@ -61,38 +84,8 @@ impl LifecycleRepository {
         let grace = seconds(self.delivery_grace);
         let limit = i64::from(limit);
         match &self.db {
-            Db::Sqlite(pool) => {
-                sqlx::query_as(
-                    "SELECT s.id, f.storage_key
-                       FROM shares s JOIN files f ON f.id = s.file_id
-                      WHERE s.status <> 'purged'
-                        AND (s.next_purge_attempt_at IS NULL OR s.next_purge_attempt_at <= unixepoch('subsec'))
-                        AND ((s.status = 'consumed' AND s.consumed_at <= unixepoch('subsec') - $1)
-                             OR (s.status <> 'consumed' AND s.expires_at <= unixepoch('subsec')))
-                      ORDER BY s.next_purge_attempt_at, s.id
-                      LIMIT $2",
-                )
-                .bind(grace)
-                .bind(limit)
-                .fetch_all(pool)
-                .await
-            }
-            Db::Postgres(pool) => {
-                sqlx::query_as(
-                    "SELECT s.id, f.storage_key
-                       FROM shares s JOIN files f ON f.id = s.file_id
-                      WHERE s.status <> 'purged'
-                        AND (s.next_purge_attempt_at IS NULL OR s.next_purge_attempt_at <= now())
-                        AND ((s.status = 'consumed' AND s.consumed_at <= now() - make_interval(secs => $1))
-                             OR (s.status <> 'consumed' AND s.expires_at <= now()))
-                      ORDER BY s.next_purge_attempt_at NULLS FIRST, s.id
-                      LIMIT $2",
-                )
-                .bind(grace)
-                .bind(limit)
-                .fetch_all(pool)
-                .await
-            }
+            Db::Sqlite(pool) => sqlx::query_as(PURGEABLE_SQLITE).bind(grace).bind(limit).fetch_all(pool).await,
+            Db::Postgres(pool) => sqlx::query_as(PURGEABLE_POSTGRES).bind(grace).bind(limit).fetch_all(pool).await,
         }
     }
 
@@ -210,17 +203,26 @@ impl LifecycleRepository {
         Ok(done == 1)
     }
 
-    /// Which of these storage keys some file row still names (for the leftover sweep).
+    /// Which of these storage keys some file row still names (for the leftover sweep): one query
+    /// for the whole batch. PostgreSQL takes the keys as an array; SQLite has no arrays and takes
+    /// them as a JSON list.
     pub async fn known_storage_keys(&self, keys: &[String]) -> Result<Vec<String>, sqlx::Error> {
-        let mut known = Vec::new();
-        for key in keys {
-            const SQL: &str = "SELECT storage_key FROM files WHERE storage_key = $1";
-            let found: Option<String> = match &self.db {
-                Db::Sqlite(pool) => sqlx::query_scalar(SQL).bind(key).fetch_optional(pool).await?,
-                Db::Postgres(pool) => sqlx::query_scalar(SQL).bind(key).fetch_optional(pool).await?,
-            };
-            known.extend(found);
+        match &self.db {
+            Db::Sqlite(pool) => {
+                let list = serde_json::to_string(keys).expect("strings serialise");
+                sqlx::query_scalar(
+                    "SELECT storage_key FROM files WHERE storage_key IN (SELECT value FROM json_each($1))",
+                )
+                .bind(list)
+                .fetch_all(pool)
+                .await
+            }
+            Db::Postgres(pool) => {
+                sqlx::query_scalar("SELECT storage_key FROM files WHERE storage_key = ANY($1)")
+                    .bind(keys)
+                    .fetch_all(pool)
+                    .await
+            }
         }
-        Ok(known)
     }
 }

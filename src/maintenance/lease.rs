@@ -5,7 +5,14 @@
 
 use std::time::Duration;
 
-use crate::db::{Db, seconds};
+use crate::db::{Db, seconds, sqlite_write_tx};
+
+/// The take on SQLite: insert, or take over a row whose lease has run out.
+const TAKE_SQLITE: &str =
+    "INSERT INTO maintenance_leases (name, holder, expires_at) VALUES ($1, $2, unixepoch('subsec') + $3)
+     ON CONFLICT (name) DO UPDATE SET holder = excluded.holder, expires_at = excluded.expires_at
+      WHERE maintenance_leases.expires_at <= unixepoch('subsec')
+     RETURNING holder";
 
 #[derive(Clone, Debug)]
 pub struct Leases {
@@ -25,29 +32,58 @@ impl Leases {
     }
 
     /// Takes `name` for `holder` for `ttl` unless someone else holds it unexpired, and says whose
-    /// expired lease it took over.
+    /// expired lease it took over. The holder is read in the same atomic step as the take: read
+    /// first, a holder that gave the lease back in between would be reported as taken over (and
+    /// its run, still alive, marked failed).
     pub async fn acquire(&self, name: &str, holder: &str, ttl: Duration) -> Result<Option<Taken>, sqlx::Error> {
-        // Read first only to report who is being taken over; the upsert alone decides.
-        let previous = self.holder(name).await?;
-        let taken = self.try_take(name, holder, ttl).await?;
-        Ok(taken.then(|| Taken { previous_holder: previous.filter(|p| p != holder) }))
+        let ttl = seconds(ttl);
+        let taken: Option<Option<String>> = match &self.db {
+            // SQLite cannot put an INSERT in a WITH clause; a write transaction (one writer at a
+            // time) makes the read and the upsert one step instead.
+            Db::Sqlite(pool) => {
+                let mut tx = sqlite_write_tx(pool).await?;
+                let previous: Option<String> = sqlx::query_scalar(
+                    "SELECT holder FROM maintenance_leases WHERE name = $1 AND expires_at <= unixepoch('subsec')",
+                )
+                .bind(name)
+                .fetch_optional(&mut *tx)
+                .await?;
+                let taken: Option<String> =
+                    sqlx::query_scalar(TAKE_SQLITE).bind(name).bind(holder).bind(ttl).fetch_optional(&mut *tx).await?;
+                tx.commit().await?;
+                taken.map(|_| previous)
+            }
+            // One statement: the expired holder as the statement's snapshot saw it, and the take.
+            Db::Postgres(pool) => {
+                sqlx::query_scalar(
+                    "WITH expired AS (
+                         SELECT holder FROM maintenance_leases WHERE name = $1 AND expires_at <= now()
+                     ), taken AS (
+                         INSERT INTO maintenance_leases (name, holder, expires_at)
+                         VALUES ($1, $2, now() + make_interval(secs => $3))
+                         ON CONFLICT (name) DO UPDATE SET holder = excluded.holder, expires_at = excluded.expires_at
+                          WHERE maintenance_leases.expires_at <= now()
+                         RETURNING holder
+                     )
+                     SELECT (SELECT holder FROM expired) FROM taken",
+                )
+                .bind(name)
+                .bind(holder)
+                .bind(ttl)
+                .fetch_optional(pool)
+                .await?
+            }
+        };
+        Ok(taken.map(|previous| Taken { previous_holder: previous.filter(|p| p != holder) }))
     }
 
     /// Takes `name` for `holder` for `ttl` unless someone else holds it unexpired: one upsert.
     pub async fn try_take(&self, name: &str, holder: &str, ttl: Duration) -> Result<bool, sqlx::Error> {
         let ttl = seconds(ttl);
         let taken: Option<String> = match &self.db {
-            Db::Sqlite(pool) => sqlx::query_scalar(
-                "INSERT INTO maintenance_leases (name, holder, expires_at) VALUES ($1, $2, unixepoch('subsec') + $3)
-                     ON CONFLICT (name) DO UPDATE SET holder = excluded.holder, expires_at = excluded.expires_at
-                      WHERE maintenance_leases.expires_at <= unixepoch('subsec')
-                     RETURNING holder",
-            )
-            .bind(name)
-            .bind(holder)
-            .bind(ttl)
-            .fetch_optional(pool)
-            .await?,
+            Db::Sqlite(pool) => {
+                sqlx::query_scalar(TAKE_SQLITE).bind(name).bind(holder).bind(ttl).fetch_optional(pool).await?
+            }
             Db::Postgres(pool) => {
                 sqlx::query_scalar(
                     "INSERT INTO maintenance_leases (name, holder, expires_at)

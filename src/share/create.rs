@@ -5,7 +5,7 @@ use std::{pin::Pin, time::Duration};
 
 use tokio::io::AsyncRead;
 
-use super::{IssuedShare, MIN_TTL, NewShare, ShareError, ShareLinks};
+use super::{IssuedShare, MIN_TTL, Message, NewShare, ShareError, ShareLinks};
 use crate::{
     accounts::EmailAddress,
     i18n::Lang,
@@ -21,7 +21,7 @@ pub struct ShareRequest<'a> {
     pub content: Pin<Box<dyn AsyncRead + Send + 'a>>,
     pub max_bytes: u64,
     pub ttl: Duration,
-    pub message: String,
+    pub message: Message,
     pub lang: Lang,
     pub notify_on_download: bool,
 }
@@ -88,7 +88,7 @@ pub async fn create_share_checked(
         original_name: clean_file_name(request.file_name),
         content_type: request.content_type.to_owned(),
         recipient: request.recipient,
-        message: request.message,
+        message: request.message.into_inner(),
         lang: request.lang,
         ttl: request.ttl,
         notify_on_download: request.notify_on_download,

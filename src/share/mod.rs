@@ -6,6 +6,7 @@ mod access;
 pub mod create;
 mod events;
 mod grants;
+mod message;
 mod repo;
 pub mod sender;
 
@@ -14,6 +15,7 @@ use std::time::Duration;
 pub use access::ShareAccess;
 pub use events::{EventKind, ShareEvent, ShareEvents};
 pub use grants::DownloadGrants;
+pub use message::{MESSAGE_LIMIT, Message, MessageTooLong};
 pub use repo::{FileInfo, ShareListing, ShareRepository};
 
 use crate::{
@@ -36,12 +38,20 @@ pub enum ShareStatus {
     Purged,
 }
 
+/// A stored status that is none of the three: the row is not one this code can reason about.
+#[derive(Debug, thiserror::Error)]
+#[error("unknown share status {0:?}")]
+pub struct UnknownStatus(pub String);
+
 impl ShareStatus {
-    pub fn parse(text: &str) -> Self {
+    /// The stored value, exactly; anything else is an error, never a guess (a guess of "active"
+    /// would let a row in an unknown state be downloaded).
+    pub fn parse(text: &str) -> Result<Self, UnknownStatus> {
         match text {
-            "consumed" => Self::Consumed,
-            "purged" => Self::Purged,
-            _ => Self::Active,
+            "active" => Ok(Self::Active),
+            "consumed" => Ok(Self::Consumed),
+            "purged" => Ok(Self::Purged),
+            other => Err(UnknownStatus(other.to_owned())),
         }
     }
 }

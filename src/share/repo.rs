@@ -38,19 +38,23 @@ struct ShareRow {
     locked: bool,
 }
 
-impl From<ShareRow> for Share {
-    fn from(row: ShareRow) -> Self {
-        Share {
+impl TryFrom<ShareRow> for Share {
+    type Error = sqlx::Error;
+
+    /// A status none of the three is a decoding error: the row is refused, not guessed at.
+    fn try_from(row: ShareRow) -> Result<Self, sqlx::Error> {
+        let status = ShareStatus::parse(&row.status).map_err(|e| sqlx::Error::Decode(Box::new(e)))?;
+        Ok(Share {
             id: row.id,
             file_id: row.file_id,
             recipient_email: row.recipient_email,
             sender_name: row.sender_name,
             message: row.message,
             lang: Lang::from_code(&row.lang).unwrap_or_default(),
-            status: ShareStatus::parse(&row.status),
+            status,
             expires_at: row.expires_at,
             locked: row.locked,
-        }
+        })
     }
 }
 
@@ -186,7 +190,7 @@ impl ShareRepository {
                 .await?
             }
         };
-        Ok(row.map(Share::from))
+        row.map(Share::try_from).transpose()
     }
 
     /// The share with this id, whatever its state (for the sender's side, never for recipients).
@@ -199,7 +203,7 @@ impl ShareRepository {
             Db::Sqlite(pool) => sqlx::query_as(SQL).bind(id).fetch_optional(pool).await?,
             Db::Postgres(pool) => sqlx::query_as(SQL).bind(id).fetch_optional(pool).await?,
         };
-        Ok(row.map(Share::from))
+        row.map(Share::try_from).transpose()
     }
 
     /// Who to tell that a share was downloaded: the sender's address and language, the recipient

@@ -101,8 +101,15 @@ both_backends! {
         execute(app.db(), "UPDATE shares SET notify_on_download = 0 WHERE id = $1", "UPDATE shares SET notify_on_download = false WHERE id = $1", quiet.id).await;
         let (browser, csrf) = granted_browser(&app, &quiet).await;
         assert_eq!(post_download(&browser, &quiet, &csrf).await.status(), 200);
-        tokio::time::sleep(Duration::from_millis(700)).await;
-        assert_eq!(app.smtp.messages().len(), 1, "a receipt went out although it was switched off");
+        // A download after it, with receipts on: once its receipt has arrived, the quiet one's
+        // would have too.
+        let marker = app.create_share().await;
+        let (browser, csrf) = granted_browser(&app, &marker).await;
+        assert_eq!(post_download(&browser, &marker, &csrf).await.status(), 200);
+        let mails = app.smtp.wait_for(2, Duration::from_secs(10)).await;
+        assert!(mails[1].text().contains("report.txt"), "the second mail is the marker's receipt");
+        assert_eq!(count(app.db(), "SELECT count(*) FROM mail_outbox WHERE share_id = $1", quiet.id).await, 0);
+        assert_eq!(app.smtp.messages().len(), 2, "a receipt went out although it was switched off");
     }
 
     async fn a_file_missing_from_storage_does_not_use_up_the_download(backend: Backend) {
@@ -236,8 +243,17 @@ both_backends! {
         let share = app.create_share().await;
         let (browser, csrf) = granted_browser(&app, &share).await;
         assert_eq!(post_download(&browser, &share, &csrf).await.status(), 200);
-        app.browser().get("/").await;
-        tokio::time::sleep(Duration::from_millis(300)).await;
+        // A whole pass runs after the download (ours, once the one the download asked for is
+        // done): it must leave the file.
+        let deadline = Instant::now() + Duration::from_secs(10);
+        let report = loop {
+            if let Some(report) = app.state.gc.try_pass(watasu::maintenance::Trigger::Cli).await {
+                break report.unwrap();
+            }
+            assert!(Instant::now() < deadline, "no pass could run");
+            tokio::time::sleep(Duration::from_millis(20)).await;
+        };
+        assert_eq!(report.purged, 0, "{report:?}");
         assert_eq!(stored_files(&app), 1, "collected during the delivery grace");
         execute(
             app.db(),

@@ -3,13 +3,8 @@
 //! empty pass cheap. The repository and the GC are built directly with the grace and backoff each
 //! case needs; the app's own GC is kept out of the way (see `quiet_app`).
 
-use std::{
-    path::PathBuf,
-    sync::Arc,
-    time::{Duration, Instant},
-};
+use std::{path::PathBuf, sync::Arc, time::Duration};
 
-use sqlx::AssertSqlSafe;
 use watasu::{
     db::Db,
     lifecycle::{GcReport, GcRunner, LifecycleRepository, ShareGc},
@@ -34,7 +29,7 @@ fn report(purged: u32, failed: u32, skipped: u32) -> GcReport {
 
 /// An app whose own GC stays out of the tests: no access-time passes, the timer's next tick a day
 /// away, and its start-up tick known to be over (it sweeps an old temp file planted beforehand).
-async fn quiet_app(backend: Backend) -> TestApp {
+pub(crate) async fn quiet_app(backend: Backend) -> TestApp {
     TestApp::spawn_settled(backend, |s| s.access_time_gc = false).await
 }
 
@@ -414,7 +409,7 @@ fn local_gc(app: &TestApp, grace: Duration, retry_base: Duration) -> ShareGc {
 }
 
 /// An active share of a real file on the local disk; returns its id and the file's path.
-async fn local_share(app: &TestApp, sender: i64) -> (i64, PathBuf) {
+pub(crate) async fn local_share(app: &TestApp, sender: i64) -> (i64, PathBuf) {
     let share = app.create_share_with(sender, "recipient@example.test", "report.txt", b"real bytes\n", HOUR).await;
     let path = file_path(app, &storage_key(app, share.id).await);
     assert!(path.is_file(), "the store put the file at {}", path.display());
@@ -608,88 +603,5 @@ both_backends! {
         assert_eq!(status(&app, active).await, "active");
         assert_eq!(purged_events(&app, active).await, 0);
         assert!(active_path.is_file(), "the active share's file must stay");
-    }
-}
-
-/// select_purgeable's statement (src/lifecycle/repo.rs) with literal values: 15 minutes of grace,
-/// a batch of 5.
-const PURGEABLE_SQLITE: &str = "SELECT s.id, f.storage_key
-                       FROM shares s JOIN files f ON f.id = s.file_id
-                      WHERE s.status <> 'purged'
-                        AND (s.next_purge_attempt_at IS NULL OR s.next_purge_attempt_at <= unixepoch('subsec'))
-                        AND ((s.status = 'consumed' AND s.consumed_at <= unixepoch('subsec') - 900)
-                             OR (s.status <> 'consumed' AND s.expires_at <= unixepoch('subsec')))
-                      ORDER BY s.next_purge_attempt_at, s.id
-                      LIMIT 5";
-const PURGEABLE_POSTGRES: &str = "SELECT s.id, f.storage_key
-                       FROM shares s JOIN files f ON f.id = s.file_id
-                      WHERE s.status <> 'purged'
-                        AND (s.next_purge_attempt_at IS NULL OR s.next_purge_attempt_at <= now())
-                        AND ((s.status = 'consumed' AND s.consumed_at <= now() - make_interval(secs => 900))
-                             OR (s.status <> 'consumed' AND s.expires_at <= now()))
-                      ORDER BY s.next_purge_attempt_at NULLS FIRST, s.id
-                      LIMIT 5";
-
-// The partial index among many purged rows.
-both_backends! {
-    async fn the_purge_candidate_query_uses_the_partial_index_among_100000_purged_rows(backend: Backend) {
-        let app = quiet_app(backend).await;
-        let sender = app.create_sender("sender@example.test", "Sender Sato").await;
-        let started = Instant::now();
-        execute(
-            app.db(),
-            "WITH RECURSIVE n(i) AS (SELECT 1 UNION ALL SELECT i + 1 FROM n WHERE i < 100000)
-             INSERT INTO files (owner_id, storage_key, original_name, content_type, size_bytes, sha256)
-             SELECT $1, printf('purged-%06d', i), 'old.txt', 'text/plain', 1, '' FROM n",
-            "INSERT INTO files (owner_id, storage_key, original_name, content_type, size_bytes, sha256)
-             SELECT $1, format('purged-%s', i), 'old.txt', 'text/plain', 1, '' FROM generate_series(1, 100000) AS i",
-            sender,
-        )
-        .await;
-        execute(
-            app.db(),
-            "INSERT INTO shares (file_id, sender_id, token_hash, recipient_email, status, expires_at, consumed_at, purged_at)
-             SELECT id, $1, printf('purged-token-%d', id), 'old@example.test', 'purged',
-                    unixepoch('subsec') - 86400, unixepoch('subsec') - 90000, unixepoch('subsec') - 80000
-               FROM files WHERE storage_key LIKE 'purged-%'",
-            "INSERT INTO shares (file_id, sender_id, token_hash, recipient_email, status, expires_at, consumed_at, purged_at)
-             SELECT id, $1, format('purged-token-%s', id), 'old@example.test', 'purged',
-                    now() - interval '1 day', now() - interval '25 hours', now() - interval '22 hours'
-               FROM files WHERE storage_key LIKE 'purged-%'",
-            sender,
-        )
-        .await;
-        let (live, _) = local_share(&app, sender).await;
-        let (expired, _) = local_share(&app, sender).await;
-        app.expire_share(expired).await;
-        match app.db() {
-            Db::Sqlite(pool) => sqlx::query("ANALYZE").execute(pool).await.map(drop).unwrap(),
-            Db::Postgres(pool) => sqlx::query("ANALYZE").execute(pool).await.map(drop).unwrap(),
-        }
-        println!("[{backend:?}] 100000 purged rows inserted and analysed in {:?}", started.elapsed());
-        assert!(count(app.db(), "SELECT count(*) FROM shares WHERE status = 'purged' AND id > $1", 0).await >= 100_000);
-        let candidates = app.state.lifecycle.select_purgeable(5).await.unwrap();
-        assert_eq!(candidates.iter().map(|c| c.id).collect::<Vec<_>>(), [expired], "live share {live} is not due");
-
-        let plan = match app.db() {
-            Db::Sqlite(pool) => {
-                let rows: Vec<(i64, i64, i64, String)> = sqlx::query_as(AssertSqlSafe(format!("EXPLAIN QUERY PLAN {PURGEABLE_SQLITE}")))
-                    .fetch_all(pool)
-                    .await
-                    .unwrap();
-                rows.into_iter().map(|(_, _, _, detail)| detail).collect::<Vec<_>>().join("\n")
-            }
-            Db::Postgres(pool) => {
-                let rows: Vec<String> = sqlx::query_scalar(AssertSqlSafe(format!("EXPLAIN (FORMAT TEXT) {PURGEABLE_POSTGRES}")))
-                    .fetch_all(pool)
-                    .await
-                    .unwrap();
-                rows.join("\n")
-            }
-        };
-
-        println!("[{backend:?}] plan of the purge-candidate query:\n{plan}");
-        assert!(plan.contains("shares_purgeable_idx"), "the partial index is not used:\n{plan}");
-        assert!(!plan.contains("Seq Scan on shares"), "shares are scanned whole:\n{plan}");
     }
 }

@@ -10,7 +10,7 @@ use sqlx::Row;
 use watasu::{
     db::Db,
     lifecycle::{LifecycleRepository, ShareGc},
-    maintenance::{Budget, Kind, Run, Trigger},
+    maintenance::{Budget, Kind, Trigger},
     share::ShareEvents,
 };
 
@@ -19,11 +19,11 @@ use crate::{
     support::{Backend, Browser, TestApp, count, execute, process::run_watasu},
 };
 
-const TOKEN: &str = "maintenance-token-0123456789abcdef0123456789";
+pub(crate) const TOKEN: &str = "maintenance-token-0123456789abcdef0123456789";
 const PASSWORD: &str = "lantern orchard seventeen copper";
 
 /// An app whose own timer stays out of the way (its start-up run is over when this returns).
-async fn quiet_app(backend: Backend) -> TestApp {
+pub(crate) async fn quiet_app(backend: Backend) -> TestApp {
     TestApp::spawn_settled(backend, |s| {
         s.access_time_gc = false;
         s.maintenance_interval = Duration::from_secs(24 * 3600);
@@ -33,7 +33,7 @@ async fn quiet_app(backend: Backend) -> TestApp {
 }
 
 /// Runs one statement given in each dialect, without parameters.
-async fn sql(db: &Db, sqlite: &'static str, postgres: &'static str) -> u64 {
+pub(crate) async fn sql(db: &Db, sqlite: &'static str, postgres: &'static str) -> u64 {
     match db {
         Db::Sqlite(pool) => sqlx::query(sqlite).execute(pool).await.unwrap().rows_affected(),
         Db::Postgres(pool) => sqlx::query(postgres).execute(pool).await.unwrap().rows_affected(),
@@ -41,7 +41,7 @@ async fn sql(db: &Db, sqlite: &'static str, postgres: &'static str) -> u64 {
 }
 
 #[derive(Clone, Copy)]
-enum SessionAge {
+pub(crate) enum SessionAge {
     /// Past its absolute expiry.
     Expired,
     /// Idle longer than the idle timeout (12 h), absolute expiry still ahead.
@@ -51,7 +51,7 @@ enum SessionAge {
 }
 
 /// Inserts `n` sessions; returns their ids in order.
-async fn insert_sessions(db: &Db, n: usize, age: SessionAge) -> Vec<i64> {
+pub(crate) async fn insert_sessions(db: &Db, n: usize, age: SessionAge) -> Vec<i64> {
     let (expires, seen) = match age {
         SessionAge::Expired => (-10.0, -20.0),
         SessionAge::Idle => (3600.0, -13.0 * 3600.0),
@@ -87,12 +87,12 @@ async fn insert_sessions(db: &Db, n: usize, age: SessionAge) -> Vec<i64> {
     ids
 }
 
-async fn session_exists(db: &Db, id: i64) -> bool {
+pub(crate) async fn session_exists(db: &Db, id: i64) -> bool {
     count(db, "SELECT count(*) FROM sessions WHERE id = $1", id).await == 1
 }
 
 /// The session comes back: it is used again and its expiry moves on, as a live request does.
-async fn renew_session(db: &Db, id: i64) {
+pub(crate) async fn renew_session(db: &Db, id: i64) {
     execute(
         db,
         "UPDATE sessions SET last_seen_at = unixepoch('subsec'), expires_at = unixepoch('subsec') + 3600 WHERE id = $1",
@@ -102,7 +102,7 @@ async fn renew_session(db: &Db, id: i64) {
     .await;
 }
 
-async fn item_outcome(db: &Db, run_id: i64, target_id: i64) -> String {
+pub(crate) async fn item_outcome(db: &Db, run_id: i64, target_id: i64) -> String {
     let sql = "SELECT outcome FROM maintenance_items WHERE run_id = $1 AND target_id = $2";
     match db {
         Db::Sqlite(pool) => sqlx::query_scalar(sql).bind(run_id).bind(target_id).fetch_one(pool).await.unwrap(),
@@ -110,11 +110,24 @@ async fn item_outcome(db: &Db, run_id: i64, target_id: i64) -> String {
     }
 }
 
+/// Moves a run's start (and so its cutoff) `seconds` into the past.
+async fn move_cutoff_back(db: &Db, run_id: i64, seconds: i64) {
+    let sqlite = "UPDATE maintenance_runs SET cutoff = cutoff - $2, started_at = started_at - $2 WHERE id = $1";
+    let postgres = "UPDATE maintenance_runs SET cutoff = cutoff - interval '1 second' * $2,
+                           started_at = started_at - interval '1 second' * $2 WHERE id = $1";
+    match db {
+        Db::Sqlite(pool) => sqlx::query(sqlite).bind(run_id).bind(seconds).execute(pool).await.unwrap().rows_affected(),
+        Db::Postgres(pool) => {
+            sqlx::query(postgres).bind(run_id).bind(seconds).execute(pool).await.unwrap().rows_affected()
+        }
+    };
+}
+
 async fn http_runs(app: &TestApp) -> i64 {
     count(app.db(), "SELECT count(*) FROM maintenance_runs WHERE trigger = 'http' AND id > $1", 0).await
 }
 
-fn small_budget(batch_size: u32, max_batches: u32) -> Budget {
+pub(crate) fn small_budget(batch_size: u32, max_batches: u32) -> Budget {
     Budget { batch_size, max_batches, max_time: Duration::from_secs(60) }
 }
 
@@ -175,17 +188,30 @@ both_backends! {
         let app = quiet_app(backend).await;
         let db = app.db();
         let expired = insert_sessions(db, 4, SessionAge::Expired).await;
-        let expiring_soon = insert_sessions(db, 4, SessionAge::ExpiresIn(1.5)).await;
+        let expiring_soon = insert_sessions(db, 4, SessionAge::ExpiresIn(3600.0)).await;
         let m = &app.state.maintenance;
         let (run, _) = m.ledger().accept(Kind::Sessions, Trigger::Cli, "cutoff").await.unwrap();
-        let cutoff = m.ledger().start(run.id).await.unwrap().unwrap().cutoff.unwrap();
+        let started = m.ledger().start(run.id).await.unwrap().unwrap().cutoff.unwrap();
+        // Time moves through the database: the run started 8 s ago (its cutoff with it), and the
+        // "soon" sessions expired 4 s ago, after that cutoff but before the clock's now.
+        move_cutoff_back(db, run.id, 8).await;
+        let cutoff = m.ledger().get(run.id).await.unwrap().unwrap().cutoff.unwrap();
+        assert!(cutoff < started);
+        for id in &expiring_soon {
+            execute(
+                db,
+                "UPDATE sessions SET expires_at = unixepoch('subsec') - 4 WHERE id = $1",
+                "UPDATE sessions SET expires_at = now() - interval '4 seconds' WHERE id = $1",
+                *id,
+            )
+            .await;
+        }
         let sweep = m.sweep(Kind::Sessions);
         let mut walk = sweep.start(db.clone(), run.id, cutoff);
         let first = walk.scan(2).await.unwrap();
         assert_eq!(walk.apply(&first).await.unwrap().deleted, 2);
 
         // The rest of the run happens after the "soon" sessions have expired by the clock.
-        tokio::time::sleep(Duration::from_millis(2000)).await;
         loop {
             let batch = walk.scan(2).await.unwrap();
             if batch.is_empty() {
@@ -225,64 +251,6 @@ both_backends! {
         let timed_out = no_time.run_now(Kind::Sessions, Trigger::Cli).await.unwrap();
         assert_eq!((timed_out.state.as_str(), timed_out.deleted), ("partial", 0));
         assert!(timed_out.note.as_deref().unwrap().contains("time cap"));
-    }
-
-    async fn a_lease_left_by_a_killed_run_is_taken_over_once_it_expires(backend: Backend) {
-        let app = quiet_app(backend).await;
-        let expired = insert_sessions(app.db(), 5, SessionAge::Expired).await;
-        let m = app.state.maintenance.clone().with_lease_ttl(Duration::from_millis(1500));
-        // A run that took the sessions lease and was then killed: it never renews or finishes.
-        let (killed, _) = m.ledger().accept(Kind::Sessions, Trigger::Cli, "killed").await.unwrap();
-        m.ledger().start(killed.id).await.unwrap().unwrap();
-        let lease = m.leases().acquire("sessions", &killed.id.to_string(), Duration::from_millis(1500)).await.unwrap();
-        assert!(lease.is_some());
-
-        let blocked = m.run_now(Kind::Sessions, Trigger::Cli).await.unwrap();
-        assert_eq!((blocked.state.as_str(), blocked.deleted), ("partial", 0));
-        assert!(blocked.note.as_deref().unwrap().contains("another run holds it"));
-        assert!(session_exists(app.db(), expired[0]).await);
-
-        tokio::time::sleep(Duration::from_millis(1700)).await;
-        let takeover = m.run_now(Kind::Sessions, Trigger::Cli).await.unwrap();
-        assert_eq!((takeover.state.as_str(), takeover.deleted), ("succeeded", 5));
-        let killed = m.ledger().get(killed.id).await.unwrap().unwrap();
-        assert_eq!(killed.state, "failed", "the dead run is marked, not left running");
-        assert!(killed.note.unwrap().contains("lease ran out"));
-        assert_eq!(m.leases().holder("sessions").await.unwrap(), None, "the lease is given back after the run");
-    }
-
-    async fn concurrent_runs_of_one_sweep_delete_every_row_exactly_once(backend: Backend) {
-        let app = quiet_app(backend).await;
-        let ids = insert_sessions(app.db(), 600, SessionAge::Expired).await;
-        let m = app.state.maintenance.clone().with_budget(small_budget(50, 1000));
-        let start = std::sync::Arc::new(tokio::sync::Barrier::new(8));
-        let tasks: Vec<_> = (0..8)
-            .map(|_| {
-                let (m, start) = (m.clone(), start.clone());
-                tokio::spawn(async move {
-                    start.wait().await;
-                    m.run_now(Kind::Sessions, Trigger::Cli).await.unwrap()
-                })
-            })
-            .collect();
-        let mut runs: Vec<Run> = Vec::new();
-        for task in tasks {
-            runs.push(task.await.unwrap());
-        }
-        // Runs that found the lease taken did nothing; any run left over finishes the rest.
-        let leftover = m.run_now(Kind::Sessions, Trigger::Cli).await.unwrap();
-        runs.push(leftover);
-        let deleted: i64 = runs.iter().map(|r| r.deleted).sum();
-        assert_eq!(deleted, 600, "{runs:#?}");
-        assert!(runs.iter().all(|r| r.state != "failed"));
-        let deleted_items = count(
-            app.db(),
-            "SELECT count(DISTINCT target_id) FROM maintenance_items WHERE outcome = 'deleted' AND target_kind = 'session' AND target_id >= $1",
-            ids[0],
-        )
-        .await;
-        assert_eq!(deleted_items, 600);
-        assert_eq!(count(app.db(), "SELECT count(*) FROM sessions WHERE id >= $1", ids[0]).await, 0);
     }
 
     async fn items_record_every_outcome(backend: Backend) {

@@ -79,7 +79,7 @@ fn share_request(sender_id: i64, ttl: Duration) -> ShareRequest<'static> {
         content: Box::pin(&b"the file contents\n"[..]),
         max_bytes: u64::MAX,
         ttl,
-        message: String::new(),
+        message: Default::default(),
         lang: Lang::En,
         notify_on_download: false,
     }

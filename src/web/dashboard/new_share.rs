@@ -26,13 +26,14 @@ use crate::{
         outbox::{MailKind, Outbox},
     },
     session::csrf_tokens_match,
-    share::create::{CreateError, ShareRequest, create_share_checked},
+    share::{
+        Message,
+        create::{CreateError, ShareRequest, create_share_checked},
+    },
 };
 
 /// Longest accepted text field of the form.
 const TEXT_FIELD_LIMIT: u64 = 8 * 1024;
-/// Longest message to the recipient, in characters.
-const MESSAGE_LIMIT: usize = 2000;
 /// Room for the form fields and multipart framing around the file.
 const FORM_OVERHEAD: u64 = 64 * 1024;
 
@@ -200,11 +201,14 @@ async fn store_file(
         .ok()
         .filter(|ttl| *ttl <= state.config.settings.share_ttl_max);
     let file_name = field.file_name().unwrap_or_default().to_owned();
+    let message = Message::parse(&fields.message);
     let error = if recipient.is_err() {
         Some(t.email_invalid)
     } else if file_name.is_empty() {
         Some(t.file_missing)
-    } else if ttl.is_none() || fields.message.chars().count() > MESSAGE_LIMIT {
+    } else if message.is_err() {
+        Some(t.message_too_long)
+    } else if ttl.is_none() {
         Some(t.error_bad_request.title)
     } else {
         None
@@ -223,7 +227,7 @@ async fn store_file(
         content: Box::pin(field.into_async_read()),
         max_bytes: state.config.settings.max_upload_bytes,
         ttl,
-        message: fields.message.trim().to_owned(),
+        message: message.unwrap_or_default(),
         lang,
         notify_on_download: fields.notify,
     };

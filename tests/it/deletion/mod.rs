@@ -5,6 +5,7 @@
 mod fixtures;
 mod races;
 mod restore;
+mod states;
 
 use std::sync::atomic::Ordering;
 

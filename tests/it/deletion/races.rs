@@ -114,7 +114,7 @@ both_backends! {
             content: Box::pin(&b"arrived after the account was disabled\n"[..]),
             max_bytes: u64::MAX,
             ttl: Duration::from_secs(3600),
-            message: String::new(),
+            message: watasu::share::Message::parse("").unwrap(),
             lang: watasu::i18n::Lang::En,
             notify_on_download: false,
         };

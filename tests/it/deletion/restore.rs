@@ -134,7 +134,7 @@ both_backends! {
             content: Box::pin(&b"plans"[..]),
             max_bytes: 1 << 20,
             ttl: Duration::from_secs(3600),
-            message: "confidential".to_owned(),
+            message: watasu::share::Message::parse("confidential").unwrap(),
             lang: watasu::i18n::Lang::En,
             notify_on_download: true,
         };

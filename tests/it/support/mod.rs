@@ -359,7 +359,7 @@ impl TestApp {
             content: Box::pin(content),
             max_bytes: u64::MAX,
             ttl,
-            message: "Here is the file.".to_owned(),
+            message: watasu::share::Message::parse("Here is the file.").unwrap(),
             lang: watasu::i18n::Lang::En,
             notify_on_download: true,
         };

@@ -1,0 +1,270 @@
+//! The GC runner: one pass in flight per process, a pass asked for by a response always runs
+//! (after the response's body is sent), and a pass the database breaks mid-way is recorded failed.
+
+use std::{sync::Arc, time::Duration};
+
+use tokio::sync::Semaphore;
+use watasu::{
+    db::Db,
+    lifecycle::{Deleted, FileStore, GcRunner, LifecycleRepository, OpenedFile, ShareGc, StoreError, StoredFile},
+    maintenance::Trigger,
+    share::ShareEvents,
+};
+
+use crate::{
+    both_backends,
+    lifecycle::quiet_app,
+    support::{TestApp, count, fake_store::FakeFileStore},
+};
+
+const HOUR: Duration = Duration::from_secs(3600);
+
+/// A fake store whose deletes wait at a gate, so a test can hold a pass in flight and see that
+/// it is there.
+struct GatedStore {
+    inner: FakeFileStore,
+    entered: Semaphore,
+    gate: Semaphore,
+}
+
+impl GatedStore {
+    fn new() -> Arc<Self> {
+        Arc::new(Self { inner: FakeFileStore::new(), entered: Semaphore::new(0), gate: Semaphore::new(0) })
+    }
+
+    /// Waits until a delete is waiting at the gate.
+    async fn wait_entered(&self) {
+        tokio::time::timeout(Duration::from_secs(30), self.entered.acquire())
+            .await
+            .expect("no pass reached the store")
+            .unwrap()
+            .forget();
+    }
+
+    fn open_gate(&self) {
+        self.gate.add_permits(1_000);
+    }
+}
+
+#[async_trait::async_trait]
+impl FileStore for GatedStore {
+    async fn put<'a>(
+        &self,
+        content: std::pin::Pin<Box<dyn tokio::io::AsyncRead + Send + 'a>>,
+        max: u64,
+    ) -> Result<StoredFile, StoreError> {
+        self.inner.put(content, max).await
+    }
+
+    async fn open(&self, key: &str) -> Result<OpenedFile, StoreError> {
+        self.inner.open(key).await
+    }
+
+    async fn delete(&self, key: &str) -> Result<Deleted, StoreError> {
+        self.entered.add_permits(1);
+        self.gate.acquire().await.unwrap().forget();
+        self.inner.delete(key).await
+    }
+}
+
+fn gated_runner(app: &TestApp, store: Arc<GatedStore>) -> GcRunner {
+    let repo = LifecycleRepository::new(app.db().clone(), Duration::ZERO, HOUR);
+    GcRunner::new(ShareGc::new(repo, store, ShareEvents::new(app.db().clone())), 5)
+}
+
+async fn status(db: &Db, share_id: i64) -> String {
+    let sql = "SELECT status FROM shares WHERE id = $1";
+    match db {
+        Db::Sqlite(pool) => sqlx::query_scalar(sql).bind(share_id).fetch_one(pool).await.unwrap(),
+        Db::Postgres(pool) => sqlx::query_scalar(sql).bind(share_id).fetch_one(pool).await.unwrap(),
+    }
+}
+
+/// The run the GC recorded for a share, as (trigger, state, note).
+async fn gc_run_of(db: &Db, share_id: i64) -> (String, String, Option<String>) {
+    let sql = "SELECT r.trigger, r.state, r.note FROM maintenance_runs r JOIN maintenance_items i ON i.run_id = r.id
+                WHERE r.kind = 'share_gc' AND i.target_id = $1";
+    match db {
+        Db::Sqlite(pool) => sqlx::query_as(sql).bind(share_id).fetch_one(pool).await.unwrap(),
+        Db::Postgres(pool) => sqlx::query_as(sql).bind(share_id).fetch_one(pool).await.unwrap(),
+    }
+}
+
+/// Polls `condition` until it holds; panics after `timeout`.
+async fn eventually<F: AsyncFn() -> bool>(timeout: Duration, what: &str, condition: F) {
+    let deadline = std::time::Instant::now() + timeout;
+    while !condition().await {
+        assert!(std::time::Instant::now() < deadline, "{what} did not happen within {timeout:?}");
+        tokio::time::sleep(Duration::from_millis(20)).await;
+    }
+}
+
+/// A share whose file is in `store`, collectable at once when `expired`.
+async fn share_in(app: &TestApp, store: &GatedStore, expired: bool) -> i64 {
+    let share = app.create_share().await;
+    let key: String = {
+        let sql = "SELECT f.storage_key FROM shares s JOIN files f ON f.id = s.file_id WHERE s.id = $1";
+        match app.db() {
+            Db::Sqlite(pool) => sqlx::query_scalar(sql).bind(share.id).fetch_one(pool).await.unwrap(),
+            Db::Postgres(pool) => sqlx::query_scalar(sql).bind(share.id).fetch_one(pool).await.unwrap(),
+        }
+    };
+    store.inner.place(&key);
+    if expired {
+        app.expire_share(share.id).await;
+    }
+    share.id
+}
+
+both_backends! {
+    async fn only_one_gc_pass_runs_at_a_time_in_a_process(backend: Backend) {
+        let app = quiet_app(backend).await;
+        let store = GatedStore::new();
+        let share = share_in(&app, &store, true).await;
+        let runner = gated_runner(&app, store.clone());
+
+        let timer = tokio::spawn({
+            let runner = runner.clone();
+            async move { runner.try_pass(Trigger::Timer).await }
+        });
+        store.wait_entered().await;
+
+        assert!(runner.try_pass(Trigger::Cli).await.is_none(), "a second pass ran beside the one in flight");
+        assert!(runner.clone().try_pass(Trigger::Timer).await.is_none(), "a clone of the runner shares the flag");
+        assert_eq!((runner.stats().started, runner.stats().skipped_busy), (1, 2));
+
+        store.open_gate();
+        let report = timer.await.unwrap().expect("the first pass ran").unwrap();
+        assert_eq!((report.purged, report.failed, report.skipped), (1, 0, 0));
+        assert_eq!(status(app.db(), share).await, "purged");
+        // The flag was given back: the next pass runs.
+        assert!(runner.try_pass(Trigger::Cli).await.is_some());
+    }
+
+    async fn a_pass_asked_for_while_the_timers_is_in_flight_still_runs_afterwards(backend: Backend) {
+        let app = quiet_app(backend).await;
+        let store = GatedStore::new();
+        let first = share_in(&app, &store, true).await;
+        let late = share_in(&app, &store, false).await;
+        let runner = gated_runner(&app, store.clone());
+        let timer = tokio::spawn({
+            let runner = runner.clone();
+            async move { runner.try_pass(Trigger::Timer).await }
+        });
+        store.wait_entered().await;
+
+        // The timer's pass chose its candidates before this share became collectable; then the
+        // last request of the day ends and asks for a pass, which finds the timer's in flight.
+        app.expire_share(late).await;
+        runner.spawn_pass();
+        eventually(Duration::from_secs(10), "the response's pass to find the timer's in flight", async || {
+            runner.stats().skipped_busy >= 1
+        })
+        .await;
+        store.open_gate();
+        let report = timer.await.unwrap().unwrap().unwrap();
+        assert_eq!(report.purged, 1, "the timer's pass took only the share due when it started");
+        assert_eq!(status(app.db(), first).await, "purged");
+
+        eventually(Duration::from_secs(10), "the asked-for pass to collect the late share", async || {
+            status(app.db(), late).await == "purged"
+        })
+        .await;
+        assert_eq!(gc_run_of(app.db(), late).await.0, "request");
+    }
+
+    async fn a_gc_pass_the_database_breaks_mid_way_is_recorded_as_failed(backend: Backend) {
+        let app = quiet_app(backend).await;
+        let share = app.create_share().await;
+        app.expire_share(share.id).await;
+        // Every purge now fails inside the database, after the pass has opened its run.
+        match app.db() {
+            Db::Sqlite(pool) => {
+                sqlx::query(
+                    "CREATE TRIGGER break_purge BEFORE UPDATE OF status ON shares WHEN NEW.status = 'purged'
+                     BEGIN SELECT RAISE(ABORT, 'the disk under the database failed'); END",
+                )
+                .execute(pool)
+                .await
+                .unwrap();
+            }
+            Db::Postgres(pool) => {
+                sqlx::query(
+                    "CREATE FUNCTION break_purge() RETURNS trigger LANGUAGE plpgsql AS
+                     $$ BEGIN RAISE EXCEPTION 'the disk under the database failed'; END $$",
+                )
+                .execute(pool)
+                .await
+                .unwrap();
+                sqlx::query(
+                    "CREATE TRIGGER break_purge BEFORE UPDATE ON shares FOR EACH ROW
+                     WHEN (NEW.status = 'purged') EXECUTE FUNCTION break_purge()",
+                )
+                .execute(pool)
+                .await
+                .unwrap();
+            }
+        }
+
+        let outcome = app.state.gc.gc().collect(5, Trigger::Cli).await;
+
+        assert!(outcome.is_err(), "{outcome:?}");
+        let runs = count(app.db(), "SELECT count(*) FROM maintenance_runs WHERE kind = 'share_gc' AND id > $1", 0).await;
+        assert_eq!(runs, 1);
+        let open = count(
+            app.db(),
+            "SELECT count(*) FROM maintenance_runs WHERE kind = 'share_gc' AND state = 'running' AND id > $1",
+            0,
+        )
+        .await;
+        assert_eq!(open, 0, "the broken pass's run is still shown as running");
+        let (state, note): (String, Option<String>) = {
+            let sql = "SELECT state, note FROM maintenance_runs WHERE kind = 'share_gc'";
+            match app.db() {
+                Db::Sqlite(pool) => sqlx::query_as(sql).fetch_one(pool).await.unwrap(),
+                Db::Postgres(pool) => sqlx::query_as(sql).fetch_one(pool).await.unwrap(),
+            }
+        };
+        assert_eq!(state, "failed");
+        let note = note.expect("the failure is explained");
+        assert!(note.starts_with("database error"), "{note}");
+        assert!(!note.contains("disk under"), "the ledger must not quote the database's message: {note}");
+        assert_eq!(status(app.db(), share.id).await, "active");
+    }
+
+    async fn the_after_response_pass_is_asked_for_only_once_the_body_is_sent(backend: Backend) {
+        let app = TestApp::spawn_settled(backend, |_| {}).await;
+        let sender = app.create_sender("sender@example.test", "Sender Sato").await;
+        // Larger than every socket buffer between us and the server: the body cannot be sent
+        // whole while we do not read.
+        let content: &'static [u8] = Box::leak(vec![7u8; 64 << 20].into_boxed_slice());
+        let share = app.create_share_with(sender, "r@example.test", "big.bin", content, HOUR).await;
+        let session = app.state.sessions.create().await.unwrap();
+        app.state.shares.grants.grant(session.session.id, share.id).await.unwrap();
+        let browser = app.browser();
+        browser.set_cookie("watasu_session", session.cookie_value.expose());
+        let before = app.state.gc.stats().requested;
+
+        let mut response = browser
+            .client
+            .post(browser.url(&format!("/s/{}/download", share.token)))
+            .header("Sec-Fetch-Site", "same-origin")
+            .form(&[("csrf_token", session.session.csrf_secret.as_str())])
+            .send()
+            .await
+            .unwrap();
+        assert_eq!(response.status(), 200);
+        let mut received = response.chunk().await.unwrap().expect("the body starts").len();
+
+        // The handler has returned and the body has begun: no pass may have been asked for yet.
+        assert_eq!(app.state.gc.stats().requested, before, "the pass was asked for before the body was sent");
+        while let Some(chunk) = response.chunk().await.unwrap() {
+            received += chunk.len();
+        }
+        assert_eq!(received, content.len());
+        eventually(Duration::from_secs(10), "the pass to be asked for once the body was sent", async || {
+            app.state.gc.stats().requested == before + 1
+        })
+        .await;
+    }
+}
