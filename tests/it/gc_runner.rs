@@ -166,10 +166,14 @@ both_backends! {
         assert_eq!(report.purged, 1, "the timer's pass took only the share due when it started");
         assert_eq!(status(app.db(), first).await, "purged");
 
+        // The pass has ended once its run is finished: its items are written after the purge.
+        let finished = "SELECT count(*) FROM maintenance_runs r JOIN maintenance_items i ON i.run_id = r.id
+                         WHERE r.kind = 'share_gc' AND r.state = 'succeeded' AND i.target_id = $1";
         eventually(Duration::from_secs(10), "the asked-for pass to collect the late share", async || {
-            status(app.db(), late).await == "purged"
+            count(app.db(), finished, late).await == 1
         })
         .await;
+        assert_eq!(status(app.db(), late).await, "purged");
         assert_eq!(gc_run_of(app.db(), late).await.0, "request");
     }
 
