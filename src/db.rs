@@ -41,7 +41,7 @@ impl Db {
             if let Some(dir) = options.get_filename().parent()
                 && !dir.as_os_str().is_empty()
             {
-                std::fs::create_dir_all(dir).with_context(|| format!("creating {}", dir.display()))?;
+                crate::private_dir_all(dir).with_context(|| format!("creating {}", dir.display()))?;
             }
             let pool = SqlitePoolOptions::new()
                 .max_connections(8)

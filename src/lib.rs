@@ -140,15 +140,25 @@ impl App {
 
 /// Creates the data folder readable by its owner only: it holds the database, the files and the key.
 pub fn create_private_dir(dir: &std::path::Path) -> anyhow::Result<()> {
+    private_dir_all(dir).with_context(|| format!("creating the data folder {}", dir.display()))
+}
+
+/// `create_dir_all` whose new folders are 0700 whatever the process umask: every folder watasu
+/// makes holds the database, stored files or mails.
+pub fn private_dir_all(dir: &std::path::Path) -> std::io::Result<()> {
     use std::os::unix::fs::DirBuilderExt;
-    if !dir.exists() {
-        std::fs::DirBuilder::new()
-            .recursive(true)
-            .mode(0o700)
-            .create(dir)
-            .with_context(|| format!("creating the data folder {}", dir.display()))?;
+    std::fs::DirBuilder::new().recursive(true).mode(0o700).create(dir)
+}
+
+/// Makes every file and folder this process creates private to its owner (umask 077), before
+/// anything touches the data folder: the database, stored files and .eml mails are created by
+/// code that takes no mode (SQLite, the mail file transport), and a folder first made by a CLI
+/// command must be as closed as one made by `serve`.
+pub fn restrict_new_file_modes() {
+    // SAFETY: umask only sets the process's file mode creation mask; it cannot fail.
+    unsafe {
+        libc::umask(0o077);
     }
-    Ok(())
 }
 
 /// The secret key from the settings, or the one kept in the data folder (made on first start).
@@ -161,6 +171,7 @@ pub fn load_secret_key(config: &Config) -> anyhow::Result<SecretKey> {
 
 /// Connects to the configured database and applies pending migrations.
 pub async fn open_database(config: &Config) -> anyhow::Result<Db> {
+    create_private_dir(&config.settings.data_dir)?;
     let db = Db::connect(&config.database_url, config.settings.db_timeout).await?;
     db.migrate().await?;
     Ok(db)

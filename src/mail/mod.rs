@@ -64,7 +64,7 @@ pub fn from_settings(smtp_url: Option<&str>, data_dir: &std::path::Path) -> anyh
         }
         None => {
             let dir = data_dir.join("outbox");
-            std::fs::create_dir_all(&dir).with_context(|| format!("creating {}", dir.display()))?;
+            crate::private_dir_all(&dir).with_context(|| format!("creating {}", dir.display()))?;
             Ok(Arc::new(FileMailer { transport: AsyncFileTransport::new(&dir), dir }))
         }
     }

@@ -10,6 +10,7 @@ mod browser_recipient;
 mod browser_smoke;
 mod codes;
 mod dashboard;
+mod data_folder;
 mod deletion;
 mod downloads;
 mod fault_drills;
