@@ -15,6 +15,7 @@ mod deletion;
 mod downloads;
 mod fault_drills;
 mod hostile_input;
+mod lang_switch;
 mod lifecycle;
 mod maintenance;
 mod outbox;
