@@ -161,6 +161,19 @@ pub fn restrict_new_file_modes() {
     }
 }
 
+/// True for `localhost` (and names under it) and loopback addresses, as written in a URL's host
+/// (`[::1]` included): connections to them never leave the machine.
+pub fn is_loopback_host(host: &str) -> bool {
+    let host = host.trim_start_matches('[').trim_end_matches(']');
+    match host.parse::<std::net::IpAddr>() {
+        Ok(ip) => ip.is_loopback(),
+        Err(_) => {
+            let name = host.trim_end_matches('.').to_ascii_lowercase();
+            name == "localhost" || name.ends_with(".localhost")
+        }
+    }
+}
+
 /// The secret key from the settings, or the one kept in the data folder (made on first start).
 pub fn load_secret_key(config: &Config) -> anyhow::Result<SecretKey> {
     match &config.settings.secret_key {
@@ -172,6 +185,14 @@ pub fn load_secret_key(config: &Config) -> anyhow::Result<SecretKey> {
 /// Connects to the configured database and applies pending migrations.
 pub async fn open_database(config: &Config) -> anyhow::Result<Db> {
     create_private_dir(&config.settings.data_dir)?;
+    if let db::TlsCheck::Unverified { host, mode } = db::check_postgres_tls(&config.database_url) {
+        // Only reached with WATASU_DATABASE_ALLOW_UNVERIFIED_TLS: the operator chose this.
+        tracing::warn!(
+            host,
+            sslmode = mode,
+            "PostgreSQL's certificate is not verified (WATASU_DATABASE_ALLOW_UNVERIFIED_TLS): anyone on the network path can pose as the database"
+        );
+    }
     let db = Db::connect(&config.database_url, config.settings.db_timeout).await?;
     db.migrate().await?;
     Ok(db)
