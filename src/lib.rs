@@ -17,6 +17,7 @@ pub mod maintenance;
 pub mod otp;
 pub mod ratelimit;
 pub mod secret;
+pub mod server;
 pub mod session;
 pub mod share;
 pub mod web;
@@ -24,10 +25,7 @@ pub mod web;
 use std::{future::Future, net::SocketAddr};
 
 use anyhow::Context;
-use poem::{
-    Server,
-    listener::{Acceptor, Listener, TcpAcceptor, TcpListener},
-};
+use poem::listener::{Acceptor, Listener, TcpAcceptor, TcpListener};
 
 use crate::{config::Config, db::Db, secret::SecretKey, web::AppState};
 
@@ -124,9 +122,13 @@ impl App {
             },
         ));
         tracing::info!(addr = %self.local_addr, base_url = %self.state.config.base_url, backend = db.backend_name(), "watasu is serving");
-        let result = Server::new_with_acceptor(self.acceptor)
-            .run_with_graceful_shutdown(web::app(self.state), shutdown, Some(grace))
-            .await;
+        let limits = server::Limits {
+            header_timeout: settings.header_timeout,
+            idle_timeout: settings.idle_timeout,
+            body_timeout: settings.body_timeout,
+            max_connections: settings.max_connections as usize,
+        };
+        let result = server::serve(self.acceptor, web::app(self.state), limits, shutdown, grace).await;
         let _ = stop_timer.send(());
         let _ = stop_outbox.send(());
         let _ = timer.await;

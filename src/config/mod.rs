@@ -106,6 +106,26 @@ pub struct Settings {
     )]
     pub trusted_proxies: Vec<IpNet>,
 
+    /// A request's headers must arrive within this long (from its first byte, or from the
+    /// connection's start); slower clients are disconnected.
+    #[arg(long, env = "WATASU_HEADER_TIMEOUT", default_value = "15s", value_parser = parse_duration, global = true)]
+    pub header_timeout: Duration,
+
+    /// A keep-alive connection with no request is closed after this long (longer than a reverse
+    /// proxy's own keep-alive to the app, so the proxy closes first).
+    #[arg(long, env = "WATASU_IDLE_TIMEOUT", default_value = "75s", value_parser = parse_duration, global = true)]
+    pub idle_timeout: Duration,
+
+    /// An upload that sends nothing for this long is cut. One that keeps sending is never cut,
+    /// however long it takes.
+    #[arg(long, env = "WATASU_BODY_TIMEOUT", default_value = "60s", value_parser = parse_duration, global = true)]
+    pub body_timeout: Duration,
+
+    /// Connections served at once; further ones wait in the listen queue until one closes.
+    #[arg(long, env = "WATASU_MAX_CONNECTIONS", default_value_t = 512,
+          value_parser = clap::value_parser!(u32).range(1..=1_000_000), global = true)]
+    pub max_connections: u32,
+
     /// On SIGTERM or Ctrl-C, requests in flight get this long to finish.
     #[arg(long, env = "WATASU_SHUTDOWN_GRACE", default_value = "30s", value_parser = parse_duration, global = true)]
     pub shutdown_grace: Duration,
@@ -174,6 +194,9 @@ impl Config {
             ("WATASU_PURGE_RETRY_BASE", settings.purge_retry_base),
             ("WATASU_MAINTENANCE_MIN_INTERVAL", settings.maintenance_min_interval),
             ("WATASU_MAINTENANCE_INTERVAL", settings.maintenance_interval),
+            ("WATASU_HEADER_TIMEOUT", settings.header_timeout),
+            ("WATASU_IDLE_TIMEOUT", settings.idle_timeout),
+            ("WATASU_BODY_TIMEOUT", settings.body_timeout),
         ] {
             if value.is_zero() {
                 return Err(ConfigError::new(setting, "must be longer than 0s"));

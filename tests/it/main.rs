@@ -23,3 +23,4 @@ mod platform;
 mod recipient;
 mod share_access;
 mod team;
+mod transport;
