@@ -61,6 +61,11 @@ impl App {
             config.base_url = url::Url::parse(&format!("http://{local_addr}/"))?;
         }
         let store = std::sync::Arc::new(lifecycle::LocalFileStore::new(config.settings.data_dir.join("files"))?);
+        // Mails an older version queued in the clear hold live links: seal them before serving.
+        match mail::outbox::Outbox::new(db.clone(), &secret_key).seal_plain_bodies().await? {
+            0 => {}
+            rows => tracing::info!(rows, "sealed stored mails an older version kept in the clear"),
+        }
         let state = AppState::new(config, db, secret_key, mailer, store);
         let mut setup_link = None;
         if accounts::Users::new(state.db.clone()).count().await? == 0 {
@@ -106,7 +111,7 @@ impl App {
         }));
         let (stop_outbox, outbox_stopped) = tokio::sync::oneshot::channel::<()>();
         let outbox = tokio::spawn(mail::outbox::run_outbox_worker(
-            mail::outbox::Outbox::new(db.clone()),
+            mail::outbox::Outbox::new(db.clone(), &self.state.secret_key),
             self.state.mailer.clone(),
             mail::outbox::WORKER_INTERVAL,
             async move {

@@ -104,7 +104,7 @@ pub async fn invite(
     let link = state.config.url_for(&format!("/invite/{}", token.expose()));
     let lang = crate::i18n::Lang::from_code(&user.lang).unwrap_or_default();
     let message = invitation_mail(&state.config.settings.mail_from, email.as_str(), lang, &link)?;
-    let outbox = Outbox::new(state.db.clone());
+    let outbox = Outbox::new(state.db.clone(), &state.secret_key);
     outbox
         .queue(None, MailKind::Invitation, &message, state.mailer.clone())
         .await
