@@ -20,6 +20,7 @@ pub mod secret;
 pub mod server;
 pub mod session;
 pub mod share;
+pub mod text;
 pub mod web;
 
 use std::{future::Future, net::SocketAddr};

@@ -184,7 +184,7 @@ pub async fn accept(
         invitations.find_open(&token).await?.ok_or(AppError::NotAvailable("invitation used, expired or unknown"))?;
     let c = Chrome::for_request(req);
     let t = c.t;
-    let name = form.name.trim();
+    let name = &crate::accounts::clean_display_name(&form.name);
     let password = SecretString::new(form.password);
     let words = password::personal_words(&invitation.email, name);
     let words: Vec<&str> = words.iter().map(String::as_str).collect();

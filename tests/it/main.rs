@@ -24,3 +24,4 @@ mod recipient;
 mod share_access;
 mod team;
 mod transport;
+mod unicode_names;
