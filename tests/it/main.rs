@@ -19,6 +19,7 @@ mod lang_switch;
 mod lifecycle;
 mod maintenance;
 mod outbox;
+mod outbox_upgrade;
 mod platform;
 mod recipient;
 mod share_access;
