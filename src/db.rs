@@ -41,7 +41,7 @@ impl Db {
             if let Some(dir) = options.get_filename().parent()
                 && !dir.as_os_str().is_empty()
             {
-                std::fs::create_dir_all(dir).with_context(|| format!("creating {}", dir.display()))?;
+                crate::private_dir_all(dir).with_context(|| format!("creating {}", dir.display()))?;
             }
             let pool = SqlitePoolOptions::new()
                 .max_connections(8)
@@ -93,6 +93,40 @@ impl Db {
             Self::Postgres(pool) => pool.close().await,
         }
     }
+}
+
+/// What a database URL's TLS setting protects against.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub enum TlsCheck {
+    /// SQLite, a Unix socket, or a loopback address: nothing crosses a network.
+    Local,
+    /// A remote PostgreSQL whose certificate is checked (`verify-ca`, `verify-full`).
+    Verified,
+    /// A remote PostgreSQL reached in clear or with TLS that accepts any certificate (sqlx, like
+    /// libpq, only encrypts for `prefer` and `require`: anyone on the path can pose as the server
+    /// and read the password and every row).
+    Unverified { host: String, mode: &'static str },
+}
+
+/// Classifies a database URL by where it connects and how its TLS is checked. The URL is read as
+/// sqlx reads it, so `PGHOST`, `PGSSLMODE` and `host=` socket folders count too.
+pub fn check_postgres_tls(url: &str) -> TlsCheck {
+    use sqlx::postgres::PgSslMode;
+    if url.starts_with("sqlite:") {
+        return TlsCheck::Local;
+    }
+    // A URL sqlx cannot read fails at connect time with its own message.
+    let Ok(options) = PgConnectOptions::from_str(url) else { return TlsCheck::Local };
+    let host = options.get_host();
+    let local = options.get_socket().is_some() || host.starts_with('/') || crate::is_loopback_host(host);
+    let mode = match options.get_ssl_mode() {
+        PgSslMode::VerifyCa | PgSslMode::VerifyFull => return if local { TlsCheck::Local } else { TlsCheck::Verified },
+        PgSslMode::Disable => "disable",
+        PgSslMode::Allow => "allow",
+        PgSslMode::Prefer => "prefer",
+        PgSslMode::Require => "require",
+    };
+    if local { TlsCheck::Local } else { TlsCheck::Unverified { host: host.to_owned(), mode } }
 }
 
 /// Starts a SQLite write transaction that takes the write lock up front: a deferred transaction
@@ -156,4 +190,42 @@ impl<'r> Decode<'r, Postgres> for Timestamp {
 /// (`unixepoch('subsec') + $1` on SQLite, `now() + make_interval(secs => $1)` on PostgreSQL).
 pub fn seconds(duration: Duration) -> f64 {
     duration.as_secs_f64()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::{TlsCheck, check_postgres_tls};
+
+    fn unverified(mode: &'static str) -> TlsCheck {
+        TlsCheck::Unverified { host: "db.example.com".to_owned(), mode }
+    }
+
+    #[test]
+    fn a_remote_postgresql_counts_as_verified_only_with_verify_full_or_verify_ca() {
+        assert_eq!(check_postgres_tls("postgres://u:p@db.example.com/x?sslmode=require"), unverified("require"));
+        assert_eq!(check_postgres_tls("postgres://u:p@db.example.com/x?sslmode=prefer"), unverified("prefer"));
+        assert_eq!(check_postgres_tls("postgres://u:p@db.example.com/x?sslmode=disable"), unverified("disable"));
+        assert_eq!(check_postgres_tls("postgresql://u:p@db.example.com/x?sslmode=verify-full"), TlsCheck::Verified);
+        assert_eq!(check_postgres_tls("postgres://u:p@db.example.com/x?sslmode=verify-ca"), TlsCheck::Verified);
+        assert!(matches!(check_postgres_tls("postgres://u@10.0.0.5:5432/x"), TlsCheck::Unverified { .. }));
+        assert!(matches!(
+            check_postgres_tls("postgres://u@localhost/x?host=db.example.com&sslmode=require"),
+            TlsCheck::Unverified { .. }
+        ));
+    }
+
+    #[test]
+    fn sqlite_loopback_and_unix_sockets_need_no_verified_tls() {
+        for url in [
+            "sqlite://data/watasu.db?mode=rwc",
+            "postgres://u:p@localhost/x",
+            "postgres://u:p@127.0.0.1:5432/x?sslmode=disable",
+            "postgres://u:p@[::1]:5432/x",
+            "postgres://postgres@localhost/x?host=/run/postgresql&port=5432",
+            "postgres://postgres@db.example.com/x?host=/tmp/pg",
+            "postgres://postgres@%2Frun%2Fpostgresql/x",
+        ] {
+            assert_eq!(check_postgres_tls(url), TlsCheck::Local, "{url}");
+        }
+    }
 }

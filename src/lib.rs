@@ -17,17 +17,16 @@ pub mod maintenance;
 pub mod otp;
 pub mod ratelimit;
 pub mod secret;
+pub mod server;
 pub mod session;
 pub mod share;
+pub mod text;
 pub mod web;
 
 use std::{future::Future, net::SocketAddr};
 
 use anyhow::Context;
-use poem::{
-    Server,
-    listener::{Acceptor, Listener, TcpAcceptor, TcpListener},
-};
+use poem::listener::{Acceptor, Listener, TcpAcceptor, TcpListener};
 
 use crate::{config::Config, db::Db, secret::SecretKey, web::AppState};
 
@@ -63,6 +62,11 @@ impl App {
             config.base_url = url::Url::parse(&format!("http://{local_addr}/"))?;
         }
         let store = std::sync::Arc::new(lifecycle::LocalFileStore::new(config.settings.data_dir.join("files"))?);
+        // Mails an older version queued in the clear hold live links: seal them before serving.
+        match mail::outbox::Outbox::new(db.clone(), &secret_key).seal_plain_bodies().await? {
+            0 => {}
+            rows => tracing::info!(rows, "sealed stored mails an older version kept in the clear"),
+        }
         let state = AppState::new(config, db, secret_key, mailer, store);
         let mut setup_link = None;
         if accounts::Users::new(state.db.clone()).count().await? == 0 {
@@ -110,7 +114,7 @@ impl App {
         }));
         let (stop_outbox, outbox_stopped) = tokio::sync::oneshot::channel::<()>();
         let outbox = tokio::spawn(mail::outbox::run_outbox_worker(
-            mail::outbox::Outbox::new(db.clone()),
+            mail::outbox::Outbox::new(db.clone(), &self.state.secret_key),
             self.state.mailer.clone(),
             mail::outbox::WORKER_INTERVAL,
             async move {
@@ -126,9 +130,13 @@ impl App {
             },
         ));
         tracing::info!(addr = %self.local_addr, base_url = %self.state.config.base_url, backend = db.backend_name(), "watasu is serving");
-        let result = Server::new_with_acceptor(self.acceptor)
-            .run_with_graceful_shutdown(web::app(self.state), shutdown, Some(grace))
-            .await;
+        let limits = server::Limits {
+            header_timeout: settings.header_timeout,
+            idle_timeout: settings.idle_timeout,
+            body_timeout: settings.body_timeout,
+            max_connections: settings.max_connections as usize,
+        };
+        let result = server::serve(self.acceptor, web::app(self.state), limits, shutdown, grace).await;
         let _ = stop_timer.send(());
         let _ = stop_outbox.send(());
         let _ = timer.await;
@@ -142,15 +150,38 @@ impl App {
 
 /// Creates the data folder readable by its owner only: it holds the database, the files and the key.
 pub fn create_private_dir(dir: &std::path::Path) -> anyhow::Result<()> {
+    private_dir_all(dir).with_context(|| format!("creating the data folder {}", dir.display()))
+}
+
+/// `create_dir_all` whose new folders are 0700 whatever the process umask: every folder watasu
+/// makes holds the database, stored files or mails.
+pub fn private_dir_all(dir: &std::path::Path) -> std::io::Result<()> {
     use std::os::unix::fs::DirBuilderExt;
-    if !dir.exists() {
-        std::fs::DirBuilder::new()
-            .recursive(true)
-            .mode(0o700)
-            .create(dir)
-            .with_context(|| format!("creating the data folder {}", dir.display()))?;
+    std::fs::DirBuilder::new().recursive(true).mode(0o700).create(dir)
+}
+
+/// Makes every file and folder this process creates private to its owner (umask 077), before
+/// anything touches the data folder: the database, stored files and .eml mails are created by
+/// code that takes no mode (SQLite, the mail file transport), and a folder first made by a CLI
+/// command must be as closed as one made by `serve`.
+pub fn restrict_new_file_modes() {
+    // SAFETY: umask only sets the process's file mode creation mask; it cannot fail.
+    unsafe {
+        libc::umask(0o077);
     }
-    Ok(())
+}
+
+/// True for `localhost` (and names under it) and loopback addresses, as written in a URL's host
+/// (`[::1]` included): connections to them never leave the machine.
+pub fn is_loopback_host(host: &str) -> bool {
+    let host = host.trim_start_matches('[').trim_end_matches(']');
+    match host.parse::<std::net::IpAddr>() {
+        Ok(ip) => ip.is_loopback(),
+        Err(_) => {
+            let name = host.trim_end_matches('.').to_ascii_lowercase();
+            name == "localhost" || name.ends_with(".localhost")
+        }
+    }
 }
 
 /// The secret key from the settings, or the one kept in the data folder (made on first start).
@@ -163,6 +194,15 @@ pub fn load_secret_key(config: &Config) -> anyhow::Result<SecretKey> {
 
 /// Connects to the configured database and applies pending migrations.
 pub async fn open_database(config: &Config) -> anyhow::Result<Db> {
+    create_private_dir(&config.settings.data_dir)?;
+    if let db::TlsCheck::Unverified { host, mode } = db::check_postgres_tls(&config.database_url) {
+        // Only reached with WATASU_DATABASE_ALLOW_UNVERIFIED_TLS: the operator chose this.
+        tracing::warn!(
+            host,
+            sslmode = mode,
+            "PostgreSQL's certificate is not verified (WATASU_DATABASE_ALLOW_UNVERIFIED_TLS): anyone on the network path can pose as the database"
+        );
+    }
     let db = Db::connect(&config.database_url, config.settings.db_timeout).await?;
     db.migrate().await?;
     Ok(db)

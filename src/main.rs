@@ -126,6 +126,7 @@ enum UserCommand {
 }
 
 fn main() -> ExitCode {
+    watasu::restrict_new_file_modes();
     let cli = match Cli::try_parse() {
         Ok(cli) => cli,
         Err(error) if matches!(error.kind(), ErrorKind::DisplayHelp | ErrorKind::DisplayVersion) => error.exit(),

@@ -88,7 +88,8 @@ pub async fn create(config: &Config, args: CreateShareArgs) -> anyhow::Result<()
         expires: &human_time(share.expires_at, lang),
     };
     let message = messages::notification_mail(&settings.mail_from, recipient.as_str(), lang, &notification)?;
-    notify(&Outbox::new(db.clone()), mailer.as_ref(), issued.share_id, &message, recipient.as_str()).await;
+    let outbox = Outbox::new(db.clone(), &crate::load_secret_key(config)?);
+    notify(&outbox, mailer.as_ref(), issued.share_id, &message, recipient.as_str()).await;
     crate::outln!("share {} created", issued.share_id);
     crate::outln!("{link}");
     db.close().await;

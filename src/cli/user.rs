@@ -19,7 +19,7 @@ pub struct AddUser {
 
 pub async fn add_user(config: &Config, args: AddUser) -> anyhow::Result<()> {
     let email = EmailAddress::parse(&args.email).map_err(usage)?;
-    let name = args.name.trim();
+    let name = &crate::accounts::clean_display_name(&args.name);
     if name.is_empty() || name.chars().count() > 100 || name.chars().any(char::is_control) {
         return Err(usage("--name must be 1 to 100 printable characters"));
     }

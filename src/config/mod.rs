@@ -32,6 +32,12 @@ pub struct Settings {
     #[arg(long, env = "WATASU_DATABASE_URL", value_parser = parse_database_url, global = true)]
     pub database_url: Option<String>,
 
+    /// Accept a remote PostgreSQL whose sslmode does not verify the server (disable, prefer,
+    /// require): a warning is logged at start instead of refusing to start.
+    #[arg(long, env = "WATASU_DATABASE_ALLOW_UNVERIFIED_TLS", default_value_t = false, num_args = 0..=1,
+          default_missing_value = "true", action = clap::ArgAction::Set, global = true)]
+    pub database_allow_unverified_tls: bool,
+
     /// SMTP relay in lettre's URL form (`smtp://host:25`, `smtps://user:pass@host`).
     /// Unset: mails are written to DATA_DIR/outbox as .eml files.
     #[arg(long, env = "WATASU_SMTP_URL", global = true)]
@@ -99,6 +105,26 @@ pub struct Settings {
         global = true
     )]
     pub trusted_proxies: Vec<IpNet>,
+
+    /// A request's headers must arrive within this long (from its first byte, or from the
+    /// connection's start); slower clients are disconnected.
+    #[arg(long, env = "WATASU_HEADER_TIMEOUT", default_value = "15s", value_parser = parse_duration, global = true)]
+    pub header_timeout: Duration,
+
+    /// A keep-alive connection with no request is closed after this long (longer than a reverse
+    /// proxy's own keep-alive to the app, so the proxy closes first).
+    #[arg(long, env = "WATASU_IDLE_TIMEOUT", default_value = "75s", value_parser = parse_duration, global = true)]
+    pub idle_timeout: Duration,
+
+    /// An upload that sends nothing for this long is cut. One that keeps sending is never cut,
+    /// however long it takes.
+    #[arg(long, env = "WATASU_BODY_TIMEOUT", default_value = "60s", value_parser = parse_duration, global = true)]
+    pub body_timeout: Duration,
+
+    /// Connections served at once; further ones wait in the listen queue until one closes.
+    #[arg(long, env = "WATASU_MAX_CONNECTIONS", default_value_t = 512,
+          value_parser = clap::value_parser!(u32).range(1..=1_000_000), global = true)]
+    pub max_connections: u32,
 
     /// On SIGTERM or Ctrl-C, requests in flight get this long to finish.
     #[arg(long, env = "WATASU_SHUTDOWN_GRACE", default_value = "30s", value_parser = parse_duration, global = true)]
@@ -168,6 +194,9 @@ impl Config {
             ("WATASU_PURGE_RETRY_BASE", settings.purge_retry_base),
             ("WATASU_MAINTENANCE_MIN_INTERVAL", settings.maintenance_min_interval),
             ("WATASU_MAINTENANCE_INTERVAL", settings.maintenance_interval),
+            ("WATASU_HEADER_TIMEOUT", settings.header_timeout),
+            ("WATASU_IDLE_TIMEOUT", settings.idle_timeout),
+            ("WATASU_BODY_TIMEOUT", settings.body_timeout),
         ] {
             if value.is_zero() {
                 return Err(ConfigError::new(setting, "must be longer than 0s"));
@@ -194,6 +223,7 @@ impl Config {
             lettre::AsyncSmtpTransport::<lettre::Tokio1Executor>::from_url(url.expose()).map_err(|_| {
                 ConfigError::new("WATASU_SMTP_URL", "is not an SMTP URL like smtp://host:25 or smtps://user:pass@host")
             })?;
+            crate::mail::check_smtp_url(url.expose()).map_err(|reason| ConfigError::new("WATASU_SMTP_URL", reason))?;
         }
         let base_url = match &settings.base_url {
             Some(url) => url.clone(),
@@ -204,6 +234,18 @@ impl Config {
             .database_url
             .clone()
             .unwrap_or_else(|| format!("sqlite://{}?mode=rwc", settings.data_dir.join("watasu.db").display()));
+        if let crate::db::TlsCheck::Unverified { host: _, mode } = crate::db::check_postgres_tls(&database_url)
+            && !settings.database_allow_unverified_tls
+        {
+            return Err(ConfigError::new(
+                "WATASU_DATABASE_URL",
+                format!(
+                    "connects to a remote PostgreSQL with sslmode={mode}, which does not check the server's \
+                     certificate: add sslmode=verify-full (and sslrootcert= for a private CA), or set \
+                     WATASU_DATABASE_ALLOW_UNVERIFIED_TLS=true to accept it"
+                ),
+            ));
+        }
         Ok(Self { settings, base_url, database_url })
     }
 
@@ -252,4 +294,43 @@ fn parse_database_url(text: &str) -> Result<String, String> {
 
 fn parse_mailbox(text: &str) -> Result<lettre::message::Mailbox, String> {
     text.parse().map_err(|e| format!("'{text}' is not a mail address ({e})"))
+}
+
+#[cfg(test)]
+mod tests {
+    use clap::Parser;
+
+    use super::{Config, Settings};
+
+    #[derive(Parser)]
+    struct Cli {
+        #[command(flatten)]
+        settings: Settings,
+    }
+
+    fn config(args: &[&str]) -> Result<Config, super::ConfigError> {
+        Config::from_settings(Cli::try_parse_from([&["watasu"][..], args].concat()).unwrap().settings)
+    }
+
+    #[test]
+    fn start_up_refuses_a_remote_postgresql_without_verified_tls_unless_told_to_accept_it() {
+        let url = "postgres://watasu:hunter2@db.example.com/watasu?sslmode=require";
+        let error = config(&["--database-url", url]).unwrap_err();
+        assert_eq!(error.setting, "WATASU_DATABASE_URL");
+        assert!(error.to_string().contains("sslmode=verify-full"), "{error}");
+        assert!(!error.to_string().contains("hunter2"));
+        assert!(config(&["--database-url", url, "--database-allow-unverified-tls"]).is_ok());
+        assert!(config(&["--database-url", url, "--database-allow-unverified-tls", "true"]).is_ok());
+        let verified = "postgres://watasu:hunter2@db.example.com/watasu?sslmode=verify-full";
+        assert!(config(&["--database-url", verified]).is_ok());
+    }
+
+    #[test]
+    fn start_up_refuses_an_smtp_password_sent_unencrypted_to_a_remote_relay() {
+        let error = config(&["--smtp-url", "smtp://mailer:hunter2@smtp.example.com:587"]).unwrap_err();
+        assert_eq!(error.setting, "WATASU_SMTP_URL");
+        assert!(error.to_string().contains("tls=required"), "{error}");
+        assert!(!error.to_string().contains("hunter2"));
+        assert!(config(&["--smtp-url", "smtp://mailer:hunter2@smtp.example.com:587?tls=required"]).is_ok());
+    }
 }

@@ -79,7 +79,7 @@ const CHUNK: usize = 256 * 1024;
 impl LocalFileStore {
     pub fn new(dir: impl Into<PathBuf>) -> io::Result<Self> {
         let dir = dir.into();
-        std::fs::create_dir_all(&dir)?;
+        crate::private_dir_all(&dir)?;
         Ok(Self { dir })
     }
 
@@ -94,7 +94,8 @@ impl LocalFileStore {
         mut content: Pin<Box<dyn AsyncRead + Send + 'a>>,
         max_bytes: u64,
     ) -> Result<(u64, String), StoreError> {
-        let mut file = tokio::fs::OpenOptions::new().write(true).create_new(true).open(temp).await?;
+        // Owner only, like everything in the data folder (whatever the umask).
+        let mut file = tokio::fs::OpenOptions::new().write(true).create_new(true).mode(0o600).open(temp).await?;
         let mut hasher = Sha256::new();
         let mut buffer = vec![0u8; CHUNK];
         let mut size: u64 = 0;

@@ -67,6 +67,9 @@ pub struct Notification<'a> {
 /// The mail that tells the recipient a file is waiting, in the share's language.
 pub fn notification_mail(from: &Mailbox, to: &str, lang: Lang, n: &Notification<'_>) -> anyhow::Result<Message> {
     let t = lang.text();
+    let (sender_name, message) =
+        (crate::text::strip_invisible(n.sender_name), crate::text::strip_invisible_keeping_lines(n.message));
+    let n = &Notification { sender_name: &sender_name, message: &message, ..*n };
     let text =
         NotifyText { t, sender: n.sender_name, message: n.message, link: n.link, expires: n.expires }.render()?;
     let html =
@@ -103,6 +106,7 @@ struct ReceiptHtml<'a> {
 /// Tells the sender that their file was downloaded (the thing senders ask for most).
 pub fn receipt_mail(from: &Mailbox, to: &str, lang: Lang, recipient: &str, file_name: &str) -> anyhow::Result<Message> {
     let t = lang.text();
+    let file_name = &crate::text::strip_invisible(file_name);
     let text = ReceiptText { t, recipient, file_name }.render()?;
     let html = ReceiptHtml { t, lang, recipient, file_name }.render()?;
     Ok(Message::builder()

@@ -52,6 +52,24 @@ impl Mailer for FileMailer {
     }
 }
 
+/// Refuses a relay URL that would send the SMTP password in clear. lettre reads `smtp://` without
+/// `?tls=` as no TLS at all (AUTH goes out in clear even when the relay offers STARTTLS), and
+/// `?tls=opportunistic` falls back to clear text when STARTTLS is stripped on the way. A relay on
+/// this machine (loopback) is exempt: nothing is on the wire.
+pub fn check_smtp_url(url: &str) -> Result<(), String> {
+    let parsed =
+        url::Url::parse(url).map_err(|_| "is not an SMTP URL like smtp://host:25 or smtps://user:pass@host")?;
+    let has_password = parsed.password().is_some();
+    let tls = parsed.query_pairs().find(|(k, _)| k == "tls").map(|(_, v)| v.into_owned());
+    let encrypted = parsed.scheme() == "smtps" || tls.as_deref() == Some("required");
+    if has_password && !encrypted && !crate::is_loopback_host(parsed.host_str().unwrap_or_default()) {
+        return Err("would send the password unencrypted: use smtps://… (TLS, port 465) or add ?tls=required \
+                    (STARTTLS, port 587)"
+            .to_owned());
+    }
+    Ok(())
+}
+
 /// Builds the mailer the settings ask for.
 pub fn from_settings(smtp_url: Option<&str>, data_dir: &std::path::Path) -> anyhow::Result<Arc<dyn Mailer>> {
     match smtp_url {
@@ -64,8 +82,36 @@ pub fn from_settings(smtp_url: Option<&str>, data_dir: &std::path::Path) -> anyh
         }
         None => {
             let dir = data_dir.join("outbox");
-            std::fs::create_dir_all(&dir).with_context(|| format!("creating {}", dir.display()))?;
+            crate::private_dir_all(&dir).with_context(|| format!("creating {}", dir.display()))?;
             Ok(Arc::new(FileMailer { transport: AsyncFileTransport::new(&dir), dir }))
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::check_smtp_url;
+
+    #[test]
+    fn a_password_goes_to_a_remote_relay_only_over_tls() {
+        for refused in [
+            "smtp://user:pass@smtp.example.com:587",
+            "smtp://user:pass@smtp.example.com",
+            "smtp://user:pass@smtp.example.com:587?tls=opportunistic",
+            "smtp://user:pass@192.0.2.10:25",
+            "smtp://user:pass@localhost.example.com:25",
+        ] {
+            assert!(check_smtp_url(refused).is_err(), "{refused} was accepted");
+        }
+        for accepted in [
+            "smtps://user:pass@smtp.example.com",
+            "smtp://user:pass@smtp.example.com:587?tls=required",
+            "smtp://smtp.example.com:25",
+            "smtp://user:pass@127.0.0.1:25",
+            "smtp://user:pass@localhost:25",
+            "smtp://user:pass@[::1]:25",
+        ] {
+            assert_eq!(check_smtp_url(accepted), Ok(()), "{accepted}");
         }
     }
 }

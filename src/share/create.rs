@@ -46,11 +46,12 @@ pub enum CreateError {
 /// Longest file name kept; longer names are cut at a character boundary.
 const MAX_NAME_CHARS: usize = 255;
 
-/// The name to show for an uploaded file: its last path component, without control characters.
+/// The name to show for an uploaded file: its last path component, without control or invisible
+/// (bidirectional, zero-width) characters.
 /// It is only ever displayed (escaped) and put in Content-Disposition; storage uses a random key.
 pub fn clean_file_name(name: &str) -> String {
     let last = name.rsplit(['/', '\\']).next().unwrap_or(name);
-    let cleaned: String = last.chars().filter(|c| !c.is_control()).take(MAX_NAME_CHARS).collect();
+    let cleaned: String = crate::text::strip_invisible(last).chars().take(MAX_NAME_CHARS).collect();
     let trimmed = cleaned.trim();
     if trimmed.is_empty() || trimmed == "." || trimmed == ".." { "file".to_owned() } else { trimmed.to_owned() }
 }
@@ -116,5 +117,6 @@ mod tests {
         assert_eq!(clean_file_name("a\r\nb.txt"), "ab.txt");
         assert_eq!(clean_file_name(".."), "file");
         assert_eq!(clean_file_name("<b>x</b>.html"), "b>.html");
+        assert_eq!(clean_file_name("invoice\u{202e}gpj.exe"), "invoicegpj.exe");
     }
 }

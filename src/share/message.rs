@@ -4,7 +4,8 @@
 /// Longest message, in characters (what a phone screen can still show as a note).
 pub const MESSAGE_LIMIT: usize = 2000;
 
-/// A message that has passed the rule: trimmed, at most `MESSAGE_LIMIT` characters.
+/// A message that has passed the rule: without invisible format characters, trimmed, at most
+/// `MESSAGE_LIMIT` characters.
 #[derive(Clone, Debug, Default, PartialEq, Eq)]
 pub struct Message(String);
 
@@ -15,9 +16,11 @@ pub struct MessageTooLong {
 }
 
 impl Message {
-    /// Trims the text and refuses it when it is longer than the limit.
+    /// Strips invisible characters (bidi controls could disguise a name), trims the text, and
+    /// refuses it when it is longer than the limit.
     pub fn parse(text: &str) -> Result<Self, MessageTooLong> {
-        let trimmed = text.trim();
+        let visible = crate::text::strip_invisible_keeping_lines(text);
+        let trimmed = visible.trim();
         let chars = trimmed.chars().count();
         if chars > MESSAGE_LIMIT {
             return Err(MessageTooLong { chars });

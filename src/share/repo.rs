@@ -4,6 +4,7 @@ use super::{NewShare, Share, ShareError, ShareStatus};
 use crate::{
     db::{Db, Timestamp, seconds, sqlite_write_tx},
     i18n::Lang,
+    text::{strip_invisible, strip_invisible_keeping_lines},
 };
 
 /// The stored file behind a share, for the download page and the stream.
@@ -48,8 +49,9 @@ impl TryFrom<ShareRow> for Share {
             id: row.id,
             file_id: row.file_id,
             recipient_email: row.recipient_email,
-            sender_name: row.sender_name,
-            message: row.message,
+            // Also what was stored before names and messages were cleaned.
+            sender_name: strip_invisible(&row.sender_name),
+            message: strip_invisible_keeping_lines(&row.message),
             lang: Lang::from_code(&row.lang).unwrap_or_default(),
             status,
             expires_at: row.expires_at,
@@ -212,10 +214,11 @@ impl ShareRepository {
         const SQL: &str = "SELECT u.email AS sender_email, u.lang AS sender_lang, s.recipient_email, f.original_name
                              FROM shares s JOIN users u ON u.id = s.sender_id JOIN files f ON f.id = s.file_id
                             WHERE s.id = $1 AND s.notify_on_download";
-        match &self.db {
-            Db::Sqlite(pool) => sqlx::query_as(SQL).bind(share_id).fetch_optional(pool).await,
-            Db::Postgres(pool) => sqlx::query_as(SQL).bind(share_id).fetch_optional(pool).await,
-        }
+        let target: Option<ReceiptTarget> = match &self.db {
+            Db::Sqlite(pool) => sqlx::query_as(SQL).bind(share_id).fetch_optional(pool).await?,
+            Db::Postgres(pool) => sqlx::query_as(SQL).bind(share_id).fetch_optional(pool).await?,
+        };
+        Ok(target.map(|t| ReceiptTarget { original_name: strip_invisible(&t.original_name), ..t }))
     }
 
     /// Every share, newest first (for scripts; the dashboard pages through its own list).
@@ -255,9 +258,11 @@ impl ShareRepository {
     pub async fn file_of(&self, share: &Share) -> Result<Option<FileInfo>, sqlx::Error> {
         const SQL: &str =
             "SELECT storage_key, original_name, content_type, size_bytes, sha256 FROM files WHERE id = $1";
-        match &self.db {
-            Db::Sqlite(pool) => sqlx::query_as(SQL).bind(share.file_id).fetch_optional(pool).await,
-            Db::Postgres(pool) => sqlx::query_as(SQL).bind(share.file_id).fetch_optional(pool).await,
-        }
+        let file: Option<FileInfo> = match &self.db {
+            Db::Sqlite(pool) => sqlx::query_as(SQL).bind(share.file_id).fetch_optional(pool).await?,
+            Db::Postgres(pool) => sqlx::query_as(SQL).bind(share.file_id).fetch_optional(pool).await?,
+        };
+        // The name goes on the download page and into Content-Disposition.
+        Ok(file.map(|f| FileInfo { original_name: strip_invisible(&f.original_name), ..f }))
     }
 }

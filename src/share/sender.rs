@@ -72,7 +72,7 @@ impl From<SummaryRow> for ShareSummary {
         Self {
             id: row.id,
             recipient_email: row.recipient_email,
-            file_name: row.original_name,
+            file_name: crate::text::strip_invisible(&row.original_name),
             size_bytes: row.size_bytes,
             created_at: row.created_at,
             expires_at: row.expires_at,

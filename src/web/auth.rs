@@ -99,7 +99,7 @@ pub async fn setup_submit(
     }
     let c = Chrome::for_request(req);
     let t = c.t;
-    let name = form.name.trim();
+    let name = &crate::accounts::clean_display_name(&form.name);
     let email = EmailAddress::parse(&form.email);
     let password = SecretString::new(form.password);
     let words = password::personal_words(&form.email, name);

@@ -33,7 +33,7 @@ pub struct LangLink {
 impl Chrome {
     pub fn new(req: &Request, lang: Lang) -> Self {
         let version = req.data::<AppState>().map(|s| s.assets_version.as_str()).unwrap_or("0");
-        let path = req.uri().path();
+        let path = same_origin_path(req.uri().path());
         let session = req.extensions().get::<super::middleware::SessionHandle>().and_then(|s| s.current());
         let dev_outbox = req.data::<AppState>().is_some_and(|s| s.config.settings.smtp_url.is_none());
         Self {
@@ -64,6 +64,18 @@ impl Chrome {
     }
 }
 
+/// The request path as a link that can only lead to this origin. Browsers read `//host` and `/\\host`
+/// as another site and drop tabs and newlines before they look, so the path is rebuilt from its
+/// non-empty segments (either slash splits), without control characters, behind one `/`.
+pub fn same_origin_path(path: &str) -> String {
+    let segments: Vec<String> = path
+        .split(['/', '\\'])
+        .map(|segment| segment.chars().filter(|c| !c.is_control() && !c.is_whitespace()).collect::<String>())
+        .filter(|segment| !segment.is_empty())
+        .collect();
+    format!("/{}", segments.join("/"))
+}
+
 /// A redirect after a form post (POST → 303 → GET), so a reload never posts again.
 pub fn see_other(location: &str) -> poem::Response {
     poem::Response::builder().status(poem::http::StatusCode::SEE_OTHER).header("Location", location).finish()
@@ -83,4 +95,31 @@ struct HomePage {
 #[handler]
 pub fn home(req: &Request) -> Result<Html<String>, AppError> {
     render(&HomePage { c: Chrome::for_request(req) })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::same_origin_path;
+
+    #[test]
+    fn the_language_switch_path_never_names_another_host() {
+        for (path, expected) in [
+            ("/", "/"),
+            ("/login", "/login"),
+            ("/s/abc/code", "/s/abc/code"),
+            ("//evil.example/x", "/evil.example/x"),
+            ("/\\evil.example/", "/evil.example"),
+            ("/\\/evil.example", "/evil.example"),
+            ("///evil.example", "/evil.example"),
+            ("/%2F%2Fevil", "/%2F%2Fevil"),
+            ("/\t/evil.example", "/evil.example"),
+            ("/\n\r/evil.example", "/evil.example"),
+            ("/ /evil.example", "/evil.example"),
+            ("", "/"),
+        ] {
+            let href = same_origin_path(path);
+            assert_eq!(href, expected, "{path:?}");
+            assert!(href.starts_with('/') && !href.starts_with("//") && !href.starts_with("/\\"), "{path:?}");
+        }
+    }
 }

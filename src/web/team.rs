@@ -104,7 +104,7 @@ pub async fn invite(
     let link = state.config.url_for(&format!("/invite/{}", token.expose()));
     let lang = crate::i18n::Lang::from_code(&user.lang).unwrap_or_default();
     let message = invitation_mail(&state.config.settings.mail_from, email.as_str(), lang, &link)?;
-    let outbox = Outbox::new(state.db.clone());
+    let outbox = Outbox::new(state.db.clone(), &state.secret_key);
     outbox
         .queue(None, MailKind::Invitation, &message, state.mailer.clone())
         .await
@@ -183,7 +183,7 @@ pub async fn accept(
         invitations.find_open(&token).await?.ok_or(AppError::NotAvailable("invitation used, expired or unknown"))?;
     let c = Chrome::for_request(req);
     let t = c.t;
-    let name = form.name.trim();
+    let name = &crate::accounts::clean_display_name(&form.name);
     let password = SecretString::new(form.password);
     let words = password::personal_words(&invitation.email, name);
     let words: Vec<&str> = words.iter().map(String::as_str).collect();

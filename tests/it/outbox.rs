@@ -16,6 +16,7 @@ use watasu::{
         messages::{Notification, notification_mail},
         outbox::{DeliveryReport, MailKind, Outbox},
     },
+    secret::{SecretKey, sha256_hex},
 };
 
 use crate::{
@@ -43,7 +44,9 @@ async fn bench(backend: Backend) -> Bench {
     db.migrate().await.unwrap();
     let smtp = SmtpSink::start().await;
     let mailer = mail::from_settings(Some(&smtp.url()), dir.path()).unwrap();
-    Bench { outbox: Outbox::new(db.clone()), dir, url, db, smtp, mailer }
+    // The key the CLI commands run on this folder find there too.
+    let key = SecretKey::load_or_generate(&dir.path().join("secret.key")).unwrap();
+    Bench { outbox: Outbox::new(db.clone(), &key), dir, url, db, smtp, mailer }
 }
 
 impl Bench {
@@ -286,7 +289,7 @@ both_backends! {
             }
         }
         assert_eq!((bench.status(id).await, bench.attempts(id).await), ("dead".to_owned(), 20));
-        assert!(bench.body_len(id).await > 0, "a dead mail keeps its message so it can be queued again");
+        assert_eq!(bench.body_len(id).await, 0, "a dead mail keeps no body (and so no link)");
 
         bench.smtp.set_refusing(false);
         bench.make_due(id).await;
@@ -297,7 +300,7 @@ both_backends! {
     async fn the_dashboard_sees_a_shares_mails_and_deleting_the_share_keeps_their_record(backend: Backend) {
         let app = TestApp::spawn(backend).await;
         let share = app.create_share().await;
-        let outbox = Outbox::new(app.db().clone());
+        let outbox = Outbox::new(app.db().clone(), &app.state.secret_key);
         let id = outbox.enqueue(Some(share.id), MailKind::ShareNotification, &notification("r@example.test")).await.unwrap();
 
         // The server's own worker delivers it, within its interval.
@@ -346,6 +349,8 @@ both_backends! {
         assert_eq!((bench.status(id).await, bench.attempts(id).await), ("pending".to_owned(), 1));
         assert_eq!(text(&bench.db, "SELECT last_error FROM mail_outbox WHERE id = $1", id).await, "connection");
         assert_eq!(count(&bench.db, "SELECT count(*) FROM mail_outbox WHERE id = $1 AND share_id IS NOT NULL", id).await, 1);
+        let token = url.rsplit('/').next().unwrap().to_owned();
+        assert_row_holds_no_link(&bench.db, id, &url, &token).await;
 
         // Nothing lost: once a relay answers, the server's delivery sends the very link printed.
         bench.make_due(id).await;
@@ -353,6 +358,13 @@ both_backends! {
         let mails = bench.smtp.messages();
         assert_eq!(mails.len(), 1);
         assert!(mails[0].text().contains(&url));
+        // …and the link works: its token is the one the share row was issued for.
+        let hash = sha256_hex(&token);
+        let issued: i64 = match &bench.db {
+            Db::Sqlite(pool) => sqlx::query_scalar("SELECT count(*) FROM shares WHERE token_hash = $1 AND status = 'active'").bind(&hash).fetch_one(pool).await.unwrap(),
+            Db::Postgres(pool) => sqlx::query_scalar("SELECT count(*) FROM shares WHERE token_hash = $1 AND status = 'active'").bind(&hash).fetch_one(pool).await.unwrap(),
+        };
+        assert_eq!(issued, 1);
     }
 
     async fn share_create_with_the_relay_up_mails_the_link_at_once(backend: Backend) {
@@ -369,6 +381,50 @@ both_backends! {
         assert_eq!(bench.status(id).await, "sent");
         assert_eq!(bench.body_len(id).await, 0);
         assert_eq!(bench.outbox.deliver_one(bench.mailer(), id).await.unwrap(), None, "a sent mail is not claimed again");
+    }
+}
+
+/// Every column of an outbox row, raw: none may hold the link or its token, as they are or in any
+/// encoding a mail uses (the body is also read back as a mail, which undoes base64 and
+/// quoted-printable).
+async fn assert_row_holds_no_link(db: &Db, id: i64, url: &str, token: &str) {
+    use sqlx::{Column, Row};
+    const SQL: &str = "SELECT * FROM mail_outbox WHERE id = $1";
+    let values: Vec<(String, Vec<u8>)> = match db {
+        Db::Sqlite(pool) => {
+            let row = sqlx::query(SQL).bind(id).fetch_one(pool).await.unwrap();
+            row.columns()
+                .iter()
+                .map(|c| {
+                    let bytes = row
+                        .try_get::<Vec<u8>, _>(c.ordinal())
+                        .or_else(|_| row.try_get::<String, _>(c.ordinal()).map(String::into_bytes));
+                    (c.name().to_owned(), bytes.unwrap_or_default())
+                })
+                .collect()
+        }
+        Db::Postgres(pool) => {
+            let row = sqlx::query(SQL).bind(id).fetch_one(pool).await.unwrap();
+            row.columns()
+                .iter()
+                .map(|c| {
+                    let bytes = row
+                        .try_get::<Vec<u8>, _>(c.ordinal())
+                        .or_else(|_| row.try_get::<String, _>(c.ordinal()).map(String::into_bytes));
+                    (c.name().to_owned(), bytes.unwrap_or_default())
+                })
+                .collect()
+        }
+    };
+    assert!(values.iter().any(|(name, bytes)| name == "message" && !bytes.is_empty()), "the mail is still queued");
+    let lower = |b: &[u8]| String::from_utf8_lossy(b).to_ascii_lowercase();
+    for (name, bytes) in &values {
+        let text = lower(bytes);
+        let decoded = watasu::mail::dev_outbox::parse(&String::from_utf8_lossy(bytes)).text.to_ascii_lowercase();
+        for haystack in [&text, &decoded, &text.replace("=\r\n", "")] {
+            assert!(!haystack.contains(token), "column {name} holds the token");
+            assert!(!haystack.contains(&url.to_ascii_lowercase()), "column {name} holds the link");
+        }
     }
 }
 

@@ -38,12 +38,18 @@ fn an_invalid_setting_stops_start_up_with_one_line_naming_it_and_exit_code_2() {
     let dir = tempfile::tempdir().unwrap();
     let data = dir.path().to_str().unwrap();
     type Case<'a> = (&'a [&'a str], &'a [(&'a str, &'a str)], &'a str);
-    let cases: [Case; 5] = [
+    let cases: [Case; 7] = [
         (&["serve", "--data-dir", data, "--gc-interval", "5x"], &[], "WATASU_GC_INTERVAL"),
         (&["serve", "--data-dir", data], &[("WATASU_DELIVERY_GRACE", "soon")], "WATASU_DELIVERY_GRACE"),
         (&["serve", "--data-dir", data, "--share-ttl", "30s"], &[], "WATASU_SHARE_TTL"),
         (&["serve", "--data-dir", data, "--base-url", "ftp://example.com"], &[], "WATASU_BASE_URL"),
         (&["serve", "--data-dir", data, "--listen", "nowhere"], &[], "WATASU_LISTEN"),
+        (
+            &["migrate", "--data-dir", data, "--database-url", "postgres://u:p@db.example.com/w?sslmode=require"],
+            &[],
+            "WATASU_DATABASE_URL",
+        ),
+        (&["serve", "--data-dir", data], &[("WATASU_SMTP_URL", "smtp://u:p@smtp.example.com:587")], "WATASU_SMTP_URL"),
     ];
     for (args, envs, setting) in cases {
         let (code, stdout, stderr) = run_watasu(args, envs);

@@ -59,8 +59,12 @@ impl Outbox {
     /// message leaves the row in 'sending'; `recover_stuck` then sends it again (a duplicate, not
     /// a loss).
     async fn send(&self, mailer: &dyn Mailer, mail: &ClaimedMail) -> Result<(Outcome, bool), sqlx::Error> {
+        let Ok(message) = self.key.open(&mail.recipient, &mail.message) else {
+            // The secret key changed since the mail was queued: it can never be sent.
+            return self.record_failure(mail, Failure { class: "unreadable".to_owned(), relay_down: false }).await;
+        };
         let failure = match mail.envelope() {
-            Ok(envelope) => match mailer.send_raw(&envelope, &mail.message).await {
+            Ok(envelope) => match mailer.send_raw(&envelope, &message).await {
                 Ok(()) => {
                     if !self.mark_sent(mail.id).await? {
                         tracing::warn!(mail_id = mail.id, "a mail was delivered twice (its row was already sent)");
@@ -74,6 +78,10 @@ impl Outbox {
             },
             Err(_) => Failure { class: "bad envelope".to_owned(), relay_down: false },
         };
+        self.record_failure(mail, failure).await
+    }
+
+    async fn record_failure(&self, mail: &ClaimedMail, failure: Failure) -> Result<(Outcome, bool), sqlx::Error> {
         let status = self.mark_failed(mail.id, &failure.class).await?;
         let attempt = mail.attempts + 1;
         let error_class = failure.class;

@@ -7,18 +7,24 @@
 //! any number of workers, in any number of app instances, may run at once. A row is claimed just
 //! before it is sent, so a row is in 'sending' only while one SMTP conversation is in flight.
 //!
-//! The stored message of a share notification holds the share link (a secret token); the UPDATE
-//! that marks a row sent also empties it.
+//! The stored message of a share notification holds the share link (a secret token): it is
+//! stored sealed with a key derived from the instance secret (see [`seal`]), and the UPDATE that
+//! marks a row sent or dead also empties it.
 
 use std::time::Duration;
 
 use lettre::{Address, Message, address::Envelope};
 
 mod delivery;
+mod seal;
 
 pub use delivery::run_outbox_worker;
+pub use seal::{OutboxKey, Unreadable};
 
-use crate::db::{Db, Timestamp, seconds};
+use crate::{
+    db::{Db, Timestamp, seconds},
+    secret::SecretKey,
+};
 
 /// How often the worker looks for due mails.
 pub const WORKER_INTERVAL: Duration = Duration::from_secs(5);
@@ -155,15 +161,17 @@ pub struct MailDelivery {
 pub struct Outbox {
     db: Db,
     policy: RetryPolicy,
+    key: OutboxKey,
 }
 
 impl Outbox {
-    pub fn new(db: Db) -> Self {
-        Self::with_policy(db, RetryPolicy::default())
+    /// The outbox of the instance whose secret key is `secret` (it seals and opens the bodies).
+    pub fn new(db: Db, secret: &SecretKey) -> Self {
+        Self::with_policy(db, secret, RetryPolicy::default())
     }
 
-    pub fn with_policy(db: Db, policy: RetryPolicy) -> Self {
-        Self { db, policy }
+    pub fn with_policy(db: Db, secret: &SecretKey, policy: RetryPolicy) -> Self {
+        Self { db, policy, key: OutboxKey::derive(secret) }
     }
 
     /// Stores a finished message (bytes and envelope) as due now; returns its outbox id.
@@ -172,10 +180,10 @@ impl Outbox {
         let [recipient] = envelope.to() else { return Err(EnqueueError::NotOneRecipient(envelope.to().len())) };
         let from = envelope.from().map(ToString::to_string);
         let subject = message.headers().get_raw("Subject").unwrap_or_default();
-        let raw = message.formatted();
+        let (kind, recipient) = (kind.as_str(), recipient.to_string());
+        let raw = self.key.seal(&recipient, &message.formatted());
         const SQL: &str = "INSERT INTO mail_outbox (share_id, kind, envelope_from, recipient, subject, message)
                            VALUES ($1, $2, $3, $4, $5, $6) RETURNING id";
-        let (kind, recipient) = (kind.as_str(), recipient.to_string());
         Ok(match &self.db {
             Db::Sqlite(pool) => {
                 let query = sqlx::query_scalar(SQL).bind(share_id).bind(kind).bind(from).bind(recipient);
@@ -289,6 +297,7 @@ impl Outbox {
                 sqlx::query_scalar(
                     "UPDATE mail_outbox
                     SET status = CASE WHEN attempts + 1 >= $3 THEN 'dead' ELSE 'pending' END,
+                        message = CASE WHEN attempts + 1 >= $3 THEN X'' ELSE message END,
                         attempts = attempts + 1, last_error = $2, claimed_at = NULL,
                         next_attempt_at = unixepoch('subsec') + min($4 * (1 << min(attempts, 30)), $5)
                   WHERE id = $1 AND status = 'sending'
@@ -306,6 +315,7 @@ impl Outbox {
                 sqlx::query_scalar(
                     "UPDATE mail_outbox
                     SET status = CASE WHEN attempts + 1 >= $3 THEN 'dead' ELSE 'pending' END,
+                        message = CASE WHEN attempts + 1 >= $3 THEN ''::bytea ELSE message END,
                         attempts = attempts + 1, last_error = $2, claimed_at = NULL,
                         next_attempt_at = now()
                             + make_interval(secs => least($4 * power(2, least(attempts, 30)), $5))
@@ -334,6 +344,7 @@ impl Outbox {
             Db::Sqlite(pool) => sqlx::query(
                 "UPDATE mail_outbox
                     SET status = CASE WHEN attempts + 1 >= $2 THEN 'dead' ELSE 'pending' END,
+                        message = CASE WHEN attempts + 1 >= $2 THEN X'' ELSE message END,
                         attempts = attempts + 1, last_error = 'interrupted', claimed_at = NULL,
                         next_attempt_at = unixepoch('subsec')
                   WHERE status = 'sending' AND claimed_at <= unixepoch('subsec') - $1",
@@ -346,6 +357,7 @@ impl Outbox {
             Db::Postgres(pool) => sqlx::query(
                 "UPDATE mail_outbox
                     SET status = CASE WHEN attempts + 1 >= $2 THEN 'dead' ELSE 'pending' END,
+                        message = CASE WHEN attempts + 1 >= $2 THEN ''::bytea ELSE message END,
                         attempts = attempts + 1, last_error = 'interrupted', claimed_at = NULL,
                         next_attempt_at = now()
                   WHERE status = 'sending' AND claimed_at <= now() - make_interval(secs => $1)",

@@ -180,7 +180,7 @@ async fn share_page_with(
         .into_iter()
         .map(|e| EventRow { text: event_text(t, &e.kind), kind: e.kind, at: human_time(e.at, lang) })
         .collect();
-    let mails = Outbox::new(state.db.clone())
+    let mails = Outbox::new(state.db.clone(), &state.secret_key)
         .delivery_state(id)
         .await?
         .into_iter()

@@ -283,7 +283,7 @@ pub(super) async fn queue_notification(state: &AppState, user: &User, share_id: 
         Ok(message) => message,
         Err(error) => return tracing::warn!(share_id, %error, "could not build the notification mail"),
     };
-    let outbox = Outbox::new(state.db.clone());
+    let outbox = Outbox::new(state.db.clone(), &state.secret_key);
     if let Err(error) = outbox.queue(Some(share_id), MailKind::ShareNotification, &message, state.mailer.clone()).await
     {
         tracing::warn!(share_id, %error, "could not queue the notification mail");

@@ -47,7 +47,7 @@ pub fn spawn_download_receipt(state: &AppState, share_id: i64) {
                 Ok(message) => message,
                 Err(error) => return tracing::warn!(share_id, %error, "could not build the download receipt"),
             };
-        let outbox = Outbox::new(state.db.clone());
+        let outbox = Outbox::new(state.db.clone(), &state.secret_key);
         if let Err(error) =
             outbox.queue(Some(share_id), MailKind::DownloadReceipt, &message, state.mailer.clone()).await
         {

@@ -67,7 +67,7 @@ pub async fn populate(app: &TestApp, email: &str) -> Sender {
         shares.push(app.create_share_with(id, RECIPIENT, name, content, hour).await);
     }
     verify_recipient(app, &shares[0]).await;
-    let outbox = Outbox::new(app.db().clone());
+    let outbox = Outbox::new(app.db().clone(), &app.state.secret_key);
     let from: lettre::message::Mailbox = "watasu <watasu@example.test>".parse().unwrap();
     let note = |to: &str| {
         lettre::Message::builder().from(from.clone()).to(to.parse().unwrap()).subject("x").body("x".to_owned()).unwrap()

@@ -145,7 +145,7 @@ both_backends! {
         .await;
         // A delivery pass of our own finds nothing left to send: a second send would need a row
         // still claimable, and there is none.
-        let outbox = watasu::mail::outbox::Outbox::new(app.db().clone());
+        let outbox = watasu::mail::outbox::Outbox::new(app.db().clone(), &app.state.secret_key);
         let again = outbox.deliver_due(app.state.mailer.as_ref(), 100).await.unwrap();
         assert_eq!(again.sent + again.failed + again.dead, 0, "{again:?}");
         assert_eq!(app.smtp.messages().len(), 3, "a mail was sent twice");

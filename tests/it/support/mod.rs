@@ -6,6 +6,7 @@ pub mod browser;
 pub mod fake_store;
 pub mod pg;
 pub mod process;
+pub mod raw;
 pub mod smtp;
 
 use std::{net::SocketAddr, sync::Arc, time::Duration};

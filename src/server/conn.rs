@@ -1,0 +1,253 @@
+//! One connection's side of the transport limits: what it is waiting for (a request's headers,
+//! the next request, or nothing while the app works), the watchdog that says when it waited too
+//! long, and the body wrappers that mark a request's start and end and cut a stalled upload.
+
+use std::{
+    future::Future,
+    io,
+    pin::Pin,
+    sync::{
+        Arc, Mutex,
+        atomic::{AtomicBool, Ordering},
+    },
+    task::{Context, Poll},
+};
+
+use bytes::Bytes;
+use http_body::{Body as HttpBody, Frame, SizeHint};
+use http_body_util::combinators::BoxBody;
+use tokio::{
+    io::{AsyncRead, AsyncWrite, ReadBuf},
+    sync::Notify,
+    time::{Instant, Sleep},
+};
+
+use super::Limits;
+
+/// What a connection waits for.
+#[derive(Clone, Copy, Debug)]
+enum Phase {
+    /// Between requests, since then: the idle (keep-alive) deadline runs.
+    Idle(Instant),
+    /// A request's first bytes came (or the connection just opened) then: the header deadline runs.
+    Head(Instant),
+    /// Requests in flight: the app is working or the body is being read; no deadline here
+    /// (a stalled body is the body wrapper's to cut).
+    Busy(usize),
+}
+
+/// Shared by a connection's IO wrapper, its service and its watchdog.
+#[derive(Debug)]
+pub struct ConnState {
+    phase: Mutex<Phase>,
+    changed: Notify,
+    close: AtomicBool,
+}
+
+impl ConnState {
+    pub fn new() -> Arc<Self> {
+        Arc::new(Self {
+            phase: Mutex::new(Phase::Head(Instant::now())),
+            changed: Notify::new(),
+            close: AtomicBool::new(false),
+        })
+    }
+
+    fn update(&self, f: impl FnOnce(Phase) -> Phase) {
+        let mut phase = self.phase.lock().unwrap_or_else(|e| e.into_inner());
+        *phase = f(*phase);
+        drop(phase);
+        self.changed.notify_one();
+    }
+
+    /// Bytes arrived: an idle connection now has a request coming.
+    fn bytes_read(&self) {
+        let idle = matches!(*self.phase.lock().unwrap_or_else(|e| e.into_inner()), Phase::Idle(_));
+        if idle {
+            self.update(|_| Phase::Head(Instant::now()));
+        }
+    }
+
+    /// The connection must close once the current response is written.
+    pub fn must_close(&self) -> bool {
+        self.close.load(Ordering::Relaxed)
+    }
+
+    fn deadline(&self, limits: &Limits) -> Option<Instant> {
+        match *self.phase.lock().unwrap_or_else(|e| e.into_inner()) {
+            Phase::Idle(since) => Some(since + limits.idle_timeout),
+            Phase::Head(since) => Some(since + limits.header_timeout),
+            Phase::Busy(_) => None,
+        }
+    }
+}
+
+/// Resolves when the connection has waited for the client past its deadline (then it is dropped,
+/// which closes the socket: a graceful shutdown would wait for the half-sent request).
+pub async fn overdue(state: &ConnState, limits: &Limits) {
+    loop {
+        match state.deadline(limits) {
+            Some(deadline) if Instant::now() >= deadline => return,
+            Some(deadline) => {
+                tokio::select! {
+                    _ = tokio::time::sleep_until(deadline) => {}
+                    _ = state.changed.notified() => {}
+                }
+            }
+            None => state.changed.notified().await,
+        }
+    }
+}
+
+/// The socket, reporting to the state when bytes arrive.
+pub struct Watched<Io> {
+    inner: Io,
+    state: Arc<ConnState>,
+}
+
+impl<Io> Watched<Io> {
+    pub fn new(inner: Io, state: Arc<ConnState>) -> Self {
+        Self { inner, state }
+    }
+}
+
+impl<Io: AsyncRead + Unpin> AsyncRead for Watched<Io> {
+    fn poll_read(mut self: Pin<&mut Self>, cx: &mut Context<'_>, buf: &mut ReadBuf<'_>) -> Poll<io::Result<()>> {
+        let before = buf.filled().len();
+        let result = Pin::new(&mut self.inner).poll_read(cx, buf);
+        if matches!(result, Poll::Ready(Ok(()))) && buf.filled().len() > before {
+            self.state.bytes_read();
+        }
+        result
+    }
+}
+
+impl<Io: AsyncWrite + Unpin> AsyncWrite for Watched<Io> {
+    fn poll_write(mut self: Pin<&mut Self>, cx: &mut Context<'_>, buf: &[u8]) -> Poll<io::Result<usize>> {
+        Pin::new(&mut self.inner).poll_write(cx, buf)
+    }
+
+    fn poll_flush(mut self: Pin<&mut Self>, cx: &mut Context<'_>) -> Poll<io::Result<()>> {
+        Pin::new(&mut self.inner).poll_flush(cx)
+    }
+
+    fn poll_shutdown(mut self: Pin<&mut Self>, cx: &mut Context<'_>) -> Poll<io::Result<()>> {
+        Pin::new(&mut self.inner).poll_shutdown(cx)
+    }
+
+    fn poll_write_vectored(
+        mut self: Pin<&mut Self>,
+        cx: &mut Context<'_>,
+        bufs: &[io::IoSlice<'_>],
+    ) -> Poll<io::Result<usize>> {
+        Pin::new(&mut self.inner).poll_write_vectored(cx, bufs)
+    }
+
+    fn is_write_vectored(&self) -> bool {
+        self.inner.is_write_vectored()
+    }
+}
+
+/// A request in flight, from the service's start until its response body is dropped (fully sent,
+/// or the client went away).
+pub struct ResponseEnd(Arc<ConnState>);
+
+impl ResponseEnd {
+    pub fn begin(state: Arc<ConnState>) -> Self {
+        state.update(|phase| match phase {
+            Phase::Busy(n) => Phase::Busy(n + 1),
+            _ => Phase::Busy(1),
+        });
+        Self(state)
+    }
+
+    /// The response body, ending the request when it is dropped.
+    pub fn attach(self, inner: BoxBody<Bytes, io::Error>) -> EndsRequest {
+        EndsRequest { inner, _end: self }
+    }
+}
+
+impl Drop for ResponseEnd {
+    fn drop(&mut self) {
+        self.0.update(|phase| match phase {
+            Phase::Busy(n) if n > 1 => Phase::Busy(n - 1),
+            _ => Phase::Idle(Instant::now()),
+        });
+    }
+}
+
+/// A response body that forwards everything (frames and size hint, so Content-Length stays).
+pub struct EndsRequest {
+    inner: BoxBody<Bytes, io::Error>,
+    _end: ResponseEnd,
+}
+
+impl HttpBody for EndsRequest {
+    type Data = Bytes;
+    type Error = io::Error;
+
+    fn poll_frame(mut self: Pin<&mut Self>, cx: &mut Context<'_>) -> Poll<Option<Result<Frame<Bytes>, io::Error>>> {
+        Pin::new(&mut self.inner).poll_frame(cx)
+    }
+
+    fn is_end_stream(&self) -> bool {
+        self.inner.is_end_stream()
+    }
+
+    fn size_hint(&self) -> SizeHint {
+        self.inner.size_hint()
+    }
+}
+
+/// A request body that fails with `TimedOut` when the client sends nothing for `timeout` while
+/// the app waits for it. The clock starts at the first wait after a chunk, so time the app
+/// spends between reads (writing to disk, hashing) never counts, and a body that keeps coming,
+/// however slowly or long, is never cut.
+pub struct BodyProgress {
+    inner: BoxBody<Bytes, io::Error>,
+    timeout: std::time::Duration,
+    stall: Option<Pin<Box<Sleep>>>,
+    state: Arc<ConnState>,
+}
+
+impl BodyProgress {
+    pub fn wrap(body: poem::Body, timeout: std::time::Duration, state: Arc<ConnState>) -> poem::Body {
+        let inner: BoxBody<Bytes, io::Error> = body.into();
+        poem::Body::from(BoxBody::new(Self { inner, timeout, stall: None, state }))
+    }
+}
+
+impl HttpBody for BodyProgress {
+    type Data = Bytes;
+    type Error = io::Error;
+
+    fn poll_frame(mut self: Pin<&mut Self>, cx: &mut Context<'_>) -> Poll<Option<Result<Frame<Bytes>, io::Error>>> {
+        let this = &mut *self;
+        match Pin::new(&mut this.inner).poll_frame(cx) {
+            Poll::Ready(frame) => {
+                this.stall = None;
+                Poll::Ready(frame)
+            }
+            Poll::Pending => {
+                let timeout = this.timeout;
+                let stall = this.stall.get_or_insert_with(|| Box::pin(tokio::time::sleep(timeout)));
+                if stall.as_mut().poll(cx).is_pending() {
+                    return Poll::Pending;
+                }
+                this.stall = None;
+                // The rest of the body will not be read: the connection cannot carry another request.
+                this.state.close.store(true, Ordering::Relaxed);
+                tracing::info!(timeout_seconds = timeout.as_secs_f32(), "request body stalled; closing the connection");
+                Poll::Ready(Some(Err(io::Error::new(io::ErrorKind::TimedOut, "the request body stalled"))))
+            }
+        }
+    }
+
+    fn is_end_stream(&self) -> bool {
+        self.inner.is_end_stream()
+    }
+
+    fn size_hint(&self) -> SizeHint {
+        self.inner.size_hint()
+    }
+}
