@@ -1,6 +1,6 @@
 //! Invariant 2, checked where a leak would show: after a whole walk through a share (landing,
 //! email step, code, download, cookies), no text or byte column of any table holds the link
-//! token, the code or a session cookie value, and the recipient's address is only where the
+//! token, the code or a cookie value (the form cookie, both session cookies), and the recipient's address is only where the
 //! share keeps it; and the real binary's log holds none of them either.
 
 use std::time::{Duration, Instant};
@@ -28,7 +28,7 @@ struct Walk {
 impl Walk {
     fn secrets(&self) -> Vec<(&'static str, String)> {
         let mut secrets = vec![("the link token", self.token.clone()), ("the code", self.code.clone())];
-        secrets.extend(self.cookies.iter().map(|c| ("a session cookie value", c.clone())));
+        secrets.extend(self.cookies.iter().map(|c| ("a cookie value", c.clone())));
         secrets
     }
 }
@@ -38,12 +38,14 @@ async fn walk_through(browser: &Browser, smtp: &SmtpSink, token: &str) -> Walk {
     let en = [("Accept-Language", "en")];
     let landing = browser.get_with(&format!("/s/{token}"), &en).await;
     assert_eq!(landing.status, 200, "{}", landing.body);
-    let mut cookies = vec![browser.cookie("watasu_session").expect("the landing page starts a session")];
+    // A visit starts no session: the form carries a token signed over its own cookie.
+    let mut cookies = vec![browser.cookie("watasu_form").expect("the landing page sets its form cookie")];
     let before = smtp.messages().len();
     let code_step = browser
         .post_form(&format!("/s/{token}/email"), &[("csrf_token", &landing.csrf_token()), ("email", TYPED)])
         .await;
     assert_eq!(code_step.status, 200, "{}", code_step.body);
+    cookies.push(browser.cookie("watasu_session").expect("the address submission starts a session"));
     let deadline = Instant::now() + Duration::from_secs(20);
     let code = loop {
         if let Some(code) = smtp.messages()[before..].iter().filter(|m| m.to == [STORED]).find_map(|m| m.code()) {
@@ -57,7 +59,7 @@ async fn walk_through(browser: &Browser, smtp: &SmtpSink, token: &str) -> Walk {
         .await;
     assert_eq!(verified.status, 303, "{}", verified.body);
     cookies.push(browser.cookie("watasu_session").unwrap());
-    assert_ne!(cookies[0], cookies[1], "the session id was regenerated");
+    assert_ne!(cookies[1], cookies[2], "the session id was regenerated");
     let download_page = browser.get_with(&format!("/s/{token}"), &en).await;
     assert_eq!(download_page.attr("#step", "data-step").as_deref(), Some("download"), "{}", download_page.body);
     let download =
