@@ -1,7 +1,7 @@
 //! Invariant 2, checked where a leak would show: after a whole walk through a share (landing,
 //! email step, code, download, cookies), no text or byte column of any table holds the link
-//! token, the code or a cookie value (the form cookie, both session cookies), and the recipient's address is only where the
-//! share keeps it; and the real binary's log holds none of them either.
+//! token, the code or a cookie value (the form cookie, both session cookies), and the recipient's
+//! address is only where the share keeps it; and the real binary's log holds none of them either.
 
 use std::time::{Duration, Instant};
 
