@@ -7,7 +7,7 @@ use std::time::{Duration, Instant};
 use crate::{
     both_backends,
     recipient::{RECIPIENT, ask_for_code, event_kinds, without_csrf},
-    support::{TestApp, TestShare, execute},
+    support::{TestApp, TestShare},
 };
 
 both_backends! {
@@ -39,12 +39,12 @@ both_backends! {
         for _ in 0..3 {
             assert_eq!(ask_for_code(&browser, &share, "typo@example.test").await.status, 200);
         }
-        move_rate_limits_back(&app, 540).await;
+        app.age_rate_limits(540).await;
         for _ in 0..5 {
             assert_eq!(ask_for_code(&browser, &share, "typo@example.test").await.status, 429);
         }
 
-        move_rate_limits_back(&app, 61).await;
+        app.age_rate_limits(61).await;
         let after_the_window = ask_for_code(&browser, &share, RECIPIENT).await;
 
         assert_eq!(after_the_window.status, 200, "refused requests extended the window");
@@ -107,17 +107,6 @@ both_backends! {
         let mails = app.smtp.wait_for(7, Duration::from_secs(10)).await;
         assert!(mails[6].code().is_some(), "no code mail after the new link");
     }
-}
-
-/// Moves every recorded rate-limit attempt `seconds` into the past, by the database's clock.
-async fn move_rate_limits_back(app: &TestApp, seconds: i64) {
-    execute(
-        app.db(),
-        "UPDATE rate_limit_hits SET at = at - $1",
-        "UPDATE rate_limit_hits SET at = at - make_interval(secs => $1)",
-        seconds,
-    )
-    .await;
 }
 
 async fn wait_for_event(app: &TestApp, share_id: i64, kind: &str) {

@@ -50,26 +50,29 @@ async fn code_mac(app: &TestApp, challenge_id: i64) -> String {
     }
 }
 
-/// Submits `code` 20 times at once, all tasks released together by one barrier.
-async fn submit_concurrently(app: &TestApp, share_id: i64, session_id: i64, code: &str) -> Vec<CodeOutcome> {
-    const TASKS: usize = 20;
-    let barrier = Arc::new(Barrier::new(TASKS));
-    let tasks: Vec<_> = (0..TASKS)
-        .map(|_| {
-            let codes = app.state.codes.clone();
-            let barrier = barrier.clone();
-            let code = code.to_owned();
+/// Verifies every `(session, guess)` at once, all tasks released together by one barrier.
+async fn verify_at_once(app: &TestApp, share_id: i64, guesses: Vec<(i64, String)>) -> Vec<CodeOutcome> {
+    let barrier = Arc::new(Barrier::new(guesses.len()));
+    let tasks: Vec<_> = guesses
+        .into_iter()
+        .map(|(session_id, guess)| {
+            let (codes, barrier) = (app.state.codes.clone(), barrier.clone());
             tokio::spawn(async move {
                 barrier.wait().await;
-                codes.verify(share_id, session_id, &code).await.unwrap()
+                codes.verify(share_id, session_id, &guess).await.unwrap()
             })
         })
         .collect();
-    let mut outcomes = Vec::with_capacity(TASKS);
+    let mut outcomes = Vec::with_capacity(tasks.len());
     for task in tasks {
         outcomes.push(task.await.unwrap());
     }
     outcomes
+}
+
+/// Submits `code` 20 times at once from one session.
+async fn submit_concurrently(app: &TestApp, share_id: i64, session_id: i64, code: &str) -> Vec<CodeOutcome> {
+    verify_at_once(app, share_id, vec![(session_id, code.to_owned()); 20]).await
 }
 
 both_backends! {
@@ -337,22 +340,7 @@ both_backends! {
             let code = issue(&app, share.id, session_id).await;
             guesses.extend(std::iter::repeat_n((session_id, other_than(&code)), 5));
         }
-        let barrier = Arc::new(Barrier::new(guesses.len()));
-
-        let tasks: Vec<_> = guesses
-            .into_iter()
-            .map(|(session_id, guess)| {
-                let (codes, barrier, share_id) = (app.state.codes.clone(), barrier.clone(), share.id);
-                tokio::spawn(async move {
-                    barrier.wait().await;
-                    codes.verify(share_id, session_id, &guess).await.unwrap()
-                })
-            })
-            .collect();
-        let mut outcomes = Vec::new();
-        for task in tasks {
-            outcomes.push(task.await.unwrap());
-        }
+        let outcomes = verify_at_once(&app, share.id, guesses).await;
 
         let compared = outcomes
             .iter()
@@ -371,21 +359,8 @@ both_backends! {
             let (share, session_id) = share_and_session(&app).await;
             let code = issue(&app, share.id, session_id).await;
             let wrong = other_than(&code);
-            let barrier = Arc::new(Barrier::new(20));
-            let tasks: Vec<_> = (0..20)
-                .map(|i| {
-                    let (codes, barrier, share_id) = (app.state.codes.clone(), barrier.clone(), share.id);
-                    let guess = if i == 10 { code.clone() } else { wrong.clone() };
-                    tokio::spawn(async move {
-                        barrier.wait().await;
-                        codes.verify(share_id, session_id, &guess).await.unwrap()
-                    })
-                })
-                .collect();
-            let mut outcomes = Vec::new();
-            for task in tasks {
-                outcomes.push(task.await.unwrap());
-            }
+            let guesses = (0..20).map(|i| (session_id, if i == 10 { code.clone() } else { wrong.clone() })).collect();
+            let outcomes = verify_at_once(&app, share.id, guesses).await;
             // Counting after comparing would let the right code through as a sixth comparison.
             let compared =
                 outcomes.iter().filter(|o| matches!(o, CodeOutcome::Wrong { .. } | CodeOutcome::Verified)).count();

@@ -5,7 +5,7 @@
 
 use crate::{
     both_backends,
-    support::{Backend, Browser, Page, TestApp, execute},
+    support::{Backend, Browser, Page, TestApp},
 };
 
 const PASSWORD: &str = "lantern orchard seventeen copper";
@@ -45,17 +45,6 @@ impl Client {
     }
 }
 
-/// Every recorded attempt becomes `seconds` older, by the database's clock.
-async fn age_attempts(app: &TestApp, seconds: i64) {
-    execute(
-        app.db(),
-        "UPDATE rate_limit_hits SET at = at - $1",
-        "UPDATE rate_limit_hits SET at = at - make_interval(secs => $1)",
-        seconds,
-    )
-    .await;
-}
-
 fn retry_after(page: &Page) -> u64 {
     assert_eq!(page.status, 429, "{}", page.body);
     page.header("retry-after").expect("a 429 says when to come back").parse().unwrap()
@@ -64,7 +53,7 @@ fn retry_after(page: &Page) -> u64 {
 /// Fails `n` times from `client`, each after the wait of the failures before it has passed.
 async fn fail_times(app: &TestApp, client: &Client, email: &str, n: usize) {
     for attempt in 1..=n {
-        age_attempts(app, 3600).await;
+        app.age_rate_limits(3600).await;
         let page = client.sign_in(email, "not the password at all").await;
         assert_eq!(page.status, 200, "failure {attempt} was refused: {}", page.body);
     }
@@ -101,12 +90,12 @@ both_backends! {
             assert!((1..=2).contains(&wait), "six failures wait 2 s, not {wait}");
         }
 
-        age_attempts(&app, 2).await;
+        app.age_rate_limits(2).await;
         let seventh = attacker.sign_in(OWNER, "a guess at the password").await;
 
         assert_eq!(seventh.status, 200, "the refused attempts kept the wait open: {}", seventh.body);
         assert_eq!(retry_after(&attacker.sign_in(OWNER, PASSWORD).await), 4, "the refused attempts were counted");
-        age_attempts(&app, 4).await;
+        app.age_rate_limits(4).await;
         assert_eq!(attacker.sign_in(OWNER, PASSWORD).await.status, 303);
         let attacker = Client::new(&app, ATTACKER).await; // signed in: a new session, a new form
         fail_times(&app, &attacker, OWNER, 5).await;
@@ -182,7 +171,7 @@ both_backends! {
             assert_eq!(retry_after(&post("a guess at it").await), 1, "{path}");
             assert_eq!(retry_after(&post(right).await), 1, "{path}: the right password skipped the wait");
 
-            age_attempts(&app, 1).await;
+            app.age_rate_limits(1).await;
             let answer = post(right).await;
 
             assert_eq!(answer.status, 200, "{path}: {}", answer.body);

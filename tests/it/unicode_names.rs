@@ -6,10 +6,10 @@ use std::time::{Duration, Instant};
 
 use crate::{
     both_backends,
+    recipient::{RECIPIENT, code_mailed_after},
     support::{TestApp, TestShare, process::run_watasu},
 };
 
-const RECIPIENT: &str = "recipient@example.test";
 const INVISIBLE: [char; 12] = [
     '\u{202a}', '\u{202b}', '\u{202c}', '\u{202d}', '\u{202e}', '\u{2066}', '\u{2067}', '\u{2068}', '\u{2069}',
     '\u{200e}', '\u{200b}', '\u{061c}',
@@ -22,19 +22,6 @@ fn assert_clean(what: &str, text: &str) {
     // Percent-encoded, as in Content-Disposition's filename*.
     for encoded in ["%E2%80%AE", "%E2%80%AA", "%E2%81%A6", "%E2%81%A9", "%E2%80%8B"] {
         assert!(!text.to_ascii_uppercase().contains(encoded), "{what} holds {encoded}: {text}");
-    }
-}
-
-/// The code the recipient was mailed after `before` mails had arrived.
-async fn code_after(app: &TestApp, before: usize) -> String {
-    let deadline = Instant::now() + Duration::from_secs(10);
-    loop {
-        let mails = app.smtp.messages();
-        if let Some(code) = mails[before..].iter().filter(|m| m.to == [RECIPIENT]).find_map(|m| m.code()) {
-            return code;
-        }
-        assert!(Instant::now() < deadline, "no code mail for the recipient");
-        tokio::time::sleep(Duration::from_millis(50)).await;
     }
 }
 
@@ -76,7 +63,7 @@ both_backends! {
         let step = browser
             .post_form(&format!("/s/{}/email", share.token), &[("csrf_token", &landing.csrf_token()), ("email", RECIPIENT)])
             .await;
-        let code = code_after(&app, before).await;
+        let code = code_mailed_after(&app, before).await;
         let answer =
             browser.post_form(&format!("/s/{}/code", share.token), &[("csrf_token", &step.csrf_token()), ("code", &code)]).await;
         assert_eq!(answer.status, 303, "{}", answer.body);

@@ -394,6 +394,17 @@ impl TestApp {
         .await
     }
 
+    /// Makes every recorded rate-limit attempt `seconds` older, by the database's clock.
+    pub async fn age_rate_limits(&self, seconds: i64) {
+        execute(
+            self.db(),
+            "UPDATE rate_limit_hits SET at = at - $1",
+            "UPDATE rate_limit_hits SET at = at - make_interval(secs => $1)",
+            seconds,
+        )
+        .await;
+    }
+
     /// Moves a share's expiry into the past, by the database's clock.
     pub async fn expire_share(&self, share_id: i64) {
         execute(
