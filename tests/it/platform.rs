@@ -307,6 +307,13 @@ async fn behind_https_pages_get_hsts_and_cookies_get_secure_and_the_host_prefix(
     assert!(cookie.starts_with("__Host-watasu="), "{cookie}");
     assert!(cookie.contains("Secure") && cookie.contains("HttpOnly") && cookie.contains("Path=/"), "{cookie}");
     assert!(!cookie.contains("Domain"), "{cookie}");
+
+    let switched = app.browser().get("/login?lang=en").await;
+    let cookies: Vec<&str> = switched.headers.get_all("set-cookie").iter().map(|v| v.to_str().unwrap()).collect();
+    for name in ["__Host-lang=en", "__Host-watasu-form="] {
+        let cookie = cookies.iter().find(|c| c.starts_with(name)).unwrap_or_else(|| panic!("no {name}: {cookies:?}"));
+        assert!(cookie.contains("Secure") && cookie.contains("Path=/") && !cookie.contains("Domain"), "{cookie}");
+    }
 }
 
 #[tokio::test]

@@ -10,10 +10,13 @@ use poem::{
 
 use crate::i18n::Lang;
 
-const LANG_COOKIE: &str = "lang";
+/// The remembered choice. With TLS, `__Host-` keeps a sibling subdomain from planting one.
+fn lang_cookie(https: bool) -> &'static str {
+    if https { "__Host-lang" } else { "lang" }
+}
 
 /// The language of a request, before any cookie is written.
-pub fn request_lang(req: &Request) -> (Lang, bool) {
+fn request_lang(req: &Request, https: bool) -> (Lang, bool) {
     let from_query = req
         .uri()
         .query()
@@ -22,14 +25,14 @@ pub fn request_lang(req: &Request) -> (Lang, bool) {
     if let Some(lang) = from_query {
         return (lang, true);
     }
-    let from_cookie = req.cookie().get(LANG_COOKIE).and_then(|c| Lang::from_code(c.value_str()));
+    let from_cookie = req.cookie().get(lang_cookie(https)).and_then(|c| Lang::from_code(c.value_str()));
     (from_cookie.unwrap_or_else(|| Lang::negotiate(req.header("accept-language"))), false)
 }
 
 pub async fn choose_lang<E: Endpoint>(ep: Arc<E>, mut req: Request, https: bool) -> poem::Result<Response> {
-    let (lang, chosen_now) = request_lang(&req);
+    let (lang, chosen_now) = request_lang(&req, https);
     if chosen_now {
-        let mut cookie = Cookie::new_with_str(LANG_COOKIE, lang.code());
+        let mut cookie = Cookie::new_with_str(lang_cookie(https), lang.code());
         cookie.set_path("/");
         cookie.set_same_site(SameSite::Lax);
         cookie.set_secure(https);
