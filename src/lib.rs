@@ -10,6 +10,7 @@ pub mod cli;
 pub mod config;
 pub mod db;
 pub mod deletion;
+pub mod guarded_body;
 pub mod i18n;
 pub mod lifecycle;
 pub mod mail;

@@ -23,6 +23,7 @@ use tokio::{
 };
 
 use super::Limits;
+use crate::guarded_body::GuardedBody;
 
 /// What a connection waits for.
 #[derive(Clone, Copy, Debug)]
@@ -162,8 +163,8 @@ impl ResponseEnd {
     }
 
     /// The response body, ending the request when it is dropped.
-    pub fn attach(self, inner: BoxBody<Bytes, io::Error>) -> EndsRequest {
-        EndsRequest { inner, _end: self }
+    pub fn attach(self, inner: BoxBody<Bytes, io::Error>) -> GuardedBody<Self> {
+        GuardedBody::new(inner, self)
     }
 }
 
@@ -173,29 +174,6 @@ impl Drop for ResponseEnd {
             Phase::Busy(n) if n > 1 => Phase::Busy(n - 1),
             _ => Phase::Idle(Instant::now()),
         });
-    }
-}
-
-/// A response body that forwards everything (frames and size hint, so Content-Length stays).
-pub struct EndsRequest {
-    inner: BoxBody<Bytes, io::Error>,
-    _end: ResponseEnd,
-}
-
-impl HttpBody for EndsRequest {
-    type Data = Bytes;
-    type Error = io::Error;
-
-    fn poll_frame(mut self: Pin<&mut Self>, cx: &mut Context<'_>) -> Poll<Option<Result<Frame<Bytes>, io::Error>>> {
-        Pin::new(&mut self.inner).poll_frame(cx)
-    }
-
-    fn is_end_stream(&self) -> bool {
-        self.inner.is_end_stream()
-    }
-
-    fn size_hint(&self) -> SizeHint {
-        self.inner.size_hint()
     }
 }
 

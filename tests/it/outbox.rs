@@ -384,37 +384,33 @@ both_backends! {
     }
 }
 
+/// Every column of a row as (name, bytes): byte columns as they are, text as UTF-8.
+fn columns_as_bytes<R: sqlx::Row>(row: &R) -> Vec<(String, Vec<u8>)>
+where
+    usize: sqlx::ColumnIndex<R>,
+    for<'r> Vec<u8>: sqlx::Decode<'r, R::Database> + sqlx::Type<R::Database>,
+    for<'r> String: sqlx::Decode<'r, R::Database> + sqlx::Type<R::Database>,
+{
+    use sqlx::Column;
+    row.columns()
+        .iter()
+        .map(|c| {
+            let bytes = row
+                .try_get::<Vec<u8>, _>(c.ordinal())
+                .or_else(|_| row.try_get::<String, _>(c.ordinal()).map(String::into_bytes));
+            (c.name().to_owned(), bytes.unwrap_or_default())
+        })
+        .collect()
+}
+
 /// Every column of an outbox row, raw: none may hold the link or its token, as they are or in any
 /// encoding a mail uses (the body is also read back as a mail, which undoes base64 and
 /// quoted-printable).
 async fn assert_row_holds_no_link(db: &Db, id: i64, url: &str, token: &str) {
-    use sqlx::{Column, Row};
     const SQL: &str = "SELECT * FROM mail_outbox WHERE id = $1";
-    let values: Vec<(String, Vec<u8>)> = match db {
-        Db::Sqlite(pool) => {
-            let row = sqlx::query(SQL).bind(id).fetch_one(pool).await.unwrap();
-            row.columns()
-                .iter()
-                .map(|c| {
-                    let bytes = row
-                        .try_get::<Vec<u8>, _>(c.ordinal())
-                        .or_else(|_| row.try_get::<String, _>(c.ordinal()).map(String::into_bytes));
-                    (c.name().to_owned(), bytes.unwrap_or_default())
-                })
-                .collect()
-        }
-        Db::Postgres(pool) => {
-            let row = sqlx::query(SQL).bind(id).fetch_one(pool).await.unwrap();
-            row.columns()
-                .iter()
-                .map(|c| {
-                    let bytes = row
-                        .try_get::<Vec<u8>, _>(c.ordinal())
-                        .or_else(|_| row.try_get::<String, _>(c.ordinal()).map(String::into_bytes));
-                    (c.name().to_owned(), bytes.unwrap_or_default())
-                })
-                .collect()
-        }
+    let values = match db {
+        Db::Sqlite(pool) => columns_as_bytes(&sqlx::query(SQL).bind(id).fetch_one(pool).await.unwrap()),
+        Db::Postgres(pool) => columns_as_bytes(&sqlx::query(SQL).bind(id).fetch_one(pool).await.unwrap()),
     };
     assert!(values.iter().any(|(name, bytes)| name == "message" && !bytes.is_empty()), "the mail is still queued");
     let lower = |b: &[u8]| String::from_utf8_lossy(b).to_ascii_lowercase();

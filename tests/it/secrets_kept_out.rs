@@ -5,13 +5,10 @@
 
 use std::time::{Duration, Instant};
 
-use sqlx::Row;
-use watasu::db::Db;
-
 use crate::{
     both_backends,
     lifecycle::quiet_app,
-    support::{Browser, SmtpSink, TestApp, process::Server},
+    support::{Browser, SmtpSink, TestApp, process::Server, tables_as_text},
 };
 
 /// The address as the share was created for it and as the recipient types it.
@@ -67,70 +64,6 @@ async fn walk_through(browser: &Browser, smtp: &SmtpSink, token: &str) -> Walk {
     assert_eq!(download.status, 200);
     assert_eq!(download.body, "the file contents\n");
     Walk { token: token.to_owned(), code, cookies }
-}
-
-/// Every row of every table as text, per table; byte columns decoded as UTF-8.
-async fn tables_as_text(db: &Db) -> Vec<(String, String)> {
-    let mut out = Vec::new();
-    match db {
-        Db::Sqlite(pool) => {
-            let tables: Vec<String> = sqlx::query_scalar("SELECT name FROM sqlite_master WHERE type = 'table'")
-                .fetch_all(pool)
-                .await
-                .unwrap();
-            for table in tables {
-                let mut text = String::new();
-                let rows = sqlx::query(sqlx::AssertSqlSafe(format!("SELECT * FROM \"{table}\"")))
-                    .fetch_all(pool)
-                    .await
-                    .unwrap();
-                for row in rows {
-                    for i in 0..row.columns().len() {
-                        if let Ok(Some(value)) = row.try_get::<Option<String>, _>(i) {
-                            text.push_str(&value);
-                        } else if let Ok(Some(bytes)) = row.try_get::<Option<Vec<u8>>, _>(i) {
-                            text.push_str(&String::from_utf8_lossy(&bytes));
-                        }
-                        text.push('|');
-                    }
-                    text.push('\n');
-                }
-                out.push((table, text));
-            }
-        }
-        Db::Postgres(pool) => {
-            let tables: Vec<String> =
-                sqlx::query_scalar("SELECT tablename::text FROM pg_tables WHERE schemaname = 'public'")
-                    .fetch_all(pool)
-                    .await
-                    .unwrap();
-            for table in tables {
-                let sql = format!("SELECT t::text FROM \"{table}\" t");
-                let rows: Vec<String> = sqlx::query_scalar(sqlx::AssertSqlSafe(sql)).fetch_all(pool).await.unwrap();
-                let mut text = rows.join("\n");
-                // A row's text shows byte columns as hex: decode them too.
-                let bytea: Vec<String> = sqlx::query_scalar(
-                    "SELECT column_name::text FROM information_schema.columns
-                      WHERE table_schema = 'public' AND table_name = $1 AND data_type = 'bytea'",
-                )
-                .bind(&table)
-                .fetch_all(pool)
-                .await
-                .unwrap();
-                for column in bytea {
-                    let sql = format!("SELECT \"{column}\" FROM \"{table}\" WHERE \"{column}\" IS NOT NULL");
-                    for bytes in
-                        sqlx::query_scalar::<_, Vec<u8>>(sqlx::AssertSqlSafe(sql)).fetch_all(pool).await.unwrap()
-                    {
-                        text.push('\n');
-                        text.push_str(&String::from_utf8_lossy(&bytes));
-                    }
-                }
-                out.push((table, text));
-            }
-        }
-    }
-    out
 }
 
 /// The tables that may hold the recipient's address: the share names it, and the sender's

@@ -2,47 +2,20 @@
 //! pass when the body has been fully sent (or the client went away). Spawning when the endpoint
 //! returns would run *before* the body is sent and could add to its latency.
 
-use std::{
-    io,
-    pin::Pin,
-    sync::Arc,
-    task::{Context, Poll},
-};
+use std::{io, sync::Arc};
 
 use bytes::Bytes;
-use http_body::{Body as HttpBody, Frame, SizeHint};
 use http_body_util::combinators::BoxBody;
 use poem::{Body, Endpoint, IntoResponse, Request, Response};
 
-use crate::lifecycle::GcRunner;
+use crate::{guarded_body::GuardedBody, lifecycle::GcRunner};
 
-/// A body that forwards everything (frames and size hint, so Content-Length stays) and starts a
-/// GC pass when it is dropped.
-struct ThenCollect {
-    inner: BoxBody<Bytes, io::Error>,
-    runner: Option<GcRunner>,
-}
+/// Starts a GC pass when the response body it rides with is dropped.
+struct CollectAfter(Option<GcRunner>);
 
-impl HttpBody for ThenCollect {
-    type Data = Bytes;
-    type Error = io::Error;
-
-    fn poll_frame(mut self: Pin<&mut Self>, cx: &mut Context<'_>) -> Poll<Option<Result<Frame<Bytes>, io::Error>>> {
-        Pin::new(&mut self.inner).poll_frame(cx)
-    }
-
-    fn is_end_stream(&self) -> bool {
-        self.inner.is_end_stream()
-    }
-
-    fn size_hint(&self) -> SizeHint {
-        self.inner.size_hint()
-    }
-}
-
-impl Drop for ThenCollect {
+impl Drop for CollectAfter {
     fn drop(&mut self) {
-        if let Some(runner) = self.runner.take() {
+        if let Some(runner) = self.0.take() {
             runner.spawn_pass();
         }
     }
@@ -58,6 +31,6 @@ pub async fn collect_after_response<E: Endpoint>(
     // Errors become pages further out; a GC pass after those is fine too, but is not needed.
     let mut response = result?;
     let inner: BoxBody<Bytes, io::Error> = response.take_body().into();
-    response.set_body(Body::from(BoxBody::new(ThenCollect { inner, runner: Some(runner) })));
+    response.set_body(Body::from(BoxBody::new(GuardedBody::new(inner, CollectAfter(Some(runner))))));
     Ok(response)
 }

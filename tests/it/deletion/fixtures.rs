@@ -12,7 +12,6 @@ use std::{
     time::{Duration, Instant},
 };
 
-use sqlx::Row;
 use tokio::io::AsyncRead;
 use watasu::{
     accounts::{EmailAddress, Role, Users, invitations::Invitations},
@@ -164,62 +163,9 @@ pub async fn dump_evidence(db: &Db) -> String {
 }
 
 async fn dump_tables(db: &Db, only: Option<&[&str]>) -> String {
-    let wanted = |table: &String| only.is_none_or(|only| only.contains(&table.as_str()));
-    let mut out = String::new();
-    match db {
-        Db::Sqlite(pool) => {
-            let tables: Vec<String> = sqlx::query_scalar("SELECT name FROM sqlite_master WHERE type = 'table'")
-                .fetch_all(pool)
-                .await
-                .unwrap();
-            for table in tables.iter().filter(|t| wanted(t)) {
-                let sql = sqlx::AssertSqlSafe(format!("SELECT * FROM \"{table}\""));
-                for row in sqlx::query(sql).fetch_all(pool).await.unwrap() {
-                    for i in 0..row.columns().len() {
-                        let text = row
-                            .try_get::<Option<String>, _>(i)
-                            .ok()
-                            .flatten()
-                            .or_else(|| {
-                                row.try_get::<Option<Vec<u8>>, _>(i)
-                                    .ok()
-                                    .flatten()
-                                    .map(|b| String::from_utf8_lossy(&b).into_owned())
-                            })
-                            .unwrap_or_default();
-                        out.push_str(&text);
-                        out.push('|');
-                    }
-                    out.push('\n');
-                }
-            }
-        }
-        Db::Postgres(pool) => {
-            let tables: Vec<String> =
-                sqlx::query_scalar("SELECT tablename::text FROM pg_tables WHERE schemaname = 'public'")
-                    .fetch_all(pool)
-                    .await
-                    .unwrap();
-            for table in tables.iter().filter(|t| wanted(t)) {
-                let sql = sqlx::AssertSqlSafe(format!("SELECT t::text FROM \"{table}\" t"));
-                let rows: Vec<String> = sqlx::query_scalar(sql).fetch_all(pool).await.unwrap();
-                for row in rows {
-                    out.push_str(&row);
-                    out.push('\n');
-                }
-            }
-            // bytea prints as hex in a row's text: decode the outbox bodies too.
-            let bodies: Vec<Vec<u8>> = if only.is_some() {
-                Vec::new()
-            } else {
-                sqlx::query_scalar("SELECT message FROM mail_outbox").fetch_all(pool).await.unwrap()
-            };
-            for body in bodies {
-                out.push_str(&String::from_utf8_lossy(&body));
-            }
-        }
-    }
-    out
+    let wanted = |table: &str| only.is_none_or(|only| only.contains(&table));
+    let tables = crate::support::tables_as_text(db).await;
+    tables.into_iter().filter(|(table, _)| wanted(table)).map(|(_, text)| text + "\n").collect()
 }
 
 /// A runner over the app's own database, disk and mail, like the app's, under a fixed name.
