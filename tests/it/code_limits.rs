@@ -7,7 +7,7 @@ use std::time::{Duration, Instant};
 use crate::{
     both_backends,
     recipient::{RECIPIENT, ask_for_code, event_kinds, without_csrf},
-    support::{TestApp, TestShare},
+    support::{TestApp, TestShare, execute},
 };
 
 both_backends! {
@@ -76,6 +76,37 @@ both_backends! {
 
         assert_eq!(one_too_many, 429);
         assert_eq!(elsewhere, 200);
+    }
+
+    async fn a_locked_share_tells_the_recipient_to_ask_the_sender_and_an_unlock_starts_afresh(backend: Backend) {
+        let app = TestApp::spawn(backend).await;
+        let sender = app.create_sender_with_password("sender@example.test", "Sender Sato", "correct horse battery").await;
+        let share = app.create_share_with(sender, RECIPIENT, "a.txt", b"a", Duration::from_secs(3600)).await;
+        let recipient = app.browser();
+        for _ in 0..3 {
+            assert_eq!(ask_for_code(&recipient, &share, "typo@example.test").await.status, 200);
+        }
+        execute(
+            app.db(),
+            "UPDATE shares SET locked_at = unixepoch('subsec'), wrong_codes = 15 WHERE id = $1",
+            "UPDATE shares SET locked_at = now(), wrong_codes = 15 WHERE id = $1",
+            share.id,
+        )
+        .await;
+
+        let locked = recipient.get_with(&format!("/s/{}", share.token), &[("Accept-Language", "en")]).await;
+        let dashboard = app.sign_in("sender@example.test", "correct horse battery").await;
+        let page = dashboard.get(&format!("/shares/{}", share.id)).await;
+        let unlocked = dashboard.post_form(&format!("/shares/{}/unlock", share.id), &[("csrf_token", &page.csrf_token())]).await;
+        let after = ask_for_code(&recipient, &share, RECIPIENT).await;
+
+        // The lock does not pass with time, so the answer promises no wait; it says who can lift it.
+        assert_eq!(locked.status, 403);
+        assert!(locked.header("retry-after").is_none());
+        assert!(locked.body.contains("Ask the person who sent it"), "{}", locked.body);
+        assert_eq!(unlocked.status, 303);
+        assert_eq!(after.status, 200, "the unlock kept the old link's code requests");
+        assert!(app.smtp.wait_for(1, Duration::from_secs(10)).await.iter().any(|m| m.code().is_some()));
     }
 
     async fn code_mails_per_share_are_capped_without_changing_any_answer_and_a_new_link_starts_afresh(backend: Backend) {
