@@ -361,10 +361,12 @@ both_backends! {
             let wrong = other_than(&code);
             let guesses = (0..20).map(|i| (session_id, if i == 10 { code.clone() } else { wrong.clone() })).collect();
             let outcomes = verify_at_once(&app, share.id, guesses).await;
-            // Counting after comparing would let the right code through as a sixth comparison.
-            let compared =
-                outcomes.iter().filter(|o| matches!(o, CodeOutcome::Wrong { .. } | CodeOutcome::Verified)).count();
-            assert_eq!(compared, 5, "round {round}: {outcomes:?}");
+            // Counting after comparing would let the right code through as a sixth comparison. A
+            // right code compared early ends the challenge, so fewer than five is fine.
+            let wrong = outcomes.iter().filter(|o| matches!(o, CodeOutcome::Wrong { .. })).count();
+            let verified = outcomes.iter().filter(|o| **o == CodeOutcome::Verified).count();
+            assert!(wrong + verified <= 5, "round {round}: {outcomes:?}");
+            assert!(wrong == 5 || verified == 1, "round {round}: neither five tries nor the right code: {outcomes:?}");
         }
     }
 
