@@ -2,8 +2,9 @@
 
 use super::{NewShare, Share, ShareError, ShareStatus};
 use crate::{
-    db::{Db, Timestamp, seconds, sqlite_write_tx},
+    db::{Db, Dialect, Sql, Timestamp, seconds},
     i18n::Lang,
+    on_db, sql,
     text::{strip_invisible, strip_invisible_keeping_lines},
 };
 
@@ -86,12 +87,25 @@ pub struct ShareRepository {
 /// PostgreSQL adds `FOR SHARE`: it waits for a transaction disabling the account and then sees its
 /// commit, and holds the row so that one cannot commit in between (SQLite's write transaction
 /// already serialises the two).
-const INSERT_FILE_SQLITE: &str =
+const INSERT_FILE: Sql = sql!(
     "INSERT INTO files (owner_id, storage_key, original_name, content_type, size_bytes, sha256)
-     SELECT id, $2, $3, $4, $5, $6 FROM users WHERE id = $1 AND disabled_at IS NULL RETURNING id";
-const INSERT_FILE_POSTGRES: &str =
-    "INSERT INTO files (owner_id, storage_key, original_name, content_type, size_bytes, sha256)
-     SELECT id, $2, $3, $4, $5, $6 FROM users WHERE id = $1 AND disabled_at IS NULL FOR SHARE RETURNING id";
+     SELECT id, $2, $3, $4, $5, $6 FROM users WHERE id = $1 AND disabled_at IS NULL"
+    { sqlite: "", postgres: " FOR SHARE" } " RETURNING id"
+);
+const INSERT_SHARE: Sql = sql!(
+    "INSERT INTO shares (file_id, sender_id, token_hash, recipient_email, message, lang,
+                         notify_on_download, expires_at)
+     VALUES ($1, $2, $3, $4, $5, $6, $7, " now " + " secs("$8") ") RETURNING id"
+);
+const LIVE_BY_TOKEN_HASH: Sql = sql!("SELECT s.id, s.file_id, s.recipient_email, u.display_name AS sender_name, s.message,
+                 s.lang, s.status, s.expires_at, s.locked_at IS NOT NULL AS locked
+            FROM shares s JOIN users u ON u.id = s.sender_id
+           WHERE s.token_hash = $1 AND s.expires_at > " now);
+const LIST_ALL: Sql = sql!(
+    "SELECT id, status, recipient_email, expires_at, revoked_at IS NOT NULL AS revoked,
+            expires_at <= " now " AS expired
+       FROM shares ORDER BY id DESC"
+);
 
 impl ShareRepository {
     pub fn new(db: Db) -> Self {
@@ -102,24 +116,19 @@ impl ShareRepository {
     pub async fn insert(&self, new: &NewShare, token_hash: &str) -> Result<i64, ShareError> {
         let size = i64::try_from(new.file.size_bytes).unwrap_or(i64::MAX);
         let ttl = seconds(new.ttl);
-        match &self.db {
-            Db::Sqlite(pool) => {
-                let mut tx = sqlite_write_tx(pool).await?;
-                let file_id: Option<i64> = sqlx::query_scalar(INSERT_FILE_SQLITE)
-                    .bind(new.sender_id)
-                    .bind(&new.file.key)
-                    .bind(&new.original_name)
-                    .bind(&new.content_type)
-                    .bind(size)
-                    .bind(&new.file.sha256)
-                    .fetch_optional(&mut *tx)
-                    .await?;
-                let Some(file_id) = file_id else { return Err(ShareError::SenderDisabled) };
-                let share_id = sqlx::query_scalar(
-                    "INSERT INTO shares (file_id, sender_id, token_hash, recipient_email, message, lang,
-                                         notify_on_download, expires_at)
-                     VALUES ($1, $2, $3, $4, $5, $6, $7, unixepoch('subsec') + $8) RETURNING id",
-                )
+        on_db!(&self.db, |pool| {
+            let mut tx = pool.begin_write().await?;
+            let file_id: Option<i64> = sqlx::query_scalar(pool.sql(&INSERT_FILE))
+                .bind(new.sender_id)
+                .bind(&new.file.key)
+                .bind(&new.original_name)
+                .bind(&new.content_type)
+                .bind(size)
+                .bind(&new.file.sha256)
+                .fetch_optional(&mut *tx)
+                .await?;
+            let Some(file_id) = file_id else { return Err(ShareError::SenderDisabled) };
+            let share_id = sqlx::query_scalar(pool.sql(&INSERT_SHARE))
                 .bind(file_id)
                 .bind(new.sender_id)
                 .bind(token_hash)
@@ -130,68 +139,16 @@ impl ShareRepository {
                 .bind(ttl)
                 .fetch_one(&mut *tx)
                 .await?;
-                tx.commit().await?;
-                Ok(share_id)
-            }
-            Db::Postgres(pool) => {
-                let mut tx = pool.begin().await?;
-                let file_id: Option<i64> = sqlx::query_scalar(INSERT_FILE_POSTGRES)
-                    .bind(new.sender_id)
-                    .bind(&new.file.key)
-                    .bind(&new.original_name)
-                    .bind(&new.content_type)
-                    .bind(size)
-                    .bind(&new.file.sha256)
-                    .fetch_optional(&mut *tx)
-                    .await?;
-                let Some(file_id) = file_id else { return Err(ShareError::SenderDisabled) };
-                let share_id = sqlx::query_scalar(
-                    "INSERT INTO shares (file_id, sender_id, token_hash, recipient_email, message, lang,
-                                         notify_on_download, expires_at)
-                     VALUES ($1, $2, $3, $4, $5, $6, $7, now() + make_interval(secs => $8)) RETURNING id",
-                )
-                .bind(file_id)
-                .bind(new.sender_id)
-                .bind(token_hash)
-                .bind(new.recipient.as_str())
-                .bind(&new.message)
-                .bind(new.lang.code())
-                .bind(new.notify_on_download)
-                .bind(ttl)
-                .fetch_one(&mut *tx)
-                .await?;
-                tx.commit().await?;
-                Ok(share_id)
-            }
-        }
+            tx.commit().await?;
+            Ok(share_id)
+        })
     }
 
     /// The share with this token hash, if it has not expired by the database's clock.
     pub async fn find_live_by_token_hash(&self, token_hash: &str) -> Result<Option<Share>, sqlx::Error> {
-        let row: Option<ShareRow> = match &self.db {
-            Db::Sqlite(pool) => {
-                sqlx::query_as(
-                    "SELECT s.id, s.file_id, s.recipient_email, u.display_name AS sender_name, s.message,
-                            s.lang, s.status, s.expires_at, s.locked_at IS NOT NULL AS locked
-                       FROM shares s JOIN users u ON u.id = s.sender_id
-                      WHERE s.token_hash = $1 AND s.expires_at > unixepoch('subsec')",
-                )
-                .bind(token_hash)
-                .fetch_optional(pool)
-                .await?
-            }
-            Db::Postgres(pool) => {
-                sqlx::query_as(
-                    "SELECT s.id, s.file_id, s.recipient_email, u.display_name AS sender_name, s.message,
-                            s.lang, s.status, s.expires_at, s.locked_at IS NOT NULL AS locked
-                       FROM shares s JOIN users u ON u.id = s.sender_id
-                      WHERE s.token_hash = $1 AND s.expires_at > now()",
-                )
-                .bind(token_hash)
-                .fetch_optional(pool)
-                .await?
-            }
-        };
+        let row: Option<ShareRow> = on_db!(&self.db, |pool| {
+            sqlx::query_as(pool.sql(&LIVE_BY_TOKEN_HASH)).bind(token_hash).fetch_optional(pool).await?
+        });
         row.map(Share::try_from).transpose()
     }
 
@@ -201,10 +158,7 @@ impl ShareRepository {
                                   s.lang, s.status, s.expires_at, s.locked_at IS NOT NULL AS locked
                              FROM shares s JOIN users u ON u.id = s.sender_id
                             WHERE s.id = $1";
-        let row: Option<ShareRow> = match &self.db {
-            Db::Sqlite(pool) => sqlx::query_as(SQL).bind(id).fetch_optional(pool).await?,
-            Db::Postgres(pool) => sqlx::query_as(SQL).bind(id).fetch_optional(pool).await?,
-        };
+        let row: Option<ShareRow> = on_db!(&self.db, |pool| sqlx::query_as(SQL).bind(id).fetch_optional(pool).await?);
         row.map(Share::try_from).transpose()
     }
 
@@ -214,54 +168,28 @@ impl ShareRepository {
         const SQL: &str = "SELECT u.email AS sender_email, u.lang AS sender_lang, s.recipient_email, f.original_name
                              FROM shares s JOIN users u ON u.id = s.sender_id JOIN files f ON f.id = s.file_id
                             WHERE s.id = $1 AND s.notify_on_download";
-        let target: Option<ReceiptTarget> = match &self.db {
-            Db::Sqlite(pool) => sqlx::query_as(SQL).bind(share_id).fetch_optional(pool).await?,
-            Db::Postgres(pool) => sqlx::query_as(SQL).bind(share_id).fetch_optional(pool).await?,
-        };
+        let target: Option<ReceiptTarget> =
+            on_db!(&self.db, |pool| sqlx::query_as(SQL).bind(share_id).fetch_optional(pool).await?);
         Ok(target.map(|t| ReceiptTarget { original_name: strip_invisible(&t.original_name), ..t }))
     }
 
     /// Every share, newest first (for scripts; the dashboard pages through its own list).
     pub async fn list_all(&self) -> Result<Vec<ShareListing>, sqlx::Error> {
-        match &self.db {
-            Db::Sqlite(pool) => {
-                sqlx::query_as(
-                    "SELECT id, status, recipient_email, expires_at, revoked_at IS NOT NULL AS revoked,
-                            expires_at <= unixepoch('subsec') AS expired
-                       FROM shares ORDER BY id DESC",
-                )
-                .fetch_all(pool)
-                .await
-            }
-            Db::Postgres(pool) => {
-                sqlx::query_as(
-                    "SELECT id, status, recipient_email, expires_at, revoked_at IS NOT NULL AS revoked,
-                            expires_at <= now() AS expired
-                       FROM shares ORDER BY id DESC",
-                )
-                .fetch_all(pool)
-                .await
-            }
-        }
+        on_db!(&self.db, |pool| sqlx::query_as(pool.sql(&LIST_ALL)).fetch_all(pool).await)
     }
 
     /// The id of the share with this token hash, whatever its state.
     pub async fn id_by_token_hash(&self, token_hash: &str) -> Result<Option<i64>, sqlx::Error> {
         const SQL: &str = "SELECT id FROM shares WHERE token_hash = $1";
-        match &self.db {
-            Db::Sqlite(pool) => sqlx::query_scalar(SQL).bind(token_hash).fetch_optional(pool).await,
-            Db::Postgres(pool) => sqlx::query_scalar(SQL).bind(token_hash).fetch_optional(pool).await,
-        }
+        on_db!(&self.db, |pool| sqlx::query_scalar(SQL).bind(token_hash).fetch_optional(pool).await)
     }
 
     /// The file a share names. The id must come from an authorisation result, never a request.
     pub async fn file_of(&self, share: &Share) -> Result<Option<FileInfo>, sqlx::Error> {
         const SQL: &str =
             "SELECT storage_key, original_name, content_type, size_bytes, sha256 FROM files WHERE id = $1";
-        let file: Option<FileInfo> = match &self.db {
-            Db::Sqlite(pool) => sqlx::query_as(SQL).bind(share.file_id).fetch_optional(pool).await?,
-            Db::Postgres(pool) => sqlx::query_as(SQL).bind(share.file_id).fetch_optional(pool).await?,
-        };
+        let file: Option<FileInfo> =
+            on_db!(&self.db, |pool| sqlx::query_as(SQL).bind(share.file_id).fetch_optional(pool).await?);
         // The name goes on the download page and into Content-Disposition.
         Ok(file.map(|f| FileInfo { original_name: strip_invisible(&f.original_name), ..f }))
     }

@@ -4,6 +4,10 @@
 //! Time is always the database's clock: `unixepoch('subsec')` (REAL seconds) on SQLite and
 //! `now()` (timestamptz) on PostgreSQL, so several app instances agree on what has expired.
 
+mod dialect;
+
+pub use dialect::{Dialect, Sql};
+
 use std::{str::FromStr, time::Duration};
 
 use anyhow::Context;
