@@ -19,6 +19,7 @@ pub mod otp;
 pub mod ratelimit;
 pub mod secret;
 pub mod server;
+pub mod services;
 pub mod session;
 pub mod share;
 pub mod text;

@@ -69,6 +69,12 @@ pub struct User {
     pub disabled: bool,
 }
 
+impl User {
+    pub fn is_admin(&self) -> bool {
+        self.role == Role::Admin.as_str()
+    }
+}
+
 /// The users table.
 #[derive(Clone, Debug)]
 pub struct Users {

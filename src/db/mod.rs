@@ -4,8 +4,10 @@
 //! Time is always the database's clock: `unixepoch('subsec')` (REAL seconds) on SQLite and
 //! `now()` (timestamptz) on PostgreSQL, so several app instances agree on what has expired.
 
+mod code;
 mod dialect;
 
+pub use code::UnknownCode;
 pub use dialect::{Dialect, Sql};
 
 use std::{str::FromStr, time::Duration};

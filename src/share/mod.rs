@@ -9,6 +9,7 @@ mod grants;
 mod message;
 mod repo;
 pub mod sender;
+mod ttl;
 
 use std::time::Duration;
 
@@ -17,18 +18,16 @@ pub use events::{EventKind, ShareEvent, ShareEvents};
 pub use grants::DownloadGrants;
 pub use message::{MESSAGE_LIMIT, Message, MessageTooLong};
 pub use repo::{FileInfo, ShareListing, ShareRepository};
+pub use ttl::{MIN_TTL, ShareTtl, TtlError};
 
 use crate::{
     accounts::EmailAddress,
     db::Timestamp,
     i18n::Lang,
-    lifecycle::StoredFile,
+    lifecycle::{LifecycleRepository, StoredFile},
     secret::{SecretString, random_token, sha256_hex},
     session::is_token_shaped,
 };
-
-/// Shortest validity a share may have: a link that dies at once is a mistake, not a feature.
-pub const MIN_TTL: Duration = Duration::from_secs(60);
 
 /// Where a share is in its life; it only ever moves forward.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -133,6 +132,17 @@ impl ShareLinks {
         let token = random_token();
         let share_id = self.repo.insert(new, &sha256_hex(token.expose())).await?;
         Ok(IssuedShare { share_id, token })
+    }
+
+    /// Gives an active share a fresh link token; the old link stops working. `None` when the
+    /// share is no longer active.
+    pub async fn renew(
+        &self,
+        lifecycle: &LifecycleRepository,
+        share_id: i64,
+    ) -> Result<Option<SecretString>, sqlx::Error> {
+        let token = random_token();
+        Ok(lifecycle.renew_link(share_id, &sha256_hex(token.expose())).await?.then_some(token))
     }
 
     /// Finds the live share a token names. Only the exact 64-hex form is looked up; expiry is

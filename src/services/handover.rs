@@ -1,0 +1,322 @@
+//! The recipient's use cases (seeds 000 and 001): a link identifies a share; an address
+//! submission makes a code challenge whatever was typed (only a matched one is mailed); a right
+//! code earns the session a grant; the download claims the share before the first byte.
+//!
+//! No answer depends on whether the typed address matched: the same challenge is made, the same
+//! limits count, and the mail leaves in the background.
+
+use std::{net::IpAddr, sync::Arc, time::Duration};
+
+use super::{Fault, Parts, mails::Mails};
+use crate::{
+    accounts::EmailAddress,
+    i18n::Lang,
+    lifecycle::{FileStore, LifecycleRepository, OpenedFile, StoreError},
+    otp::{CodeOutcome, Codes},
+    ratelimit::{Limit, RateLimiter},
+    session::Session,
+    share::{
+        DownloadGrants, EventKind, FileInfo, Share, ShareAccess, ShareError, ShareEvents, ShareLinks, ShareRepository,
+        ShareStatus,
+    },
+};
+
+/// Address submissions and "send a new code" per browser session and share: a person who mistypes
+/// gets at least three in a row. Matched or not, every request counts the same, so the limit itself
+/// reveals nothing; a refused one counts nothing, and a new link or an unlock starts afresh.
+const PER_SESSION: [Limit; 2] =
+    [Limit::new(3, Duration::from_secs(10 * 60)), Limit::new(10, Duration::from_secs(24 * 3600))];
+/// The same requests per client address, across shares and sessions: high enough that an office
+/// behind one NAT address never meets it, low enough to stop one machine cycling sessions.
+const PER_CLIENT: [Limit; 1] = [Limit::new(200, Duration::from_secs(3600))];
+
+/// The rate-limit buckets of the code step that belong to one share's current link (cleared with a
+/// new link or an unlock); the per-share code-mail budget counts under it too. Every bucket of a
+/// share starts with `share:{id}:`, which is how an account's deletion finds them.
+pub fn code_limits(share_id: i64) -> String {
+    format!("share:{share_id}:code:")
+}
+
+/// Why the recipient's request is not answered with the next step. The `&'static str`s go to the
+/// log only: the pages never say which of several reasons it was.
+#[derive(Debug, thiserror::Error)]
+pub enum Refusal {
+    #[error("share not available: {0}")]
+    NotAvailable(&'static str),
+    #[error("share already downloaded")]
+    AlreadyDownloaded,
+    #[error("share locked after too many wrong codes")]
+    Locked,
+    #[error("download without a grant")]
+    VerifyFirst,
+    #[error("too many code requests")]
+    TooMany(Duration),
+    #[error(transparent)]
+    Fault(#[from] Fault),
+}
+
+impl From<sqlx::Error> for Refusal {
+    fn from(error: sqlx::Error) -> Self {
+        Self::Fault(error.into())
+    }
+}
+
+impl From<ShareError> for Refusal {
+    fn from(error: ShareError) -> Self {
+        match error {
+            ShareError::Malformed => Self::NotAvailable("malformed token"),
+            ShareError::NotAvailable => Self::NotAvailable("unknown or expired token"),
+            ShareError::NotGranted => Self::VerifyFirst,
+            ShareError::Database(e) => e.into(),
+            other => Self::Fault(Fault::Internal(other.into())),
+        }
+    }
+}
+
+/// Which step this browser is at.
+#[derive(Debug)]
+pub enum Step {
+    Email,
+    Code,
+    /// Verified: the file it may download.
+    Download(FileInfo),
+}
+
+/// A right code, checked just now: only it earns a grant, once the session has a new id.
+#[derive(Debug)]
+pub struct Verified(());
+
+/// What a submitted code came to, short of a locked share (a refusal).
+#[derive(Debug)]
+pub enum Checked {
+    Verified(Verified),
+    Wrong { tries_left: i32 },
+    Malformed,
+    NoLiveCode,
+}
+
+/// A download that has claimed its share: the stream and the name to give it.
+pub struct Download {
+    pub file: OpenedFile,
+    pub name: String,
+}
+
+#[derive(Clone)]
+pub struct Handover {
+    access: ShareAccess,
+    codes: Codes,
+    events: ShareEvents,
+    limiter: RateLimiter,
+    lifecycle: LifecycleRepository,
+    store: Arc<dyn FileStore>,
+    mails: Mails,
+}
+
+impl Handover {
+    pub fn new(parts: &Parts, mails: Mails) -> Self {
+        let settings = &parts.config.settings;
+        let db = &parts.db;
+        Self {
+            access: ShareAccess::new(
+                ShareLinks::new(ShareRepository::new(db.clone())),
+                DownloadGrants::new(db.clone(), settings.grant_ttl),
+            ),
+            codes: Codes::new(db.clone(), &parts.secret_key),
+            events: ShareEvents::new(db.clone()),
+            limiter: RateLimiter::new(db.clone()),
+            lifecycle: LifecycleRepository::new(db.clone(), settings.delivery_grace, settings.purge_retry_base),
+            store: parts.store.clone(),
+            mails,
+        }
+    }
+
+    /// The live share a link names, while it can still be downloaded.
+    pub async fn open(&self, token: &str) -> Result<Share, Refusal> {
+        let share = self.access.open(token).await?;
+        if share.status != ShareStatus::Active {
+            return Err(Refusal::AlreadyDownloaded);
+        }
+        Ok(share)
+    }
+
+    /// A visit to the link: the share and the step this browser is at. Starts no session.
+    pub async fn visit(
+        &self,
+        token: &str,
+        session: Option<&Session>,
+        wants_email_step: bool,
+    ) -> Result<(Share, Step), Refusal> {
+        let share = self.open(token).await?;
+        self.events.record_collapsed(share.id, EventKind::Opened).await;
+        if let Some(session) = session
+            && self.access.grants.is_granted(session, share.id).await?
+        {
+            let file = self.file_of(&share).await?;
+            return Ok((share, Step::Download(file)));
+        }
+        if share.locked {
+            return Err(Refusal::Locked);
+        }
+        let step = match session {
+            Some(session) if !wants_email_step && self.codes.has_live_code(share.id, session.id).await? => Step::Code,
+            _ => Step::Email,
+        };
+        Ok((share, step))
+    }
+
+    /// The file a share names, while it is still there.
+    pub async fn file_of(&self, share: &Share) -> Result<FileInfo, Refusal> {
+        self.access.links.repo().file_of(share).await?.ok_or(Refusal::AlreadyDownloaded)
+    }
+
+    /// An address typed on the email step: a challenge either way, mailed only on a match.
+    pub async fn request_code(
+        &self,
+        token: &str,
+        session: &Session,
+        client: IpAddr,
+        typed: &str,
+        lang: Lang,
+    ) -> Result<Share, Refusal> {
+        let share = self.code_request(token, session, client).await?;
+        let matches = EmailAddress::parse(typed).is_ok_and(|typed| typed.as_str() == share.recipient_email);
+        self.issue_code(&share, session, client, matches, lang).await?;
+        Ok(share)
+    }
+
+    /// "Send a new code": a fresh challenge, mailed only if this session gave the right address.
+    pub async fn resend_code(
+        &self,
+        token: &str,
+        session: &Session,
+        client: IpAddr,
+        lang: Lang,
+    ) -> Result<Share, Refusal> {
+        let share = self.code_request(token, session, client).await?;
+        let mailed = self.codes.latest_mailed(share.id, session.id).await?.unwrap_or(false);
+        self.issue_code(&share, session, client, mailed, lang).await?;
+        Ok(share)
+    }
+
+    /// What every request for a code goes through: an open, unlocked share, and the limits.
+    async fn code_request(&self, token: &str, session: &Session, client: IpAddr) -> Result<Share, Refusal> {
+        let share = self.open(token).await?;
+        if share.locked {
+            return Err(Refusal::Locked);
+        }
+        let per_session = format!("{}session:{}", code_limits(share.id), session.id);
+        let limited = match self.limiter.hit(&per_session, &PER_SESSION).await? {
+            Ok(()) => self.limiter.hit(&format!("code-request:client:{client}"), &PER_CLIENT).await?,
+            Err(retry) => Err(retry),
+        };
+        limited.map_err(|retry| Refusal::TooMany(retry.0))?;
+        Ok(share)
+    }
+
+    /// Makes the session's new challenge and, when it is to be mailed, sends its code in the
+    /// background: the answer never waits for (or depends on) the mail.
+    async fn issue_code(
+        &self,
+        share: &Share,
+        session: &Session,
+        client: IpAddr,
+        mailed: bool,
+        lang: Lang,
+    ) -> Result<(), Refusal> {
+        let code = self.codes.issue(share.id, session.id, mailed).await?;
+        tracing::info!(share_id = share.id, %client, session = session_ref(session), mailed, "code requested");
+        if let Some(code) = code {
+            self.mails.spawn_code_mail(share, code, lang, code_limits(share.id));
+        }
+        Ok(())
+    }
+
+    /// Checks a submitted code. A right one must then be redeemed with [`Handover::grant`] on the
+    /// session's new id.
+    pub async fn check_code(
+        &self,
+        token: &str,
+        session: &Session,
+        client: IpAddr,
+        code: &str,
+    ) -> Result<(Share, Checked), Refusal> {
+        let share = self.open(token).await?;
+        let (share_id, session_ref) = (share.id, session_ref(session));
+        let checked = match self.codes.verify(share.id, session.id, code).await? {
+            CodeOutcome::Verified => Checked::Verified(Verified(())),
+            CodeOutcome::Wrong { tries_left } => {
+                self.events.record_quietly(share_id, EventKind::CodeFailed).await;
+                tracing::info!(share_id, %client, session = session_ref, tries_left, "wrong code");
+                Checked::Wrong { tries_left }
+            }
+            CodeOutcome::Malformed => Checked::Malformed,
+            CodeOutcome::NoLiveCode => {
+                tracing::info!(share_id, %client, session = session_ref, "code tried with no live challenge");
+                Checked::NoLiveCode
+            }
+            CodeOutcome::Locked { now } => {
+                if now {
+                    self.events.record_quietly(share_id, EventKind::CodeFailed).await;
+                    self.events.record_quietly(share_id, EventKind::Locked).await;
+                    tracing::warn!(share_id, %client, session = session_ref, "share locked after too many wrong codes");
+                }
+                return Err(Refusal::Locked);
+            }
+        };
+        Ok((share, checked))
+    }
+
+    /// Grants the share to the session a right code moved to a new id.
+    pub async fn grant(
+        &self,
+        share: &Share,
+        _proof: Verified,
+        renewed: &Session,
+        client: IpAddr,
+    ) -> Result<(), Refusal> {
+        self.access.grants.grant(renewed.id, share.id).await?;
+        self.events.record_quietly(share.id, EventKind::Verified).await;
+        tracing::info!(share_id = share.id, %client, session = session_ref(renewed), "code verified; session regenerated and granted");
+        Ok(())
+    }
+
+    /// Resolves the link again, checks this session's grant, opens the file and claims the share.
+    /// Nothing in the request chooses the file: the share row names it.
+    pub async fn download(&self, token: &str, session: Option<&Session>) -> Result<Download, Refusal> {
+        let share = match self.access.authorize_download(token, session).await {
+            Ok(share) => share,
+            Err(ShareError::NotGranted) => {
+                if let Ok(share) = self.access.open(token).await {
+                    self.events.record_collapsed(share.id, EventKind::Refused).await;
+                }
+                return Err(Refusal::VerifyFirst);
+            }
+            Err(ShareError::Malformed | ShareError::NotAvailable) => {
+                return Err(Refusal::NotAvailable("download of an unavailable share"));
+            }
+            Err(error) => return Err(error.into()),
+        };
+        let info = self.file_of(&share).await?;
+        // Opened before the claim, so a file that cannot be read never uses up the one download.
+        let file = match self.store.open(&info.storage_key).await {
+            Ok(file) => file,
+            Err(StoreError::NotFound) => return Err(Refusal::AlreadyDownloaded),
+            Err(error) => return Err(Fault::Internal(error.into()).into()),
+        };
+        // The claim commits on its own before the first byte; losing it means someone else
+        // already downloaded the file.
+        if !self.lifecycle.mark_consumed(share.id).await? {
+            self.events.record_collapsed(share.id, EventKind::Refused).await;
+            return Err(Refusal::AlreadyDownloaded);
+        }
+        self.events.record_quietly(share.id, EventKind::Downloaded).await;
+        self.mails.spawn_download_receipt(share.id);
+        Ok(Download { file, name: info.original_name })
+    }
+}
+
+/// A short, stable reference to the session for the log: a prefix of its cookie's hash, which
+/// neither is the cookie nor leads to it.
+fn session_ref(session: &Session) -> &str {
+    &session.id_hash[..12]
+}

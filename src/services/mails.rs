@@ -1,0 +1,179 @@
+//! The mails use cases send: the recipient's notification (with a fresh link), the one-time code,
+//! and the sender's download receipt. Each is built and queued here only.
+//!
+//! Code mails leave in the background, so the answer to an address submission takes the same
+//! time whether or not a mail is sent. A failed send is retried briefly, then logged and recorded
+//! as an event the sender sees, never shown to the recipient (that would reveal the match).
+
+use std::{sync::Arc, time::Duration};
+
+use super::Parts;
+use crate::{
+    config::Config,
+    i18n::{Lang, format::human_time},
+    mail::{
+        Mailer,
+        messages::{Notification, code_mail, notification_mail, receipt_mail},
+        outbox::{MailKind, Outbox, Outcome},
+    },
+    ratelimit::{Limit, RateLimiter},
+    secret::SecretString,
+    share::{EventKind, Share, ShareEvents, ShareRepository},
+};
+
+/// Quick retries for a code mail: the recipient is waiting for it.
+const CODE_RETRY_DELAYS: [Duration; 3] = [Duration::from_secs(1), Duration::from_secs(3), Duration::from_secs(8)];
+
+/// Code mails actually sent per share (email bombing): past this, a matched request still gets
+/// the same answer, but no mail leaves; the sender's timeline shows it as a failed code mail.
+const CODE_MAILS_PER_SHARE: [Limit; 2] =
+    [Limit::new(5, Duration::from_secs(3600)), Limit::new(10, Duration::from_secs(24 * 3600))];
+
+/// When a notification should leave.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Delivery {
+    /// Queued, with one attempt started in the background (the web pages: the sender waits for
+    /// nothing).
+    Background,
+    /// Queued and tried once before answering (the CLI, which reports what happened).
+    Now,
+}
+
+/// What became of a notification. Never a failure of the share: the sender has the link.
+#[derive(Debug)]
+pub enum Notice {
+    /// Queued; its delivery runs in the background.
+    Queued,
+    /// Tried now: the outcome, or `None` when another worker already had the row.
+    Tried(Option<Outcome>),
+    /// Tried now and the outbox could not record the attempt (the server retries it).
+    NotTried(String),
+    /// Could not be built or stored: the sender must pass the link on.
+    NotQueued(String),
+}
+
+#[derive(Clone)]
+pub struct Mails {
+    config: Arc<Config>,
+    outbox: Outbox,
+    mailer: Arc<dyn Mailer>,
+    shares: ShareRepository,
+    events: ShareEvents,
+    limiter: RateLimiter,
+}
+
+impl Mails {
+    pub fn new(parts: &Parts) -> Self {
+        Self {
+            config: parts.config.clone(),
+            outbox: Outbox::new(parts.db.clone(), &parts.secret_key),
+            mailer: parts.mailer.clone(),
+            shares: ShareRepository::new(parts.db.clone()),
+            events: ShareEvents::new(parts.db.clone()),
+            limiter: RateLimiter::new(parts.db.clone()),
+        }
+    }
+
+    /// The outbox the mails go through (for the delivery worker and the timeline).
+    pub fn outbox(&self) -> &Outbox {
+        &self.outbox
+    }
+
+    pub fn mailer(&self) -> Arc<dyn Mailer> {
+        self.mailer.clone()
+    }
+
+    /// Tells the recipient a file waits behind `link`, in `lang`, as from `sender_name`.
+    pub async fn notify_recipient(
+        &self,
+        share_id: i64,
+        sender_name: &str,
+        link: &str,
+        lang: Lang,
+        delivery: Delivery,
+    ) -> Notice {
+        let share = match self.shares.find_by_id(share_id).await {
+            Ok(Some(share)) => share,
+            Ok(None) => return Notice::NotQueued("the share is gone".to_owned()),
+            Err(error) => return Notice::NotQueued(error.to_string()),
+        };
+        let expires = human_time(share.expires_at, lang);
+        let notification = Notification { sender_name, message: &share.message, link, expires: &expires };
+        let from = &self.config.settings.mail_from;
+        let message = match notification_mail(from, &share.recipient_email, lang, &notification) {
+            Ok(message) => message,
+            Err(error) => return Notice::NotQueued(format!("{error:#}")),
+        };
+        let kind = MailKind::ShareNotification;
+        match delivery {
+            Delivery::Background => match self.outbox.queue(Some(share_id), kind, &message, self.mailer()).await {
+                Ok(_) => Notice::Queued,
+                Err(error) => Notice::NotQueued(error.to_string()),
+            },
+            Delivery::Now => match self.outbox.enqueue(Some(share_id), kind, &message).await {
+                Ok(id) => match self.outbox.deliver_one(self.mailer.as_ref(), id).await {
+                    Ok(outcome) => Notice::Tried(outcome),
+                    Err(error) => Notice::NotTried(error.to_string()),
+                },
+                Err(error) => Notice::NotQueued(error.to_string()),
+            },
+        }
+    }
+
+    /// Mails a code to the share's registered address, in the background.
+    pub fn spawn_code_mail(&self, share: &Share, code: SecretString, lang: Lang, limits_prefix: String) {
+        let mails = self.clone();
+        let (share_id, to) = (share.id, share.recipient_email.clone());
+        tokio::spawn(async move { mails.send_code(share_id, &to, code, lang, &limits_prefix).await });
+    }
+
+    async fn send_code(&self, share_id: i64, to: &str, code: SecretString, lang: Lang, limits_prefix: &str) {
+        match self.limiter.hit(&format!("{limits_prefix}mails"), &CODE_MAILS_PER_SHARE).await {
+            Ok(Ok(())) => {}
+            Ok(Err(_)) => {
+                tracing::warn!(share_id, "code mail held back: too many code mails for this share");
+                return self.events.record_quietly(share_id, EventKind::CodeMailFailed).await;
+            }
+            Err(error) => return tracing::warn!(share_id, %error, "could not count code mails"),
+        }
+        let message = match code_mail(&self.config.settings.mail_from, to, lang, code.expose()) {
+            Ok(message) => message,
+            Err(error) => return tracing::warn!(share_id, %error, "could not build the code mail"),
+        };
+        for (attempt, delay) in std::iter::once(Duration::ZERO).chain(CODE_RETRY_DELAYS).enumerate() {
+            tokio::time::sleep(delay).await;
+            match self.mailer.send(message.clone()).await {
+                Ok(()) => return self.events.record_quietly(share_id, EventKind::CodeSent).await,
+                Err(error) => {
+                    tracing::warn!(share_id, attempt, error = %format!("{error:#}"), "code mail not delivered")
+                }
+            }
+        }
+        self.events.record_quietly(share_id, EventKind::CodeMailFailed).await;
+    }
+
+    /// Queues the sender's download receipt (if they asked for one) and tries to deliver it now.
+    pub fn spawn_download_receipt(&self, share_id: i64) {
+        let mails = self.clone();
+        tokio::spawn(async move { mails.send_download_receipt(share_id).await });
+    }
+
+    async fn send_download_receipt(&self, share_id: i64) {
+        let target = match self.shares.receipt_target(share_id).await {
+            Ok(Some(target)) => target,
+            Ok(None) => return,
+            Err(error) => return tracing::warn!(share_id, %error, "could not look up the download receipt"),
+        };
+        let lang = Lang::from_code(&target.sender_lang).unwrap_or_default();
+        let from = &self.config.settings.mail_from;
+        let message =
+            match receipt_mail(from, &target.sender_email, lang, &target.recipient_email, &target.original_name) {
+                Ok(message) => message,
+                Err(error) => return tracing::warn!(share_id, %error, "could not build the download receipt"),
+            };
+        if let Err(error) = self.outbox.queue(Some(share_id), MailKind::DownloadReceipt, &message, self.mailer()).await
+        {
+            tracing::warn!(share_id, %error, "could not queue the download receipt");
+        }
+    }
+}

@@ -1,0 +1,230 @@
+//! The sender's use cases: create a share and notify its recipient, see one's shares and a
+//! share's timeline, revoke, send a fresh link, unlock. A share the viewer may not see is
+//! answered exactly like one that does not exist.
+
+use std::{pin::Pin, sync::Arc, time::Duration};
+
+use tokio::io::AsyncRead;
+
+use super::{
+    Fault, Parts,
+    handover::code_limits,
+    mails::{Delivery, Mails, Notice},
+};
+use crate::{
+    accounts::{EmailAddress, User},
+    config::Config,
+    i18n::Lang,
+    lifecycle::{FileStore, LifecycleRepository},
+    mail::outbox::MailDelivery,
+    ratelimit::{Limit, RateLimiter},
+    share::{
+        EventKind, Message, ShareEvent, ShareEvents, ShareLinks, ShareListing, ShareRepository, ShareTtl,
+        create::{CreateError, ShareRequest, create_share_checked},
+        sender::{SenderShares, ShareSummary, Viewer},
+    },
+};
+
+/// Fresh links a share may be sent in a day: each is a mail to the recipient, so a few a day are
+/// plenty and more would be a nuisance.
+const LINK_RENEWALS: [Limit; 1] = [Limit::new(5, Duration::from_secs(24 * 3600))];
+
+/// A file arriving for a new share.
+pub struct Upload<'a> {
+    pub recipient: EmailAddress,
+    pub file_name: &'a str,
+    pub content_type: &'a str,
+    pub content: Pin<Box<dyn AsyncRead + Send + 'a>>,
+    pub ttl: ShareTtl,
+    pub message: Message,
+    /// The language of the recipient's mails and pages.
+    pub lang: Lang,
+    pub notify_on_download: bool,
+}
+
+/// A share just made: its link exists only here and in the recipient's mail.
+#[derive(Debug)]
+pub struct Created {
+    pub share_id: i64,
+    pub link: String,
+    pub notice: Notice,
+}
+
+/// One share as its sender follows it.
+pub struct Timeline {
+    pub share: ShareSummary,
+    pub events: Vec<ShareEvent>,
+    pub mails: Vec<MailDelivery>,
+}
+
+/// Who acts on a share: a signed-in sender (their own shares; an admin, all) or the operator at
+/// the command line (any share).
+#[derive(Clone, Copy, Debug)]
+pub enum Actor {
+    Sender(Viewer),
+    Operator,
+}
+
+/// What a revoke, unlock or fresh link came to.
+#[derive(Debug, PartialEq, Eq)]
+pub enum Change<T = ()> {
+    Done(T),
+    /// Nothing to do: the share is no longer in the state the change needs.
+    NotApplicable,
+    /// The share does not exist, or the viewer may not see it.
+    NotVisible,
+    /// Too many of these lately; try again after this long.
+    TooSoon(Duration),
+}
+
+#[derive(Clone)]
+pub struct Sharing {
+    config: Arc<Config>,
+    links: ShareLinks,
+    shares: SenderShares,
+    lifecycle: LifecycleRepository,
+    events: ShareEvents,
+    limiter: RateLimiter,
+    store: Arc<dyn FileStore>,
+    mails: Mails,
+}
+
+/// What a sender may see.
+pub fn viewer(user: &User) -> Viewer {
+    Viewer { user_id: user.id, is_admin: user.is_admin() }
+}
+
+impl Sharing {
+    pub fn new(parts: &Parts, mails: Mails) -> Self {
+        let settings = &parts.config.settings;
+        Self {
+            config: parts.config.clone(),
+            links: ShareLinks::new(ShareRepository::new(parts.db.clone())),
+            shares: SenderShares::new(parts.db.clone()),
+            lifecycle: LifecycleRepository::new(parts.db.clone(), settings.delivery_grace, settings.purge_retry_base),
+            events: ShareEvents::new(parts.db.clone()),
+            limiter: RateLimiter::new(parts.db.clone()),
+            store: parts.store.clone(),
+            mails,
+        }
+    }
+
+    /// The longest a share may stay downloadable, and the largest file it may hold.
+    pub fn limits(&self) -> (Duration, u64) {
+        (self.config.settings.share_ttl_max, self.config.settings.max_upload_bytes)
+    }
+
+    /// Stores the file, creates the share and notifies the recipient. `before_issue` is a last
+    /// check between storing the file and creating the rows; a refusal removes the file again.
+    pub async fn create(
+        &self,
+        sender: &User,
+        upload: Upload<'_>,
+        before_issue: impl AsyncFnOnce() -> Result<(), CreateError>,
+        delivery: Delivery,
+    ) -> Result<Created, CreateError> {
+        let request = ShareRequest {
+            sender_id: sender.id,
+            recipient: upload.recipient,
+            file_name: upload.file_name,
+            content_type: upload.content_type,
+            content: upload.content,
+            max_bytes: self.config.settings.max_upload_bytes,
+            ttl: upload.ttl.get(),
+            message: upload.message,
+            lang: upload.lang,
+            notify_on_download: upload.notify_on_download,
+        };
+        let issued = create_share_checked(&self.links, self.store.as_ref(), request, before_issue).await?;
+        tracing::info!(account_id = sender.id, share_id = issued.share_id, "share created");
+        let link = self.config.url_for(&format!("/s/{}", issued.token.expose()));
+        let notice = self.notify(sender, issued.share_id, &link, upload.lang, delivery).await;
+        Ok(Created { share_id: issued.share_id, link, notice })
+    }
+
+    async fn notify(&self, sender: &User, share_id: i64, link: &str, lang: Lang, delivery: Delivery) -> Notice {
+        let notice = self.mails.notify_recipient(share_id, &sender.display_name, link, lang, delivery).await;
+        if let Notice::NotQueued(error) = &notice {
+            tracing::warn!(share_id, %error, "could not queue the notification mail");
+        }
+        notice
+    }
+
+    /// A page of the viewer's shares, newest first, older than `before`.
+    pub async fn list(&self, viewer: Viewer, before: Option<i64>, limit: i64) -> Result<Vec<ShareSummary>, Fault> {
+        Ok(self.shares.list(viewer, before, limit).await?)
+    }
+
+    /// Every share, newest first (for scripts).
+    pub async fn list_all(&self) -> Result<Vec<ShareListing>, Fault> {
+        Ok(self.links.repo().list_all().await?)
+    }
+
+    /// The share behind a link, whatever its state (the operator names shares by URL).
+    pub async fn id_for_link(&self, token: &str) -> Result<Option<i64>, Fault> {
+        if !crate::session::is_token_shaped(token) {
+            return Ok(None);
+        }
+        Ok(self.links.repo().id_by_token_hash(&crate::secret::sha256_hex(token)).await?)
+    }
+
+    /// The share, its events and its mails, if the viewer may see it.
+    pub async fn timeline(&self, viewer: Viewer, id: i64) -> Result<Option<Timeline>, Fault> {
+        let Some(share) = self.shares.find(viewer, id).await? else { return Ok(None) };
+        let events = self.events.list(id).await?;
+        let mails = self.mails.outbox().delivery_state(id).await?;
+        Ok(Some(Timeline { share, events, mails }))
+    }
+
+    async fn visible(&self, actor: Actor, id: i64) -> Result<bool, Fault> {
+        match actor {
+            Actor::Sender(viewer) => Ok(self.shares.find(viewer, id).await?.is_some()),
+            Actor::Operator => Ok(true),
+        }
+    }
+
+    /// Ends an active share at once; the GC then deletes its file.
+    pub async fn revoke(&self, actor: Actor, id: i64) -> Result<Change, Fault> {
+        if !self.visible(actor, id).await? {
+            return Ok(Change::NotVisible);
+        }
+        if !self.lifecycle.revoke(id).await? {
+            return Ok(Change::NotApplicable);
+        }
+        self.events.record_quietly(id, EventKind::Revoked).await;
+        tracing::info!(?actor, share_id = id, "share revoked");
+        Ok(Change::Done(()))
+    }
+
+    /// A new link for the recipient (the old one stops working), mailed in the sender's language;
+    /// the link is answered so the sender sees it once.
+    pub async fn renew_link(&self, sender: &User, id: i64) -> Result<Change<String>, Fault> {
+        if !self.visible(Actor::Sender(viewer(sender)), id).await? {
+            return Ok(Change::NotVisible);
+        }
+        if let Err(retry) = self.limiter.hit(&format!("share:{id}:link-renewals"), &LINK_RENEWALS).await? {
+            return Ok(Change::TooSoon(retry.0));
+        }
+        let Some(token) = self.links.renew(&self.lifecycle, id).await? else { return Ok(Change::NotApplicable) };
+        // The new link starts with the limits of a new share: nobody who held the old one keeps a say.
+        self.limiter.clear(&code_limits(id)).await?;
+        let link = self.config.url_for(&format!("/s/{}", token.expose()));
+        let lang = Lang::from_code(&sender.lang).unwrap_or_default();
+        self.notify(sender, id, &link, lang, Delivery::Background).await;
+        tracing::info!(account_id = sender.id, share_id = id, "fresh link sent");
+        Ok(Change::Done(link))
+    }
+
+    /// Accepts codes again after too many wrong ones, with fresh code limits.
+    pub async fn unlock(&self, viewer: Viewer, id: i64) -> Result<Change, Fault> {
+        if !self.visible(Actor::Sender(viewer), id).await? {
+            return Ok(Change::NotVisible);
+        }
+        if !self.lifecycle.unlock(id).await? {
+            return Ok(Change::NotApplicable);
+        }
+        self.limiter.clear(&code_limits(id)).await?;
+        self.events.record_quietly(id, EventKind::Unlocked).await;
+        Ok(Change::Done(()))
+    }
+}
