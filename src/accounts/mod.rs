@@ -2,9 +2,12 @@
 
 pub mod invitations;
 pub mod login;
+mod name;
 pub mod password;
 pub mod setup;
 pub mod throttle;
+
+pub use name::{DisplayName, InvalidName};
 
 use crate::db::{Db, is_unique_violation};
 

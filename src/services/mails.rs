@@ -7,13 +7,13 @@
 
 use std::{sync::Arc, time::Duration};
 
-use super::Parts;
+use super::{Fault, Parts};
 use crate::{
     config::Config,
     i18n::{Lang, format::human_time},
     mail::{
         Mailer,
-        messages::{Notification, code_mail, notification_mail, receipt_mail},
+        messages::{Notification, code_mail, invitation_mail, notification_mail, receipt_mail},
         outbox::{MailKind, Outbox, Outcome},
     },
     ratelimit::{Limit, RateLimiter},
@@ -118,6 +118,16 @@ impl Mails {
                 Err(error) => Notice::NotQueued(error.to_string()),
             },
         }
+    }
+
+    /// Mails an invitation link through the outbox.
+    pub async fn invite(&self, to: &str, lang: Lang, link: &str) -> Result<(), Fault> {
+        let message = invitation_mail(&self.config.settings.mail_from, to, lang, link)?;
+        self.outbox
+            .queue(None, MailKind::Invitation, &message, self.mailer())
+            .await
+            .map_err(|e| Fault::Internal(e.into()))?;
+        Ok(())
     }
 
     /// Mails a code to the share's registered address, in the background.

@@ -3,13 +3,27 @@
 //! validation, a mail) lives in one place and the web form and the CLI cannot drift apart.
 //! [`Services::new`] wires every repository once, for `serve` and for the CLI alike.
 
+pub mod accounts;
 pub mod handover;
 pub mod mails;
 pub mod sharing;
 
 use std::sync::Arc;
 
-use crate::{config::Config, db::Db, lifecycle::FileStore, mail::Mailer, secret::SecretKey};
+use crate::{
+    config::Config,
+    db::Db,
+    deletion::{self, Runner, journal::Journal, run_deletion_worker},
+    lifecycle::{FileStore, GcRunner, LifecycleRepository, ShareGc},
+    mail::{
+        Mailer,
+        outbox::{self, run_outbox_worker},
+    },
+    maintenance::{Maintenance, Schedule, run_scheduler},
+    secret::SecretKey,
+    session::Sessions,
+    share::ShareEvents,
+};
 
 /// What failed underneath a use case, as far as a caller must tell it apart: the database cannot
 /// be reached now (try again: 503), or anything else (500). No database type leaves `services`.
@@ -51,15 +65,37 @@ pub struct Parts {
 pub struct Services {
     pub sharing: sharing::Sharing,
     pub handover: handover::Handover,
+    pub accounts: accounts::Accounts,
+    /// Opens and runs deletion cases (in the background, after the request).
+    pub deletion: Runner,
+    pub maintenance: Maintenance,
+    pub gc: GcRunner,
+    /// Browser sessions, which the web layer keeps in a cookie.
+    pub sessions: Sessions,
+    pub mails: mails::Mails,
+    config: Arc<Config>,
     db: Db,
 }
 
 impl Services {
     pub fn new(parts: Parts) -> Self {
+        let settings = &parts.config.settings;
+        let db = &parts.db;
         let mails = mails::Mails::new(&parts);
+        let sessions = Sessions::new(db.clone(), settings.session_idle, settings.session_max_age);
+        let lifecycle = LifecycleRepository::new(db.clone(), settings.delivery_grace, settings.purge_retry_base);
+        let share_gc = ShareGc::new(lifecycle, parts.store.clone(), ShareEvents::new(db.clone()));
+        let journal = Journal::in_data_dir(&settings.data_dir);
         Self {
             sharing: sharing::Sharing::new(&parts, mails.clone()),
-            handover: handover::Handover::new(&parts, mails),
+            handover: handover::Handover::new(&parts, mails.clone()),
+            accounts: accounts::Accounts::new(&parts, sessions.clone(), mails.clone()),
+            deletion: Runner::new(db.clone(), parts.store.clone(), parts.mailer.clone(), settings.mail_from.clone(), journal),
+            maintenance: Maintenance::from_settings(db.clone(), settings),
+            gc: GcRunner::new(share_gc, settings.gc_batch),
+            sessions,
+            mails,
+            config: parts.config.clone(),
             db: parts.db,
         }
     }
@@ -73,7 +109,49 @@ impl Services {
         self.db.backend_name()
     }
 
-    pub async fn close(&self) {
+    /// Starts the background loops of a serving instance: the GC and maintenance timer, the mail
+    /// outbox and the deletion worker.
+    pub fn start_workers(&self) -> Workers {
+        let settings = &self.config.settings;
+        let (stop, stopped) = tokio::sync::watch::channel(false);
+        let until_stopped = move || {
+            let mut stopped = stopped.clone();
+            async move {
+                let _ = stopped.wait_for(|stop| *stop).await;
+            }
+        };
+        let schedule = Schedule {
+            gc: self.gc.clone(),
+            files_dir: settings.data_dir.join("files"),
+            gc_interval: settings.gc_interval,
+            maintenance: self.maintenance.clone(),
+            maintenance_interval: settings.maintenance_interval,
+        };
+        let tasks = vec![
+            tokio::spawn(run_scheduler(schedule, until_stopped())),
+            tokio::spawn(run_outbox_worker(
+                self.mails.outbox().clone(),
+                self.mails.mailer(),
+                outbox::WORKER_INTERVAL,
+                until_stopped(),
+            )),
+            tokio::spawn(run_deletion_worker(self.deletion.clone(), deletion::WORKER_INTERVAL, until_stopped())),
+        ];
+        Workers { stop, tasks }
+    }
+
+    /// Stops the workers and closes the database.
+    pub async fn close(&self, workers: Workers) {
+        let _ = workers.stop.send(true);
+        for task in workers.tasks {
+            let _ = task.await;
+        }
         self.db.close().await
     }
+}
+
+/// The running background loops, until [`Services::close`].
+pub struct Workers {
+    stop: tokio::sync::watch::Sender<bool>,
+    tasks: Vec<tokio::task::JoinHandle<()>>,
 }
