@@ -1,24 +1,13 @@
 //! `watasu gc [--limit N]`: one garbage-collection pass from the command line (for a systemd timer
 //! or cron, although the server's own timer makes neither necessary), plus the leftover sweep.
 
-use std::sync::Arc;
-
-use crate::{
-    config::Config,
-    lifecycle::{LifecycleRepository, LocalFileStore, ShareGc},
-    open_database,
-    share::ShareEvents,
-};
+use crate::{config::Config, services::Services};
 
 pub async fn run(config: &Config, limit: u32) -> anyhow::Result<()> {
-    let settings = &config.settings;
-    let db = open_database(config).await?;
-    let files_dir = settings.data_dir.join("files");
-    let store = Arc::new(LocalFileStore::new(&files_dir)?);
-    let repo = LifecycleRepository::new(db.clone(), settings.delivery_grace, settings.purge_retry_base);
-    let gc = ShareGc::new(repo, store, ShareEvents::new(db.clone()));
+    let services = Services::open(config).await?;
+    let gc = services.gc.gc();
     let report = gc.collect(limit, crate::maintenance::Trigger::Cli).await?;
-    let leftovers = gc.remove_leftovers(&files_dir).await?;
+    let leftovers = gc.remove_leftovers(&config.settings.data_dir.join("files")).await?;
     crate::outln!(
         "purged {}, failed {}, skipped {}; leftover temp files removed {}, orphan files removed {}",
         report.purged,
@@ -27,6 +16,6 @@ pub async fn run(config: &Config, limit: u32) -> anyhow::Result<()> {
         leftovers.temp_files,
         leftovers.orphan_files
     );
-    db.close().await;
+    services.close().await;
     Ok(())
 }

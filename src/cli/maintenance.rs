@@ -3,8 +3,8 @@
 
 use crate::{
     config::Config,
-    maintenance::{Kind, Maintenance, Run, TargetCount, Trigger},
-    open_database,
+    maintenance::{Kind, Run, TargetCount, Trigger},
+    services::Services,
 };
 
 pub async fn run(config: &Config, kind: &str) -> anyhow::Result<()> {
@@ -12,8 +12,8 @@ pub async fn run(config: &Config, kind: &str) -> anyhow::Result<()> {
         let known: Vec<_> = std::iter::once(Kind::All).chain(Kind::SWEEPS).map(Kind::as_str).collect();
         return Err(super::usage(format!("unknown kind '{kind}'; one of: {}", known.join(", "))));
     };
-    let db = open_database(config).await?;
-    let maintenance = Maintenance::from_settings(db.clone(), &config.settings);
+    let services = Services::open(config).await?;
+    let maintenance = &services.maintenance;
     let run = maintenance.run_now(kind, Trigger::Cli).await?;
     let summary = maintenance.ledger().summary(run.id).await?;
     {
@@ -22,7 +22,7 @@ pub async fn run(config: &Config, kind: &str) -> anyhow::Result<()> {
         let mut out = std::io::stdout().lock();
         write!(out, "{}", render_summary(&run, &summary)).and_then(|()| out.flush())?;
     }
-    db.close().await;
+    services.close().await;
     if run.state == "failed" {
         anyhow::bail!("maintenance run {} failed", run.id);
     }

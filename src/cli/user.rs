@@ -4,10 +4,13 @@ use std::io::Read;
 
 use super::usage;
 use crate::{
-    accounts::{CreateUserError, EmailAddress, Role, Users, password},
+    accounts::{EmailAddress, Role},
     config::Config,
-    open_database,
     secret::{SecretString, random_token},
+    services::{
+        Services,
+        accounts::{AccountError, FormProblem, NewAccountForm},
+    },
 };
 
 pub struct AddUser {
@@ -18,11 +21,8 @@ pub struct AddUser {
 }
 
 pub async fn add_user(config: &Config, args: AddUser) -> anyhow::Result<()> {
+    // Checked before anything is read from standard input; the service checks it again.
     let email = EmailAddress::parse(&args.email).map_err(usage)?;
-    let name = &crate::accounts::clean_display_name(&args.name);
-    if name.is_empty() || name.chars().count() > 100 || name.chars().any(char::is_control) {
-        return Err(usage("--name must be 1 to 100 printable characters"));
-    }
     let (password, generated) = if args.password_stdin {
         let mut text = String::new();
         std::io::stdin().read_to_string(&mut text)?;
@@ -30,13 +30,12 @@ pub async fn add_user(config: &Config, args: AddUser) -> anyhow::Result<()> {
     } else {
         (random_token(), true)
     };
-    let words = password::personal_words(email.as_str(), name);
-    let words: Vec<&str> = words.iter().map(String::as_str).collect();
-    password::check_new_password(&password, &words).map_err(|e| usage(e.to_string()))?;
-    let db = open_database(config).await?;
-    let hash = password::hash_password(password.clone()).await?;
     let role = if args.admin { Role::Admin } else { Role::Sender };
-    match Users::new(db).create(&email, name, &hash, role).await {
+    let services = Services::open(config).await?;
+    let form = NewAccountForm { name: &args.name, email: email.as_str(), password: password.clone() };
+    let added = services.accounts.add(form, role).await;
+    services.close().await;
+    match added {
         Ok(id) => {
             crate::outln!("created {} account {id} for {}", role.as_str(), email.as_str());
             if generated {
@@ -44,7 +43,9 @@ pub async fn add_user(config: &Config, args: AddUser) -> anyhow::Result<()> {
             }
             Ok(())
         }
-        Err(CreateUserError::DuplicateEmail) => Err(usage(format!("an account for {} already exists", email.as_str()))),
+        Err(AccountError::Invalid(FormProblem::Password(rule))) => Err(usage(rule.to_string())),
+        Err(AccountError::Invalid(_)) => Err(usage("--name must be 1 to 100 printable characters")),
+        Err(AccountError::Exists) => Err(usage(format!("an account for {} already exists", email.as_str()))),
         Err(error) => Err(error.into()),
     }
 }

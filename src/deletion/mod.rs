@@ -11,12 +11,14 @@ mod cases;
 pub mod journal;
 mod lease;
 mod notice;
+mod reapply;
 mod runner;
 mod steps;
 mod stores;
 mod worker;
 
 pub use cases::{ActorRole, Case, CaseState, DeletionCases, EvidenceRow, NeedsReview, OpenError, OpenRequest, StepRow};
+pub use reapply::{Reapplied, ReapplyReport};
 pub use runner::{Interrupted, RetryPolicy, Runner};
 pub use stores::{Action, Outcome, Store};
 pub use worker::{WORKER_INTERVAL, run_deletion_worker};

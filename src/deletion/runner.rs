@@ -115,6 +115,10 @@ impl Runner {
         self
     }
 
+    pub fn journal(&self) -> &Journal {
+        &self.journal
+    }
+
     pub fn cases(&self) -> &DeletionCases {
         &self.cases
     }

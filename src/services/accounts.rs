@@ -175,8 +175,18 @@ impl Accounts {
         Ok(self.users.find_active(user_id).await?)
     }
 
+    /// An enabled account by its address (the CLI names senders so).
+    pub async fn active_by_email(&self, email: &EmailAddress) -> Result<Option<User>, Fault> {
+        Ok(self.users.find_by_email(email).await?.filter(|u| !u.disabled))
+    }
+
     /// The current password asked again (a deletion form), under the sign-in limits.
-    pub async fn confirm_password(&self, user: &User, password: SecretString, client: IpAddr) -> Result<bool, AccountError> {
+    pub async fn confirm_password(
+        &self,
+        user: &User,
+        password: SecretString,
+        client: IpAddr,
+    ) -> Result<bool, AccountError> {
         Ok(confirm_current_password(&self.users, &self.limiter, user, password, client).await?)
     }
 

@@ -90,7 +90,13 @@ impl Services {
             sharing: sharing::Sharing::new(&parts, mails.clone()),
             handover: handover::Handover::new(&parts, mails.clone()),
             accounts: accounts::Accounts::new(&parts, sessions.clone(), mails.clone()),
-            deletion: Runner::new(db.clone(), parts.store.clone(), parts.mailer.clone(), settings.mail_from.clone(), journal),
+            deletion: Runner::new(
+                db.clone(),
+                parts.store.clone(),
+                parts.mailer.clone(),
+                settings.mail_from.clone(),
+                journal,
+            ),
             maintenance: Maintenance::from_settings(db.clone(), settings),
             gc: GcRunner::new(share_gc, settings.gc_batch),
             sessions,
@@ -98,6 +104,23 @@ impl Services {
             config: parts.config.clone(),
             db: parts.db,
         }
+    }
+
+    /// Everything a command needs, from the settings: the key, the database (migrated), the mailer
+    /// and the file store.
+    pub async fn open(config: &Config) -> anyhow::Result<Self> {
+        let settings = &config.settings;
+        crate::create_private_dir(&settings.data_dir)?;
+        let secret_key = crate::load_secret_key(config)?;
+        let db = crate::open_database(config).await?;
+        let mailer = crate::mail::from_settings(settings.smtp_url.as_ref().map(|s| s.expose()), &settings.data_dir)?;
+        let store = Arc::new(crate::lifecycle::LocalFileStore::new(settings.data_dir.join("files"))?);
+        Ok(Self::new(Parts { config: Arc::new(config.clone()), db, secret_key, mailer, store }))
+    }
+
+    /// The settings the services were built with.
+    pub fn config(&self) -> &Config {
+        &self.config
     }
 
     /// Whether the database takes queries right now (for /readyz).
@@ -140,17 +163,21 @@ impl Services {
         Workers { stop, tasks }
     }
 
-    /// Stops the workers and closes the database.
-    pub async fn close(&self, workers: Workers) {
+    /// Stops the workers, then closes the database.
+    pub async fn stop(&self, workers: Workers) {
         let _ = workers.stop.send(true);
         for task in workers.tasks {
             let _ = task.await;
         }
+        self.close().await
+    }
+
+    pub async fn close(&self) {
         self.db.close().await
     }
 }
 
-/// The running background loops, until [`Services::close`].
+/// The running background loops, until [`Services::stop`].
 pub struct Workers {
     stop: tokio::sync::watch::Sender<bool>,
     tasks: Vec<tokio::task::JoinHandle<()>>,

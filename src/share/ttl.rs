@@ -14,7 +14,7 @@ pub struct ShareTtl(Duration);
 pub enum TtlError {
     #[error("a share must be valid for at least one minute")]
     TooShort,
-    #[error("longer than the maximum of {}", crate::config::format_duration(*.0))]
+    #[error("is longer than the maximum of {}", crate::config::format_duration(*.0))]
     TooLong(Duration),
 }
 
