@@ -5,7 +5,10 @@
 
 use std::time::Duration;
 
-use crate::db::{Db, seconds};
+use crate::{
+    db::{Db, Dialect, Sql, seconds},
+    on_db, sql,
+};
 
 /// At most `max` attempts in any `window`.
 #[derive(Clone, Copy, Debug)]
@@ -28,6 +31,22 @@ pub const LONGEST_WINDOW: Duration = Duration::from_secs(24 * 3600);
 #[derive(Clone, Copy, Debug, PartialEq)]
 pub struct RetryAfter(pub Duration);
 
+/// Attempts in the window and seconds until the oldest leaves it: SQLite's times are REAL
+/// seconds, PostgreSQL's interval is turned into seconds with EXTRACT(EPOCH ...).
+const COUNT: Sql = sql!(
+    "SELECT count(*), COALESCE("
+    { sqlite: "min(at) + $2 - unixepoch('subsec')",
+      postgres: "EXTRACT(EPOCH FROM min(at) + make_interval(secs => $2) - now())::float8" }
+    ", 0.0) FROM rate_limit_hits WHERE bucket = $1 AND at > " now " - " secs("$2")
+);
+/// Failures but one and seconds since the latest, the same two ways.
+const FAILURES: Sql = sql!(
+    "SELECT count(*), COALESCE("
+    { sqlite: "unixepoch('subsec') - max(at)", postgres: "EXTRACT(EPOCH FROM now() - max(at))::float8" }
+    ", 0.0) FROM rate_limit_hits WHERE bucket = $1 AND id <> $2 AND at > " now " - " secs("$3")
+);
+const RESTAMP: Sql = sql!("UPDATE rate_limit_hits SET at = " now " WHERE id = $1");
+
 #[derive(Clone, Debug)]
 pub struct RateLimiter {
     db: Db,
@@ -43,11 +62,7 @@ impl RateLimiter {
         let id = self.record(bucket).await?;
         let verdict = self.check(bucket, limits).await?;
         if verdict.is_err() {
-            const DELETE: &str = "DELETE FROM rate_limit_hits WHERE id = $1";
-            match &self.db {
-                Db::Sqlite(pool) => sqlx::query(DELETE).bind(id).execute(pool).await?.rows_affected(),
-                Db::Postgres(pool) => sqlx::query(DELETE).bind(id).execute(pool).await?.rows_affected(),
-            };
+            self.take_back(id).await?;
         }
         Ok(verdict)
     }
@@ -55,10 +70,7 @@ impl RateLimiter {
     /// Records one attempt (a failure that later checks count) without checking anything.
     pub async fn record(&self, bucket: &str) -> Result<i64, sqlx::Error> {
         const INSERT: &str = "INSERT INTO rate_limit_hits (bucket) VALUES ($1) RETURNING id";
-        match &self.db {
-            Db::Sqlite(pool) => sqlx::query_scalar(INSERT).bind(bucket).fetch_one(pool).await,
-            Db::Postgres(pool) => sqlx::query_scalar(INSERT).bind(bucket).fetch_one(pool).await,
-        }
+        on_db!(&self.db, |pool| sqlx::query_scalar(INSERT).bind(bucket).fetch_one(pool).await)
     }
 
     /// Checks the attempts already recorded in `bucket` against every limit, recording nothing.
@@ -77,38 +89,13 @@ impl RateLimiter {
     pub async fn clear(&self, prefix: &str) -> Result<u64, sqlx::Error> {
         const DELETE: &str = "DELETE FROM rate_limit_hits WHERE substr(bucket, 1, $2) = $1";
         let chars = prefix.chars().count() as i32;
-        Ok(match &self.db {
-            Db::Sqlite(pool) => sqlx::query(DELETE).bind(prefix).bind(chars).execute(pool).await?.rows_affected(),
-            Db::Postgres(pool) => sqlx::query(DELETE).bind(prefix).bind(chars).execute(pool).await?.rows_affected(),
-        })
+        on_db!(&self.db, |pool| Ok(sqlx::query(DELETE).bind(prefix).bind(chars).execute(pool).await?.rows_affected()))
     }
 
     /// Attempts in the window, and seconds until the oldest of them leaves it.
     async fn count(&self, bucket: &str, window: Duration) -> Result<(i64, f64), sqlx::Error> {
         let window = seconds(window);
-        match &self.db {
-            Db::Sqlite(pool) => {
-                sqlx::query_as(
-                    "SELECT count(*), COALESCE(min(at) + $2 - unixepoch('subsec'), 0.0)
-                       FROM rate_limit_hits WHERE bucket = $1 AND at > unixepoch('subsec') - $2",
-                )
-                .bind(bucket)
-                .bind(window)
-                .fetch_one(pool)
-                .await
-            }
-            Db::Postgres(pool) => {
-                sqlx::query_as(
-                    "SELECT count(*),
-                            COALESCE(EXTRACT(EPOCH FROM min(at) + make_interval(secs => $2) - now())::float8, 0.0)
-                       FROM rate_limit_hits WHERE bucket = $1 AND at > now() - make_interval(secs => $2)",
-                )
-                .bind(bucket)
-                .bind(window)
-                .fetch_one(pool)
-                .await
-            }
-        }
+        on_db!(&self.db, |pool| sqlx::query_as(pool.sql(&COUNT)).bind(bucket).bind(window).fetch_one(pool).await)
     }
 }
 
@@ -126,58 +113,21 @@ impl RateLimiter {
     /// so that concurrent attempts see each other).
     pub async fn failures(&self, bucket: &str, except: i64) -> Result<Failures, sqlx::Error> {
         let window = seconds(LONGEST_WINDOW);
-        let (count, since_last): (i64, f64) = match &self.db {
-            Db::Sqlite(pool) => {
-                sqlx::query_as(
-                    "SELECT count(*), COALESCE(unixepoch('subsec') - max(at), 0.0)
-                       FROM rate_limit_hits WHERE bucket = $1 AND id <> $2 AND at > unixepoch('subsec') - $3",
-                )
-                .bind(bucket)
-                .bind(except)
-                .bind(window)
-                .fetch_one(pool)
-                .await?
-            }
-            Db::Postgres(pool) => {
-                sqlx::query_as(
-                    "SELECT count(*), COALESCE(EXTRACT(EPOCH FROM now() - max(at))::float8, 0.0)
-                       FROM rate_limit_hits WHERE bucket = $1 AND id <> $2 AND at > now() - make_interval(secs => $3)",
-                )
-                .bind(bucket)
-                .bind(except)
-                .bind(window)
-                .fetch_one(pool)
-                .await?
-            }
-        };
+        let (count, since_last): (i64, f64) = on_db!(&self.db, |pool| {
+            sqlx::query_as(pool.sql(&FAILURES)).bind(bucket).bind(except).bind(window).fetch_one(pool).await?
+        });
         Ok(Failures { count, since_last: Duration::from_secs_f64(since_last.max(0.0)) })
     }
 
     /// Takes one record back (an attempt that turned out not to count).
     pub async fn take_back(&self, id: i64) -> Result<(), sqlx::Error> {
         const DELETE: &str = "DELETE FROM rate_limit_hits WHERE id = $1";
-        match &self.db {
-            Db::Sqlite(pool) => sqlx::query(DELETE).bind(id).execute(pool).await?.rows_affected(),
-            Db::Postgres(pool) => sqlx::query(DELETE).bind(id).execute(pool).await?.rows_affected(),
-        };
-        Ok(())
+        on_db!(&self.db, |pool| sqlx::query(DELETE).bind(id).execute(pool).await.map(drop))
     }
 
     /// Moves a record to now: a failure recorded when its attempt began counts from its end, so a
     /// slow check does not shorten the wait that follows it.
     pub async fn restamp(&self, id: i64) -> Result<(), sqlx::Error> {
-        match &self.db {
-            Db::Sqlite(pool) => sqlx::query("UPDATE rate_limit_hits SET at = unixepoch('subsec') WHERE id = $1")
-                .bind(id)
-                .execute(pool)
-                .await?
-                .rows_affected(),
-            Db::Postgres(pool) => sqlx::query("UPDATE rate_limit_hits SET at = now() WHERE id = $1")
-                .bind(id)
-                .execute(pool)
-                .await?
-                .rows_affected(),
-        };
-        Ok(())
+        on_db!(&self.db, |pool| sqlx::query(pool.sql(&RESTAMP)).bind(id).execute(pool).await.map(drop))
     }
 }

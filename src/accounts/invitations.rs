@@ -4,10 +4,12 @@
 
 use std::time::Duration;
 
-use super::{EmailAddress, Role};
+use super::{EmailAddress, INSERT_USER, Role};
 use crate::{
-    db::{Db, is_unique_violation, seconds, sqlite_write_tx},
+    db::{Db, Dialect, Sql, is_unique_violation, seconds},
+    on_db,
     secret::{SecretString, random_token, sha256_hex},
+    sql,
 };
 
 /// How long an invitation link works.
@@ -36,6 +38,19 @@ pub struct Invitations {
     db: Db,
 }
 
+const INSERT: Sql = sql!(
+    "INSERT INTO invitations (token_hash, email, role, invited_by, expires_at)
+     VALUES ($1, $2, $3, $4, " now " + " secs("$5") ")"
+);
+const FIND_OPEN: Sql = sql!(
+    "SELECT id, email, role FROM invitations
+      WHERE token_hash = $1 AND used_at IS NULL AND expires_at > " now
+);
+const USE: Sql = sql!(
+    "UPDATE invitations SET used_at = " now "
+      WHERE id = $1 AND used_at IS NULL AND expires_at > " now
+);
+
 impl Invitations {
     pub fn new(db: Db) -> Self {
         Self { db }
@@ -46,32 +61,16 @@ impl Invitations {
         let token = random_token();
         let hash = sha256_hex(token.expose());
         let ttl = seconds(INVITATION_TTL);
-        match &self.db {
-            Db::Sqlite(pool) => sqlx::query(
-                "INSERT INTO invitations (token_hash, email, role, invited_by, expires_at)
-                 VALUES ($1, $2, $3, $4, unixepoch('subsec') + $5)",
-            )
-            .bind(&hash)
-            .bind(email.as_str())
-            .bind(role.as_str())
-            .bind(invited_by)
-            .bind(ttl)
-            .execute(pool)
-            .await?
-            .rows_affected(),
-            Db::Postgres(pool) => sqlx::query(
-                "INSERT INTO invitations (token_hash, email, role, invited_by, expires_at)
-                 VALUES ($1, $2, $3, $4, now() + make_interval(secs => $5))",
-            )
-            .bind(&hash)
-            .bind(email.as_str())
-            .bind(role.as_str())
-            .bind(invited_by)
-            .bind(ttl)
-            .execute(pool)
-            .await?
-            .rows_affected(),
-        };
+        on_db!(&self.db, |pool| {
+            sqlx::query(pool.sql(&INSERT))
+                .bind(&hash)
+                .bind(email.as_str())
+                .bind(role.as_str())
+                .bind(invited_by)
+                .bind(ttl)
+                .execute(pool)
+                .await?;
+        });
         Ok(token)
     }
 
@@ -81,83 +80,29 @@ impl Invitations {
             return Ok(None);
         }
         let hash = sha256_hex(token);
-        match &self.db {
-            Db::Sqlite(pool) => {
-                sqlx::query_as(
-                    "SELECT id, email, role FROM invitations
-                      WHERE token_hash = $1 AND used_at IS NULL AND expires_at > unixepoch('subsec')",
-                )
-                .bind(hash)
-                .fetch_optional(pool)
-                .await
-            }
-            Db::Postgres(pool) => {
-                sqlx::query_as(
-                    "SELECT id, email, role FROM invitations
-                      WHERE token_hash = $1 AND used_at IS NULL AND expires_at > now()",
-                )
-                .bind(hash)
-                .fetch_optional(pool)
-                .await
-            }
-        }
+        on_db!(&self.db, |pool| sqlx::query_as(pool.sql(&FIND_OPEN)).bind(hash).fetch_optional(pool).await)
     }
 
     /// Uses the invitation and creates the account in one transaction; returns the new user id.
     pub async fn accept(&self, invitation: &Invitation, name: &str, password_hash: &str) -> Result<i64, AcceptError> {
-        const INSERT: &str =
-            "INSERT INTO users (email, display_name, password_hash, role) VALUES ($1, $2, $3, $4) RETURNING id";
-        let created = match &self.db {
-            Db::Sqlite(pool) => {
-                let mut tx = sqlite_write_tx(pool).await?;
-                let used = sqlx::query(
-                    "UPDATE invitations SET used_at = unixepoch('subsec')
-                      WHERE id = $1 AND used_at IS NULL AND expires_at > unixepoch('subsec')",
-                )
-                .bind(invitation.id)
-                .execute(&mut *tx)
-                .await?
-                .rows_affected();
-                if used != 1 {
-                    return Err(AcceptError::NotOpen);
-                }
-                let id = sqlx::query_scalar(INSERT)
-                    .bind(&invitation.email)
-                    .bind(name)
-                    .bind(password_hash)
-                    .bind(&invitation.role)
-                    .fetch_one(&mut *tx)
-                    .await;
-                match id {
-                    Ok(id) => tx.commit().await.map(|_| id),
-                    Err(error) => Err(error),
-                }
+        let created = on_db!(&self.db, |pool| {
+            let mut tx = pool.begin_write().await?;
+            let used = sqlx::query(pool.sql(&USE)).bind(invitation.id).execute(&mut *tx).await?.rows_affected();
+            if used != 1 {
+                return Err(AcceptError::NotOpen);
             }
-            Db::Postgres(pool) => {
-                let mut tx = pool.begin().await?;
-                let used = sqlx::query(
-                    "UPDATE invitations SET used_at = now() WHERE id = $1 AND used_at IS NULL AND expires_at > now()",
-                )
-                .bind(invitation.id)
-                .execute(&mut *tx)
-                .await?
-                .rows_affected();
-                if used != 1 {
-                    return Err(AcceptError::NotOpen);
-                }
-                let id = sqlx::query_scalar(INSERT)
-                    .bind(&invitation.email)
-                    .bind(name)
-                    .bind(password_hash)
-                    .bind(&invitation.role)
-                    .fetch_one(&mut *tx)
-                    .await;
-                match id {
-                    Ok(id) => tx.commit().await.map(|_| id),
-                    Err(error) => Err(error),
-                }
+            let id = sqlx::query_scalar(INSERT_USER)
+                .bind(&invitation.email)
+                .bind(name)
+                .bind(password_hash)
+                .bind(&invitation.role)
+                .fetch_one(&mut *tx)
+                .await;
+            match id {
+                Ok(id) => tx.commit().await.map(|_| id),
+                Err(error) => Err(error),
             }
-        };
+        });
         created.map_err(|e| if is_unique_violation(&e) { AcceptError::DuplicateEmail } else { e.into() })
     }
 }

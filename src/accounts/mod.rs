@@ -9,7 +9,10 @@ pub mod throttle;
 
 pub use name::{DisplayName, InvalidName};
 
-use crate::db::{Db, is_unique_violation};
+use crate::{
+    db::{Db, Dialect, Sql, is_unique_violation},
+    on_db, sql,
+};
 
 /// What a sender can do: admins also manage the team.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -84,6 +87,11 @@ pub struct Users {
     db: Db,
 }
 
+/// A new account; also the account an accepted invitation creates.
+const INSERT_USER: &str =
+    "INSERT INTO users (email, display_name, password_hash, role) VALUES ($1, $2, $3, $4) RETURNING id";
+const DISABLE: Sql = sql!("UPDATE users SET disabled_at = " now " WHERE id = $1 AND id <> $2 AND disabled_at IS NULL");
+
 impl Users {
     pub fn new(db: Db) -> Self {
         Self { db }
@@ -93,92 +101,55 @@ impl Users {
     pub async fn find_by_email(&self, email: &EmailAddress) -> Result<Option<User>, sqlx::Error> {
         const SQL: &str = "SELECT id, email, display_name, role, lang, disabled_at IS NOT NULL AS disabled
                              FROM users WHERE email = $1";
-        match &self.db {
-            Db::Sqlite(pool) => sqlx::query_as(SQL).bind(email.as_str()).fetch_optional(pool).await,
-            Db::Postgres(pool) => sqlx::query_as(SQL).bind(email.as_str()).fetch_optional(pool).await,
-        }
+        on_db!(&self.db, |pool| sqlx::query_as(SQL).bind(email.as_str()).fetch_optional(pool).await)
     }
 
     /// How many accounts exist (none: the first-run setup page is open).
     pub async fn count(&self) -> Result<i64, sqlx::Error> {
         const SQL: &str = "SELECT count(*) FROM users";
-        match &self.db {
-            Db::Sqlite(pool) => sqlx::query_scalar(SQL).fetch_one(pool).await,
-            Db::Postgres(pool) => sqlx::query_scalar(SQL).fetch_one(pool).await,
-        }
+        on_db!(&self.db, |pool| sqlx::query_scalar(SQL).fetch_one(pool).await)
     }
 
     /// An account and its password hash, for signing in.
     pub async fn credentials(&self, email: &EmailAddress) -> Result<Option<(User, String)>, sqlx::Error> {
         let Some(user) = self.find_by_email(email).await? else { return Ok(None) };
         const SQL: &str = "SELECT password_hash FROM users WHERE id = $1";
-        let hash: String = match &self.db {
-            Db::Sqlite(pool) => sqlx::query_scalar(SQL).bind(user.id).fetch_one(pool).await?,
-            Db::Postgres(pool) => sqlx::query_scalar(SQL).bind(user.id).fetch_one(pool).await?,
-        };
+        let hash: String = on_db!(&self.db, |pool| sqlx::query_scalar(SQL).bind(user.id).fetch_one(pool).await?);
         Ok(Some((user, hash)))
     }
 
     /// An active account's password hash, to ask for the current password again.
     pub async fn password_hash(&self, id: i64) -> Result<Option<String>, sqlx::Error> {
         const SQL: &str = "SELECT password_hash FROM users WHERE id = $1 AND disabled_at IS NULL";
-        match &self.db {
-            Db::Sqlite(pool) => sqlx::query_scalar(SQL).bind(id).fetch_optional(pool).await,
-            Db::Postgres(pool) => sqlx::query_scalar(SQL).bind(id).fetch_optional(pool).await,
-        }
+        on_db!(&self.db, |pool| sqlx::query_scalar(SQL).bind(id).fetch_optional(pool).await)
     }
 
     /// The account with this id, unless it was disabled.
     pub async fn find_active(&self, id: i64) -> Result<Option<User>, sqlx::Error> {
         const SQL: &str = "SELECT id, email, display_name, role, lang, disabled_at IS NOT NULL AS disabled
                              FROM users WHERE id = $1 AND disabled_at IS NULL";
-        match &self.db {
-            Db::Sqlite(pool) => sqlx::query_as(SQL).bind(id).fetch_optional(pool).await,
-            Db::Postgres(pool) => sqlx::query_as(SQL).bind(id).fetch_optional(pool).await,
-        }
+        on_db!(&self.db, |pool| sqlx::query_as(SQL).bind(id).fetch_optional(pool).await)
     }
 
     /// Replaces an account's password hash.
     pub async fn set_password_hash(&self, id: i64, hash: &str) -> Result<(), sqlx::Error> {
         const SQL: &str = "UPDATE users SET password_hash = $2 WHERE id = $1";
-        match &self.db {
-            Db::Sqlite(pool) => sqlx::query(SQL).bind(id).bind(hash).execute(pool).await?.rows_affected(),
-            Db::Postgres(pool) => sqlx::query(SQL).bind(id).bind(hash).execute(pool).await?.rows_affected(),
-        };
-        Ok(())
+        on_db!(&self.db, |pool| sqlx::query(SQL).bind(id).bind(hash).execute(pool).await.map(drop))
     }
 
     /// Every account, admins first, then by name.
     pub async fn list(&self) -> Result<Vec<User>, sqlx::Error> {
         const SQL: &str = "SELECT id, email, display_name, role, lang, disabled_at IS NOT NULL AS disabled
                              FROM users ORDER BY role, display_name, id";
-        match &self.db {
-            Db::Sqlite(pool) => sqlx::query_as(SQL).fetch_all(pool).await,
-            Db::Postgres(pool) => sqlx::query_as(SQL).fetch_all(pool).await,
-        }
+        on_db!(&self.db, |pool| sqlx::query_as(SQL).fetch_all(pool).await)
     }
 
     /// Disables an account (not one's own); true when it was active. Its sessions are ended by
     /// the caller at once.
     pub async fn disable(&self, id: i64, by: i64) -> Result<bool, sqlx::Error> {
-        let done = match &self.db {
-            Db::Sqlite(pool) => sqlx::query(
-                "UPDATE users SET disabled_at = unixepoch('subsec') WHERE id = $1 AND id <> $2 AND disabled_at IS NULL",
-            )
-            .bind(id)
-            .bind(by)
-            .execute(pool)
-            .await?
-            .rows_affected(),
-            Db::Postgres(pool) => {
-                sqlx::query("UPDATE users SET disabled_at = now() WHERE id = $1 AND id <> $2 AND disabled_at IS NULL")
-                    .bind(id)
-                    .bind(by)
-                    .execute(pool)
-                    .await?
-                    .rows_affected()
-            }
-        };
+        let done = on_db!(&self.db, |pool| {
+            sqlx::query(pool.sql(&DISABLE)).bind(id).bind(by).execute(pool).await?.rows_affected()
+        });
         Ok(done == 1)
     }
 
@@ -190,27 +161,15 @@ impl Users {
         password_hash: &str,
         role: Role,
     ) -> Result<i64, CreateUserError> {
-        let result =
-            match &self.db {
-                Db::Sqlite(pool) => sqlx::query_scalar(
-                    "INSERT INTO users (email, display_name, password_hash, role) VALUES ($1, $2, $3, $4) RETURNING id",
-                )
+        let result = on_db!(&self.db, |pool| {
+            sqlx::query_scalar(INSERT_USER)
                 .bind(email.as_str())
                 .bind(display_name)
                 .bind(password_hash)
                 .bind(role.as_str())
                 .fetch_one(pool)
-                .await,
-                Db::Postgres(pool) => sqlx::query_scalar(
-                    "INSERT INTO users (email, display_name, password_hash, role) VALUES ($1, $2, $3, $4) RETURNING id",
-                )
-                .bind(email.as_str())
-                .bind(display_name)
-                .bind(password_hash)
-                .bind(role.as_str())
-                .fetch_one(pool)
-                .await,
-            };
+                .await
+        });
         result.map_err(|e| if is_unique_violation(&e) { CreateUserError::DuplicateEmail } else { e.into() })
     }
 }

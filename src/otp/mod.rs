@@ -13,8 +13,10 @@ use rand::RngExt;
 use sha2::Sha256;
 
 use crate::{
-    db::{Db, seconds, sqlite_write_tx},
+    db::{Db, Dialect, Sql, seconds},
+    on_db,
     secret::{SecretKey, SecretString, random_token},
+    sql,
 };
 
 /// How long a mailed code works.
@@ -85,14 +87,10 @@ impl Codes {
     ) -> Result<Option<SecretString>, sqlx::Error> {
         let code = format!("{:06}", rand::rng().random_range(0..1_000_000u32));
         let validity = seconds(CODE_VALIDITY);
-        const INVALIDATE_SQLITE: &str = "UPDATE otp_challenges SET invalidated_at = unixepoch('subsec')
-              WHERE share_id = $1 AND session_id = $2 AND consumed_at IS NULL AND invalidated_at IS NULL";
-        const INSERT_SQLITE: &str = "INSERT INTO otp_challenges (share_id, session_id, code_mac, expires_at, mailed)
-             VALUES ($1, $2, '', unixepoch('subsec') + $3, $4) RETURNING id";
-        const INVALIDATE_PG: &str = "UPDATE otp_challenges SET invalidated_at = now()
-              WHERE share_id = $1 AND session_id = $2 AND consumed_at IS NULL AND invalidated_at IS NULL";
-        const INSERT_PG: &str = "INSERT INTO otp_challenges (share_id, session_id, code_mac, expires_at, mailed)
-             VALUES ($1, $2, '', now() + make_interval(secs => $3), $4) RETURNING id";
+        const INVALIDATE: Sql = sql!("UPDATE otp_challenges SET invalidated_at = " now "
+              WHERE share_id = $1 AND session_id = $2 AND consumed_at IS NULL AND invalidated_at IS NULL");
+        const INSERT: Sql = sql!("INSERT INTO otp_challenges (share_id, session_id, code_mac, expires_at, mailed)
+             VALUES ($1, $2, '', " now " + " secs("$3") ", $4) RETURNING id");
         const SET_MAC: &str = "UPDATE otp_challenges SET code_mac = $2 WHERE id = $1";
         let stored_mac = |id: i64| {
             if mailed {
@@ -101,65 +99,35 @@ impl Codes {
                 random_token().expose().to_owned()
             }
         };
-        match &self.db {
-            Db::Sqlite(pool) => {
-                let mut tx = sqlite_write_tx(pool).await?;
-                sqlx::query(INVALIDATE_SQLITE).bind(share_id).bind(session_id).execute(&mut *tx).await?;
-                let id: i64 = sqlx::query_scalar(INSERT_SQLITE)
-                    .bind(share_id)
-                    .bind(session_id)
-                    .bind(validity)
-                    .bind(mailed)
-                    .fetch_one(&mut *tx)
-                    .await?;
-                sqlx::query(SET_MAC).bind(id).bind(stored_mac(id)).execute(&mut *tx).await?;
-                tx.commit().await?;
-            }
-            Db::Postgres(pool) => {
-                let mut tx = pool.begin().await?;
-                sqlx::query(INVALIDATE_PG).bind(share_id).bind(session_id).execute(&mut *tx).await?;
-                let id: i64 = sqlx::query_scalar(INSERT_PG)
-                    .bind(share_id)
-                    .bind(session_id)
-                    .bind(validity)
-                    .bind(mailed)
-                    .fetch_one(&mut *tx)
-                    .await?;
-                sqlx::query(SET_MAC).bind(id).bind(stored_mac(id)).execute(&mut *tx).await?;
-                tx.commit().await?;
-            }
-        }
+        on_db!(&self.db, |pool| {
+            let mut tx = pool.begin_write().await?;
+            sqlx::query(pool.sql(&INVALIDATE)).bind(share_id).bind(session_id).execute(&mut *tx).await?;
+            let id: i64 = sqlx::query_scalar(pool.sql(&INSERT))
+                .bind(share_id)
+                .bind(session_id)
+                .bind(validity)
+                .bind(mailed)
+                .fetch_one(&mut *tx)
+                .await?;
+            sqlx::query(SET_MAC).bind(id).bind(stored_mac(id)).execute(&mut *tx).await?;
+            tx.commit().await?;
+        });
         Ok(mailed.then(|| SecretString::new(code)))
     }
 
     /// True when this session has a code waiting for this share (the page then shows the code step).
     pub async fn has_live_code(&self, share_id: i64, session_id: i64) -> Result<bool, sqlx::Error> {
-        let found: Option<i32> = match &self.db {
-            Db::Sqlite(pool) => {
-                sqlx::query_scalar(
-                    "SELECT 1 FROM otp_challenges
-                      WHERE share_id = $1 AND session_id = $2 AND consumed_at IS NULL AND invalidated_at IS NULL
-                        AND attempts < $3 AND expires_at > unixepoch('subsec') LIMIT 1",
-                )
+        const SQL: Sql = sql!("SELECT 1 FROM otp_challenges
+              WHERE share_id = $1 AND session_id = $2 AND consumed_at IS NULL AND invalidated_at IS NULL
+                AND attempts < $3 AND expires_at > " now " LIMIT 1");
+        let found: Option<i32> = on_db!(&self.db, |pool| {
+            sqlx::query_scalar(pool.sql(&SQL))
                 .bind(share_id)
                 .bind(session_id)
                 .bind(MAX_TRIES)
                 .fetch_optional(pool)
                 .await?
-            }
-            Db::Postgres(pool) => {
-                sqlx::query_scalar(
-                    "SELECT 1 FROM otp_challenges
-                      WHERE share_id = $1 AND session_id = $2 AND consumed_at IS NULL AND invalidated_at IS NULL
-                        AND attempts < $3 AND expires_at > now() LIMIT 1",
-                )
-                .bind(share_id)
-                .bind(session_id)
-                .bind(MAX_TRIES)
-                .fetch_optional(pool)
-                .await?
-            }
-        };
+        });
         Ok(found.is_some())
     }
 
@@ -168,10 +136,7 @@ impl Codes {
     pub async fn latest_mailed(&self, share_id: i64, session_id: i64) -> Result<Option<bool>, sqlx::Error> {
         const SQL: &str = "SELECT mailed FROM otp_challenges WHERE share_id = $1 AND session_id = $2
                             ORDER BY id DESC LIMIT 1";
-        match &self.db {
-            Db::Sqlite(pool) => sqlx::query_scalar(SQL).bind(share_id).bind(session_id).fetch_optional(pool).await,
-            Db::Postgres(pool) => sqlx::query_scalar(SQL).bind(share_id).bind(session_id).fetch_optional(pool).await,
-        }
+        on_db!(&self.db, |pool| sqlx::query_scalar(SQL).bind(share_id).bind(session_id).fetch_optional(pool).await)
     }
 
     /// Checks a submitted code for this share and session.
@@ -206,68 +171,47 @@ impl Codes {
     async fn take_try(&self, share_id: i64, session_id: i64) -> Result<Try, sqlx::Error> {
         const SHARE_TRY: &str = "UPDATE shares SET wrong_codes = wrong_codes + 1
               WHERE id = $1 AND locked_at IS NULL AND wrong_codes < $2 RETURNING wrong_codes";
-        const CODE_TRY_SQLITE: &str = "UPDATE otp_challenges SET attempts = attempts + 1
+        const CODE_TRY: Sql = sql!("UPDATE otp_challenges SET attempts = attempts + 1
               WHERE id = (SELECT max(id) FROM otp_challenges WHERE share_id = $1 AND session_id = $2)
                 AND attempts < $3 AND consumed_at IS NULL AND invalidated_at IS NULL
-                AND expires_at > unixepoch('subsec')
-          RETURNING id, code_mac, attempts";
-        const CODE_TRY_PG: &str = "UPDATE otp_challenges SET attempts = attempts + 1
-              WHERE id = (SELECT max(id) FROM otp_challenges WHERE share_id = $1 AND session_id = $2)
-                AND attempts < $3 AND consumed_at IS NULL AND invalidated_at IS NULL
-                AND expires_at > now()
-          RETURNING id, code_mac, attempts";
-        macro_rules! take {
-            ($tx:expr, $code_try:expr) => {{
-                let mut tx = $tx;
-                let share_tries: Option<i32> = sqlx::query_scalar(SHARE_TRY)
-                    .bind(share_id)
-                    .bind(SHARE_WRONG_CODE_CAP)
-                    .fetch_optional(&mut *tx)
-                    .await?;
-                let Some(share_tries) = share_tries else { return Ok(Try::ShareLocked) };
-                let code: Option<(i64, String, i32)> = sqlx::query_as($code_try)
-                    .bind(share_id)
-                    .bind(session_id)
-                    .bind(MAX_TRIES)
-                    .fetch_optional(&mut *tx)
-                    .await?;
-                // Dropping the transaction rolls the share's try back when no code was there.
-                let Some((challenge_id, code_mac, attempts)) = code else { return Ok(Try::NoLiveCode) };
-                tx.commit().await?;
-                Ok(Try::Taken { challenge_id, code_mac, attempts, share_tries })
-            }};
-        }
-        match &self.db {
-            Db::Sqlite(pool) => take!(sqlite_write_tx(pool).await?, CODE_TRY_SQLITE),
-            Db::Postgres(pool) => take!(pool.begin().await?, CODE_TRY_PG),
-        }
+                AND expires_at > " now "
+          RETURNING id, code_mac, attempts");
+        on_db!(&self.db, |pool| {
+            let mut tx = pool.begin_write().await?;
+            let share_tries: Option<i32> = sqlx::query_scalar(SHARE_TRY)
+                .bind(share_id)
+                .bind(SHARE_WRONG_CODE_CAP)
+                .fetch_optional(&mut *tx)
+                .await?;
+            let Some(share_tries) = share_tries else { return Ok(Try::ShareLocked) };
+            let code: Option<(i64, String, i32)> = sqlx::query_as(pool.sql(&CODE_TRY))
+                .bind(share_id)
+                .bind(session_id)
+                .bind(MAX_TRIES)
+                .fetch_optional(&mut *tx)
+                .await?;
+            // Dropping the transaction rolls the share's try back when no code was there.
+            let Some((challenge_id, code_mac, attempts)) = code else { return Ok(Try::NoLiveCode) };
+            tx.commit().await?;
+            Ok(Try::Taken { challenge_id, code_mac, attempts, share_tries })
+        })
     }
 
     async fn lock_share(&self, share_id: i64) -> Result<(), sqlx::Error> {
-        const SQLITE: &str = "UPDATE shares SET locked_at = COALESCE(locked_at, unixepoch('subsec')) WHERE id = $1";
-        const PG: &str = "UPDATE shares SET locked_at = COALESCE(locked_at, now()) WHERE id = $1";
-        match &self.db {
-            Db::Sqlite(pool) => sqlx::query(SQLITE).bind(share_id).execute(pool).await?.rows_affected(),
-            Db::Postgres(pool) => sqlx::query(PG).bind(share_id).execute(pool).await?.rows_affected(),
-        };
-        Ok(())
+        const LOCK: Sql = sql!("UPDATE shares SET locked_at = COALESCE(locked_at, " now ") WHERE id = $1");
+        on_db!(&self.db, |pool| sqlx::query(pool.sql(&LOCK)).bind(share_id).execute(pool).await.map(drop))
     }
 
     /// Uses up the right code; the share's try it took is given back, since it was not wrong.
     async fn consume(&self, id: i64, share_id: i64) -> Result<bool, sqlx::Error> {
-        const SQLITE: &str = "UPDATE otp_challenges SET consumed_at = unixepoch('subsec')
-              WHERE id = $1 AND consumed_at IS NULL AND invalidated_at IS NULL AND expires_at > unixepoch('subsec')";
-        const PG: &str = "UPDATE otp_challenges SET consumed_at = now()
-              WHERE id = $1 AND consumed_at IS NULL AND invalidated_at IS NULL AND expires_at > now()";
+        const CONSUME: Sql = sql!("UPDATE otp_challenges SET consumed_at = " now "
+              WHERE id = $1 AND consumed_at IS NULL AND invalidated_at IS NULL AND expires_at > " now);
         const REFUND: &str = "UPDATE shares SET wrong_codes = wrong_codes - 1 WHERE id = $1 AND wrong_codes > 0";
-        let done = match &self.db {
-            Db::Sqlite(pool) => sqlx::query(SQLITE).bind(id).execute(pool).await?.rows_affected(),
-            Db::Postgres(pool) => sqlx::query(PG).bind(id).execute(pool).await?.rows_affected(),
-        };
-        match &self.db {
-            Db::Sqlite(pool) => sqlx::query(REFUND).bind(share_id).execute(pool).await?.rows_affected(),
-            Db::Postgres(pool) => sqlx::query(REFUND).bind(share_id).execute(pool).await?.rows_affected(),
-        };
+        let done = on_db!(&self.db, |pool| {
+            let done = sqlx::query(pool.sql(&CONSUME)).bind(id).execute(pool).await?.rows_affected();
+            sqlx::query(REFUND).bind(share_id).execute(pool).await?;
+            done
+        });
         Ok(done == 1)
     }
 }

@@ -10,8 +10,10 @@ pub use csrf::{csrf_tokens_match, origin_is_allowed};
 use std::time::Duration;
 
 use crate::{
-    db::{Db, seconds},
+    db::{Db, Dialect, Sql, seconds},
+    on_db,
     secret::{SecretString, random_token, sha256_hex},
+    sql,
 };
 
 /// A live session as a request sees it.
@@ -49,6 +51,28 @@ pub struct Sessions {
 /// page views do not turn into a stream of writes.
 const TOUCH_EVERY_SECS: f64 = 60.0;
 
+const CREATE: Sql = sql!(
+    "INSERT INTO sessions (id_hash, csrf_secret, expires_at)
+     VALUES ($1, $2, " now " + " secs("$3") ") RETURNING id"
+);
+/// The session, whether `last_seen_at` is due a touch, and whether its sender is an admin.
+const LOAD: Sql = sql!(
+    "SELECT s.id, s.user_id, s.csrf_secret, s.last_seen_at < " now " - " secs("$3") ",
+            COALESCE(u.role = 'admin', false)
+       FROM sessions s LEFT JOIN users u ON u.id = s.user_id
+      WHERE s.id_hash = $1
+        AND s.expires_at > " now "
+        AND s.last_seen_at > " now " - " secs("$2")
+);
+const TOUCH: Sql = sql!("UPDATE sessions SET last_seen_at = " now " WHERE id = $1");
+// COALESCE keeps the signed-in user when only the id rotates.
+const ROTATE: Sql = sql!(
+    "UPDATE sessions
+        SET id_hash = $2, csrf_secret = $3, user_id = COALESCE($4, user_id), last_seen_at = " now "
+      WHERE id = $1 AND expires_at > " now "
+  RETURNING id, user_id"
+);
+
 impl Sessions {
     pub fn new(db: Db, idle: Duration, max_age: Duration) -> Self {
         Self { db, idle, max_age }
@@ -60,30 +84,14 @@ impl Sessions {
         let id_hash = sha256_hex(cookie_value.expose());
         let csrf_secret = random_token().expose().to_owned();
         let max_age = seconds(self.max_age);
-        let id: i64 = match &self.db {
-            Db::Sqlite(pool) => {
-                sqlx::query_scalar(
-                    "INSERT INTO sessions (id_hash, csrf_secret, expires_at)
-                     VALUES ($1, $2, unixepoch('subsec') + $3) RETURNING id",
-                )
+        let id: i64 = on_db!(&self.db, |pool| {
+            sqlx::query_scalar(pool.sql(&CREATE))
                 .bind(&id_hash)
                 .bind(&csrf_secret)
                 .bind(max_age)
                 .fetch_one(pool)
                 .await?
-            }
-            Db::Postgres(pool) => {
-                sqlx::query_scalar(
-                    "INSERT INTO sessions (id_hash, csrf_secret, expires_at)
-                     VALUES ($1, $2, now() + make_interval(secs => $3)) RETURNING id",
-                )
-                .bind(&id_hash)
-                .bind(&csrf_secret)
-                .bind(max_age)
-                .fetch_one(pool)
-                .await?
-            }
-        };
+        });
         Ok(NewSession { cookie_value, session: Session { id, id_hash, user_id: None, csrf_secret, is_admin: false } })
     }
 
@@ -95,38 +103,14 @@ impl Sessions {
         }
         let id_hash = sha256_hex(cookie_value);
         let idle = seconds(self.idle);
-        let found: Option<(i64, Option<i64>, String, bool, bool)> = match &self.db {
-            Db::Sqlite(pool) => {
-                sqlx::query_as(
-                    "SELECT s.id, s.user_id, s.csrf_secret, s.last_seen_at < unixepoch('subsec') - $3,
-                            COALESCE(u.role = 'admin', 0)
-                       FROM sessions s LEFT JOIN users u ON u.id = s.user_id
-                      WHERE s.id_hash = $1
-                        AND s.expires_at > unixepoch('subsec')
-                        AND s.last_seen_at > unixepoch('subsec') - $2",
-                )
+        let found: Option<(i64, Option<i64>, String, bool, bool)> = on_db!(&self.db, |pool| {
+            sqlx::query_as(pool.sql(&LOAD))
                 .bind(&id_hash)
                 .bind(idle)
                 .bind(TOUCH_EVERY_SECS)
                 .fetch_optional(pool)
                 .await?
-            }
-            Db::Postgres(pool) => {
-                sqlx::query_as(
-                    "SELECT s.id, s.user_id, s.csrf_secret, s.last_seen_at < now() - make_interval(secs => $3),
-                            COALESCE(u.role = 'admin', false)
-                       FROM sessions s LEFT JOIN users u ON u.id = s.user_id
-                      WHERE s.id_hash = $1
-                        AND s.expires_at > now()
-                        AND s.last_seen_at > now() - make_interval(secs => $2)",
-                )
-                .bind(&id_hash)
-                .bind(idle)
-                .bind(TOUCH_EVERY_SECS)
-                .fetch_optional(pool)
-                .await?
-            }
-        };
+        });
         let Some((id, user_id, csrf_secret, stale, is_admin)) = found else { return Ok(None) };
         if stale {
             self.touch(id).await?;
@@ -135,19 +119,7 @@ impl Sessions {
     }
 
     async fn touch(&self, id: i64) -> Result<(), sqlx::Error> {
-        match &self.db {
-            Db::Sqlite(pool) => sqlx::query("UPDATE sessions SET last_seen_at = unixepoch('subsec') WHERE id = $1")
-                .bind(id)
-                .execute(pool)
-                .await?
-                .rows_affected(),
-            Db::Postgres(pool) => sqlx::query("UPDATE sessions SET last_seen_at = now() WHERE id = $1")
-                .bind(id)
-                .execute(pool)
-                .await?
-                .rows_affected(),
-        };
-        Ok(())
+        on_db!(&self.db, |pool| sqlx::query(pool.sql(&TOUCH)).bind(id).execute(pool).await.map(drop))
     }
 
     /// Gives the session a new id (and a new CSRF token) on a privilege change, keeping its
@@ -165,39 +137,15 @@ impl Sessions {
         let cookie_value = random_token();
         let id_hash = sha256_hex(cookie_value.expose());
         let csrf_secret = random_token().expose().to_owned();
-        // COALESCE keeps the signed-in user when only the id rotates.
-        let row: Option<(i64, Option<i64>)> = match &self.db {
-            Db::Sqlite(pool) => {
-                sqlx::query_as(
-                    "UPDATE sessions
-                        SET id_hash = $2, csrf_secret = $3, user_id = COALESCE($4, user_id),
-                            last_seen_at = unixepoch('subsec')
-                      WHERE id = $1 AND expires_at > unixepoch('subsec')
-                  RETURNING id, user_id",
-                )
+        let row: Option<(i64, Option<i64>)> = on_db!(&self.db, |pool| {
+            sqlx::query_as(pool.sql(&ROTATE))
                 .bind(session_id)
                 .bind(&id_hash)
                 .bind(&csrf_secret)
                 .bind(user_id)
                 .fetch_optional(pool)
                 .await?
-            }
-            Db::Postgres(pool) => {
-                sqlx::query_as(
-                    "UPDATE sessions
-                        SET id_hash = $2, csrf_secret = $3, user_id = COALESCE($4, user_id),
-                            last_seen_at = now()
-                      WHERE id = $1 AND expires_at > now()
-                  RETURNING id, user_id",
-                )
-                .bind(session_id)
-                .bind(&id_hash)
-                .bind(&csrf_secret)
-                .bind(user_id)
-                .fetch_optional(pool)
-                .await?
-            }
-        };
+        });
         Ok(row.map(|(id, user_id)| NewSession {
             cookie_value,
             session: Session { id, id_hash, user_id, csrf_secret, is_admin: false },
@@ -206,44 +154,20 @@ impl Sessions {
 
     /// Ends one session and everything that hangs on it (grants, pending codes).
     pub async fn end(&self, session_id: i64) -> Result<(), sqlx::Error> {
-        match &self.db {
-            Db::Sqlite(pool) => {
-                sqlx::query("DELETE FROM sessions WHERE id = $1").bind(session_id).execute(pool).await?.rows_affected()
-            }
-            Db::Postgres(pool) => {
-                sqlx::query("DELETE FROM sessions WHERE id = $1").bind(session_id).execute(pool).await?.rows_affected()
-            }
-        };
-        Ok(())
+        const SQL: &str = "DELETE FROM sessions WHERE id = $1";
+        on_db!(&self.db, |pool| sqlx::query(SQL).bind(session_id).execute(pool).await.map(drop))
     }
 
     /// Ends every session of a user, wherever they were signed in.
     pub async fn end_all_for_user(&self, user_id: i64) -> Result<u64, sqlx::Error> {
-        let done = match &self.db {
-            Db::Sqlite(pool) => sqlx::query("DELETE FROM sessions WHERE user_id = $1")
-                .bind(user_id)
-                .execute(pool)
-                .await?
-                .rows_affected(),
-            Db::Postgres(pool) => sqlx::query("DELETE FROM sessions WHERE user_id = $1")
-                .bind(user_id)
-                .execute(pool)
-                .await?
-                .rows_affected(),
-        };
-        Ok(done)
+        const SQL: &str = "DELETE FROM sessions WHERE user_id = $1";
+        on_db!(&self.db, |pool| Ok(sqlx::query(SQL).bind(user_id).execute(pool).await?.rows_affected()))
     }
-}
 
-impl Sessions {
     /// Ends every session of a user but `keep` (after a password change).
     pub async fn end_others_for_user(&self, user_id: i64, keep: i64) -> Result<u64, sqlx::Error> {
         const SQL: &str = "DELETE FROM sessions WHERE user_id = $1 AND id <> $2";
-        let done = match &self.db {
-            Db::Sqlite(pool) => sqlx::query(SQL).bind(user_id).bind(keep).execute(pool).await?.rows_affected(),
-            Db::Postgres(pool) => sqlx::query(SQL).bind(user_id).bind(keep).execute(pool).await?.rows_affected(),
-        };
-        Ok(done)
+        on_db!(&self.db, |pool| Ok(sqlx::query(SQL).bind(user_id).bind(keep).execute(pool).await?.rows_affected()))
     }
 }
 

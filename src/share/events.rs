@@ -1,7 +1,10 @@
 //! A share's timeline for its sender. Events name what happened and when — never a token, a
 //! code, an address or a client IP.
 
-use crate::db::{Db, Timestamp};
+use crate::{
+    db::{Db, Dialect, Sql, Timestamp},
+    on_db, sql,
+};
 
 /// Repeats of a visitor-made event within this long are one timeline entry.
 const COLLAPSE_WINDOW: std::time::Duration = std::time::Duration::from_secs(3600);
@@ -57,15 +60,7 @@ impl ShareEvents {
 
     pub async fn record(&self, share_id: i64, kind: EventKind) -> Result<(), sqlx::Error> {
         const SQL: &str = "INSERT INTO share_events (share_id, kind) VALUES ($1, $2)";
-        match &self.db {
-            Db::Sqlite(pool) => {
-                sqlx::query(SQL).bind(share_id).bind(kind.as_str()).execute(pool).await?.rows_affected()
-            }
-            Db::Postgres(pool) => {
-                sqlx::query(SQL).bind(share_id).bind(kind.as_str()).execute(pool).await?.rows_affected()
-            }
-        };
-        Ok(())
+        on_db!(&self.db, |pool| sqlx::query(SQL).bind(share_id).bind(kind.as_str()).execute(pool).await.map(drop))
     }
 
     /// Records an event where failing to record it must not fail the request: logged instead.
@@ -78,21 +73,13 @@ impl ShareEvents {
     /// Records an event that visitors can repeat at will (a landing page view, a refused
     /// download) at most once per kind and hour, so nobody can flood the sender's timeline.
     pub async fn record_collapsed(&self, share_id: i64, kind: EventKind) {
-        const SQLITE: &str = "INSERT INTO share_events (share_id, kind) SELECT $1, $2
+        const SQL: Sql = sql!("INSERT INTO share_events (share_id, kind) SELECT $1, $2
             WHERE NOT EXISTS (SELECT 1 FROM share_events WHERE share_id = $1 AND kind = $2
-                                 AND at > unixepoch('subsec') - $3)";
-        const PG: &str = "INSERT INTO share_events (share_id, kind) SELECT $1, $2
-            WHERE NOT EXISTS (SELECT 1 FROM share_events WHERE share_id = $1 AND kind = $2
-                                 AND at > now() - make_interval(secs => $3))";
+                                 AND at > " now " - " secs("$3") ")");
         let window = crate::db::seconds(COLLAPSE_WINDOW);
-        let done = match &self.db {
-            Db::Sqlite(pool) => {
-                sqlx::query(SQLITE).bind(share_id).bind(kind.as_str()).bind(window).execute(pool).await.map(drop)
-            }
-            Db::Postgres(pool) => {
-                sqlx::query(PG).bind(share_id).bind(kind.as_str()).bind(window).execute(pool).await.map(drop)
-            }
-        };
+        let done = on_db!(&self.db, |pool| {
+            sqlx::query(pool.sql(&SQL)).bind(share_id).bind(kind.as_str()).bind(window).execute(pool).await.map(drop)
+        });
         if let Err(error) = done {
             tracing::warn!(share_id, kind = kind.as_str(), %error, "could not record a share event");
         }
@@ -101,9 +88,6 @@ impl ShareEvents {
     /// The timeline of one share, oldest first.
     pub async fn list(&self, share_id: i64) -> Result<Vec<ShareEvent>, sqlx::Error> {
         const SQL: &str = "SELECT kind, at FROM share_events WHERE share_id = $1 ORDER BY id";
-        match &self.db {
-            Db::Sqlite(pool) => sqlx::query_as(SQL).bind(share_id).fetch_all(pool).await,
-            Db::Postgres(pool) => sqlx::query_as(SQL).bind(share_id).fetch_all(pool).await,
-        }
+        on_db!(&self.db, |pool| sqlx::query_as(SQL).bind(share_id).fetch_all(pool).await)
     }
 }

@@ -2,7 +2,10 @@
 //! details, and the ownership rule: a sender sees their own shares only, an admin sees all.
 //! A share that is not visible is indistinguishable from one that does not exist.
 
-use crate::db::{Db, Timestamp};
+use crate::{
+    db::{Db, Dialect, Sql, Timestamp},
+    on_db, sql,
+};
 
 /// Where a share stands, in the words a sender understands.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -88,26 +91,25 @@ pub struct Viewer {
     pub is_admin: bool,
 }
 
-const SQLITE_SUMMARY: &str =
-    "SELECT s.id, s.recipient_email, f.original_name, f.size_bytes, s.created_at, s.expires_at,
-        CASE WHEN s.status = 'purged' THEN 'deleted'
-             WHEN s.status = 'consumed' THEN 'downloaded'
-             WHEN s.revoked_at IS NOT NULL THEN 'revoked'
-             WHEN s.expires_at <= unixepoch('subsec') THEN 'expired'
-             WHEN s.locked_at IS NOT NULL THEN 'locked'
-             ELSE 'waiting' END AS shown_status
-   FROM shares s JOIN files f ON f.id = s.file_id
-  WHERE ($2 OR s.sender_id = $1)";
-const POSTGRES_SUMMARY: &str =
-    "SELECT s.id, s.recipient_email, f.original_name, f.size_bytes, s.created_at, s.expires_at,
-        CASE WHEN s.status = 'purged' THEN 'deleted'
-             WHEN s.status = 'consumed' THEN 'downloaded'
-             WHEN s.revoked_at IS NOT NULL THEN 'revoked'
-             WHEN s.expires_at <= now() THEN 'expired'
-             WHEN s.locked_at IS NOT NULL THEN 'locked'
-             ELSE 'waiting' END AS shown_status
-   FROM shares s JOIN files f ON f.id = s.file_id
-  WHERE ($2 OR s.sender_id = $1)";
+/// The viewer's shares ($1 the viewer, $2 whether an admin) with the status a sender reads,
+/// followed by the caller's own conditions.
+macro_rules! summary_sql {
+    ($($tail:literal)+) => {
+        sql!(
+            "SELECT s.id, s.recipient_email, f.original_name, f.size_bytes, s.created_at, s.expires_at,
+                CASE WHEN s.status = 'purged' THEN 'deleted'
+                     WHEN s.status = 'consumed' THEN 'downloaded'
+                     WHEN s.revoked_at IS NOT NULL THEN 'revoked'
+                     WHEN s.expires_at <= " now " THEN 'expired'
+                     WHEN s.locked_at IS NOT NULL THEN 'locked'
+                     ELSE 'waiting' END AS shown_status
+           FROM shares s JOIN files f ON f.id = s.file_id
+          WHERE ($2 OR s.sender_id = $1)" $($tail)+
+        )
+    };
+}
+const LIST_PAGE: Sql = summary_sql!(" AND s.id < $3 ORDER BY s.id DESC LIMIT $4");
+const FIND_ONE: Sql = summary_sql!(" AND s.id = $3");
 
 #[derive(Clone, Debug)]
 pub struct SenderShares {
@@ -127,53 +129,41 @@ impl SenderShares {
         limit: i64,
     ) -> Result<Vec<ShareSummary>, sqlx::Error> {
         let before = before.unwrap_or(i64::MAX);
-        let rows: Vec<SummaryRow> = match &self.db {
-            Db::Sqlite(pool) => {
-                sqlx::query_as(sqlx::AssertSqlSafe(format!(
-                    "{SQLITE_SUMMARY} AND s.id < $3 ORDER BY s.id DESC LIMIT $4"
-                )))
+        let rows: Vec<SummaryRow> = on_db!(&self.db, |pool| {
+            sqlx::query_as(pool.sql(&LIST_PAGE))
                 .bind(viewer.user_id)
                 .bind(viewer.is_admin)
                 .bind(before)
                 .bind(limit)
                 .fetch_all(pool)
                 .await?
-            }
-            Db::Postgres(pool) => {
-                sqlx::query_as(sqlx::AssertSqlSafe(format!(
-                    "{POSTGRES_SUMMARY} AND s.id < $3 ORDER BY s.id DESC LIMIT $4"
-                )))
-                .bind(viewer.user_id)
-                .bind(viewer.is_admin)
-                .bind(before)
-                .bind(limit)
-                .fetch_all(pool)
-                .await?
-            }
-        };
+        });
         Ok(rows.into_iter().map(ShareSummary::from).collect())
     }
 
     /// One share, if the viewer may see it.
     pub async fn find(&self, viewer: Viewer, id: i64) -> Result<Option<ShareSummary>, sqlx::Error> {
-        let row: Option<SummaryRow> = match &self.db {
-            Db::Sqlite(pool) => {
-                sqlx::query_as(sqlx::AssertSqlSafe(format!("{SQLITE_SUMMARY} AND s.id = $3")))
-                    .bind(viewer.user_id)
-                    .bind(viewer.is_admin)
-                    .bind(id)
-                    .fetch_optional(pool)
-                    .await?
-            }
-            Db::Postgres(pool) => {
-                sqlx::query_as(sqlx::AssertSqlSafe(format!("{POSTGRES_SUMMARY} AND s.id = $3")))
-                    .bind(viewer.user_id)
-                    .bind(viewer.is_admin)
-                    .bind(id)
-                    .fetch_optional(pool)
-                    .await?
-            }
-        };
+        let row: Option<SummaryRow> = on_db!(&self.db, |pool| {
+            sqlx::query_as(pool.sql(&FIND_ONE))
+                .bind(viewer.user_id)
+                .bind(viewer.is_admin)
+                .bind(id)
+                .fetch_optional(pool)
+                .await?
+        });
         Ok(row.map(ShareSummary::from))
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    #[test]
+    fn each_statement_ends_with_its_own_conditions_in_both_dialects() {
+        for statement in [super::FIND_ONE.sqlite, super::FIND_ONE.postgres] {
+            assert!(statement.ends_with("WHERE ($2 OR s.sender_id = $1) AND s.id = $3"), "{statement}");
+        }
+        assert!(super::LIST_PAGE.sqlite.contains("s.expires_at <= unixepoch('subsec') THEN 'expired'"));
+        assert!(super::LIST_PAGE.postgres.contains("s.expires_at <= now() THEN 'expired'"));
+        assert!(super::LIST_PAGE.postgres.ends_with(" AND s.id < $3 ORDER BY s.id DESC LIMIT $4"));
     }
 }
