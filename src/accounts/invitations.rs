@@ -20,7 +20,7 @@ pub const INVITATION_TTL: Duration = Duration::from_secs(72 * 3600);
 pub struct Invitation {
     pub id: i64,
     pub email: String,
-    pub role: String,
+    pub role: Role,
 }
 
 #[derive(Debug, thiserror::Error)]
@@ -65,7 +65,7 @@ impl Invitations {
             sqlx::query(pool.sql(&INSERT))
                 .bind(&hash)
                 .bind(email.as_str())
-                .bind(role.as_str())
+                .bind(role)
                 .bind(invited_by)
                 .bind(ttl)
                 .execute(pool)
@@ -95,7 +95,7 @@ impl Invitations {
                 .bind(&invitation.email)
                 .bind(name)
                 .bind(password_hash)
-                .bind(&invitation.role)
+                .bind(invitation.role)
                 .fetch_one(&mut *tx)
                 .await;
             match id {

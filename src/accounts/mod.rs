@@ -14,20 +14,9 @@ use crate::{
     on_db, sql,
 };
 
-/// What a sender can do: admins also manage the team.
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub enum Role {
-    Admin,
-    Sender,
-}
-
-impl Role {
-    pub fn as_str(self) -> &'static str {
-        match self {
-            Role::Admin => "admin",
-            Role::Sender => "sender",
-        }
-    }
+crate::db_code! {
+    /// What a sender can do: admins also manage the team.
+    pub enum Role { Admin = "admin", Sender = "sender" }
 }
 
 /// A normalised, syntactically valid mail address (lettre's parser), lower-cased.
@@ -70,14 +59,14 @@ pub struct User {
     pub id: i64,
     pub email: String,
     pub display_name: String,
-    pub role: String,
+    pub role: Role,
     pub lang: String,
     pub disabled: bool,
 }
 
 impl User {
     pub fn is_admin(&self) -> bool {
-        self.role == Role::Admin.as_str()
+        self.role == Role::Admin
     }
 }
 
@@ -166,7 +155,7 @@ impl Users {
                 .bind(email.as_str())
                 .bind(display_name)
                 .bind(password_hash)
-                .bind(role.as_str())
+                .bind(role)
                 .fetch_one(pool)
                 .await
         });

@@ -37,7 +37,7 @@ pub async fn add_user(config: &Config, args: AddUser) -> anyhow::Result<()> {
     services.close().await;
     match added {
         Ok(id) => {
-            crate::outln!("created {} account {id} for {}", role.as_str(), email.as_str());
+            crate::outln!("created {} account {id} for {}", role.code(), email.as_str());
             if generated {
                 crate::outln!("password (shown once): {}", password.expose());
             }

@@ -9,42 +9,26 @@ use crate::{
 /// Repeats of a visitor-made event within this long are one timeline entry.
 const COLLAPSE_WINDOW: std::time::Duration = std::time::Duration::from_secs(3600);
 
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub enum EventKind {
-    Opened,
-    CodeSent,
-    CodeMailFailed,
-    CodeFailed,
-    Locked,
-    Unlocked,
-    Verified,
-    Downloaded,
-    Refused,
-    Revoked,
-    Purged,
-}
-
-impl EventKind {
-    pub fn as_str(self) -> &'static str {
-        match self {
-            Self::Opened => "opened",
-            Self::CodeSent => "code_sent",
-            Self::CodeMailFailed => "code_mail_failed",
-            Self::CodeFailed => "code_failed",
-            Self::Locked => "locked",
-            Self::Unlocked => "unlocked",
-            Self::Verified => "verified",
-            Self::Downloaded => "downloaded",
-            Self::Refused => "refused",
-            Self::Revoked => "revoked",
-            Self::Purged => "purged",
-        }
+crate::db_code! {
+    /// What happened to a share, as its timeline shows it.
+    pub enum EventKind {
+        Opened = "opened",
+        CodeSent = "code_sent",
+        CodeMailFailed = "code_mail_failed",
+        CodeFailed = "code_failed",
+        Locked = "locked",
+        Unlocked = "unlocked",
+        Verified = "verified",
+        Downloaded = "downloaded",
+        Refused = "refused",
+        Revoked = "revoked",
+        Purged = "purged",
     }
 }
 
 #[derive(Clone, Debug, sqlx::FromRow)]
 pub struct ShareEvent {
-    pub kind: String,
+    pub kind: EventKind,
     pub at: Timestamp,
 }
 
@@ -60,13 +44,13 @@ impl ShareEvents {
 
     pub async fn record(&self, share_id: i64, kind: EventKind) -> Result<(), sqlx::Error> {
         const SQL: &str = "INSERT INTO share_events (share_id, kind) VALUES ($1, $2)";
-        on_db!(&self.db, |pool| sqlx::query(SQL).bind(share_id).bind(kind.as_str()).execute(pool).await.map(drop))
+        on_db!(&self.db, |pool| sqlx::query(SQL).bind(share_id).bind(kind).execute(pool).await.map(drop))
     }
 
     /// Records an event where failing to record it must not fail the request: logged instead.
     pub async fn record_quietly(&self, share_id: i64, kind: EventKind) {
         if let Err(error) = self.record(share_id, kind).await {
-            tracing::warn!(share_id, kind = kind.as_str(), %error, "could not record a share event");
+            tracing::warn!(share_id, kind = kind.code(), %error, "could not record a share event");
         }
     }
 
@@ -78,10 +62,10 @@ impl ShareEvents {
                                  AND at > " now " - " secs("$3") ")");
         let window = crate::db::seconds(COLLAPSE_WINDOW);
         let done = on_db!(&self.db, |pool| {
-            sqlx::query(pool.sql(&SQL)).bind(share_id).bind(kind.as_str()).bind(window).execute(pool).await.map(drop)
+            sqlx::query(pool.sql(&SQL)).bind(share_id).bind(kind).bind(window).execute(pool).await.map(drop)
         });
         if let Err(error) = done {
-            tracing::warn!(share_id, kind = kind.as_str(), %error, "could not record a share event");
+            tracing::warn!(share_id, kind = kind.code(), %error, "could not record a share event");
         }
     }
 

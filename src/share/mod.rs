@@ -29,30 +29,11 @@ use crate::{
     session::is_token_shaped,
 };
 
-/// Where a share is in its life; it only ever moves forward.
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub enum ShareStatus {
-    Active,
-    Consumed,
-    Purged,
-}
-
-/// A stored status that is none of the three: the row is not one this code can reason about.
-#[derive(Debug, thiserror::Error)]
-#[error("unknown share status {0:?}")]
-pub struct UnknownStatus(pub String);
-
-impl ShareStatus {
-    /// The stored value, exactly; anything else is an error, never a guess (a guess of "active"
-    /// would let a row in an unknown state be downloaded).
-    pub fn parse(text: &str) -> Result<Self, UnknownStatus> {
-        match text {
-            "active" => Ok(Self::Active),
-            "consumed" => Ok(Self::Consumed),
-            "purged" => Ok(Self::Purged),
-            other => Err(UnknownStatus(other.to_owned())),
-        }
-    }
+crate::db_code! {
+    /// Where a share is in its life; it only ever moves forward. A stored value none of the three
+    /// is a decoding error, never a guess (a guess of "active" would let a row in an unknown state
+    /// be downloaded).
+    pub enum ShareStatus { Active = "active", Consumed = "consumed", Purged = "purged" }
 }
 
 /// A share found by its token: what the recipient pages and the authorisation need.

@@ -35,7 +35,7 @@ struct ShareRow {
     sender_name: String,
     message: String,
     lang: String,
-    status: String,
+    status: ShareStatus,
     expires_at: Timestamp,
     locked: bool,
 }
@@ -43,9 +43,7 @@ struct ShareRow {
 impl TryFrom<ShareRow> for Share {
     type Error = sqlx::Error;
 
-    /// A status none of the three is a decoding error: the row is refused, not guessed at.
     fn try_from(row: ShareRow) -> Result<Self, sqlx::Error> {
-        let status = ShareStatus::parse(&row.status).map_err(|e| sqlx::Error::Decode(Box::new(e)))?;
         Ok(Share {
             id: row.id,
             file_id: row.file_id,
@@ -54,7 +52,7 @@ impl TryFrom<ShareRow> for Share {
             sender_name: strip_invisible(&row.sender_name),
             message: strip_invisible_keeping_lines(&row.message),
             lang: Lang::from_code(&row.lang).unwrap_or_default(),
-            status,
+            status: row.status,
             expires_at: row.expires_at,
             locked: row.locked,
         })

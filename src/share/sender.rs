@@ -7,40 +7,19 @@ use crate::{
     on_db, sql,
 };
 
-/// Where a share stands, in the words a sender understands.
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub enum SenderStatus {
-    Waiting,
-    Locked,
-    Downloaded,
-    Expired,
-    Revoked,
-    Deleted,
+crate::db_code! {
+    /// Where a share stands, in the words a sender understands.
+    pub enum SenderStatus {
+        Waiting = "waiting",
+        Locked = "locked",
+        Downloaded = "downloaded",
+        Expired = "expired",
+        Revoked = "revoked",
+        Deleted = "deleted",
+    }
 }
 
 impl SenderStatus {
-    fn parse(text: &str) -> Self {
-        match text {
-            "locked" => Self::Locked,
-            "downloaded" => Self::Downloaded,
-            "expired" => Self::Expired,
-            "revoked" => Self::Revoked,
-            "deleted" => Self::Deleted,
-            _ => Self::Waiting,
-        }
-    }
-
-    pub fn code(self) -> &'static str {
-        match self {
-            Self::Waiting => "waiting",
-            Self::Locked => "locked",
-            Self::Downloaded => "downloaded",
-            Self::Expired => "expired",
-            Self::Revoked => "revoked",
-            Self::Deleted => "deleted",
-        }
-    }
-
     /// Nothing will change any more: the page stops polling.
     pub fn is_final(self) -> bool {
         matches!(self, Self::Deleted)
@@ -55,7 +34,7 @@ struct SummaryRow {
     size_bytes: i64,
     created_at: Timestamp,
     expires_at: Timestamp,
-    shown_status: String,
+    shown_status: SenderStatus,
 }
 
 /// One share in a sender's list or on its page.
@@ -79,7 +58,7 @@ impl From<SummaryRow> for ShareSummary {
             size_bytes: row.size_bytes,
             created_at: row.created_at,
             expires_at: row.expires_at,
-            status: SenderStatus::parse(&row.shown_status),
+            status: row.shown_status,
         }
     }
 }

@@ -18,7 +18,7 @@ use super::{
     render, see_other,
 };
 use crate::{
-    accounts::{Role, User, Users, login::confirm_current_password},
+    accounts::{User, Users, login::confirm_current_password},
     deletion::{ActorRole, Case, EvidenceRow, NeedsReview, OpenError, OpenRequest, StepRow},
     i18n::format::human_time,
     secret::SecretString,
@@ -110,7 +110,7 @@ pub async fn delete_member(
 /// The signed-in admin, or 404 for anyone else (the pages do not exist for them).
 async fn admin(state: &AppState, session: &SessionHandle) -> Result<User, AppError> {
     let user = signed_in_user(state, session).await?;
-    if user.role != Role::Admin.as_str() {
+    if !user.is_admin() {
         return Err(AppError::NotFound("deletion pages for a non-admin"));
     }
     Ok(user)

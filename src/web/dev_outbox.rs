@@ -9,10 +9,7 @@ use poem::{
 };
 
 use super::{AppError, AppState, Chrome, auth::signed_in_user, middleware::SessionHandle, render};
-use crate::{
-    accounts::Role,
-    mail::dev_outbox::{OutboxMail, read_outbox},
-};
+use crate::mail::dev_outbox::{OutboxMail, read_outbox};
 
 /// Mails shown, newest first.
 const SHOWN: usize = 30;
@@ -31,7 +28,7 @@ pub async fn show(
     session: Data<&SessionHandle>,
 ) -> Result<Html<String>, AppError> {
     let user = signed_in_user(&state, &session).await?;
-    if user.role != Role::Admin.as_str() {
+    if !user.is_admin() {
         return Err(AppError::NotFound("dev outbox for a non-admin"));
     }
     let dir = state.config.settings.data_dir.join("outbox");

@@ -32,7 +32,7 @@ use crate::{
 /// The signed-in admin, or 404 for anyone else (the page does not exist for them).
 pub(super) async fn admin(state: &AppState, session: &SessionHandle) -> Result<User, AppError> {
     let user = signed_in_user(state, session).await?;
-    if user.role != Role::Admin.as_str() {
+    if !user.is_admin() {
         return Err(AppError::NotFound("team page for a non-admin"));
     }
     Ok(user)

@@ -37,7 +37,7 @@ use crate::{
 const PAGE_SIZE: i64 = 25;
 
 pub fn viewer(user: &User) -> Viewer {
-    Viewer { user_id: user.id, is_admin: user.role == "admin" }
+    Viewer { user_id: user.id, is_admin: user.is_admin() }
 }
 
 /// The share if this sender may see it; otherwise the same 404 as for a share that does not exist.
@@ -178,7 +178,11 @@ async fn share_page_with(
         .list(id)
         .await?
         .into_iter()
-        .map(|e| EventRow { text: event_text(t, &e.kind), kind: e.kind, at: human_time(e.at, lang) })
+        .map(|e| EventRow {
+            text: event_text(t, e.kind.code()),
+            kind: e.kind.code().to_owned(),
+            at: human_time(e.at, lang),
+        })
         .collect();
     let mails = Outbox::new(state.db.clone(), &state.secret_key)
         .delivery_state(id)
