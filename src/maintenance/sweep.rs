@@ -27,9 +27,9 @@ const CODE_KEEP: Duration = Duration::from_secs(3600);
 /// Used and expired invitations stay on the team page this long.
 const INVITATION_KEEP: Duration = Duration::from_secs(7 * 24 * 3600);
 
-#[derive(Debug)]
 /// One sweep's statements. Its condition reads `$2`, the cutoff, and `$3`, the idle cutoff (only
 /// the sessions' condition uses it); `$1` is the scan's cursor, or the batch of ids.
+#[derive(Debug)]
 struct Statements {
     /// The next ids that meet the condition after the cursor, up to `$4` of them.
     scan: Sql,
@@ -41,26 +41,28 @@ struct Statements {
     scrub_files: Option<Sql>,
 }
 
-/// Builds a sweep's [`Statements`] from its table, condition and change. The batch of ids is a
-/// JSON array read with `json_each` on SQLite and a bigint[] read with `unnest` on PostgreSQL.
+/// Builds a sweep's [`Statements`] from its table and condition: its rows are deleted, or, given
+/// `scrub` and `scrub_files`, the personal data of its rows and their files is emptied. The batch
+/// of ids is a JSON array read with `json_each` on SQLite and a bigint[] read with `unnest` on
+/// PostgreSQL.
 macro_rules! statements {
-    ($table:literal, $condition:literal, $change:literal) => {
-        statements!(@ $table, $condition, $change, None)
+    ($table:literal, $condition:literal) => {
+        statements!(@ $table, $condition, ["DELETE FROM " $table], None)
     };
-    ($table:literal, $condition:literal, $change:literal, scrub_files: $files:literal) => {
-        statements!(@ $table, $condition, $change, Some(sql!(
+    ($table:literal, $condition:literal, scrub: $scrub:literal, scrub_files: $files:literal) => {
+        statements!(@ $table, $condition, [$scrub], Some(sql!(
             $files " WHERE id IN (SELECT file_id FROM " $table " WHERE id IN ("
             { sqlite: "SELECT value FROM json_each($1)", postgres: "SELECT unnest($1::bigint[])" }
             ") AND " $condition ")"
         )))
     };
-    (@ $table:literal, $condition:literal, $change:literal, $scrub_files:expr) => {
+    (@ $table:literal, $condition:literal, [$($change:tt)+], $scrub_files:expr) => {
         Statements {
             scan: Sql::same(concat!(
                 "SELECT id FROM ", $table, " WHERE id > $1 AND ", $condition, " ORDER BY id LIMIT $4"
             )),
             change: sql!(
-                $change " WHERE id IN ("
+                $($change)+ " WHERE id IN ("
                 { sqlite: "SELECT value FROM json_each($1)", postgres: "SELECT unnest($1::bigint[])" }
                 ") AND " $condition " RETURNING id"
             ),
@@ -73,18 +75,15 @@ macro_rules! statements {
     };
 }
 
-const SESSIONS: Statements =
-    statements!("sessions", "(expires_at <= $2 OR last_seen_at <= $3)", "DELETE FROM sessions");
-const CODES: Statements = statements!("otp_challenges", "expires_at <= $2", "DELETE FROM otp_challenges");
-const INVITATIONS: Statements =
-    statements!("invitations", "(used_at <= $2 OR expires_at <= $2)", "DELETE FROM invitations");
-const OUTBOX: Statements =
-    statements!("mail_outbox", "status IN ('sent', 'dead') AND created_at <= $2", "DELETE FROM mail_outbox");
-const RATE_LIMITS: Statements = statements!("rate_limit_hits", "at <= $2", "DELETE FROM rate_limit_hits");
+const SESSIONS: Statements = statements!("sessions", "(expires_at <= $2 OR last_seen_at <= $3)");
+const CODES: Statements = statements!("otp_challenges", "expires_at <= $2");
+const INVITATIONS: Statements = statements!("invitations", "(used_at <= $2 OR expires_at <= $2)");
+const OUTBOX: Statements = statements!("mail_outbox", "status IN ('sent', 'dead') AND created_at <= $2");
+const RATE_LIMITS: Statements = statements!("rate_limit_hits", "at <= $2");
 const SHARE_RETENTION: Statements = statements!(
     "shares",
     "status = 'purged' AND recipient_email <> '' AND purged_at <= $2",
-    "UPDATE shares SET recipient_email = '', message = ''",
+    scrub: "UPDATE shares SET recipient_email = '', message = ''",
     scrub_files: "UPDATE files SET original_name = ''"
 );
 
@@ -237,4 +236,29 @@ fn outcomes(ids: &[i64], done: &[i64], remaining: &[i64]) -> Vec<(i64, Outcome, 
             (*id, outcome, None)
         })
         .collect()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::{SESSIONS, SHARE_RETENTION};
+
+    #[test]
+    fn a_sweep_deletes_its_batch_through_each_dialects_id_list_with_the_condition_repeated() {
+        assert_eq!(
+            SESSIONS.change.sqlite,
+            "DELETE FROM sessions WHERE id IN (SELECT value FROM json_each($1)) \
+             AND (expires_at <= $2 OR last_seen_at <= $3) RETURNING id"
+        );
+        assert_eq!(SESSIONS.present.postgres, "SELECT id FROM sessions WHERE id IN (SELECT unnest($1::bigint[]))");
+        assert!(SESSIONS.scrub_files.is_none());
+    }
+
+    #[test]
+    fn the_retention_sweep_scrubs_shares_and_their_file_names_instead_of_deleting() {
+        assert!(SHARE_RETENTION.change.postgres.starts_with("UPDATE shares SET recipient_email = '', message = ''"));
+        let files = SHARE_RETENTION.scrub_files.expect("the shares' sweep scrubs file names");
+        assert!(
+            files.sqlite.starts_with("UPDATE files SET original_name = '' WHERE id IN (SELECT file_id FROM shares")
+        );
+    }
 }
