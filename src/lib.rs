@@ -17,6 +17,7 @@ pub mod mail;
 pub mod maintenance;
 pub mod otp;
 pub mod ratelimit;
+pub mod retry;
 pub mod secret;
 pub mod server;
 pub mod services;

@@ -5,8 +5,10 @@ use std::time::Duration;
 
 use super::stores::{Outcome, Store};
 use crate::{
-    db::{Db, Timestamp, is_unique_violation, seconds, sqlite_write_tx},
+    db::{Db, Dialect, Sql, Timestamp, is_unique_violation, seconds},
+    on_db,
     secret::random_token,
+    sql,
 };
 
 /// Where a case stands. The order of `ALL` is the order of the seed.
@@ -208,10 +210,66 @@ pub struct StepRecord {
     pub retry_in: Option<Duration>,
 }
 
-const CASE_COLUMNS: &str =
-    "id, reference, subject_id, subject_created_at, actor_id, actor_role, reapplies, state, notify_email, final_mail,
-                            mail_attempts, created_at, updated_at, finished_at";
-const OPEN: &str = "state NOT IN ('completed', 'failed')";
+/// The columns of a [`Case`], spliced into each statement that reads one.
+macro_rules! case_select {
+    ($($tail:literal)+) => {
+        Sql::same(concat!(
+            "SELECT id, reference, subject_id, subject_created_at, actor_id, actor_role, reapplies, state,
+                    notify_email, final_mail, mail_attempts, created_at, updated_at, finished_at
+               FROM deletion_cases ",
+            $($tail),+
+        ))
+    };
+}
+
+const FIND: Sql = case_select!("WHERE id = $1");
+const FIND_BY_REFERENCE: Sql = case_select!("WHERE reference = $1");
+const LIST: Sql = case_select!("ORDER BY id DESC LIMIT $1");
+const OPEN_CASE_OF: Sql =
+    Sql::same("SELECT id FROM deletion_cases WHERE subject_id = $1 AND state NOT IN ('completed', 'failed')");
+
+/// PostgreSQL locks every active admin's row first, in one order (no deadlock): two cases for the
+/// last two admins would otherwise each see the other still active (write skew). The second waits
+/// here, and its check below then sees the first one's commit. SQLite's write transaction already
+/// serialises the two, so there it is a plain read.
+const LOCK_ACTIVE_ADMINS: Sql = sql!(
+    "SELECT id FROM users WHERE role = 'admin' AND disabled_at IS NULL ORDER BY id" { sqlite: "", postgres: " FOR UPDATE" }
+);
+/// Then the account row (PostgreSQL locks it), so two racing requests for it cannot both pass.
+const IS_LAST_ADMIN: Sql = sql!(
+    "SELECT role = 'admin' AND disabled_at IS NULL AND NOT EXISTS (SELECT 1 FROM users o
+       WHERE o.id <> u.id AND o.role = 'admin' AND o.disabled_at IS NULL)
+       FROM users u WHERE id = $1" { sqlite: "", postgres: " FOR UPDATE" }
+);
+const INSERT_CASE: Sql = sql!(
+    "INSERT INTO deletion_cases (reference, subject_id, subject_created_at, actor_id, actor_role,
+            reapplies, notify_email, final_mail, lease_owner, lease_until)
+     SELECT $2, id, created_at, $3, $4, $5, CASE WHEN CAST($6 AS TEXT) IS NULL THEN email END, $6, $7,
+            " now " + " secs("$8") "
+       FROM users WHERE id = $1 RETURNING id"
+);
+const INSERT_STEP: Sql =
+    Sql::same("INSERT INTO deletion_steps (case_id, position, store, action) VALUES ($1, $2, $3, $4)");
+const DISABLE_ACCOUNT: Sql = sql!("UPDATE users SET disabled_at = COALESCE(disabled_at, " now ") WHERE id = $1");
+const REVOKE_SHARES: Sql = sql!(
+    "UPDATE shares SET revoked_at = " now ", expires_at = " now "
+      WHERE sender_id = $1 AND status = 'active' AND expires_at > " now
+);
+const TRANSITION: Sql = sql!(
+    "UPDATE deletion_cases
+        SET state = $3, updated_at = " now ",
+            finished_at = CASE WHEN $4 THEN " now " END,
+            notify_email = CASE WHEN $4 THEN NULL ELSE notify_email END
+      WHERE id = $1 AND state = $2
+        AND ($3 <> 'completed' OR NOT EXISTS (SELECT 1 FROM deletion_steps
+              WHERE case_id = $1 AND (outcome NOT IN ('deleted', 'not_found', 'documented_constraint')
+                    OR (action = 'delete' AND (verified_at IS NULL OR remaining <> 0)))))"
+);
+const SUBJECT_PRESENT: Sql = Sql::same(
+    "SELECT count(*) FROM deletion_cases c JOIN users u
+       ON u.id = c.subject_id AND u.created_at = c.subject_created_at WHERE c.id = $1",
+);
+const ACCOUNT_CREATED_AT: Sql = Sql::same("SELECT created_at FROM users WHERE id = $1");
 
 /// A unique violation while opening is the account's case already open.
 fn open_error(error: sqlx::Error) -> OpenError {
@@ -245,28 +303,17 @@ impl DeletionCases {
         let reference = new_reference();
         let lease = seconds(lease);
         let mail = if request.reapplies.is_some() { Some("none") } else { None };
-        let result = match &self.db {
-            Db::Sqlite(pool) => {
-                let mut tx = sqlite_write_tx(pool).await?;
-                let last_admin: Option<bool> = sqlx::query_scalar(
-                    "SELECT role = 'admin' AND disabled_at IS NULL AND NOT EXISTS (SELECT 1 FROM users o
-                       WHERE o.id <> u.id AND o.role = 'admin' AND o.disabled_at IS NULL) FROM users u WHERE id = $1",
-                )
-                .bind(request.subject_id)
-                .fetch_optional(&mut *tx)
-                .await?;
-                match last_admin {
-                    None => return Err(OpenError::NoSuchAccount),
-                    Some(true) => return Err(OpenError::LastAdmin),
-                    Some(false) => {}
-                }
-                let id: Result<i64, sqlx::Error> = sqlx::query_scalar(
-                    "INSERT INTO deletion_cases (reference, subject_id, subject_created_at, actor_id, actor_role,
-                            reapplies, notify_email, final_mail, lease_owner, lease_until)
-                     SELECT $2, id, created_at, $3, $4, $5, CASE WHEN $6 IS NULL THEN email END, $6, $7,
-                            unixepoch('subsec') + $8
-                       FROM users WHERE id = $1 RETURNING id",
-                )
+        let id: i64 = on_db!(&self.db, |pool| {
+            let mut tx = pool.begin_write().await?;
+            sqlx::query(pool.sql(&LOCK_ACTIVE_ADMINS)).execute(&mut *tx).await?;
+            let last_admin: Option<bool> =
+                sqlx::query_scalar(pool.sql(&IS_LAST_ADMIN)).bind(request.subject_id).fetch_optional(&mut *tx).await?;
+            match last_admin {
+                None => return Err(OpenError::NoSuchAccount),
+                Some(true) => return Err(OpenError::LastAdmin),
+                Some(false) => {}
+            }
+            let id: i64 = sqlx::query_scalar(pool.sql(&INSERT_CASE))
                 .bind(request.subject_id)
                 .bind(&reference)
                 .bind(request.actor_id)
@@ -276,135 +323,42 @@ impl DeletionCases {
                 .bind(lease_owner)
                 .bind(lease)
                 .fetch_one(&mut *tx)
-                .await;
+                .await
                 // A second open case for the account breaks the partial unique index.
-                let id = id.map_err(open_error)?;
-                for store in Store::ORDER {
-                    sqlx::query(
-                        "INSERT INTO deletion_steps (case_id, position, store, action) VALUES ($1, $2, $3, $4)",
-                    )
+                .map_err(open_error)?;
+            for store in Store::ORDER {
+                sqlx::query(pool.sql(&INSERT_STEP))
                     .bind(id)
                     .bind(store.position() as i32)
                     .bind(store.code())
                     .bind(store.action().code())
                     .execute(&mut *tx)
                     .await?;
-                }
-                sqlx::query("UPDATE users SET disabled_at = COALESCE(disabled_at, unixepoch('subsec')) WHERE id = $1")
-                    .bind(request.subject_id)
-                    .execute(&mut *tx)
-                    .await?;
-                sqlx::query(
-                    "UPDATE shares SET revoked_at = unixepoch('subsec'), expires_at = unixepoch('subsec')
-                      WHERE sender_id = $1 AND status = 'active' AND expires_at > unixepoch('subsec')",
-                )
-                .bind(request.subject_id)
-                .execute(&mut *tx)
-                .await?;
-                tx.commit().await.map(|_| id)
             }
-            Db::Postgres(pool) => {
-                let mut tx = pool.begin().await?;
-                // Every active admin's row first, in one order (no deadlock): two cases for the
-                // last two admins would otherwise each see the other still active (write skew).
-                // The second waits here, and its check below then sees the first one's commit.
-                sqlx::query("SELECT id FROM users WHERE role = 'admin' AND disabled_at IS NULL ORDER BY id FOR UPDATE")
-                    .execute(&mut *tx)
-                    .await?;
-                // Then the account row, so two racing requests for it cannot both pass the checks.
-                let last_admin: Option<bool> = sqlx::query_scalar(
-                    "SELECT role = 'admin' AND disabled_at IS NULL AND NOT EXISTS (SELECT 1 FROM users o
-                       WHERE o.id <> u.id AND o.role = 'admin' AND o.disabled_at IS NULL)
-                       FROM users u WHERE id = $1 FOR UPDATE",
-                )
-                .bind(request.subject_id)
-                .fetch_optional(&mut *tx)
-                .await?;
-                match last_admin {
-                    None => return Err(OpenError::NoSuchAccount),
-                    Some(true) => return Err(OpenError::LastAdmin),
-                    Some(false) => {}
-                }
-                let id: Result<i64, sqlx::Error> = sqlx::query_scalar(
-                    "INSERT INTO deletion_cases (reference, subject_id, subject_created_at, actor_id, actor_role,
-                            reapplies, notify_email, final_mail, lease_owner, lease_until)
-                     SELECT $2, id, created_at, $3, $4, $5, CASE WHEN $6::text IS NULL THEN email END, $6, $7,
-                            now() + make_interval(secs => $8)
-                       FROM users WHERE id = $1 RETURNING id",
-                )
-                .bind(request.subject_id)
-                .bind(&reference)
-                .bind(request.actor_id)
-                .bind(request.role.code())
-                .bind(&request.reapplies)
-                .bind(mail)
-                .bind(lease_owner)
-                .bind(lease)
-                .fetch_one(&mut *tx)
-                .await;
-                // A second open case for the account breaks the partial unique index.
-                let id = id.map_err(open_error)?;
-                for store in Store::ORDER {
-                    sqlx::query(
-                        "INSERT INTO deletion_steps (case_id, position, store, action) VALUES ($1, $2, $3, $4)",
-                    )
-                    .bind(id)
-                    .bind(store.position() as i32)
-                    .bind(store.code())
-                    .bind(store.action().code())
-                    .execute(&mut *tx)
-                    .await?;
-                }
-                sqlx::query("UPDATE users SET disabled_at = COALESCE(disabled_at, now()) WHERE id = $1")
-                    .bind(request.subject_id)
-                    .execute(&mut *tx)
-                    .await?;
-                sqlx::query(
-                    "UPDATE shares SET revoked_at = now(), expires_at = now()
-                      WHERE sender_id = $1 AND status = 'active' AND expires_at > now()",
-                )
-                .bind(request.subject_id)
-                .execute(&mut *tx)
-                .await?;
-                tx.commit().await.map(|_| id)
-            }
-        };
-        let id = result.map_err(open_error)?;
+            sqlx::query(pool.sql(&DISABLE_ACCOUNT)).bind(request.subject_id).execute(&mut *tx).await?;
+            sqlx::query(pool.sql(&REVOKE_SHARES)).bind(request.subject_id).execute(&mut *tx).await?;
+            tx.commit().await.map_err(open_error)?;
+            id
+        });
         Ok(self.find(id).await?.expect("the case just committed"))
     }
 
     pub async fn find(&self, id: i64) -> Result<Option<Case>, sqlx::Error> {
-        let sql = sqlx::AssertSqlSafe(format!("SELECT {CASE_COLUMNS} FROM deletion_cases WHERE id = $1"));
-        match &self.db {
-            Db::Sqlite(pool) => sqlx::query_as(sql).bind(id).fetch_optional(pool).await,
-            Db::Postgres(pool) => sqlx::query_as(sql).bind(id).fetch_optional(pool).await,
-        }
+        on_db!(&self.db, |pool| sqlx::query_as(pool.sql(&FIND)).bind(id).fetch_optional(pool).await)
     }
 
     pub async fn find_by_reference(&self, reference: &str) -> Result<Option<Case>, sqlx::Error> {
-        let sql = sqlx::AssertSqlSafe(format!("SELECT {CASE_COLUMNS} FROM deletion_cases WHERE reference = $1"));
-        match &self.db {
-            Db::Sqlite(pool) => sqlx::query_as(sql).bind(reference).fetch_optional(pool).await,
-            Db::Postgres(pool) => sqlx::query_as(sql).bind(reference).fetch_optional(pool).await,
-        }
+        on_db!(&self.db, |pool| sqlx::query_as(pool.sql(&FIND_BY_REFERENCE)).bind(reference).fetch_optional(pool).await)
     }
 
     /// Every case, newest first.
     pub async fn list(&self, limit: i64) -> Result<Vec<Case>, sqlx::Error> {
-        let sql = sqlx::AssertSqlSafe(format!("SELECT {CASE_COLUMNS} FROM deletion_cases ORDER BY id DESC LIMIT $1"));
-        match &self.db {
-            Db::Sqlite(pool) => sqlx::query_as(sql).bind(limit).fetch_all(pool).await,
-            Db::Postgres(pool) => sqlx::query_as(sql).bind(limit).fetch_all(pool).await,
-        }
+        on_db!(&self.db, |pool| sqlx::query_as(pool.sql(&LIST)).bind(limit).fetch_all(pool).await)
     }
 
     /// Whether an account (id and creation time, so a reused id does not match) has an open case.
     pub async fn open_case_of(&self, subject_id: i64) -> Result<Option<i64>, sqlx::Error> {
-        let sql = sqlx::AssertSqlSafe(format!("SELECT id FROM deletion_cases WHERE subject_id = $1 AND {OPEN}"));
-        match &self.db {
-            Db::Sqlite(pool) => sqlx::query_scalar(sql).bind(subject_id).fetch_optional(pool).await,
-            Db::Postgres(pool) => sqlx::query_scalar(sql).bind(subject_id).fetch_optional(pool).await,
-        }
+        on_db!(&self.db, |pool| sqlx::query_scalar(pool.sql(&OPEN_CASE_OF)).bind(subject_id).fetch_optional(pool).await)
     }
 
     /// Moves a case forward: one conditional UPDATE from exactly `from`. False when the move is
@@ -414,62 +368,24 @@ impl DeletionCases {
             return Ok(false);
         }
         let finished = to.is_final();
-        let done = match &self.db {
-            Db::Sqlite(pool) => sqlx::query(
-                "UPDATE deletion_cases
-                    SET state = $3, updated_at = unixepoch('subsec'),
-                        finished_at = CASE WHEN $4 THEN unixepoch('subsec') END,
-                        notify_email = CASE WHEN $4 THEN NULL ELSE notify_email END
-                  WHERE id = $1 AND state = $2
-                    AND ($3 <> 'completed' OR NOT EXISTS (SELECT 1 FROM deletion_steps
-                          WHERE case_id = $1 AND (outcome NOT IN ('deleted', 'not_found', 'documented_constraint')
-                                OR (action = 'delete' AND (verified_at IS NULL OR remaining <> 0)))))",
-            )
-            .bind(id)
-            .bind(from.code())
-            .bind(to.code())
-            .bind(finished)
-            .execute(pool)
-            .await?
-            .rows_affected(),
-            Db::Postgres(pool) => sqlx::query(
-                "UPDATE deletion_cases
-                    SET state = $3, updated_at = now(),
-                        finished_at = CASE WHEN $4 THEN now() END,
-                        notify_email = CASE WHEN $4 THEN NULL ELSE notify_email END
-                  WHERE id = $1 AND state = $2
-                    AND ($3 <> 'completed' OR NOT EXISTS (SELECT 1 FROM deletion_steps
-                          WHERE case_id = $1 AND (outcome NOT IN ('deleted', 'not_found', 'documented_constraint')
-                                OR (action = 'delete' AND (verified_at IS NULL OR remaining <> 0)))))",
-            )
-            .bind(id)
-            .bind(from.code())
-            .bind(to.code())
-            .bind(finished)
-            .execute(pool)
-            .await?
-            .rows_affected(),
-        };
+        let done = on_db!(&self.db, |pool| {
+            let query = sqlx::query(pool.sql(&TRANSITION)).bind(id).bind(from.code()).bind(to.code()).bind(finished);
+            query.execute(pool).await?.rows_affected()
+        });
         Ok(done == 1)
     }
 
     /// True while the account the case was opened for is still there: same id, same creation time.
     pub async fn subject_present(&self, id: i64) -> Result<bool, sqlx::Error> {
-        const SQL: &str = "SELECT count(*) FROM deletion_cases c JOIN users u
-                             ON u.id = c.subject_id AND u.created_at = c.subject_created_at WHERE c.id = $1";
-        let count: i64 = match &self.db {
-            Db::Sqlite(pool) => sqlx::query_scalar(SQL).bind(id).fetch_one(pool).await?,
-            Db::Postgres(pool) => sqlx::query_scalar(SQL).bind(id).fetch_one(pool).await?,
-        };
+        let count: i64 =
+            on_db!(&self.db, |pool| sqlx::query_scalar(pool.sql(&SUBJECT_PRESENT)).bind(id).fetch_one(pool).await?);
         Ok(count == 1)
     }
 
     /// The creation time of an account, to tell it from a later one that reuses its id.
     pub async fn account_created_at(&self, subject_id: i64) -> Result<Option<Timestamp>, sqlx::Error> {
-        const SQL: &str = "SELECT created_at FROM users WHERE id = $1";
-        match &self.db {
-            Db::Sqlite(pool) => sqlx::query_scalar(SQL).bind(subject_id).fetch_optional(pool).await,
-            Db::Postgres(pool) => sqlx::query_scalar(SQL).bind(subject_id).fetch_optional(pool).await,
-        }
+        on_db!(&self.db, |pool| {
+            sqlx::query_scalar(pool.sql(&ACCOUNT_CREATED_AT)).bind(subject_id).fetch_optional(pool).await
+        })
     }
 }

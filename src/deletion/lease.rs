@@ -5,94 +5,49 @@
 use std::time::Duration;
 
 use super::cases::DeletionCases;
-use crate::db::{Db, seconds};
+use crate::{
+    db::{Dialect, Sql, seconds},
+    on_db, sql,
+};
+
+const DUE: Sql = sql!(
+    "SELECT id FROM deletion_cases
+      WHERE state NOT IN ('completed', 'failed') AND next_attempt_at <= " now "
+        AND (lease_until IS NULL OR lease_until < " now ")
+      ORDER BY next_attempt_at, id LIMIT $1"
+);
+const CLAIM: Sql = sql!(
+    "UPDATE deletion_cases SET lease_owner = $2, lease_until = " now " + " secs("$3") "
+      WHERE id = $1 AND state NOT IN ('completed', 'failed')
+        AND (lease_until IS NULL OR lease_until < " now " OR lease_owner = $2)"
+);
+const RELEASE: Sql = sql!(
+    "UPDATE deletion_cases SET lease_owner = NULL, lease_until = NULL,
+            next_attempt_at = " now " + " secs("$3") "
+      WHERE id = $1 AND lease_owner = $2"
+);
 
 impl DeletionCases {
     /// Open cases that are due and not held by a live lease, oldest due first.
     pub async fn due(&self, limit: i64) -> Result<Vec<i64>, sqlx::Error> {
-        match self.db() {
-            Db::Sqlite(pool) => {
-                sqlx::query_scalar(
-                    "SELECT id FROM deletion_cases
-                      WHERE state NOT IN ('completed', 'failed') AND next_attempt_at <= unixepoch('subsec')
-                        AND (lease_until IS NULL OR lease_until < unixepoch('subsec'))
-                      ORDER BY next_attempt_at, id LIMIT $1",
-                )
-                .bind(limit)
-                .fetch_all(pool)
-                .await
-            }
-            Db::Postgres(pool) => {
-                sqlx::query_scalar(
-                    "SELECT id FROM deletion_cases
-                      WHERE state NOT IN ('completed', 'failed') AND next_attempt_at <= now()
-                        AND (lease_until IS NULL OR lease_until < now())
-                      ORDER BY next_attempt_at, id LIMIT $1",
-                )
-                .bind(limit)
-                .fetch_all(pool)
-                .await
-            }
-        }
+        on_db!(self.db(), |pool| sqlx::query_scalar(pool.sql(&DUE)).bind(limit).fetch_all(pool).await)
     }
 
     /// Takes (or renews) the lease of an open case; false when another runner holds it.
     pub async fn claim(&self, id: i64, owner: &str, lease: Duration) -> Result<bool, sqlx::Error> {
         let lease = seconds(lease);
-        let done = match self.db() {
-            Db::Sqlite(pool) => sqlx::query(
-                "UPDATE deletion_cases SET lease_owner = $2, lease_until = unixepoch('subsec') + $3
-                  WHERE id = $1 AND state NOT IN ('completed', 'failed')
-                    AND (lease_until IS NULL OR lease_until < unixepoch('subsec') OR lease_owner = $2)",
-            )
-            .bind(id)
-            .bind(owner)
-            .bind(lease)
-            .execute(pool)
-            .await?
-            .rows_affected(),
-            Db::Postgres(pool) => sqlx::query(
-                "UPDATE deletion_cases SET lease_owner = $2, lease_until = now() + make_interval(secs => $3)
-                  WHERE id = $1 AND state NOT IN ('completed', 'failed')
-                    AND (lease_until IS NULL OR lease_until < now() OR lease_owner = $2)",
-            )
-            .bind(id)
-            .bind(owner)
-            .bind(lease)
-            .execute(pool)
-            .await?
-            .rows_affected(),
-        };
+        let done = on_db!(self.db(), |pool| {
+            sqlx::query(pool.sql(&CLAIM)).bind(id).bind(owner).bind(lease).execute(pool).await?.rows_affected()
+        });
         Ok(done == 1)
     }
 
     /// Lets the lease go and says when the case is next due.
     pub async fn release(&self, id: i64, owner: &str, due_in: Duration) -> Result<(), sqlx::Error> {
         let due_in = seconds(due_in);
-        match self.db() {
-            Db::Sqlite(pool) => sqlx::query(
-                "UPDATE deletion_cases SET lease_owner = NULL, lease_until = NULL,
-                        next_attempt_at = unixepoch('subsec') + $3
-                  WHERE id = $1 AND lease_owner = $2",
-            )
-            .bind(id)
-            .bind(owner)
-            .bind(due_in)
-            .execute(pool)
-            .await?
-            .rows_affected(),
-            Db::Postgres(pool) => sqlx::query(
-                "UPDATE deletion_cases SET lease_owner = NULL, lease_until = NULL,
-                        next_attempt_at = now() + make_interval(secs => $3)
-                  WHERE id = $1 AND lease_owner = $2",
-            )
-            .bind(id)
-            .bind(owner)
-            .bind(due_in)
-            .execute(pool)
-            .await?
-            .rows_affected(),
-        };
+        on_db!(self.db(), |pool| {
+            sqlx::query(pool.sql(&RELEASE)).bind(id).bind(owner).bind(due_in).execute(pool).await?;
+        });
         Ok(())
     }
 }

@@ -43,8 +43,7 @@ impl Default for RetryPolicy {
 
 impl RetryPolicy {
     fn backoff(&self, failures_before: i32) -> Duration {
-        let factor = 2u32.saturating_pow(failures_before.clamp(0, 20) as u32);
-        self.base.saturating_mul(factor).min(self.cap)
+        crate::retry::backoff(self.base, u32::try_from(failures_before).unwrap_or(0), self.cap)
     }
 }
 

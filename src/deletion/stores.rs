@@ -6,7 +6,7 @@
 //! on disk (found through the file rows), the file rows, and the account row last. The address
 //! used as a key is read from the account row each time, so it is needed nowhere else.
 
-use crate::db::Db;
+use crate::{db::Db, on_db};
 
 /// A place that can hold a sender's data.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
@@ -82,9 +82,6 @@ impl Outcome {
         matches!(self, Self::Deleted | Self::NotFound | Self::DocumentedConstraint)
     }
 }
-
-/// The sender's shares: the key of everything that hangs on a share.
-const SHARES_OF: &str = "SELECT id FROM shares WHERE sender_id = $1";
 
 impl Store {
     /// Every store, in run order.
@@ -168,36 +165,84 @@ impl Store {
         }
     }
 
-    /// The rows of this store that belong to subject `$1`, as a FROM … WHERE clause valid in both
-    /// dialects. `None`: the store is not a table (disk, logs, backups).
-    fn rows(self) -> Option<String> {
-        let email = "(SELECT email FROM users WHERE id = $1)";
+    /// The statements of this store's rows that belong to subject `$1`, valid in both dialects.
+    /// `None`: the store is not a table (disk, logs, backups).
+    fn rows(self) -> Option<&'static TableRows> {
         Some(match self {
-            Self::Sessions => "FROM sessions WHERE user_id = $1".to_owned(),
-            Self::Invitations => {
-                format!("FROM invitations WHERE (invited_by = $1 AND used_at IS NULL) OR email = {email}")
-            }
-            Self::Codes => format!("FROM otp_challenges WHERE share_id IN ({SHARES_OF})"),
-            Self::Grants => format!("FROM download_grants WHERE share_id IN ({SHARES_OF})"),
-            Self::DeliveredMail => {
-                format!("FROM mail_outbox WHERE status = 'sent' AND (share_id IN ({SHARES_OF}) OR recipient = {email})")
-            }
-            Self::Outbox => format!("FROM mail_outbox WHERE share_id IN ({SHARES_OF}) OR recipient = {email}"),
-            Self::ShareEvents => format!("FROM share_events WHERE share_id IN ({SHARES_OF})"),
-            Self::RateLimits => format!(
-                "FROM rate_limit_hits WHERE bucket = 'login:account:' || {email}
-                    OR substr(bucket, 1, length('login:account:' || {email} || '|')) = 'login:account:' || {email} || '|'
-                    OR EXISTS (SELECT 1 FROM shares s WHERE s.sender_id = $1
-                                  AND substr(bucket, 1, length('share:' || CAST(s.id AS TEXT) || ':'))
-                                      = 'share:' || CAST(s.id AS TEXT) || ':')"
-            ),
-            Self::Shares => "FROM shares WHERE sender_id = $1".to_owned(),
-            Self::FileRecords => "FROM files WHERE owner_id = $1".to_owned(),
-            Self::Account => "FROM users WHERE id = $1".to_owned(),
+            Self::Sessions => &SESSIONS,
+            Self::Invitations => &INVITATIONS,
+            Self::Codes => &CODES,
+            Self::Grants => &GRANTS,
+            Self::DeliveredMail => &DELIVERED_MAIL,
+            Self::Outbox => &OUTBOX,
+            Self::ShareEvents => &SHARE_EVENTS,
+            Self::RateLimits => &RATE_LIMITS,
+            Self::Shares => &SHARES,
+            Self::FileRecords => &FILE_RECORDS,
+            Self::Account => &ACCOUNT,
             Self::StoredFiles | Self::Logs | Self::Backups => return None,
         })
     }
 }
+
+/// A table store's rows of one subject, counted and deleted by one `FROM … WHERE` text.
+struct TableRows {
+    count: &'static str,
+    delete: &'static str,
+}
+
+/// Builds a [`TableRows`] from the pieces of its `FROM … WHERE` text (literals or the two
+/// key macros below).
+macro_rules! table_rows {
+    ($($from:expr),+ $(,)?) => {
+        TableRows { count: concat!("SELECT count(*) ", $($from),+), delete: concat!("DELETE ", $($from),+) }
+    };
+}
+/// The sender's shares: the key of everything that hangs on a share.
+macro_rules! shares_of {
+    () => {
+        "SELECT id FROM shares WHERE sender_id = $1"
+    };
+}
+/// The subject's address, read from the account row each time.
+macro_rules! email {
+    () => {
+        "(SELECT email FROM users WHERE id = $1)"
+    };
+}
+
+const SESSIONS: TableRows = table_rows!("FROM sessions WHERE user_id = $1");
+const INVITATIONS: TableRows =
+    table_rows!("FROM invitations WHERE (invited_by = $1 AND used_at IS NULL) OR email = ", email!());
+const CODES: TableRows = table_rows!("FROM otp_challenges WHERE share_id IN (", shares_of!(), ")");
+const GRANTS: TableRows = table_rows!("FROM download_grants WHERE share_id IN (", shares_of!(), ")");
+const DELIVERED_MAIL: TableRows = table_rows!(
+    "FROM mail_outbox WHERE status = 'sent' AND (share_id IN (",
+    shares_of!(),
+    ") OR recipient = ",
+    email!(),
+    ")"
+);
+const OUTBOX: TableRows =
+    table_rows!("FROM mail_outbox WHERE share_id IN (", shares_of!(), ") OR recipient = ", email!());
+const SHARE_EVENTS: TableRows = table_rows!("FROM share_events WHERE share_id IN (", shares_of!(), ")");
+const RATE_LIMITS: TableRows = table_rows!(
+    "FROM rate_limit_hits WHERE bucket = 'login:account:' || ",
+    email!(),
+    "
+        OR substr(bucket, 1, length('login:account:' || ",
+    email!(),
+    " || '|')) = 'login:account:' || ",
+    email!(),
+    " || '|'
+        OR EXISTS (SELECT 1 FROM shares s WHERE s.sender_id = $1
+                      AND substr(bucket, 1, length('share:' || CAST(s.id AS TEXT) || ':'))
+                          = 'share:' || CAST(s.id AS TEXT) || ':')"
+);
+const SHARES: TableRows = table_rows!("FROM shares WHERE sender_id = $1");
+const FILE_RECORDS: TableRows = table_rows!("FROM files WHERE owner_id = $1");
+const ACCOUNT: TableRows = table_rows!("FROM users WHERE id = $1");
+const STORAGE_KEYS: &str = "SELECT storage_key FROM files WHERE owner_id = $1 ORDER BY id";
 
 /// Counts and deletes a subject's rows in one store (the table stores).
 #[derive(Clone, Debug)]
@@ -213,30 +258,18 @@ impl TableAdapter {
     /// Rows of `store` that belong to `subject`; `None` for a store that is not a table.
     pub async fn count(&self, store: Store, subject: i64) -> Result<Option<i64>, sqlx::Error> {
         let Some(rows) = store.rows() else { return Ok(None) };
-        let sql = sqlx::AssertSqlSafe(format!("SELECT count(*) {rows}"));
-        let count = match &self.db {
-            Db::Sqlite(pool) => sqlx::query_scalar(sql).bind(subject).fetch_one(pool).await?,
-            Db::Postgres(pool) => sqlx::query_scalar(sql).bind(subject).fetch_one(pool).await?,
-        };
+        let count = on_db!(&self.db, |pool| sqlx::query_scalar(rows.count).bind(subject).fetch_one(pool).await?);
         Ok(Some(count))
     }
 
     /// Deletes them; returns how many went.
     pub async fn delete(&self, store: Store, subject: i64) -> Result<u64, sqlx::Error> {
         let Some(rows) = store.rows() else { return Ok(0) };
-        let sql = sqlx::AssertSqlSafe(format!("DELETE {rows}"));
-        Ok(match &self.db {
-            Db::Sqlite(pool) => sqlx::query(sql).bind(subject).execute(pool).await?.rows_affected(),
-            Db::Postgres(pool) => sqlx::query(sql).bind(subject).execute(pool).await?.rows_affected(),
-        })
+        Ok(on_db!(&self.db, |pool| sqlx::query(rows.delete).bind(subject).execute(pool).await?.rows_affected()))
     }
 
     /// The storage keys of the subject's files (the disk store's key).
     pub async fn storage_keys(&self, subject: i64) -> Result<Vec<String>, sqlx::Error> {
-        const SQL: &str = "SELECT storage_key FROM files WHERE owner_id = $1 ORDER BY id";
-        match &self.db {
-            Db::Sqlite(pool) => sqlx::query_scalar(SQL).bind(subject).fetch_all(pool).await,
-            Db::Postgres(pool) => sqlx::query_scalar(SQL).bind(subject).fetch_all(pool).await,
-        }
+        on_db!(&self.db, |pool| sqlx::query_scalar(STORAGE_KEYS).bind(subject).fetch_all(pool).await)
     }
 }

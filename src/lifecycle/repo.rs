@@ -1,10 +1,12 @@
 //! Seed 000's transitions, each one conditional UPDATE whose WHERE holds the whole precondition:
-//! active → consumed (claim), active|consumed → purged (GC), never backwards. Both dialects side
-//! by side.
+//! active → consumed (claim), active|consumed → purged (GC), never backwards.
 
 use std::time::Duration;
 
-use crate::db::{Db, seconds};
+use crate::{
+    db::{Db, Dialect, Sql, seconds},
+    on_db, retry, sql,
+};
 
 /// A share the GC may collect, with the key of its stored file.
 #[derive(Clone, Debug, sqlx::FromRow)]
@@ -13,28 +15,54 @@ pub struct PurgeCandidate {
     pub storage_key: String,
 }
 
-/// The GC's candidate query on SQLite ($1 the delivery grace in seconds, $2 the batch). Public
-/// so the test of its plan explains this very statement.
-#[doc(hidden)]
-pub const PURGEABLE_SQLITE: &str = "SELECT s.id, f.storage_key
+/// The GC's candidate query ($1 the delivery grace in seconds, $2 the batch). PostgreSQL's index
+/// and ORDER BY name NULLS FIRST (SQLite sorts NULLs first anyway).
+const PURGEABLE: Sql = sql!(
+    "SELECT s.id, f.storage_key
        FROM shares s JOIN files f ON f.id = s.file_id
       WHERE s.status <> 'purged'
-        AND (s.next_purge_attempt_at IS NULL OR s.next_purge_attempt_at <= unixepoch('subsec'))
-        AND ((s.status = 'consumed' AND s.consumed_at <= unixepoch('subsec') - $1)
-             OR (s.status <> 'consumed' AND s.expires_at <= unixepoch('subsec')))
-      ORDER BY s.next_purge_attempt_at, s.id
-      LIMIT $2";
+        AND (s.next_purge_attempt_at IS NULL OR s.next_purge_attempt_at <= " now ")
+        AND ((s.status = 'consumed' AND s.consumed_at <= " now " - " secs("$1") ")
+             OR (s.status <> 'consumed' AND s.expires_at <= " now "))
+      ORDER BY s.next_purge_attempt_at" { sqlite: "", postgres: " NULLS FIRST" } ", s.id
+      LIMIT $2"
+);
+/// The candidate query on SQLite, public so the test of its plan explains this very statement.
+#[doc(hidden)]
+pub const PURGEABLE_SQLITE: &str = PURGEABLE.sqlite;
+/// The same on PostgreSQL.
+#[doc(hidden)]
+pub const PURGEABLE_POSTGRES: &str = PURGEABLE.postgres;
 
-/// The same on PostgreSQL, whose index and ORDER BY name NULLS FIRST.
-#[doc(hidden)]
-pub const PURGEABLE_POSTGRES: &str = "SELECT s.id, f.storage_key
-       FROM shares s JOIN files f ON f.id = s.file_id
-      WHERE s.status <> 'purged'
-        AND (s.next_purge_attempt_at IS NULL OR s.next_purge_attempt_at <= now())
-        AND ((s.status = 'consumed' AND s.consumed_at <= now() - make_interval(secs => $1))
-             OR (s.status <> 'consumed' AND s.expires_at <= now()))
-      ORDER BY s.next_purge_attempt_at NULLS FIRST, s.id
-      LIMIT $2";
+const MARK_CONSUMED: Sql = sql!(
+    "UPDATE shares SET status = 'consumed', consumed_at = " now "
+      WHERE id = $1 AND status = 'active' AND expires_at > " now
+);
+const MARK_PURGED: Sql = sql!(
+    "UPDATE shares SET status = 'purged', purged_at = " now "
+      WHERE id = $1 AND status <> 'purged'
+        AND (status = 'consumed' OR expires_at <= " now ")"
+);
+/// Counts a failed delete, returning the failures before this one.
+const COUNT_PURGE_FAILURE: Sql = Sql::same(
+    "UPDATE shares SET purge_attempts = purge_attempts + 1 WHERE id = $1 AND status <> 'purged'
+     RETURNING purge_attempts - 1",
+);
+const BACK_OFF_PURGE: Sql = sql!("UPDATE shares SET next_purge_attempt_at = " now " + " secs("$2") " WHERE id = $1");
+const REVOKE: Sql = sql!(
+    "UPDATE shares SET revoked_at = " now ", expires_at = " now "
+      WHERE id = $1 AND status = 'active' AND expires_at > " now
+);
+const RENEW_LINK: Sql = sql!(
+    "UPDATE shares SET token_hash = $2, locked_at = NULL, wrong_codes = 0
+      WHERE id = $1 AND status = 'active' AND expires_at > " now
+);
+const UNLOCK: Sql = Sql::same(
+    "UPDATE shares SET locked_at = NULL, wrong_codes = 0 WHERE id = $1 AND locked_at IS NOT NULL AND status = 'active'",
+);
+
+/// A failed delete's backoff doubles per failure up to this many times the first one.
+const PURGE_BACKOFF_DOUBLINGS: u32 = 6;
 
 #[derive(Clone, Debug)]
 pub struct LifecycleRepository {
@@ -57,24 +85,9 @@ impl LifecycleRepository {
     }
 
     pub async fn mark_consumed(&self, share_id: i64) -> Result<bool, sqlx::Error> {
-        let done = match &self.db {
-            Db::Sqlite(pool) => sqlx::query(
-                "UPDATE shares SET status = 'consumed', consumed_at = unixepoch('subsec')
-                  WHERE id = $1 AND status = 'active' AND expires_at > unixepoch('subsec')",
-            )
-            .bind(share_id)
-            .execute(pool)
-            .await?
-            .rows_affected(),
-            Db::Postgres(pool) => sqlx::query(
-                "UPDATE shares SET status = 'consumed', consumed_at = now()
-                  WHERE id = $1 AND status = 'active' AND expires_at > now()",
-            )
-            .bind(share_id)
-            .execute(pool)
-            .await?
-            .rows_affected(),
-        };
+        let done = on_db!(&self.db, |pool| {
+            sqlx::query(pool.sql(&MARK_CONSUMED)).bind(share_id).execute(pool).await?.rows_affected()
+        });
         Ok(done == 1)
     }
 
@@ -83,123 +96,54 @@ impl LifecycleRepository {
     pub async fn select_purgeable(&self, limit: u32) -> Result<Vec<PurgeCandidate>, sqlx::Error> {
         let grace = seconds(self.delivery_grace);
         let limit = i64::from(limit);
-        match &self.db {
-            Db::Sqlite(pool) => sqlx::query_as(PURGEABLE_SQLITE).bind(grace).bind(limit).fetch_all(pool).await,
-            Db::Postgres(pool) => sqlx::query_as(PURGEABLE_POSTGRES).bind(grace).bind(limit).fetch_all(pool).await,
-        }
+        on_db!(&self.db, |pool| sqlx::query_as(pool.sql(&PURGEABLE)).bind(grace).bind(limit).fetch_all(pool).await)
     }
 
     /// Marks a share purged once its file is gone. Re-checks eligibility, so an active,
     /// unexpired share can never be purged by this (no orphaned files), and only one caller wins.
     pub async fn mark_purged(&self, share_id: i64) -> Result<bool, sqlx::Error> {
-        let done = match &self.db {
-            Db::Sqlite(pool) => sqlx::query(
-                "UPDATE shares SET status = 'purged', purged_at = unixepoch('subsec')
-                  WHERE id = $1 AND status <> 'purged'
-                    AND (status = 'consumed' OR expires_at <= unixepoch('subsec'))",
-            )
-            .bind(share_id)
-            .execute(pool)
-            .await?
-            .rows_affected(),
-            Db::Postgres(pool) => sqlx::query(
-                "UPDATE shares SET status = 'purged', purged_at = now()
-                  WHERE id = $1 AND status <> 'purged'
-                    AND (status = 'consumed' OR expires_at <= now())",
-            )
-            .bind(share_id)
-            .execute(pool)
-            .await?
-            .rows_affected(),
-        };
+        let done = on_db!(&self.db, |pool| {
+            sqlx::query(pool.sql(&MARK_PURGED)).bind(share_id).execute(pool).await?.rows_affected()
+        });
         Ok(done == 1)
     }
 
-    /// Counts a failed delete and backs the row off: base × 2^min(attempts, 6).
+    /// Counts a failed delete and backs the row off: base × 2^failures before, capped at 2^6 times
+    /// the base. The count and the backoff it sets are one transaction.
     pub async fn mark_purge_failed(&self, share_id: i64) -> Result<(), sqlx::Error> {
-        let base = seconds(self.purge_retry_base);
-        match &self.db {
-            Db::Sqlite(pool) => sqlx::query(
-                "UPDATE shares
-                    SET purge_attempts = purge_attempts + 1,
-                        next_purge_attempt_at = unixepoch('subsec') + $2 * (1 << min(purge_attempts, 6))
-                  WHERE id = $1 AND status <> 'purged'",
-            )
-            .bind(share_id)
-            .bind(base)
-            .execute(pool)
-            .await?
-            .rows_affected(),
-            Db::Postgres(pool) => sqlx::query(
-                "UPDATE shares
-                    SET purge_attempts = purge_attempts + 1,
-                        next_purge_attempt_at = now() + make_interval(secs => $2 * power(2, least(purge_attempts, 6)))
-                  WHERE id = $1 AND status <> 'purged'",
-            )
-            .bind(share_id)
-            .bind(base)
-            .execute(pool)
-            .await?
-            .rows_affected(),
-        };
-        Ok(())
+        let base = self.purge_retry_base;
+        let cap = base.saturating_mul(1 << PURGE_BACKOFF_DOUBLINGS);
+        on_db!(&self.db, |pool| {
+            let mut tx = pool.begin_write().await?;
+            let before: Option<i32> =
+                sqlx::query_scalar(pool.sql(&COUNT_PURGE_FAILURE)).bind(share_id).fetch_optional(&mut *tx).await?;
+            if let Some(before) = before {
+                let wait = retry::backoff(base, u32::try_from(before).unwrap_or(0), cap);
+                sqlx::query(pool.sql(&BACK_OFF_PURGE)).bind(share_id).bind(seconds(wait)).execute(&mut *tx).await?;
+            }
+            tx.commit().await
+        })
     }
 
     /// Ends an active share at once: it expires now and becomes collectable like any expired share.
     pub async fn revoke(&self, share_id: i64) -> Result<bool, sqlx::Error> {
-        let done = match &self.db {
-            Db::Sqlite(pool) => sqlx::query(
-                "UPDATE shares SET revoked_at = unixepoch('subsec'), expires_at = unixepoch('subsec')
-                  WHERE id = $1 AND status = 'active' AND expires_at > unixepoch('subsec')",
-            )
-            .bind(share_id)
-            .execute(pool)
-            .await?
-            .rows_affected(),
-            Db::Postgres(pool) => sqlx::query(
-                "UPDATE shares SET revoked_at = now(), expires_at = now()
-                  WHERE id = $1 AND status = 'active' AND expires_at > now()",
-            )
-            .bind(share_id)
-            .execute(pool)
-            .await?
-            .rows_affected(),
-        };
+        let done =
+            on_db!(&self.db, |pool| sqlx::query(pool.sql(&REVOKE)).bind(share_id).execute(pool).await?.rows_affected());
         Ok(done == 1)
     }
 
     /// Gives an active share a new link token (the old link stops working) and lifts a lock.
     pub async fn renew_link(&self, share_id: i64, token_hash: &str) -> Result<bool, sqlx::Error> {
-        let done = match &self.db {
-            Db::Sqlite(pool) => sqlx::query(
-                "UPDATE shares SET token_hash = $2, locked_at = NULL, wrong_codes = 0
-                  WHERE id = $1 AND status = 'active' AND expires_at > unixepoch('subsec')",
-            )
-            .bind(share_id)
-            .bind(token_hash)
-            .execute(pool)
-            .await?
-            .rows_affected(),
-            Db::Postgres(pool) => sqlx::query(
-                "UPDATE shares SET token_hash = $2, locked_at = NULL, wrong_codes = 0
-                  WHERE id = $1 AND status = 'active' AND expires_at > now()",
-            )
-            .bind(share_id)
-            .bind(token_hash)
-            .execute(pool)
-            .await?
-            .rows_affected(),
-        };
+        let done = on_db!(&self.db, |pool| {
+            sqlx::query(pool.sql(&RENEW_LINK)).bind(share_id).bind(token_hash).execute(pool).await?.rows_affected()
+        });
         Ok(done == 1)
     }
 
     /// Lifts the wrong-code lock of an active share.
     pub async fn unlock(&self, share_id: i64) -> Result<bool, sqlx::Error> {
-        const SQL: &str = "UPDATE shares SET locked_at = NULL, wrong_codes = 0 WHERE id = $1 AND locked_at IS NOT NULL AND status = 'active'";
-        let done = match &self.db {
-            Db::Sqlite(pool) => sqlx::query(SQL).bind(share_id).execute(pool).await?.rows_affected(),
-            Db::Postgres(pool) => sqlx::query(SQL).bind(share_id).execute(pool).await?.rows_affected(),
-        };
+        let done =
+            on_db!(&self.db, |pool| sqlx::query(pool.sql(&UNLOCK)).bind(share_id).execute(pool).await?.rows_affected());
         Ok(done == 1)
     }
 

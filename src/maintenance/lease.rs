@@ -5,14 +5,41 @@
 
 use std::time::Duration;
 
-use crate::db::{Db, seconds, sqlite_write_tx};
+use crate::{
+    db::{Db, Dialect, Sql, seconds},
+    on_db, sql,
+};
 
-/// The take on SQLite: insert, or take over a row whose lease has run out.
-const TAKE_SQLITE: &str =
-    "INSERT INTO maintenance_leases (name, holder, expires_at) VALUES ($1, $2, unixepoch('subsec') + $3)
+/// Insert, or take over a row whose lease has run out; returns the new holder when taken.
+const TAKE: Sql = sql!(
+    "INSERT INTO maintenance_leases (name, holder, expires_at) VALUES ($1, $2, " now " + " secs("$3") ")
      ON CONFLICT (name) DO UPDATE SET holder = excluded.holder, expires_at = excluded.expires_at
-      WHERE maintenance_leases.expires_at <= unixepoch('subsec')
-     RETURNING holder";
+      WHERE maintenance_leases.expires_at <= " now "
+     RETURNING holder"
+);
+const EXPIRED_HOLDER: Sql = sql!("SELECT holder FROM maintenance_leases WHERE name = $1 AND expires_at <= " now);
+/// The take and the expired holder it replaced, as one statement's snapshot saw them.
+/// PostgreSQL only: SQLite cannot put an INSERT in a WITH clause.
+const TAKE_REPORTING_EXPIRED_POSTGRES: &str = "WITH expired AS (
+         SELECT holder FROM maintenance_leases WHERE name = $1 AND expires_at <= now()
+     ), taken AS (
+         INSERT INTO maintenance_leases (name, holder, expires_at)
+         VALUES ($1, $2, now() + make_interval(secs => $3))
+         ON CONFLICT (name) DO UPDATE SET holder = excluded.holder, expires_at = excluded.expires_at
+          WHERE maintenance_leases.expires_at <= now()
+         RETURNING holder
+     )
+     SELECT (SELECT holder FROM expired) FROM taken";
+const RENEW: Sql = sql!(
+    "UPDATE maintenance_leases SET expires_at = " now " + " secs("$3") "
+      WHERE name = $1 AND holder = $2 AND expires_at > " now
+);
+const RELEASE: Sql = Sql::same("DELETE FROM maintenance_leases WHERE name = $1 AND holder = $2");
+const HOLDER: Sql = Sql::same("SELECT holder FROM maintenance_leases WHERE name = $1");
+const REMAINING: Sql = sql!(
+    "SELECT " { sqlite: "expires_at - unixepoch('subsec')", postgres: "extract(epoch FROM expires_at - now())::float8" }
+    " FROM maintenance_leases WHERE name = $1"
+);
 
 #[derive(Clone, Debug)]
 pub struct Leases {
@@ -41,37 +68,26 @@ impl Leases {
             // SQLite cannot put an INSERT in a WITH clause; a write transaction (one writer at a
             // time) makes the read and the upsert one step instead.
             Db::Sqlite(pool) => {
-                let mut tx = sqlite_write_tx(pool).await?;
-                let previous: Option<String> = sqlx::query_scalar(
-                    "SELECT holder FROM maintenance_leases WHERE name = $1 AND expires_at <= unixepoch('subsec')",
-                )
-                .bind(name)
-                .fetch_optional(&mut *tx)
-                .await?;
-                let taken: Option<String> =
-                    sqlx::query_scalar(TAKE_SQLITE).bind(name).bind(holder).bind(ttl).fetch_optional(&mut *tx).await?;
+                let mut tx = pool.begin_write().await?;
+                let previous: Option<String> =
+                    sqlx::query_scalar(pool.sql(&EXPIRED_HOLDER)).bind(name).fetch_optional(&mut *tx).await?;
+                let taken: Option<String> = sqlx::query_scalar(pool.sql(&TAKE))
+                    .bind(name)
+                    .bind(holder)
+                    .bind(ttl)
+                    .fetch_optional(&mut *tx)
+                    .await?;
                 tx.commit().await?;
                 taken.map(|_| previous)
             }
             // One statement: the expired holder as the statement's snapshot saw it, and the take.
             Db::Postgres(pool) => {
-                sqlx::query_scalar(
-                    "WITH expired AS (
-                         SELECT holder FROM maintenance_leases WHERE name = $1 AND expires_at <= now()
-                     ), taken AS (
-                         INSERT INTO maintenance_leases (name, holder, expires_at)
-                         VALUES ($1, $2, now() + make_interval(secs => $3))
-                         ON CONFLICT (name) DO UPDATE SET holder = excluded.holder, expires_at = excluded.expires_at
-                          WHERE maintenance_leases.expires_at <= now()
-                         RETURNING holder
-                     )
-                     SELECT (SELECT holder FROM expired) FROM taken",
-                )
-                .bind(name)
-                .bind(holder)
-                .bind(ttl)
-                .fetch_optional(pool)
-                .await?
+                sqlx::query_scalar(TAKE_REPORTING_EXPIRED_POSTGRES)
+                    .bind(name)
+                    .bind(holder)
+                    .bind(ttl)
+                    .fetch_optional(pool)
+                    .await?
             }
         };
         Ok(taken.map(|previous| Taken { previous_holder: previous.filter(|p| p != holder) }))
@@ -80,92 +96,36 @@ impl Leases {
     /// Takes `name` for `holder` for `ttl` unless someone else holds it unexpired: one upsert.
     pub async fn try_take(&self, name: &str, holder: &str, ttl: Duration) -> Result<bool, sqlx::Error> {
         let ttl = seconds(ttl);
-        let taken: Option<String> = match &self.db {
-            Db::Sqlite(pool) => {
-                sqlx::query_scalar(TAKE_SQLITE).bind(name).bind(holder).bind(ttl).fetch_optional(pool).await?
-            }
-            Db::Postgres(pool) => {
-                sqlx::query_scalar(
-                    "INSERT INTO maintenance_leases (name, holder, expires_at)
-                     VALUES ($1, $2, now() + make_interval(secs => $3))
-                     ON CONFLICT (name) DO UPDATE SET holder = excluded.holder, expires_at = excluded.expires_at
-                      WHERE maintenance_leases.expires_at <= now()
-                     RETURNING holder",
-                )
-                .bind(name)
-                .bind(holder)
-                .bind(ttl)
-                .fetch_optional(pool)
-                .await?
-            }
-        };
+        let taken: Option<String> = on_db!(&self.db, |pool| {
+            sqlx::query_scalar(pool.sql(&TAKE)).bind(name).bind(holder).bind(ttl).fetch_optional(pool).await?
+        });
         Ok(taken.is_some())
     }
 
     /// Extends our lease; false when it is no longer ours (it ran out and was taken over).
     pub async fn renew(&self, name: &str, holder: &str, ttl: Duration) -> Result<bool, sqlx::Error> {
         let ttl = seconds(ttl);
-        let done = match &self.db {
-            Db::Sqlite(pool) => sqlx::query(
-                "UPDATE maintenance_leases SET expires_at = unixepoch('subsec') + $3
-                  WHERE name = $1 AND holder = $2 AND expires_at > unixepoch('subsec')",
-            )
-            .bind(name)
-            .bind(holder)
-            .bind(ttl)
-            .execute(pool)
-            .await?
-            .rows_affected(),
-            Db::Postgres(pool) => sqlx::query(
-                "UPDATE maintenance_leases SET expires_at = now() + make_interval(secs => $3)
-                  WHERE name = $1 AND holder = $2 AND expires_at > now()",
-            )
-            .bind(name)
-            .bind(holder)
-            .bind(ttl)
-            .execute(pool)
-            .await?
-            .rows_affected(),
-        };
+        let done = on_db!(&self.db, |pool| {
+            sqlx::query(pool.sql(&RENEW)).bind(name).bind(holder).bind(ttl).execute(pool).await?.rows_affected()
+        });
         Ok(done == 1)
     }
 
     /// Gives the lease back early (only if still ours).
     pub async fn release(&self, name: &str, holder: &str) -> Result<(), sqlx::Error> {
-        const SQL: &str = "DELETE FROM maintenance_leases WHERE name = $1 AND holder = $2";
-        match &self.db {
-            Db::Sqlite(pool) => sqlx::query(SQL).bind(name).bind(holder).execute(pool).await.map(drop),
-            Db::Postgres(pool) => sqlx::query(SQL).bind(name).bind(holder).execute(pool).await.map(drop),
-        }
+        on_db!(&self.db, |pool| sqlx::query(pool.sql(&RELEASE)).bind(name).bind(holder).execute(pool).await.map(drop))
     }
 
     /// Who holds `name` (expired or not).
     pub async fn holder(&self, name: &str) -> Result<Option<String>, sqlx::Error> {
-        const SQL: &str = "SELECT holder FROM maintenance_leases WHERE name = $1";
-        match &self.db {
-            Db::Sqlite(pool) => sqlx::query_scalar(SQL).bind(name).fetch_optional(pool).await,
-            Db::Postgres(pool) => sqlx::query_scalar(SQL).bind(name).fetch_optional(pool).await,
-        }
+        on_db!(&self.db, |pool| sqlx::query_scalar(pool.sql(&HOLDER)).bind(name).fetch_optional(pool).await)
     }
 
     /// Seconds until `name`'s lease runs out (0 when free).
     pub async fn remaining(&self, name: &str) -> Result<f64, sqlx::Error> {
-        let secs: Option<f64> = match &self.db {
-            Db::Sqlite(pool) => {
-                sqlx::query_scalar("SELECT expires_at - unixepoch('subsec') FROM maintenance_leases WHERE name = $1")
-                    .bind(name)
-                    .fetch_optional(pool)
-                    .await?
-            }
-            Db::Postgres(pool) => {
-                sqlx::query_scalar(
-                    "SELECT extract(epoch FROM expires_at - now())::float8 FROM maintenance_leases WHERE name = $1",
-                )
-                .bind(name)
-                .fetch_optional(pool)
-                .await?
-            }
-        };
+        let secs: Option<f64> = on_db!(&self.db, |pool| {
+            sqlx::query_scalar(pool.sql(&REMAINING)).bind(name).fetch_optional(pool).await?
+        });
         Ok(secs.unwrap_or(0.0).max(0.0))
     }
 }

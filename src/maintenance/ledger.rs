@@ -1,12 +1,15 @@
 //! The run ledger: maintenance_runs and maintenance_items. A run names rows by id only, and its
 //! idempotency key is kept as a hash, so the ledger never holds an address, a token or a file name.
 
-use sqlx::{PgConnection, SqliteConnection};
-
-use super::{Kind, Outcome, RunState, Trigger};
+use super::{
+    Kind, RunState, Trigger,
+    batch::{Batch, Items},
+};
 use crate::{
-    db::{Db, Timestamp, is_unique_violation},
+    db::{Db, Dialect, Sql, Timestamp, is_unique_violation, seconds},
+    on_db,
     secret::{random_token, sha256_hex},
+    sql,
 };
 
 /// One run as the ledger has it.
@@ -69,11 +72,52 @@ pub struct RunItem {
     pub at: Timestamp,
 }
 
-/// Items of one batch: (target id, outcome, reason for a failure).
-pub type Items<'a> = &'a [(i64, Outcome, Option<&'a str>)];
+/// A statement over [`Run`]s, written once with the toolkit's pieces: `select …` starts with
+/// `SELECT` and the run's columns, `returning …` ends with them.
+macro_rules! run_sql {
+    (select $($piece:tt)+) => { run_sql!(@columns ["SELECT "] [$($piece)+]) };
+    (returning $($piece:tt)+) => { run_sql!(@columns [$($piece)+] []) };
+    (@columns [$($before:tt)*] [$($after:tt)*]) => {
+        sql!($($before)* "id, kind, trigger, state, cutoff, batches, deleted, skipped, already_gone, failed, note,
+                         accepted_at, started_at, finished_at" $($after)*)
+    };
+}
 
-const RUN_COLUMNS: &str = "id, kind, trigger, state, cutoff, batches, deleted, skipped, already_gone, failed, note, \
-                           accepted_at, started_at, finished_at";
+const ACCEPT: Sql = run_sql!(returning
+    "INSERT INTO maintenance_runs (kind, trigger, idempotency_key_hash) VALUES ($1, $2, $3) RETURNING ");
+const FIND_BY_KEY: Sql = run_sql!(select " FROM maintenance_runs WHERE idempotency_key_hash = $1");
+const GET: Sql = run_sql!(select " FROM maintenance_runs WHERE id = $1");
+const START: Sql = run_sql!(returning
+    "UPDATE maintenance_runs SET state = 'running', cutoff = " now ", started_at = " now "
+      WHERE id = $1 AND state = 'accepted' RETURNING ");
+const OPEN_RUNNING: Sql = sql!(
+    "INSERT INTO maintenance_runs (kind, trigger, idempotency_key_hash, state, cutoff, started_at)
+     VALUES ($1, $2, $3, 'running', " now ", " now ") RETURNING id"
+);
+const FINISH: Sql = run_sql!(returning
+    "UPDATE maintenance_runs SET state = $2, note = $3, finished_at = " now "
+      WHERE id = $1 AND state = 'running' RETURNING ");
+const ABANDON_STALE: Sql = sql!(
+    "UPDATE maintenance_runs SET state = 'failed', note = 'abandoned: the run stopped without finishing',
+            finished_at = " now "
+      WHERE state IN ('accepted', 'running')
+        AND coalesce(started_at, accepted_at) <= " now " - " secs("$1")
+);
+const ABANDON: Sql = sql!(
+    "UPDATE maintenance_runs SET state = 'failed', note = 'abandoned: its lease ran out', finished_at = " now "
+      WHERE id = $1 AND state = 'running'"
+);
+/// The latest runs, failures first: the inner query has exactly the run's columns.
+const RECENT: Sql = run_sql!(@columns ["SELECT * FROM (SELECT "] [" FROM maintenance_runs ORDER BY id DESC LIMIT $1) recent
+      ORDER BY CASE state WHEN 'failed' THEN 0 WHEN 'partial' THEN 1 ELSE 2 END, id DESC"]);
+const SUMMARY: Sql = Sql::same(
+    "SELECT target_kind, outcome, count(*) AS count FROM maintenance_items WHERE run_id = $1
+      GROUP BY target_kind, outcome ORDER BY target_kind, outcome",
+);
+const ITEMS: Sql = Sql::same(
+    "SELECT id, target_kind, target_id, outcome, reason, at FROM maintenance_items
+      WHERE run_id = $1 AND id > $2 ORDER BY id LIMIT $3",
+);
 
 #[derive(Clone, Debug)]
 pub struct Ledger {
@@ -89,17 +133,10 @@ impl Ledger {
     /// (`false`: not new). Concurrent accepts of one key make one run.
     pub async fn accept(&self, kind: Kind, trigger: Trigger, key: &str) -> Result<(Run, bool), sqlx::Error> {
         let key_hash = key_hash(key);
-        let sql = sqlx::AssertSqlSafe(format!(
-            "INSERT INTO maintenance_runs (kind, trigger, idempotency_key_hash) VALUES ($1, $2, $3) RETURNING {RUN_COLUMNS}"
-        ));
-        let inserted = match &self.db {
-            Db::Sqlite(pool) => {
-                sqlx::query_as(sql).bind(kind.as_str()).bind(trigger.as_str()).bind(&key_hash).fetch_one(pool).await
-            }
-            Db::Postgres(pool) => {
-                sqlx::query_as(sql).bind(kind.as_str()).bind(trigger.as_str()).bind(&key_hash).fetch_one(pool).await
-            }
-        };
+        let inserted = on_db!(&self.db, |pool| {
+            let query = sqlx::query_as(pool.sql(&ACCEPT)).bind(kind.as_str()).bind(trigger.as_str());
+            query.bind(&key_hash).fetch_one(pool).await
+        });
         match inserted {
             Ok(run) => Ok((run, true)),
             Err(error) if is_unique_violation(&error) => match self.find_by_key(key).await? {
@@ -111,199 +148,79 @@ impl Ledger {
     }
 
     pub async fn find_by_key(&self, key: &str) -> Result<Option<Run>, sqlx::Error> {
-        let sql =
-            sqlx::AssertSqlSafe(format!("SELECT {RUN_COLUMNS} FROM maintenance_runs WHERE idempotency_key_hash = $1"));
         let key_hash = key_hash(key);
-        match &self.db {
-            Db::Sqlite(pool) => sqlx::query_as(sql).bind(key_hash).fetch_optional(pool).await,
-            Db::Postgres(pool) => sqlx::query_as(sql).bind(key_hash).fetch_optional(pool).await,
-        }
+        on_db!(&self.db, |pool| sqlx::query_as(pool.sql(&FIND_BY_KEY)).bind(&key_hash).fetch_optional(pool).await)
     }
 
     pub async fn get(&self, id: i64) -> Result<Option<Run>, sqlx::Error> {
-        let sql = sqlx::AssertSqlSafe(format!("SELECT {RUN_COLUMNS} FROM maintenance_runs WHERE id = $1"));
-        match &self.db {
-            Db::Sqlite(pool) => sqlx::query_as(sql).bind(id).fetch_optional(pool).await,
-            Db::Postgres(pool) => sqlx::query_as(sql).bind(id).fetch_optional(pool).await,
-        }
+        on_db!(&self.db, |pool| sqlx::query_as(pool.sql(&GET)).bind(id).fetch_optional(pool).await)
     }
 
     /// accepted → running; fixes the cutoff from the database clock, once. `None` when the run
     /// was not waiting (already started by someone else, or finished).
     pub async fn start(&self, id: i64) -> Result<Option<Run>, sqlx::Error> {
-        let sql = match &self.db {
-            Db::Sqlite(_) => format!(
-                "UPDATE maintenance_runs SET state = 'running', cutoff = unixepoch('subsec'), started_at = unixepoch('subsec')
-                  WHERE id = $1 AND state = 'accepted' RETURNING {RUN_COLUMNS}"
-            ),
-            Db::Postgres(_) => format!(
-                "UPDATE maintenance_runs SET state = 'running', cutoff = now(), started_at = now()
-                  WHERE id = $1 AND state = 'accepted' RETURNING {RUN_COLUMNS}"
-            ),
-        };
-        match &self.db {
-            Db::Sqlite(pool) => sqlx::query_as(sqlx::AssertSqlSafe(sql)).bind(id).fetch_optional(pool).await,
-            Db::Postgres(pool) => sqlx::query_as(sqlx::AssertSqlSafe(sql)).bind(id).fetch_optional(pool).await,
-        }
+        on_db!(&self.db, |pool| sqlx::query_as(pool.sql(&START)).bind(id).fetch_optional(pool).await)
     }
 
     /// A run that starts at once (the GC): accepted and started in one statement, under a random
     /// key. Returns its id.
     pub async fn open_running(&self, kind: Kind, trigger: Trigger) -> Result<i64, sqlx::Error> {
         let key_hash = key_hash(random_token().expose());
-        let sql = match &self.db {
-            Db::Sqlite(_) => {
-                "INSERT INTO maintenance_runs (kind, trigger, idempotency_key_hash, state, cutoff, started_at)
-                 VALUES ($1, $2, $3, 'running', unixepoch('subsec'), unixepoch('subsec')) RETURNING id"
-            }
-            Db::Postgres(_) => {
-                "INSERT INTO maintenance_runs (kind, trigger, idempotency_key_hash, state, cutoff, started_at)
-                 VALUES ($1, $2, $3, 'running', now(), now()) RETURNING id"
-            }
-        };
-        match &self.db {
-            Db::Sqlite(pool) => {
-                sqlx::query_scalar(sql).bind(kind.as_str()).bind(trigger.as_str()).bind(key_hash).fetch_one(pool).await
-            }
-            Db::Postgres(pool) => {
-                sqlx::query_scalar(sql).bind(kind.as_str()).bind(trigger.as_str()).bind(key_hash).fetch_one(pool).await
-            }
-        }
+        on_db!(&self.db, |pool| {
+            let query = sqlx::query_scalar(pool.sql(&OPEN_RUNNING)).bind(kind.as_str()).bind(trigger.as_str());
+            query.bind(&key_hash).fetch_one(pool).await
+        })
     }
 
     /// running → a final state; the finished run. `None` when the run was not running (e.g.
     /// declared abandoned).
     pub async fn finish(&self, id: i64, state: RunState, note: Option<&str>) -> Result<Option<Run>, sqlx::Error> {
-        let sql = match &self.db {
-            Db::Sqlite(_) => format!(
-                "UPDATE maintenance_runs SET state = $2, note = $3, finished_at = unixepoch('subsec')
-                  WHERE id = $1 AND state = 'running' RETURNING {RUN_COLUMNS}"
-            ),
-            Db::Postgres(_) => format!(
-                "UPDATE maintenance_runs SET state = $2, note = $3, finished_at = now()
-                  WHERE id = $1 AND state = 'running' RETURNING {RUN_COLUMNS}"
-            ),
-        };
-        match &self.db {
-            Db::Sqlite(pool) => {
-                sqlx::query_as(sqlx::AssertSqlSafe(sql))
-                    .bind(id)
-                    .bind(state.as_str())
-                    .bind(note)
-                    .fetch_optional(pool)
-                    .await
-            }
-            Db::Postgres(pool) => {
-                sqlx::query_as(sqlx::AssertSqlSafe(sql))
-                    .bind(id)
-                    .bind(state.as_str())
-                    .bind(note)
-                    .fetch_optional(pool)
-                    .await
-            }
-        }
+        on_db!(&self.db, |pool| {
+            sqlx::query_as(pool.sql(&FINISH)).bind(id).bind(state.as_str()).bind(note).fetch_optional(pool).await
+        })
     }
 
     /// Declares failed the runs that cannot still be alive: started (or accepted) longer ago than
     /// `older_than`, which is longer than any run may take. Returns how many.
     pub async fn abandon_stale(&self, older_than: std::time::Duration) -> Result<u64, sqlx::Error> {
-        let secs = crate::db::seconds(older_than);
-        let done = match &self.db {
-            Db::Sqlite(pool) => sqlx::query(
-                "UPDATE maintenance_runs SET state = 'failed', note = 'abandoned: the run stopped without finishing',
-                        finished_at = unixepoch('subsec')
-                  WHERE state IN ('accepted', 'running')
-                    AND coalesce(started_at, accepted_at) <= unixepoch('subsec') - $1",
-            )
-            .bind(secs)
-            .execute(pool)
-            .await?
-            .rows_affected(),
-            Db::Postgres(pool) => sqlx::query(
-                "UPDATE maintenance_runs SET state = 'failed', note = 'abandoned: the run stopped without finishing',
-                        finished_at = now()
-                  WHERE state IN ('accepted', 'running')
-                    AND coalesce(started_at, accepted_at) <= now() - make_interval(secs => $1)",
-            )
-            .bind(secs)
-            .execute(pool)
-            .await?
-            .rows_affected(),
-        };
-        Ok(done)
+        let secs = seconds(older_than);
+        Ok(on_db!(&self.db, |pool| {
+            sqlx::query(pool.sql(&ABANDON_STALE)).bind(secs).execute(pool).await?.rows_affected()
+        }))
     }
 
     /// Declares failed a run whose lease ran out while it held it (its holder died).
     pub async fn abandon(&self, id: i64) -> Result<bool, sqlx::Error> {
-        let done = match &self.db {
-            Db::Sqlite(pool) => sqlx::query(
-                "UPDATE maintenance_runs SET state = 'failed', note = 'abandoned: its lease ran out',
-                        finished_at = unixepoch('subsec')
-                  WHERE id = $1 AND state = 'running'",
-            )
-            .bind(id)
-            .execute(pool)
-            .await?
-            .rows_affected(),
-            Db::Postgres(pool) => sqlx::query(
-                "UPDATE maintenance_runs SET state = 'failed', note = 'abandoned: its lease ran out', finished_at = now()
-                  WHERE id = $1 AND state = 'running'",
-            )
-            .bind(id)
-            .execute(pool)
-            .await?
-            .rows_affected(),
-        };
+        let done =
+            on_db!(&self.db, |pool| sqlx::query(pool.sql(&ABANDON)).bind(id).execute(pool).await?.rows_affected());
         Ok(done == 1)
     }
 
     /// Records items outside any other transaction (the GC, whose file deletes are not
     /// transactional anyway).
     pub async fn record(&self, run_id: i64, target_kind: &str, items: Items<'_>) -> Result<(), sqlx::Error> {
-        match &self.db {
-            Db::Sqlite(pool) => {
-                let mut tx = crate::db::sqlite_write_tx(pool).await?;
-                record_sqlite(&mut tx, run_id, target_kind, items).await?;
-                tx.commit().await
-            }
-            Db::Postgres(pool) => {
-                let mut tx = pool.begin().await?;
-                record_postgres(&mut tx, run_id, target_kind, items).await?;
-                tx.commit().await
-            }
-        }
+        on_db!(&self.db, |pool| {
+            let mut tx = pool.begin_write().await?;
+            pool.record_items(&mut tx, run_id, target_kind, items).await?;
+            tx.commit().await
+        })
     }
 
     /// The latest runs, failures first, then partial ones, then the rest; newest first within each.
     pub async fn recent(&self, limit: i64) -> Result<Vec<Run>, sqlx::Error> {
-        let sql = sqlx::AssertSqlSafe(format!(
-            "SELECT {RUN_COLUMNS} FROM (SELECT {RUN_COLUMNS} FROM maintenance_runs ORDER BY id DESC LIMIT $1) recent
-              ORDER BY CASE state WHEN 'failed' THEN 0 WHEN 'partial' THEN 1 ELSE 2 END, id DESC"
-        ));
-        match &self.db {
-            Db::Sqlite(pool) => sqlx::query_as(sql).bind(limit).fetch_all(pool).await,
-            Db::Postgres(pool) => sqlx::query_as(sql).bind(limit).fetch_all(pool).await,
-        }
+        on_db!(&self.db, |pool| sqlx::query_as(pool.sql(&RECENT)).bind(limit).fetch_all(pool).await)
     }
 
     /// Per target kind and outcome, how many items a run has.
     pub async fn summary(&self, run_id: i64) -> Result<Vec<TargetCount>, sqlx::Error> {
-        const SQL: &str = "SELECT target_kind, outcome, count(*) AS count FROM maintenance_items WHERE run_id = $1
-                            GROUP BY target_kind, outcome ORDER BY target_kind, outcome";
-        match &self.db {
-            Db::Sqlite(pool) => sqlx::query_as(SQL).bind(run_id).fetch_all(pool).await,
-            Db::Postgres(pool) => sqlx::query_as(SQL).bind(run_id).fetch_all(pool).await,
-        }
+        on_db!(&self.db, |pool| sqlx::query_as(pool.sql(&SUMMARY)).bind(run_id).fetch_all(pool).await)
     }
 
     /// A page of a run's items: failures first would hide order, so by id, after `after`.
     pub async fn items(&self, run_id: i64, after: i64, limit: i64) -> Result<Vec<RunItem>, sqlx::Error> {
-        const SQL: &str = "SELECT id, target_kind, target_id, outcome, reason, at FROM maintenance_items
-                            WHERE run_id = $1 AND id > $2 ORDER BY id LIMIT $3";
-        match &self.db {
-            Db::Sqlite(pool) => sqlx::query_as(SQL).bind(run_id).bind(after).bind(limit).fetch_all(pool).await,
-            Db::Postgres(pool) => sqlx::query_as(SQL).bind(run_id).bind(after).bind(limit).fetch_all(pool).await,
-        }
+        on_db!(&self.db, |pool| {
+            sqlx::query_as(pool.sql(&ITEMS)).bind(run_id).bind(after).bind(limit).fetch_all(pool).await
+        })
     }
 }
 
@@ -311,83 +228,4 @@ impl Ledger {
 /// sends a share's link token as the key does not put that token's stored hash in the ledger.
 fn key_hash(key: &str) -> String {
     sha256_hex(&format!("watasu maintenance idempotency key\0{key}"))
-}
-
-/// Per outcome, how many of `items` ended that way: (deleted, skipped, already gone, failed).
-fn tally(items: Items<'_>) -> [i64; 4] {
-    let mut counts = [0; 4];
-    for (_, outcome, _) in items {
-        counts[*outcome as usize] += 1;
-    }
-    counts
-}
-
-const COUNT_BATCH: &str = "UPDATE maintenance_runs SET batches = batches + 1, deleted = deleted + $2,
-                           skipped = skipped + $3, already_gone = already_gone + $4, failed = failed + $5
-                           WHERE id = $1";
-
-/// Writes a batch's items and counts inside the caller's SQLite transaction, the items in one
-/// statement (a JSON array of [id, outcome, reason] rows).
-pub(super) async fn record_sqlite(
-    conn: &mut SqliteConnection,
-    run_id: i64,
-    target_kind: &str,
-    items: Items<'_>,
-) -> Result<(), sqlx::Error> {
-    let rows: Vec<_> = items.iter().map(|(id, outcome, reason)| (id, outcome.as_str(), reason)).collect();
-    let rows = serde_json::to_string(&rows).expect("ids and short strings serialise");
-    sqlx::query(
-        "INSERT INTO maintenance_items (run_id, target_kind, target_id, outcome, reason)
-         SELECT $1, $2, value ->> 0, value ->> 1, value ->> 2 FROM json_each($3) WHERE true
-         ON CONFLICT (run_id, target_kind, target_id) DO NOTHING",
-    )
-    .bind(run_id)
-    .bind(target_kind)
-    .bind(rows)
-    .execute(&mut *conn)
-    .await?;
-    let [deleted, skipped, gone, failed] = tally(items);
-    sqlx::query(COUNT_BATCH)
-        .bind(run_id)
-        .bind(deleted)
-        .bind(skipped)
-        .bind(gone)
-        .bind(failed)
-        .execute(&mut *conn)
-        .await?;
-    Ok(())
-}
-
-/// Writes a batch's items and counts inside the caller's PostgreSQL transaction, in one statement.
-pub(super) async fn record_postgres(
-    conn: &mut PgConnection,
-    run_id: i64,
-    target_kind: &str,
-    items: Items<'_>,
-) -> Result<(), sqlx::Error> {
-    let ids: Vec<i64> = items.iter().map(|(id, _, _)| *id).collect();
-    let outcomes: Vec<&str> = items.iter().map(|(_, o, _)| o.as_str()).collect();
-    let reasons: Vec<Option<&str>> = items.iter().map(|(_, _, r)| *r).collect();
-    sqlx::query(
-        "INSERT INTO maintenance_items (run_id, target_kind, target_id, outcome, reason)
-         SELECT $1, $2, t.id, t.outcome, t.reason FROM unnest($3::bigint[], $4::text[], $5::text[]) AS t (id, outcome, reason)
-         ON CONFLICT (run_id, target_kind, target_id) DO NOTHING",
-    )
-    .bind(run_id)
-    .bind(target_kind)
-    .bind(&ids)
-    .bind(&outcomes)
-    .bind(&reasons)
-    .execute(&mut *conn)
-    .await?;
-    let [deleted, skipped, gone, failed] = tally(items);
-    sqlx::query(COUNT_BATCH)
-        .bind(run_id)
-        .bind(deleted)
-        .bind(skipped)
-        .bind(gone)
-        .bind(failed)
-        .execute(&mut *conn)
-        .await?;
-    Ok(())
 }

@@ -7,6 +7,7 @@
 //! table by keyset in bounded batches; and deletes with the expiry condition repeated, so a row
 //! renewed after the scan survives.
 
+mod batch;
 mod lease;
 mod ledger;
 mod runner;

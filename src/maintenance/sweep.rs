@@ -8,8 +8,11 @@ use std::time::Duration;
 
 use chrono::{DateTime, Utc};
 
-use super::{Kind, Outcome, ledger};
-use crate::db::{Db, Timestamp};
+use super::{Kind, Outcome, batch::Batch};
+use crate::{
+    db::{Db, Dialect, Sql, Timestamp},
+    on_db, sql,
+};
 
 /// Sweep settings that come from the configuration.
 #[derive(Clone, Copy, Debug)]
@@ -24,68 +27,97 @@ const CODE_KEEP: Duration = Duration::from_secs(3600);
 /// Used and expired invitations stay on the team page this long.
 const INVITATION_KEEP: Duration = Duration::from_secs(7 * 24 * 3600);
 
+/// One sweep's statements. Its condition reads `$2`, the cutoff, and `$3`, the idle cutoff (only
+/// the sessions' condition uses it); `$1` is the scan's cursor, or the batch of ids.
+#[derive(Debug)]
+struct Statements {
+    /// The next ids that meet the condition after the cursor, up to `$4` of them.
+    scan: Sql,
+    /// Deletes (or scrubs) the batch's rows that still meet the condition, returning their ids.
+    change: Sql,
+    /// The batch's rows still there.
+    present: Sql,
+    /// Scrubs the file names of the batch's rows first (the shares' retention sweep).
+    scrub_files: Option<Sql>,
+}
+
+/// Builds a sweep's [`Statements`] from its table and condition: its rows are deleted, or, given
+/// `scrub` and `scrub_files`, the personal data of its rows and their files is emptied. The batch
+/// of ids is a JSON array read with `json_each` on SQLite and a bigint[] read with `unnest` on
+/// PostgreSQL.
+macro_rules! statements {
+    ($table:literal, $condition:literal) => {
+        statements!(@ $table, $condition, ["DELETE FROM " $table], None)
+    };
+    ($table:literal, $condition:literal, scrub: $scrub:literal, scrub_files: $files:literal) => {
+        statements!(@ $table, $condition, [$scrub], Some(sql!(
+            $files " WHERE id IN (SELECT file_id FROM " $table " WHERE id IN ("
+            { sqlite: "SELECT value FROM json_each($1)", postgres: "SELECT unnest($1::bigint[])" }
+            ") AND " $condition ")"
+        )))
+    };
+    (@ $table:literal, $condition:literal, [$($change:tt)+], $scrub_files:expr) => {
+        Statements {
+            scan: Sql::same(concat!(
+                "SELECT id FROM ", $table, " WHERE id > $1 AND ", $condition, " ORDER BY id LIMIT $4"
+            )),
+            change: sql!(
+                $($change)+ " WHERE id IN ("
+                { sqlite: "SELECT value FROM json_each($1)", postgres: "SELECT unnest($1::bigint[])" }
+                ") AND " $condition " RETURNING id"
+            ),
+            present: sql!(
+                "SELECT id FROM " $table " WHERE id IN ("
+                { sqlite: "SELECT value FROM json_each($1)", postgres: "SELECT unnest($1::bigint[])" } ")"
+            ),
+            scrub_files: $scrub_files,
+        }
+    };
+}
+
+const SESSIONS: Statements = statements!("sessions", "(expires_at <= $2 OR last_seen_at <= $3)");
+const CODES: Statements = statements!("otp_challenges", "expires_at <= $2");
+const INVITATIONS: Statements = statements!("invitations", "(used_at <= $2 OR expires_at <= $2)");
+const OUTBOX: Statements = statements!("mail_outbox", "status IN ('sent', 'dead') AND created_at <= $2");
+const RATE_LIMITS: Statements = statements!("rate_limit_hits", "at <= $2");
+const SHARE_RETENTION: Statements = statements!(
+    "shares",
+    "status = 'purged' AND recipient_email <> '' AND purged_at <= $2",
+    scrub: "UPDATE shares SET recipient_email = '', message = ''",
+    scrub_files: "UPDATE files SET original_name = ''"
+);
+
 #[derive(Clone, Debug)]
 pub struct Sweep {
     pub kind: Kind,
     /// The name a ledger item gives the row.
     pub target_kind: &'static str,
-    table: &'static str,
+    statements: &'static Statements,
     /// Rows are swept once they met the condition this long before the run's cutoff.
     keep: Duration,
-    /// "Expired at $2" in each dialect.
-    sqlite_condition: String,
-    postgres_condition: String,
-    /// Scrub the personal data of the row instead of deleting it.
-    scrub: bool,
+    /// How long before the cutoff an unused row counts as idle (sessions; zero elsewhere).
+    idle: Duration,
 }
 
 impl Sweep {
     pub fn new(kind: Kind, settings: SweepSettings) -> Self {
-        let same = |condition: &str| (condition.to_owned(), condition.to_owned());
-        let (target_kind, table, keep, (sqlite_condition, postgres_condition), scrub) = match kind {
-            Kind::Sessions => {
-                let idle = settings.session_idle.as_secs_f64();
-                (
-                    "session",
-                    "sessions",
-                    Duration::ZERO,
-                    (
-                        format!("(expires_at <= $2 OR last_seen_at <= $2 - {idle:.3})"),
-                        format!("(expires_at <= $2 OR last_seen_at <= $2 - make_interval(secs => {idle:.3}))"),
-                    ),
-                    false,
-                )
-            }
-            Kind::Codes => ("code", "otp_challenges", CODE_KEEP, same("expires_at <= $2"), false),
-            Kind::Invitations => {
-                ("invitation", "invitations", INVITATION_KEEP, same("(used_at <= $2 OR expires_at <= $2)"), false)
-            }
-            Kind::Outbox => (
-                "mail",
-                "mail_outbox",
-                settings.retention,
-                same("status IN ('sent', 'dead') AND created_at <= $2"),
-                false,
-            ),
-            Kind::RateLimits => {
-                ("rate_limit_hit", "rate_limit_hits", crate::ratelimit::LONGEST_WINDOW, same("at <= $2"), false)
-            }
-            Kind::ShareRetention => (
-                "share_personal_data",
-                "shares",
-                settings.retention,
-                same("status = 'purged' AND recipient_email <> '' AND purged_at <= $2"),
-                true,
-            ),
+        let (target_kind, statements, keep, idle) = match kind {
+            Kind::Sessions => ("session", &SESSIONS, Duration::ZERO, settings.session_idle),
+            Kind::Codes => ("code", &CODES, CODE_KEEP, Duration::ZERO),
+            Kind::Invitations => ("invitation", &INVITATIONS, INVITATION_KEEP, Duration::ZERO),
+            Kind::Outbox => ("mail", &OUTBOX, settings.retention, Duration::ZERO),
+            Kind::RateLimits => ("rate_limit_hit", &RATE_LIMITS, crate::ratelimit::LONGEST_WINDOW, Duration::ZERO),
+            Kind::ShareRetention => ("share_personal_data", &SHARE_RETENTION, settings.retention, Duration::ZERO),
             Kind::All | Kind::ShareGc => unreachable!("{kind:?} is not a sweep"),
         };
-        Self { kind, target_kind, table, keep, sqlite_condition, postgres_condition, scrub }
+        Self { kind, target_kind, statements, keep, idle }
     }
 
     /// A walk over this sweep's table for one run whose cutoff is `run_cutoff`.
     pub fn start(&self, db: Db, run_id: i64, run_cutoff: Timestamp) -> SweepRun<'_> {
-        let keep = chrono::Duration::from_std(self.keep).unwrap_or(chrono::Duration::MAX);
-        SweepRun { sweep: self, db, run_id, cutoff: run_cutoff.0 - keep, after: 0 }
+        let cutoff = run_cutoff.0 - chrono::Duration::from_std(self.keep).unwrap_or(chrono::Duration::MAX);
+        let idle_cutoff = cutoff - chrono::Duration::from_std(self.idle).unwrap_or(chrono::Duration::MAX);
+        SweepRun { sweep: self, db, run_id, cutoff, idle_cutoff, after: 0 }
     }
 }
 
@@ -103,44 +135,49 @@ pub struct SweepRun<'a> {
     db: Db,
     run_id: i64,
     cutoff: DateTime<Utc>,
+    /// Rows last used before this are idle (sessions).
+    idle_cutoff: DateTime<Utc>,
     /// The keyset cursor: the highest id handled so far.
     after: i64,
 }
 
-fn sqlite_seconds(at: DateTime<Utc>) -> f64 {
-    at.timestamp_micros() as f64 / 1_000_000.0
+/// A time as each backend compares it with a column: REAL seconds on SQLite, timestamptz on
+/// PostgreSQL.
+trait BindTime: Dialect {
+    type Time;
+
+    fn time(&self, at: DateTime<Utc>) -> Self::Time;
+}
+
+impl BindTime for sqlx::SqlitePool {
+    type Time = f64;
+
+    fn time(&self, at: DateTime<Utc>) -> f64 {
+        at.timestamp_micros() as f64 / 1_000_000.0
+    }
+}
+
+impl BindTime for sqlx::PgPool {
+    type Time = DateTime<Utc>;
+
+    fn time(&self, at: DateTime<Utc>) -> DateTime<Utc> {
+        at
+    }
 }
 
 impl SweepRun<'_> {
     /// The next batch of ids that meet the condition, after the cursor.
     pub async fn scan(&self, limit: u32) -> Result<Vec<i64>, sqlx::Error> {
-        let sweep = self.sweep;
-        match &self.db {
-            Db::Sqlite(pool) => {
-                let sql = format!(
-                    "SELECT id FROM {} WHERE id > $1 AND {} ORDER BY id LIMIT $3",
-                    sweep.table, sweep.sqlite_condition
-                );
-                sqlx::query_scalar(sqlx::AssertSqlSafe(sql))
-                    .bind(self.after)
-                    .bind(sqlite_seconds(self.cutoff))
-                    .bind(i64::from(limit))
-                    .fetch_all(pool)
-                    .await
-            }
-            Db::Postgres(pool) => {
-                let sql = format!(
-                    "SELECT id FROM {} WHERE id > $1 AND {} ORDER BY id LIMIT $3",
-                    sweep.table, sweep.postgres_condition
-                );
-                sqlx::query_scalar(sqlx::AssertSqlSafe(sql))
-                    .bind(self.after)
-                    .bind(self.cutoff)
-                    .bind(i64::from(limit))
-                    .fetch_all(pool)
-                    .await
-            }
-        }
+        let scan = &self.sweep.statements.scan;
+        on_db!(&self.db, |pool| {
+            sqlx::query_scalar(pool.sql(scan))
+                .bind(self.after)
+                .bind(pool.time(self.cutoff))
+                .bind(pool.time(self.idle_cutoff))
+                .bind(i64::from(limit))
+                .fetch_all(pool)
+                .await
+        })
     }
 
     /// Deletes (or scrubs) those of `ids` that still meet the condition, and records every id's
@@ -150,60 +187,27 @@ impl SweepRun<'_> {
             return Ok(BatchReport::default());
         }
         let sweep = self.sweep;
-        let (done, remaining) = match &self.db {
-            Db::Sqlite(pool) => {
-                let ids_json = serde_json::to_string(ids).expect("ids serialise");
-                let in_ids = "SELECT value FROM json_each($1)";
-                let cond = &sweep.sqlite_condition;
-                let cutoff = sqlite_seconds(self.cutoff);
-                let mut tx = crate::db::sqlite_write_tx(pool).await?;
-                if sweep.scrub {
-                    let files = format!(
-                        "UPDATE files SET original_name = '' WHERE id IN
-                           (SELECT file_id FROM shares WHERE id IN ({in_ids}) AND {cond})"
-                    );
-                    sqlx::query(sqlx::AssertSqlSafe(files)).bind(&ids_json).bind(cutoff).execute(&mut *tx).await?;
-                }
-                let change = change_sql(sweep, in_ids, cond);
-                let done: Vec<i64> = sqlx::query_scalar(sqlx::AssertSqlSafe(change))
-                    .bind(&ids_json)
-                    .bind(cutoff)
-                    .fetch_all(&mut *tx)
-                    .await?;
-                let present = format!("SELECT id FROM {} WHERE id IN ({in_ids})", sweep.table);
-                let remaining: Vec<i64> =
-                    sqlx::query_scalar(sqlx::AssertSqlSafe(present)).bind(&ids_json).fetch_all(&mut *tx).await?;
-                let items = outcomes(ids, &done, &remaining);
-                ledger::record_sqlite(&mut tx, self.run_id, sweep.target_kind, &items).await?;
-                tx.commit().await?;
-                (done, remaining)
+        let statements = sweep.statements;
+        let (done, remaining) = on_db!(&self.db, |pool| {
+            let (batch, cutoff, idle_cutoff) =
+                (pool.id_batch(ids), pool.time(self.cutoff), pool.time(self.idle_cutoff));
+            let mut tx = pool.begin_write().await?;
+            if let Some(scrub_files) = &statements.scrub_files {
+                let query = sqlx::query(pool.sql(scrub_files)).bind(&batch).bind(cutoff).bind(idle_cutoff);
+                query.execute(&mut *tx).await?;
             }
-            Db::Postgres(pool) => {
-                let in_ids = "SELECT unnest($1::bigint[])";
-                let cond = &sweep.postgres_condition;
-                let mut tx = pool.begin().await?;
-                if sweep.scrub {
-                    let files = format!(
-                        "UPDATE files SET original_name = '' WHERE id IN
-                           (SELECT file_id FROM shares WHERE id IN ({in_ids}) AND {cond})"
-                    );
-                    sqlx::query(sqlx::AssertSqlSafe(files)).bind(ids).bind(self.cutoff).execute(&mut *tx).await?;
-                }
-                let change = change_sql(sweep, in_ids, cond);
-                let done: Vec<i64> = sqlx::query_scalar(sqlx::AssertSqlSafe(change))
-                    .bind(ids)
-                    .bind(self.cutoff)
-                    .fetch_all(&mut *tx)
-                    .await?;
-                let present = format!("SELECT id FROM {} WHERE id IN ({in_ids})", sweep.table);
-                let remaining: Vec<i64> =
-                    sqlx::query_scalar(sqlx::AssertSqlSafe(present)).bind(ids).fetch_all(&mut *tx).await?;
-                let items = outcomes(ids, &done, &remaining);
-                ledger::record_postgres(&mut tx, self.run_id, sweep.target_kind, &items).await?;
-                tx.commit().await?;
-                (done, remaining)
-            }
-        };
+            let done: Vec<i64> = sqlx::query_scalar(pool.sql(&statements.change))
+                .bind(&batch)
+                .bind(cutoff)
+                .bind(idle_cutoff)
+                .fetch_all(&mut *tx)
+                .await?;
+            let remaining: Vec<i64> =
+                sqlx::query_scalar(pool.sql(&statements.present)).bind(&batch).fetch_all(&mut *tx).await?;
+            pool.record_items(&mut tx, self.run_id, sweep.target_kind, &outcomes(ids, &done, &remaining)).await?;
+            tx.commit().await?;
+            (done, remaining)
+        });
         self.after = self.after.max(ids.iter().copied().max().unwrap_or(0));
         let mut report = BatchReport::default();
         for (_, outcome, _) in outcomes(ids, &done, &remaining) {
@@ -214,15 +218,6 @@ impl SweepRun<'_> {
             }
         }
         Ok(report)
-    }
-}
-
-/// The statement that deletes (or scrubs) the rows of `in_ids` still meeting `cond`, returning their ids.
-fn change_sql(sweep: &Sweep, in_ids: &str, cond: &str) -> String {
-    if sweep.scrub {
-        format!("UPDATE shares SET recipient_email = '', message = '' WHERE id IN ({in_ids}) AND {cond} RETURNING id")
-    } else {
-        format!("DELETE FROM {} WHERE id IN ({in_ids}) AND {cond} RETURNING id", sweep.table)
     }
 }
 
@@ -241,4 +236,29 @@ fn outcomes(ids: &[i64], done: &[i64], remaining: &[i64]) -> Vec<(i64, Outcome, 
             (*id, outcome, None)
         })
         .collect()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::{SESSIONS, SHARE_RETENTION};
+
+    #[test]
+    fn a_sweep_deletes_its_batch_through_each_dialects_id_list_with_the_condition_repeated() {
+        assert_eq!(
+            SESSIONS.change.sqlite,
+            "DELETE FROM sessions WHERE id IN (SELECT value FROM json_each($1)) \
+             AND (expires_at <= $2 OR last_seen_at <= $3) RETURNING id"
+        );
+        assert_eq!(SESSIONS.present.postgres, "SELECT id FROM sessions WHERE id IN (SELECT unnest($1::bigint[]))");
+        assert!(SESSIONS.scrub_files.is_none());
+    }
+
+    #[test]
+    fn the_retention_sweep_scrubs_shares_and_their_file_names_instead_of_deleting() {
+        assert!(SHARE_RETENTION.change.postgres.starts_with("UPDATE shares SET recipient_email = '', message = ''"));
+        let files = SHARE_RETENTION.scrub_files.expect("the shares' sweep scrubs file names");
+        assert!(
+            files.sqlite.starts_with("UPDATE files SET original_name = '' WHERE id IN (SELECT file_id FROM shares")
+        );
+    }
 }

@@ -81,7 +81,7 @@ pub(crate) fn without_csrf(body: &str) -> String {
 
 /// Every event kind recorded for a share, oldest first (the only columns besides the time).
 pub(crate) async fn event_kinds(app: &TestApp, share_id: i64) -> Vec<String> {
-    app.state.events.list(share_id).await.unwrap().into_iter().map(|e| e.kind).collect()
+    app.state.events.list(share_id).await.unwrap().into_iter().map(|e| e.kind.code().to_owned()).collect()
 }
 
 both_backends! {

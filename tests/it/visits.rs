@@ -16,7 +16,7 @@ async fn sessions(app: &TestApp) -> i64 {
 }
 
 async fn events_of_kind(app: &TestApp, share_id: i64, kind: &str) -> usize {
-    app.state.events.list(share_id).await.unwrap().into_iter().filter(|e| e.kind == kind).count()
+    app.state.events.list(share_id).await.unwrap().into_iter().filter(|e| e.kind.code() == kind).count()
 }
 
 both_backends! {

@@ -82,7 +82,7 @@ impl Outbox {
     }
 
     async fn record_failure(&self, mail: &ClaimedMail, failure: Failure) -> Result<(Outcome, bool), sqlx::Error> {
-        let status = self.mark_failed(mail.id, &failure.class).await?;
+        let status = self.mark_failed(mail, &failure.class).await?;
         let attempt = mail.attempts + 1;
         let error_class = failure.class;
         let outcome = if status.as_deref() == Some("dead") {

@@ -22,8 +22,10 @@ pub use delivery::run_outbox_worker;
 pub use seal::{OutboxKey, Unreadable};
 
 use crate::{
-    db::{Db, Timestamp, seconds},
+    db::{Db, Dialect, Sql, Timestamp, seconds},
+    on_db, retry,
     secret::SecretKey,
+    sql,
 };
 
 /// How often the worker looks for due mails.
@@ -157,6 +159,49 @@ pub struct MailDelivery {
     pub sent_at: Option<Timestamp>,
 }
 
+const ENQUEUE: Sql = Sql::same(
+    "INSERT INTO mail_outbox (share_id, kind, envelope_from, recipient, subject, message)
+     VALUES ($1, $2, $3, $4, $5, $6) RETURNING id",
+);
+const DUE_IDS: Sql = sql!(
+    "SELECT id FROM mail_outbox WHERE status = 'pending' AND next_attempt_at <= " now "
+      ORDER BY next_attempt_at, id LIMIT $1"
+);
+const CLAIM: Sql = sql!(
+    "UPDATE mail_outbox SET status = 'sending', claimed_at = " now "
+      WHERE id = $1 AND status = 'pending' AND next_attempt_at <= " now "
+      RETURNING id, attempts, envelope_from, recipient, message"
+);
+/// The empty body is spelled `X''` on SQLite and `''::bytea` on PostgreSQL.
+const MARK_SENT: Sql = sql!(
+    "UPDATE mail_outbox
+        SET status = 'sent', sent_at = " now ", message = " { sqlite: "X''", postgres: "''::bytea" } ",
+            last_error = NULL, claimed_at = NULL
+      WHERE id = $1 AND status <> 'sent'"
+);
+/// SET expressions read the row as it was before the UPDATE: `attempts` is the old count.
+const MARK_FAILED: Sql = sql!(
+    "UPDATE mail_outbox
+        SET status = CASE WHEN attempts + 1 >= $3 THEN 'dead' ELSE 'pending' END,
+            message = CASE WHEN attempts + 1 >= $3 THEN " { sqlite: "X''", postgres: "''::bytea" } " ELSE message END,
+            attempts = attempts + 1, last_error = $2, claimed_at = NULL,
+            next_attempt_at = " now " + " secs("$4") "
+      WHERE id = $1 AND status = 'sending'
+      RETURNING status"
+);
+const RECOVER_STUCK: Sql = sql!(
+    "UPDATE mail_outbox
+        SET status = CASE WHEN attempts + 1 >= $2 THEN 'dead' ELSE 'pending' END,
+            message = CASE WHEN attempts + 1 >= $2 THEN " { sqlite: "X''", postgres: "''::bytea" } " ELSE message END,
+            attempts = attempts + 1, last_error = 'interrupted', claimed_at = NULL,
+            next_attempt_at = " now "
+      WHERE status = 'sending' AND claimed_at <= " now " - " secs("$1")
+);
+const DELIVERY_STATE: Sql = Sql::same(
+    "SELECT id, kind, status, attempts, last_error, created_at, next_attempt_at, sent_at
+       FROM mail_outbox WHERE share_id = $1 ORDER BY id",
+);
+
 #[derive(Clone, Debug)]
 pub struct Outbox {
     db: Db,
@@ -182,69 +227,21 @@ impl Outbox {
         let subject = message.headers().get_raw("Subject").unwrap_or_default();
         let (kind, recipient) = (kind.as_str(), recipient.to_string());
         let raw = self.key.seal(&recipient, &message.formatted());
-        const SQL: &str = "INSERT INTO mail_outbox (share_id, kind, envelope_from, recipient, subject, message)
-                           VALUES ($1, $2, $3, $4, $5, $6) RETURNING id";
-        Ok(match &self.db {
-            Db::Sqlite(pool) => {
-                let query = sqlx::query_scalar(SQL).bind(share_id).bind(kind).bind(from).bind(recipient);
-                query.bind(subject).bind(raw).fetch_one(pool).await?
-            }
-            Db::Postgres(pool) => {
-                let query = sqlx::query_scalar(SQL).bind(share_id).bind(kind).bind(from).bind(recipient);
-                query.bind(subject).bind(raw).fetch_one(pool).await?
-            }
-        })
+        Ok(on_db!(&self.db, |pool| {
+            let query = sqlx::query_scalar(pool.sql(&ENQUEUE)).bind(share_id).bind(kind).bind(from).bind(recipient);
+            query.bind(subject).bind(raw).fetch_one(pool).await?
+        }))
     }
 
     /// Ids of due pending rows, oldest due first (served by the partial index on pending rows).
     async fn due_ids(&self, limit: u32) -> Result<Vec<i64>, sqlx::Error> {
         let limit = i64::from(limit);
-        match &self.db {
-            Db::Sqlite(pool) => {
-                sqlx::query_scalar(
-                    "SELECT id FROM mail_outbox WHERE status = 'pending' AND next_attempt_at <= unixepoch('subsec')
-                  ORDER BY next_attempt_at, id LIMIT $1",
-                )
-                .bind(limit)
-                .fetch_all(pool)
-                .await
-            }
-            Db::Postgres(pool) => {
-                sqlx::query_scalar(
-                    "SELECT id FROM mail_outbox WHERE status = 'pending' AND next_attempt_at <= now()
-                  ORDER BY next_attempt_at, id LIMIT $1",
-                )
-                .bind(limit)
-                .fetch_all(pool)
-                .await
-            }
-        }
+        on_db!(&self.db, |pool| sqlx::query_scalar(pool.sql(&DUE_IDS)).bind(limit).fetch_all(pool).await)
     }
 
     /// pending → sending for one due row; `None` when another worker got it first (or it is not due).
     pub async fn claim(&self, id: i64) -> Result<Option<ClaimedMail>, sqlx::Error> {
-        match &self.db {
-            Db::Sqlite(pool) => {
-                sqlx::query_as(
-                    "UPDATE mail_outbox SET status = 'sending', claimed_at = unixepoch('subsec')
-                  WHERE id = $1 AND status = 'pending' AND next_attempt_at <= unixepoch('subsec')
-                  RETURNING id, attempts, envelope_from, recipient, message",
-                )
-                .bind(id)
-                .fetch_optional(pool)
-                .await
-            }
-            Db::Postgres(pool) => {
-                sqlx::query_as(
-                    "UPDATE mail_outbox SET status = 'sending', claimed_at = now()
-                  WHERE id = $1 AND status = 'pending' AND next_attempt_at <= now()
-                  RETURNING id, attempts, envelope_from, recipient, message",
-                )
-                .bind(id)
-                .fetch_optional(pool)
-                .await
-            }
-        }
+        on_db!(&self.db, |pool| sqlx::query_as(pool.sql(&CLAIM)).bind(id).fetch_optional(pool).await)
     }
 
     /// Claims up to `limit` due rows, one conditional UPDATE each: a row another worker claimed
@@ -261,76 +258,27 @@ impl Outbox {
     /// Also from 'pending' or 'dead': a row taken back from a worker that was merely slow, not
     /// dead, was delivered after all, and saying so spares the recipient a second copy.
     pub async fn mark_sent(&self, id: i64) -> Result<bool, sqlx::Error> {
-        let done = match &self.db {
-            Db::Sqlite(pool) => sqlx::query(
-                "UPDATE mail_outbox
-                    SET status = 'sent', sent_at = unixepoch('subsec'), message = X'', last_error = NULL,
-                        claimed_at = NULL
-                  WHERE id = $1 AND status <> 'sent'",
-            )
-            .bind(id)
-            .execute(pool)
-            .await?
-            .rows_affected(),
-            Db::Postgres(pool) => sqlx::query(
-                "UPDATE mail_outbox
-                    SET status = 'sent', sent_at = now(), message = ''::bytea, last_error = NULL, claimed_at = NULL
-                  WHERE id = $1 AND status <> 'sent'",
-            )
-            .bind(id)
-            .execute(pool)
-            .await?
-            .rows_affected(),
-        };
+        let done =
+            on_db!(&self.db, |pool| sqlx::query(pool.sql(&MARK_SENT)).bind(id).execute(pool).await?.rows_affected());
         Ok(done == 1)
     }
 
     /// A claimed row failed: back to 'pending' after min(base × 2^attempts, cap), or 'dead' when
     /// this was the last attempt allowed. Returns the new status (`None`: the row was not ours).
     /// `error_class` is stored: a short class such as "smtp 421", never reply text or addresses.
-    pub async fn mark_failed(&self, id: i64, error_class: &str) -> Result<Option<String>, sqlx::Error> {
+    pub async fn mark_failed(&self, mail: &ClaimedMail, error_class: &str) -> Result<Option<String>, sqlx::Error> {
         let RetryPolicy { base, cap, max_attempts, .. } = self.policy;
         let max_attempts = i32::try_from(max_attempts).unwrap_or(i32::MAX);
-        // SET expressions read the row as it was before the UPDATE: `attempts` is the old count.
-        match &self.db {
-            Db::Sqlite(pool) => {
-                sqlx::query_scalar(
-                    "UPDATE mail_outbox
-                    SET status = CASE WHEN attempts + 1 >= $3 THEN 'dead' ELSE 'pending' END,
-                        message = CASE WHEN attempts + 1 >= $3 THEN X'' ELSE message END,
-                        attempts = attempts + 1, last_error = $2, claimed_at = NULL,
-                        next_attempt_at = unixepoch('subsec') + min($4 * (1 << min(attempts, 30)), $5)
-                  WHERE id = $1 AND status = 'sending'
-                  RETURNING status",
-                )
-                .bind(id)
+        let wait = seconds(retry::backoff(base, u32::try_from(mail.attempts).unwrap_or(0), cap));
+        on_db!(&self.db, |pool| {
+            sqlx::query_scalar(pool.sql(&MARK_FAILED))
+                .bind(mail.id)
                 .bind(error_class)
                 .bind(max_attempts)
-                .bind(seconds(base))
-                .bind(seconds(cap))
+                .bind(wait)
                 .fetch_optional(pool)
                 .await
-            }
-            Db::Postgres(pool) => {
-                sqlx::query_scalar(
-                    "UPDATE mail_outbox
-                    SET status = CASE WHEN attempts + 1 >= $3 THEN 'dead' ELSE 'pending' END,
-                        message = CASE WHEN attempts + 1 >= $3 THEN ''::bytea ELSE message END,
-                        attempts = attempts + 1, last_error = $2, claimed_at = NULL,
-                        next_attempt_at = now()
-                            + make_interval(secs => least($4 * power(2, least(attempts, 30)), $5))
-                  WHERE id = $1 AND status = 'sending'
-                  RETURNING status",
-                )
-                .bind(id)
-                .bind(error_class)
-                .bind(max_attempts)
-                .bind(seconds(base))
-                .bind(seconds(cap))
-                .fetch_optional(pool)
-                .await
-            }
-        }
+        })
     }
 
     /// Takes back rows left in 'sending' longer than `stuck_after` by a worker that crashed (or
@@ -340,43 +288,14 @@ impl Outbox {
     pub async fn recover_stuck(&self) -> Result<u64, sqlx::Error> {
         let stuck_after = seconds(self.policy.stuck_after);
         let max_attempts = i32::try_from(self.policy.max_attempts).unwrap_or(i32::MAX);
-        Ok(match &self.db {
-            Db::Sqlite(pool) => sqlx::query(
-                "UPDATE mail_outbox
-                    SET status = CASE WHEN attempts + 1 >= $2 THEN 'dead' ELSE 'pending' END,
-                        message = CASE WHEN attempts + 1 >= $2 THEN X'' ELSE message END,
-                        attempts = attempts + 1, last_error = 'interrupted', claimed_at = NULL,
-                        next_attempt_at = unixepoch('subsec')
-                  WHERE status = 'sending' AND claimed_at <= unixepoch('subsec') - $1",
-            )
-            .bind(stuck_after)
-            .bind(max_attempts)
-            .execute(pool)
-            .await?
-            .rows_affected(),
-            Db::Postgres(pool) => sqlx::query(
-                "UPDATE mail_outbox
-                    SET status = CASE WHEN attempts + 1 >= $2 THEN 'dead' ELSE 'pending' END,
-                        message = CASE WHEN attempts + 1 >= $2 THEN ''::bytea ELSE message END,
-                        attempts = attempts + 1, last_error = 'interrupted', claimed_at = NULL,
-                        next_attempt_at = now()
-                  WHERE status = 'sending' AND claimed_at <= now() - make_interval(secs => $1)",
-            )
-            .bind(stuck_after)
-            .bind(max_attempts)
-            .execute(pool)
-            .await?
-            .rows_affected(),
-        })
+        Ok(on_db!(&self.db, |pool| {
+            let query = sqlx::query(pool.sql(&RECOVER_STUCK)).bind(stuck_after).bind(max_attempts);
+            query.execute(pool).await?.rows_affected()
+        }))
     }
 
     /// The mails of one share, oldest first, for the sender's dashboard.
     pub async fn delivery_state(&self, share_id: i64) -> Result<Vec<MailDelivery>, sqlx::Error> {
-        const SQL: &str = "SELECT id, kind, status, attempts, last_error, created_at, next_attempt_at, sent_at
-                             FROM mail_outbox WHERE share_id = $1 ORDER BY id";
-        match &self.db {
-            Db::Sqlite(pool) => sqlx::query_as(SQL).bind(share_id).fetch_all(pool).await,
-            Db::Postgres(pool) => sqlx::query_as(SQL).bind(share_id).fetch_all(pool).await,
-        }
+        on_db!(&self.db, |pool| sqlx::query_as(pool.sql(&DELIVERY_STATE)).bind(share_id).fetch_all(pool).await)
     }
 }

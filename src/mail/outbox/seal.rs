@@ -15,7 +15,11 @@ use aes_gcm::{
 use rand::Rng;
 
 use super::Outbox;
-use crate::{db::Db, secret::SecretKey};
+use crate::{
+    db::{Dialect, Sql},
+    on_db,
+    secret::SecretKey,
+};
 
 /// Starts every sealed body. The NUL byte cannot begin a formatted RFC 5322 message.
 const MAGIC: &[u8; 4] = b"\0ws1";
@@ -76,24 +80,19 @@ impl Outbox {
     /// Seals the bodies that an older version stored in the clear (mails still waiting); returns
     /// how many. Each UPDATE names the body it read, so a row sent or changed meanwhile is left.
     pub async fn seal_plain_bodies(&self) -> Result<u64, sqlx::Error> {
-        const FIND: &str = "SELECT id, recipient, message FROM mail_outbox
-                             WHERE status IN ('pending', 'sending') AND length(message) > 0 ORDER BY id";
-        const SEAL: &str = "UPDATE mail_outbox SET message = $1 WHERE id = $2 AND message = $3";
-        let rows: Vec<(i64, String, Vec<u8>)> = match &self.db {
-            Db::Sqlite(pool) => sqlx::query_as(FIND).fetch_all(pool).await?,
-            Db::Postgres(pool) => sqlx::query_as(FIND).fetch_all(pool).await?,
-        };
+        const FIND: Sql = Sql::same(
+            "SELECT id, recipient, message FROM mail_outbox
+              WHERE status IN ('pending', 'sending') AND length(message) > 0 ORDER BY id",
+        );
+        const SEAL: Sql = Sql::same("UPDATE mail_outbox SET message = $1 WHERE id = $2 AND message = $3");
+        let rows: Vec<(i64, String, Vec<u8>)> =
+            on_db!(&self.db, |pool| sqlx::query_as(pool.sql(&FIND)).fetch_all(pool).await?);
         let mut sealed = 0;
         for (id, recipient, message) in rows.into_iter().filter(|(_, _, m)| !OutboxKey::is_sealed(m)) {
             let body = self.key.seal(&recipient, &message);
-            sealed += match &self.db {
-                Db::Sqlite(pool) => {
-                    sqlx::query(SEAL).bind(body).bind(id).bind(message).execute(pool).await?.rows_affected()
-                }
-                Db::Postgres(pool) => {
-                    sqlx::query(SEAL).bind(body).bind(id).bind(message).execute(pool).await?.rows_affected()
-                }
-            };
+            sealed += on_db!(&self.db, |pool| {
+                sqlx::query(pool.sql(&SEAL)).bind(body).bind(id).bind(message).execute(pool).await?.rows_affected()
+            });
         }
         Ok(sealed)
     }
