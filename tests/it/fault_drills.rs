@@ -13,7 +13,6 @@ use std::{
     path::Path,
     pin::Pin,
     task::{Context, Poll},
-    time::{Duration, Instant},
 };
 
 use bytes::Bytes;
@@ -23,7 +22,7 @@ use watasu::db::Db;
 use crate::support::{Browser, TestApp, execute};
 
 /// The password of the senders the drills sign in as.
-pub const PASSWORD: &str = "lantern orchard seventeen copper";
+pub use crate::support::{PASSWORD, eventually};
 
 /// Every row of a one-text-column query, in order.
 pub async fn lines(db: &Db, sql: &'static str) -> Vec<String> {
@@ -100,15 +99,6 @@ pub fn files_in(dir: &Path) -> Vec<(String, u64)> {
 
 pub fn is_temp(name: &str) -> bool {
     name.starts_with(watasu::lifecycle::store::TEMP_PREFIX)
-}
-
-/// Waits until `condition` holds, polling; panics after `timeout` (a hang guard, not a speed test).
-pub async fn eventually<F: AsyncFn() -> bool>(timeout: Duration, what: &str, condition: F) {
-    let deadline = Instant::now() + timeout;
-    while !condition().await {
-        assert!(Instant::now() < deadline, "{what} did not happen within {timeout:?}");
-        tokio::time::sleep(Duration::from_millis(50)).await;
-    }
 }
 
 /// Signs `browser` in as the sender `email` (with [`PASSWORD`]).

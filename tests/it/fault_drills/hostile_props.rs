@@ -17,7 +17,7 @@ use crate::{
     support::{Browser, Page, TestApp, count},
 };
 
-const RECIPIENT: &str = "recipient@example.test";
+use crate::support::RECIPIENT;
 
 /// Runs `property` on `cases` values of `strategy`, from a fixed seed; the body runs on the
 /// test's runtime (the runner itself is synchronous).
