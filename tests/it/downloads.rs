@@ -3,7 +3,6 @@
 
 use std::time::{Duration, Instant};
 
-use crate::support::clock;
 use crate::{
     both_backends,
     support::{TestApp, TestShare, count, eventually, execute},
@@ -227,7 +226,7 @@ both_backends! {
         };
         assert_eq!(report.purged, 0, "{report:?}");
         assert_eq!(stored_files(&app), 1, "collected during the delivery grace");
-        app.set_ago("shares", &["consumed_at"], 16 * 60, &clock::id(share.id)).await;
+        app.consumed_ago(share.id, 16 * 60).await;
         app.browser().get("/").await;
         eventually(Duration::from_secs(1), "collection after the grace", async || {
             status_of(&app, share.id).await == "purged"

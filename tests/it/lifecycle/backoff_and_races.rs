@@ -14,7 +14,7 @@ both_backends! {
         for _ in 0..3 {
             assert_eq!(gc.collect(10, Trigger::Cli).await.unwrap(), report(0, 1, 0));
             waits.push(seconds_until_next_attempt(&f.app, id).await);
-            backoff_elapsed(&f.app, id).await;
+            f.app.end_purge_backoff(id).await;
         }
 
         assert_eq!(purge_attempts(&f.app, id).await, 3);

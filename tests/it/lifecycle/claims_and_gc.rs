@@ -87,7 +87,7 @@ both_backends! {
         let (id, key) = f.share().await;
         f.files.place(&key);
         assert!(f.repo.mark_consumed(id).await.unwrap());
-        expired_a_minute_ago(&f.app, id).await;
+        f.app.expire_share_ago(id, 60).await;
         let with_grace = f.gc_with(GRACE_15_MIN, NO_TIME);
 
         let during_grace = with_grace.collect(10, Trigger::Cli).await.unwrap();
@@ -96,7 +96,7 @@ both_backends! {
         assert!(f.files.exists(&key));
         assert_eq!(f.status(id).await, "consumed");
 
-        consumed_16_minutes_ago(&f.app, id).await;
+        f.app.consumed_ago(id, 16 * 60).await;
         let after_grace = with_grace.collect(10, Trigger::Cli).await.unwrap();
 
         assert_eq!(after_grace, report(1, 0, 0));
@@ -172,7 +172,7 @@ both_backends! {
         assert_eq!(f.status(id).await, "active");
         assert!(f.files.exists(&key));
 
-        backoff_elapsed(&f.app, id).await;
+        f.app.end_purge_backoff(id).await;
         let retried = with_backoff.collect(10, Trigger::Cli).await.unwrap();
 
         assert_eq!(retried, report(1, 0, 0));

@@ -62,7 +62,7 @@ both_backends! {
 
         for (id, path) in [(consumed, &consumed_path), (expired, &expired_path)] {
             std::fs::remove_dir_all(path).unwrap();
-            backoff_elapsed(&app, id).await;
+            app.end_purge_backoff(id).await;
         }
         let healed = gc.collect(10, Trigger::Cli).await.unwrap();
 

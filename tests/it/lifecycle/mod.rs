@@ -16,7 +16,6 @@ use watasu::{
     share::ShareEvents,
 };
 
-use crate::support::clock;
 use crate::{
     both_backends,
     support::{Backend, TestApp, count, execute, fake_store::FakeFileStore},
@@ -81,20 +80,6 @@ async fn seconds_until_next_attempt(app: &TestApp, share_id: i64) -> f64 {
         .await
         .unwrap(),
     }
-}
-
-/// The share's expiry one minute ago, its claim untouched.
-async fn expired_a_minute_ago(app: &TestApp, share_id: i64) {
-    app.set_ago("shares", &["expires_at"], 60, &clock::id(share_id)).await;
-}
-
-async fn consumed_16_minutes_ago(app: &TestApp, share_id: i64) {
-    app.set_ago("shares", &["consumed_at"], 16 * 60, &clock::id(share_id)).await;
-}
-
-/// Ends the backoff of a share whose delete failed.
-async fn backoff_elapsed(app: &TestApp, share_id: i64) {
-    app.set_ago("shares", &["next_purge_attempt_at"], 60, &clock::id(share_id)).await;
 }
 
 fn file_path(app: &TestApp, key: &str) -> PathBuf {

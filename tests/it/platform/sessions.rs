@@ -54,7 +54,7 @@ both_backends! {
         let app = TestApp::spawn(backend).await;
         let store = sessions(&app);
         let old = store.create().await.unwrap();
-        app.set_ago("sessions", &["expires_at"], 1, &clock::id(old.session.id)).await;
+        app.expire_session_ago(old.session.id, 1).await;
         assert!(store.load(old.cookie_value.expose()).await.unwrap().is_none(), "a session outlived its absolute expiry");
         assert!(store.regenerate(old.session.id).await.unwrap().is_none(), "an expired session was regenerated");
     }

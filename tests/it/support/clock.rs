@@ -80,6 +80,11 @@ impl TestApp {
         self.set_ago("shares", &["consumed_at"], secs, &id(share_id)).await;
     }
 
+    /// Ends the backoff of a share whose delete failed: its next purge attempt is a minute past.
+    pub async fn end_purge_backoff(&self, share_id: i64) {
+        self.set_ago("shares", &["next_purge_attempt_at"], MINUTE, &id(share_id)).await;
+    }
+
     /// Moves a session's absolute expiry `secs` into the past.
     pub async fn expire_session_ago(&self, session_id: i64, secs: i64) {
         self.set_ago("sessions", &["expires_at"], secs, &id(session_id)).await;
