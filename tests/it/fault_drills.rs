@@ -103,10 +103,7 @@ pub fn is_temp(name: &str) -> bool {
 
 /// Signs `browser` in as the sender `email` (with [`PASSWORD`]).
 pub async fn sign_in(browser: &Browser, email: &str) {
-    let login = browser.get("/login").await;
-    let fields = [("csrf_token", login.csrf_token()), ("email", email.to_owned()), ("password", PASSWORD.to_owned())];
-    let fields: Vec<(&str, &str)> = fields.iter().map(|(k, v)| (*k, v.as_str())).collect();
-    let answer = browser.post_form("/login", &fields).await;
+    let answer = browser.sign_in(email, PASSWORD).await;
     assert_eq!(answer.status, 303, "signing in failed: {}", answer.body);
 }
 

@@ -14,7 +14,7 @@ both_backends! {
                 let csrf = browser.get("/login").await.csrf_token();
                 (browser, csrf)
             } else {
-                on_landing(&app, &share).await
+                app.landed_browser(&share.token).await
             };
             let path = if route == "login" { "/login".to_owned() } else { format!("/s/{}/{route}", share.token) };
             let before = snapshot(&app).await;
@@ -44,7 +44,7 @@ both_backends! {
         let mut visits = Vec::new();
         for _ in 0..=injections.len() {
             let share = app.create_share().await;
-            let (browser, csrf) = on_landing(&app, &share).await;
+            let (browser, csrf) = app.landed_browser(&share.token).await;
             visits.push((format!("/s/{}/email", share.token), browser, csrf));
         }
         let before = snapshot(&app).await;
@@ -83,7 +83,7 @@ both_backends! {
 
     async fn malformed_multipart_uploads_are_4xx_and_store_nothing(backend: Backend) {
         let app = TestApp::spawn(backend).await;
-        let browser = signed_in_sender(&app, "s@example.test").await;
+        let browser = app.signed_in_sender("s@example.test").await;
         let csrf = browser.get("/shares/new").await.csrf_token();
         let b = "hostileBoundary7MA4YWxkTrZu0gW";
         let multipart = format!("multipart/form-data; boundary={b}");

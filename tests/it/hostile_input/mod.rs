@@ -13,7 +13,7 @@ use tokio::io::{AsyncReadExt, AsyncWriteExt};
 
 use crate::{
     both_backends,
-    support::{Browser, Page, TestApp, TestShare, count},
+    support::{Browser, Page, TestApp, count},
 };
 
 use crate::support::PASSWORD;
@@ -112,31 +112,17 @@ fn is_lower_hex_64(bytes: &[u8]) -> bool {
     bytes.len() == 64 && bytes.iter().all(|b| b.is_ascii_digit() || (b'a'..=b'f').contains(b))
 }
 
-/// A browser on a real share's landing page: it has a session, and the page's CSRF token.
-async fn on_landing(app: &TestApp, share: &TestShare) -> (Browser, String) {
-    let browser = app.browser();
-    let landing = browser.get(&format!("/s/{}", share.token)).await;
-    assert_eq!(landing.status, 200, "{}", landing.body);
-    let csrf = landing.csrf_token();
-    (browser, csrf)
-}
-
 /// A code request that certainly sends a mail: once its code has arrived, any mail the requests
 /// before it had set off would have arrived too. Returns every mail received by then.
 async fn mails_after_a_sure_one(app: &TestApp) -> Vec<crate::support::smtp::ReceivedMail> {
     let share = app.create_share().await;
-    let (browser, csrf) = on_landing(app, &share).await;
+    let (browser, csrf) = app.landed_browser(&share.token).await;
     let before = app.smtp.messages().len();
     let page = browser
         .post_form(&format!("/s/{}/email", share.token), &[("csrf_token", &csrf), ("email", "recipient@example.test")])
         .await;
     assert_eq!(page.status, 200, "{}", page.body);
     app.smtp.wait_for(before + 1, Duration::from_secs(20)).await
-}
-
-async fn signed_in_sender(app: &TestApp, email: &str) -> Browser {
-    app.create_sender_with_password(email, "Sender Sato", PASSWORD).await;
-    app.sign_in(email, PASSWORD).await
 }
 
 /// Posts raw bytes with a content type, same-origin, as a browser page would.

@@ -6,7 +6,7 @@ both_backends! {
     async fn malformed_share_tokens_from_the_naughty_list_are_404_and_change_nothing(backend: Backend) {
         let app = TestApp::spawn(backend).await;
         let share = app.create_share().await;
-        let (browser, csrf) = on_landing(&app, &share).await;
+        let (browser, csrf) = app.landed_browser(&share.token).await;
         let before = snapshot(&app).await;
         let mut tried = 0;
         for naughty in naughty_strings() {

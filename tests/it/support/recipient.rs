@@ -57,6 +57,15 @@ impl TestApp {
         page
     }
 
+    /// A new browser on a share's landing page, with the page's CSRF token.
+    pub async fn landed_browser(&self, token: &str) -> (Browser, String) {
+        let browser = self.browser();
+        let landing = browser.open_link(token).await;
+        assert_eq!(landing.status, 200, "{}", landing.body);
+        let csrf = landing.csrf_token();
+        (browser, csrf)
+    }
+
     /// A new browser whose session holds a grant for `share` (as after a right code, without the
     /// walk), with its CSRF token.
     pub async fn granted_browser(&self, share: &TestShare) -> (Browser, String) {
