@@ -2,24 +2,10 @@
 
 use crate::{
     both_backends,
-    support::{Browser, Page, TestApp},
+    support::{TestApp, without_csrf},
 };
 
-const PASSWORD: &str = "lantern orchard seventeen copper";
-
-async fn sign_in(browser: &Browser, email: &str, password: &str) -> Page {
-    let page = browser.get("/login").await;
-    browser.post_form("/login", &[("csrf_token", &page.csrf_token()), ("email", email), ("password", password)]).await
-}
-
-/// The page with CSRF token values blanked.
-fn without_tokens(body: &str) -> String {
-    body.split("name=\"csrf_token\" value=\"")
-        .enumerate()
-        .map(|(i, part)| if i == 0 { part.to_owned() } else { part[part.find('"').unwrap()..].to_owned() })
-        .collect::<Vec<_>>()
-        .join("name=\"csrf_token\" value=\"")
-}
+use crate::support::PASSWORD;
 
 both_backends! {
     async fn the_setup_page_creates_the_first_admin_once(backend: Backend) {
@@ -104,10 +90,10 @@ both_backends! {
     async fn unknown_address_and_wrong_password_get_the_same_answer(backend: Backend) {
         let app = TestApp::spawn(backend).await;
         app.create_sender_with_password("s@example.test", "Sato", PASSWORD).await;
-        let unknown = sign_in(&app.browser(), "nobody@example.test", PASSWORD).await;
-        let wrong = sign_in(&app.browser(), "s@example.test", "lantern orchard seventeen brass").await;
+        let unknown = app.browser().sign_in("nobody@example.test", PASSWORD).await;
+        let wrong = app.browser().sign_in("s@example.test", "lantern orchard seventeen brass").await;
         assert_eq!(unknown.status, wrong.status);
-        assert_eq!(without_tokens(&unknown.body).replace("nobody@example.test", "X"), without_tokens(&wrong.body).replace("s@example.test", "X"));
+        assert_eq!(without_csrf(&unknown.body).replace("nobody@example.test", "X"), without_csrf(&wrong.body).replace("s@example.test", "X"));
         assert_eq!(unknown.texts("[role=alert]").len(), 1);
     }
 
@@ -116,9 +102,9 @@ both_backends! {
         app.create_sender_with_password("s@example.test", "Sato", PASSWORD).await;
         let browser = app.browser();
         for attempt in 1..=5 {
-            assert_eq!(sign_in(&browser, "s@example.test", "not the password at all").await.status, 200, "attempt {attempt}");
+            assert_eq!(browser.sign_in("s@example.test", "not the password at all").await.status, 200, "attempt {attempt}");
         }
-        let limited = sign_in(&browser, "s@example.test", PASSWORD).await;
+        let limited = browser.sign_in("s@example.test", PASSWORD).await;
         assert_eq!(limited.status, 429);
         let retry: u64 = limited.header("retry-after").unwrap().parse().unwrap();
         assert!((1..=60).contains(&retry), "the first delay is short: {retry}s");
@@ -128,8 +114,8 @@ both_backends! {
         let app = TestApp::spawn(backend).await;
         app.create_sender_with_password("s@example.test", "Sato", PASSWORD).await;
         let (here, elsewhere) = (app.browser(), app.browser());
-        assert_eq!(sign_in(&here, "s@example.test", PASSWORD).await.status, 303);
-        assert_eq!(sign_in(&elsewhere, "s@example.test", PASSWORD).await.status, 303);
+        assert_eq!(here.sign_in("s@example.test", PASSWORD).await.status, 303);
+        assert_eq!(elsewhere.sign_in("s@example.test", PASSWORD).await.status, 303);
 
         let account = here.get("/account").await;
         let wrong = here
@@ -145,7 +131,7 @@ both_backends! {
         assert_eq!(changed.texts("[role=status]").len(), 1);
         assert_eq!(here.get("/account").await.status, 200, "this session was ended too");
         assert_eq!(elsewhere.get("/account").await.status, 303, "the other session survived");
-        assert_eq!(sign_in(&app.browser(), "s@example.test", "violet harbor quietly ninety").await.status, 303);
+        assert_eq!(app.browser().sign_in("s@example.test", "violet harbor quietly ninety").await.status, 303);
     }
 
     async fn the_account_page_needs_a_signed_in_sender(backend: Backend) {

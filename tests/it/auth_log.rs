@@ -17,7 +17,7 @@ use crate::{
     },
 };
 
-const RECIPIENT: &str = "recipient@example.test";
+use crate::support::RECIPIENT;
 
 fn outbox(data_dir: &Path) -> HashSet<std::path::PathBuf> {
     std::fs::read_dir(data_dir.join("outbox")).map(|d| d.flatten().map(|e| e.path()).collect()).unwrap_or_default()

@@ -18,8 +18,8 @@ use crate::support::{
 
 const SENDER_NAME: &str = "佐藤 花子";
 const SENDER_EMAIL: &str = "hanako@example.test";
-const PASSWORD: &str = "lantern orchard seventeen copper";
-const RECIPIENT: &str = "recipient@example.test";
+use crate::support::PASSWORD;
+use crate::support::RECIPIENT;
 const FILE_NAME: &str = "見積資料一式.bin";
 /// Big enough that the throttled upload takes seconds, so its progress can be watched.
 const FILE_SIZE: usize = 16 * 1024 * 1024;
@@ -61,27 +61,6 @@ async fn assert_no_horizontal_overflow(browser: &BrowserSession, what: &str) {
         )
         .await;
     assert_eq!(wide, json!([]), "{what}: elements reach past the right edge of the phone");
-}
-
-/// The code of the confirmation mail to [`RECIPIENT`] (the notification mail with the link also
-/// arrives at the sink, and so does the sender's receipt later: only the code mail counts).
-async fn code_for_recipient(app: &TestApp) -> String {
-    let subjects = [Lang::Ja.text().mail_code_subject, Lang::En.text().mail_code_subject];
-    let deadline = Instant::now() + Duration::from_secs(10);
-    loop {
-        let found = app
-            .smtp
-            .messages()
-            .into_iter()
-            .find(|m| m.to == [RECIPIENT] && subjects.contains(&m.subject().as_str()) && m.code().is_some());
-        if let Some(mail) = found {
-            return mail.code().unwrap();
-        }
-        let seen: Vec<(Vec<String>, String)> =
-            app.smtp.messages().iter().map(|m| (m.to.clone(), m.subject())).collect();
-        assert!(Instant::now() < deadline, "no code mail to {RECIPIENT}; mails: {seen:?}");
-        tokio::time::sleep(Duration::from_millis(50)).await;
-    }
 }
 
 /// Records every `progress` event of every XHR upload the page starts from now on (the page's
@@ -210,7 +189,7 @@ async fn a_sender_sets_up_uploads_and_sees_the_download_without_reloading() {
     recipient.fill("input[name=email]", RECIPIENT).await;
     recipient.click(EMAIL_SUBMIT).await;
     recipient.wait_for("#step[data-step=code]", DEFAULT_WAIT).await;
-    let code = code_for_recipient(&app).await;
+    let code = app.smtp.code_for(RECIPIENT).await;
     recipient.fill("#code", &code).await;
     recipient.click(CODE_SUBMIT).await;
     recipient.wait_for("#step[data-step=download]", DEFAULT_WAIT).await;

@@ -15,7 +15,7 @@ use crate::support::{
     browser::{BrowserOptions, BrowserSession, DEFAULT_WAIT},
 };
 
-const RECIPIENT: &str = "recipient@example.test";
+use crate::support::RECIPIENT;
 const SENDER_NAME: &str = "佐藤 花子";
 const FILE_NAME: &str = "見積書.pdf";
 /// Not a real PDF: the bytes only have to come back unchanged.

@@ -6,8 +6,7 @@ use std::time::{Duration, Instant};
 
 use crate::{
     both_backends,
-    recipient::{RECIPIENT, ask_for_code, event_kinds, without_csrf},
-    support::{TestApp, TestShare, execute},
+    support::{RECIPIENT, TestApp, TestShare, event_kinds, execute, without_csrf},
 };
 
 both_backends! {
@@ -16,13 +15,13 @@ both_backends! {
         let share = app.create_share().await;
         let stranger = app.browser();
         for attempt in 1..=3 {
-            let page = ask_for_code(&stranger, &share, "typo@example.test").await;
+            let page = stranger.ask_for_code(&share.token, "typo@example.test").await;
             assert_eq!(page.status, 200, "attempt {attempt} was refused");
         }
-        let refused = ask_for_code(&stranger, &share, RECIPIENT).await;
+        let refused = stranger.ask_for_code(&share.token, RECIPIENT).await;
         let retry: u64 = refused.header("retry-after").unwrap().parse().unwrap();
 
-        let recipient = ask_for_code(&app.browser(), &share, RECIPIENT).await;
+        let recipient = app.browser().ask_for_code(&share.token, RECIPIENT).await;
 
         assert_eq!(refused.status, 429);
         assert!((1..=600).contains(&retry), "{retry}");
@@ -37,15 +36,15 @@ both_backends! {
         let share = app.create_share().await;
         let browser = app.browser();
         for _ in 0..3 {
-            assert_eq!(ask_for_code(&browser, &share, "typo@example.test").await.status, 200);
+            assert_eq!(browser.ask_for_code(&share.token, "typo@example.test").await.status, 200);
         }
         app.age_rate_limits(540).await;
         for _ in 0..5 {
-            assert_eq!(ask_for_code(&browser, &share, "typo@example.test").await.status, 429);
+            assert_eq!(browser.ask_for_code(&share.token, "typo@example.test").await.status, 429);
         }
 
         app.age_rate_limits(61).await;
-        let after_the_window = ask_for_code(&browser, &share, RECIPIENT).await;
+        let after_the_window = browser.ask_for_code(&share.token, RECIPIENT).await;
 
         assert_eq!(after_the_window.status, 200, "refused requests extended the window");
     }
@@ -84,7 +83,7 @@ both_backends! {
         let share = app.create_share_with(sender, RECIPIENT, "a.txt", b"a", Duration::from_secs(3600)).await;
         let recipient = app.browser();
         for _ in 0..3 {
-            assert_eq!(ask_for_code(&recipient, &share, "typo@example.test").await.status, 200);
+            assert_eq!(recipient.ask_for_code(&share.token, "typo@example.test").await.status, 200);
         }
         execute(
             app.db(),
@@ -98,7 +97,7 @@ both_backends! {
         let dashboard = app.sign_in("sender@example.test", "correct horse battery").await;
         let page = dashboard.get(&format!("/shares/{}", share.id)).await;
         let unlocked = dashboard.post_form(&format!("/shares/{}/unlock", share.id), &[("csrf_token", &page.csrf_token())]).await;
-        let after = ask_for_code(&recipient, &share, RECIPIENT).await;
+        let after = recipient.ask_for_code(&share.token, RECIPIENT).await;
 
         // The lock does not pass with time, so the answer promises no wait; it says who can lift it.
         assert_eq!(locked.status, 403);
@@ -115,7 +114,7 @@ both_backends! {
         let share = app.create_share_with(sender, RECIPIENT, "a.txt", b"a", Duration::from_secs(3600)).await;
         let mut answers = Vec::new();
         for mailed in 1..=6 {
-            answers.push(ask_for_code(&app.browser(), &share, RECIPIENT).await);
+            answers.push(app.browser().ask_for_code(&share.token, RECIPIENT).await);
             if mailed <= 5 {
                 app.smtp.wait_for(mailed, Duration::from_secs(10)).await;
             }
@@ -133,7 +132,7 @@ both_backends! {
         let link_mail = app.smtp.wait_for(6, Duration::from_secs(10)).await.pop().unwrap();
         let token = link_mail.text().split("/s/").nth(1).unwrap()[..64].to_owned();
         let fresh = TestShare { token, ..share };
-        ask_for_code(&app.browser(), &fresh, RECIPIENT).await;
+        app.browser().ask_for_code(&fresh.token, RECIPIENT).await;
 
         let mails = app.smtp.wait_for(7, Duration::from_secs(10)).await;
         assert!(mails[6].code().is_some(), "no code mail after the new link");

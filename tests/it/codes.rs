@@ -9,6 +9,7 @@ use sha2::{Digest, Sha256};
 use tokio::sync::Barrier;
 use watasu::otp::CodeOutcome;
 
+use crate::support::clock;
 use crate::{
     both_backends,
     support::{Backend, TestApp, TestShare, count, execute},
@@ -128,13 +129,7 @@ both_backends! {
         )
         .await;
         // Nine minutes and fifty seconds later (by the database's clock) it still works.
-        execute(
-            app.db(),
-            "UPDATE otp_challenges SET expires_at = expires_at - 590, created_at = created_at - 590 WHERE id = $1",
-            "UPDATE otp_challenges SET expires_at = expires_at - interval '590 seconds', created_at = created_at - interval '590 seconds' WHERE id = $1",
-            challenge,
-        )
-        .await;
+        app.shift_back("otp_challenges", &["expires_at", "created_at"], 590, &clock::id(challenge)).await;
         let late = verify(&app, share.id, session_id, &code).await;
 
         assert!((599_990..=600_010).contains(&lifetime_ms), "a code lives {lifetime_ms} ms");

@@ -8,17 +8,6 @@ use crate::{
     support::{Browser, Page, TestApp},
 };
 
-const PASSWORD: &str = "lantern orchard seventeen copper";
-
-async fn signed_in(app: &TestApp, email: &str) -> Browser {
-    app.sign_in(email, PASSWORD).await
-}
-
-async fn sender(app: &TestApp, email: &str) -> Browser {
-    app.create_sender_with_password(email, "Sender Sato", PASSWORD).await;
-    signed_in(app, email).await
-}
-
 /// Posts the new-share form as a browser without JavaScript would.
 async fn upload(browser: &Browser, csrf: Option<&str>, recipient: &str, file_name: &str, content: Vec<u8>) -> Page {
     let mut form = reqwest::multipart::Form::new();
@@ -61,7 +50,7 @@ fn share_id_of(page: &Page) -> i64 {
 both_backends! {
     async fn an_upload_creates_a_share_shows_the_link_once_and_mails_the_recipient(backend: Backend) {
         let app = TestApp::spawn(backend).await;
-        let browser = sender(&app, "s@example.test").await;
+        let browser = app.signed_in_sender("s@example.test").await;
         let csrf = new_share_csrf(&browser).await;
         let page = upload(&browser, Some(&csrf), "client@example.test", "報告書.pdf", b"%PDF-1.7 contents".to_vec()).await;
         assert_eq!(page.status, 200, "{}", page.body);
@@ -88,7 +77,7 @@ both_backends! {
 
     async fn an_upload_over_the_cap_is_413_and_leaves_nothing_on_disk(backend: Backend) {
         let app = TestApp::spawn_with(backend, |s| s.max_upload_bytes = 100 * 1024).await;
-        let browser = sender(&app, "s@example.test").await;
+        let browser = app.signed_in_sender("s@example.test").await;
         let csrf = new_share_csrf(&browser).await;
         // Under the declared-length check but over the cap: refused while streaming.
         let streamed = upload(&browser, Some(&csrf), "c@example.test", "big.bin", vec![0u8; 120 * 1024]).await;
@@ -103,7 +92,7 @@ both_backends! {
 
     async fn an_upload_without_the_csrf_token_is_refused_and_stores_nothing(backend: Backend) {
         let app = TestApp::spawn(backend).await;
-        let browser = sender(&app, "s@example.test").await;
+        let browser = app.signed_in_sender("s@example.test").await;
         let page = upload(&browser, None, "c@example.test", "a.txt", b"x".to_vec()).await;
         assert_eq!(page.status, 403);
         let wrong = upload(&browser, Some(&"0".repeat(64)), "c@example.test", "a.txt", b"x".to_vec()).await;
@@ -113,7 +102,7 @@ both_backends! {
 
     async fn an_invalid_recipient_is_refused_with_a_clear_message_before_storing(backend: Backend) {
         let app = TestApp::spawn(backend).await;
-        let browser = sender(&app, "s@example.test").await;
+        let browser = app.signed_in_sender("s@example.test").await;
         let csrf = new_share_csrf(&browser).await;
         for bad in ["not an address", "a@b.c\r\nBcc: x@y.z", ""] {
             let page = upload(&browser, Some(&csrf), bad, "a.txt", b"x".to_vec()).await;
@@ -125,7 +114,7 @@ both_backends! {
 
     async fn hostile_file_names_are_stored_safely_and_shown_escaped(backend: Backend) {
         let app = TestApp::spawn(backend).await;
-        let browser = sender(&app, "s@example.test").await;
+        let browser = app.signed_in_sender("s@example.test").await;
         let csrf = new_share_csrf(&browser).await;
         for (name, shown) in [("../../etc/passwd", "passwd"), ("<img src=x onerror=alert(1)>.txt", "<img src=x onerror=alert(1)>.txt"), ("見積書 (最終).xlsx", "見積書 (最終).xlsx")] {
             let page = upload(&browser, Some(&csrf), "c@example.test", name, b"x".to_vec()).await;
@@ -141,10 +130,10 @@ both_backends! {
 
     async fn another_senders_share_is_a_404_for_view_and_revoke(backend: Backend) {
         let app = TestApp::spawn(backend).await;
-        let owner = sender(&app, "owner@example.test").await;
+        let owner = app.signed_in_sender("owner@example.test").await;
         let csrf = new_share_csrf(&owner).await;
         let id = share_id_of(&upload(&owner, Some(&csrf), "c@example.test", "a.txt", b"x".to_vec()).await);
-        let other = sender(&app, "other@example.test").await;
+        let other = app.signed_in_sender("other@example.test").await;
         assert_eq!(other.get(&format!("/shares/{id}")).await.status, 404);
         assert_eq!(other.get(&format!("/shares/{}", id + 1000)).await.status, 404, "unknown ids answer the same");
         let other_csrf = new_share_csrf(&other).await;
@@ -159,7 +148,7 @@ both_backends! {
 
     async fn the_owner_revokes_and_the_link_stops_working(backend: Backend) {
         let app = TestApp::spawn(backend).await;
-        let browser = sender(&app, "s@example.test").await;
+        let browser = app.signed_in_sender("s@example.test").await;
         let csrf = new_share_csrf(&browser).await;
         let page = upload(&browser, Some(&csrf), "c@example.test", "a.txt", b"x".to_vec()).await;
         let link = page.attr("#share-link", "value").unwrap();
@@ -175,7 +164,7 @@ both_backends! {
 
     async fn a_fresh_link_replaces_the_old_one_and_lifts_a_lock(backend: Backend) {
         let app = TestApp::spawn(backend).await;
-        let browser = sender(&app, "s@example.test").await;
+        let browser = app.signed_in_sender("s@example.test").await;
         let csrf = new_share_csrf(&browser).await;
         let page = upload(&browser, Some(&csrf), "c@example.test", "a.txt", b"x".to_vec()).await;
         let (old, id) = (page.attr("#share-link", "value").unwrap(), share_id_of(&page));
@@ -202,7 +191,7 @@ both_backends! {
 
     async fn a_locked_share_can_be_unlocked_by_its_sender(backend: Backend) {
         let app = TestApp::spawn(backend).await;
-        let browser = sender(&app, "s@example.test").await;
+        let browser = app.signed_in_sender("s@example.test").await;
         let csrf = new_share_csrf(&browser).await;
         let id = share_id_of(&upload(&browser, Some(&csrf), "c@example.test", "a.txt", b"x".to_vec()).await);
         crate::support::execute(
@@ -222,7 +211,7 @@ both_backends! {
 
     async fn shares_made_on_the_command_line_show_in_the_senders_list(backend: Backend) {
         let app = TestApp::spawn(backend).await;
-        let browser = sender(&app, "s@example.test").await;
+        let browser = app.signed_in_sender("s@example.test").await;
         let sender_id = crate::support::count(app.db(), "SELECT id FROM users WHERE id = $1", 1).await;
         // create_share_with is the code path of `watasu share create`.
         app.create_share_with(sender_id, "cli@example.test", "from-cli.txt", b"x", Duration::from_secs(3600)).await;

@@ -5,28 +5,8 @@ use std::time::{Duration, Instant};
 
 use crate::{
     both_backends,
-    support::{Browser, TestApp, TestShare, count, execute},
+    support::{TestApp, TestShare, count, eventually, execute},
 };
-
-/// A browser whose session holds a grant for `share` (as after a correct code), and its CSRF token.
-async fn granted_browser(app: &TestApp, share: &TestShare) -> (Browser, String) {
-    let created = app.state.sessions.create().await.unwrap();
-    app.state.shares.grants.grant(created.session.id, share.id).await.unwrap();
-    let browser = app.browser();
-    browser.set_cookie("watasu_session", created.cookie_value.expose());
-    (browser, created.session.csrf_secret)
-}
-
-async fn post_download(browser: &Browser, share: &TestShare, csrf: &str) -> reqwest::Response {
-    browser
-        .client
-        .post(browser.url(&format!("/s/{}/download", share.token)))
-        .header("Sec-Fetch-Site", "same-origin")
-        .form(&[("csrf_token", csrf)])
-        .send()
-        .await
-        .unwrap()
-}
 
 async fn status_of(app: &TestApp, share_id: i64) -> String {
     match app.db() {
@@ -43,15 +23,6 @@ fn stored_files(app: &TestApp) -> usize {
     std::fs::read_dir(app.data_dir.path().join("files")).map(|d| d.count()).unwrap_or(0)
 }
 
-/// Waits until `condition` holds, polling; panics after `timeout`.
-async fn eventually<F: AsyncFn() -> bool>(timeout: Duration, what: &str, condition: F) {
-    let deadline = Instant::now() + timeout;
-    while !condition().await {
-        assert!(Instant::now() < deadline, "{what} did not happen within {timeout:?}");
-        tokio::time::sleep(Duration::from_millis(25)).await;
-    }
-}
-
 both_backends! {
     async fn fifty_concurrent_downloads_give_exactly_one_file_and_the_rest_410(backend: Backend) {
         let app = TestApp::spawn(backend).await;
@@ -60,7 +31,7 @@ both_backends! {
         let share = app.create_share_with(sender, "r@example.test", "one.bin", content, Duration::from_secs(3600)).await;
         let mut browsers = Vec::new();
         for _ in 0..50 {
-            browsers.push(granted_browser(&app, &share).await);
+            browsers.push(app.granted_browser(&share).await);
         }
         let barrier = std::sync::Arc::new(tokio::sync::Barrier::new(50));
         let mut tasks = Vec::new();
@@ -68,7 +39,7 @@ both_backends! {
             let (barrier, share) = (barrier.clone(), TestShare { id: share.id, token: share.token.clone(), sender_id: 0 });
             tasks.push(tokio::spawn(async move {
                 barrier.wait().await;
-                let response = post_download(&browser, &share, &csrf).await;
+                let response = browser.download(&share.token, &csrf).await;
                 let status = response.status().as_u16();
                 (status, response.bytes().await.unwrap().len())
             }));
@@ -88,9 +59,9 @@ both_backends! {
     async fn the_sender_is_mailed_once_the_file_was_downloaded(backend: Backend) {
         let app = TestApp::spawn(backend).await;
         let share = app.create_share().await;
-        let (browser, csrf) = granted_browser(&app, &share).await;
+        let (browser, csrf) = app.granted_browser(&share).await;
         assert!(app.smtp.messages().is_empty());
-        assert_eq!(post_download(&browser, &share, &csrf).await.status(), 200);
+        assert_eq!(browser.download(&share.token, &csrf).await.status(), 200);
         let mail = app.smtp.wait_for(1, Duration::from_secs(10)).await.pop().unwrap();
         assert!(mail.to[0].starts_with("sender-"), "{:?}", mail.to);
         assert!(mail.text().contains("report.txt") && mail.text().contains("recipient@example.test"));
@@ -99,13 +70,13 @@ both_backends! {
         execute(app.db(), "UPDATE shares SET notify_on_download = 0 WHERE id = $1", "UPDATE shares SET notify_on_download = false WHERE id = $1", share.id).await;
         let quiet = app.create_share().await;
         execute(app.db(), "UPDATE shares SET notify_on_download = 0 WHERE id = $1", "UPDATE shares SET notify_on_download = false WHERE id = $1", quiet.id).await;
-        let (browser, csrf) = granted_browser(&app, &quiet).await;
-        assert_eq!(post_download(&browser, &quiet, &csrf).await.status(), 200);
+        let (browser, csrf) = app.granted_browser(&quiet).await;
+        assert_eq!(browser.download(&quiet.token, &csrf).await.status(), 200);
         // A download after it, with receipts on: once its receipt has arrived, the quiet one's
         // would have too.
         let marker = app.create_share().await;
-        let (browser, csrf) = granted_browser(&app, &marker).await;
-        assert_eq!(post_download(&browser, &marker, &csrf).await.status(), 200);
+        let (browser, csrf) = app.granted_browser(&marker).await;
+        assert_eq!(browser.download(&marker.token, &csrf).await.status(), 200);
         let mails = app.smtp.wait_for(2, Duration::from_secs(10)).await;
         assert!(mails[1].text().contains("report.txt"), "the second mail is the marker's receipt");
         assert_eq!(count(app.db(), "SELECT count(*) FROM mail_outbox WHERE share_id = $1", quiet.id).await, 0);
@@ -115,22 +86,22 @@ both_backends! {
     async fn a_file_missing_from_storage_does_not_use_up_the_download(backend: Backend) {
         let app = TestApp::spawn_settled(backend, |s| s.access_time_gc = false).await;
         let share = app.create_share().await;
-        let (browser, csrf) = granted_browser(&app, &share).await;
+        let (browser, csrf) = app.granted_browser(&share).await;
         let dir = app.data_dir.path().join("files");
         let stored: Vec<_> = std::fs::read_dir(&dir).unwrap().map(|e| e.unwrap().path()).collect();
         std::fs::rename(&stored[0], dir.join("moved-away")).unwrap();
-        assert_eq!(post_download(&browser, &share, &csrf).await.status(), 410);
+        assert_eq!(browser.download(&share.token, &csrf).await.status(), 410);
         assert_eq!(status_of(&app, share.id).await, "active", "a failed read consumed the share");
         std::fs::rename(dir.join("moved-away"), &stored[0]).unwrap();
-        assert_eq!(post_download(&browser, &share, &csrf).await.status(), 200);
+        assert_eq!(browser.download(&share.token, &csrf).await.status(), 200);
     }
 
     async fn a_second_download_gets_the_friendly_410_page(backend: Backend) {
         let app = TestApp::spawn(backend).await;
         let share = app.create_share().await;
-        let (browser, csrf) = granted_browser(&app, &share).await;
-        assert_eq!(post_download(&browser, &share, &csrf).await.status(), 200);
-        let again = post_download(&browser, &share, &csrf).await;
+        let (browser, csrf) = app.granted_browser(&share).await;
+        assert_eq!(browser.download(&share.token, &csrf).await.status(), 200);
+        let again = browser.download(&share.token, &csrf).await;
         assert_eq!(again.status(), 410);
         let body = again.text().await.unwrap();
         assert!(body.contains("すでにダウンロードされています"), "{body}");
@@ -144,7 +115,7 @@ both_backends! {
     async fn get_and_head_on_every_share_url_never_consume(backend: Backend) {
         let app = TestApp::spawn(backend).await;
         let share = app.create_share().await;
-        let (browser, _) = granted_browser(&app, &share).await;
+        let (browser, _) = app.granted_browser(&share).await;
         for path in ["", "/download", "/email", "/code", "/code/new"] {
             let url = browser.url(&format!("/s/{}{path}", share.token));
             for agent in ["Slackbot-LinkExpanding 1.0", "Microsoft Office/16.0", "Mozilla/5.0"] {
@@ -162,14 +133,14 @@ both_backends! {
         let sender = app.create_sender("s@example.test", "S").await;
         let content: &'static [u8] = Box::leak(vec![1u8; 32 << 20].into_boxed_slice());
         let share = app.create_share_with(sender, "r@example.test", "big.bin", content, Duration::from_secs(3600)).await;
-        let (browser, csrf) = granted_browser(&app, &share).await;
-        let mut response = post_download(&browser, &share, &csrf).await;
+        let (browser, csrf) = app.granted_browser(&share).await;
+        let mut response = browser.download(&share.token, &csrf).await;
         assert_eq!(response.status(), 200);
         let first = response.chunk().await.unwrap().unwrap();
         assert!(!first.is_empty());
         drop(response);
         assert_eq!(status_of(&app, share.id).await, "consumed");
-        assert_eq!(post_download(&browser, &share, &csrf).await.status(), 410);
+        assert_eq!(browser.download(&share.token, &csrf).await.status(), 410);
     }
 
     async fn a_collectable_share_disappears_right_after_an_unrelated_page_view(backend: Backend) {
@@ -226,10 +197,10 @@ both_backends! {
     async fn a_revoked_share_is_not_available_and_is_collected(backend: Backend) {
         let app = TestApp::spawn_settled(backend, |_| {}).await;
         let share = app.create_share().await;
-        let (browser, csrf) = granted_browser(&app, &share).await;
+        let (browser, csrf) = app.granted_browser(&share).await;
         assert!(app.state.lifecycle.revoke(share.id).await.unwrap());
         assert!(!app.state.lifecycle.revoke(share.id).await.unwrap(), "revoked twice");
-        assert_eq!(post_download(&browser, &share, &csrf).await.status(), 404);
+        assert_eq!(browser.download(&share.token, &csrf).await.status(), 404);
         assert_eq!(browser.get(&format!("/s/{}", share.token)).await.status, 404);
         eventually(Duration::from_secs(2), "the revoked share's collection", async || {
             status_of(&app, share.id).await == "purged"
@@ -241,8 +212,8 @@ both_backends! {
     async fn the_file_stays_through_the_grace_and_goes_after_it(backend: Backend) {
         let app = TestApp::spawn_settled(backend, |_| {}).await;
         let share = app.create_share().await;
-        let (browser, csrf) = granted_browser(&app, &share).await;
-        assert_eq!(post_download(&browser, &share, &csrf).await.status(), 200);
+        let (browser, csrf) = app.granted_browser(&share).await;
+        assert_eq!(browser.download(&share.token, &csrf).await.status(), 200);
         // A whole pass runs after the download (ours, once the one the download asked for is
         // done): it must leave the file.
         let deadline = Instant::now() + Duration::from_secs(10);
@@ -255,13 +226,7 @@ both_backends! {
         };
         assert_eq!(report.purged, 0, "{report:?}");
         assert_eq!(stored_files(&app), 1, "collected during the delivery grace");
-        execute(
-            app.db(),
-            "UPDATE shares SET consumed_at = unixepoch('subsec') - 16 * 60 WHERE id = $1",
-            "UPDATE shares SET consumed_at = now() - interval '16 minutes' WHERE id = $1",
-            share.id,
-        )
-        .await;
+        app.consumed_ago(share.id, 16 * 60).await;
         app.browser().get("/").await;
         eventually(Duration::from_secs(1), "collection after the grace", async || {
             status_of(&app, share.id).await == "purged"

@@ -13,7 +13,6 @@ use std::{
     path::Path,
     pin::Pin,
     task::{Context, Poll},
-    time::{Duration, Instant},
 };
 
 use bytes::Bytes;
@@ -23,7 +22,7 @@ use watasu::db::Db;
 use crate::support::{Browser, TestApp, execute};
 
 /// The password of the senders the drills sign in as.
-pub const PASSWORD: &str = "lantern orchard seventeen copper";
+pub use crate::support::{PASSWORD, eventually};
 
 /// Every row of a one-text-column query, in order.
 pub async fn lines(db: &Db, sql: &'static str) -> Vec<String> {
@@ -102,21 +101,9 @@ pub fn is_temp(name: &str) -> bool {
     name.starts_with(watasu::lifecycle::store::TEMP_PREFIX)
 }
 
-/// Waits until `condition` holds, polling; panics after `timeout` (a hang guard, not a speed test).
-pub async fn eventually<F: AsyncFn() -> bool>(timeout: Duration, what: &str, condition: F) {
-    let deadline = Instant::now() + timeout;
-    while !condition().await {
-        assert!(Instant::now() < deadline, "{what} did not happen within {timeout:?}");
-        tokio::time::sleep(Duration::from_millis(50)).await;
-    }
-}
-
 /// Signs `browser` in as the sender `email` (with [`PASSWORD`]).
 pub async fn sign_in(browser: &Browser, email: &str) {
-    let login = browser.get("/login").await;
-    let fields = [("csrf_token", login.csrf_token()), ("email", email.to_owned()), ("password", PASSWORD.to_owned())];
-    let fields: Vec<(&str, &str)> = fields.iter().map(|(k, v)| (*k, v.as_str())).collect();
-    let answer = browser.post_form("/login", &fields).await;
+    let answer = browser.sign_in(email, PASSWORD).await;
     assert_eq!(answer.status, 303, "signing in failed: {}", answer.body);
 }
 

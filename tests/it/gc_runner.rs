@@ -14,7 +14,7 @@ use watasu::{
 use crate::{
     both_backends,
     lifecycle::quiet_app,
-    support::{TestApp, count, fake_store::FakeFileStore},
+    support::{TestApp, count, eventually, fake_store::FakeFileStore},
 };
 
 const HOUR: Duration = Duration::from_secs(3600);
@@ -87,15 +87,6 @@ async fn gc_run_of(db: &Db, share_id: i64) -> (String, String, Option<String>) {
     match db {
         Db::Sqlite(pool) => sqlx::query_as(sql).bind(share_id).fetch_one(pool).await.unwrap(),
         Db::Postgres(pool) => sqlx::query_as(sql).bind(share_id).fetch_one(pool).await.unwrap(),
-    }
-}
-
-/// Polls `condition` until it holds; panics after `timeout`.
-async fn eventually<F: AsyncFn() -> bool>(timeout: Duration, what: &str, condition: F) {
-    let deadline = std::time::Instant::now() + timeout;
-    while !condition().await {
-        assert!(std::time::Instant::now() < deadline, "{what} did not happen within {timeout:?}");
-        tokio::time::sleep(Duration::from_millis(20)).await;
     }
 }
 

@@ -3,10 +3,10 @@
 
 use watasu::maintenance::{Kind, Trigger};
 
+use crate::support::clock;
 use crate::{
     both_backends,
     maintenance::{SessionAge, TOKEN, insert_sessions, item_outcome, quiet_app, renew_session, session_exists},
-    support::execute,
 };
 
 both_backends! {
@@ -28,13 +28,7 @@ both_backends! {
         assert_eq!((report.deleted, report.skipped), (1, 1));
         // …and is expired again (before the cutoff) by the time the next batch is scanned: the
         // run has looked at it once and must not come back to it.
-        execute(
-            db,
-            "UPDATE sessions SET expires_at = unixepoch('subsec') - 3600 WHERE id = $1",
-            "UPDATE sessions SET expires_at = now() - interval '1 hour' WHERE id = $1",
-            ids[1],
-        )
-        .await;
+        clock::set_ago(db, "sessions", &["expires_at"], 3600, &clock::id(ids[1])).await;
 
         let second = walk.scan(2).await.unwrap();
         assert_eq!(second, ids[2..], "the cursor did not move past the skipped row");

@@ -10,79 +10,8 @@ use std::{
 
 use crate::{
     both_backends,
-    support::{Browser, Page, TestApp, TestShare, count},
+    support::{Browser, Page, RECIPIENT, TestApp, count, event_kinds, without_csrf},
 };
-
-pub(crate) const RECIPIENT: &str = "recipient@example.test";
-
-/// Opens the share link and asks for a code with `address`; returns the answer page.
-pub(crate) async fn ask_for_code(browser: &Browser, share: &TestShare, address: &str) -> Page {
-    let landing = browser.get(&format!("/s/{}", share.token)).await;
-    assert_eq!(landing.status, 200, "{}", landing.body);
-    browser
-        .post_form(&format!("/s/{}/email", share.token), &[("csrf_token", &landing.csrf_token()), ("email", address)])
-        .await
-}
-
-pub(crate) async fn submit_code(browser: &Browser, share: &TestShare, csrf: &str, code: &str) -> Page {
-    browser.post_form(&format!("/s/{}/code", share.token), &[("csrf_token", csrf), ("code", code)]).await
-}
-
-/// Walks the whole flow to a verified session; returns the download page.
-async fn verify(app: &TestApp, browser: &Browser, share: &TestShare) -> Page {
-    let before = app.smtp.messages().len();
-    let code_step = ask_for_code(browser, share, RECIPIENT).await;
-    let code = code_mailed_after(app, before).await;
-    let answer = submit_code(browser, share, &code_step.csrf_token(), &code).await;
-    assert_eq!(answer.status, 303, "{}", answer.body);
-    let page = browser.get(&format!("/s/{}", share.token)).await;
-    assert_eq!(page.attr("#step", "data-step").as_deref(), Some("download"), "{}", page.body);
-    page
-}
-
-/// The code in the first mail to the recipient after the first `before` mails. Other mails (a
-/// sender's download receipt) may arrive meanwhile.
-pub(crate) async fn code_mailed_after(app: &TestApp, before: usize) -> String {
-    let deadline = Instant::now() + Duration::from_secs(10);
-    loop {
-        let mails = app.smtp.messages();
-        if let Some(code) = mails[before..].iter().filter(|m| m.to == [RECIPIENT]).find_map(|m| m.code()) {
-            return code;
-        }
-        assert!(Instant::now() < deadline, "no code mail for the recipient");
-        tokio::time::sleep(Duration::from_millis(50)).await;
-    }
-}
-
-async fn download(browser: &Browser, share: &TestShare, csrf: &str) -> reqwest::Response {
-    browser
-        .client
-        .post(browser.url(&format!("/s/{}/download", share.token)))
-        .header("Sec-Fetch-Site", "same-origin")
-        .form(&[("csrf_token", csrf)])
-        .send()
-        .await
-        .unwrap()
-}
-
-/// The page with every CSRF token value blanked: what must be identical between two answers.
-pub(crate) fn without_csrf(body: &str) -> String {
-    let mut out = String::new();
-    let mut rest = body;
-    while let Some(at) = rest.find("name=\"csrf_token\" value=\"") {
-        let start = at + "name=\"csrf_token\" value=\"".len();
-        out.push_str(&rest[..start]);
-        rest = &rest[start..];
-        rest = &rest[rest.find('"').unwrap()..];
-    }
-    out.push_str(rest);
-    out
-}
-
-/// Every event kind recorded for a share, oldest first (the only columns besides the time).
-pub(crate) async fn event_kinds(app: &TestApp, share_id: i64) -> Vec<String> {
-    app.state.events.list(share_id).await.unwrap().into_iter().map(|e| e.kind.code().to_owned()).collect()
-}
 
 both_backends! {
     async fn the_landing_page_says_who_sent_a_file_but_not_which(backend: Backend) {
@@ -106,8 +35,8 @@ both_backends! {
     async fn a_wrong_address_gets_the_same_answer_and_no_mail(backend: Backend) {
         let app = TestApp::spawn(backend).await;
         let share = app.create_share().await;
-        let wrong = ask_for_code(&app.browser(), &share, "intruder@example.test").await;
-        let right = ask_for_code(&app.browser(), &share, "  RECIPIENT@example.TEST ").await;
+        let wrong = app.browser().ask_for_code(&share.token, "intruder@example.test").await;
+        let right = app.browser().ask_for_code(&share.token, "  RECIPIENT@example.TEST ").await;
         assert_eq!(wrong.status, right.status);
         assert_eq!(without_csrf(&wrong.body), without_csrf(&right.body));
 
@@ -125,7 +54,7 @@ both_backends! {
         let app = TestApp::spawn(backend).await;
         let share = app.create_share().await;
         for typed in ["intruder@example.test", "recipient@example.test.evil", "recipient@example.test, x@evil.test", "", "not an address"] {
-            ask_for_code(&app.browser(), &share, typed).await;
+            app.browser().ask_for_code(&share.token, typed).await;
         }
         assert_eq!(challenges(&app, share.id, false).await, 5, "a submission made no challenge");
         assert_eq!(challenges(&app, share.id, true).await, 0, "a code was sent for a typed address");
@@ -136,12 +65,12 @@ both_backends! {
         let app = TestApp::spawn(backend).await;
         let share = app.create_share().await;
         let browser = app.browser();
-        let page = verify(&app, &browser, &share).await;
+        let page = app.verify(&browser, &share).await;
         assert_eq!(page.texts(".file-name"), ["report.txt"]);
         assert_eq!(page.texts(".file-size"), ["18 バイト"], "pages speak Japanese unless asked otherwise");
         assert_eq!(page.texts(".file-sha256"), [watasu::secret::sha256_hex("the file contents\n")]);
         assert!(page.body.contains("Here is the file."));
-        let response = download(&browser, &share, &page.csrf_token()).await;
+        let response = browser.download(&share.token, &page.csrf_token()).await;
         assert_eq!(response.status(), 200);
         let headers = response.headers().clone();
         assert_eq!(headers["content-type"], "application/octet-stream");
@@ -160,10 +89,10 @@ both_backends! {
         let app = TestApp::spawn(backend).await;
         let share = app.create_share().await;
         let browser = app.browser();
-        let code_step = ask_for_code(&browser, &share, RECIPIENT).await;
+        let code_step = browser.ask_for_code(&share.token, RECIPIENT).await;
         let old_cookie = browser.cookie("watasu_session").unwrap();
-        let code = app.smtp.wait_for(1, Duration::from_secs(10)).await[0].code().unwrap();
-        submit_code(&browser, &share, &code_step.csrf_token(), &code).await;
+        let code = app.smtp.code_for(RECIPIENT).await;
+        browser.submit_code(&share.token, &code_step.csrf_token(), &code).await;
         let new_cookie = browser.cookie("watasu_session").unwrap();
         assert_ne!(old_cookie, new_cookie);
 
@@ -178,18 +107,18 @@ both_backends! {
         let app = TestApp::spawn(backend).await;
         let share = app.create_share().await;
         let browser = app.browser();
-        let page = ask_for_code(&browser, &share, RECIPIENT).await;
-        let code = app.smtp.wait_for(1, Duration::from_secs(10)).await[0].code().unwrap();
+        let page = browser.ask_for_code(&share.token, RECIPIENT).await;
+        let code = app.smtp.code_for(RECIPIENT).await;
         let wrong = if code == "000000" { "111111" } else { "000000" };
         let csrf = page.csrf_token();
         for left in (0..5).rev() {
-            let answer = submit_code(&browser, &share, &csrf, wrong).await;
+            let answer = browser.submit_code(&share.token, &csrf, wrong).await;
             assert_eq!(answer.status, 200);
             if left > 0 {
                 assert!(answer.texts("#code-status")[0].ends_with(&left.to_string()), "{:?}", answer.texts("#code-status"));
             }
         }
-        let answer = submit_code(&browser, &share, &csrf, &code).await;
+        let answer = browser.submit_code(&share.token, &csrf, &code).await;
         assert_eq!(answer.attr("#step", "data-step").as_deref(), Some("code"));
         assert!(answer.attr("#code-status", "aria-live").is_some());
         assert!(!answer.texts("#code-status")[0].is_empty(), "no error shown");
@@ -200,11 +129,11 @@ both_backends! {
     async fn another_browser_with_the_same_link_is_refused(backend: Backend) {
         let app = TestApp::spawn(backend).await;
         let share = app.create_share().await;
-        verify(&app, &app.browser(), &share).await;
+        app.verify(&app.browser(), &share).await;
         let other = app.browser();
         let landing = other.get(&format!("/s/{}", share.token)).await;
         assert_eq!(landing.attr("#step", "data-step").as_deref(), Some("email"));
-        let response = download(&other, &share, &landing.csrf_token()).await;
+        let response = other.download(&share.token, &landing.csrf_token()).await;
         assert_eq!(response.status(), 403);
         let body = response.text().await.unwrap();
         assert!(!body.contains("the file contents"));
@@ -217,8 +146,8 @@ both_backends! {
         let share_a = app.create_share().await;
         let share_b = app.create_share().await;
         let browser = app.browser();
-        let page = verify(&app, &browser, &share_a).await;
-        let response = download(&browser, &share_b, &page.csrf_token()).await;
+        let page = app.verify(&browser, &share_a).await;
+        let response = browser.download(&share_b.token, &page.csrf_token()).await;
         assert_eq!(response.status(), 403);
     }
 
@@ -226,11 +155,11 @@ both_backends! {
         let app = TestApp::spawn(backend).await;
         let share = app.create_share().await;
         let browser = app.browser();
-        let page = verify(&app, &browser, &share).await;
+        let page = app.verify(&browser, &share).await;
         let url = browser.url(&format!("/s/{}/download", share.token));
         assert_eq!(browser.client.get(&url).send().await.unwrap().status(), 405);
         assert_eq!(browser.client.head(&url).send().await.unwrap().status(), 405);
-        let response = download(&browser, &share, &page.csrf_token()).await;
+        let response = browser.download(&share.token, &page.csrf_token()).await;
         assert_eq!(response.status(), 200);
     }
 
@@ -266,10 +195,10 @@ both_backends! {
             let landing = browser.get(&format!("/s/{}", share.token)).await;
             assert!(!landing.body.contains("<script>alert"), "the sender name is not escaped");
             app.smtp.set_delay(Duration::ZERO);
-            let page = verify(&app, &browser, &share).await;
+            let page = app.verify(&browser, &share).await;
             assert_eq!(page.texts(".file-name"), [name]);
             assert!(!page.body.contains("<img src=x"), "the file name is not escaped");
-            let response = download(&browser, &share, &page.csrf_token()).await;
+            let response = browser.download(&share.token, &page.csrf_token()).await;
             let disposition = response.headers()["content-disposition"].to_str().unwrap().to_owned();
             assert_eq!(disposition, watasu::web::content_disposition(name));
             assert!(disposition.starts_with("attachment; "));
@@ -284,21 +213,20 @@ both_backends! {
             assert_eq!((a.status, without_csrf(&a.body)), (b.status, without_csrf(&b.body)), "{what} reveals the match");
         };
 
-        let (r, w) = (ask_for_code(&right, &share, RECIPIENT).await, ask_for_code(&wrong, &share, "someone@example.test").await);
+        let (r, w) = (right.ask_for_code(&share.token, RECIPIENT).await, wrong.ask_for_code(&share.token, "someone@example.test").await);
         same(&r, &w, "the answer");
-        let code = app.smtp.wait_for(1, Duration::from_secs(10)).await[0].code().unwrap();
+        let code = app.smtp.code_for(RECIPIENT).await;
         let (r, w) = (right.get(&format!("/s/{}", share.token)).await, wrong.get(&format!("/s/{}", share.token)).await);
         same(&r, &w, "a reload");
         assert_eq!(r.attr("#step", "data-step").as_deref(), Some("code"));
         let guess = format!("{:06}", (code.parse::<u32>().unwrap() + 1) % 1_000_000);
         for try_number in 1..=6 {
-            let r = submit_code(&right, &share, &r.csrf_token(), &guess).await;
-            let w = submit_code(&wrong, &share, &w.csrf_token(), &guess).await;
+            let r = right.submit_code(&share.token, &r.csrf_token(), &guess).await;
+            let w = wrong.submit_code(&share.token, &w.csrf_token(), &guess).await;
             same(&r, &w, &format!("wrong code {try_number}"));
         }
-        let path = format!("/s/{}/code/new", share.token);
-        let r = right.post_form(&path, &[("csrf_token", &r.csrf_token())]).await;
-        let w = wrong.post_form(&path, &[("csrf_token", &w.csrf_token())]).await;
+        let r = right.resend_code(&share.token, &r.csrf_token()).await;
+        let w = wrong.resend_code(&share.token, &w.csrf_token()).await;
         same(&r, &w, "sending a new code");
 
         let mails = app.smtp.wait_for(2, Duration::from_secs(10)).await;
@@ -342,8 +270,8 @@ both_backends! {
             let share = app.create_share().await;
             let browser = app.browser();
             let before = app.smtp.messages().len();
-            let code_step = ask_for_code(&browser, &share, RECIPIENT).await;
-            let code = code_mailed_after(&app, before).await;
+            let code_step = browser.ask_for_code(&share.token, RECIPIENT).await;
+            let code = app.smtp.code_for_after(RECIPIENT, before).await;
             let stale = app.browser();
             stale.set_cookie("watasu_session", &browser.cookie("watasu_session").unwrap());
             let csrf = code_step.csrf_token();
@@ -362,7 +290,7 @@ both_backends! {
                 })
                 .collect();
 
-            let verified = submit_code(&browser, &share, &csrf, &code).await;
+            let verified = browser.submit_code(&share.token, &csrf, &code).await;
             done.store(true, Ordering::Relaxed);
 
             assert_eq!(verified.status, 303, "{}", verified.body);
@@ -371,7 +299,7 @@ both_backends! {
                 assert!(!statuses.contains(&200), "round {round}: the old cookie downloaded: {statuses:?}");
             }
             let page = browser.get(&format!("/s/{}", share.token)).await;
-            assert_eq!(download(&browser, &share, &page.csrf_token()).await.status(), 200, "round {round}");
+            assert_eq!(browser.download(&share.token, &page.csrf_token()).await.status(), 200, "round {round}");
         }
     }
     async fn the_code_mail_speaks_the_recipients_browser_language(backend: Backend) {
@@ -394,10 +322,10 @@ both_backends! {
     async fn a_code_mail_that_cannot_be_sent_is_retried_then_shown_to_the_sender_only(backend: Backend) {
         let app = TestApp::spawn(backend).await;
         let share = app.create_share().await;
-        let normal = ask_for_code(&app.browser(), &share, RECIPIENT).await;
+        let normal = app.browser().ask_for_code(&share.token, RECIPIENT).await;
         app.smtp.wait_for(1, Duration::from_secs(10)).await;
         app.smtp.set_refusing(true);
-        let during_outage = ask_for_code(&app.browser(), &share, RECIPIENT).await;
+        let during_outage = app.browser().ask_for_code(&share.token, RECIPIENT).await;
         assert_eq!(during_outage.status, normal.status);
         assert_eq!(without_csrf(&during_outage.body), without_csrf(&normal.body), "the page reveals the failed mail");
         // One attempt and three quick retries (1 s, 3 s, 8 s), then the sender's timeline says so.

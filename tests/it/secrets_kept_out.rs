@@ -3,7 +3,7 @@
 //! token, the code or a cookie value (the form cookie, both session cookies), and the recipient's
 //! address is only where the share keeps it; and the real binary's log holds none of them either.
 
-use std::time::{Duration, Instant};
+use std::time::Duration;
 
 use crate::{
     both_backends,
@@ -43,14 +43,7 @@ async fn walk_through(browser: &Browser, smtp: &SmtpSink, token: &str) -> Walk {
         .await;
     assert_eq!(code_step.status, 200, "{}", code_step.body);
     cookies.push(browser.cookie("watasu_session").expect("the address submission starts a session"));
-    let deadline = Instant::now() + Duration::from_secs(20);
-    let code = loop {
-        if let Some(code) = smtp.messages()[before..].iter().filter(|m| m.to == [STORED]).find_map(|m| m.code()) {
-            break code;
-        }
-        assert!(Instant::now() < deadline, "no code mail arrived");
-        tokio::time::sleep(Duration::from_millis(20)).await;
-    };
+    let code = smtp.code_for_after(STORED, before).await;
     let verified = browser
         .post_form(&format!("/s/{token}/code"), &[("csrf_token", &code_step.csrf_token()), ("code", &code)])
         .await;

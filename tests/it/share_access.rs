@@ -20,7 +20,7 @@ use watasu::{
 
 use crate::{
     both_backends,
-    support::{TestApp, count, execute},
+    support::{TestApp, count},
 };
 
 /// Reads one text column of one row (`… WHERE id = $1`).
@@ -302,13 +302,7 @@ both_backends! {
         open_and_grant(&app, &share.token, &session.session).await;
         assert!(app.state.shares.authorize_download(&share.token, Some(&session.session)).await.is_ok());
 
-        let moved = execute(
-            app.db(),
-            "UPDATE download_grants SET expires_at = unixepoch('subsec') - 1 WHERE share_id = $1",
-            "UPDATE download_grants SET expires_at = now() - interval '1 second' WHERE share_id = $1",
-            share.id,
-        )
-        .await;
+        let moved = app.set_ago("download_grants", &["expires_at"], 1, &format!("share_id = {}", share.id)).await;
         let authorised = app.state.shares.authorize_download(&share.token, Some(&session.session)).await;
 
         assert_eq!(moved, 1);

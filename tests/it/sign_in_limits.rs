@@ -8,7 +8,7 @@ use crate::{
     support::{Backend, Browser, Page, TestApp},
 };
 
-const PASSWORD: &str = "lantern orchard seventeen copper";
+use crate::support::PASSWORD;
 const OWNER: &str = "owner@example.test";
 const ATTACKER: &str = "203.0.113.7";
 const OWNERS_LAPTOP: &str = "198.51.100.20";

@@ -2,46 +2,19 @@
 
 use std::time::Duration;
 
+use crate::support::PASSWORD;
+use crate::support::clock;
 use crate::{
     both_backends,
-    support::{Browser, TestApp, execute},
+    support::{TestApp, execute},
 };
-
-const PASSWORD: &str = "lantern orchard seventeen copper";
-
-async fn create_admin(app: &TestApp, email: &str) -> i64 {
-    let hash = watasu::accounts::password::hash_password(watasu::secret::SecretString::new(PASSWORD)).await.unwrap();
-    let email = watasu::accounts::EmailAddress::parse(email).unwrap();
-    watasu::accounts::Users::new(app.db().clone())
-        .create(&email, "Admin", &hash, watasu::accounts::Role::Admin)
-        .await
-        .unwrap()
-}
-
-async fn signed_in(app: &TestApp, email: &str, password: &str) -> Browser {
-    app.sign_in(email, password).await
-}
-
-/// The admin invites `email`; returns the path of the link in the invitation mail.
-async fn invite(app: &TestApp, admin: &Browser, email: &str) -> String {
-    let team = admin.get("/team").await;
-    assert_eq!(team.status, 200);
-    let before = app.smtp.messages().len();
-    let page = admin.post_form("/team/invite", &[("csrf_token", &team.csrf_token()), ("email", email)]).await;
-    assert_eq!(page.status, 200, "{}", page.body);
-    let mail = app.smtp.wait_for(before + 1, Duration::from_secs(10)).await.pop().unwrap();
-    assert_eq!(mail.to, [email]);
-    let text = mail.text();
-    let start = text.find("/invite/").expect("the mail carries the link");
-    text[start..start + "/invite/".len() + 64].to_owned()
-}
 
 both_backends! {
     async fn an_invitation_link_makes_an_account_once(backend: Backend) {
         let app = TestApp::spawn(backend).await;
-        create_admin(&app, "admin@example.test").await;
-        let admin = signed_in(&app, "admin@example.test", PASSWORD).await;
-        let link = invite(&app, &admin, "new@example.test").await;
+        app.create_admin("admin@example.test").await;
+        let admin = app.sign_in("admin@example.test", PASSWORD).await;
+        let link = app.invite(&admin, "new@example.test").await;
 
         let invited = app.browser();
         let form = invited.get(&link).await;
@@ -53,14 +26,14 @@ both_backends! {
 
         let again = app.browser();
         assert_eq!(again.get(&link).await.status, 404, "the invitation works twice");
-        signed_in(&app, "new@example.test", "violet harbor quietly ninety").await;
+        app.sign_in("new@example.test", "violet harbor quietly ninety").await;
     }
 
     async fn an_invitation_expires_after_72_hours(backend: Backend) {
         let app = TestApp::spawn(backend).await;
-        create_admin(&app, "admin@example.test").await;
-        let admin = signed_in(&app, "admin@example.test", PASSWORD).await;
-        let link = invite(&app, &admin, "late@example.test").await;
+        app.create_admin("admin@example.test").await;
+        let admin = app.sign_in("admin@example.test", PASSWORD).await;
+        let link = app.invite(&admin, "late@example.test").await;
         let valid_for_72_hours = execute(
             app.db(),
             "UPDATE invitations SET email = email WHERE id = $1
@@ -71,20 +44,14 @@ both_backends! {
         )
         .await;
         assert_eq!(valid_for_72_hours, 1, "the invitation is not valid for 72 hours");
-        execute(
-            app.db(),
-            "UPDATE invitations SET expires_at = unixepoch('subsec') - 1 WHERE id = $1",
-            "UPDATE invitations SET expires_at = now() - interval '1 second' WHERE id = $1",
-            1,
-        )
-        .await;
+        app.set_ago("invitations", &["expires_at"], 1, &clock::id(1)).await;
         assert_eq!(app.browser().get(&link).await.status, 404);
     }
 
     async fn the_team_page_is_for_admins_only(backend: Backend) {
         let app = TestApp::spawn(backend).await;
         app.create_sender_with_password("s@example.test", "Sato", PASSWORD).await;
-        let sender = signed_in(&app, "s@example.test", PASSWORD).await;
+        let sender = app.sign_in("s@example.test", PASSWORD).await;
         assert_eq!(sender.get("/team").await.status, 404);
         let page = sender.get("/account").await;
         let invite = sender.post_form("/team/invite", &[("csrf_token", &page.csrf_token()), ("email", "x@example.test")]).await;
@@ -94,10 +61,10 @@ both_backends! {
 
     async fn a_disabled_sender_is_signed_out_at_once_and_cannot_sign_in(backend: Backend) {
         let app = TestApp::spawn(backend).await;
-        create_admin(&app, "admin@example.test").await;
+        app.create_admin("admin@example.test").await;
         let sender_id = app.create_sender_with_password("s@example.test", "Sato", PASSWORD).await;
-        let sender = signed_in(&app, "s@example.test", PASSWORD).await;
-        let admin = signed_in(&app, "admin@example.test", PASSWORD).await;
+        let sender = app.sign_in("s@example.test", PASSWORD).await;
+        let admin = app.sign_in("admin@example.test", PASSWORD).await;
         let team = admin.get("/team").await;
         let answer = admin.post_form(&format!("/team/{sender_id}/disable"), &[("csrf_token", &team.csrf_token())]).await;
         assert_eq!(answer.status, 303);
@@ -111,8 +78,8 @@ both_backends! {
 
     async fn inviting_an_existing_account_is_refused_clearly(backend: Backend) {
         let app = TestApp::spawn(backend).await;
-        create_admin(&app, "admin@example.test").await;
-        let admin = signed_in(&app, "admin@example.test", PASSWORD).await;
+        app.create_admin("admin@example.test").await;
+        let admin = app.sign_in("admin@example.test", PASSWORD).await;
         let team = admin.get("/team").await;
         let page = admin.post_form("/team/invite", &[("csrf_token", &team.csrf_token()), ("email", "ADMIN@example.test")]).await;
         assert_eq!(page.status, 400);
@@ -123,8 +90,8 @@ both_backends! {
 both_backends! {
     async fn without_smtp_an_admin_reads_the_mails_on_the_dev_outbox_page(backend: Backend) {
         let app = TestApp::spawn_with(backend, |s| s.smtp_url = None).await;
-        create_admin(&app, "admin@example.test").await;
-        let admin = signed_in(&app, "admin@example.test", PASSWORD).await;
+        app.create_admin("admin@example.test").await;
+        let admin = app.sign_in("admin@example.test", PASSWORD).await;
         let team = admin.get("/team").await;
         admin.post_form("/team/invite", &[("csrf_token", &team.csrf_token()), ("email", "new@example.test")]).await;
         let deadline = std::time::Instant::now() + Duration::from_secs(10);
@@ -140,14 +107,14 @@ both_backends! {
         assert!(page.texts(".dev-mail pre")[0].contains("/invite/"), "{}", page.body);
 
         app.create_sender_with_password("s@example.test", "Sato", PASSWORD).await;
-        let sender = signed_in(&app, "s@example.test", PASSWORD).await;
+        let sender = app.sign_in("s@example.test", PASSWORD).await;
         assert_eq!(sender.get("/dev/outbox").await.status, 404, "a sender reads everyone's mail");
     }
 
     async fn with_smtp_configured_the_dev_outbox_page_does_not_exist(backend: Backend) {
         let app = TestApp::spawn(backend).await;
-        create_admin(&app, "admin@example.test").await;
-        let admin = signed_in(&app, "admin@example.test", PASSWORD).await;
+        app.create_admin("admin@example.test").await;
+        let admin = app.sign_in("admin@example.test", PASSWORD).await;
         assert_eq!(admin.get("/dev/outbox").await.status, 404);
     }
 }

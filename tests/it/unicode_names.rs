@@ -6,8 +6,7 @@ use std::time::{Duration, Instant};
 
 use crate::{
     both_backends,
-    recipient::{RECIPIENT, code_mailed_after},
-    support::{TestApp, TestShare, process::run_watasu},
+    support::{RECIPIENT, TestApp, TestShare, process::run_watasu},
 };
 
 const INVISIBLE: [char; 12] = [
@@ -63,7 +62,7 @@ both_backends! {
         let step = browser
             .post_form(&format!("/s/{}/email", share.token), &[("csrf_token", &landing.csrf_token()), ("email", RECIPIENT)])
             .await;
-        let code = code_mailed_after(&app, before).await;
+        let code = app.smtp.code_for_after(RECIPIENT, before).await;
         let answer =
             browser.post_form(&format!("/s/{}/code", share.token), &[("csrf_token", &step.csrf_token()), ("code", &code)]).await;
         assert_eq!(answer.status, 303, "{}", answer.body);

@@ -9,7 +9,7 @@ use crate::{
     support::{TestApp, count},
 };
 
-const RECIPIENT: &str = "recipient@example.test";
+use crate::support::RECIPIENT;
 
 async fn sessions(app: &TestApp) -> i64 {
     count(app.db(), "SELECT count(*) FROM sessions WHERE id > $1", 0).await
@@ -67,13 +67,7 @@ both_backends! {
 
         assert_eq!(events_of_kind(&app, share.id, "opened").await, 1);
         assert_eq!(events_of_kind(&app, share.id, "refused").await, 1);
-        crate::support::execute(
-            app.db(),
-            "UPDATE share_events SET at = at - 3601 WHERE share_id = $1",
-            "UPDATE share_events SET at = at - interval '3601 seconds' WHERE share_id = $1",
-            share.id,
-        )
-        .await;
+        app.shift_back("share_events", &["at"], 3601, &format!("share_id = {}", share.id)).await;
         browser.get(&format!("/s/{}", share.token)).await;
         assert_eq!(events_of_kind(&app, share.id, "opened").await, 2, "an hour later a visit is a new entry");
     }

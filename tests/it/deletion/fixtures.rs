@@ -14,7 +14,7 @@ use std::{
 
 use tokio::io::AsyncRead;
 use watasu::{
-    accounts::{EmailAddress, Role, Users, invitations::Invitations},
+    accounts::{EmailAddress, Role, invitations::Invitations},
     db::Db,
     deletion::{CaseState, Runner, journal::Journal},
     lifecycle::{Deleted, FileStore, OpenedFile, StoreError, StoredFile},
@@ -23,7 +23,7 @@ use watasu::{
 
 use crate::support::{Browser, TestApp, TestShare};
 
-pub const PASSWORD: &str = "lantern orchard seventeen copper";
+pub use crate::support::PASSWORD;
 pub const RECIPIENT: &str = "client@example.test";
 /// File names that must vanish with the sender (and never reach evidence or logs).
 pub const FILE_NAMES: [&str; 2] = ["confidential-merger-plans.pdf", "年次報告書-極秘.txt"];
@@ -39,19 +39,9 @@ pub struct Sender {
     pub storage_keys: Vec<String>,
 }
 
-pub async fn sign_in(app: &TestApp, email: &str, password: &str) -> Browser {
-    app.sign_in(email, password).await
-}
-
-pub async fn create_admin(app: &TestApp, email: &str) -> i64 {
-    let hash = watasu::accounts::password::hash_password(watasu::secret::SecretString::new(PASSWORD)).await.unwrap();
-    let email = EmailAddress::parse(email).unwrap();
-    Users::new(app.db().clone()).create(&email, "Admin", &hash, Role::Admin).await.unwrap()
-}
-
 pub async fn populate(app: &TestApp, email: &str) -> Sender {
     let id = app.create_sender_with_password(email, "Sender Sato", PASSWORD).await;
-    let browser = sign_in(app, email, PASSWORD).await;
+    let browser = app.sign_in(email, PASSWORD).await;
     // Then a mistyped password (a success would clear it): the sign-in limits keep a record
     // under the account's address.
     let mistyped = app.browser();
@@ -99,15 +89,7 @@ async fn verify_recipient(app: &TestApp, share: &TestShare) {
     let step = browser
         .post_form(&format!("/s/{}/email", share.token), &[("csrf_token", &landing.csrf_token()), ("email", RECIPIENT)])
         .await;
-    let deadline = Instant::now() + Duration::from_secs(10);
-    let code = loop {
-        let mails = app.smtp.messages();
-        if let Some(code) = mails[before..].iter().filter(|m| m.to == [RECIPIENT]).find_map(|m| m.code()) {
-            break code;
-        }
-        assert!(Instant::now() < deadline, "no code mail for the recipient");
-        tokio::time::sleep(Duration::from_millis(50)).await;
-    };
+    let code = app.smtp.code_for_after(RECIPIENT, before).await;
     let answer = browser
         .post_form(&format!("/s/{}/code", share.token), &[("csrf_token", &step.csrf_token()), ("code", &code)])
         .await;

@@ -42,7 +42,7 @@ both_backends! {
         let bystander = populate(&app, "other@example.test").await;
         let sender = populate(&app, "leaving@example.test").await;
         let untouched = leftovers(&app, &bystander).await;
-        let phone = sign_in(&app, &sender.email, PASSWORD).await;
+        let phone = app.sign_in(&sender.email, PASSWORD).await;
         let account = sender.browser.get("/account").await;
 
         let answer = sender.browser.post_form("/account/delete", &[("csrf_token", &account.csrf_token()), ("password", PASSWORD)]).await;
@@ -122,8 +122,8 @@ both_backends! {
 
     async fn a_store_that_keeps_failing_waits_for_review_then_completes_once_fixed(backend: Backend) {
         let app = deletion_app(backend).await;
-        create_admin(&app, "admin@example.test").await;
-        let admin = sign_in(&app, "admin@example.test", PASSWORD).await;
+        app.create_admin("admin@example.test").await;
+        let admin = app.sign_in("admin@example.test", PASSWORD).await;
         let sender = populate(&app, "leaving@example.test").await;
         let store = FailingStore::new(app.state.store.clone());
         store.fail_deletes.store(true, Ordering::SeqCst);
@@ -208,7 +208,7 @@ both_backends! {
 
     async fn only_an_admin_opens_a_case_for_someone_else_or_sees_the_cases(backend: Backend) {
         let app = deletion_app(backend).await;
-        create_admin(&app, "admin@example.test").await;
+        app.create_admin("admin@example.test").await;
         let other = populate(&app, "other@example.test").await;
         let sender = populate(&app, "sender@example.test").await;
         let page = sender.browser.get("/account").await;
@@ -219,7 +219,7 @@ both_backends! {
         assert_eq!(count(app.db(), "SELECT count(*) FROM deletion_cases WHERE id > $1", 0).await, 0);
         assert_eq!(count(app.db(), "SELECT count(*) FROM users WHERE id = $1 AND disabled_at IS NULL", other.id).await, 1);
 
-        let admin = sign_in(&app, "admin@example.test", PASSWORD).await;
+        let admin = app.sign_in("admin@example.test", PASSWORD).await;
         let team = admin.get("/team").await;
         let opened = admin.post_form(&format!("/team/{}/delete", other.id), &[("csrf_token", &team.csrf_token())]).await;
         assert_eq!(opened.status, 303, "{}", opened.body);

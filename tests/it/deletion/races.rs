@@ -19,9 +19,10 @@ use watasu::{
 };
 
 use super::{assert_all_verified, fixtures::*, steps};
+use crate::support::clock;
 use crate::{
     both_backends,
-    support::{TestApp, count, execute},
+    support::{TestApp, count},
 };
 
 const BOUNDARY: &str = "----watasu-race-upload";
@@ -99,13 +100,7 @@ both_backends! {
     async fn a_file_stored_for_a_sender_disabled_before_its_rows_leaves_no_share_no_file_and_no_mail(backend: Backend) {
         let app = deletion_app(backend).await;
         let sender = app.create_sender("leaving@example.test", "Sato").await;
-        execute(
-            app.db(),
-            "UPDATE users SET disabled_at = unixepoch('subsec') WHERE id = $1",
-            "UPDATE users SET disabled_at = now() WHERE id = $1",
-            sender,
-        )
-        .await;
+        app.set_ago("users", &["disabled_at"], 0, &clock::id(sender)).await;
         let request = ShareRequest {
             sender_id: sender,
             recipient: EmailAddress::parse(RECIPIENT).unwrap(),
@@ -131,7 +126,7 @@ both_backends! {
     async fn an_upload_still_arriving_when_its_senders_case_opens_is_refused_with_a_page(backend: Backend) {
         let app = deletion_app(backend).await;
         let sender = app.create_sender_with_password("leaving@example.test", "Sato", PASSWORD).await;
-        let browser = sign_in(&app, "leaving@example.test", PASSWORD).await;
+        let browser = app.sign_in("leaving@example.test", PASSWORD).await;
         let csrf = browser.get("/shares/new").await.csrf_token();
         let (pieces, body) = tokio::sync::mpsc::channel::<Bytes>(4);
         let request = browser

@@ -14,10 +14,10 @@ use super::{PASSWORD, forget_rate_limits, lines, sign_in, upload_body, upload_re
 use crate::{
     both_backends,
     hostile_input::{Snapshot, assert_friendly, percent_encode, snapshot},
-    support::{Browser, Page, TestApp, count},
+    support::{Page, TestApp, count},
 };
 
-const RECIPIENT: &str = "recipient@example.test";
+use crate::support::RECIPIENT;
 
 /// Runs `property` on `cases` values of `strategy`, from a fixed seed; the body runs on the
 /// test's runtime (the runner itself is synchronous).
@@ -62,19 +62,11 @@ fn status_is(page: &Page, allowed: &[u16], case: &str) -> Result<(), TestCaseErr
     Ok(())
 }
 
-async fn on_landing(app: &TestApp, token: &str) -> (Browser, String) {
-    let browser = app.browser();
-    let landing = browser.get(&format!("/s/{token}")).await;
-    assert_eq!(landing.status, 200, "{}", landing.body);
-    let csrf = landing.csrf_token();
-    (browser, csrf)
-}
-
 both_backends! {
     async fn arbitrary_tokens_in_every_share_route_get_a_4xx_page_and_change_nothing(backend: Backend) {
         let app = TestApp::spawn(backend).await;
         let share = app.create_share().await;
-        let (browser, csrf) = on_landing(&app, &share.token).await;
+        let (browser, csrf) = app.landed_browser(&share.token).await;
         let before = snapshot(&app).await;
         check(96, tokens(), async |token: String| {
             prop_assume!(token != share.token);
@@ -100,7 +92,7 @@ both_backends! {
     async fn arbitrary_addresses_and_codes_get_the_usual_step_page_and_change_nothing(backend: Backend) {
         let app = TestApp::spawn(backend).await;
         let share = app.create_share().await;
-        let (browser, csrf) = on_landing(&app, &share.token).await;
+        let (browser, csrf) = app.landed_browser(&share.token).await;
         let email_path = format!("/s/{}/email", share.token);
         let code_path = format!("/s/{}/code", share.token);
         let wrong = browser.post_form(&email_path, &[("csrf_token", &csrf), ("email", "nobody@example.test")]).await;

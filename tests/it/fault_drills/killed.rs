@@ -11,10 +11,11 @@ use super::{
     ChannelBody, DbState, db_state, event_kinds, eventually, files_in, is_temp, share_status, upload_body, upload_head,
     upload_request,
 };
+use crate::support::clock;
 use crate::{
     both_backends,
     support::{
-        Backend, Browser, SmtpSink, execute, fresh_database,
+        Backend, Browser, SmtpSink, fresh_database,
         process::{Server, run_watasu},
     },
 };
@@ -116,33 +117,16 @@ fn kill_9(server: &mut Server) {
 /// token of its download page.
 async fn verified_browser(smtp: &SmtpSink, base: &str, token: &str) -> (Browser, String) {
     let browser = Browser::new(base);
-    let landing = browser.get(&format!("/s/{token}")).await;
-    assert_eq!(landing.status, 200, "{}", landing.body);
     let before = smtp.messages().len();
-    let code_step = browser
-        .post_form(&format!("/s/{token}/email"), &[("csrf_token", &landing.csrf_token()), ("email", RECIPIENT)])
-        .await;
+    let code_step = browser.ask_for_code(token, RECIPIENT).await;
     assert_eq!(code_step.status, 200, "{}", code_step.body);
-    let code = smtp.wait_for(before + 1, Duration::from_secs(10)).await[before].code().expect("a code");
-    let verified = browser
-        .post_form(&format!("/s/{token}/code"), &[("csrf_token", &code_step.csrf_token()), ("code", &code)])
-        .await;
+    let code = smtp.code_for_after(RECIPIENT, before).await;
+    let verified = browser.submit_code(token, &code_step.csrf_token(), &code).await;
     assert_eq!(verified.status, 303, "{}", verified.body);
-    let download_step = browser.get(&format!("/s/{token}")).await;
+    let download_step = browser.open_link(token).await;
     assert_eq!(download_step.attr("#step", "data-step").as_deref(), Some("download"));
     let csrf = download_step.csrf_token();
     (browser, csrf)
-}
-
-async fn post_download(browser: &Browser, token: &str, csrf: &str) -> reqwest::Response {
-    browser
-        .client
-        .post(browser.url(&format!("/s/{token}/download")))
-        .header("Sec-Fetch-Site", "same-origin")
-        .form(&[("csrf_token", csrf)])
-        .send()
-        .await
-        .unwrap()
 }
 
 /// The rows `after` added to `before` (which must be untouched).
@@ -192,7 +176,7 @@ both_backends! {
         let before = db_state(&inst.db).await;
         let mails_before = inst.smtp.messages().len();
 
-        let mut response = post_download(&browser, &token, &csrf).await;
+        let mut response = browser.download(&token, &csrf).await;
         assert_eq!(response.status(), 200);
         let mut received = response.chunk().await.unwrap().expect("the first bytes").len();
         // All but the bytes is done once the sender's download receipt has gone out.
@@ -224,19 +208,13 @@ both_backends! {
         assert_eq!(names(&inst.files_dir()), keys(&during), "files on disk");
         // The same browser (its cookies) on the new server's port.
         let browser = Browser { base: server.base(), ..browser };
-        let again = post_download(&browser, &token, &csrf).await;
+        let again = browser.download(&token, &csrf).await;
         assert_eq!(again.status(), 410, "the killed download was given a second go");
         let other_landing = Browser::new(&server.base()).get(&format!("/s/{other_token}")).await;
         assert_eq!(other_landing.status, 200, "{}", other_landing.body);
 
         // After the delivery grace the next pass takes the downloaded file, and only that.
-        execute(
-            &inst.db,
-            "UPDATE shares SET consumed_at = unixepoch('subsec') - 16 * 60 WHERE id = $1",
-            "UPDATE shares SET consumed_at = now() - interval '16 minutes' WHERE id = $1",
-            share,
-        )
-        .await;
+        clock::set_ago(&inst.db, "shares", &["consumed_at"], 16 * 60, &clock::id(share)).await;
         assert_eq!(Browser::new(&server.base()).get("/").await.status, 200);
         eventually(Duration::from_secs(10), "collection after the grace", async || {
             share_status(&inst.db, share).await == "purged"

@@ -8,27 +8,12 @@ use std::time::Duration;
 use super::{PASSWORD, db_state, event_kinds, eventually, forget_rate_limits, sign_in, upload_body, upload_request};
 use crate::{
     both_backends,
-    support::{Browser, Page, TestApp, TestShare, execute},
+    support::{Browser, Page, TestApp, TestShare, without_csrf},
 };
 
 const SENDER: &str = "sato@example.test";
-const RECIPIENT: &str = "recipient@example.test";
+use crate::support::RECIPIENT;
 const NEW_RECIPIENT: &str = "client@example.test";
-
-/// The page with every CSRF token blanked: the only part that differs between two sessions.
-fn without_csrf(body: &str) -> String {
-    const FIELD: &str = "name=\"csrf_token\" value=\"";
-    let mut out = String::new();
-    let mut rest = body;
-    while let Some(at) = rest.find(FIELD) {
-        let start = at + FIELD.len();
-        out.push_str(&rest[..start]);
-        rest = &rest[start..];
-        rest = &rest[rest.find('"').unwrap()..];
-    }
-    out.push_str(rest);
-    out
-}
 
 /// A new browser opens the link and gives `address`: (the browser, its landing page, the answer).
 async fn ask_for_code(app: &TestApp, share: &TestShare, address: &str) -> (Browser, Page, Page) {
@@ -126,13 +111,7 @@ both_backends! {
 
         // The relay is back: once their backoff ends, each waiting mail is delivered, once.
         app.smtp.set_refusing(false);
-        execute(
-            app.db(),
-            "UPDATE mail_outbox SET next_attempt_at = unixepoch('subsec') - 1 WHERE id > $1",
-            "UPDATE mail_outbox SET next_attempt_at = now() - interval '1 second' WHERE id > $1",
-            0,
-        )
-        .await;
+        app.mail_due(&format!("id > {}", 0)).await;
         let mails = app.smtp.wait_for(3, Duration::from_secs(20)).await;
         let mut to: Vec<String> = mails[1..].iter().flat_map(|m| m.to.clone()).collect();
         to.sort();

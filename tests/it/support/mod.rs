@@ -2,22 +2,21 @@
 //! in a throwaway PostgreSQL cluster, an SMTP server that captures mail, and a cookie-keeping
 //! HTTP client per simulated browser.
 
+pub mod accounts;
 pub mod browser;
+pub mod clock;
+pub mod db;
 pub mod fake_store;
+pub mod http;
 pub mod pg;
 pub mod process;
 pub mod raw;
+pub mod recipient;
 pub mod smtp;
 
-use std::{net::SocketAddr, sync::Arc, time::Duration};
+use std::{net::SocketAddr, time::Duration};
 
 use clap::Parser;
-use reqwest::{
-    StatusCode,
-    cookie::{CookieStore, Jar},
-    header::HeaderMap,
-};
-use scraper::{Html, Selector};
 use tokio::{sync::oneshot, task::JoinHandle};
 use watasu::{
     App,
@@ -26,6 +25,10 @@ use watasu::{
     web::AppState,
 };
 
+pub use accounts::PASSWORD;
+pub use db::{count, execute, tables_as_text};
+pub use http::{Browser, Page, without_csrf};
+pub use recipient::{RECIPIENT, event_kinds};
 pub use smtp::SmtpSink;
 
 /// The two database backends every behaviour test runs on.
@@ -91,22 +94,6 @@ pub async fn fresh_database(backend: Backend, data_dir: &std::path::Path) -> Str
             let cluster = tokio::task::spawn_blocking(pg::shared).await.unwrap();
             cluster.create_database().await
         }
-    }
-}
-
-/// Runs a `SELECT count(*) … WHERE … = $1` (or any single-integer query) on either backend.
-pub async fn count(db: &Db, sql: &'static str, bind: i64) -> i64 {
-    match db {
-        Db::Sqlite(pool) => sqlx::query_scalar(sql).bind(bind).fetch_one(pool).await.unwrap(),
-        Db::Postgres(pool) => sqlx::query_scalar(sql).bind(bind).fetch_one(pool).await.unwrap(),
-    }
-}
-
-/// Runs one statement (given in each dialect) with one integer parameter; returns rows affected.
-pub async fn execute(db: &Db, sqlite: &'static str, postgres: &'static str, bind: i64) -> u64 {
-    match db {
-        Db::Sqlite(pool) => sqlx::query(sqlite).bind(bind).execute(pool).await.unwrap().rows_affected(),
-        Db::Postgres(pool) => sqlx::query(postgres).bind(bind).execute(pool).await.unwrap().rows_affected(),
     }
 }
 
@@ -209,112 +196,6 @@ impl Drop for TestApp {
     }
 }
 
-/// One simulated browser: keeps its cookies, never follows redirects on its own.
-pub struct Browser {
-    pub client: reqwest::Client,
-    pub jar: Arc<Jar>,
-    pub base: String,
-}
-
-/// A response, read whole.
-#[derive(Debug)]
-pub struct Page {
-    pub status: StatusCode,
-    pub headers: HeaderMap,
-    pub body: String,
-}
-
-impl Browser {
-    pub fn new(base: &str) -> Self {
-        let jar = Arc::new(Jar::default());
-        let client = reqwest::Client::builder()
-            .cookie_provider(jar.clone())
-            .redirect(reqwest::redirect::Policy::none())
-            .timeout(Duration::from_secs(60))
-            .build()
-            .unwrap();
-        Self { client, jar, base: base.to_owned() }
-    }
-
-    pub fn url(&self, path: &str) -> String {
-        format!("{}{path}", self.base)
-    }
-
-    pub async fn get(&self, path: &str) -> Page {
-        Page::read(self.client.get(self.url(path)).send().await.unwrap()).await
-    }
-
-    pub async fn get_with(&self, path: &str, headers: &[(&str, &str)]) -> Page {
-        let mut request = self.client.get(self.url(path));
-        for (name, value) in headers {
-            request = request.header(*name, *value);
-        }
-        Page::read(request.send().await.unwrap()).await
-    }
-
-    /// Posts a form as a browser would from one of our pages (same-origin).
-    pub async fn post_form(&self, path: &str, fields: &[(&str, &str)]) -> Page {
-        self.post_form_with(path, fields, &[("Sec-Fetch-Site", "same-origin")]).await
-    }
-
-    pub async fn post_form_with(&self, path: &str, fields: &[(&str, &str)], headers: &[(&str, &str)]) -> Page {
-        let mut request = self.client.post(self.url(path)).form(fields);
-        for (name, value) in headers {
-            request = request.header(*name, *value);
-        }
-        Page::read(request.send().await.unwrap()).await
-    }
-
-    /// The value of one of this browser's cookies for the app.
-    pub fn cookie(&self, name: &str) -> Option<String> {
-        let url = self.base.parse().unwrap();
-        let header = self.jar.cookies(&url)?;
-        header.to_str().ok()?.split("; ").find_map(|pair| {
-            let (key, value) = pair.split_once('=')?;
-            (key == name).then(|| value.to_owned())
-        })
-    }
-
-    /// Puts a cookie into this browser, as an attacker or a stale tab might.
-    pub fn set_cookie(&self, name: &str, value: &str) {
-        self.jar.add_cookie_str(&format!("{name}={value}; Path=/"), &self.base.parse().unwrap());
-    }
-}
-
-impl Page {
-    pub async fn read(response: reqwest::Response) -> Self {
-        let status = response.status();
-        let headers = response.headers().clone();
-        let body = response.text().await.unwrap();
-        Self { status, headers, body }
-    }
-
-    pub fn header(&self, name: &str) -> Option<&str> {
-        self.headers.get(name).and_then(|v| v.to_str().ok())
-    }
-
-    pub fn html(&self) -> Html {
-        Html::parse_document(&self.body)
-    }
-
-    /// Text of every element matching `selector`.
-    pub fn texts(&self, selector: &str) -> Vec<String> {
-        let selector = Selector::parse(selector).unwrap();
-        self.html().select(&selector).map(|e| e.text().collect::<String>().trim().to_owned()).collect()
-    }
-
-    /// The attribute `attr` of the first element matching `selector`.
-    pub fn attr(&self, selector: &str, attr: &str) -> Option<String> {
-        let selector = Selector::parse(selector).unwrap();
-        self.html().select(&selector).next().and_then(|e| e.value().attr(attr).map(str::to_owned))
-    }
-
-    /// The CSRF token of the page's first form.
-    pub fn csrf_token(&self) -> String {
-        self.attr("input[name=csrf_token]", "value").expect("the page has a CSRF token")
-    }
-}
-
 /// A share created through the same code path as the CLI and the dashboard.
 pub struct TestShare {
     pub id: i64,
@@ -370,17 +251,6 @@ impl TestApp {
         TestShare { id: issued.share_id, token: issued.token.expose().to_owned(), sender_id }
     }
 
-    /// A new browser signed in as `email`.
-    pub async fn sign_in(&self, email: &str, password: &str) -> Browser {
-        let browser = self.browser();
-        let form = browser.get("/login").await;
-        let answer = browser
-            .post_form("/login", &[("csrf_token", &form.csrf_token()), ("email", email), ("password", password)])
-            .await;
-        assert_eq!(answer.status, 303, "{}", answer.body);
-        browser
-    }
-
     /// A one-hour share of a small text file from a fresh sender to recipient@example.test.
     pub async fn create_share(&self) -> TestShare {
         let sender = self.create_sender(&format!("sender-{}@example.test", rand_suffix()), "Sender Sato").await;
@@ -393,95 +263,17 @@ impl TestApp {
         )
         .await
     }
+}
 
-    /// Makes every recorded rate-limit attempt `seconds` older, by the database's clock.
-    pub async fn age_rate_limits(&self, seconds: i64) {
-        execute(
-            self.db(),
-            "UPDATE rate_limit_hits SET at = at - $1",
-            "UPDATE rate_limit_hits SET at = at - make_interval(secs => $1)",
-            seconds,
-        )
-        .await;
-    }
-
-    /// Moves a share's expiry into the past, by the database's clock.
-    pub async fn expire_share(&self, share_id: i64) {
-        execute(
-            self.db(),
-            "UPDATE shares SET expires_at = unixepoch('subsec') - 1 WHERE id = $1",
-            "UPDATE shares SET expires_at = now() - interval '1 second' WHERE id = $1",
-            share_id,
-        )
-        .await;
+/// Waits until `condition` holds, polling; panics after `timeout`.
+pub async fn eventually<F: AsyncFn() -> bool>(timeout: Duration, what: &str, condition: F) {
+    let deadline = std::time::Instant::now() + timeout;
+    while !condition().await {
+        assert!(std::time::Instant::now() < deadline, "{what} did not happen within {timeout:?}");
+        tokio::time::sleep(Duration::from_millis(20)).await;
     }
 }
 
 fn rand_suffix() -> String {
     watasu::secret::random_token().expose()[..8].to_owned()
-}
-
-/// Every row of every table as text, per table; byte columns decoded as UTF-8.
-pub async fn tables_as_text(db: &Db) -> Vec<(String, String)> {
-    use sqlx::Row;
-    let mut out = Vec::new();
-    match db {
-        Db::Sqlite(pool) => {
-            let tables: Vec<String> = sqlx::query_scalar("SELECT name FROM sqlite_master WHERE type = 'table'")
-                .fetch_all(pool)
-                .await
-                .unwrap();
-            for table in tables {
-                let mut text = String::new();
-                let rows = sqlx::query(sqlx::AssertSqlSafe(format!("SELECT * FROM \"{table}\"")))
-                    .fetch_all(pool)
-                    .await
-                    .unwrap();
-                for row in rows {
-                    for i in 0..row.columns().len() {
-                        if let Ok(Some(value)) = row.try_get::<Option<String>, _>(i) {
-                            text.push_str(&value);
-                        } else if let Ok(Some(bytes)) = row.try_get::<Option<Vec<u8>>, _>(i) {
-                            text.push_str(&String::from_utf8_lossy(&bytes));
-                        }
-                        text.push('|');
-                    }
-                    text.push('\n');
-                }
-                out.push((table, text));
-            }
-        }
-        Db::Postgres(pool) => {
-            let tables: Vec<String> =
-                sqlx::query_scalar("SELECT tablename::text FROM pg_tables WHERE schemaname = 'public'")
-                    .fetch_all(pool)
-                    .await
-                    .unwrap();
-            for table in tables {
-                let sql = format!("SELECT t::text FROM \"{table}\" t");
-                let rows: Vec<String> = sqlx::query_scalar(sqlx::AssertSqlSafe(sql)).fetch_all(pool).await.unwrap();
-                let mut text = rows.join("\n");
-                // A row's text shows byte columns as hex: decode them too.
-                let bytea: Vec<String> = sqlx::query_scalar(
-                    "SELECT column_name::text FROM information_schema.columns
-                      WHERE table_schema = 'public' AND table_name = $1 AND data_type = 'bytea'",
-                )
-                .bind(&table)
-                .fetch_all(pool)
-                .await
-                .unwrap();
-                for column in bytea {
-                    let sql = format!("SELECT \"{column}\" FROM \"{table}\" WHERE \"{column}\" IS NOT NULL");
-                    for bytes in
-                        sqlx::query_scalar::<_, Vec<u8>>(sqlx::AssertSqlSafe(sql)).fetch_all(pool).await.unwrap()
-                    {
-                        text.push('\n');
-                        text.push_str(&String::from_utf8_lossy(&bytes));
-                    }
-                }
-                out.push((table, text));
-            }
-        }
-    }
-    out
 }

@@ -11,6 +11,10 @@ use tokio::{
     net::TcpListener,
     sync::Notify,
 };
+use watasu::i18n::Lang;
+
+/// How long a code mail may take to arrive (the outbox delivers it in the background).
+const CODE_WAIT: Duration = Duration::from_secs(20);
 
 /// One received message: the envelope recipients and the raw data.
 #[derive(Clone, Debug)]
@@ -110,6 +114,35 @@ impl SmtpSink {
             }
             if tokio::time::timeout_at(deadline, notified).await.is_err() {
                 panic!("expected {count} mails, got {}", self.messages().len());
+            }
+        }
+    }
+
+    /// The one-time code of the first code mail to `address` (either language's subject), waiting
+    /// for it; other mails (the share notification, a sender's receipt) are passed over.
+    pub async fn code_for(&self, address: &str) -> String {
+        self.code_for_after(address, 0).await
+    }
+
+    /// Like [`code_for`](Self::code_for), among the mails after the first `after` (count them
+    /// with `messages().len()` before the step that sends the code).
+    pub async fn code_for_after(&self, address: &str, after: usize) -> String {
+        let subjects = [Lang::Ja.text().mail_code_subject, Lang::En.text().mail_code_subject];
+        let deadline = tokio::time::Instant::now() + CODE_WAIT;
+        loop {
+            let notified = self.arrived.notified();
+            let messages = self.messages();
+            let code = messages
+                .iter()
+                .skip(after)
+                .filter(|m| m.to == [address] && subjects.contains(&m.subject().as_str()))
+                .find_map(ReceivedMail::code);
+            if let Some(code) = code {
+                return code;
+            }
+            if tokio::time::timeout_at(deadline, notified).await.is_err() {
+                let seen: Vec<_> = messages.iter().map(|m| (m.to.clone(), m.subject())).collect();
+                panic!("no code mail to {address} within {CODE_WAIT:?}; mails: {seen:?}");
             }
         }
     }

@@ -1,0 +1,90 @@
+//! The recipient's steps over HTTP with plain forms (JavaScript off): open the link, ask for a
+//! code, submit it, ask for a new one, download. Each step is one method here, so a test reads
+//! as the walk it makes.
+
+use super::{Browser, Page, TestApp, TestShare};
+
+/// The address every test share is made out to.
+pub const RECIPIENT: &str = "recipient@example.test";
+
+impl Browser {
+    /// Opens a share link.
+    pub async fn open_link(&self, token: &str) -> Page {
+        self.get(&format!("/s/{token}")).await
+    }
+
+    /// Opens the share link and asks for a code with `address`; returns the answer page.
+    pub async fn ask_for_code(&self, token: &str, address: &str) -> Page {
+        let landing = self.open_link(token).await;
+        assert_eq!(landing.status, 200, "{}", landing.body);
+        self.post_form(&format!("/s/{token}/email"), &[("csrf_token", &landing.csrf_token()), ("email", address)]).await
+    }
+
+    /// Submits a code on the code step whose form carried `csrf`.
+    pub async fn submit_code(&self, token: &str, csrf: &str, code: &str) -> Page {
+        self.post_form(&format!("/s/{token}/code"), &[("csrf_token", csrf), ("code", code)]).await
+    }
+
+    /// Asks for a new code on the code step whose form carried `csrf`.
+    pub async fn resend_code(&self, token: &str, csrf: &str) -> Page {
+        self.post_form(&format!("/s/{token}/code/new"), &[("csrf_token", csrf)]).await
+    }
+
+    /// Posts the download form as the page would; the answer is the file or a refusal page.
+    pub async fn download(&self, token: &str, csrf: &str) -> reqwest::Response {
+        self.client
+            .post(self.url(&format!("/s/{token}/download")))
+            .header("Sec-Fetch-Site", "same-origin")
+            .form(&[("csrf_token", csrf)])
+            .send()
+            .await
+            .unwrap()
+    }
+}
+
+impl TestApp {
+    /// Walks `browser` through the whole flow as [`RECIPIENT`] to a verified session; returns the
+    /// download page.
+    pub async fn verify(&self, browser: &Browser, share: &TestShare) -> Page {
+        let before = self.smtp.messages().len();
+        let code_step = browser.ask_for_code(&share.token, RECIPIENT).await;
+        assert_eq!(code_step.status, 200, "{}", code_step.body);
+        let code = self.smtp.code_for_after(RECIPIENT, before).await;
+        let answer = browser.submit_code(&share.token, &code_step.csrf_token(), &code).await;
+        assert_eq!(answer.status, 303, "{}", answer.body);
+        let page = browser.open_link(&share.token).await;
+        assert_eq!(page.attr("#step", "data-step").as_deref(), Some("download"), "{}", page.body);
+        page
+    }
+
+    /// A new browser on a share's landing page, with the page's CSRF token.
+    pub async fn landed_browser(&self, token: &str) -> (Browser, String) {
+        let browser = self.browser();
+        let landing = browser.open_link(token).await;
+        assert_eq!(landing.status, 200, "{}", landing.body);
+        let csrf = landing.csrf_token();
+        (browser, csrf)
+    }
+
+    /// A new browser whose session holds a grant for `share` (as after a right code, without the
+    /// walk), with its CSRF token.
+    pub async fn granted_browser(&self, share: &TestShare) -> (Browser, String) {
+        let created = self.state.sessions.create().await.unwrap();
+        self.state.shares.grants.grant(created.session.id, share.id).await.unwrap();
+        let browser = self.browser();
+        browser.set_cookie("watasu_session", created.cookie_value.expose());
+        (browser, created.session.csrf_secret)
+    }
+
+    /// A new browser verified for `share`, with the CSRF token of its download page.
+    pub async fn verified_browser(&self, share: &TestShare) -> (Browser, String) {
+        let browser = self.browser();
+        let page = self.verify(&browser, share).await;
+        (browser, page.csrf_token())
+    }
+}
+
+/// Every event kind recorded for a share, oldest first.
+pub async fn event_kinds(app: &TestApp, share_id: i64) -> Vec<String> {
+    app.state.events.list(share_id).await.unwrap().into_iter().map(|e| e.kind.code().to_owned()).collect()
+}
