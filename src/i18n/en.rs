@@ -1,6 +1,6 @@
 //! English strings.
 
-use super::{DeletionText, ErrorText, Text};
+use super::{DeletionText, ErrorText, MaintenanceText, Text};
 
 pub const TEXT: Text = Text {
     lang_name: "English",
@@ -241,6 +241,22 @@ pub const TEXT: Text = Text {
     maint_items_title: "Item by item",
     maint_no_items: "This run handled no rows.",
     maint_more: "Show more",
+    maintenance: MaintenanceText {
+        kinds: [
+            "All sweeps",
+            "Sessions",
+            "Codes",
+            "Invitations",
+            "Outbox",
+            "Rate limits",
+            "Share retention",
+            "File clean-up",
+        ],
+        triggers: ["Timer", "After a request", "HTTP trigger", "Command line"],
+        states: ["Accepted", "Running", "Succeeded", "Partial", "Failed"],
+        outcomes: ["Deleted", "Skipped", "Already gone", "Failed"],
+        targets: ["Session", "Code", "Invitation", "Mail", "Rate-limit entry", "Share's personal data", "Share"],
+    },
     removed_after_retention: "(erased after the retention period)",
     deletion: DeletionText {
         nav: "Deletions",

@@ -1,6 +1,6 @@
 //! 日本語の文言。
 
-use super::{DeletionText, ErrorText, Text};
+use super::{DeletionText, ErrorText, MaintenanceText, Text};
 
 pub const TEXT: Text = Text {
     lang_name: "日本語",
@@ -243,6 +243,22 @@ pub const TEXT: Text = Text {
     maint_items_title: "1件ずつの結果",
     maint_no_items: "この実行が扱った行はありません。",
     maint_more: "続きを表示",
+    maintenance: MaintenanceText {
+        kinds: [
+            "すべての処理",
+            "セッション",
+            "確認コード",
+            "招待",
+            "送信メール",
+            "回数制限の記録",
+            "共有の保存期間",
+            "ファイルの後片付け",
+        ],
+        triggers: ["定期実行", "リクエスト後", "HTTP からの依頼", "コマンドライン"],
+        states: ["受付済み", "実行中", "成功", "一部失敗", "失敗"],
+        outcomes: ["削除", "対象外", "既になし", "失敗"],
+        targets: ["セッション", "確認コード", "招待", "メール", "回数制限の記録", "共有の個人データ", "共有"],
+    },
     removed_after_retention: "（保存期間を過ぎたため消去）",
     deletion: DeletionText {
         nav: "削除ケース",

@@ -4,6 +4,9 @@
 mod en;
 pub mod format;
 mod ja;
+mod maintenance;
+
+pub use maintenance::MaintenanceText;
 
 /// A language watasu speaks.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Default, serde::Serialize, serde::Deserialize)]
@@ -266,6 +269,8 @@ pub struct Text {
     pub maint_items_title: &'static str,
     pub maint_no_items: &'static str,
     pub maint_more: &'static str,
+    /// The ledger's codes (kinds, triggers, states, outcomes, targets) in words.
+    pub maintenance: MaintenanceText,
     pub removed_after_retention: &'static str,
     pub deletion: DeletionText,
 }
@@ -361,6 +366,23 @@ mod tests {
         assert_eq!(Lang::negotiate(Some("en-US,en;q=0.9,ja;q=0.8")), Lang::En);
         assert_eq!(Lang::negotiate(Some("fr, ja;q=0.5, en;q=0.4")), Lang::Ja);
         assert_eq!(Lang::negotiate(Some("en;q=0.2, ja-JP;q=0.7")), Lang::Ja);
+    }
+
+    #[test]
+    fn every_deletion_code_has_words_in_both_languages() {
+        use crate::deletion::{CaseState, Outcome, Store};
+        for lang in Lang::ALL {
+            let d = &lang.text().deletion;
+            let states = CaseState::ALL.map(|s| (s.code(), d.state(s.code())));
+            let outcomes = Outcome::ALL.map(|o| (o.code(), d.outcome(o.code())));
+            let stores = Store::ORDER.map(|s| (s.code(), d.store(s.code())));
+            let actions = ["delete", "anonymise", "retain"].map(|a| (a, d.action(a)));
+            let roles = ["self", "admin", "operator"].map(|r| (r, d.role(r)));
+            let all = [&states[..], &outcomes[..], &stores[..], &actions[..], &roles[..]].concat();
+            for (code, text) in all {
+                assert!(!text.is_empty() && text != "?", "{lang:?} has no words for {code:?}");
+            }
+        }
     }
 
     #[test]

@@ -3,16 +3,16 @@
 
 use askama::Template;
 use poem::{
-    Request, Response, handler,
+    Response, handler,
     http::StatusCode,
     web::{Data, Form, Html, Path},
 };
 use serde::Deserialize;
 
 use super::{
-    AppError, AppState, Chrome,
+    AppError, AppState, Chrome, SignedIn,
     middleware::{ClientAddr, SessionHandle},
-    render, see_other,
+    render, render_with, see_other,
 };
 use crate::{
     accounts::{
@@ -25,12 +25,6 @@ use crate::{
     secret::SecretString,
 };
 
-/// The signed-in, active sender of this request, or a redirect to the sign-in page.
-pub async fn signed_in_user(state: &AppState, session: &SessionHandle) -> Result<User, AppError> {
-    let user_id = session.current().and_then(|s| s.user_id).ok_or(AppError::SignInRequired)?;
-    Users::new(state.db.clone()).find_active(user_id).await?.ok_or(AppError::SignInRequired)
-}
-
 pub fn password_error(t: &'static Text, error: &PasswordRuleError) -> &'static str {
     match error {
         PasswordRuleError::TooShort => t.password_too_short,
@@ -40,7 +34,7 @@ pub fn password_error(t: &'static Text, error: &PasswordRuleError) -> &'static s
 }
 
 #[derive(Template)]
-#[template(path = "dashboard/setup.html")]
+#[template(path = "auth/setup.html")]
 struct SetupPage<'a> {
     c: Chrome,
     action: String,
@@ -63,7 +57,7 @@ pub struct SetupForm {
 /// GET /setup/{token}: open only while no account exists and the token is the printed one.
 #[handler]
 pub async fn setup_page(
-    req: &Request,
+    c: Chrome,
     Path(token): Path<String>,
     state: Data<&AppState>,
     session: Data<&SessionHandle>,
@@ -72,21 +66,15 @@ pub async fn setup_page(
         return Err(AppError::NotFound("setup closed or wrong token"));
     }
     let csrf_token = session.form_token();
-    let page = SetupPage {
-        c: Chrome::for_request(req),
-        action: format!("/setup/{token}"),
-        csrf_token: &csrf_token,
-        name: "",
-        email: "",
-        error: None,
-    };
+    let page =
+        SetupPage { c, action: format!("/setup/{token}"), csrf_token: &csrf_token, name: "", email: "", error: None };
     render(&page)
 }
 
 /// POST /setup/{token}: creates the first admin and signs them in.
 #[handler]
 pub async fn setup_submit(
-    req: &Request,
+    c: Chrome,
     Path(token): Path<String>,
     Form(form): Form<SetupForm>,
     state: Data<&AppState>,
@@ -97,7 +85,6 @@ pub async fn setup_submit(
     if !state.setup.admits(&token) || users.count().await? > 0 {
         return Err(AppError::NotFound("setup closed or wrong token"));
     }
-    let c = Chrome::for_request(req);
     let t = c.t;
     let name = &crate::accounts::clean_display_name(&form.name);
     let email = EmailAddress::parse(&form.email);
@@ -121,10 +108,7 @@ pub async fn setup_submit(
             email: &form.email,
             error: Some(error),
         };
-        return Ok(Response::builder()
-            .status(StatusCode::BAD_REQUEST)
-            .content_type("text/html; charset=utf-8")
-            .body(page.render()?));
+        return render_with(StatusCode::BAD_REQUEST, &page);
     }
     let email = email.map_err(|_| AppError::BadRequest("invalid email"))?;
     // One caller wins the gate, so two racing forms cannot both create an admin.
@@ -139,7 +123,7 @@ pub async fn setup_submit(
 }
 
 #[derive(Template)]
-#[template(path = "dashboard/login.html")]
+#[template(path = "auth/login.html")]
 struct LoginPage<'a> {
     c: Chrome,
     csrf_token: &'a str,
@@ -149,8 +133,8 @@ struct LoginPage<'a> {
 
 /// GET /login
 #[handler]
-pub async fn login_page(req: &Request, session: Data<&SessionHandle>) -> Result<Html<String>, AppError> {
-    render(&LoginPage { c: Chrome::for_request(req), csrf_token: &session.form_token(), email: "", error: None })
+pub async fn login_page(c: Chrome, session: Data<&SessionHandle>) -> Result<Html<String>, AppError> {
+    render(&LoginPage { c, csrf_token: &session.form_token(), email: "", error: None })
 }
 
 #[derive(Deserialize)]
@@ -165,7 +149,7 @@ pub struct LoginForm {
 /// on success.
 #[handler]
 pub async fn login_submit(
-    req: &Request,
+    c: Chrome,
     Form(form): Form<LoginForm>,
     state: Data<&AppState>,
     session: Data<&SessionHandle>,
@@ -179,10 +163,9 @@ pub async fn login_submit(
         }
         Err(LoginError::Invalid) => {
             let csrf_token = session.form_token();
-            let c = Chrome::for_request(req);
             let t = c.t;
             let page = LoginPage { c, csrf_token: &csrf_token, email: &form.email, error: Some(t.login_failed) };
-            Ok(Response::builder().status(StatusCode::OK).content_type("text/html; charset=utf-8").body(page.render()?))
+            render_with(StatusCode::OK, &page)
         }
         Err(LoginError::TooMany(retry_after)) => Err(AppError::TooMany { reason: "sign-in attempts", retry_after }),
         Err(LoginError::Database(error)) => Err(error.into()),
@@ -200,7 +183,7 @@ pub async fn logout(session: Data<&SessionHandle>, client: Data<&ClientAddr>) ->
 }
 
 #[derive(Template)]
-#[template(path = "dashboard/account.html")]
+#[template(path = "auth/account.html")]
 struct AccountPage<'a> {
     c: Chrome,
     csrf_token: &'a str,
@@ -214,15 +197,13 @@ struct AccountPage<'a> {
 /// GET /account
 #[handler]
 pub async fn account_page(
-    req: &Request,
-    state: Data<&AppState>,
+    c: Chrome,
     session: Data<&SessionHandle>,
+    SignedIn(user): SignedIn,
 ) -> Result<Html<String>, AppError> {
-    let user = signed_in_user(&state, &session).await?;
-    let current = session.ensure().await?;
     render(&AccountPage {
-        c: Chrome::for_request(req),
-        csrf_token: &current.csrf_secret,
+        c,
+        csrf_token: &session.form_token(),
         user: &user,
         changed: false,
         error: None,
@@ -241,15 +222,14 @@ pub struct PasswordForm {
 /// POST /account/password: asks for the current password; ends every other session.
 #[handler]
 pub async fn change_password(
-    req: &Request,
+    c: Chrome,
     Form(form): Form<PasswordForm>,
     state: Data<&AppState>,
     session: Data<&SessionHandle>,
     client: Data<&ClientAddr>,
+    SignedIn(user): SignedIn,
 ) -> Result<Response, AppError> {
-    let user = signed_in_user(&state, &session).await?;
     let users = Users::new(state.db.clone());
-    let c = Chrome::for_request(req);
     let t = c.t;
     let current_password = SecretString::new(form.current_password);
     let right = confirm_current_password(&users, &state.limiter, &user, current_password, client.0.0).await;
@@ -270,10 +250,10 @@ pub async fn change_password(
         let ended = state.sessions.end_others_for_user(user.id, kept.id).await?;
         tracing::info!(account_id = user.id, client = %client.0.0, other_sessions_ended = ended, "password changed");
     }
-    let current = session.ensure().await?;
-    let page = AccountPage { c, csrf_token: &current.csrf_secret, user: &user, changed, error, delete_error: None };
-    let status = if changed { StatusCode::OK } else { StatusCode::BAD_REQUEST };
-    Ok(Response::builder().status(status).content_type("text/html; charset=utf-8").body(page.render()?))
+    // After a change the session has a new id: the token is read from it only now.
+    let csrf_token = session.form_token();
+    let page = AccountPage { c, csrf_token: &csrf_token, user: &user, changed, error, delete_error: None };
+    render_with(if changed { StatusCode::OK } else { StatusCode::BAD_REQUEST }, &page)
 }
 
 /// A refused password attempt as the 429 page (with Retry-After), or the database failure.
@@ -285,23 +265,14 @@ pub fn throttled(reason: &'static str, error: Throttled) -> AppError {
 }
 
 /// The account page answering a refused deletion form (400): the reason, and nothing changed.
-pub async fn account_with_deletion_error(
-    req: &Request,
+pub fn account_with_deletion_error(
+    c: Chrome,
     session: &SessionHandle,
     user: &User,
     message: &'static str,
 ) -> Result<Response, AppError> {
-    let current = session.ensure().await?;
-    let page = AccountPage {
-        c: Chrome::for_request(req),
-        csrf_token: &current.csrf_secret,
-        user,
-        changed: false,
-        error: None,
-        delete_error: Some(message),
-    };
-    Ok(Response::builder()
-        .status(StatusCode::BAD_REQUEST)
-        .content_type("text/html; charset=utf-8")
-        .body(page.render()?))
+    let csrf_token = session.form_token();
+    let page =
+        AccountPage { c, csrf_token: &csrf_token, user, changed: false, error: None, delete_error: Some(message) };
+    render_with(StatusCode::BAD_REQUEST, &page)
 }

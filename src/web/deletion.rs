@@ -12,13 +12,12 @@ use poem::{
 use serde::Deserialize;
 
 use super::{
-    AppError, AppState, Chrome,
-    auth::signed_in_user,
+    Admin, AppError, AppState, Chrome, SignedIn,
     middleware::{ClientAddr, SessionHandle},
-    render, see_other,
+    render, render_with, see_other,
 };
 use crate::{
-    accounts::{User, Users, login::confirm_current_password},
+    accounts::{Users, login::confirm_current_password},
     deletion::{ActorRole, Case, EvidenceRow, NeedsReview, OpenError, OpenRequest, StepRow},
     i18n::format::human_time,
     secret::SecretString,
@@ -31,7 +30,7 @@ pub struct DeleteForm {
 }
 
 #[derive(Template)]
-#[template(path = "dashboard/deletion_requested.html")]
+#[template(path = "auth/deletion_requested.html")]
 struct RequestedPage<'a> {
     c: Chrome,
     reference: &'a str,
@@ -42,33 +41,35 @@ struct RequestedPage<'a> {
 #[handler]
 pub async fn delete_own(
     req: &Request,
+    c: Chrome,
     Form(form): Form<DeleteForm>,
     state: Data<&AppState>,
     session: Data<&SessionHandle>,
     client: Data<&ClientAddr>,
+    SignedIn(user): SignedIn,
 ) -> Result<Response, AppError> {
-    let user = signed_in_user(&state, &session).await?;
-    let t = Chrome::for_request(req).t;
+    let t = c.t;
     let users = Users::new(state.db.clone());
     let right = confirm_current_password(&users, &state.limiter, &user, SecretString::new(form.password), client.0.0)
         .await
         .map_err(|e| super::auth::throttled("deletion password attempts", e))?;
     if !right {
         tracing::info!(account_id = user.id, client = %client.0.0, "deletion refused: wrong password");
-        return super::auth::account_with_deletion_error(req, &session, &user, t.password_current_wrong).await;
+        return super::auth::account_with_deletion_error(c, &session, &user, t.password_current_wrong);
     }
     let request = OpenRequest { subject_id: user.id, actor_id: Some(user.id), role: ActorRole::Own, reapplies: None };
     let case = match state.deletion.open(&request).await {
         Ok(case) => case,
         Err(refused) => {
             let message = refusal_text(t, refused)?;
-            return super::auth::account_with_deletion_error(req, &session, &user, message).await;
+            return super::auth::account_with_deletion_error(c, &session, &user, message);
         }
     };
     session.end().await?;
     state.deletion.spawn(case.id);
+    // Built after the sign-out, so the header no longer shows the dashboard.
     let page = RequestedPage { c: Chrome::for_request(req), reference: &case.reference };
-    Ok(Response::builder().status(StatusCode::OK).content_type("text/html; charset=utf-8").body(page.render()?))
+    render_with(StatusCode::OK, &page)
 }
 
 /// The words for a refused case; a database failure stays an error.
@@ -85,12 +86,12 @@ fn refusal_text(t: &'static crate::i18n::Text, error: OpenError) -> Result<&'sta
 /// /account, with their password).
 #[handler]
 pub async fn delete_member(
-    req: &Request,
+    c: Chrome,
     Path(id): Path<i64>,
     state: Data<&AppState>,
     session: Data<&SessionHandle>,
+    Admin(admin): Admin,
 ) -> Result<Response, AppError> {
-    let admin = admin(&state, &session).await?;
     if id == admin.id {
         return Err(AppError::BadRequest("an admin deletes their own account on /account"));
     }
@@ -101,19 +102,10 @@ pub async fn delete_member(
             Ok(see_other(&format!("/admin/deletions/{}", case.reference)))
         }
         Err(refused) => {
-            let message = refusal_text(Chrome::for_request(req).t, refused)?;
-            super::team::page_with_error(req, &state, &session, message).await
+            let message = refusal_text(c.t, refused)?;
+            super::team::page_with_error(c, &state, &session, &admin, message).await
         }
     }
-}
-
-/// The signed-in admin, or 404 for anyone else (the pages do not exist for them).
-async fn admin(state: &AppState, session: &SessionHandle) -> Result<User, AppError> {
-    let user = signed_in_user(state, session).await?;
-    if !user.is_admin() {
-        return Err(AppError::NotFound("deletion pages for a non-admin"));
-    }
-    Ok(user)
 }
 
 /// A case as a row of the list.
@@ -148,13 +140,7 @@ struct CasesPage {
 
 /// GET /admin/deletions: every case (newest first) and the steps that wait for an admin.
 #[handler]
-pub async fn list(
-    req: &Request,
-    state: Data<&AppState>,
-    session: Data<&SessionHandle>,
-) -> Result<Html<String>, AppError> {
-    admin(&state, &session).await?;
-    let c = Chrome::for_request(req);
+pub async fn list(c: Chrome, state: Data<&AppState>, _admin: Admin) -> Result<Html<String>, AppError> {
     let cases = state.deletion.cases();
     let rows = cases.list(200).await?.iter().map(|case| case_row(&c, case)).collect();
     let review = cases
@@ -219,14 +205,13 @@ async fn find_case(state: &AppState, reference: &str) -> Result<Case, AppError> 
 /// GET /admin/deletions/{reference}: the case's state, each store's result and the evidence.
 #[handler]
 pub async fn show(
-    req: &Request,
+    c: Chrome,
     Path(reference): Path<String>,
     state: Data<&AppState>,
     session: Data<&SessionHandle>,
+    _admin: Admin,
 ) -> Result<Html<String>, AppError> {
-    admin(&state, &session).await?;
     let case = find_case(&state, &reference).await?;
-    let c = Chrome::for_request(req);
     let cases = state.deletion.cases();
     let steps: Vec<StepLine> = cases.steps(case.id).await?.iter().map(|s| step_line(&c, s)).collect();
     let d = &c.t.deletion;
@@ -240,10 +225,10 @@ pub async fn show(
             (e, store, outcome, at)
         })
         .collect();
-    let current = session.ensure().await?;
+    let csrf_token = session.form_token();
     let can_retry = steps.iter().any(|s| s.outcome_code == "needs_review");
     let case = case_row(&c, &case);
-    render(&CasePage { c, csrf_token: &current.csrf_secret, case, steps, evidence, can_retry })
+    render(&CasePage { c, csrf_token: &csrf_token, case, steps, evidence, can_retry })
 }
 
 /// POST /admin/deletions/{reference}/retry: the stuck steps get a fresh set of retries, now.
@@ -251,9 +236,8 @@ pub async fn show(
 pub async fn retry(
     Path(reference): Path<String>,
     state: Data<&AppState>,
-    session: Data<&SessionHandle>,
+    Admin(admin): Admin,
 ) -> Result<Response, AppError> {
-    let admin = admin(&state, &session).await?;
     let case = find_case(&state, &reference).await?;
     let reset = state.deletion.cases().retry_needs_review(case.id).await?;
     tracing::info!(account_id = admin.id, case = %case.reference, steps = reset, "deletion steps sent back for retry");

@@ -4,37 +4,29 @@
 
 use askama::Template;
 use poem::{
-    Request, handler,
+    handler,
     web::{Data, Html},
 };
 
-use super::{AppError, AppState, Chrome, auth::signed_in_user, middleware::SessionHandle, render};
+use super::{Admin, AppError, AppState, Chrome, render};
 use crate::mail::dev_outbox::{OutboxMail, read_outbox};
 
 /// Mails shown, newest first.
 const SHOWN: usize = 30;
 
 #[derive(Template)]
-#[template(path = "dashboard/dev_outbox.html")]
+#[template(path = "admin/dev_outbox.html")]
 struct DevOutboxPage {
     c: Chrome,
     mails: Vec<OutboxMail>,
 }
 
 #[handler]
-pub async fn show(
-    req: &Request,
-    state: Data<&AppState>,
-    session: Data<&SessionHandle>,
-) -> Result<Html<String>, AppError> {
-    let user = signed_in_user(&state, &session).await?;
-    if !user.is_admin() {
-        return Err(AppError::NotFound("dev outbox for a non-admin"));
-    }
+pub async fn show(c: Chrome, state: Data<&AppState>, _admin: Admin) -> Result<Html<String>, AppError> {
     let dir = state.config.settings.data_dir.join("outbox");
     let mails = tokio::task::spawn_blocking(move || read_outbox(&dir, SHOWN))
         .await
         .map_err(|e| AppError::Internal(e.into()))?
         .unwrap_or_default();
-    render(&DevOutboxPage { c: Chrome::for_request(req), mails })
+    render(&DevOutboxPage { c, mails })
 }

@@ -7,6 +7,7 @@ mod dashboard;
 mod deletion;
 mod dev_outbox;
 mod error;
+mod extract;
 mod health;
 mod maintenance;
 pub mod middleware;
@@ -19,7 +20,8 @@ use std::{ops::Deref, sync::Arc};
 use poem::{Endpoint, EndpointExt, Route, get, middleware::CookieJarManager};
 
 pub use error::AppError;
-pub use pages::{Chrome, render, see_other};
+pub use extract::{Admin, SignedIn};
+pub use pages::{Chrome, render, render_with, see_other};
 pub use recipient::content_disposition;
 
 use crate::{

@@ -1,7 +1,7 @@
 //! What every page shares (the layout's context) and the start page.
 
 use askama::Template;
-use poem::{Request, handler, web::Html};
+use poem::{IntoResponse, Request, Response, handler, http::StatusCode, web::Html};
 
 use super::{AppError, AppState};
 use crate::i18n::{Lang, Text};
@@ -86,6 +86,12 @@ pub fn render(template: &impl Template) -> Result<Html<String>, AppError> {
     Ok(Html(template.render()?))
 }
 
+/// Renders a template into an HTML response with this status (a refused form, a page that answers
+/// for a handler that may also redirect).
+pub fn render_with(status: StatusCode, template: &impl Template) -> Result<Response, AppError> {
+    Ok(render(template)?.with_status(status).into_response())
+}
+
 #[derive(Template)]
 #[template(path = "home.html")]
 struct HomePage {
@@ -93,8 +99,8 @@ struct HomePage {
 }
 
 #[handler]
-pub fn home(req: &Request) -> Result<Html<String>, AppError> {
-    render(&HomePage { c: Chrome::for_request(req) })
+pub fn home(c: Chrome) -> Result<Html<String>, AppError> {
+    render(&HomePage { c })
 }
 
 #[cfg(test)]

@@ -4,17 +4,16 @@
 
 use askama::Template;
 use poem::{
-    Request, Response, handler,
+    Response, handler,
     http::StatusCode,
     web::{Data, Form, Html, Path},
 };
 use serde::Deserialize;
 
 use super::{
-    AppError, AppState, Chrome,
-    auth::signed_in_user,
+    Admin, AppError, AppState, Chrome,
     middleware::{ClientAddr, SessionHandle},
-    render, see_other,
+    render, render_with, see_other,
 };
 use crate::{
     accounts::{
@@ -29,17 +28,8 @@ use crate::{
     secret::SecretString,
 };
 
-/// The signed-in admin, or 404 for anyone else (the page does not exist for them).
-pub(super) async fn admin(state: &AppState, session: &SessionHandle) -> Result<User, AppError> {
-    let user = signed_in_user(state, session).await?;
-    if !user.is_admin() {
-        return Err(AppError::NotFound("team page for a non-admin"));
-    }
-    Ok(user)
-}
-
 #[derive(Template)]
-#[template(path = "dashboard/team.html")]
+#[template(path = "admin/team.html")]
 struct TeamPage<'a> {
     c: Chrome,
     csrf_token: &'a str,
@@ -49,32 +39,37 @@ struct TeamPage<'a> {
     error: Option<&'static str>,
 }
 
+impl TeamPage<'_> {
+    /// The member's role in the reader's language.
+    fn role_text(&self, member: &User) -> &'static str {
+        if member.is_admin() { self.c.t.role_admin } else { self.c.t.role_sender }
+    }
+}
+
+/// The team page as `me` (an admin) sees it; with an error, a 400 that says what was refused.
 async fn team_page(
-    req: &Request,
+    c: Chrome,
     state: &AppState,
     session: &SessionHandle,
+    me: &User,
     invited: bool,
     error: Option<&'static str>,
 ) -> Result<Response, AppError> {
-    let user = admin(state, session).await?;
     let members = Users::new(state.db.clone()).list().await?;
-    let current = session.ensure().await?;
-    let page = TeamPage {
-        c: Chrome::for_request(req),
-        csrf_token: &current.csrf_secret,
-        members,
-        me: user.id,
-        invited,
-        error,
-    };
-    let status = if error.is_some() { StatusCode::BAD_REQUEST } else { StatusCode::OK };
-    Ok(Response::builder().status(status).content_type("text/html; charset=utf-8").body(page.render()?))
+    let csrf_token = session.form_token();
+    let page = TeamPage { c, csrf_token: &csrf_token, members, me: me.id, invited, error };
+    render_with(if error.is_some() { StatusCode::BAD_REQUEST } else { StatusCode::OK }, &page)
 }
 
 /// GET /team
 #[handler]
-pub async fn show(req: &Request, state: Data<&AppState>, session: Data<&SessionHandle>) -> Result<Response, AppError> {
-    team_page(req, &state, &session, false, None).await
+pub async fn show(
+    c: Chrome,
+    state: Data<&AppState>,
+    session: Data<&SessionHandle>,
+    Admin(user): Admin,
+) -> Result<Response, AppError> {
+    team_page(c, &state, &session, &user, false, None).await
 }
 
 #[derive(Deserialize)]
@@ -86,19 +81,19 @@ pub struct InviteForm {
 /// POST /team/invite: creates the invitation and mails its link through the outbox.
 #[handler]
 pub async fn invite(
-    req: &Request,
+    c: Chrome,
     Form(form): Form<InviteForm>,
     state: Data<&AppState>,
     session: Data<&SessionHandle>,
+    Admin(user): Admin,
 ) -> Result<Response, AppError> {
-    let user = admin(&state, &session).await?;
-    let t = Chrome::for_request(req).t;
+    let t = c.t;
     let Ok(email) = EmailAddress::parse(&form.email) else {
-        return team_page(req, &state, &session, false, Some(t.email_invalid)).await;
+        return team_page(c, &state, &session, &user, false, Some(t.email_invalid)).await;
     };
     let users = Users::new(state.db.clone());
     if users.find_by_email(&email).await?.is_some() {
-        return team_page(req, &state, &session, false, Some(t.team_exists)).await;
+        return team_page(c, &state, &session, &user, false, Some(t.team_exists)).await;
     }
     let token = Invitations::new(state.db.clone()).create(&email, Role::Sender, user.id).await?;
     let link = state.config.url_for(&format!("/invite/{}", token.expose()));
@@ -110,7 +105,7 @@ pub async fn invite(
         .await
         .map_err(|e| AppError::Internal(e.into()))?;
     tracing::info!(account_id = user.id, "invitation sent");
-    team_page(req, &state, &session, true, None).await
+    team_page(c, &state, &session, &user, true, None).await
 }
 
 /// POST /team/{id}/disable: the account can no longer sign in and its sessions end now.
@@ -118,10 +113,9 @@ pub async fn invite(
 pub async fn disable(
     Path(id): Path<i64>,
     state: Data<&AppState>,
-    session: Data<&SessionHandle>,
     client: Data<&ClientAddr>,
+    Admin(user): Admin,
 ) -> Result<Response, AppError> {
-    let user = admin(&state, &session).await?;
     if Users::new(state.db.clone()).disable(id, user.id).await? {
         let ended = state.sessions.end_all_for_user(id).await?;
         tracing::info!(account_id = user.id, disabled_account_id = id, sessions_ended = ended, client = %client.0.0, "account disabled");
@@ -130,7 +124,7 @@ pub async fn disable(
 }
 
 #[derive(Template)]
-#[template(path = "dashboard/invite.html")]
+#[template(path = "auth/invite.html")]
 struct InvitePage<'a> {
     c: Chrome,
     action: String,
@@ -142,7 +136,7 @@ struct InvitePage<'a> {
 /// GET /invite/{token}
 #[handler]
 pub async fn invitation_page(
-    req: &Request,
+    c: Chrome,
     Path(token): Path<String>,
     state: Data<&AppState>,
     session: Data<&SessionHandle>,
@@ -152,7 +146,7 @@ pub async fn invitation_page(
         .await?
         .ok_or(AppError::NotAvailable("invitation used, expired or unknown"))?;
     render(&InvitePage {
-        c: Chrome::for_request(req),
+        c,
         action: format!("/invite/{token}"),
         csrf_token: &session.form_token(),
         email: &invitation.email,
@@ -171,7 +165,7 @@ pub struct AcceptForm {
 /// POST /invite/{token}: creates the account (once) and signs the new sender in.
 #[handler]
 pub async fn accept(
-    req: &Request,
+    c: Chrome,
     Path(token): Path<String>,
     Form(form): Form<AcceptForm>,
     state: Data<&AppState>,
@@ -181,7 +175,6 @@ pub async fn accept(
     let invitations = Invitations::new(state.db.clone());
     let invitation =
         invitations.find_open(&token).await?.ok_or(AppError::NotAvailable("invitation used, expired or unknown"))?;
-    let c = Chrome::for_request(req);
     let t = c.t;
     let name = &crate::accounts::clean_display_name(&form.name);
     let password = SecretString::new(form.password);
@@ -201,10 +194,7 @@ pub async fn accept(
             email: &invitation.email,
             error: Some(error),
         };
-        return Ok(Response::builder()
-            .status(StatusCode::BAD_REQUEST)
-            .content_type("text/html; charset=utf-8")
-            .body(page.render()?));
+        return render_with(StatusCode::BAD_REQUEST, &page);
     }
     let hash = password::hash_password(password).await?;
     let user_id = match invitations.accept(&invitation, name, &hash).await {
@@ -220,10 +210,11 @@ pub async fn accept(
 
 /// The team page with a refusal for the admin to read (400).
 pub async fn page_with_error(
-    req: &Request,
+    c: Chrome,
     state: &AppState,
     session: &SessionHandle,
+    me: &User,
     message: &'static str,
 ) -> Result<Response, AppError> {
-    team_page(req, state, session, false, Some(message)).await
+    team_page(c, state, session, me, false, Some(message)).await
 }

@@ -16,8 +16,7 @@ use poem::{
 use serde::Deserialize;
 
 use super::{
-    AppError, AppState, Chrome,
-    auth::signed_in_user,
+    AppError, AppState, Chrome, SignedIn,
     middleware::{SessionHandle, is_htmx},
     render, see_other,
 };
@@ -118,14 +117,12 @@ pub struct ListQuery {
 /// GET /shares: the viewer's shares, newest first.
 #[handler]
 pub async fn list(
-    req: &Request,
+    c: Chrome,
     Query(query): Query<ListQuery>,
     state: Data<&AppState>,
-    session: Data<&SessionHandle>,
+    SignedIn(user): SignedIn,
 ) -> Result<Html<String>, AppError> {
-    let user = signed_in_user(&state, &session).await?;
     let shares = SenderShares::new(state.db.clone()).list(viewer(&user), query.before, PAGE_SIZE + 1).await?;
-    let c = Chrome::for_request(req);
     let older = (shares.len() as i64 > PAGE_SIZE).then(|| shares[PAGE_SIZE as usize - 1].id);
     let rows = shares.into_iter().take(PAGE_SIZE as usize).map(|s| row(&c, s)).collect();
     render(&SharesPage { c, rows, older })
@@ -159,20 +156,23 @@ struct SharePage<'a> {
     csrf_token: &'a str,
 }
 
-async fn share_page(req: &Request, state: &AppState, session: &SessionHandle, id: i64) -> Result<String, AppError> {
-    share_page_with(req, state, session, id, None).await
+/// What the share page needs besides the share's id: who asks, and how they asked.
+struct ShareView<'a> {
+    req: &'a Request,
+    c: Chrome,
+    session: &'a SessionHandle,
+    user: &'a User,
 }
 
-async fn share_page_with(
-    req: &Request,
+/// The share page, or only its live part for HTMX.
+async fn share_page(
+    view: ShareView<'_>,
     state: &AppState,
-    session: &SessionHandle,
     id: i64,
     fresh_link: Option<String>,
 ) -> Result<String, AppError> {
-    let user = signed_in_user(state, session).await?;
-    let share = visible_share(state, &user, id).await?;
-    let c = Chrome::for_request(req);
+    let ShareView { req, c, session, user } = view;
+    let share = visible_share(state, user, id).await?;
     let (t, lang) = (c.t, c.lang);
     let events = ShareEvents::new(state.db.clone())
         .list(id)
@@ -201,7 +201,7 @@ async fn share_page_with(
         })
         .collect();
     let status = share.status;
-    let current = session.ensure().await?;
+    let csrf_token = session.form_token();
     let page = SharePage {
         share: row(&c, share),
         c,
@@ -211,7 +211,7 @@ async fn share_page_with(
         can_revoke: matches!(status, SenderStatus::Waiting | SenderStatus::Locked),
         can_unlock: status == SenderStatus::Locked,
         fresh_link,
-        csrf_token: &current.csrf_secret,
+        csrf_token: &csrf_token,
     };
     Ok(if is_htmx(req) { page.as_live().render()? } else { page.render()? })
 }
@@ -220,25 +220,33 @@ async fn share_page_with(
 #[handler]
 pub async fn show(
     req: &Request,
+    c: Chrome,
     Path(id): Path<i64>,
     state: Data<&AppState>,
     session: Data<&SessionHandle>,
+    SignedIn(user): SignedIn,
 ) -> Result<Html<String>, AppError> {
-    Ok(Html(share_page(req, &state, &session, id).await?))
+    let view = ShareView { req, c, session: &session, user: &user };
+    Ok(Html(share_page(view, &state, id, None).await?))
 }
 
 /// GET /shares/{id}/live: the status and timeline fragment the share page polls (HTMX only).
 #[handler]
 pub async fn live(
     req: &Request,
+    c: Chrome,
     Path(id): Path<i64>,
     state: Data<&AppState>,
     session: Data<&SessionHandle>,
-) -> Result<Html<String>, AppError> {
+    // Taken as a result so that a plain request gets the 404 before any sign-in check.
+    user: poem::Result<SignedIn>,
+) -> poem::Result<Html<String>> {
     if !is_htmx(req) {
-        return Err(AppError::NotFound("the live fragment is for HTMX requests"));
+        return Err(AppError::NotFound("the live fragment is for HTMX requests").into());
     }
-    Ok(Html(share_page(req, &state, &session, id).await?))
+    let SignedIn(user) = user?;
+    let view = ShareView { req, c, session: &session, user: &user };
+    Ok(Html(share_page(view, &state, id, None).await?))
 }
 
 /// POST /shares/{id}/revoke: ends an active share at once; the GC then deletes its file.
@@ -246,9 +254,8 @@ pub async fn live(
 pub async fn revoke(
     Path(id): Path<i64>,
     state: Data<&AppState>,
-    session: Data<&SessionHandle>,
+    SignedIn(user): SignedIn,
 ) -> Result<Response, AppError> {
-    let user = signed_in_user(&state, &session).await?;
     visible_share(&state, &user, id).await?;
     if state.lifecycle.revoke(id).await? {
         state.events.record_quietly(id, EventKind::Revoked).await;
@@ -265,11 +272,12 @@ const LINK_RENEWALS: [crate::ratelimit::Limit; 1] =
 #[handler]
 pub async fn renew_link(
     req: &Request,
+    c: Chrome,
     Path(id): Path<i64>,
     state: Data<&AppState>,
     session: Data<&SessionHandle>,
+    SignedIn(user): SignedIn,
 ) -> Result<Html<String>, AppError> {
-    let user = signed_in_user(&state, &session).await?;
     let share = visible_share(&state, &user, id).await?;
     // Each new link is a mail to the recipient: a few a day are plenty, more would be a nuisance.
     if let Err(retry) = state.limiter.hit(&format!("share:{id}:link-renewals"), &LINK_RENEWALS).await? {
@@ -285,7 +293,8 @@ pub async fn renew_link(
     let lang = crate::i18n::Lang::from_code(&user.lang).unwrap_or_default();
     queue_notification(&state, &user, share.id, &link, lang).await;
     tracing::info!(account_id = user.id, share_id = id, "fresh link sent");
-    Ok(Html(share_page_with(req, &state, &session, id, Some(link)).await?))
+    let view = ShareView { req, c, session: &session, user: &user };
+    Ok(Html(share_page(view, &state, id, Some(link)).await?))
 }
 
 /// POST /shares/{id}/unlock: accepts codes again after too many wrong ones.
@@ -293,9 +302,8 @@ pub async fn renew_link(
 pub async fn unlock(
     Path(id): Path<i64>,
     state: Data<&AppState>,
-    session: Data<&SessionHandle>,
+    SignedIn(user): SignedIn,
 ) -> Result<Response, AppError> {
-    let user = signed_in_user(&state, &session).await?;
     visible_share(&state, &user, id).await?;
     if state.lifecycle.unlock(id).await? {
         state.limiter.clear(&crate::web::recipient::share_code_limits(id)).await?;

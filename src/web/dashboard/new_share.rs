@@ -13,7 +13,7 @@ use poem::{
 };
 use tokio::io::AsyncReadExt;
 
-use super::super::{AppError, AppState, Chrome, auth::signed_in_user, middleware::SessionHandle};
+use super::super::{AppError, AppState, Chrome, SignedIn, middleware::SessionHandle, render, render_with};
 use crate::{
     accounts::{EmailAddress, User},
     i18n::{
@@ -76,16 +76,16 @@ struct NewSharePage<'a> {
     error: Option<&'static str>,
 }
 
-fn form_page(
+fn form_page<'a>(
     state: &AppState,
     c: Chrome,
-    csrf: &str,
-    fields: &Fields,
+    csrf: &'a str,
+    fields: &'a Fields,
     error: Option<&'static str>,
-) -> Result<String, AppError> {
+) -> NewSharePage<'a> {
     let lang = c.lang;
     let t = c.t;
-    let page = NewSharePage {
+    NewSharePage {
         c,
         csrf_token: csrf,
         expiry_options: expiry_options(t, state.config.settings.share_ttl_max, &fields.expires_in),
@@ -94,8 +94,7 @@ fn form_page(
         message: &fields.message,
         mail_lang: &fields.mail_lang,
         error,
-    };
-    Ok(page.render()?)
+    }
 }
 
 /// The text fields of the form.
@@ -112,14 +111,13 @@ struct Fields {
 /// GET /shares/new
 #[handler]
 pub async fn new_share_form(
-    req: &Request,
+    c: Chrome,
     state: Data<&AppState>,
     session: Data<&SessionHandle>,
+    SignedIn(user): SignedIn,
 ) -> Result<Html<String>, AppError> {
-    let user = signed_in_user(&state, &session).await?;
-    let current = session.ensure().await?;
     let fields = Fields { expires_in: "1d".into(), mail_lang: user.lang.clone(), notify: true, ..Default::default() };
-    Ok(Html(form_page(&state, Chrome::for_request(req), &current.csrf_secret, &fields, None)?))
+    render(&form_page(&state, c, &session.form_token(), &fields, None))
 }
 
 async fn read_text(field: poem::web::Field) -> Result<String, AppError> {
@@ -140,18 +138,18 @@ async fn read_text(field: poem::web::Field) -> Result<String, AppError> {
 #[handler]
 pub async fn upload(
     req: &Request,
+    c: Chrome,
     mut multipart: Multipart,
     state: Data<&AppState>,
     session: Data<&SessionHandle>,
+    SignedIn(user): SignedIn,
 ) -> Result<Response, AppError> {
-    let user = signed_in_user(&state, &session).await?;
     let current = session.current().ok_or(AppError::Forbidden("no session"))?;
     let max_bytes = state.config.settings.max_upload_bytes;
     let declared: Option<u64> = req.header("content-length").and_then(|v| v.parse().ok());
     if declared.is_some_and(|length| length > max_bytes + FORM_OVERHEAD) {
         return Err(AppError::TooLarge);
     }
-    let c = Chrome::for_request(req);
     let t = c.t;
     let mut fields = Fields::default();
     while let Some(field) =
@@ -178,12 +176,7 @@ pub async fn upload(
             _ => return Err(AppError::BadRequest("unknown form field")),
         }
     }
-    let page = form_page(&state, c, &current.csrf_secret, &fields, Some(t.file_missing))?;
-    Ok(bad_request(page))
-}
-
-fn bad_request(html: String) -> Response {
-    Response::builder().status(StatusCode::BAD_REQUEST).content_type("text/html; charset=utf-8").body(html)
+    render_with(StatusCode::BAD_REQUEST, &form_page(&state, c, &current.csrf_secret, &fields, Some(t.file_missing)))
 }
 
 async fn store_file(
@@ -214,7 +207,7 @@ async fn store_file(
         None
     };
     if let Some(error) = error {
-        return Ok(bad_request(form_page(state, c, csrf, &fields, Some(error))?));
+        return render_with(StatusCode::BAD_REQUEST, &form_page(state, c, csrf, &fields, Some(error)));
     }
     let (recipient, ttl) = (recipient.map_err(|_| AppError::BadRequest("recipient"))?, ttl.unwrap_or_default());
     let lang = Lang::from_code(&fields.mail_lang).or_else(|| Lang::from_code(&user.lang)).unwrap_or_default();
@@ -244,11 +237,10 @@ async fn store_file(
         Err(CreateError::Refused(reason)) => return Err(AppError::BadRequest(reason)),
         Err(CreateError::SenderDisabled) => {
             tracing::info!(account_id = user.id, "upload refused: the sender was disabled while it arrived");
-            let page = form_page(state, c, csrf, &fields, Some(t.upload_sender_disabled))?;
-            return Ok(Response::builder()
-                .status(StatusCode::FORBIDDEN)
-                .content_type("text/html; charset=utf-8")
-                .body(page));
+            return render_with(
+                StatusCode::FORBIDDEN,
+                &form_page(state, c, csrf, &fields, Some(t.upload_sender_disabled)),
+            );
         }
         Err(CreateError::Store(StoreError::Content(_))) => {
             return Err(AppError::BadRequest("upload cut off or malformed"));
@@ -265,7 +257,7 @@ async fn store_file(
     let link = state.config.url_for(&format!("/s/{}", issued.token.expose()));
     queue_notification(state, user, issued.share_id, &link, lang).await;
     let page = CreatedPage { c, link: &link, share_id: issued.share_id, recipient: recipient.as_str() };
-    Ok(Response::builder().content_type("text/html; charset=utf-8").body(page.render()?))
+    render_with(StatusCode::OK, &page)
 }
 
 /// Puts the recipient's notification in the outbox and starts its delivery in the background.

@@ -3,7 +3,7 @@
 
 use askama::Template;
 use poem::{
-    Request, handler,
+    handler,
     web::{Data, Html, Path, Query},
 };
 use serde::Deserialize;
@@ -11,7 +11,7 @@ use serde::Deserialize;
 use crate::{
     i18n::format::human_time,
     maintenance::{Run, RunItem, TargetCount},
-    web::{AppError, AppState, Chrome, middleware::SessionHandle, render, team::admin},
+    web::{Admin, AppError, AppState, Chrome, render},
 };
 
 /// Runs listed on the page.
@@ -34,13 +34,7 @@ struct RunsPage {
 
 /// GET /admin/maintenance
 #[handler]
-pub async fn list_runs(
-    req: &Request,
-    state: Data<&AppState>,
-    session: Data<&SessionHandle>,
-) -> Result<Html<String>, AppError> {
-    admin(&state, &session).await?;
-    let c = Chrome::for_request(req);
+pub async fn list_runs(c: Chrome, state: Data<&AppState>, _admin: Admin) -> Result<Html<String>, AppError> {
     let rows = state
         .maintenance
         .ledger()
@@ -71,17 +65,15 @@ pub struct ItemsQuery {
 /// GET /admin/maintenance/{id}[?after=ITEM]
 #[handler]
 pub async fn show_run(
-    req: &Request,
+    c: Chrome,
     state: Data<&AppState>,
-    session: Data<&SessionHandle>,
     Path(id): Path<String>,
     Query(query): Query<ItemsQuery>,
+    _admin: Admin,
 ) -> Result<Html<String>, AppError> {
-    admin(&state, &session).await?;
     let id = id.parse::<i64>().map_err(|_| AppError::NotFound("maintenance run id"))?;
     let ledger = state.maintenance.ledger();
     let run = ledger.get(id).await?.ok_or(AppError::NotFound("maintenance run"))?;
-    let c = Chrome::for_request(req);
     let items = ledger.items(id, query.after.unwrap_or(0), ITEMS_PER_PAGE).await?;
     let next_after = (items.len() as i64 == ITEMS_PER_PAGE).then(|| items.last().map(|i| i.id)).flatten();
     let page = RunPage {

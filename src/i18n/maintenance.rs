@@ -1,0 +1,120 @@
+//! The words for the maintenance ledger's codes (run kinds, triggers, states, row outcomes and
+//! the kinds of rows a run handles), so the admin pages never show a raw code.
+
+use crate::maintenance::{Kind, Outcome, RunState, Trigger};
+
+/// Every run kind, in the order of `MaintenanceText::kinds`.
+const KINDS: [Kind; 8] = [
+    Kind::All,
+    Kind::Sessions,
+    Kind::Codes,
+    Kind::Invitations,
+    Kind::Outbox,
+    Kind::RateLimits,
+    Kind::ShareRetention,
+    Kind::ShareGc,
+];
+const TRIGGERS: [Trigger; 4] = [Trigger::Timer, Trigger::Request, Trigger::Http, Trigger::Cli];
+const STATES: [RunState; 5] =
+    [RunState::Accepted, RunState::Running, RunState::Succeeded, RunState::Partial, RunState::Failed];
+const OUTCOMES: [Outcome; 4] = [Outcome::Deleted, Outcome::Skipped, Outcome::AlreadyGone, Outcome::Failed];
+/// The rows the sweeps name (`Sweep::target_kind`) and the GC's "share".
+const TARGETS: [&str; 7] = ["session", "code", "invitation", "mail", "rate_limit_hit", "share_personal_data", "share"];
+
+/// One language's words for the ledger's codes, each array in the order of the lists above.
+pub struct MaintenanceText {
+    pub kinds: [&'static str; 8],
+    pub triggers: [&'static str; 4],
+    pub states: [&'static str; 5],
+    pub outcomes: [&'static str; 4],
+    pub targets: [&'static str; 7],
+}
+
+/// The word at the code's position; an unknown code (a newer instance's) is shown as it is.
+fn word<'a>(words: &[&'static str], codes: impl IntoIterator<Item = &'static str>, code: &'a str) -> &'a str {
+    codes.into_iter().position(|c| c == code).map_or(code, |i| words[i])
+}
+
+impl MaintenanceText {
+    pub fn kind<'a>(&self, code: &'a str) -> &'a str {
+        word(&self.kinds, KINDS.map(Kind::as_str), code)
+    }
+
+    pub fn trigger<'a>(&self, code: &'a str) -> &'a str {
+        word(&self.triggers, TRIGGERS.map(Trigger::as_str), code)
+    }
+
+    pub fn state<'a>(&self, code: &'a str) -> &'a str {
+        word(&self.states, STATES.map(RunState::as_str), code)
+    }
+
+    pub fn outcome<'a>(&self, code: &'a str) -> &'a str {
+        word(&self.outcomes, OUTCOMES.map(Outcome::as_str), code)
+    }
+
+    pub fn target<'a>(&self, code: &'a str) -> &'a str {
+        word(&self.targets, TARGETS, code)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use std::time::Duration;
+
+    use super::*;
+    use crate::{
+        i18n::Lang,
+        maintenance::{Sweep, SweepSettings},
+    };
+
+    /// Fails to compile when a variant is added, so the lists above cannot fall behind.
+    fn listed(kind: Kind, trigger: Trigger, state: RunState, outcome: Outcome) -> bool {
+        let kind = match kind {
+            Kind::All
+            | Kind::Sessions
+            | Kind::Codes
+            | Kind::Invitations
+            | Kind::Outbox
+            | Kind::RateLimits
+            | Kind::ShareRetention
+            | Kind::ShareGc => KINDS.contains(&kind),
+        };
+        let trigger = match trigger {
+            Trigger::Timer | Trigger::Request | Trigger::Http | Trigger::Cli => TRIGGERS.contains(&trigger),
+        };
+        let state = match state {
+            RunState::Accepted | RunState::Running | RunState::Succeeded | RunState::Partial | RunState::Failed => {
+                STATES.contains(&state)
+            }
+        };
+        let outcome = match outcome {
+            Outcome::Deleted | Outcome::Skipped | Outcome::AlreadyGone | Outcome::Failed => OUTCOMES.contains(&outcome),
+        };
+        kind && trigger && state && outcome
+    }
+
+    #[test]
+    fn every_maintenance_code_has_words_in_both_languages() {
+        assert!(listed(Kind::All, Trigger::Cli, RunState::Failed, Outcome::Failed));
+        let settings = SweepSettings { session_idle: Duration::from_secs(60), retention: Duration::from_secs(60) };
+        let targets: Vec<&str> = Kind::SWEEPS.iter().map(|&k| Sweep::new(k, settings).target_kind).collect();
+        for lang in Lang::ALL {
+            let m = &lang.text().maintenance;
+            let codes = [
+                KINDS.map(|k| (k.as_str(), m.kind(k.as_str()))).to_vec(),
+                TRIGGERS.map(|t| (t.as_str(), m.trigger(t.as_str()))).to_vec(),
+                STATES.map(|s| (s.as_str(), m.state(s.as_str()))).to_vec(),
+                OUTCOMES.map(|o| (o.as_str(), m.outcome(o.as_str()))).to_vec(),
+                targets.iter().chain(&["share"]).map(|&t| (t, m.target(t))).collect(),
+            ];
+            for (code, text) in codes.concat() {
+                assert!(!text.is_empty() && text != code, "{lang:?} has no words for {code:?}");
+            }
+        }
+    }
+
+    #[test]
+    fn an_unknown_code_is_shown_as_it_is() {
+        assert_eq!(Lang::En.text().maintenance.kind("vacuum"), "vacuum");
+    }
+}

@@ -1,0 +1,46 @@
+//! Extractors for what handlers would otherwise repeat in their first lines: the signed-in
+//! sender, the signed-in admin, and the layout's context. A refusal here is the same `AppError`
+//! the handler would have answered, so the error page does not change.
+
+use poem::{FromRequest, Request, RequestBody};
+
+use super::{AppError, AppState, Chrome, middleware::SessionHandle};
+use crate::accounts::{User, Users};
+
+/// The signed-in, active sender of this request; anyone else is sent to the sign-in page.
+pub struct SignedIn(pub User);
+
+impl<'a> FromRequest<'a> for SignedIn {
+    async fn from_request(req: &'a Request, _body: &mut RequestBody) -> poem::Result<Self> {
+        let user_id = req
+            .extensions()
+            .get::<SessionHandle>()
+            .and_then(SessionHandle::current)
+            .and_then(|session| session.user_id)
+            .ok_or(AppError::SignInRequired)?;
+        let state = req.data::<AppState>().ok_or_else(|| AppError::Internal(anyhow::anyhow!("no app state")))?;
+        let user = Users::new(state.db.clone()).find_active(user_id).await.map_err(AppError::from)?;
+        Ok(Self(user.ok_or(AppError::SignInRequired)?))
+    }
+}
+
+/// The signed-in admin. For anyone else the admin pages do not exist: 404, like any unknown path.
+pub struct Admin(pub User);
+
+impl<'a> FromRequest<'a> for Admin {
+    async fn from_request(req: &'a Request, body: &mut RequestBody) -> poem::Result<Self> {
+        let SignedIn(user) = SignedIn::from_request(req, body).await?;
+        if !user.is_admin() {
+            return Err(AppError::NotFound("admin page for a non-admin").into());
+        }
+        Ok(Self(user))
+    }
+}
+
+/// The layout's context as it stands when the handler starts. A handler that signs in or out
+/// first builds its own with `Chrome::for_request`, so the header matches the new state.
+impl<'a> FromRequest<'a> for Chrome {
+    async fn from_request(req: &'a Request, _body: &mut RequestBody) -> poem::Result<Self> {
+        Ok(Self::for_request(req))
+    }
+}
