@@ -71,16 +71,13 @@ impl App {
             rows => tracing::info!(rows, "sealed stored mails an older version kept in the clear"),
         }
         let state = AppState::new(config, db, secret_key, mailer, store);
-        let mut setup_link = None;
-        if accounts::Users::new(state.db.clone()).count().await? == 0 {
-            let token = state.setup.open();
-            let link = state.config.url_for(&format!("/setup/{}", token.expose()));
+        let setup_link = state.services.accounts.open_setup().await?;
+        if let Some(link) = &setup_link {
             // Printed, not only logged, so a newcomer sees it; the log line names the page only.
             // A closed standard output must not stop the server (a restart prints a new link).
             let _ =
                 cli::write_line(format_args!("No account exists yet. Create the first (admin) account here: {link}"));
             tracing::warn!("no account exists yet: open the setup link printed on standard output");
-            setup_link = Some(link);
         }
         Ok(Self { state, setup_link, acceptor, local_addr })
     }

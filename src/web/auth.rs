@@ -16,13 +16,14 @@ use super::{
 };
 use crate::{
     accounts::{
-        EmailAddress, Role, User, Users,
+        User, Users,
         login::{LoginError, authenticate, confirm_current_password},
         password::{self, PasswordRuleError},
         throttle::Throttled,
     },
     i18n::Text,
     secret::SecretString,
+    services::accounts::{AccountError, FormProblem, NewAccountForm},
 };
 
 pub fn password_error(t: &'static Text, error: &PasswordRuleError) -> &'static str {
@@ -62,7 +63,7 @@ pub async fn setup_page(
     state: Data<&AppState>,
     session: Data<&SessionHandle>,
 ) -> Result<Html<String>, AppError> {
-    if !state.setup.admits(&token) || Users::new(state.db.clone()).count().await? > 0 {
+    if !state.services.accounts.setup_admits(&token).await? {
         return Err(AppError::NotFound("setup closed or wrong token"));
     }
     let csrf_token = session.form_token();
@@ -81,45 +82,44 @@ pub async fn setup_submit(
     session: Data<&SessionHandle>,
     client: Data<&ClientAddr>,
 ) -> Result<Response, AppError> {
-    let users = Users::new(state.db.clone());
-    if !state.setup.admits(&token) || users.count().await? > 0 {
-        return Err(AppError::NotFound("setup closed or wrong token"));
+    let new =
+        NewAccountForm { name: &form.name, email: &form.email, password: SecretString::new(form.password.clone()) };
+    match state.services.accounts.set_up_first_admin(&token, new, session.current().as_ref(), client.0.0).await {
+        Ok(signed_in) => {
+            session.adopt(signed_in);
+            Ok(see_other("/shares"))
+        }
+        Err(AccountError::Invalid(problem)) => {
+            let csrf_token = session.form_token();
+            let error = Some(form_problem(c.t, &problem));
+            let action = format!("/setup/{token}");
+            let page = SetupPage { c, action, csrf_token: &csrf_token, name: &form.name, email: &form.email, error };
+            render_with(StatusCode::BAD_REQUEST, &page)
+        }
+        Err(error) => Err(account_error(error)),
     }
-    let t = c.t;
-    let name = &crate::accounts::clean_display_name(&form.name);
-    let email = EmailAddress::parse(&form.email);
-    let password = SecretString::new(form.password);
-    let words = password::personal_words(&form.email, name);
-    let words: Vec<&str> = words.iter().map(String::as_str).collect();
-    let error = if name.is_empty() || name.chars().count() > 100 || name.chars().any(char::is_control) {
-        Some(t.name_invalid)
-    } else if email.is_err() {
-        Some(t.email_invalid)
-    } else {
-        password::check_new_password(&password, &words).err().map(|e| password_error(t, &e))
-    };
-    if let Some(error) = error {
-        let csrf_token = session.form_token();
-        let page = SetupPage {
-            c,
-            action: format!("/setup/{token}"),
-            csrf_token: &csrf_token,
-            name,
-            email: &form.email,
-            error: Some(error),
-        };
-        return render_with(StatusCode::BAD_REQUEST, &page);
+}
+
+/// The text that says what is wrong with an account form.
+pub fn form_problem(t: &'static Text, problem: &FormProblem) -> &'static str {
+    match problem {
+        FormProblem::Name => t.name_invalid,
+        FormProblem::Email => t.email_invalid,
+        FormProblem::Password(rule) => password_error(t, rule),
+        FormProblem::CurrentPasswordWrong => t.password_current_wrong,
     }
-    let email = email.map_err(|_| AppError::BadRequest("invalid email"))?;
-    // One caller wins the gate, so two racing forms cannot both create an admin.
-    if !state.setup.consume(&token) {
-        return Err(AppError::NotFound("setup already used"));
+}
+
+/// An account refusal that is not a form problem, as its page.
+pub fn account_error(error: AccountError) -> AppError {
+    match error {
+        AccountError::WrongCredentials => AppError::Forbidden("wrong credentials"),
+        AccountError::TooMany(retry_after) => AppError::TooMany { reason: "password attempts", retry_after },
+        AccountError::LinkClosed => AppError::NotFound("link used, expired or unknown"),
+        AccountError::Exists => AppError::Gone("an account for this address exists"),
+        AccountError::Invalid(_) => AppError::BadRequest("invalid account form"),
+        AccountError::Fault(fault) => fault.into(),
     }
-    let hash = password::hash_password(password).await?;
-    let user_id = users.create(&email, name, &hash, Role::Admin).await.map_err(|e| AppError::Internal(e.into()))?;
-    session.sign_in(user_id).await?;
-    tracing::info!(account_id = user_id, client = %client.0.0, "first admin account created");
-    Ok(see_other("/shares"))
 }
 
 #[derive(Template)]

@@ -44,14 +44,23 @@ pub enum AppError {
     #[error("storage full")]
     StorageFull(#[source] std::io::Error),
     #[error("database unavailable")]
-    Unavailable(#[source] sqlx::Error),
+    Unavailable(#[source] anyhow::Error),
     #[error("internal error")]
     Internal(#[source] anyhow::Error),
 }
 
 impl From<sqlx::Error> for AppError {
     fn from(error: sqlx::Error) -> Self {
-        if crate::db::is_unavailable(&error) { Self::Unavailable(error) } else { Self::Internal(error.into()) }
+        crate::services::Fault::from(error).into()
+    }
+}
+
+impl From<crate::services::Fault> for AppError {
+    fn from(fault: crate::services::Fault) -> Self {
+        match fault {
+            crate::services::Fault::Unavailable(error) => Self::Unavailable(error),
+            crate::services::Fault::Internal(error) => Self::Internal(error),
+        }
     }
 }
 

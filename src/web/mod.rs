@@ -27,12 +27,13 @@ pub use recipient::content_disposition;
 use crate::{
     config::Config,
     db::Db,
-    lifecycle::{FileStore, GcRunner, LifecycleRepository, ShareGc},
+    lifecycle::{FileStore, GcRunner, LifecycleRepository},
     mail::Mailer,
     maintenance::Maintenance,
     otp::Codes,
     ratelimit::RateLimiter,
     secret::SecretKey,
+    services::Services,
     session::Sessions,
     share::{DownloadGrants, ShareAccess, ShareEvents, ShareLinks, ShareRepository},
 };
@@ -42,6 +43,8 @@ use crate::{
 pub struct AppState(Arc<AppStateInner>);
 
 pub struct AppStateInner {
+    /// Every use case; handlers call these and nothing below them.
+    pub services: Services,
     pub config: Config,
     pub db: Db,
     pub sessions: Sessions,
@@ -56,8 +59,6 @@ pub struct AppStateInner {
     pub events: ShareEvents,
     pub limiter: RateLimiter,
     pub assets_version: String,
-    /// The first-run setup link's gate (open only while no account exists).
-    pub setup: crate::accounts::setup::SetupGate,
     /// Opens and runs deletion cases (in the background, after the request).
     pub deletion: crate::deletion::Runner,
 }
@@ -70,40 +71,36 @@ impl AppState {
         mailer: Arc<dyn Mailer>,
         store: Arc<dyn FileStore>,
     ) -> Self {
+        let services = Services::new(crate::services::Parts {
+            config: Arc::new(config.clone()),
+            db: db.clone(),
+            secret_key: secret_key.clone(),
+            mailer: mailer.clone(),
+            store: store.clone(),
+        });
         let settings = &config.settings;
-        let sessions = Sessions::new(db.clone(), settings.session_idle, settings.session_max_age);
         let shares = ShareAccess::new(
             ShareLinks::new(ShareRepository::new(db.clone())),
             DownloadGrants::new(db.clone(), settings.grant_ttl),
         );
         let lifecycle = LifecycleRepository::new(db.clone(), settings.delivery_grace, settings.purge_retry_base);
-        let events = ShareEvents::new(db.clone());
-        let gc = GcRunner::new(ShareGc::new(lifecycle.clone(), store.clone(), events.clone()), settings.gc_batch);
-        let journal = crate::deletion::journal::Journal::in_data_dir(&settings.data_dir);
-        let deletion = crate::deletion::Runner::new(
-            db.clone(),
-            store.clone(),
-            mailer.clone(),
-            settings.mail_from.clone(),
-            journal,
-        );
         Self(Arc::new(AppStateInner {
-            maintenance: Maintenance::from_settings(db.clone(), settings),
+            maintenance: services.maintenance.clone(),
+            gc: services.gc.clone(),
+            deletion: services.deletion.clone(),
+            sessions: services.sessions.clone(),
             lifecycle,
-            gc,
-            events,
-            sessions,
+            events: ShareEvents::new(db.clone()),
             shares,
             codes: Codes::new(db.clone(), &secret_key),
             limiter: RateLimiter::new(db.clone()),
+            services,
             config,
             db,
             secret_key,
             mailer,
             store,
             assets_version: assets::assets_version(),
-            setup: Default::default(),
-            deletion,
         }))
     }
 }

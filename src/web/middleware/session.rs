@@ -123,7 +123,8 @@ impl SessionHandle {
         Ok(())
     }
 
-    fn adopt(&self, new: NewSession) -> Session {
+    /// Makes `new` this browser's session (a service signed it in or moved it to a new id).
+    pub fn adopt(&self, new: NewSession) -> Session {
         self.jar.add(self.base_cookie(cookie_name(self.settings.https), new.cookie_value.expose().to_owned()));
         *self.inner.lock().expect("session lock") = Some(new.session.clone());
         new.session
