@@ -100,36 +100,9 @@ impl App {
     pub async fn run(self, shutdown: impl Future<Output = ()>) -> std::io::Result<()> {
         let settings = &self.state.config.settings;
         let grace = settings.shutdown_grace;
-        let db = self.state.db.clone();
-        let (stop_timer, timer_stopped) = tokio::sync::oneshot::channel::<()>();
-        let schedule = maintenance::Schedule {
-            gc: self.state.gc.clone(),
-            files_dir: settings.data_dir.join("files"),
-            gc_interval: settings.gc_interval,
-            maintenance: self.state.maintenance.clone(),
-            maintenance_interval: settings.maintenance_interval,
-        };
-        let timer = tokio::spawn(maintenance::run_scheduler(schedule, async move {
-            let _ = timer_stopped.await;
-        }));
-        let (stop_outbox, outbox_stopped) = tokio::sync::oneshot::channel::<()>();
-        let outbox = tokio::spawn(mail::outbox::run_outbox_worker(
-            mail::outbox::Outbox::new(db.clone(), &self.state.secret_key),
-            self.state.mailer.clone(),
-            mail::outbox::WORKER_INTERVAL,
-            async move {
-                let _ = outbox_stopped.await;
-            },
-        ));
-        let (stop_deletion, deletion_stopped) = tokio::sync::oneshot::channel::<()>();
-        let deletion = tokio::spawn(deletion::run_deletion_worker(
-            self.state.deletion.clone(),
-            deletion::WORKER_INTERVAL,
-            async move {
-                let _ = deletion_stopped.await;
-            },
-        ));
-        tracing::info!(addr = %self.local_addr, base_url = %self.state.config.base_url, backend = db.backend_name(), "watasu is serving");
+        let services = self.state.services.clone();
+        let workers = services.start_workers();
+        tracing::info!(addr = %self.local_addr, base_url = %self.state.config.base_url, backend = services.backend_name(), "watasu is serving");
         let limits = server::Limits {
             header_timeout: settings.header_timeout,
             idle_timeout: settings.idle_timeout,
@@ -137,13 +110,7 @@ impl App {
             max_connections: settings.max_connections as usize,
         };
         let result = server::serve(self.acceptor, web::app(self.state), limits, shutdown, grace).await;
-        let _ = stop_timer.send(());
-        let _ = stop_outbox.send(());
-        let _ = timer.await;
-        let _ = outbox.await;
-        let _ = stop_deletion.send(());
-        let _ = deletion.await;
-        db.close().await;
+        services.stop(workers).await;
         result
     }
 }

@@ -8,6 +8,7 @@ use crate::{
     db::{Db, Dialect, Sql, Timestamp, is_unique_violation, seconds},
     on_db,
     secret::random_token,
+    share::writes,
     sql,
 };
 
@@ -251,10 +252,6 @@ const INSERT_CASE: Sql = sql!(
 const INSERT_STEP: Sql =
     Sql::same("INSERT INTO deletion_steps (case_id, position, store, action) VALUES ($1, $2, $3, $4)");
 const DISABLE_ACCOUNT: Sql = sql!("UPDATE users SET disabled_at = COALESCE(disabled_at, " now ") WHERE id = $1");
-const REVOKE_SHARES: Sql = sql!(
-    "UPDATE shares SET revoked_at = " now ", expires_at = " now "
-      WHERE sender_id = $1 AND status = 'active' AND expires_at > " now
-);
 const TRANSITION: Sql = sql!(
     "UPDATE deletion_cases
         SET state = $3, updated_at = " now ",
@@ -336,7 +333,7 @@ impl DeletionCases {
                     .await?;
             }
             sqlx::query(pool.sql(&DISABLE_ACCOUNT)).bind(request.subject_id).execute(&mut *tx).await?;
-            sqlx::query(pool.sql(&REVOKE_SHARES)).bind(request.subject_id).execute(&mut *tx).await?;
+            sqlx::query(pool.sql(&writes::REVOKE_ALL_OF_SENDER)).bind(request.subject_id).execute(&mut *tx).await?;
             tx.commit().await.map_err(open_error)?;
             id
         });

@@ -5,7 +5,9 @@ use std::time::Duration;
 
 use crate::{
     db::{Db, Dialect, Sql, seconds},
-    on_db, retry, sql,
+    on_db, retry,
+    share::writes,
+    sql,
 };
 
 /// A share the GC may collect, with the key of its stored file.
@@ -34,33 +36,6 @@ pub const PURGEABLE_SQLITE: &str = PURGEABLE.sqlite;
 #[doc(hidden)]
 pub const PURGEABLE_POSTGRES: &str = PURGEABLE.postgres;
 
-const MARK_CONSUMED: Sql = sql!(
-    "UPDATE shares SET status = 'consumed', consumed_at = " now "
-      WHERE id = $1 AND status = 'active' AND expires_at > " now
-);
-const MARK_PURGED: Sql = sql!(
-    "UPDATE shares SET status = 'purged', purged_at = " now "
-      WHERE id = $1 AND status <> 'purged'
-        AND (status = 'consumed' OR expires_at <= " now ")"
-);
-/// Counts a failed delete, returning the failures before this one.
-const COUNT_PURGE_FAILURE: Sql = Sql::same(
-    "UPDATE shares SET purge_attempts = purge_attempts + 1 WHERE id = $1 AND status <> 'purged'
-     RETURNING purge_attempts - 1",
-);
-const BACK_OFF_PURGE: Sql = sql!("UPDATE shares SET next_purge_attempt_at = " now " + " secs("$2") " WHERE id = $1");
-const REVOKE: Sql = sql!(
-    "UPDATE shares SET revoked_at = " now ", expires_at = " now "
-      WHERE id = $1 AND status = 'active' AND expires_at > " now
-);
-const RENEW_LINK: Sql = sql!(
-    "UPDATE shares SET token_hash = $2, locked_at = NULL, wrong_codes = 0
-      WHERE id = $1 AND status = 'active' AND expires_at > " now
-);
-const UNLOCK: Sql = Sql::same(
-    "UPDATE shares SET locked_at = NULL, wrong_codes = 0 WHERE id = $1 AND locked_at IS NOT NULL AND status = 'active'",
-);
-
 /// A failed delete's backoff doubles per failure up to this many times the first one.
 const PURGE_BACKOFF_DOUBLINGS: u32 = 6;
 
@@ -86,7 +61,7 @@ impl LifecycleRepository {
 
     pub async fn mark_consumed(&self, share_id: i64) -> Result<bool, sqlx::Error> {
         let done = on_db!(&self.db, |pool| {
-            sqlx::query(pool.sql(&MARK_CONSUMED)).bind(share_id).execute(pool).await?.rows_affected()
+            sqlx::query(pool.sql(&writes::MARK_CONSUMED)).bind(share_id).execute(pool).await?.rows_affected()
         });
         Ok(done == 1)
     }
@@ -103,7 +78,7 @@ impl LifecycleRepository {
     /// unexpired share can never be purged by this (no orphaned files), and only one caller wins.
     pub async fn mark_purged(&self, share_id: i64) -> Result<bool, sqlx::Error> {
         let done = on_db!(&self.db, |pool| {
-            sqlx::query(pool.sql(&MARK_PURGED)).bind(share_id).execute(pool).await?.rows_affected()
+            sqlx::query(pool.sql(&writes::MARK_PURGED)).bind(share_id).execute(pool).await?.rows_affected()
         });
         Ok(done == 1)
     }
@@ -115,11 +90,17 @@ impl LifecycleRepository {
         let cap = base.saturating_mul(1 << PURGE_BACKOFF_DOUBLINGS);
         on_db!(&self.db, |pool| {
             let mut tx = pool.begin_write().await?;
-            let before: Option<i32> =
-                sqlx::query_scalar(pool.sql(&COUNT_PURGE_FAILURE)).bind(share_id).fetch_optional(&mut *tx).await?;
+            let before: Option<i32> = sqlx::query_scalar(pool.sql(&writes::COUNT_PURGE_FAILURE))
+                .bind(share_id)
+                .fetch_optional(&mut *tx)
+                .await?;
             if let Some(before) = before {
                 let wait = retry::backoff(base, u32::try_from(before).unwrap_or(0), cap);
-                sqlx::query(pool.sql(&BACK_OFF_PURGE)).bind(share_id).bind(seconds(wait)).execute(&mut *tx).await?;
+                sqlx::query(pool.sql(&writes::BACK_OFF_PURGE))
+                    .bind(share_id)
+                    .bind(seconds(wait))
+                    .execute(&mut *tx)
+                    .await?;
             }
             tx.commit().await
         })
@@ -127,23 +108,34 @@ impl LifecycleRepository {
 
     /// Ends an active share at once: it expires now and becomes collectable like any expired share.
     pub async fn revoke(&self, share_id: i64) -> Result<bool, sqlx::Error> {
-        let done =
-            on_db!(&self.db, |pool| sqlx::query(pool.sql(&REVOKE)).bind(share_id).execute(pool).await?.rows_affected());
+        let done = on_db!(&self.db, |pool| sqlx::query(pool.sql(&writes::REVOKE))
+            .bind(share_id)
+            .execute(pool)
+            .await?
+            .rows_affected());
         Ok(done == 1)
     }
 
     /// Gives an active share a new link token (the old link stops working) and lifts a lock.
     pub async fn renew_link(&self, share_id: i64, token_hash: &str) -> Result<bool, sqlx::Error> {
         let done = on_db!(&self.db, |pool| {
-            sqlx::query(pool.sql(&RENEW_LINK)).bind(share_id).bind(token_hash).execute(pool).await?.rows_affected()
+            sqlx::query(pool.sql(&writes::RENEW_LINK))
+                .bind(share_id)
+                .bind(token_hash)
+                .execute(pool)
+                .await?
+                .rows_affected()
         });
         Ok(done == 1)
     }
 
     /// Lifts the wrong-code lock of an active share.
     pub async fn unlock(&self, share_id: i64) -> Result<bool, sqlx::Error> {
-        let done =
-            on_db!(&self.db, |pool| sqlx::query(pool.sql(&UNLOCK)).bind(share_id).execute(pool).await?.rows_affected());
+        let done = on_db!(&self.db, |pool| sqlx::query(pool.sql(&writes::UNLOCK))
+            .bind(share_id)
+            .execute(pool)
+            .await?
+            .rows_affected());
         Ok(done == 1)
     }
 

@@ -16,6 +16,7 @@ use crate::{
     db::{Db, Dialect, Sql, seconds},
     on_db,
     secret::{SecretKey, SecretString, random_token},
+    share::writes,
     sql,
 };
 
@@ -169,8 +170,6 @@ impl Codes {
     /// two conditional UPDATEs, before anything is compared: concurrent guesses serialise on the
     /// share's row, so no burst gets more comparisons than the caps allow.
     async fn take_try(&self, share_id: i64, session_id: i64) -> Result<Try, sqlx::Error> {
-        const SHARE_TRY: &str = "UPDATE shares SET wrong_codes = wrong_codes + 1
-              WHERE id = $1 AND locked_at IS NULL AND wrong_codes < $2 RETURNING wrong_codes";
         const CODE_TRY: Sql = sql!("UPDATE otp_challenges SET attempts = attempts + 1
               WHERE id = (SELECT max(id) FROM otp_challenges WHERE share_id = $1 AND session_id = $2)
                 AND attempts < $3 AND consumed_at IS NULL AND invalidated_at IS NULL
@@ -178,7 +177,7 @@ impl Codes {
           RETURNING id, code_mac, attempts");
         on_db!(&self.db, |pool| {
             let mut tx = pool.begin_write().await?;
-            let share_tries: Option<i32> = sqlx::query_scalar(SHARE_TRY)
+            let share_tries: Option<i32> = sqlx::query_scalar(pool.sql(&writes::TAKE_CODE_TRY))
                 .bind(share_id)
                 .bind(SHARE_WRONG_CODE_CAP)
                 .fetch_optional(&mut *tx)
@@ -198,18 +197,16 @@ impl Codes {
     }
 
     async fn lock_share(&self, share_id: i64) -> Result<(), sqlx::Error> {
-        const LOCK: Sql = sql!("UPDATE shares SET locked_at = COALESCE(locked_at, " now ") WHERE id = $1");
-        on_db!(&self.db, |pool| sqlx::query(pool.sql(&LOCK)).bind(share_id).execute(pool).await.map(drop))
+        on_db!(&self.db, |pool| sqlx::query(pool.sql(&writes::LOCK)).bind(share_id).execute(pool).await.map(drop))
     }
 
     /// Uses up the right code; the share's try it took is given back, since it was not wrong.
     async fn consume(&self, id: i64, share_id: i64) -> Result<bool, sqlx::Error> {
         const CONSUME: Sql = sql!("UPDATE otp_challenges SET consumed_at = " now "
               WHERE id = $1 AND consumed_at IS NULL AND invalidated_at IS NULL AND expires_at > " now);
-        const REFUND: &str = "UPDATE shares SET wrong_codes = wrong_codes - 1 WHERE id = $1 AND wrong_codes > 0";
         let done = on_db!(&self.db, |pool| {
             let done = sqlx::query(pool.sql(&CONSUME)).bind(id).execute(pool).await?.rows_affected();
-            sqlx::query(REFUND).bind(share_id).execute(pool).await?;
+            sqlx::query(pool.sql(&writes::REFUND_CODE_TRY)).bind(share_id).execute(pool).await?;
             done
         });
         Ok(done == 1)

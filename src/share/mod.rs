@@ -10,6 +10,7 @@ mod message;
 mod repo;
 pub mod sender;
 mod ttl;
+pub(crate) mod writes;
 
 use std::time::Duration;
 

@@ -1,6 +1,6 @@
 //! SQL of shares and their files, both dialects side by side.
 
-use super::{NewShare, Share, ShareError, ShareStatus};
+use super::{NewShare, Share, ShareError, ShareStatus, writes};
 use crate::{
     db::{Db, Dialect, Sql, Timestamp, seconds},
     i18n::Lang,
@@ -90,11 +90,6 @@ const INSERT_FILE: Sql = sql!(
      SELECT id, $2, $3, $4, $5, $6 FROM users WHERE id = $1 AND disabled_at IS NULL"
     { sqlite: "", postgres: " FOR SHARE" } " RETURNING id"
 );
-const INSERT_SHARE: Sql = sql!(
-    "INSERT INTO shares (file_id, sender_id, token_hash, recipient_email, message, lang,
-                         notify_on_download, expires_at)
-     VALUES ($1, $2, $3, $4, $5, $6, $7, " now " + " secs("$8") ") RETURNING id"
-);
 const LIVE_BY_TOKEN_HASH: Sql = sql!("SELECT s.id, s.file_id, s.recipient_email, u.display_name AS sender_name, s.message,
                  s.lang, s.status, s.expires_at, s.locked_at IS NOT NULL AS locked
             FROM shares s JOIN users u ON u.id = s.sender_id
@@ -126,7 +121,7 @@ impl ShareRepository {
                 .fetch_optional(&mut *tx)
                 .await?;
             let Some(file_id) = file_id else { return Err(ShareError::SenderDisabled) };
-            let share_id = sqlx::query_scalar(pool.sql(&INSERT_SHARE))
+            let share_id = sqlx::query_scalar(pool.sql(&writes::INSERT_SHARE))
                 .bind(file_id)
                 .bind(new.sender_id)
                 .bind(token_hash)

@@ -118,12 +118,12 @@ pub fn app(state: AppState) -> impl Endpoint + 'static {
     let origin: Arc<str> = state.config.origin().into();
     let trusted = Arc::new(state.config.settings.trusted_proxies.clone());
     let session_settings = middleware::SessionSettings {
-        sessions: state.sessions.clone(),
+        sessions: state.services.sessions.clone(),
         https,
         max_age: state.config.settings.session_max_age,
         form_key: state.secret_key.derive("watasu anonymous form token v1"),
     };
-    let access_time_gc = state.config.settings.access_time_gc.then(|| state.gc.clone());
+    let access_time_gc = state.config.settings.access_time_gc.then(|| state.services.gc.clone());
 
     let dev_outbox = state.config.settings.smtp_url.is_none();
     let routes = Route::new()

@@ -1,0 +1,57 @@
+//! Every statement that changes a `shares` row: the share's state machine in one place (seed 000:
+//! active → consumed → purged, never backwards; revoked and locked on the side). Each is one
+//! conditional UPDATE whose WHERE holds the whole precondition, so callers in other modules run
+//! them inside their own transactions (the code check, a deletion case) without restating a rule.
+//! The retention sweep's scrub of old purged rows is the one exception: its statements are built
+//! per table by the sweep, for its batches (`maintenance::sweep`).
+
+use crate::{db::Sql, sql};
+
+pub(crate) const INSERT_SHARE: Sql = sql!(
+    "INSERT INTO shares (file_id, sender_id, token_hash, recipient_email, message, lang,
+                         notify_on_download, expires_at)
+     VALUES ($1, $2, $3, $4, $5, $6, $7, " now " + " secs("$8") ") RETURNING id"
+);
+pub(crate) const MARK_CONSUMED: Sql = sql!(
+    "UPDATE shares SET status = 'consumed', consumed_at = " now "
+      WHERE id = $1 AND status = 'active' AND expires_at > " now
+);
+pub(crate) const MARK_PURGED: Sql = sql!(
+    "UPDATE shares SET status = 'purged', purged_at = " now "
+      WHERE id = $1 AND status <> 'purged'
+        AND (status = 'consumed' OR expires_at <= " now ")"
+);
+/// Counts a failed delete, returning the failures before this one.
+pub(crate) const COUNT_PURGE_FAILURE: Sql = Sql::same(
+    "UPDATE shares SET purge_attempts = purge_attempts + 1 WHERE id = $1 AND status <> 'purged'
+     RETURNING purge_attempts - 1",
+);
+pub(crate) const BACK_OFF_PURGE: Sql =
+    sql!("UPDATE shares SET next_purge_attempt_at = " now " + " secs("$2") " WHERE id = $1");
+pub(crate) const REVOKE: Sql = sql!(
+    "UPDATE shares SET revoked_at = " now ", expires_at = " now "
+      WHERE id = $1 AND status = 'active' AND expires_at > " now
+);
+pub(crate) const RENEW_LINK: Sql = sql!(
+    "UPDATE shares SET token_hash = $2, locked_at = NULL, wrong_codes = 0
+      WHERE id = $1 AND status = 'active' AND expires_at > " now
+);
+pub(crate) const UNLOCK: Sql = Sql::same(
+    "UPDATE shares SET locked_at = NULL, wrong_codes = 0 WHERE id = $1 AND locked_at IS NOT NULL AND status = 'active'",
+);
+
+/// A share's wrong-code try, taken before a code is compared ($2 the share's cap).
+pub(crate) const TAKE_CODE_TRY: Sql = Sql::same(
+    "UPDATE shares SET wrong_codes = wrong_codes + 1
+      WHERE id = $1 AND locked_at IS NULL AND wrong_codes < $2 RETURNING wrong_codes",
+);
+/// The try a right code took, given back: it was not wrong.
+pub(crate) const REFUND_CODE_TRY: Sql =
+    Sql::same("UPDATE shares SET wrong_codes = wrong_codes - 1 WHERE id = $1 AND wrong_codes > 0");
+/// Too many wrong codes: no more codes until the sender unlocks it.
+pub(crate) const LOCK: Sql = sql!("UPDATE shares SET locked_at = COALESCE(locked_at, " now ") WHERE id = $1");
+/// A sender's deletion case ends every share of theirs that is still live.
+pub(crate) const REVOKE_ALL_OF_SENDER: Sql = sql!(
+    "UPDATE shares SET revoked_at = " now ", expires_at = " now "
+      WHERE sender_id = $1 AND status = 'active' AND expires_at > " now
+);
