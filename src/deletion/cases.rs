@@ -12,45 +12,20 @@ use crate::{
     sql,
 };
 
-/// Where a case stands. The order of `ALL` is the order of the seed.
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub enum CaseState {
-    Received,
-    Validated,
-    InProgress,
-    PartiallyCompleted,
-    VerificationPending,
-    Completed,
-    Failed,
+crate::db_code! {
+    /// Where a case stands. The order of `ALL` is the order of the seed.
+    pub enum CaseState {
+        Received = "received",
+        Validated = "validated",
+        InProgress = "in_progress",
+        PartiallyCompleted = "partially_completed",
+        VerificationPending = "verification_pending",
+        Completed = "completed",
+        Failed = "failed",
+    }
 }
 
 impl CaseState {
-    pub const ALL: [CaseState; 7] = [
-        Self::Received,
-        Self::Validated,
-        Self::InProgress,
-        Self::PartiallyCompleted,
-        Self::VerificationPending,
-        Self::Completed,
-        Self::Failed,
-    ];
-
-    pub fn code(self) -> &'static str {
-        match self {
-            Self::Received => "received",
-            Self::Validated => "validated",
-            Self::InProgress => "in_progress",
-            Self::PartiallyCompleted => "partially_completed",
-            Self::VerificationPending => "verification_pending",
-            Self::Completed => "completed",
-            Self::Failed => "failed",
-        }
-    }
-
-    pub fn parse(code: &str) -> Self {
-        Self::ALL.into_iter().find(|s| s.code() == code).unwrap_or(Self::Received)
-    }
-
     pub fn is_final(self) -> bool {
         matches!(self, Self::Completed | Self::Failed)
     }
@@ -101,7 +76,7 @@ pub struct Case {
     pub actor_id: Option<i64>,
     pub actor_role: String,
     pub reapplies: Option<String>,
-    state: String,
+    state: CaseState,
     pub notify_email: Option<String>,
     pub final_mail: Option<String>,
     pub mail_attempts: i32,
@@ -119,7 +94,7 @@ impl std::fmt::Debug for Case {
 
 impl Case {
     pub fn state(&self) -> CaseState {
-        CaseState::parse(&self.state)
+        self.state
     }
 }
 
@@ -129,7 +104,7 @@ pub struct StepRow {
     pub position: i32,
     pub store: String,
     pub action: String,
-    outcome: String,
+    outcome: Outcome,
     pub reason: Option<String>,
     pub found: Option<i64>,
     pub remaining: Option<i64>,
@@ -143,7 +118,7 @@ pub struct StepRow {
 
 impl StepRow {
     pub fn outcome(&self) -> Outcome {
-        Outcome::parse(&self.outcome)
+        self.outcome
     }
 
     pub fn store(&self) -> Option<Store> {

@@ -46,37 +46,20 @@ impl Action {
     }
 }
 
-/// What became of a step.
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub enum Outcome {
-    Pending,
-    Deleted,
-    /// Searched by the right key, and nothing was there.
-    NotFound,
-    Retryable,
-    NeedsReview,
-    DocumentedConstraint,
+crate::db_code! {
+    /// What became of a step.
+    pub enum Outcome {
+        Pending = "pending",
+        Deleted = "deleted",
+        /// Searched by the right key, and nothing was there.
+        NotFound = "not_found",
+        Retryable = "retryable",
+        NeedsReview = "needs_review",
+        DocumentedConstraint = "documented_constraint",
+    }
 }
 
 impl Outcome {
-    pub const ALL: [Outcome; 6] =
-        [Self::Pending, Self::Deleted, Self::NotFound, Self::Retryable, Self::NeedsReview, Self::DocumentedConstraint];
-
-    pub fn code(self) -> &'static str {
-        match self {
-            Self::Pending => "pending",
-            Self::Deleted => "deleted",
-            Self::NotFound => "not_found",
-            Self::Retryable => "retryable",
-            Self::NeedsReview => "needs_review",
-            Self::DocumentedConstraint => "documented_constraint",
-        }
-    }
-
-    pub fn parse(code: &str) -> Self {
-        Self::ALL.into_iter().find(|o| o.code() == code).unwrap_or(Self::Pending)
-    }
-
     /// Nothing more to do in this store.
     pub fn is_done(self) -> bool {
         matches!(self, Self::Deleted | Self::NotFound | Self::DocumentedConstraint)

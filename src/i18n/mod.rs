@@ -373,8 +373,8 @@ mod tests {
         use crate::deletion::{CaseState, Outcome, Store};
         for lang in Lang::ALL {
             let d = &lang.text().deletion;
-            let states = CaseState::ALL.map(|s| (s.code(), d.state(s.code())));
-            let outcomes = Outcome::ALL.map(|o| (o.code(), d.outcome(o.code())));
+            let states: Vec<_> = CaseState::ALL.iter().map(|s| (s.code(), d.state(s.code()))).collect();
+            let outcomes: Vec<_> = Outcome::ALL.iter().map(|o| (o.code(), d.outcome(o.code()))).collect();
             let stores = Store::ORDER.map(|s| (s.code(), d.store(s.code())));
             let actions = ["delete", "anonymise", "retain"].map(|a| (a, d.action(a)));
             let roles = ["self", "admin", "operator"].map(|r| (r, d.role(r)));
