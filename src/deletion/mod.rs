@@ -13,6 +13,7 @@ mod lease;
 mod notice;
 mod reapply;
 mod runner;
+mod step_run;
 mod steps;
 mod stores;
 mod worker;

@@ -12,17 +12,12 @@ use std::{sync::Arc, time::Duration};
 use lettre::message::Mailbox;
 
 use super::{
-    cases::{Case, CaseState, DeletionCases, OpenError, OpenRequest, StepRecord, StepRow},
+    cases::{Case, CaseState, DeletionCases, OpenError, OpenRequest, StepRow},
     journal::{Entry, Journal},
     notice,
-    stores::{Action, Outcome, Store, TableAdapter},
+    stores::{Store, TableAdapter},
 };
-use crate::{
-    db::Db,
-    i18n::Lang,
-    lifecycle::{Deleted, FileStore, StoreError},
-    mail::Mailer,
-};
+use crate::{db::Db, i18n::Lang, lifecycle::FileStore, mail::Mailer};
 
 /// When failed steps (and the final mail) are tried again.
 #[derive(Clone, Copy, Debug)]
@@ -42,7 +37,7 @@ impl Default for RetryPolicy {
 }
 
 impl RetryPolicy {
-    fn backoff(&self, failures_before: i32) -> Duration {
+    pub(super) fn backoff(&self, failures_before: i32) -> Duration {
         crate::retry::backoff(self.base, u32::try_from(failures_before).unwrap_or(0), self.cap)
     }
 }
@@ -57,22 +52,22 @@ pub struct Interrupted(pub Store);
 /// How long the lease of a case lasts; renewed before every step.
 const LEASE: Duration = Duration::from_secs(300);
 /// A case whose steps wait for an admin is looked at again after this long.
-const PARKED: Duration = Duration::from_secs(24 * 3600);
+pub(super) const PARKED: Duration = Duration::from_secs(24 * 3600);
 /// Steps one run takes at most, so a store that keeps refilling cannot hold a runner forever.
 const MAX_MOVES_PER_RUN: u32 = 200;
 
 /// Runs deletion cases. Clone it freely: it is a handful of handles.
 #[derive(Clone)]
 pub struct Runner {
-    cases: DeletionCases,
-    tables: TableAdapter,
-    files: Arc<dyn FileStore>,
-    mailer: Arc<dyn Mailer>,
-    mail_from: Mailbox,
-    journal: Journal,
-    policy: RetryPolicy,
-    owner: String,
-    interrupt_after: Option<Store>,
+    pub(super) cases: DeletionCases,
+    pub(super) tables: TableAdapter,
+    pub(super) files: Arc<dyn FileStore>,
+    pub(super) mailer: Arc<dyn Mailer>,
+    pub(super) mail_from: Mailbox,
+    pub(super) journal: Journal,
+    pub(super) policy: RetryPolicy,
+    pub(super) owner: String,
+    pub(super) interrupt_after: Option<Store>,
 }
 
 impl Runner {
@@ -238,168 +233,6 @@ impl Runner {
         anyhow::bail!("case {} could not be completed although every step is done", case.reference)
     }
 
-    /// Runs a step now, or says how long it waits (backoff) or that it waits for an admin.
-    async fn try_step(&self, case: &Case, step: &StepRow) -> anyhow::Result<Option<Duration>> {
-        let store = step.store().ok_or_else(|| anyhow::anyhow!("unknown store {}", step.store))?;
-        if step.outcome() == Outcome::NeedsReview {
-            if case.state() == CaseState::InProgress {
-                self.cases.transition(case.id, CaseState::InProgress, CaseState::PartiallyCompleted).await?;
-            }
-            return Ok(Some(PARKED));
-        }
-        if !step.due {
-            // The database's clock set the backoff, so the database's clock measures what is left.
-            let until = self.cases.step_wait(case.id, store).await?.map(Duration::from_secs_f64);
-            return Ok(Some(until.unwrap_or(self.policy.base)));
-        }
-        self.run_step(case, store, step).await?;
-        Ok(None)
-    }
-
-    /// One attempt at one store: search by the key, act, look again, record.
-    async fn run_step(&self, case: &Case, store: Store, step: &StepRow) -> anyhow::Result<()> {
-        let attempt = self.attempt(case, store).await;
-        let record = match attempt {
-            Err(error) if error.is::<Interrupted>() => return Err(error),
-            Err(error) => {
-                tracing::warn!(case = %case.reference, store = store.code(), error = %error, "deletion step failed");
-                self.failure(store, step, failure_class(&error), None, None, None)
-            }
-            Ok((found, deleted, remaining)) => {
-                if store.action() == Action::Retain {
-                    let reason = store.constraint().map(str::to_owned);
-                    StepRecord {
-                        store,
-                        outcome: Outcome::DocumentedConstraint,
-                        reason,
-                        found,
-                        deleted: None,
-                        remaining,
-                        retry_in: None,
-                    }
-                } else if remaining.unwrap_or(0) > 0 {
-                    self.failure(store, step, "verification found data left", found, Some(deleted), remaining)
-                } else {
-                    // "Not found" only after a successful search by the key, and only if no
-                    // earlier attempt found anything either.
-                    let ever_found = step.found.unwrap_or(0).max(found.unwrap_or(0));
-                    let outcome = if ever_found > 0 { Outcome::Deleted } else { Outcome::NotFound };
-                    StepRecord {
-                        store,
-                        outcome,
-                        reason: None,
-                        found,
-                        deleted: Some(deleted),
-                        remaining,
-                        retry_in: None,
-                    }
-                }
-            }
-        };
-        tracing::info!(
-            case = %case.reference, store = store.code(), outcome = record.outcome.code(),
-            found = record.found, deleted = record.deleted, remaining = record.remaining, "deletion step"
-        );
-        self.cases.record(case.id, &record).await?;
-        Ok(())
-    }
-
-    fn failure(
-        &self,
-        store: Store,
-        step: &StepRow,
-        reason: &str,
-        found: Option<i64>,
-        deleted: Option<i64>,
-        remaining: Option<i64>,
-    ) -> StepRecord {
-        let exhausted = step.attempts + 1 >= self.policy.max_attempts;
-        let (outcome, retry_in) = if exhausted {
-            (Outcome::NeedsReview, None)
-        } else {
-            (Outcome::Retryable, Some(self.policy.backoff(step.attempts)))
-        };
-        StepRecord { store, outcome, reason: Some(reason.to_owned()), found, deleted, remaining, retry_in }
-    }
-
-    /// Returns (found, deleted, remaining) for one store.
-    async fn attempt(&self, case: &Case, store: Store) -> anyhow::Result<(Option<i64>, i64, Option<i64>)> {
-        let subject = case.subject_id;
-        if store == Store::StoredFiles {
-            let keys = self.tables.storage_keys(subject).await?;
-            self.cases.note_found(case.id, store, Some(keys.len() as i64)).await?;
-            let mut deleted = 0;
-            for key in &keys {
-                match self.files.delete(key).await {
-                    Ok(Deleted::Removed) => deleted += 1,
-                    Ok(Deleted::AlreadyAbsent) | Err(StoreError::NotFound) => {}
-                    Err(error) => return Err(error.into()),
-                }
-            }
-            self.hook(store)?;
-            let mut remaining = 0;
-            for key in &keys {
-                match self.files.open(key).await {
-                    Err(StoreError::NotFound) => {}
-                    Ok(_) => remaining += 1,
-                    Err(error) => return Err(error.into()),
-                }
-            }
-            return Ok((Some(keys.len() as i64), deleted, Some(remaining)));
-        }
-        let found = self.tables.count(store, subject).await?;
-        self.cases.note_found(case.id, store, found).await?;
-        if store.action() == Action::Retain {
-            self.hook(store)?;
-            return Ok((found, 0, None));
-        }
-        let deleted = self.tables.delete(store, subject).await? as i64;
-        self.hook(store)?;
-        let remaining = self.tables.count(store, subject).await?;
-        Ok((found, deleted, remaining))
-    }
-
-    fn hook(&self, store: Store) -> Result<(), Interrupted> {
-        if self.interrupt_after == Some(store) { Err(Interrupted(store)) } else { Ok(()) }
-    }
-
-    /// Before the account row goes, every store is looked at once more by its key: the tables
-    /// counted, the disk checked for every file a file row names. A store that holds data again
-    /// is reopened; the steps run in order, so a file that arrived late (its rows written after
-    /// the files step) is deleted from disk before its row goes, while its key is still known.
-    async fn final_look(&self, case: &Case, steps: &[StepRow]) -> anyhow::Result<bool> {
-        let mut reopened = false;
-        for store in steps.iter().filter_map(StepRow::store) {
-            if store.action() != Action::Delete || store == Store::Account {
-                continue;
-            }
-            let remaining = if store == Store::StoredFiles {
-                self.files_on_disk(case.subject_id).await?
-            } else {
-                self.tables.count(store, case.subject_id).await?.unwrap_or(0)
-            };
-            self.cases.reverify(case.id, store, remaining).await?;
-            if remaining > 0 {
-                tracing::warn!(case = %case.reference, store = store.code(), remaining, "deletion: data found again");
-                reopened = true;
-            }
-        }
-        Ok(reopened)
-    }
-
-    /// How many of the files the subject's file rows name are on disk.
-    async fn files_on_disk(&self, subject: i64) -> anyhow::Result<i64> {
-        let mut present = 0;
-        for key in self.tables.storage_keys(subject).await? {
-            match self.files.open(&key).await {
-                Err(StoreError::NotFound) => {}
-                Ok(_) => present += 1,
-                Err(error) => return Err(error.into()),
-            }
-        }
-        Ok(present)
-    }
-
     /// The last mail to the sender, sent directly (never through the stored outbox) so that the
     /// address is kept nowhere once it has left. A failure backs off; past the limit the case
     /// goes on without it.
@@ -444,16 +277,5 @@ impl Runner {
         if let Err(error) = self.journal.append(&entry) {
             tracing::error!(case = %case.reference, error = %format!("{error:#}"), "could not write the deletion journal");
         }
-    }
-}
-
-/// The class of a failure, safe to store: no paths, no values, no server text.
-fn failure_class(error: &anyhow::Error) -> &'static str {
-    if error.is::<sqlx::Error>() {
-        "database"
-    } else if error.is::<StoreError>() {
-        "storage"
-    } else {
-        "other"
     }
 }
