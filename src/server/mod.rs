@@ -16,8 +16,13 @@ use std::{future::Future, io, sync::Arc, time::Duration};
 use bytes::Bytes;
 use http_body_util::combinators::BoxBody;
 use hyper::body::Incoming;
-use poem::{Endpoint, EndpointExt, IntoEndpoint, Request, listener::Acceptor};
-use tokio::sync::{Semaphore, watch};
+use poem::{
+    Endpoint, EndpointExt, IntoEndpoint, Request,
+    http::uri::Scheme,
+    listener::Acceptor,
+    web::{LocalAddr, RemoteAddr},
+};
+use tokio::sync::{OwnedSemaphorePermit, Semaphore, watch};
 
 use conn::{BodyProgress, ConnState, ResponseEnd, Watched, overdue};
 
@@ -75,53 +80,8 @@ where
                 continue;
             }
         };
-        let ep = ep.clone();
-        let (stop, kill) = (stop_rx.clone(), kill_rx.clone());
-        let remote_addr_log = remote_addr.clone();
-        tokio::spawn(async move {
-            let _slot = slot;
-            let state = ConnState::new();
-            let service = {
-                let state = state.clone();
-                hyper::service::service_fn(move |req: hyper::Request<Incoming>| {
-                    let (ep, state) = (ep.clone(), state.clone());
-                    let (local_addr, remote_addr, scheme) = (local_addr.clone(), remote_addr.clone(), scheme.clone());
-                    async move {
-                        let end = ResponseEnd::begin(state.clone());
-                        let mut req: Request = (req, local_addr, remote_addr, scheme).into();
-                        if may_have_body(&req) {
-                            let body = req.take_body();
-                            req.set_body(BodyProgress::wrap(body, limits.body_timeout, state.clone()));
-                        }
-                        let mut response = ep.get_response(req).await;
-                        if state.must_close() {
-                            response.headers_mut().insert("connection", poem::http::HeaderValue::from_static("close"));
-                        }
-                        let response: hyper::Response<BoxBody<Bytes, io::Error>> = response.into();
-                        Ok::<_, std::convert::Infallible>(response.map(|body| BoxBody::new(end.attach(body))))
-                    }
-                })
-            };
-            let io = hyper_util::rt::TokioIo::new(Watched::new(io, state.clone()));
-            let connection = hyper::server::conn::http1::Builder::new().serve_connection(io, service);
-            tokio::pin!(connection);
-            let (mut stop, mut kill, mut stopping) = (stop, kill, false);
-            loop {
-                tokio::select! {
-                    _ = &mut connection => break,
-                    // Dropping the connection closes the socket at once.
-                    _ = overdue(&state, &limits) => {
-                        tracing::debug!(remote_addr = %remote_addr_log, "closing a connection that kept the server waiting");
-                        break;
-                    }
-                    _ = stop.wait_for(|stop| *stop), if !stopping => {
-                        stopping = true;
-                        connection.as_mut().graceful_shutdown();
-                    }
-                    _ = kill.wait_for(|kill| *kill) => break,
-                }
-            }
-        });
+        let peer = Peer { local_addr, remote_addr, scheme };
+        tokio::spawn(serve_connection(io, ep.clone(), limits, peer, stop_rx.clone(), kill_rx.clone(), slot));
     }
     drop(acceptor);
     let _ = stop_tx.send(true);
@@ -133,6 +93,80 @@ where
     }
     tracing::info!("server stopped");
     Ok(())
+}
+
+/// Where a connection comes from and goes to, as poem's requests carry it.
+#[derive(Clone)]
+struct Peer {
+    local_addr: LocalAddr,
+    remote_addr: RemoteAddr,
+    scheme: Scheme,
+}
+
+/// One connection, until it ends, a deadline closes it, or the server stops (gracefully, then
+/// for good). The slot is given back when it ends.
+async fn serve_connection<IO, E>(
+    io: IO,
+    ep: Arc<E>,
+    limits: Limits,
+    peer: Peer,
+    mut stop: watch::Receiver<bool>,
+    mut kill: watch::Receiver<bool>,
+    _slot: OwnedSemaphorePermit,
+) where
+    IO: tokio::io::AsyncRead + tokio::io::AsyncWrite + Send + Unpin + 'static,
+    E: Endpoint<Output = poem::Response> + 'static,
+{
+    let state = ConnState::new();
+    let remote_addr = peer.remote_addr.clone();
+    let service = {
+        let state = state.clone();
+        hyper::service::service_fn(move |req: hyper::Request<Incoming>| {
+            handle(req, ep.clone(), state.clone(), peer.clone(), limits.body_timeout)
+        })
+    };
+    let io = hyper_util::rt::TokioIo::new(Watched::new(io, state.clone()));
+    let connection = hyper::server::conn::http1::Builder::new().serve_connection(io, service);
+    tokio::pin!(connection);
+    let mut stopping = false;
+    loop {
+        tokio::select! {
+            _ = &mut connection => break,
+            // Dropping the connection closes the socket at once.
+            _ = overdue(&state, &limits) => {
+                tracing::debug!(%remote_addr, "closing a connection that kept the server waiting");
+                break;
+            }
+            _ = stop.wait_for(|stop| *stop), if !stopping => {
+                stopping = true;
+                connection.as_mut().graceful_shutdown();
+            }
+            _ = kill.wait_for(|kill| *kill) => break,
+        }
+    }
+}
+
+/// One request: marked in flight until its response body is dropped, its body watched for
+/// stalls, and `connection: close` added when the connection must end after it.
+async fn handle<E: Endpoint<Output = poem::Response>>(
+    req: hyper::Request<Incoming>,
+    ep: Arc<E>,
+    state: Arc<ConnState>,
+    peer: Peer,
+    body_timeout: Duration,
+) -> Result<hyper::Response<BoxBody<Bytes, io::Error>>, std::convert::Infallible> {
+    let end = ResponseEnd::begin(state.clone());
+    let mut req: Request = (req, peer.local_addr, peer.remote_addr, peer.scheme).into();
+    if may_have_body(&req) {
+        let body = req.take_body();
+        req.set_body(BodyProgress::wrap(body, body_timeout, state.clone()));
+    }
+    let mut response = ep.get_response(req).await;
+    if state.must_close() {
+        response.headers_mut().insert("connection", poem::http::HeaderValue::from_static("close"));
+    }
+    let response: hyper::Response<BoxBody<Bytes, io::Error>> = response.into();
+    Ok(response.map(|body| BoxBody::new(end.attach(body))))
 }
 
 /// A request that announces a body (a length above zero, or chunks).
