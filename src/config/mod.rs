@@ -176,38 +176,66 @@ pub struct Config {
     pub database_url: String,
 }
 
+/// Durations that must be positive or bounded by another, and the upload cap.
+fn check_durations(settings: &Settings) -> Result<(), ConfigError> {
+    let minute = Duration::from_secs(60);
+    if settings.share_ttl < minute {
+        return Err(ConfigError::new("WATASU_SHARE_TTL", "must be at least 1m"));
+    }
+    if settings.share_ttl_max < settings.share_ttl {
+        return Err(ConfigError::new("WATASU_SHARE_TTL_MAX", "must not be shorter than WATASU_SHARE_TTL"));
+    }
+    for (setting, value) in [
+        ("WATASU_GRANT_TTL", settings.grant_ttl),
+        ("WATASU_GC_INTERVAL", settings.gc_interval),
+        ("WATASU_SESSION_IDLE", settings.session_idle),
+        ("WATASU_DB_TIMEOUT", settings.db_timeout),
+        ("WATASU_PURGE_RETRY_BASE", settings.purge_retry_base),
+        ("WATASU_MAINTENANCE_MIN_INTERVAL", settings.maintenance_min_interval),
+        ("WATASU_MAINTENANCE_INTERVAL", settings.maintenance_interval),
+        ("WATASU_HEADER_TIMEOUT", settings.header_timeout),
+        ("WATASU_IDLE_TIMEOUT", settings.idle_timeout),
+        ("WATASU_BODY_TIMEOUT", settings.body_timeout),
+    ] {
+        if value.is_zero() {
+            return Err(ConfigError::new(setting, "must be longer than 0s"));
+        }
+    }
+    if settings.session_max_age < settings.session_idle {
+        return Err(ConfigError::new("WATASU_SESSION_MAX_AGE", "must not be shorter than WATASU_SESSION_IDLE"));
+    }
+    if settings.max_upload_bytes == 0 {
+        return Err(ConfigError::new("WATASU_MAX_UPLOAD_BYTES", "must be more than 0"));
+    }
+    Ok(())
+}
+
+/// The database URL (SQLite in the data folder by default), refused when it reaches a remote
+/// PostgreSQL without checking its certificate, unless the operator accepts that.
+fn database_url(settings: &Settings) -> Result<String, ConfigError> {
+    let database_url = settings
+        .database_url
+        .clone()
+        .unwrap_or_else(|| format!("sqlite://{}?mode=rwc", settings.data_dir.join("watasu.db").display()));
+    if let crate::db::TlsCheck::Unverified { host: _, mode } = crate::db::check_postgres_tls(&database_url)
+        && !settings.database_allow_unverified_tls
+    {
+        return Err(ConfigError::new(
+            "WATASU_DATABASE_URL",
+            format!(
+                "connects to a remote PostgreSQL with sslmode={mode}, which does not check the server's \
+                 certificate: add sslmode=verify-full (and sslrootcert= for a private CA), or set \
+                 WATASU_DATABASE_ALLOW_UNVERIFIED_TLS=true to accept it"
+            ),
+        ));
+    }
+    Ok(database_url)
+}
+
 impl Config {
     /// Checks what single-value parsing cannot: relations between settings.
     pub fn from_settings(settings: Settings) -> Result<Self, ConfigError> {
-        let minute = Duration::from_secs(60);
-        if settings.share_ttl < minute {
-            return Err(ConfigError::new("WATASU_SHARE_TTL", "must be at least 1m"));
-        }
-        if settings.share_ttl_max < settings.share_ttl {
-            return Err(ConfigError::new("WATASU_SHARE_TTL_MAX", "must not be shorter than WATASU_SHARE_TTL"));
-        }
-        for (setting, value) in [
-            ("WATASU_GRANT_TTL", settings.grant_ttl),
-            ("WATASU_GC_INTERVAL", settings.gc_interval),
-            ("WATASU_SESSION_IDLE", settings.session_idle),
-            ("WATASU_DB_TIMEOUT", settings.db_timeout),
-            ("WATASU_PURGE_RETRY_BASE", settings.purge_retry_base),
-            ("WATASU_MAINTENANCE_MIN_INTERVAL", settings.maintenance_min_interval),
-            ("WATASU_MAINTENANCE_INTERVAL", settings.maintenance_interval),
-            ("WATASU_HEADER_TIMEOUT", settings.header_timeout),
-            ("WATASU_IDLE_TIMEOUT", settings.idle_timeout),
-            ("WATASU_BODY_TIMEOUT", settings.body_timeout),
-        ] {
-            if value.is_zero() {
-                return Err(ConfigError::new(setting, "must be longer than 0s"));
-            }
-        }
-        if settings.session_max_age < settings.session_idle {
-            return Err(ConfigError::new("WATASU_SESSION_MAX_AGE", "must not be shorter than WATASU_SESSION_IDLE"));
-        }
-        if settings.max_upload_bytes == 0 {
-            return Err(ConfigError::new("WATASU_MAX_UPLOAD_BYTES", "must be more than 0"));
-        }
+        check_durations(&settings)?;
         if let Some(key) = &settings.secret_key {
             SecretKey::from_hex(key.expose()).map_err(|reason| ConfigError::new("WATASU_SECRET_KEY", reason))?;
         }
@@ -230,22 +258,7 @@ impl Config {
             None => Url::parse(&format!("http://{}/", settings.listen))
                 .map_err(|e| ConfigError::new("WATASU_BASE_URL", e.to_string()))?,
         };
-        let database_url = settings
-            .database_url
-            .clone()
-            .unwrap_or_else(|| format!("sqlite://{}?mode=rwc", settings.data_dir.join("watasu.db").display()));
-        if let crate::db::TlsCheck::Unverified { host: _, mode } = crate::db::check_postgres_tls(&database_url)
-            && !settings.database_allow_unverified_tls
-        {
-            return Err(ConfigError::new(
-                "WATASU_DATABASE_URL",
-                format!(
-                    "connects to a remote PostgreSQL with sslmode={mode}, which does not check the server's \
-                     certificate: add sslmode=verify-full (and sslrootcert= for a private CA), or set \
-                     WATASU_DATABASE_ALLOW_UNVERIFIED_TLS=true to accept it"
-                ),
-            ));
-        }
+        let database_url = database_url(&settings)?;
         Ok(Self { settings, base_url, database_url })
     }
 
