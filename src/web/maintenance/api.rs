@@ -111,7 +111,7 @@ fn unauthorized() -> Response {
     response
 }
 
-fn unavailable(error: &sqlx::Error) -> Response {
+fn unavailable(error: &dyn std::fmt::Display) -> Response {
     tracing::warn!(%error, "maintenance endpoint could not reach the database");
     problem(StatusCode::SERVICE_UNAVAILABLE, "the database is not available; try again later")
 }
