@@ -13,6 +13,7 @@ use crate::{
     i18n::{Lang, format::human_time},
     mail::{
         Mailer,
+        dev_outbox::{OutboxMail, read_outbox},
         messages::{Notification, code_mail, invitation_mail, notification_mail, receipt_mail},
         outbox::{MailKind, Outbox, Outcome},
     },
@@ -128,6 +129,16 @@ impl Mails {
             .await
             .map_err(|e| Fault::Internal(e.into()))?;
         Ok(())
+    }
+
+    /// The newest `limit` mails written to DATA_DIR/outbox when no SMTP relay is set (none when
+    /// the folder is missing or unreadable: the page then shows an empty outbox).
+    pub async fn dev_outbox(&self, limit: usize) -> Result<Vec<OutboxMail>, Fault> {
+        let dir = self.config.settings.data_dir.join("outbox");
+        let mails = tokio::task::spawn_blocking(move || read_outbox(&dir, limit))
+            .await
+            .map_err(|e| Fault::Internal(e.into()))?;
+        Ok(mails.unwrap_or_default())
     }
 
     /// Mails a code to the share's registered address, in the background.

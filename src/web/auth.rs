@@ -15,18 +15,13 @@ use super::{
     render, render_with, see_other,
 };
 use crate::{
-    accounts::{
-        User, Users,
-        login::{LoginError, authenticate, confirm_current_password},
-        password::{self, PasswordRuleError},
-        throttle::Throttled,
-    },
+    accounts::{User, password::PasswordRuleError},
     i18n::Text,
     secret::SecretString,
     services::accounts::{AccountError, FormProblem, NewAccountForm},
 };
 
-pub fn password_error(t: &'static Text, error: &PasswordRuleError) -> &'static str {
+fn password_error(t: &'static Text, error: &PasswordRuleError) -> &'static str {
     match error {
         PasswordRuleError::TooShort => t.password_too_short,
         PasswordRuleError::TooLong => t.password_too_long,
@@ -155,20 +150,21 @@ pub async fn login_submit(
     session: Data<&SessionHandle>,
     client: Data<&ClientAddr>,
 ) -> Result<Response, AppError> {
-    let users = Users::new(state.db.clone());
-    match authenticate(&users, &state.limiter, &form.email, SecretString::new(form.password), client.0.0).await {
-        Ok(user) => {
-            session.sign_in(user.id).await?;
+    let password = SecretString::new(form.password);
+    match state.services.accounts.sign_in(&form.email, password, session.current().as_ref(), client.0.0).await {
+        Ok(signed_in) => {
+            session.adopt(signed_in);
             Ok(see_other("/shares"))
         }
-        Err(LoginError::Invalid) => {
+        Err(AccountError::WrongCredentials) => {
             let csrf_token = session.form_token();
             let t = c.t;
             let page = LoginPage { c, csrf_token: &csrf_token, email: &form.email, error: Some(t.login_failed) };
             render_with(StatusCode::OK, &page)
         }
-        Err(LoginError::TooMany(retry_after)) => Err(AppError::TooMany { reason: "sign-in attempts", retry_after }),
-        Err(LoginError::Database(error)) => Err(error.into()),
+        Err(AccountError::TooMany(retry_after)) => Err(AppError::TooMany { reason: "sign-in attempts", retry_after }),
+        Err(AccountError::LinkClosed) => Err(AppError::Forbidden("session ended during sign-in")),
+        Err(error) => Err(account_error(error)),
     }
 }
 
@@ -229,39 +225,26 @@ pub async fn change_password(
     client: Data<&ClientAddr>,
     SignedIn(user): SignedIn,
 ) -> Result<Response, AppError> {
-    let users = Users::new(state.db.clone());
-    let t = c.t;
-    let current_password = SecretString::new(form.current_password);
-    let right = confirm_current_password(&users, &state.limiter, &user, current_password, client.0.0).await;
-    let right = right.map_err(|e| throttled("password change attempts", e))?;
-    let new_password = SecretString::new(form.new_password);
-    let words = password::personal_words(&user.email, &user.display_name);
-    let words: Vec<&str> = words.iter().map(String::as_str).collect();
-    let error = if !right {
-        tracing::info!(account_id = user.id, client = %client.0.0, "password change refused: wrong current password");
-        Some(t.password_current_wrong)
-    } else {
-        password::check_new_password(&new_password, &words).err().map(|e| password_error(t, &e))
+    let session_now = session.current().ok_or(AppError::SignInRequired)?;
+    let (current, new) = (SecretString::new(form.current_password), SecretString::new(form.new_password));
+    let changed = state.services.accounts.change_password(&user, &session_now, current, new, client.0.0).await;
+    let error = match changed {
+        Ok(kept) => {
+            session.adopt(kept);
+            None
+        }
+        Err(AccountError::Invalid(problem)) => Some(form_problem(c.t, &problem)),
+        Err(AccountError::TooMany(retry_after)) => {
+            return Err(AppError::TooMany { reason: "password change attempts", retry_after });
+        }
+        Err(AccountError::LinkClosed) => return Err(AppError::Forbidden("session ended during regeneration")),
+        Err(error) => return Err(account_error(error)),
     };
     let changed = error.is_none();
-    if changed {
-        users.set_password_hash(user.id, &password::hash_password(new_password).await?).await?;
-        let kept = session.regenerate().await?;
-        let ended = state.sessions.end_others_for_user(user.id, kept.id).await?;
-        tracing::info!(account_id = user.id, client = %client.0.0, other_sessions_ended = ended, "password changed");
-    }
     // After a change the session has a new id: the token is read from it only now.
     let csrf_token = session.form_token();
     let page = AccountPage { c, csrf_token: &csrf_token, user: &user, changed, error, delete_error: None };
     render_with(if changed { StatusCode::OK } else { StatusCode::BAD_REQUEST }, &page)
-}
-
-/// A refused password attempt as the 429 page (with Retry-After), or the database failure.
-pub fn throttled(reason: &'static str, error: Throttled) -> AppError {
-    match error {
-        Throttled::TooMany(retry_after) => AppError::TooMany { reason, retry_after },
-        Throttled::Database(error) => error.into(),
-    }
 }
 
 /// The account page answering a refused deletion form (400): the reason, and nothing changed.

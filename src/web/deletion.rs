@@ -17,10 +17,10 @@ use super::{
     render, render_with, see_other,
 };
 use crate::{
-    accounts::{Users, login::confirm_current_password},
     deletion::{ActorRole, Case, EvidenceRow, NeedsReview, OpenError, OpenRequest, StepRow},
     i18n::format::human_time,
     secret::SecretString,
+    services::accounts::AccountError,
 };
 
 #[derive(Deserialize)]
@@ -49,16 +49,20 @@ pub async fn delete_own(
     SignedIn(user): SignedIn,
 ) -> Result<Response, AppError> {
     let t = c.t;
-    let users = Users::new(state.db.clone());
-    let right = confirm_current_password(&users, &state.limiter, &user, SecretString::new(form.password), client.0.0)
-        .await
-        .map_err(|e| super::auth::throttled("deletion password attempts", e))?;
+    let password = SecretString::new(form.password);
+    let right = match state.services.accounts.confirm_password(&user, password, client.0.0).await {
+        Ok(right) => right,
+        Err(AccountError::TooMany(retry_after)) => {
+            return Err(AppError::TooMany { reason: "deletion password attempts", retry_after });
+        }
+        Err(error) => return Err(super::auth::account_error(error)),
+    };
     if !right {
         tracing::info!(account_id = user.id, client = %client.0.0, "deletion refused: wrong password");
         return super::auth::account_with_deletion_error(c, &session, &user, t.password_current_wrong);
     }
     let request = OpenRequest { subject_id: user.id, actor_id: Some(user.id), role: ActorRole::Own, reapplies: None };
-    let case = match state.deletion.open(&request).await {
+    let case = match state.services.deletion.open(&request).await {
         Ok(case) => case,
         Err(refused) => {
             let message = refusal_text(t, refused)?;
@@ -66,7 +70,7 @@ pub async fn delete_own(
         }
     };
     session.end().await?;
-    state.deletion.spawn(case.id);
+    state.services.deletion.spawn(case.id);
     // Built after the sign-out, so the header no longer shows the dashboard.
     let page = RequestedPage { c: Chrome::for_request(req), reference: &case.reference };
     render_with(StatusCode::OK, &page)
@@ -96,9 +100,9 @@ pub async fn delete_member(
         return Err(AppError::BadRequest("an admin deletes their own account on /account"));
     }
     let request = OpenRequest { subject_id: id, actor_id: Some(admin.id), role: ActorRole::Admin, reapplies: None };
-    match state.deletion.open(&request).await {
+    match state.services.deletion.open(&request).await {
         Ok(case) => {
-            state.deletion.spawn(case.id);
+            state.services.deletion.spawn(case.id);
             Ok(see_other(&format!("/admin/deletions/{}", case.reference)))
         }
         Err(refused) => {
@@ -141,7 +145,7 @@ struct CasesPage {
 /// GET /admin/deletions: every case (newest first) and the steps that wait for an admin.
 #[handler]
 pub async fn list(c: Chrome, state: Data<&AppState>, _admin: Admin) -> Result<Html<String>, AppError> {
-    let cases = state.deletion.cases();
+    let cases = state.services.deletion.cases();
     let rows = cases.list(200).await?.iter().map(|case| case_row(&c, case)).collect();
     let review = cases
         .needs_review()
@@ -199,7 +203,13 @@ struct CasePage<'a> {
 }
 
 async fn find_case(state: &AppState, reference: &str) -> Result<Case, AppError> {
-    state.deletion.cases().find_by_reference(reference).await?.ok_or(AppError::NotFound("no such deletion case"))
+    state
+        .services
+        .deletion
+        .cases()
+        .find_by_reference(reference)
+        .await?
+        .ok_or(AppError::NotFound("no such deletion case"))
 }
 
 /// GET /admin/deletions/{reference}: the case's state, each store's result and the evidence.
@@ -212,7 +222,7 @@ pub async fn show(
     _admin: Admin,
 ) -> Result<Html<String>, AppError> {
     let case = find_case(&state, &reference).await?;
-    let cases = state.deletion.cases();
+    let cases = state.services.deletion.cases();
     let steps: Vec<StepLine> = cases.steps(case.id).await?.iter().map(|s| step_line(&c, s)).collect();
     let d = &c.t.deletion;
     let evidence = cases
@@ -239,8 +249,8 @@ pub async fn retry(
     Admin(admin): Admin,
 ) -> Result<Response, AppError> {
     let case = find_case(&state, &reference).await?;
-    let reset = state.deletion.cases().retry_needs_review(case.id).await?;
+    let reset = state.services.deletion.cases().retry_needs_review(case.id).await?;
     tracing::info!(account_id = admin.id, case = %case.reference, steps = reset, "deletion steps sent back for retry");
-    state.deletion.spawn(case.id);
+    state.services.deletion.spawn(case.id);
     Ok(see_other(&format!("/admin/deletions/{}", case.reference)))
 }

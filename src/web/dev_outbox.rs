@@ -9,7 +9,7 @@ use poem::{
 };
 
 use super::{Admin, AppError, AppState, Chrome, render};
-use crate::mail::dev_outbox::{OutboxMail, read_outbox};
+use crate::mail::dev_outbox::OutboxMail;
 
 /// Mails shown, newest first.
 const SHOWN: usize = 30;
@@ -23,10 +23,6 @@ struct DevOutboxPage {
 
 #[handler]
 pub async fn show(c: Chrome, state: Data<&AppState>, _admin: Admin) -> Result<Html<String>, AppError> {
-    let dir = state.config.settings.data_dir.join("outbox");
-    let mails = tokio::task::spawn_blocking(move || read_outbox(&dir, SHOWN))
-        .await
-        .map_err(|e| AppError::Internal(e.into()))?
-        .unwrap_or_default();
+    let mails = state.services.mails.dev_outbox(SHOWN).await?;
     render(&DevOutboxPage { c, mails })
 }

@@ -5,21 +5,16 @@
 use poem::{FromRequest, Request, RequestBody};
 
 use super::{AppError, AppState, Chrome, middleware::SessionHandle};
-use crate::accounts::{User, Users};
+use crate::accounts::User;
 
 /// The signed-in, active sender of this request; anyone else is sent to the sign-in page.
 pub struct SignedIn(pub User);
 
 impl<'a> FromRequest<'a> for SignedIn {
     async fn from_request(req: &'a Request, _body: &mut RequestBody) -> poem::Result<Self> {
-        let user_id = req
-            .extensions()
-            .get::<SessionHandle>()
-            .and_then(SessionHandle::current)
-            .and_then(|session| session.user_id)
-            .ok_or(AppError::SignInRequired)?;
+        let session = req.extensions().get::<SessionHandle>().and_then(SessionHandle::current);
         let state = req.data::<AppState>().ok_or_else(|| AppError::Internal(anyhow::anyhow!("no app state")))?;
-        let user = Users::new(state.db.clone()).find_active(user_id).await.map_err(AppError::from)?;
+        let user = state.services.accounts.signed_in(session.as_ref()).await.map_err(AppError::from)?;
         Ok(Self(user.ok_or(AppError::SignInRequired)?))
     }
 }

@@ -18,7 +18,7 @@ pub fn healthz() -> &'static str {
 #[handler]
 pub async fn readyz(state: Data<&AppState>) -> Response {
     let timeout = state.config.settings.db_timeout;
-    let ready = matches!(tokio::time::timeout(timeout, state.db.ping()).await, Ok(Ok(())));
+    let ready = matches!(tokio::time::timeout(timeout, state.services.ready()).await, Ok(true));
     let (status, body) =
         if ready { (StatusCode::OK, "ready\n") } else { (StatusCode::SERVICE_UNAVAILABLE, "database unavailable\n") };
     Response::builder().status(status).header(header::CONTENT_TYPE, "text/plain; charset=utf-8").body(body)

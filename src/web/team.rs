@@ -12,21 +12,11 @@ use serde::Deserialize;
 
 use super::{
     Admin, AppError, AppState, Chrome,
+    auth::{account_error, form_problem},
     middleware::{ClientAddr, SessionHandle},
     render, render_with, see_other,
 };
-use crate::{
-    accounts::{
-        EmailAddress, Role, User, Users,
-        invitations::{AcceptError, Invitations},
-        password,
-    },
-    mail::{
-        messages::invitation_mail,
-        outbox::{MailKind, Outbox},
-    },
-    secret::SecretString,
-};
+use crate::{accounts::User, secret::SecretString, services::accounts::AccountError};
 
 #[derive(Template)]
 #[template(path = "admin/team.html")]
@@ -55,7 +45,7 @@ async fn team_page(
     invited: bool,
     error: Option<&'static str>,
 ) -> Result<Response, AppError> {
-    let members = Users::new(state.db.clone()).list().await?;
+    let members = state.services.accounts.team().await?;
     let csrf_token = session.form_token();
     let page = TeamPage { c, csrf_token: &csrf_token, members, me: me.id, invited, error };
     render_with(if error.is_some() { StatusCode::BAD_REQUEST } else { StatusCode::OK }, &page)
@@ -88,24 +78,13 @@ pub async fn invite(
     Admin(user): Admin,
 ) -> Result<Response, AppError> {
     let t = c.t;
-    let Ok(email) = EmailAddress::parse(&form.email) else {
-        return team_page(c, &state, &session, &user, false, Some(t.email_invalid)).await;
+    let error = match state.services.accounts.invite(&user, &form.email).await {
+        Ok(()) => return team_page(c, &state, &session, &user, true, None).await,
+        Err(AccountError::Invalid(_)) => t.email_invalid,
+        Err(AccountError::Exists) => t.team_exists,
+        Err(error) => return Err(account_error(error)),
     };
-    let users = Users::new(state.db.clone());
-    if users.find_by_email(&email).await?.is_some() {
-        return team_page(c, &state, &session, &user, false, Some(t.team_exists)).await;
-    }
-    let token = Invitations::new(state.db.clone()).create(&email, Role::Sender, user.id).await?;
-    let link = state.config.url_for(&format!("/invite/{}", token.expose()));
-    let lang = crate::i18n::Lang::from_code(&user.lang).unwrap_or_default();
-    let message = invitation_mail(&state.config.settings.mail_from, email.as_str(), lang, &link)?;
-    let outbox = Outbox::new(state.db.clone(), &state.secret_key);
-    outbox
-        .queue(None, MailKind::Invitation, &message, state.mailer.clone())
-        .await
-        .map_err(|e| AppError::Internal(e.into()))?;
-    tracing::info!(account_id = user.id, "invitation sent");
-    team_page(c, &state, &session, &user, true, None).await
+    team_page(c, &state, &session, &user, false, Some(error)).await
 }
 
 /// POST /team/{id}/disable: the account can no longer sign in and its sessions end now.
@@ -116,10 +95,7 @@ pub async fn disable(
     client: Data<&ClientAddr>,
     Admin(user): Admin,
 ) -> Result<Response, AppError> {
-    if Users::new(state.db.clone()).disable(id, user.id).await? {
-        let ended = state.sessions.end_all_for_user(id).await?;
-        tracing::info!(account_id = user.id, disabled_account_id = id, sessions_ended = ended, client = %client.0.0, "account disabled");
-    }
+    state.services.accounts.disable(&user, id, client.0.0).await?;
     Ok(see_other("/team"))
 }
 
@@ -141,10 +117,7 @@ pub async fn invitation_page(
     state: Data<&AppState>,
     session: Data<&SessionHandle>,
 ) -> Result<Html<String>, AppError> {
-    let invitation = Invitations::new(state.db.clone())
-        .find_open(&token)
-        .await?
-        .ok_or(AppError::NotAvailable("invitation used, expired or unknown"))?;
+    let invitation = state.services.accounts.invitation(&token).await.map_err(invitation_error)?;
     render(&InvitePage {
         c,
         action: format!("/invite/{token}"),
@@ -172,40 +145,32 @@ pub async fn accept(
     session: Data<&SessionHandle>,
     client: Data<&ClientAddr>,
 ) -> Result<Response, AppError> {
-    let invitations = Invitations::new(state.db.clone());
-    let invitation =
-        invitations.find_open(&token).await?.ok_or(AppError::NotAvailable("invitation used, expired or unknown"))?;
-    let t = c.t;
-    let name = &crate::accounts::clean_display_name(&form.name);
     let password = SecretString::new(form.password);
-    let words = password::personal_words(&invitation.email, name);
-    let words: Vec<&str> = words.iter().map(String::as_str).collect();
-    let error = if name.is_empty() || name.chars().count() > 100 || name.chars().any(char::is_control) {
-        Some(t.name_invalid)
-    } else {
-        password::check_new_password(&password, &words).err().map(|e| super::auth::password_error(t, &e))
-    };
-    if let Some(error) = error {
-        let csrf_token = session.form_token();
-        let page = InvitePage {
-            c,
-            action: format!("/invite/{token}"),
-            csrf_token: &csrf_token,
-            email: &invitation.email,
-            error: Some(error),
-        };
-        return render_with(StatusCode::BAD_REQUEST, &page);
+    let accounts = &state.services.accounts;
+    match accounts.accept_invitation(&token, &form.name, password, session.current().as_ref(), client.0.0).await {
+        Ok(signed_in) => {
+            session.adopt(signed_in);
+            Ok(see_other("/shares"))
+        }
+        Err(AccountError::Invalid(problem)) => {
+            let invitation = accounts.invitation(&token).await.map_err(invitation_error)?;
+            let csrf_token = session.form_token();
+            let error = Some(form_problem(c.t, &problem));
+            let action = format!("/invite/{token}");
+            let page = InvitePage { c, action, csrf_token: &csrf_token, email: &invitation.email, error };
+            render_with(StatusCode::BAD_REQUEST, &page)
+        }
+        Err(error) => Err(invitation_error(error)),
     }
-    let hash = password::hash_password(password).await?;
-    let user_id = match invitations.accept(&invitation, name, &hash).await {
-        Ok(id) => id,
-        Err(AcceptError::NotOpen) => return Err(AppError::NotAvailable("invitation used meanwhile")),
-        Err(AcceptError::DuplicateEmail) => return Err(AppError::Gone("an account for this address exists")),
-        Err(AcceptError::Database(error)) => return Err(error.into()),
-    };
-    session.sign_in(user_id).await?;
-    tracing::info!(account_id = user_id, client = %client.0.0, "invitation used");
-    Ok(see_other("/shares"))
+}
+
+/// A refused invitation link as its page: used, expired or unknown, or its address taken meanwhile.
+fn invitation_error(error: AccountError) -> AppError {
+    match error {
+        AccountError::LinkClosed => AppError::NotAvailable("invitation used, expired or unknown"),
+        AccountError::Exists => AppError::Gone("an account for this address exists"),
+        error => account_error(error),
+    }
 }
 
 /// The team page with a refusal for the admin to read (400).

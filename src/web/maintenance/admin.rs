@@ -36,6 +36,7 @@ struct RunsPage {
 #[handler]
 pub async fn list_runs(c: Chrome, state: Data<&AppState>, _admin: Admin) -> Result<Html<String>, AppError> {
     let rows = state
+        .services
         .maintenance
         .ledger()
         .recent(RECENT_RUNS)
@@ -72,7 +73,7 @@ pub async fn show_run(
     _admin: Admin,
 ) -> Result<Html<String>, AppError> {
     let id = id.parse::<i64>().map_err(|_| AppError::NotFound("maintenance run id"))?;
-    let ledger = state.maintenance.ledger();
+    let ledger = state.services.maintenance.ledger();
     let run = ledger.get(id).await?.ok_or(AppError::NotFound("maintenance run"))?;
     let items = ledger.items(id, query.after.unwrap_or(0), ITEMS_PER_PAGE).await?;
     let next_after = (items.len() as i64 == ITEMS_PER_PAGE).then(|| items.last().map(|i| i.id)).flatten();

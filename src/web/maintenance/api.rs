@@ -34,9 +34,9 @@ pub async fn trigger(req: &Request, state: Data<&AppState>) -> Response {
     if key.is_some_and(|k| k.is_empty() || k.len() > MAX_KEY_LEN || !k.bytes().all(|b| b.is_ascii_graphic())) {
         return problem(StatusCode::BAD_REQUEST, "Idempotency-Key must be 1 to 255 visible ASCII characters");
     }
-    match state.maintenance.trigger(kind, key).await {
+    match state.services.maintenance.trigger(kind, key).await {
         Ok(TriggerOutcome::Accepted(run)) => {
-            let maintenance = state.maintenance.clone();
+            let maintenance = state.services.maintenance.clone();
             let run_id = run.id;
             tokio::spawn(async move {
                 if let Err(error) = maintenance.execute(run_id).await {
@@ -70,7 +70,7 @@ pub async fn show(req: &Request, state: Data<&AppState>, Path(id): Path<String>)
         return unauthorized();
     }
     let Ok(id) = id.parse::<i64>() else { return problem(StatusCode::NOT_FOUND, "no such run") };
-    let ledger = state.maintenance.ledger();
+    let ledger = state.services.maintenance.ledger();
     let run = match ledger.get(id).await {
         Ok(Some(run)) => run,
         Ok(None) => return problem(StatusCode::NOT_FOUND, "no such run"),
@@ -111,7 +111,7 @@ fn unauthorized() -> Response {
     response
 }
 
-fn unavailable(error: &sqlx::Error) -> Response {
+fn unavailable(error: &dyn std::fmt::Display) -> Response {
     tracing::warn!(%error, "maintenance endpoint could not reach the database");
     problem(StatusCode::SERVICE_UNAVAILABLE, "the database is not available; try again later")
 }
