@@ -1,9 +1,23 @@
 //! watasu (渡す, "to hand over"): hand one file to one person safely.
 //!
-//! Layout: `config` reads and validates settings; `db` holds the two database backends;
-//! `session`, `accounts` and `mail` are domain modules that know nothing of HTTP; `web` is the
-//! HTTP layer (routes, handlers, templates, middleware) that knows nothing of SQL. [`App`] wires
-//! them together and is what both `main` and the integration tests start.
+//! The map, from the outside in:
+//!
+//! - Entry points: `main` (the CLI's argument parsing), [`cli`] (each administration command),
+//!   [`web`] (routes, handlers, extractors, templates, middleware, error pages) and [`server`]
+//!   (the hyper loop with its transport deadlines). They parse input into domain types, call one
+//!   use case in [`services`], and render what it answers; none of them holds SQL.
+//! - [`services`]: the use cases (`sharing` for senders, `handover` for recipients, `accounts`,
+//!   plus deletion, maintenance and GC), built once from the settings, and the background workers.
+//! - Domain modules, each with its rules and its SQL: [`share`] (links, grants, events, and
+//!   `share::writes`, every statement that changes a share), [`otp`] (one-time codes),
+//!   [`lifecycle`] (claim, GC, the `FileStore`), [`accounts`], [`session`], [`mail`] (messages,
+//!   transports, the outbox), [`deletion`] (verifiable deletion cases), [`maintenance`] (sweeps,
+//!   run ledger, leases, scheduler), [`ratelimit`].
+//! - Foundations: [`config`] (settings, validated once), [`db`] (the two backends, the dialect
+//!   toolkit, stored codes as enums, `Timestamp`), [`secret`], [`i18n`] (one catalogue per
+//!   language), [`text`], [`retry`], [`guarded_body`].
+//!
+//! [`App`] wires them together and is what both `main` and the integration tests start.
 
 pub mod accounts;
 pub mod cli;
