@@ -22,6 +22,7 @@ use super::{
 use crate::{
     i18n::{Lang, format},
     services::handover::{self, Checked, Refusal},
+    session::Session,
     share::{FileInfo, Share},
 };
 
@@ -120,6 +121,16 @@ fn refusal(refusal: Refusal) -> AppError {
     }
 }
 
+/// The session of a form post (the CSRF guard already checked its token), started now if it had
+/// none, but only for a link that still opens: a post to a dead link stores nothing.
+async fn posted_session(state: &AppState, token: &str, session: &SessionHandle) -> Result<Session, AppError> {
+    if let Some(current) = session.current() {
+        return Ok(current);
+    }
+    state.services.handover.open(token).await.map_err(refusal)?;
+    session.ensure().await
+}
+
 fn request_lang(req: &Request) -> Lang {
     req.extensions().get::<Lang>().copied().unwrap_or_default()
 }
@@ -168,8 +179,7 @@ pub async fn request_code(
     session: Data<&SessionHandle>,
     client: Data<&ClientAddr>,
 ) -> Result<Response, AppError> {
-    // The CSRF guard already checked the form's token; a session starts now if it had none.
-    let session = session.ensure().await?;
+    let session = posted_session(&state, &token, &session).await?;
     let handover = &state.services.handover;
     let share =
         handover.request_code(&token, &session, client.0.0, &form.email, request_lang(req)).await.map_err(refusal)?;
@@ -185,7 +195,7 @@ pub async fn resend_code(
     session: Data<&SessionHandle>,
     client: Data<&ClientAddr>,
 ) -> Result<Response, AppError> {
-    let session = session.ensure().await?;
+    let session = posted_session(&state, &token, &session).await?;
     let handover = &state.services.handover;
     let share = handover.resend_code(&token, &session, client.0.0, request_lang(req)).await.map_err(refusal)?;
     render_step(req, &token, &share, &session.csrf_secret, Step::Code, StepExtras::default())
@@ -207,7 +217,7 @@ pub async fn submit_code(
     session_handle: Data<&SessionHandle>,
     client: Data<&ClientAddr>,
 ) -> Result<Response, AppError> {
-    let session = session_handle.ensure().await?;
+    let session = posted_session(&state, &token, &session_handle).await?;
     let (handover, client, lang) = (&state.services.handover, client.0.0, request_lang(req));
     let (share, checked) = handover.check_code(&token, &session, client, &form.code).await.map_err(refusal)?;
     let t = lang.text();
