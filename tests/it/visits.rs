@@ -32,6 +32,22 @@ both_backends! {
         assert_eq!(sessions(&app).await, 0, "a page view made a session row");
     }
 
+    async fn a_form_posted_to_a_dead_link_starts_no_session(backend: Backend) {
+        let app = TestApp::spawn(backend).await;
+        let share = app.create_share().await;
+        let (browser, csrf) = app.landed_browser(&share.token).await;
+        let dead = format!("/s/{}", "0".repeat(64));
+
+        let email = browser.post_form(&format!("{dead}/email"), &[("csrf_token", &csrf), ("email", RECIPIENT)]).await;
+        let resend = browser.post_form(&format!("{dead}/code/new"), &[("csrf_token", &csrf)]).await;
+        let code = browser.post_form(&format!("{dead}/code"), &[("csrf_token", &csrf), ("code", "123456")]).await;
+
+        for (step, page) in [("email", &email), ("resend", &resend), ("code", &code)] {
+            assert_eq!(page.status, 404, "{step}: {}", page.body);
+        }
+        assert_eq!(sessions(&app).await, 0, "a post to a dead link made a session row");
+    }
+
     async fn an_anonymous_form_works_with_its_own_cookie_and_only_with_it(backend: Backend) {
         let app = TestApp::spawn(backend).await;
         let share = app.create_share().await;

@@ -6,8 +6,6 @@ mod new_share;
 
 pub use new_share::{new_share_form, upload};
 
-use new_share::queue_notification;
-
 use askama::Template;
 use poem::{
     Request, Response, handler,
@@ -23,28 +21,22 @@ use super::{
 use crate::{
     accounts::User,
     i18n::{
-        Text,
+        Lang, Text,
         format::{human_size, human_time},
     },
-    mail::outbox::Outbox,
+    mail::outbox::MailDelivery,
+    services::sharing::{Actor, Change, viewer},
     share::{
-        EventKind, ShareEvents,
-        sender::{SenderShares, SenderStatus, ShareSummary, Viewer},
+        EventKind,
+        sender::{SenderStatus, ShareSummary},
     },
 };
 
 const PAGE_SIZE: i64 = 25;
 
-pub fn viewer(user: &User) -> Viewer {
-    Viewer { user_id: user.id, is_admin: user.is_admin() }
-}
-
-/// The share if this sender may see it; otherwise the same 404 as for a share that does not exist.
-async fn visible_share(state: &AppState, user: &User, id: i64) -> Result<ShareSummary, AppError> {
-    SenderShares::new(state.db.clone())
-        .find(viewer(user), id)
-        .await?
-        .ok_or(AppError::NotFound("share not visible to this sender"))
+/// The answer for a share this sender may not see: the same 404 as for one that does not exist.
+fn not_visible() -> AppError {
+    AppError::NotFound("share not visible to this sender")
 }
 
 fn status_text(t: &'static Text, status: SenderStatus) -> &'static str {
@@ -58,19 +50,19 @@ fn status_text(t: &'static Text, status: SenderStatus) -> &'static str {
     }
 }
 
-fn event_text(t: &'static Text, kind: &str) -> &'static str {
+fn event_text(t: &'static Text, kind: EventKind) -> &'static str {
     match kind {
-        "opened" => t.event_opened,
-        "code_sent" => t.event_code_sent,
-        "code_mail_failed" => t.event_code_mail_failed,
-        "code_failed" => t.event_code_failed,
-        "locked" => t.event_locked,
-        "unlocked" => t.event_unlocked,
-        "verified" => t.event_verified,
-        "downloaded" => t.event_downloaded,
-        "refused" => t.event_refused,
-        "revoked" => t.event_revoked,
-        _ => t.event_purged,
+        EventKind::Opened => t.event_opened,
+        EventKind::CodeSent => t.event_code_sent,
+        EventKind::CodeMailFailed => t.event_code_mail_failed,
+        EventKind::CodeFailed => t.event_code_failed,
+        EventKind::Locked => t.event_locked,
+        EventKind::Unlocked => t.event_unlocked,
+        EventKind::Verified => t.event_verified,
+        EventKind::Downloaded => t.event_downloaded,
+        EventKind::Refused => t.event_refused,
+        EventKind::Revoked => t.event_revoked,
+        EventKind::Purged => t.event_purged,
     }
 }
 
@@ -122,14 +114,14 @@ pub async fn list(
     state: Data<&AppState>,
     SignedIn(user): SignedIn,
 ) -> Result<Html<String>, AppError> {
-    let shares = SenderShares::new(state.db.clone()).list(viewer(&user), query.before, PAGE_SIZE + 1).await?;
+    let shares = state.services.sharing.list(viewer(&user), query.before, PAGE_SIZE + 1).await?;
     let older = (shares.len() as i64 > PAGE_SIZE).then(|| shares[PAGE_SIZE as usize - 1].id);
     let rows = shares.into_iter().take(PAGE_SIZE as usize).map(|s| row(&c, s)).collect();
     render(&SharesPage { c, rows, older })
 }
 
 pub struct EventRow {
-    kind: String,
+    kind: &'static str,
     text: &'static str,
     at: String,
 }
@@ -156,6 +148,20 @@ struct SharePage<'a> {
     csrf_token: &'a str,
 }
 
+fn mail_row(t: &'static Text, lang: Lang, mail: MailDelivery) -> MailRow {
+    MailRow {
+        kind: if mail.kind == "download_receipt" { t.mail_kind_receipt } else { t.mail_kind_notification },
+        text: match mail.status.as_str() {
+            "sent" => t.mail_sent,
+            "sending" => t.mail_sending,
+            "dead" => t.mail_dead,
+            _ => t.mail_pending,
+        },
+        at: human_time(mail.sent_at.unwrap_or(mail.created_at), lang),
+        status: mail.status,
+    }
+}
+
 /// What the share page needs besides the share's id: who asks, and how they asked.
 struct ShareView<'a> {
     req: &'a Request,
@@ -172,34 +178,15 @@ async fn share_page(
     fresh_link: Option<String>,
 ) -> Result<String, AppError> {
     let ShareView { req, c, session, user } = view;
-    let share = visible_share(state, user, id).await?;
+    let timeline = state.services.sharing.timeline(viewer(user), id).await?.ok_or_else(not_visible)?;
     let (t, lang) = (c.t, c.lang);
-    let events = ShareEvents::new(state.db.clone())
-        .list(id)
-        .await?
+    let events = timeline
+        .events
         .into_iter()
-        .map(|e| EventRow {
-            text: event_text(t, e.kind.code()),
-            kind: e.kind.code().to_owned(),
-            at: human_time(e.at, lang),
-        })
+        .map(|e| EventRow { text: event_text(t, e.kind), kind: e.kind.code(), at: human_time(e.at, lang) })
         .collect();
-    let mails = Outbox::new(state.db.clone(), &state.secret_key)
-        .delivery_state(id)
-        .await?
-        .into_iter()
-        .map(|m| MailRow {
-            kind: if m.kind == "download_receipt" { t.mail_kind_receipt } else { t.mail_kind_notification },
-            text: match m.status.as_str() {
-                "sent" => t.mail_sent,
-                "sending" => t.mail_sending,
-                "dead" => t.mail_dead,
-                _ => t.mail_pending,
-            },
-            at: human_time(m.sent_at.unwrap_or(m.created_at), lang),
-            status: m.status,
-        })
-        .collect();
+    let mails = timeline.mails.into_iter().map(|m| mail_row(t, lang, m)).collect();
+    let share = timeline.share;
     let status = share.status;
     let csrf_token = session.form_token();
     let page = SharePage {
@@ -249,6 +236,15 @@ pub async fn live(
     Ok(Html(share_page(view, &state, id, None).await?))
 }
 
+/// Where a revoke or an unlock leads: back to the share, whether or not it changed anything.
+fn back_to_share(change: Change, id: i64) -> Result<Response, AppError> {
+    match change {
+        Change::NotVisible => Err(not_visible()),
+        // Neither a revoke nor an unlock is rate-limited, so `TooSoon` does not happen here.
+        Change::Done(()) | Change::NotApplicable | Change::TooSoon(_) => Ok(see_other(&format!("/shares/{id}"))),
+    }
+}
+
 /// POST /shares/{id}/revoke: ends an active share at once; the GC then deletes its file.
 #[handler]
 pub async fn revoke(
@@ -256,17 +252,8 @@ pub async fn revoke(
     state: Data<&AppState>,
     SignedIn(user): SignedIn,
 ) -> Result<Response, AppError> {
-    visible_share(&state, &user, id).await?;
-    if state.lifecycle.revoke(id).await? {
-        state.events.record_quietly(id, EventKind::Revoked).await;
-        tracing::info!(account_id = user.id, share_id = id, "share revoked");
-    }
-    Ok(see_other(&format!("/shares/{id}")))
+    back_to_share(state.services.sharing.revoke(Actor::Sender(viewer(&user)), id).await?, id)
 }
-
-/// Fresh links a share may be sent in a day.
-const LINK_RENEWALS: [crate::ratelimit::Limit; 1] =
-    [crate::ratelimit::Limit::new(5, std::time::Duration::from_secs(24 * 3600))];
 
 /// POST /shares/{id}/link: a new link for the recipient (the old one dies), mailed and shown once.
 #[handler]
@@ -278,21 +265,12 @@ pub async fn renew_link(
     session: Data<&SessionHandle>,
     SignedIn(user): SignedIn,
 ) -> Result<Html<String>, AppError> {
-    let share = visible_share(&state, &user, id).await?;
-    // Each new link is a mail to the recipient: a few a day are plenty, more would be a nuisance.
-    if let Err(retry) = state.limiter.hit(&format!("share:{id}:link-renewals"), &LINK_RENEWALS).await? {
-        return Err(AppError::TooMany { reason: "link renewals", retry_after: retry.0 });
-    }
-    let token = crate::secret::random_token();
-    if !state.lifecycle.renew_link(id, &crate::secret::sha256_hex(token.expose())).await? {
-        return Err(AppError::Gone("the share is no longer active"));
-    }
-    // The new link starts with the limits of a new share: nobody who held the old one keeps a say.
-    state.limiter.clear(&crate::web::recipient::share_code_limits(id)).await?;
-    let link = state.config.url_for(&format!("/s/{}", token.expose()));
-    let lang = crate::i18n::Lang::from_code(&user.lang).unwrap_or_default();
-    queue_notification(&state, &user, share.id, &link, lang).await;
-    tracing::info!(account_id = user.id, share_id = id, "fresh link sent");
+    let link = match state.services.sharing.renew_link(&user, id).await? {
+        Change::Done(link) => link,
+        Change::NotVisible => return Err(not_visible()),
+        Change::TooSoon(retry_after) => return Err(AppError::TooMany { reason: "link renewals", retry_after }),
+        Change::NotApplicable => return Err(AppError::Gone("the share is no longer active")),
+    };
     let view = ShareView { req, c, session: &session, user: &user };
     Ok(Html(share_page(view, &state, id, Some(link)).await?))
 }
@@ -304,10 +282,5 @@ pub async fn unlock(
     state: Data<&AppState>,
     SignedIn(user): SignedIn,
 ) -> Result<Response, AppError> {
-    visible_share(&state, &user, id).await?;
-    if state.lifecycle.unlock(id).await? {
-        state.limiter.clear(&crate::web::recipient::share_code_limits(id)).await?;
-        state.events.record_quietly(id, EventKind::Unlocked).await;
-    }
-    Ok(see_other(&format!("/shares/{id}")))
+    back_to_share(state.services.sharing.unlock(viewer(&user), id).await?, id)
 }

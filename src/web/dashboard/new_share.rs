@@ -16,20 +16,14 @@ use tokio::io::AsyncReadExt;
 use super::super::{AppError, AppState, Chrome, SignedIn, middleware::SessionHandle, render, render_with};
 use crate::{
     accounts::{EmailAddress, User},
-    i18n::{
-        Lang, Text,
-        format::{human_size, human_time},
-    },
+    i18n::{Lang, Text, format::human_size},
     lifecycle::StoreError,
-    mail::{
-        messages::{Notification, notification_mail},
-        outbox::{MailKind, Outbox},
+    services::{
+        mails::Delivery,
+        sharing::{Created, Upload},
     },
     session::csrf_tokens_match,
-    share::{
-        Message,
-        create::{CreateError, ShareRequest, create_share_checked},
-    },
+    share::{Message, ShareTtl, TtlError, create::CreateError},
 };
 
 /// Longest accepted text field of the form.
@@ -83,13 +77,13 @@ fn form_page<'a>(
     fields: &'a Fields,
     error: Option<&'static str>,
 ) -> NewSharePage<'a> {
-    let lang = c.lang;
-    let t = c.t;
+    let (lang, t) = (c.lang, c.t);
+    let (max_ttl, max_bytes) = state.services.sharing.limits();
     NewSharePage {
         c,
         csrf_token: csrf,
-        expiry_options: expiry_options(t, state.config.settings.share_ttl_max, &fields.expires_in),
-        max_size: human_size(i64::try_from(state.config.settings.max_upload_bytes).unwrap_or(i64::MAX), lang),
+        expiry_options: expiry_options(t, max_ttl, &fields.expires_in),
+        max_size: human_size(i64::try_from(max_bytes).unwrap_or(i64::MAX), lang),
         recipient: &fields.recipient,
         message: &fields.message,
         mail_lang: &fields.mail_lang,
@@ -145,7 +139,7 @@ pub async fn upload(
     SignedIn(user): SignedIn,
 ) -> Result<Response, AppError> {
     let current = session.current().ok_or(AppError::Forbidden("no session"))?;
-    let max_bytes = state.config.settings.max_upload_bytes;
+    let (_, max_bytes) = state.services.sharing.limits();
     let declared: Option<u64> = req.header("content-length").and_then(|v| v.parse().ok());
     if declared.is_some_and(|length| length > max_bytes + FORM_OVERHEAD) {
         return Err(AppError::TooLarge);
@@ -179,6 +173,36 @@ pub async fn upload(
     render_with(StatusCode::BAD_REQUEST, &form_page(&state, c, &current.csrf_secret, &fields, Some(t.file_missing)))
 }
 
+/// The form's fields as domain values.
+struct Parsed {
+    recipient: EmailAddress,
+    message: Message,
+    ttl: ShareTtl,
+}
+
+/// What is wrong with the fields: a message the form shows again, or a validity under a minute
+/// (which the form never offers), answered with a plain 400.
+enum Invalid {
+    Form(&'static str),
+    TtlTooShort,
+}
+
+/// Checks the fields in the order the form reports them: recipient, file, message, validity.
+fn parse_fields(t: &'static Text, fields: &Fields, file_name: &str, max_ttl: Duration) -> Result<Parsed, Invalid> {
+    let recipient = EmailAddress::parse(&fields.recipient).map_err(|_| Invalid::Form(t.email_invalid))?;
+    if file_name.is_empty() {
+        return Err(Invalid::Form(t.file_missing));
+    }
+    let message = Message::parse(&fields.message).map_err(|_| Invalid::Form(t.message_too_long))?;
+    let ttl =
+        crate::config::parse_duration(&fields.expires_in).map_err(|_| Invalid::Form(t.error_bad_request.title))?;
+    let ttl = ShareTtl::parse(ttl, max_ttl).map_err(|error| match error {
+        TtlError::TooShort => Invalid::TtlTooShort,
+        TtlError::TooLong(_) => Invalid::Form(t.error_bad_request.title),
+    })?;
+    Ok(Parsed { recipient, message, ttl })
+}
+
 async fn store_file(
     state: &AppState,
     user: &User,
@@ -188,40 +212,25 @@ async fn store_file(
     field: poem::web::Field,
     multipart: &mut Multipart,
 ) -> Result<Response, AppError> {
-    let t = c.t;
-    let recipient = EmailAddress::parse(&fields.recipient);
-    let ttl = crate::config::parse_duration(&fields.expires_in)
-        .ok()
-        .filter(|ttl| *ttl <= state.config.settings.share_ttl_max);
+    let sharing = &state.services.sharing;
     let file_name = field.file_name().unwrap_or_default().to_owned();
-    let message = Message::parse(&fields.message);
-    let error = if recipient.is_err() {
-        Some(t.email_invalid)
-    } else if file_name.is_empty() {
-        Some(t.file_missing)
-    } else if message.is_err() {
-        Some(t.message_too_long)
-    } else if ttl.is_none() {
-        Some(t.error_bad_request.title)
-    } else {
-        None
+    let parsed = match parse_fields(c.t, &fields, &file_name, sharing.limits().0) {
+        Ok(parsed) => parsed,
+        Err(Invalid::Form(error)) => {
+            return render_with(StatusCode::BAD_REQUEST, &form_page(state, c, csrf, &fields, Some(error)));
+        }
+        Err(Invalid::TtlTooShort) => return Err(AppError::BadRequest("ttl too short")),
     };
-    if let Some(error) = error {
-        return render_with(StatusCode::BAD_REQUEST, &form_page(state, c, csrf, &fields, Some(error)));
-    }
-    let (recipient, ttl) = (recipient.map_err(|_| AppError::BadRequest("recipient"))?, ttl.unwrap_or_default());
-    let lang = Lang::from_code(&fields.mail_lang).or_else(|| Lang::from_code(&user.lang)).unwrap_or_default();
     let content_type = field.content_type().unwrap_or("application/octet-stream").to_owned();
-    let request = ShareRequest {
-        sender_id: user.id,
-        recipient: recipient.clone(),
+    let recipient = parsed.recipient.as_str().to_owned();
+    let arriving = Upload {
+        recipient: parsed.recipient,
         file_name: &file_name,
         content_type: &content_type,
         content: Box::pin(field.into_async_read()),
-        max_bytes: state.config.settings.max_upload_bytes,
-        ttl,
-        message: message.unwrap_or_default(),
-        lang,
+        ttl: parsed.ttl,
+        message: parsed.message,
+        lang: Lang::from_code(&fields.mail_lang).or_else(|| Lang::from_code(&user.lang)).unwrap_or_default(),
         notify_on_download: fields.notify,
     };
     // The file is the last field: anything after it (a second file…) refuses the whole form.
@@ -230,55 +239,34 @@ async fn store_file(
         Ok(Some(_)) => Err(CreateError::Refused("a field after the file")),
         Err(_) => Err(CreateError::Refused("malformed multipart body after the file")),
     };
-    let issued = match create_share_checked(&state.shares.links, state.store.as_ref(), request, nothing_after).await {
-        Ok(issued) => issued,
-        Err(CreateError::TooLarge { .. }) => return Err(AppError::TooLarge),
-        Err(CreateError::TtlTooShort) => return Err(AppError::BadRequest("ttl too short")),
-        Err(CreateError::Refused(reason)) => return Err(AppError::BadRequest(reason)),
+    let Created { share_id, link, .. } = match sharing.create(user, arriving, nothing_after, Delivery::Background).await
+    {
+        Ok(created) => created,
         Err(CreateError::SenderDisabled) => {
             tracing::info!(account_id = user.id, "upload refused: the sender was disabled while it arrived");
-            return render_with(
-                StatusCode::FORBIDDEN,
-                &form_page(state, c, csrf, &fields, Some(t.upload_sender_disabled)),
-            );
+            let error = Some(c.t.upload_sender_disabled);
+            let page = form_page(state, c, csrf, &fields, error);
+            return render_with(StatusCode::FORBIDDEN, &page);
         }
-        Err(CreateError::Store(StoreError::Content(_))) => {
-            return Err(AppError::BadRequest("upload cut off or malformed"));
-        }
-        Err(CreateError::Store(StoreError::Io(error)))
-            if matches!(error.kind(), ErrorKind::StorageFull | ErrorKind::QuotaExceeded) =>
-        {
-            return Err(AppError::StorageFull(error));
-        }
-        Err(CreateError::Store(error)) => return Err(AppError::Internal(error.into())),
-        Err(CreateError::Share(error)) => return Err(AppError::Internal(error.into())),
+        Err(error) => return Err(create_error(error)),
     };
-    tracing::info!(account_id = user.id, share_id = issued.share_id, "share created");
-    let link = state.config.url_for(&format!("/s/{}", issued.token.expose()));
-    queue_notification(state, user, issued.share_id, &link, lang).await;
-    let page = CreatedPage { c, link: &link, share_id: issued.share_id, recipient: recipient.as_str() };
-    render_with(StatusCode::OK, &page)
+    render_with(StatusCode::OK, &CreatedPage { c, link: &link, share_id, recipient: &recipient })
 }
 
-/// Puts the recipient's notification in the outbox and starts its delivery in the background.
-/// A failure here never fails the upload: the sender has the link on screen.
-pub(super) async fn queue_notification(state: &AppState, user: &User, share_id: i64, link: &str, lang: Lang) {
-    let Ok(Some(share)) = state.shares.links.repo().find_by_id(share_id).await else { return };
-    let notification = Notification {
-        sender_name: &user.display_name,
-        message: &share.message,
-        link,
-        expires: &human_time(share.expires_at, lang),
-    };
-    let message = match notification_mail(&state.config.settings.mail_from, &share.recipient_email, lang, &notification)
-    {
-        Ok(message) => message,
-        Err(error) => return tracing::warn!(share_id, %error, "could not build the notification mail"),
-    };
-    let outbox = Outbox::new(state.db.clone(), &state.secret_key);
-    if let Err(error) = outbox.queue(Some(share_id), MailKind::ShareNotification, &message, state.mailer.clone()).await
-    {
-        tracing::warn!(share_id, %error, "could not queue the notification mail");
+/// The error page for a share that could not be created (a disabled sender gets the form again).
+fn create_error(error: CreateError) -> AppError {
+    match error {
+        CreateError::TooLarge { .. } => AppError::TooLarge,
+        CreateError::TtlTooShort => AppError::BadRequest("ttl too short"),
+        CreateError::Refused(reason) => AppError::BadRequest(reason),
+        CreateError::Store(StoreError::Content(_)) => AppError::BadRequest("upload cut off or malformed"),
+        CreateError::Store(StoreError::Io(error))
+            if matches!(error.kind(), ErrorKind::StorageFull | ErrorKind::QuotaExceeded) =>
+        {
+            AppError::StorageFull(error)
+        }
+        CreateError::Store(error) => AppError::Internal(error.into()),
+        CreateError::SenderDisabled | CreateError::Share(_) => AppError::Internal(error.into()),
     }
 }
 
