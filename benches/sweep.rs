@@ -46,7 +46,7 @@ async fn main() {
         let (base, state) = (app.base.clone(), app.state.clone());
         // The app's start-up sweep has run on an empty database; now the backlog arrives.
         tokio::time::sleep(Duration::from_secs(2)).await;
-        let db = state.db.clone();
+        let db = state.services.parts().db.clone();
         let token = fill(&db, rows).await;
         let path = format!("/s/{token}");
 
@@ -58,7 +58,7 @@ async fn main() {
             async move { load(&base, &path, connections, Load::Until(done)).await }
         });
         tokio::time::sleep(Duration::from_millis(500)).await;
-        let m = state.maintenance.clone();
+        let m = state.services.maintenance.clone();
         let (run, _) = m.ledger().accept(Kind::Sessions, Trigger::Cli, "bench").await.unwrap();
         let cutoff = m.ledger().start(run.id).await.unwrap().unwrap().cutoff.unwrap();
         let sweep = m.sweep(Kind::Sessions);

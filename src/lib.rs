@@ -79,12 +79,14 @@ impl App {
             config.base_url = url::Url::parse(&format!("http://{local_addr}/"))?;
         }
         let store = std::sync::Arc::new(lifecycle::LocalFileStore::new(config.settings.data_dir.join("files"))?);
+        let config_arc = std::sync::Arc::new(config.clone());
+        let services = services::Services::new(services::Parts { config: config_arc, db, secret_key, mailer, store });
         // Mails an older version queued in the clear hold live links: seal them before serving.
-        match mail::outbox::Outbox::new(db.clone(), &secret_key).seal_plain_bodies().await? {
+        match services.mails.outbox().seal_plain_bodies().await? {
             0 => {}
             rows => tracing::info!(rows, "sealed stored mails an older version kept in the clear"),
         }
-        let state = AppState::new(config, db, secret_key, mailer, store);
+        let state = AppState::new(config, services);
         let setup_link = state.services.accounts.open_setup().await?;
         if let Some(link) = &setup_link {
             // Printed, not only logged, so a newcomer sees it; the log line names the page only.

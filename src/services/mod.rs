@@ -4,8 +4,10 @@
 //! [`Services::new`] wires every repository once, for `serve` and for the CLI alike.
 
 pub mod accounts;
+pub mod browsers;
 pub mod handover;
 pub mod mails;
+pub mod records;
 pub mod sharing;
 
 use std::sync::Arc;
@@ -71,10 +73,13 @@ pub struct Services {
     pub maintenance: Maintenance,
     pub gc: GcRunner,
     /// Browser sessions, which the web layer keeps in a cookie.
+    pub browsers: browsers::Browsers,
+    /// The session rows themselves (for tests and the accounts use cases).
     pub sessions: Sessions,
+    /// What the admin pages read.
+    pub records: records::Records,
     pub mails: mails::Mails,
-    config: Arc<Config>,
-    db: Db,
+    parts: Parts,
 }
 
 impl Services {
@@ -86,23 +91,21 @@ impl Services {
         let lifecycle = LifecycleRepository::new(db.clone(), settings.delivery_grace, settings.purge_retry_base);
         let share_gc = ShareGc::new(lifecycle, parts.store.clone(), ShareEvents::new(db.clone()));
         let journal = Journal::in_data_dir(&settings.data_dir);
+        let deletion =
+            Runner::new(db.clone(), parts.store.clone(), parts.mailer.clone(), settings.mail_from.clone(), journal);
+        let maintenance = Maintenance::from_settings(db.clone(), settings);
         Self {
             sharing: sharing::Sharing::new(&parts, mails.clone()),
             handover: handover::Handover::new(&parts, mails.clone()),
             accounts: accounts::Accounts::new(&parts, sessions.clone(), mails.clone()),
-            deletion: Runner::new(
-                db.clone(),
-                parts.store.clone(),
-                parts.mailer.clone(),
-                settings.mail_from.clone(),
-                journal,
-            ),
-            maintenance: Maintenance::from_settings(db.clone(), settings),
+            records: records::Records::new(deletion.cases().clone(), maintenance.ledger().clone()),
+            deletion,
+            maintenance,
             gc: GcRunner::new(share_gc, settings.gc_batch),
+            browsers: browsers::Browsers::new(sessions.clone()),
             sessions,
             mails,
-            config: parts.config.clone(),
-            db: parts.db,
+            parts,
         }
     }
 
@@ -118,24 +121,25 @@ impl Services {
         Ok(Self::new(Parts { config: Arc::new(config.clone()), db, secret_key, mailer, store }))
     }
 
-    /// The settings the services were built with.
-    pub fn config(&self) -> &Config {
-        &self.config
+    /// What the services were built from: the pool, the key, the mailer and the store (for the
+    /// web layer's keys and for tests that reach below the use cases).
+    pub fn parts(&self) -> &Parts {
+        &self.parts
     }
 
     /// Whether the database takes queries right now (for /readyz).
     pub async fn ready(&self) -> bool {
-        self.db.ping().await.is_ok()
+        self.parts.db.ping().await.is_ok()
     }
 
     pub fn backend_name(&self) -> &'static str {
-        self.db.backend_name()
+        self.parts.db.backend_name()
     }
 
     /// Starts the background loops of a serving instance: the GC and maintenance timer, the mail
     /// outbox and the deletion worker.
     pub fn start_workers(&self) -> Workers {
-        let settings = &self.config.settings;
+        let settings = &self.parts.config.settings;
         let (stop, stopped) = tokio::sync::watch::channel(false);
         let until_stopped = move || {
             let mut stopped = stopped.clone();
@@ -173,7 +177,7 @@ impl Services {
     }
 
     pub async fn close(&self) {
-        self.db.close().await
+        self.parts.db.close().await
     }
 }
 

@@ -82,7 +82,7 @@ fn refusal_text(t: &'static crate::i18n::Text, error: OpenError) -> Result<&'sta
         OpenError::LastAdmin => Ok(t.deletion.last_admin),
         OpenError::AlreadyOpen => Ok(t.deletion.already_open),
         OpenError::NoSuchAccount => Err(AppError::NotFound("no such account")),
-        OpenError::Database(error) => Err(error.into()),
+        OpenError::Database(error) => Err(crate::services::Fault::from(error).into()),
     }
 }
 
@@ -145,10 +145,10 @@ struct CasesPage {
 /// GET /admin/deletions: every case (newest first) and the steps that wait for an admin.
 #[handler]
 pub async fn list(c: Chrome, state: Data<&AppState>, _admin: Admin) -> Result<Html<String>, AppError> {
-    let cases = state.services.deletion.cases();
-    let rows = cases.list(200).await?.iter().map(|case| case_row(&c, case)).collect();
-    let review = cases
-        .needs_review()
+    let records = &state.services.records;
+    let rows = records.cases(200).await?.iter().map(|case| case_row(&c, case)).collect();
+    let review = records
+        .steps_needing_review()
         .await?
         .into_iter()
         .map(|r| {
@@ -203,13 +203,7 @@ struct CasePage<'a> {
 }
 
 async fn find_case(state: &AppState, reference: &str) -> Result<Case, AppError> {
-    state
-        .services
-        .deletion
-        .cases()
-        .find_by_reference(reference)
-        .await?
-        .ok_or(AppError::NotFound("no such deletion case"))
+    state.services.records.case(reference).await?.ok_or(AppError::NotFound("no such deletion case"))
 }
 
 /// GET /admin/deletions/{reference}: the case's state, each store's result and the evidence.
@@ -222,10 +216,10 @@ pub async fn show(
     _admin: Admin,
 ) -> Result<Html<String>, AppError> {
     let case = find_case(&state, &reference).await?;
-    let cases = state.services.deletion.cases();
-    let steps: Vec<StepLine> = cases.steps(case.id).await?.iter().map(|s| step_line(&c, s)).collect();
+    let records = &state.services.records;
+    let steps: Vec<StepLine> = records.steps(case.id).await?.iter().map(|s| step_line(&c, s)).collect();
     let d = &c.t.deletion;
-    let evidence = cases
+    let evidence = records
         .evidence(case.id)
         .await?
         .into_iter()
@@ -249,7 +243,7 @@ pub async fn retry(
     Admin(admin): Admin,
 ) -> Result<Response, AppError> {
     let case = find_case(&state, &reference).await?;
-    let reset = state.services.deletion.cases().retry_needs_review(case.id).await?;
+    let reset = state.services.records.retry_parked_steps(case.id).await?;
     tracing::info!(account_id = admin.id, case = %case.reference, steps = reset, "deletion steps sent back for retry");
     state.services.deletion.spawn(case.id);
     Ok(see_other(&format!("/admin/deletions/{}", case.reference)))

@@ -49,12 +49,6 @@ pub enum AppError {
     Internal(#[source] anyhow::Error),
 }
 
-impl From<sqlx::Error> for AppError {
-    fn from(error: sqlx::Error) -> Self {
-        crate::services::Fault::from(error).into()
-    }
-}
-
 impl From<crate::services::Fault> for AppError {
     fn from(fault: crate::services::Fault) -> Self {
         match fault {
@@ -66,10 +60,7 @@ impl From<crate::services::Fault> for AppError {
 
 impl From<anyhow::Error> for AppError {
     fn from(error: anyhow::Error) -> Self {
-        match error.downcast::<sqlx::Error>() {
-            Ok(sql) => sql.into(),
-            Err(other) => Self::Internal(other),
-        }
+        crate::services::Fault::from(error).into()
     }
 }
 

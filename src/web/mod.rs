@@ -24,19 +24,7 @@ pub use extract::{Admin, SignedIn};
 pub use pages::{Chrome, render, render_with, see_other};
 pub use recipient::content_disposition;
 
-use crate::{
-    config::Config,
-    db::Db,
-    lifecycle::{FileStore, GcRunner, LifecycleRepository},
-    mail::Mailer,
-    maintenance::Maintenance,
-    otp::Codes,
-    ratelimit::RateLimiter,
-    secret::SecretKey,
-    services::Services,
-    session::Sessions,
-    share::{DownloadGrants, ShareAccess, ShareEvents, ShareLinks, ShareRepository},
-};
+use crate::{config::Config, services::Services};
 
 /// Everything a handler may need, shared by all requests.
 #[derive(Clone)]
@@ -46,62 +34,12 @@ pub struct AppStateInner {
     /// Every use case; handlers call these and nothing below them.
     pub services: Services,
     pub config: Config,
-    pub db: Db,
-    pub sessions: Sessions,
-    pub secret_key: SecretKey,
-    pub mailer: Arc<dyn Mailer>,
-    pub store: Arc<dyn FileStore>,
-    pub lifecycle: LifecycleRepository,
-    pub gc: GcRunner,
-    pub maintenance: Maintenance,
-    pub shares: ShareAccess,
-    pub codes: Codes,
-    pub events: ShareEvents,
-    pub limiter: RateLimiter,
     pub assets_version: String,
-    /// Opens and runs deletion cases (in the background, after the request).
-    pub deletion: crate::deletion::Runner,
 }
 
 impl AppState {
-    pub fn new(
-        config: Config,
-        db: Db,
-        secret_key: SecretKey,
-        mailer: Arc<dyn Mailer>,
-        store: Arc<dyn FileStore>,
-    ) -> Self {
-        let services = Services::new(crate::services::Parts {
-            config: Arc::new(config.clone()),
-            db: db.clone(),
-            secret_key: secret_key.clone(),
-            mailer: mailer.clone(),
-            store: store.clone(),
-        });
-        let settings = &config.settings;
-        let shares = ShareAccess::new(
-            ShareLinks::new(ShareRepository::new(db.clone())),
-            DownloadGrants::new(db.clone(), settings.grant_ttl),
-        );
-        let lifecycle = LifecycleRepository::new(db.clone(), settings.delivery_grace, settings.purge_retry_base);
-        Self(Arc::new(AppStateInner {
-            maintenance: services.maintenance.clone(),
-            gc: services.gc.clone(),
-            deletion: services.deletion.clone(),
-            sessions: services.sessions.clone(),
-            lifecycle,
-            events: ShareEvents::new(db.clone()),
-            shares,
-            codes: Codes::new(db.clone(), &secret_key),
-            limiter: RateLimiter::new(db.clone()),
-            services,
-            config,
-            db,
-            secret_key,
-            mailer,
-            store,
-            assets_version: assets::assets_version(),
-        }))
+    pub fn new(config: Config, services: Services) -> Self {
+        Self(Arc::new(AppStateInner { services, config, assets_version: assets::assets_version() }))
     }
 }
 
@@ -118,10 +56,10 @@ pub fn app(state: AppState) -> impl Endpoint + 'static {
     let origin: Arc<str> = state.config.origin().into();
     let trusted = Arc::new(state.config.settings.trusted_proxies.clone());
     let session_settings = middleware::SessionSettings {
-        sessions: state.services.sessions.clone(),
+        sessions: state.services.browsers.clone(),
         https,
         max_age: state.config.settings.session_max_age,
-        form_key: state.secret_key.derive("watasu anonymous form token v1"),
+        form_key: state.services.parts().secret_key.derive("watasu anonymous form token v1"),
     };
     let access_time_gc = state.config.settings.access_time_gc.then(|| state.services.gc.clone());
 

@@ -37,9 +37,8 @@ struct RunsPage {
 pub async fn list_runs(c: Chrome, state: Data<&AppState>, _admin: Admin) -> Result<Html<String>, AppError> {
     let rows = state
         .services
-        .maintenance
-        .ledger()
-        .recent(RECENT_RUNS)
+        .records
+        .recent_runs(RECENT_RUNS)
         .await?
         .into_iter()
         .map(|run| RunRow { accepted: human_time(run.accepted_at, c.lang), run })
@@ -73,14 +72,14 @@ pub async fn show_run(
     _admin: Admin,
 ) -> Result<Html<String>, AppError> {
     let id = id.parse::<i64>().map_err(|_| AppError::NotFound("maintenance run id"))?;
-    let ledger = state.services.maintenance.ledger();
-    let run = ledger.get(id).await?.ok_or(AppError::NotFound("maintenance run"))?;
-    let items = ledger.items(id, query.after.unwrap_or(0), ITEMS_PER_PAGE).await?;
+    let records = &state.services.records;
+    let run = records.run(id).await?.ok_or(AppError::NotFound("maintenance run"))?;
+    let items = records.run_items(id, query.after.unwrap_or(0), ITEMS_PER_PAGE).await?;
     let next_after = (items.len() as i64 == ITEMS_PER_PAGE).then(|| items.last().map(|i| i.id)).flatten();
     let page = RunPage {
         finished: run.finished_at.map(|at| human_time(at, c.lang)),
         row: RunRow { accepted: human_time(run.accepted_at, c.lang), run },
-        summary: ledger.summary(id).await?,
+        summary: records.run_summary(id).await?,
         items,
         next_after,
         c,

@@ -11,7 +11,8 @@ use poem::{
 
 use crate::{
     secret::random_token,
-    session::{NewSession, Session, Sessions, csrf_tokens_match, is_token_shaped},
+    services::browsers::Browsers,
+    session::{NewSession, Session, csrf_tokens_match, is_token_shaped},
     web::AppError,
 };
 
@@ -29,7 +30,7 @@ fn form_cookie_name(https: bool) -> &'static str {
 /// What the session layer needs to know, fixed at start-up.
 #[derive(Clone)]
 pub struct SessionSettings {
-    pub sessions: Sessions,
+    pub sessions: Browsers,
     pub https: bool,
     pub max_age: std::time::Duration,
     /// Key of the anonymous forms' tokens (derived from the instance secret).
@@ -56,7 +57,7 @@ impl SessionHandle {
         if let Some(session) = self.current() {
             return Ok(session);
         }
-        let created = self.settings.sessions.create().await?;
+        let created = self.settings.sessions.start().await?;
         Ok(self.adopt(created))
     }
 

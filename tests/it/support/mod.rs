@@ -14,7 +14,7 @@ pub mod raw;
 pub mod recipient;
 pub mod smtp;
 
-use std::{net::SocketAddr, time::Duration};
+use std::{net::SocketAddr, sync::Arc, time::Duration};
 
 use clap::Parser;
 use tokio::{sync::oneshot, task::JoinHandle};
@@ -22,6 +22,16 @@ use watasu::{
     App,
     config::{Config, Settings},
     db::Db,
+    deletion::Runner,
+    lifecycle::{FileStore, GcRunner, LifecycleRepository},
+    mail::Mailer,
+    maintenance::Maintenance,
+    otp::Codes,
+    ratelimit::RateLimiter,
+    secret::SecretKey,
+    services::Services,
+    session::Sessions,
+    share::{DownloadGrants, ShareAccess, ShareEvents, ShareLinks, ShareRepository},
     web::AppState,
 };
 
@@ -97,12 +107,62 @@ pub async fn fresh_database(backend: Backend, data_dir: &std::path::Path) -> Str
     }
 }
 
+/// The app as tests reach it: the services the server runs (the same GC runner, maintenance and
+/// deletion runner), and repositories over the same pool, key, mailer and store, for arranging
+/// rows and checking them.
+pub struct TestState {
+    pub services: Services,
+    pub config: Config,
+    pub db: Db,
+    pub secret_key: SecretKey,
+    pub mailer: Arc<dyn Mailer>,
+    pub store: Arc<dyn FileStore>,
+    pub sessions: Sessions,
+    pub gc: GcRunner,
+    pub maintenance: Maintenance,
+    pub deletion: Runner,
+    pub shares: ShareAccess,
+    pub codes: Codes,
+    pub events: ShareEvents,
+    pub limiter: RateLimiter,
+    pub lifecycle: LifecycleRepository,
+}
+
+impl TestState {
+    fn of(state: &AppState) -> Self {
+        let services = state.services.clone();
+        let parts = services.parts().clone();
+        let settings = &state.config.settings;
+        let db = parts.db.clone();
+        Self {
+            sessions: services.sessions.clone(),
+            gc: services.gc.clone(),
+            maintenance: services.maintenance.clone(),
+            deletion: services.deletion.clone(),
+            shares: ShareAccess::new(
+                ShareLinks::new(ShareRepository::new(db.clone())),
+                DownloadGrants::new(db.clone(), settings.grant_ttl),
+            ),
+            codes: Codes::new(db.clone(), &parts.secret_key),
+            events: ShareEvents::new(db.clone()),
+            limiter: RateLimiter::new(db.clone()),
+            lifecycle: LifecycleRepository::new(db.clone(), settings.delivery_grace, settings.purge_retry_base),
+            config: state.config.clone(),
+            db,
+            secret_key: parts.secret_key,
+            mailer: parts.mailer,
+            store: parts.store,
+            services,
+        }
+    }
+}
+
 /// A running app with everything it talks to.
 pub struct TestApp {
     pub backend: Backend,
     pub addr: SocketAddr,
     pub base: String,
-    pub state: AppState,
+    pub state: TestState,
     pub smtp: SmtpSink,
     pub data_dir: tempfile::TempDir,
     /// The first-run setup link the app printed (no account existed at start).
@@ -149,7 +209,7 @@ impl TestApp {
         let config = Config::from_settings(settings).expect("valid test settings");
         let app = App::build(config).await.expect("the app starts");
         let addr = app.local_addr();
-        let state = app.state().clone();
+        let state = TestState::of(app.state());
         let setup_link = app.setup_link().map(str::to_owned);
         let (tx, rx) = oneshot::channel::<()>();
         let server = tokio::spawn(app.run(async move {
