@@ -1,5 +1,6 @@
 //! The one retry delay: a wait that doubles after each failure, up to a cap. The outbox, the GC's
-//! purge retries and deletion steps all back off by it, computed here and bound as seconds.
+//! purge retries and deletion steps back off by it (computed here and bound as seconds), and so
+//! does a sign-in after too many wrong passwords.
 
 use std::time::Duration;
 

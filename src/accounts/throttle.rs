@@ -39,8 +39,7 @@ pub fn wait_after(failures: i64) -> Duration {
     if failures < FREE_FAILURES {
         return Duration::ZERO;
     }
-    let doublings = u32::try_from(failures - FREE_FAILURES).unwrap_or(u32::MAX).min(20);
-    FIRST_WAIT.saturating_mul(2u32.pow(doublings)).min(LONGEST_WAIT)
+    crate::retry::backoff(FIRST_WAIT, u32::try_from(failures - FREE_FAILURES).unwrap_or(u32::MAX), LONGEST_WAIT)
 }
 
 /// The bucket of one account (its normalised address, or `-` for text that is no address) and one

@@ -15,10 +15,7 @@ use crate::{
     otp::{CodeOutcome, Codes},
     ratelimit::{Limit, RateLimiter},
     session::Session,
-    share::{
-        DownloadGrants, EventKind, FileInfo, Share, ShareAccess, ShareError, ShareEvents, ShareLinks, ShareRepository,
-        ShareStatus,
-    },
+    share::{EventKind, FileInfo, Share, ShareAccess, ShareError, ShareEvents, ShareStatus},
 };
 
 /// Address submissions and "send a new code" per browser session and share: a person who mistypes
@@ -117,10 +114,7 @@ impl Handover {
         let settings = &parts.config.settings;
         let db = &parts.db;
         Self {
-            access: ShareAccess::new(
-                ShareLinks::new(ShareRepository::new(db.clone())),
-                DownloadGrants::new(db.clone(), settings.grant_ttl),
-            ),
+            access: ShareAccess::over(db.clone(), settings.grant_ttl),
             codes: Codes::new(db.clone(), &parts.secret_key),
             events: ShareEvents::new(db.clone()),
             limiter: RateLimiter::new(db.clone()),

@@ -15,6 +15,11 @@ impl ShareAccess {
         Self { links, grants }
     }
 
+    /// Over one pool, with grants that last `grant_ttl`.
+    pub fn over(db: crate::db::Db, grant_ttl: std::time::Duration) -> Self {
+        Self::new(ShareLinks::new(super::ShareRepository::new(db.clone())), DownloadGrants::new(db, grant_ttl))
+    }
+
     /// Identifies the share; this authorises nothing.
     pub async fn open(&self, token: &str) -> Result<Share, ShareError> {
         self.links.resolve(token).await

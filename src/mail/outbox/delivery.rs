@@ -40,7 +40,7 @@ impl Outbox {
         let outbox = self.clone();
         tokio::spawn(async move {
             if let Err(error) = outbox.deliver_one(mailer.as_ref(), id).await {
-                tracing::warn!(share_id, kind = kind.as_str(), %error, "mail not delivered yet; the outbox retries");
+                tracing::warn!(share_id, kind = kind.code(), %error, "mail not delivered yet; the outbox retries");
             }
         });
         Ok(id)

@@ -35,22 +35,18 @@ const BATCH: u32 = 20;
 /// Passes run back to back while they keep finding a full batch, up to this many per tick.
 const MAX_PASSES_PER_TICK: u32 = 50;
 
-/// What a stored mail is, kept in `mail_outbox.kind` for the dashboard.
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub enum MailKind {
-    ShareNotification,
-    DownloadReceipt,
-    Invitation,
+crate::db_code! {
+    /// What a stored mail is, kept in `mail_outbox.kind` for the dashboard.
+    pub enum MailKind {
+        ShareNotification = "share_notification",
+        DownloadReceipt = "download_receipt",
+        Invitation = "invitation",
+    }
 }
 
-impl MailKind {
-    pub fn as_str(self) -> &'static str {
-        match self {
-            Self::ShareNotification => "share_notification",
-            Self::DownloadReceipt => "download_receipt",
-            Self::Invitation => "invitation",
-        }
-    }
+crate::db_code! {
+    /// Where a stored mail is: waiting, handed to the relay now, delivered, or given up on.
+    pub enum MailStatus { Pending = "pending", Sending = "sending", Sent = "sent", Dead = "dead" }
 }
 
 /// When failed deliveries are retried, and when the outbox gives up.
@@ -149,9 +145,8 @@ impl DeliveryReport {
 #[derive(Clone, Debug, sqlx::FromRow)]
 pub struct MailDelivery {
     pub id: i64,
-    pub kind: String,
-    /// pending | sending | sent | dead
-    pub status: String,
+    pub kind: MailKind,
+    pub status: MailStatus,
     pub attempts: i32,
     pub last_error: Option<String>,
     pub created_at: Timestamp,
@@ -225,7 +220,7 @@ impl Outbox {
         let [recipient] = envelope.to() else { return Err(EnqueueError::NotOneRecipient(envelope.to().len())) };
         let from = envelope.from().map(ToString::to_string);
         let subject = message.headers().get_raw("Subject").unwrap_or_default();
-        let (kind, recipient) = (kind.as_str(), recipient.to_string());
+        let (kind, recipient) = (kind.code(), recipient.to_string());
         let raw = self.key.seal(&recipient, &message.formatted());
         Ok(on_db!(&self.db, |pool| {
             let query = sqlx::query_scalar(pool.sql(&ENQUEUE)).bind(share_id).bind(kind).bind(from).bind(recipient);

@@ -24,7 +24,7 @@ use crate::{
         Lang, Text,
         format::{human_size, human_time},
     },
-    mail::outbox::MailDelivery,
+    mail::outbox::{MailDelivery, MailKind, MailStatus},
     services::sharing::{Actor, Change, viewer},
     share::{
         EventKind,
@@ -128,7 +128,7 @@ pub struct EventRow {
 
 pub struct MailRow {
     kind: &'static str,
-    status: String,
+    status: &'static str,
     text: &'static str,
     at: String,
 }
@@ -150,15 +150,18 @@ struct SharePage<'a> {
 
 fn mail_row(t: &'static Text, lang: Lang, mail: MailDelivery) -> MailRow {
     MailRow {
-        kind: if mail.kind == "download_receipt" { t.mail_kind_receipt } else { t.mail_kind_notification },
-        text: match mail.status.as_str() {
-            "sent" => t.mail_sent,
-            "sending" => t.mail_sending,
-            "dead" => t.mail_dead,
-            _ => t.mail_pending,
+        kind: match mail.kind {
+            MailKind::DownloadReceipt => t.mail_kind_receipt,
+            MailKind::ShareNotification | MailKind::Invitation => t.mail_kind_notification,
+        },
+        text: match mail.status {
+            MailStatus::Pending => t.mail_pending,
+            MailStatus::Sending => t.mail_sending,
+            MailStatus::Sent => t.mail_sent,
+            MailStatus::Dead => t.mail_dead,
         },
         at: human_time(mail.sent_at.unwrap_or(mail.created_at), lang),
-        status: mail.status,
+        status: mail.status.code(),
     }
 }
 

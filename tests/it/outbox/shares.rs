@@ -14,13 +14,13 @@ both_backends! {
         let deadline = tokio::time::Instant::now() + Duration::from_secs(10);
         let state = loop {
             let state = outbox.delivery_state(share.id).await.unwrap();
-            if state[0].status == "sent" || tokio::time::Instant::now() > deadline {
+            if state[0].status.code() == "sent" || tokio::time::Instant::now() > deadline {
                 break state;
             }
             tokio::time::sleep(Duration::from_millis(20)).await;
         };
         assert_eq!(state.len(), 1);
-        assert_eq!((state[0].id, state[0].kind.as_str(), state[0].status.as_str()), (id, "share_notification", "sent"));
+        assert_eq!((state[0].id, state[0].kind.code(), state[0].status.code()), (id, "share_notification", "sent"));
         assert_eq!(state[0].attempts, 0);
         assert!(state[0].sent_at.is_some_and(|sent| sent >= state[0].created_at));
 

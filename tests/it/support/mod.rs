@@ -31,7 +31,7 @@ use watasu::{
     secret::SecretKey,
     services::Services,
     session::Sessions,
-    share::{DownloadGrants, ShareAccess, ShareEvents, ShareLinks, ShareRepository},
+    share::{ShareAccess, ShareEvents},
     web::AppState,
 };
 
@@ -139,10 +139,7 @@ impl TestState {
             gc: services.gc.clone(),
             maintenance: services.maintenance.clone(),
             deletion: services.deletion.clone(),
-            shares: ShareAccess::new(
-                ShareLinks::new(ShareRepository::new(db.clone())),
-                DownloadGrants::new(db.clone(), settings.grant_ttl),
-            ),
+            shares: ShareAccess::over(db.clone(), settings.grant_ttl),
             codes: Codes::new(db.clone(), &parts.secret_key),
             events: ShareEvents::new(db.clone()),
             limiter: RateLimiter::new(db.clone()),
