@@ -23,12 +23,6 @@ crate::db_code! {
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct EmailAddress(String);
 
-/// A display name as typed, ready for the display-name rule (1 to 100 printable characters):
-/// without invisible characters (bidirectional controls, zero-width) and surrounding spaces.
-pub fn clean_display_name(raw: &str) -> String {
-    crate::text::strip_invisible(raw).trim().to_owned()
-}
-
 impl EmailAddress {
     pub fn parse(text: &str) -> Result<Self, String> {
         let trimmed = text.trim();

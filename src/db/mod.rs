@@ -135,13 +135,6 @@ pub fn check_postgres_tls(url: &str) -> TlsCheck {
     if local { TlsCheck::Local } else { TlsCheck::Unverified { host: host.to_owned(), mode } }
 }
 
-/// Starts a SQLite write transaction that takes the write lock up front: a deferred transaction
-/// that reads and then writes fails with SQLITE_BUSY_SNAPSHOT under concurrent writers, which
-/// busy_timeout does not retry.
-pub async fn sqlite_write_tx(pool: &SqlitePool) -> Result<sqlx::Transaction<'static, Sqlite>, sqlx::Error> {
-    pool.begin_with("BEGIN IMMEDIATE").await
-}
-
 /// True when the error says a UNIQUE constraint refused the row (SQLite reports no constraint names).
 pub fn is_unique_violation(error: &sqlx::Error) -> bool {
     error.as_database_error().is_some_and(|e| e.is_unique_violation())
