@@ -3,7 +3,7 @@
 
 use crate::{
     config::Config,
-    maintenance::{Kind, Run, TargetCount, Trigger},
+    maintenance::{Kind, Run, RunState, TargetCount, Trigger},
     services::Services,
 };
 
@@ -23,7 +23,7 @@ pub async fn run(config: &Config, kind: &str) -> anyhow::Result<()> {
         write!(out, "{}", render_summary(&run, &summary)).and_then(|()| out.flush())?;
     }
     services.close().await;
-    if run.state == "failed" {
+    if run.state == RunState::Failed {
         anyhow::bail!("maintenance run {} failed", run.id);
     }
     Ok(())

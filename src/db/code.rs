@@ -10,8 +10,9 @@ pub struct UnknownCode {
     pub code: String,
 }
 
-/// Declares an enum of stored codes: `code()`, `parse()` (an error on anything else), `ALL`, and
-/// sqlx `Type`, `Encode` and `Decode` on both backends, so rows decode straight into it.
+/// Declares an enum of stored codes: `code()`, `parse()` (an error on anything else), `ALL`,
+/// `Display` and `Serialize` as the code, and sqlx `Type`, `Encode` and `Decode` on both backends,
+/// so rows decode straight into it.
 #[macro_export]
 macro_rules! db_code {
     ($(#[$meta:meta])* $vis:vis enum $name:ident { $($(#[$vmeta:meta])* $variant:ident = $code:literal),+ $(,)? }) => {
@@ -33,6 +34,18 @@ macro_rules! db_code {
                     $($code => Ok(Self::$variant),)+
                     other => Err($crate::db::UnknownCode { kind: stringify!($name), code: other.to_owned() }),
                 }
+            }
+        }
+
+        impl std::fmt::Display for $name {
+            fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+                f.write_str(self.code())
+            }
+        }
+
+        impl serde::Serialize for $name {
+            fn serialize<S: serde::Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
+                serializer.serialize_str(self.code())
             }
         }
 

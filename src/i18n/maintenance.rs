@@ -45,7 +45,7 @@ impl MaintenanceText {
     }
 
     pub fn state<'a>(&self, code: &'a str) -> &'a str {
-        word(&self.states, STATES.map(RunState::as_str), code)
+        word(&self.states, STATES.map(RunState::code), code)
     }
 
     pub fn outcome<'a>(&self, code: &'a str) -> &'a str {
@@ -103,7 +103,7 @@ mod tests {
             let codes = [
                 KINDS.map(|k| (k.as_str(), m.kind(k.as_str()))).to_vec(),
                 TRIGGERS.map(|t| (t.as_str(), m.trigger(t.as_str()))).to_vec(),
-                STATES.map(|s| (s.as_str(), m.state(s.as_str()))).to_vec(),
+                STATES.map(|s| (s.code(), m.state(s.code()))).to_vec(),
                 OUTCOMES.map(|o| (o.as_str(), m.outcome(o.as_str()))).to_vec(),
                 targets.iter().chain(&["share"]).map(|&t| (t, m.target(t))).collect(),
             ];

@@ -18,7 +18,7 @@ pub struct Run {
     pub id: i64,
     pub kind: String,
     pub trigger: String,
-    pub state: String,
+    pub state: RunState,
     #[serde(serialize_with = "iso")]
     pub cutoff: Option<Timestamp>,
     pub batches: i64,
@@ -37,7 +37,7 @@ pub struct Run {
 
 impl Run {
     pub fn is_finished(&self) -> bool {
-        matches!(self.state.as_str(), "succeeded" | "partial" | "failed")
+        matches!(self.state, RunState::Succeeded | RunState::Partial | RunState::Failed)
     }
 }
 
@@ -176,7 +176,7 @@ impl Ledger {
     /// declared abandoned).
     pub async fn finish(&self, id: i64, state: RunState, note: Option<&str>) -> Result<Option<Run>, sqlx::Error> {
         on_db!(&self.db, |pool| {
-            sqlx::query_as(pool.sql(&FINISH)).bind(id).bind(state.as_str()).bind(note).fetch_optional(pool).await
+            sqlx::query_as(pool.sql(&FINISH)).bind(id).bind(state).bind(note).fetch_optional(pool).await
         })
     }
 

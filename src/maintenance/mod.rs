@@ -110,25 +110,14 @@ impl Outcome {
     }
 }
 
-/// A run's state: accepted → running → succeeded | partial | failed, forward only.
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub enum RunState {
-    Accepted,
-    Running,
-    Succeeded,
-    Partial,
-    Failed,
-}
-
-impl RunState {
-    pub fn as_str(self) -> &'static str {
-        match self {
-            RunState::Accepted => "accepted",
-            RunState::Running => "running",
-            RunState::Succeeded => "succeeded",
-            RunState::Partial => "partial",
-            RunState::Failed => "failed",
-        }
+crate::db_code! {
+    /// A run's state: accepted → running → succeeded | partial | failed, forward only.
+    pub enum RunState {
+        Accepted = "accepted",
+        Running = "running",
+        Succeeded = "succeeded",
+        Partial = "partial",
+        Failed = "failed",
     }
 }
 

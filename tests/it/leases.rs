@@ -71,7 +71,7 @@ both_backends! {
         assert!(lease.is_some());
 
         let blocked = m.run_now(Kind::Sessions, Trigger::Cli).await.unwrap();
-        assert_eq!((blocked.state.as_str(), blocked.deleted), ("partial", 0));
+        assert_eq!((blocked.state.code(), blocked.deleted), ("partial", 0));
         assert!(blocked.note.as_deref().unwrap().contains("another run holds it"));
         assert!(session_exists(app.db(), expired[0]).await);
 
@@ -83,9 +83,9 @@ both_backends! {
         )
         .await;
         let takeover = m.run_now(Kind::Sessions, Trigger::Cli).await.unwrap();
-        assert_eq!((takeover.state.as_str(), takeover.deleted), ("succeeded", 5));
+        assert_eq!((takeover.state.code(), takeover.deleted), ("succeeded", 5));
         let killed = m.ledger().get(killed.id).await.unwrap().unwrap();
-        assert_eq!(killed.state, "failed", "the dead run is marked, not left running");
+        assert_eq!(killed.state.code(), "failed", "the dead run is marked, not left running");
         assert!(killed.note.unwrap().contains("lease ran out"));
         assert_eq!(m.leases().holder("sessions").await.unwrap(), None, "the lease is given back after the run");
     }
@@ -113,7 +113,7 @@ both_backends! {
         runs.push(leftover);
         let deleted: i64 = runs.iter().map(|r| r.deleted).sum();
         assert_eq!(deleted, 600, "{runs:#?}");
-        assert!(runs.iter().all(|r| r.state != "failed"));
+        assert!(runs.iter().all(|r| r.state.code() != "failed"));
         // The lease, not luck, kept them apart: the runs that started while one worked were
         // refused, and the runs that did work never overlapped.
         let refused = runs.iter().filter(|r| r.note.as_deref().is_some_and(|n| n.contains("another run holds it"))).count();

@@ -66,7 +66,7 @@ both_backends! {
 
         // The next run, with its own later cutoff, takes them.
         let next = m.run_now(Kind::Sessions, Trigger::Cli).await.unwrap();
-        assert_eq!((next.state.as_str(), next.deleted), ("succeeded", 4));
+        assert_eq!((next.state.code(), next.deleted), ("succeeded", 4));
         assert!(next.cutoff.unwrap() > cutoff);
     }
 
@@ -75,16 +75,16 @@ both_backends! {
         insert_sessions(app.db(), 10, SessionAge::Expired).await;
         let m = app.state.maintenance.clone().with_budget(small_budget(3, 2));
         let capped = m.run_now(Kind::Sessions, Trigger::Cli).await.unwrap();
-        assert_eq!((capped.state.as_str(), capped.deleted, capped.batches), ("partial", 6, 2));
+        assert_eq!((capped.state.code(), capped.deleted, capped.batches), ("partial", 6, 2));
         assert!(capped.note.as_deref().unwrap().contains("batch cap"), "{:?}", capped.note);
 
         let rest = m.run_now(Kind::Sessions, Trigger::Cli).await.unwrap();
-        assert_eq!((rest.state.as_str(), rest.deleted), ("succeeded", 4));
+        assert_eq!((rest.state.code(), rest.deleted), ("succeeded", 4));
 
         let no_time = app.state.maintenance.clone().with_budget(Budget { max_time: Duration::ZERO, ..small_budget(3, 9) });
         insert_sessions(app.db(), 1, SessionAge::Expired).await;
         let timed_out = no_time.run_now(Kind::Sessions, Trigger::Cli).await.unwrap();
-        assert_eq!((timed_out.state.as_str(), timed_out.deleted), ("partial", 0));
+        assert_eq!((timed_out.state.code(), timed_out.deleted), ("partial", 0));
         assert!(timed_out.note.as_deref().unwrap().contains("time cap"));
     }
 
@@ -127,7 +127,7 @@ both_backends! {
         };
         assert!(!reason.is_empty() && !reason.contains(&key) && !reason.contains('/'), "{reason}");
         let gc_state = m.ledger().get(gc_run).await.unwrap().unwrap().state;
-        assert_eq!(gc_state, "partial");
+        assert_eq!(gc_state.code(), "partial");
 
         // The GC heals once the file can go; its run records the share as deleted.
         std::fs::remove_dir_all(&path).unwrap();
@@ -184,7 +184,7 @@ both_backends! {
             "INSERT INTO rate_limit_hits (bucket, at) VALUES ('old', now() - interval '2 days'), ('fresh', now())").await;
 
         let run = app.state.maintenance.run_now(Kind::All, Trigger::Cli).await.unwrap();
-        assert_eq!(run.state, "succeeded", "{:?}", run.note);
+        assert_eq!(run.state.code(), "succeeded", "{:?}", run.note);
 
         for id in expired.iter().chain(&idle) {
             assert!(!session_exists(db, *id).await, "expired or idle session {id} is deleted");
@@ -234,7 +234,7 @@ both_backends! {
         clock::set_ago(db, "shares", &["created_at"], 40 * 86400, &clock::id(active)).await;
 
         let run = app.state.maintenance.run_now(Kind::ShareRetention, Trigger::Cli).await.unwrap();
-        assert_eq!((run.state.as_str(), run.deleted), ("succeeded", 1));
+        assert_eq!((run.state.code(), run.deleted), ("succeeded", 1));
 
         let personal = |id: i64| async move {
             let sql = "SELECT s.recipient_email || '|' || s.message || '|' || f.original_name FROM shares s JOIN files f ON f.id = s.file_id WHERE s.id = $1";
