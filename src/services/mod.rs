@@ -74,8 +74,6 @@ pub struct Services {
     pub gc: GcRunner,
     /// Browser sessions, which the web layer keeps in a cookie.
     pub browsers: browsers::Browsers,
-    /// The session rows themselves (for tests and the accounts use cases).
-    pub sessions: Sessions,
     /// What the admin pages read.
     pub records: records::Records,
     pub mails: mails::Mails,
@@ -102,8 +100,7 @@ impl Services {
             deletion,
             maintenance,
             gc: GcRunner::new(share_gc, settings.gc_batch),
-            browsers: browsers::Browsers::new(sessions.clone()),
-            sessions,
+            browsers: browsers::Browsers::new(sessions),
             mails,
             parts,
         }

@@ -135,7 +135,7 @@ impl TestState {
         let settings = &state.config.settings;
         let db = parts.db.clone();
         Self {
-            sessions: services.sessions.clone(),
+            sessions: Sessions::new(db.clone(), settings.session_idle, settings.session_max_age),
             gc: services.gc.clone(),
             maintenance: services.maintenance.clone(),
             deletion: services.deletion.clone(),
