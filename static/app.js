@@ -40,34 +40,3 @@ document.addEventListener("submit", function (event) {
     if (button) button.disabled = true;
   }, 0);
 });
-// Uploads with a progress bar. Without JavaScript the form posts as usual.
-document.addEventListener("submit", function (event) {
-  var form = event.target;
-  if (!form.matches || !form.matches("form[data-upload]") || !window.XMLHttpRequest || !window.FormData) return;
-  event.preventDefault();
-  var progress = document.getElementById("upload-progress");
-  var status = document.getElementById("upload-status");
-  var button = form.querySelector("button[type=submit]");
-  var xhr = new XMLHttpRequest();
-  xhr.open("POST", form.action);
-  xhr.upload.addEventListener("progress", function (e) {
-    if (!e.lengthComputable) return;
-    var percent = Math.floor((e.loaded / e.total) * 100);
-    progress.hidden = false;
-    progress.value = percent;
-    status.textContent = percent + "%";
-  });
-  xhr.addEventListener("load", function () {
-    // The answer is a whole page (the link, or the form with an error): show it.
-    document.open();
-    document.write(xhr.responseText);
-    document.close();
-  });
-  xhr.addEventListener("error", function () {
-    button.disabled = false;
-    status.textContent = "";
-  });
-  button.disabled = true;
-  if (button.getAttribute("data-uploading")) button.textContent = button.getAttribute("data-uploading");
-  xhr.send(new FormData(form));
-});

@@ -162,7 +162,6 @@ pub const TEXT: Text = Text {
     mail_lang_label: "Language of the recipient's email",
     notify_label: "Email me when the file has been downloaded",
     upload_submit: "Upload and send",
-    uploading: "Uploading…",
     upload_too_large: "The file is larger than the limit.",
     file_missing: "Choose a file to send.",
     upload_sender_disabled: "This account can no longer send files: it has been disabled or is being deleted. Nothing was sent, and the file was removed.",
@@ -326,4 +325,5 @@ pub const TEXT: Text = Text {
         mail_constraints: "Mails already delivered are in their recipients' mailboxes and cannot be recalled. Backups are deleted as they age out; if one is restored, this deletion is applied again.",
         mail_account_last: "The account itself is removed right after this email. We keep no copy of your address.",
     },
+    uploader: super::uploader::EN,
 };

@@ -164,7 +164,6 @@ pub const TEXT: Text = Text {
     mail_lang_label: "受け取る方へのメールの言語",
     notify_label: "ダウンロードされたらメールで知らせる",
     upload_submit: "アップロードして送信",
-    uploading: "アップロード中…",
     upload_too_large: "ファイルが上限を超えています。",
     file_missing: "送るファイルを選んでください。",
     upload_sender_disabled: "このアカウントではファイルを送れなくなりました（無効にされたか、削除の手続き中です）。何も送られておらず、ファイルは削除しました。",
@@ -320,4 +319,5 @@ pub const TEXT: Text = Text {
         mail_constraints: "すでに配信されたメールは受信者のメールボックスにあり、取り消せません。バックアップは保存期間の満了とともに削除され、復元した場合はこの削除をもう一度適用します。",
         mail_account_last: "このメールの送信後、アカウント自体を削除します。メールアドレスの控えは残しません。",
     },
+    uploader: super::uploader::JA,
 };

@@ -5,8 +5,10 @@ mod en;
 pub mod format;
 mod ja;
 mod maintenance;
+mod uploader;
 
 pub use maintenance::MaintenanceText;
+pub use uploader::UploaderText;
 
 /// A language watasu speaks.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Default, serde::Serialize, serde::Deserialize)]
@@ -184,7 +186,6 @@ pub struct Text {
     pub mail_lang_label: &'static str,
     pub notify_label: &'static str,
     pub upload_submit: &'static str,
-    pub uploading: &'static str,
     pub upload_too_large: &'static str,
     pub file_missing: &'static str,
     /// The sender was disabled (or their deletion opened) while their file was arriving.
@@ -273,6 +274,7 @@ pub struct Text {
     pub maintenance: MaintenanceText,
     pub removed_after_retention: &'static str,
     pub deletion: DeletionText,
+    pub uploader: UploaderText,
 }
 
 /// Title and explanation of one error page: what happened and what the person can do next.

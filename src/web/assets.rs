@@ -16,7 +16,7 @@ struct Asset {
     bytes: &'static [u8],
 }
 
-const ASSETS: [Asset; 3] = [
+const ASSETS: [Asset; 5] = [
     Asset { name: "app.css", content_type: "text/css; charset=utf-8", bytes: include_bytes!("../../static/app.css") },
     Asset {
         name: "app.js",
@@ -27,6 +27,18 @@ const ASSETS: [Asset; 3] = [
         name: "htmx.min.js",
         content_type: "text/javascript; charset=utf-8",
         bytes: include_bytes!("../../static/htmx.min.js"),
+    },
+    // The official tus client (tus-js-client 4.3.1, see static/tus.LICENSE) and the new-share
+    // page's use of it: loaded by that page only.
+    Asset {
+        name: "tus.min.js",
+        content_type: "text/javascript; charset=utf-8",
+        bytes: include_bytes!("../../static/tus.min.js"),
+    },
+    Asset {
+        name: "upload.js",
+        content_type: "text/javascript; charset=utf-8",
+        bytes: include_bytes!("../../static/upload.js"),
     },
 ];
 

@@ -10,9 +10,7 @@ use crate::i18n::{Lang, Text};
 pub struct Chrome {
     pub lang: Lang,
     pub t: &'static Text,
-    pub css_url: String,
-    pub htmx_url: String,
-    pub app_js_url: String,
+    assets_version: String,
     /// One link per language to this same page, for the visible switch.
     pub switch: Vec<LangLink>,
     /// A sender is signed in: the header shows the dashboard's links.
@@ -42,9 +40,7 @@ impl Chrome {
             is_admin: session.is_some_and(|s| s.user_id.is_some() && s.is_admin),
             lang,
             t: lang.text(),
-            css_url: format!("/static/{version}/app.css"),
-            htmx_url: format!("/static/{version}/htmx.min.js"),
-            app_js_url: format!("/static/{version}/app.js"),
+            assets_version: version.to_owned(),
             switch: Lang::ALL
                 .iter()
                 .map(|&other| LangLink {
@@ -55,6 +51,11 @@ impl Chrome {
                 })
                 .collect(),
         }
+    }
+
+    /// The versioned URL of a static asset.
+    pub fn asset_url(&self, name: &str) -> String {
+        format!("/static/{}/{name}", self.assets_version)
     }
 
     /// The layout context for the language already chosen for this request.

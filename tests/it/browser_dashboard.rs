@@ -63,17 +63,20 @@ async fn assert_no_horizontal_overflow(browser: &BrowserSession, what: &str) {
     assert_eq!(wide, json!([]), "{what}: elements reach past the right edge of the phone");
 }
 
-/// Records every `progress` event of every XHR upload the page starts from now on (the page's
-/// own listener, which moves the bar, runs as well). The record is on `window`, which outlives
-/// the `document.write` that shows the answer.
+/// Records every `progress` event of every XHR upload the page starts from now on (tus-js-client
+/// sends each chunk with one; the page's own listener, which moves the bar, runs as well). The
+/// record is in `sessionStorage`, which outlives the form post that shows the answer.
 const HOOK_UPLOAD_PROGRESS: &str = "
-    window.__uploadProgress = [];
+    sessionStorage.setItem('uploadProgress', '[]');
     const send = XMLHttpRequest.prototype.send;
     XMLHttpRequest.prototype.send = function (body) {
         this.upload.addEventListener('progress', function (e) {
+            const panel = document.getElementById('uploader');
             const bar = document.getElementById('upload-progress');
-            window.__uploadProgress.push({ loaded: e.loaded, total: e.total, t: performance.now(),
-                                           barHidden: bar ? bar.hidden : null, barValue: bar ? bar.value : null });
+            const seen = JSON.parse(sessionStorage.getItem('uploadProgress'));
+            seen.push({ loaded: e.loaded, total: e.total, t: performance.now(),
+                        barHidden: panel ? panel.hidden : null, barValue: bar ? bar.value : null });
+            sessionStorage.setItem('uploadProgress', JSON.stringify(seen));
         });
         return send.call(this, body);
     };
@@ -109,15 +112,16 @@ async fn a_sender_sets_up_uploads_and_sees_the_download_without_reloading() {
     sender.click("main a.button[href='/shares/new']").await;
     wait_for_path(&sender, "/shares/new", DEFAULT_WAIT).await;
     assert_eq!(sender.text("h1").await, t.new_share_title);
-    assert_eq!(sender.attr("#upload-progress", "hidden").await.as_deref(), Some("true"));
+    assert_eq!(sender.attr("#uploader", "hidden").await.as_deref(), Some("true"));
     sender.screenshot("dashboard-3-new").await;
     sender.fill("#recipient", RECIPIENT).await;
     let file_input = sender.find("input[type=file]").await;
     file_input.send_keys(file_path.to_str().unwrap()).await.expect("choosing the file");
     assert_eq!(sender.execute("return document.getElementById('file').files[0].size;").await, json!(FILE_SIZE));
 
-    // The upload, slowed to UPLOAD_THROTTLE so the bar can be seen moving: the bar shows and
-    // fills while the request is still going (the document is the form's, not yet the answer).
+    // The upload (through tus, as the page's script does it), slowed to UPLOAD_THROTTLE so the bar
+    // can be seen moving: the bar shows and fills while the bytes are still going (the document is
+    // the form's, not yet the answer).
     sender.execute(HOOK_UPLOAD_PROGRESS).await;
     sender.mark_document().await;
     sender.cdp("Network.enable", json!({})).await;
@@ -130,13 +134,15 @@ async fn a_sender_sets_up_uploads_and_sees_the_download_without_reloading() {
     let upload_started = Instant::now();
     sender.click("main form[data-upload] button[type=submit]").await;
     let bar_moving = "(() => { const bar = document.getElementById('upload-progress'); \
-                      return !!bar && !bar.hidden && bar.value > 0 && bar.value < 100; })()";
+                      return !!bar && !document.getElementById('uploader').hidden && bar.value > 0 && bar.value < 100; })()";
     sender.wait_for_js(bar_moving, Duration::from_secs(30)).await;
     let seen_at = upload_started.elapsed();
     let percent = sender.execute("return document.getElementById('upload-progress').value;").await;
     let status_text = sender.text("#upload-status").await;
-    assert!(status_text.ends_with('%'), "the status line says {status_text:?} during the upload");
-    assert_eq!(sender.text("main form[data-upload] button[type=submit]").await, t.uploading);
+    let total = watasu::i18n::format::human_size(FILE_SIZE as i64, Lang::Ja);
+    assert!(status_text.contains(&total), "the status line says {status_text:?} during the upload");
+    assert!(sender.exists("#uploader [data-upload-pause]").await && sender.exists("#uploader [data-upload-cancel]").await);
+    assert!(sender.document_is_marked().await, "the page navigated while the bytes were still going");
     assert_eq!(
         sender.attr("main form[data-upload] button[type=submit]", "disabled").await.as_deref(),
         Some("true"),
@@ -144,7 +150,7 @@ async fn a_sender_sets_up_uploads_and_sees_the_download_without_reloading() {
     );
     sender.screenshot("dashboard-3b-uploading").await;
 
-    // The answer replaces the document: the link, shown once.
+    // Then the form is posted with the finished upload: the link, shown once.
     sender.wait_for("#share-link", Duration::from_secs(60)).await;
     let upload_took = upload_started.elapsed();
     sender
@@ -157,7 +163,7 @@ async fn a_sender_sets_up_uploads_and_sees_the_download_without_reloading() {
     let link = sender.attr("#share-link", "value").await.expect("the link is shown");
     assert!(link.starts_with(&format!("{}/s/", app.base)), "{link}");
     assert_eq!(sender.text("h1").await, t.created_title);
-    let progress = sender.execute("return window.__uploadProgress;").await;
+    let progress = sender.execute("return JSON.parse(sessionStorage.getItem('uploadProgress'));").await;
     let events = progress.as_array().cloned().unwrap_or_default();
     let shown = events.iter().filter(|e| e["barHidden"] == json!(false)).count();
     assert!(events.len() >= 2, "the upload fired {} progress events: {progress}", events.len());

@@ -9,6 +9,7 @@ mod big_upload;
 mod browser_dashboard;
 mod browser_recipient;
 mod browser_smoke;
+mod browser_uploads;
 mod cli_output;
 mod code_limits;
 mod codes;

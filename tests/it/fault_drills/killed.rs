@@ -2,10 +2,9 @@
 //! download and in the middle of an upload, then started again on the same data folder and
 //! database.
 
-use std::{os::unix::process::ExitStatusExt, path::Path, time::Duration};
+use std::{path::Path, time::Duration};
 
 use bytes::Bytes;
-use watasu::db::Db;
 
 use super::{
     ChannelBody, DbState, db_state, event_kinds, eventually, files_in, is_temp, share_status, upload_body, upload_head,
@@ -15,8 +14,8 @@ use crate::support::clock;
 use crate::{
     both_backends,
     support::{
-        Backend, Browser, SmtpSink, fresh_database,
-        process::{Server, run_watasu},
+        Browser, SmtpSink,
+        installation::{Installation, kill_9},
     },
 };
 
@@ -24,93 +23,17 @@ const SENDER: &str = "drill-sender@example.test";
 const RECIPIENT: &str = "drill-recipient@example.test";
 const BIG: usize = 32 << 20;
 
-/// One installation: a data folder, a database, a relay; servers come and go on top of it.
-struct Installation {
-    dir: tempfile::TempDir,
-    url: String,
-    smtp: SmtpSink,
-    db: Db,
+/// `watasu share create` of `file` from SENDER to RECIPIENT; returns the link's token.
+fn create_share(inst: &Installation, file: &Path) -> String {
+    let stdout = inst.run(&["share", "create", "--from", SENDER, "--to", RECIPIENT, "--file", file.to_str().unwrap()]);
+    let url = stdout.trim_end().lines().last().unwrap();
+    url.rsplit_once("/s/").unwrap_or_else(|| panic!("no share URL in {stdout:?}")).1.to_owned()
 }
 
-impl Installation {
-    async fn new(backend: Backend) -> Self {
-        let dir = tempfile::tempdir().unwrap();
-        let url = fresh_database(backend, dir.path()).await;
-        let smtp = SmtpSink::start().await;
-        let db = Db::connect(&url, Duration::from_secs(10)).await.unwrap();
-        db.migrate().await.unwrap();
-        Self { dir, url, smtp, db }
-    }
-
-    fn files_dir(&self) -> std::path::PathBuf {
-        self.dir.path().join("files")
-    }
-
-    /// Settings every command shares, besides the data folder.
-    fn settings(&self) -> Vec<String> {
-        [
-            "--database-url",
-            &self.url,
-            "--smtp-url",
-            &self.smtp.url(),
-            "--secret-key",
-            &"5a".repeat(32),
-            "--mail-from",
-            "watasu <watasu@example.test>",
-        ]
-        .map(str::to_owned)
-        .to_vec()
-    }
-
-    /// Runs an administration command on this installation.
-    fn run(&self, args: &[&str]) -> String {
-        let dir = self.dir.path().to_str().unwrap();
-        let settings = self.settings();
-        let mut all: Vec<&str> = args.to_vec();
-        all.extend(["--data-dir", dir]);
-        all.extend(settings.iter().map(String::as_str));
-        let (code, stdout, stderr) = tokio::task::block_in_place(|| run_watasu(&all, &[]));
-        assert_eq!(code, 0, "watasu {args:?} failed: {stdout}{stderr}");
-        stdout
-    }
-
-    /// A sender account; returns the password it was given.
-    fn add_sender(&self) -> String {
-        let stdout = self.run(&["user", "add", "--email", SENDER, "--name", "Drill Sender"]);
-        stdout
-            .lines()
-            .find_map(|l| l.strip_prefix("password (shown once): "))
-            .unwrap_or_else(|| panic!("no generated password in {stdout:?}"))
-            .trim()
-            .to_owned()
-    }
-
-    /// `watasu share create` of `file` to the recipient; returns the link's token.
-    fn create_share(&self, file: &Path) -> String {
-        let stdout =
-            self.run(&["share", "create", "--from", SENDER, "--to", RECIPIENT, "--file", file.to_str().unwrap()]);
-        let url = stdout.trim_end().lines().last().unwrap();
-        url.rsplit_once("/s/").unwrap_or_else(|| panic!("no share URL in {stdout:?}")).1.to_owned()
-    }
-
-    fn start(&self, extra: &[&str]) -> Server {
-        let mut args = self.settings();
-        args.extend(extra.iter().map(|s| (*s).to_owned()));
-        let args: Vec<&str> = args.iter().map(String::as_str).collect();
-        tokio::task::block_in_place(|| Server::start(self.dir.path(), &args))
-    }
-
-    async fn share_id(&self, position: usize) -> i64 {
-        let shares = super::lines(&self.db, "SELECT CAST(id AS TEXT) FROM shares ORDER BY id").await;
-        shares[position].parse().unwrap()
-    }
-}
-
-/// SIGKILL, and the process is gone.
-fn kill_9(server: &mut Server) {
-    server.signal("KILL");
-    let status = tokio::task::block_in_place(|| server.child.wait()).unwrap();
-    assert_eq!(status.signal(), Some(9), "{status:?}");
+/// The id of the share created in `position`.
+async fn share_id(inst: &Installation, position: usize) -> i64 {
+    let shares = super::lines(&inst.db, "SELECT CAST(id AS TEXT) FROM shares ORDER BY id").await;
+    shares[position].parse().unwrap()
 }
 
 /// A browser that proved the recipient's address with the mailed code; returns it with the CSRF
@@ -162,14 +85,14 @@ async fn signed_in_sender(base: &str, password: &str) -> (Browser, String) {
 both_backends! {
     async fn a_server_killed_mid_download_restarts_with_the_share_consumed_and_nothing_else_changed(backend: Backend) {
         let inst = Installation::new(backend).await;
-        inst.add_sender();
+        inst.add_sender(SENDER);
         let big = inst.dir.path().join("big.bin");
         std::fs::write(&big, (0..BIG).map(|i| (i % 251) as u8).collect::<Vec<u8>>()).unwrap();
         let small = inst.dir.path().join("other.txt");
         std::fs::write(&small, b"another file, for another day\n").unwrap();
-        let token = inst.create_share(&big);
-        let other_token = inst.create_share(&small);
-        let (share, other) = (inst.share_id(0).await, inst.share_id(1).await);
+        let token = create_share(&inst, &big);
+        let other_token = create_share(&inst, &small);
+        let (share, other) = (share_id(&inst, 0).await, share_id(&inst, 1).await);
         let mut server = inst.start(&[]);
         let base = server.base();
         let (browser, csrf) = verified_browser(&inst.smtp, &base, &token).await;
@@ -236,10 +159,10 @@ both_backends! {
 
     async fn a_server_killed_mid_upload_leaves_no_share_and_its_temp_file_is_collected(backend: Backend) {
         let inst = Installation::new(backend).await;
-        let password = inst.add_sender();
+        let password = inst.add_sender(SENDER);
         let small = inst.dir.path().join("other.txt");
         std::fs::write(&small, b"an earlier share\n").unwrap();
-        inst.create_share(&small);
+        create_share(&inst, &small);
         let mut server = inst.start(&[]);
         let (browser, csrf) = signed_in_sender(&server.base(), &password).await;
         let before = db_state(&inst.db).await;

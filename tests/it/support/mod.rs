@@ -8,6 +8,8 @@ pub mod clock;
 pub mod db;
 pub mod fake_store;
 pub mod http;
+pub mod installation;
+pub mod nginx;
 pub mod pg;
 pub mod process;
 pub mod raw;

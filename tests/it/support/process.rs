@@ -31,11 +31,21 @@ pub fn run_watasu(args: &[&str], envs: &[(&str, &str)]) -> (i32, String, String)
     )
 }
 
+/// A `127.0.0.1:port` that nothing listens on right now.
+pub fn free_local_addr() -> String {
+    let port = TcpListener::bind("127.0.0.1:0").unwrap().local_addr().unwrap().port();
+    format!("127.0.0.1:{port}")
+}
+
 impl Server {
     /// Starts `watasu serve` on a free port with a fresh data folder and waits until it serves.
     pub fn start(data_dir: &std::path::Path, extra: &[&str]) -> Self {
-        let port = TcpListener::bind("127.0.0.1:0").unwrap().local_addr().unwrap().port();
-        let addr = format!("127.0.0.1:{port}");
+        Self::start_on(&free_local_addr(), data_dir, extra)
+    }
+
+    /// The same on a given address (a restart where a proxy expects it).
+    pub fn start_on(addr: &str, data_dir: &std::path::Path, extra: &[&str]) -> Self {
+        let addr = addr.to_owned();
         let mut child = Command::new(env!("CARGO_BIN_EXE_watasu"))
             .args(["serve", "--listen", &addr, "--data-dir", data_dir.to_str().unwrap()])
             .args(extra)

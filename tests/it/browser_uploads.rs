@@ -1,0 +1,202 @@
+//! Resumable uploads as they meet a real deployment: a real Chromium runs the new-share page's
+//! tus-js-client through a real nginx that refuses request bodies over 100 MB (as Cloudflare
+//! does), in front of the real binary. A 300 MB file crosses in 50 MiB chunks and becomes a share
+//! whose stored SHA-256 is the source's; with the server killed (-9) halfway and started again,
+//! the same upload resumes, and nothing partial is shared meanwhile.
+
+use std::{
+    io::Write,
+    path::{Path, PathBuf},
+    time::{Duration, Instant},
+};
+
+use sha2::{Digest, Sha256};
+
+use crate::{
+    both_backends,
+    fault_drills::lines,
+    support::{
+        browser::{BrowserOptions, BrowserSession, DEFAULT_WAIT},
+        installation::{Installation, kill_9},
+        nginx::Nginx,
+        process::{Server, free_local_addr},
+    },
+};
+
+const SENDER: &str = "tus-sender@example.test";
+const RECIPIENT: &str = "tus-recipient@example.test";
+const MB: u64 = 1_000_000;
+const FILE_SIZE: u64 = 300 * MB;
+/// The proxy's cap: Cloudflare's on its free and pro plans.
+const PROXY_CAP: &str = "100m";
+/// The page's chunk size (static/upload.js).
+const CHUNK: u64 = 50 * 1024 * 1024;
+/// Long enough for 300 MB through a debug build and a restart.
+const UPLOAD_WAIT: Duration = Duration::from_secs(300);
+
+/// A file whose every byte depends on its offset, written in 1 MiB steps; returns its digest.
+fn write_source(dir: &Path) -> (PathBuf, String) {
+    let path = dir.join("大きな資料.bin");
+    let mut file = std::io::BufWriter::new(std::fs::File::create(&path).unwrap());
+    let mut hasher = Sha256::new();
+    let mut chunk = vec![0u8; 1 << 20];
+    let mut written = 0u64;
+    while written < FILE_SIZE {
+        let len = (FILE_SIZE - written).min(chunk.len() as u64) as usize;
+        for (i, byte) in chunk[..len].iter_mut().enumerate() {
+            *byte = ((written + i as u64) % 251) as u8;
+        }
+        file.write_all(&chunk[..len]).unwrap();
+        hasher.update(&chunk[..len]);
+        written += len as u64;
+    }
+    file.flush().unwrap();
+    (path, hex::encode(hasher.finalize()))
+}
+
+/// The installation, its server on a fixed address and nginx in front with the cap.
+struct Deployment {
+    inst: Installation,
+    addr: String,
+    server: Server,
+    nginx: Nginx,
+    password: String,
+}
+
+const SERVE_ARGS: [&str; 2] = ["--max-upload-bytes", "1G"];
+
+impl Deployment {
+    async fn new(backend: crate::support::Backend) -> Self {
+        let inst = Installation::new(backend).await;
+        let password = inst.add_sender(SENDER);
+        let addr = free_local_addr();
+        let server = inst.start_on(&addr, &SERVE_ARGS);
+        let nginx = Nginx::start(&addr, PROXY_CAP);
+        Self { inst, addr, server, nginx, password }
+    }
+
+    /// The stored files (name, digest, size) of every share.
+    async fn shared_files(&self) -> Vec<String> {
+        lines(&self.inst.db, "SELECT f.sha256 || ' ' || CAST(f.size_bytes AS TEXT) FROM shares s JOIN files f ON f.id = s.file_id").await
+    }
+
+    /// The durable offset of the one upload in progress, if there is one.
+    async fn upload_offset(&self) -> Option<u64> {
+        let offsets = lines(&self.inst.db, "SELECT CAST(upload_offset AS TEXT) FROM uploads").await;
+        offsets.first().map(|o| o.parse().unwrap())
+    }
+
+    /// The requests nginx passed to the app: (method, path, status, request bytes).
+    fn proxied(&self) -> Vec<(String, String, u16, u64)> {
+        self.nginx
+            .access_log()
+            .lines()
+            .map(|line| {
+                let fields: Vec<&str> = line.split(' ').collect();
+                (fields[0].to_owned(), fields[1].to_owned(), fields[2].parse().unwrap(), fields[3].parse().unwrap())
+            })
+            .collect()
+    }
+}
+
+/// A browser signed in through the proxy, on the new-share form with the recipient and the file
+/// filled in, not yet sent.
+async fn filled_form(deployment: &Deployment, file: &Path) -> BrowserSession {
+    let browser = BrowserSession::start(BrowserOptions::desktop()).await;
+    let base = deployment.nginx.base();
+    browser.goto(&format!("{base}/login")).await;
+    browser.fill("#email", SENDER).await;
+    browser.fill("#password", &deployment.password).await;
+    browser.click("main form button[type=submit]").await;
+    browser.wait_until("the signed-in list", DEFAULT_WAIT, async |b| b.current_path().await == "/shares").await;
+    browser.goto(&format!("{base}/shares/new")).await;
+    browser.fill("#recipient", RECIPIENT).await;
+    let input = browser.find("input[type=file]").await;
+    input.send_keys(file.to_str().unwrap()).await.expect("choosing the file");
+    browser
+}
+
+/// Sends the form and waits for the created page, which the form post shows after the upload.
+async fn wait_for_the_link(browser: &BrowserSession) -> Duration {
+    let started = Instant::now();
+    browser.wait_for("#share-link", UPLOAD_WAIT).await;
+    started.elapsed()
+}
+
+/// The chunks went through the proxy under its cap, and one upload was made for the file.
+fn assert_chunked_under_the_cap(deployment: &Deployment) -> u64 {
+    let proxied = deployment.proxied();
+    let creations = proxied.iter().filter(|(m, p, _, _)| m == "POST" && p == "/uploads").count();
+    assert_eq!(creations, 1, "the file was uploaded as {creations} uploads: {proxied:?}");
+    let patches: Vec<_> = proxied.iter().filter(|(m, p, _, _)| m == "PATCH" && p.starts_with("/uploads/")).collect();
+    assert!(patches.len() as u64 >= FILE_SIZE.div_ceil(CHUNK), "{patches:?}");
+    let largest = patches.iter().map(|(_, _, _, bytes)| *bytes).max().unwrap();
+    assert!(largest < 100 * MB, "a PATCH of {largest} bytes went past a 100 MB cap");
+    patches.iter().map(|(_, _, _, bytes)| *bytes).sum()
+}
+
+both_backends! {
+    async fn a_300_mb_file_crosses_a_100_mb_proxy_cap_in_resumable_chunks(backend: Backend) {
+        let deployment = Deployment::new(backend).await;
+        // The cap is real: one request with the whole file is refused by nginx itself.
+        let whole = reqwest::Client::new()
+            .post(format!("{}/shares/new", deployment.nginx.base()))
+            .header("Content-Length", FILE_SIZE.to_string())
+            .body(vec![0u8; 1024])
+            .send()
+            .await
+            .unwrap();
+        assert_eq!(whole.status(), 413, "nginx let a 300 MB body through");
+
+        let files = tempfile::tempdir().unwrap();
+        let (source, digest) = write_source(files.path());
+        let browser = filled_form(&deployment, &source).await;
+        browser.click("main form[data-upload] button[type=submit]").await;
+        let took = wait_for_the_link(&browser).await;
+
+        assert_eq!(deployment.shared_files().await, [format!("{digest} {FILE_SIZE}")]);
+        assert_eq!(deployment.upload_offset().await, None, "the finished upload became the share's file");
+        let sent = assert_chunked_under_the_cap(&deployment);
+        assert_eq!(sent / MB, FILE_SIZE / MB, "bytes sent in PATCH requests, headers included");
+        eprintln!("300 MB through nginx (cap {PROXY_CAP}) in {took:?}");
+        browser.close().await;
+    }
+
+    async fn an_upload_resumes_after_the_server_is_killed_halfway(backend: Backend) {
+        let mut deployment = Deployment::new(backend).await;
+        let files = tempfile::tempdir().unwrap();
+        let (source, digest) = write_source(files.path());
+        let browser = filled_form(&deployment, &source).await;
+        // Slowed down, so that the kill lands in the middle of a chunk.
+        browser.cdp("Network.enable", serde_json::json!({})).await;
+        browser
+            .cdp(
+                "Network.emulateNetworkConditions",
+                serde_json::json!({ "offline": false, "latency": 0, "downloadThroughput": -1, "uploadThroughput": 40 * MB }),
+            )
+            .await;
+        browser.click("main form[data-upload] button[type=submit]").await;
+
+        let started = Instant::now();
+        let halfway = loop {
+            if let Some(offset) = deployment.upload_offset().await.filter(|o| *o >= FILE_SIZE / 2) {
+                break offset;
+            }
+            assert!(started.elapsed() < UPLOAD_WAIT, "the upload never got halfway");
+            tokio::time::sleep(Duration::from_millis(50)).await;
+        };
+        kill_9(&mut deployment.server);
+        // Nothing partial is shared: no share, no file row, and the upload has no digest.
+        assert!(deployment.shared_files().await.is_empty());
+        let digests = lines(&deployment.inst.db, "SELECT COALESCE(sha256, 'none') FROM uploads").await;
+        assert_eq!(digests, ["none"]);
+
+        deployment.server = deployment.inst.start_on(&deployment.addr, &SERVE_ARGS);
+        wait_for_the_link(&browser).await;
+        assert_eq!(deployment.shared_files().await, [format!("{digest} {FILE_SIZE}")]);
+        let sent = assert_chunked_under_the_cap(&deployment);
+        // Resumed, not started again: at most the chunk in flight at the kill was sent twice.
+        assert!(sent < FILE_SIZE + 2 * CHUNK, "{sent} bytes sent for a {FILE_SIZE}-byte file (killed at {halfway})");
+        browser.close().await;
+    }
+}

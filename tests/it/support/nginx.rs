@@ -1,0 +1,85 @@
+//! A real nginx in front of the app, configured as the README says (contrib/nginx/watasu-proxy.conf)
+//! with a Cloudflare-like cap on request bodies. One process (`master_process off`), so it runs as
+//! whoever runs the tests and needs no folder that another user can read.
+
+use std::{
+    net::TcpStream,
+    path::{Path, PathBuf},
+    process::{Child, Command, Stdio},
+    time::{Duration, Instant},
+};
+
+use super::process::free_local_addr;
+
+pub struct Nginx {
+    child: Child,
+    pub addr: String,
+    dir: tempfile::TempDir,
+}
+
+fn binary() -> PathBuf {
+    ["/usr/sbin/nginx", "/usr/bin/nginx"].iter().map(PathBuf::from).find(|p| p.exists()).unwrap_or_else(|| {
+        panic!("nginx is not installed: `apt-get install nginx` (scripts/test installs it when run as root)")
+    })
+}
+
+impl Nginx {
+    /// nginx on a free local port, proxying everything to `upstream` (`host:port`) and refusing
+    /// request bodies over `max_body` (nginx syntax, e.g. `100m`).
+    pub fn start(upstream: &str, max_body: &str) -> Self {
+        let dir = tempfile::tempdir().unwrap();
+        let addr = free_local_addr();
+        let proxy_conf = Path::new(env!("CARGO_MANIFEST_DIR")).join("contrib/nginx/watasu-proxy.conf");
+        let d = dir.path().display();
+        let config = format!(
+            "daemon off;\nmaster_process off;\npid {d}/nginx.pid;\nerror_log {d}/error.log info;\n\
+             events {{ worker_connections 256; }}\n\
+             http {{\n  log_format requests '$request_method $uri $status $request_length';\n  access_log {d}/access.log requests;\n  client_body_temp_path {d}/body;\n  proxy_temp_path {d}/proxy;\n\
+             fastcgi_temp_path {d}/fastcgi;\n  uwsgi_temp_path {d}/uwsgi;\n  scgi_temp_path {d}/scgi;\n\
+             server {{\n    listen {addr};\n    client_max_body_size {max_body};\n\
+             location / {{\n      proxy_pass http://{upstream};\n      include {};\n    }}\n  }}\n}}\n",
+            proxy_conf.display()
+        );
+        let conf_path = dir.path().join("nginx.conf");
+        std::fs::write(&conf_path, config).unwrap();
+        let child = Command::new(binary())
+            .args(["-p", dir.path().to_str().unwrap(), "-c", conf_path.to_str().unwrap()])
+            .stdin(Stdio::null())
+            .stdout(Stdio::null())
+            .stderr(Stdio::piped())
+            .spawn()
+            .expect("starting nginx");
+        let nginx = Self { child, addr, dir };
+        nginx.wait_until_listening(Duration::from_secs(10));
+        nginx
+    }
+
+    fn wait_until_listening(&self, timeout: Duration) {
+        let started = Instant::now();
+        while TcpStream::connect(&self.addr).is_err() {
+            assert!(started.elapsed() < timeout, "nginx never listened on {}: {}", self.addr, self.error_log());
+            std::thread::sleep(Duration::from_millis(20));
+        }
+    }
+
+    pub fn base(&self) -> String {
+        format!("http://{}", self.addr)
+    }
+
+    /// The requests nginx passed on, one line each: method, path, status, request bytes (headers
+    /// and body).
+    pub fn access_log(&self) -> String {
+        std::fs::read_to_string(self.dir.path().join("access.log")).unwrap_or_default()
+    }
+
+    pub fn error_log(&self) -> String {
+        std::fs::read_to_string(self.dir.path().join("error.log")).unwrap_or_default()
+    }
+}
+
+impl Drop for Nginx {
+    fn drop(&mut self) {
+        let _ = self.child.kill();
+        let _ = self.child.wait();
+    }
+}
