@@ -81,7 +81,17 @@ pub struct Transfers {
     pub dd: Transfer,
     pub upload_rss_before_kib: u64,
     pub upload_peak_kib: u64,
+    /// The same file through tus in the page's chunk size: straight to watasu, and through nginx
+    /// with a 100 MB cap on request bodies.
+    pub tus_direct: Transfer,
+    pub tus_proxied: Transfer,
+    pub tus_peak_kib: u64,
+    /// The download cut at half and resumed with a Range request.
+    pub download_resumed: Transfer,
 }
+
+/// The new-share page's tus chunk size (static/upload.js).
+const TUS_CHUNK: u64 = 50 << 20;
 
 /// Everything measured on one database backend.
 pub struct BackendFigures {
@@ -323,16 +333,33 @@ async fn transfers(db: &Db, server: &Watasu, data: &Path, work: &Path, o: &Optio
     let (cookie, csrf) = transfer::signed_in(db, 1).await;
     let pid = server.pid();
     let upload_rss_before_kib = memory_kib(pid, "VmRSS").unwrap();
+    let before = transfer::stored_files(data);
     let sampler = PeakRss::start(pid);
     let (base, from, answer) = (server.base.clone(), source.clone(), work.join("upload-answer.html"));
-    let (upload, token) = blocking(move || transfer::upload(&base, &cookie, &csrf, &from, &answer)).await;
+    let (c, t) = (cookie.clone(), csrf.clone());
+    let (upload, token) = blocking(move || transfer::upload(&base, &c, &t, &from, &answer)).await;
     let upload_peak_kib = sampler.finish();
+    let stored = transfer::new_stored_file(data, &before);
+
+    eprintln!("bench: upload through tus, straight and through nginx with a 100 MB cap");
+    let sampler = PeakRss::start(pid);
+    let before = transfer::stored_files(data);
+    let (tus_direct, resumable_token) = transfer::upload_tus(&server.base, &cookie, &csrf, &source, TUS_CHUNK).await;
+    let resumable = transfer::new_stored_file(data, &before);
+    let upstream = server.base.trim_start_matches("http://").to_owned();
+    let proxy = Nginx::proxying(&work.join("nginx-proxy"), &upstream, "100m");
+    let proxied_base = format!("http://127.0.0.1:{}", proxy.port);
+    let before = transfer::stored_files(data);
+    let (tus_proxied, _) = transfer::upload_tus(&proxied_base, &cookie, &csrf, &source, TUS_CHUNK).await;
+    proxy.stop();
+    let tus_peak_kib = sampler.finish();
+    // Only its speed counts; its share is never downloaded.
+    std::fs::remove_file(transfer::new_stored_file(data, &before)).unwrap();
     std::fs::remove_file(&source).unwrap();
 
     eprintln!("bench: downloads");
-    let stored = transfer::biggest_stored_file(data);
     assert_eq!(std::fs::metadata(&stored).unwrap().len(), o.file_bytes, "the stored file has the wrong size");
-    let nginx = Nginx::start(&work.join("nginx"), stored.parent().unwrap());
+    let nginx = Nginx::serving(&work.join("nginx"), stored.parent().unwrap());
     let url = format!("http://127.0.0.1:{}/{}", nginx.port, stored.file_name().unwrap().to_str().unwrap());
     let mut nginx_runs = Vec::new();
     for _ in 0..3 {
@@ -348,8 +375,14 @@ async fn transfers(db: &Db, server: &Watasu, data: &Path, work: &Path, o: &Optio
     let download = blocking(move || transfer::download_watasu(&base, &token, &cookie, &csrf)).await;
     let download_peak_kib = sampler.finish();
     assert_eq!(download.bytes, o.file_bytes, "the download was cut short");
-    // The download used up the share; its file would be collected after the delivery grace.
+    let (cookie, csrf) = transfer::granted(db, &resumable_token).await;
+    let (base, scratch) = (server.base.clone(), work.to_owned());
+    let download_resumed =
+        blocking(move || transfer::download_resumed(&base, &resumable_token, &cookie, &csrf, size, &scratch)).await;
+    assert_eq!(download_resumed.bytes, o.file_bytes, "the resumed download was cut short");
+    // The downloads used up the shares; their files would be collected after the delivery grace.
     std::fs::remove_file(&stored).unwrap();
+    std::fs::remove_file(&resumable).unwrap();
     Transfers {
         download,
         nginx: nginx_runs[1],
@@ -359,5 +392,9 @@ async fn transfers(db: &Db, server: &Watasu, data: &Path, work: &Path, o: &Optio
         dd,
         upload_rss_before_kib,
         upload_peak_kib,
+        tus_direct,
+        tus_proxied,
+        tus_peak_kib,
+        download_resumed,
     }
 }

@@ -94,14 +94,33 @@ fn stop_child(child: &mut Child, signal: &str) {
     let _ = child.wait();
 }
 
-/// nginx from the Debian package, serving one folder on 127.0.0.1 with sendfile, no access log.
+/// nginx from the Debian package on 127.0.0.1: serving one folder with sendfile, or proxying to
+/// watasu as the README configures it. No access log.
 pub struct Nginx {
     child: Child,
     pub port: u16,
 }
 
 impl Nginx {
-    pub fn start(prefix: &Path, root: &Path) -> Self {
+    /// Serves `root` with sendfile.
+    pub fn serving(prefix: &Path, root: &Path) -> Self {
+        Self::start(prefix, &format!("root {};\n        location / {{ }}", root.display()))
+    }
+
+    /// Proxies to `upstream` (`host:port`) with contrib/nginx/watasu-proxy.conf, refusing request
+    /// bodies over `max_body` (a Cloudflare-like cap).
+    pub fn proxying(prefix: &Path, upstream: &str, max_body: &str) -> Self {
+        let conf = Path::new(env!("CARGO_MANIFEST_DIR")).join("contrib/nginx/watasu-proxy.conf");
+        Self::start(
+            prefix,
+            &format!(
+                "client_max_body_size {max_body};\n        location / {{ proxy_pass http://{upstream}; include {}; }}",
+                conf.display()
+            ),
+        )
+    }
+
+    fn start(prefix: &Path, server: &str) -> Self {
         let binary = ["/usr/sbin/nginx", "/usr/local/sbin/nginx"]
             .into_iter()
             .map(PathBuf::from)
@@ -131,12 +150,10 @@ http {{
     scgi_temp_path {p}/tmp/scgi;
     server {{
         listen 127.0.0.1:{port};
-        root {root};
-        location / {{ }}
+        {server}
     }}
 }}
-",
-            root = root.display()
+"
         );
         let conf = prefix.join("nginx.conf");
         std::fs::write(&conf, config).unwrap();

@@ -71,6 +71,14 @@ pub fn render(o: &Options, f: &Footprint, backends: &[BackendFigures], took: Dur
                 ),
             ]);
             row([
+                "1".into(),
+                "The same download cut at half and resumed (`Range`, `If-Range`)".into(),
+                format!("{:.0} MB/s", t.download_resumed.mb_per_s()),
+                format!("uninterrupted: {:.0} MB/s", t.download.mb_per_s()),
+                format!("{:.2}", t.download_resumed.mb_per_s() / t.download.mb_per_s()),
+                "the claim, the first half and the rest, timed together".into(),
+            ]);
+            row([
                 "2".into(),
                 format!("Upload of {file} through the dashboard form (curl, multipart)"),
                 format!("{:.0} MB/s", t.upload.mb_per_s()),
@@ -80,6 +88,26 @@ pub fn render(o: &Options, f: &Footprint, backends: &[BackendFigures], took: Dur
                     "watasu peak RSS {} during it ({} before); stored, hashed (SHA-256), fsynced, renamed",
                     mib(t.upload_peak_kib),
                     mib(t.upload_rss_before_kib)
+                ),
+            ]);
+            row([
+                "2".into(),
+                format!("Upload of {file} through tus in 50 MiB PATCHes, through nginx capping bodies at 100 MB"),
+                format!("{:.0} MB/s", t.tus_proxied.mb_per_s()),
+                format!(
+                    "multipart: {:.0} MB/s; tus straight to watasu: {:.0} MB/s; dd: {:.0} MB/s",
+                    t.upload.mb_per_s(),
+                    t.tus_direct.mb_per_s(),
+                    t.dd.mb_per_s()
+                ),
+                format!(
+                    "{:.2} of multipart, {:.2} of dd",
+                    t.tus_proxied.mb_per_s() / t.upload.mb_per_s(),
+                    t.tus_proxied.mb_per_s() / t.dd.mb_per_s()
+                ),
+                format!(
+                    "from the creation request to the created page; watasu peak RSS {} during both",
+                    mib(t.tus_peak_kib)
                 ),
             ]);
         }

@@ -112,13 +112,75 @@ pub fn upload(base: &str, cookie: &str, csrf: &str, source: &Path, answer: &Path
     ]);
     let body = std::fs::read_to_string(answer).unwrap_or_default();
     assert_eq!(words[0], "200", "the upload failed: {body}");
-    let token = body
-        .split("/s/")
+    (Transfer { bytes: size, seconds: words[1].parse().unwrap() }, link_token(&body))
+}
+
+/// The share link's token on the created page.
+fn link_token(page: &str) -> String {
+    page.split("/s/")
         .skip(1)
         .map(|rest| rest.chars().take_while(char::is_ascii_hexdigit).collect::<String>())
         .find(|t| t.len() == 64)
-        .expect("the answer shows the share link");
-    (Transfer { bytes: size, seconds: words[1].parse().unwrap() }, token)
+        .expect("the answer shows the share link")
+}
+
+/// Uploads `source` as the new-share page does: a tus upload sent in `chunk`-byte PATCH requests,
+/// then the form posted with the finished upload's id. Timed from the creation request to the
+/// created page; returns the transfer and the new share's link token.
+pub async fn upload_tus(base: &str, cookie: &str, csrf: &str, source: &Path, chunk: u64) -> (Transfer, String) {
+    use base64::Engine;
+    use tokio::io::{AsyncReadExt, AsyncSeekExt};
+    let size = std::fs::metadata(source).unwrap().len();
+    let client = reqwest::Client::new();
+    let tus = |request: reqwest::RequestBuilder| {
+        request.header("Cookie", cookie).header("X-CSRF-Token", csrf).header("Tus-Resumable", "1.0.0")
+    };
+    let started = Instant::now();
+    let name = base64::engine::general_purpose::STANDARD.encode("big.bin");
+    let created = tus(client.post(format!("{base}/uploads")))
+        .header("Upload-Length", size)
+        .header("Upload-Metadata", format!("filename {name}"))
+        .send()
+        .await
+        .unwrap();
+    assert_eq!(created.status(), 201, "the tus creation was refused: {}", created.text().await.unwrap_or_default());
+    let location = created.headers()["location"].to_str().unwrap().to_owned();
+    let mut offset = 0;
+    while offset < size {
+        let len = chunk.min(size - offset);
+        let mut file = tokio::fs::File::open(source).await.unwrap();
+        file.seek(std::io::SeekFrom::Start(offset)).await.unwrap();
+        let body = reqwest::Body::wrap_stream(tokio_util::io::ReaderStream::with_capacity(file.take(len), 256 << 10));
+        let answer = tus(client.patch(format!("{base}{location}")))
+            .header("Content-Type", "application/offset+octet-stream")
+            .header("Upload-Offset", offset)
+            .header("Content-Length", len)
+            .body(body)
+            .send()
+            .await
+            .unwrap();
+        assert_eq!(answer.status(), 204, "a PATCH failed: {}", answer.text().await.unwrap_or_default());
+        offset = answer.headers()["upload-offset"].to_str().unwrap().parse().unwrap();
+    }
+    let upload_id = location.rsplit('/').next().unwrap().to_owned();
+    let form = reqwest::multipart::Form::new()
+        .text("csrf_token", csrf.to_owned())
+        .text("recipient", "recipient@example.test")
+        .text("expires_in", "1d")
+        .text("mail_lang", "en")
+        .text("upload", upload_id);
+    let answer = client
+        .post(format!("{base}/shares/new"))
+        .header("Cookie", cookie)
+        .header("Sec-Fetch-Site", "same-origin")
+        .multipart(form)
+        .send()
+        .await
+        .unwrap();
+    let status = answer.status();
+    let page = answer.text().await.unwrap();
+    assert_eq!(status, 200, "the share was not created from the upload: {page}");
+    (Transfer { bytes: size, seconds: started.elapsed().as_secs_f64() }, link_token(&page))
 }
 
 /// A browser session holding a download grant for the share of `token` (as a verified recipient
@@ -130,9 +192,11 @@ pub async fn granted(db: &Db, token: &str) -> (String, String) {
     (format!("{COOKIE}={}", session.cookie_value.expose()), session.session.csrf_secret)
 }
 
-/// The one download of a share, with curl, discarding the bytes.
+/// The one download of a share, with curl, discarding the bytes: the claim, then the file its
+/// redirect leads to.
 pub fn download_watasu(base: &str, token: &str, cookie: &str, csrf: &str) -> Transfer {
     let words = curl(&[
+        "-L",
         "-o",
         "/dev/null",
         "-w",
@@ -149,6 +213,45 @@ pub fn download_watasu(base: &str, token: &str, cookie: &str, csrf: &str) -> Tra
     Transfer { bytes: words[1].parse().unwrap(), seconds: words[2].parse().unwrap() }
 }
 
+/// The one download of a share cut in the middle and resumed, as a browser resumes: the claim,
+/// the first half, then the rest with `Range` and `If-Range`; all three timed together.
+pub fn download_resumed(base: &str, token: &str, cookie: &str, csrf: &str, size: u64, work: &Path) -> Transfer {
+    let cookie = format!("Cookie: {cookie}");
+    let claim = curl(&[
+        "-o",
+        "/dev/null",
+        "-w",
+        "%{http_code} %{redirect_url} %{time_total}",
+        "-H",
+        &cookie,
+        "-H",
+        "Sec-Fetch-Site: same-origin",
+        "--data",
+        &format!("csrf_token={csrf}"),
+        &format!("{base}/s/{token}/download"),
+    ]);
+    assert_eq!(claim[0], "303", "the claim was refused");
+    let (file_url, headers) = (&claim[1], work.join("resumed-headers.txt"));
+    let ranged = |range: &str, extra: &[&str]| {
+        let mut args = vec!["-o", "/dev/null", "-D", headers.to_str().unwrap(), "-H", &cookie, "-r", range];
+        args.extend(extra);
+        args.extend(["-w", "%{http_code} %{size_download} %{time_total}", file_url]);
+        let words = curl(&args);
+        assert_eq!(words[0], "206", "the range {range} was answered {}", words[0]);
+        Transfer { bytes: words[1].parse().unwrap(), seconds: words[2].parse().unwrap() }
+    };
+    let half = size / 2;
+    let first = ranged(&format!("0-{}", half - 1), &[]);
+    let head = std::fs::read_to_string(&headers).unwrap();
+    let etag = head.lines().find_map(|l| l.strip_prefix("etag: ").or_else(|| l.strip_prefix("ETag: ")));
+    let if_range = format!("If-Range: {}", etag.expect("the file has an ETag").trim());
+    let rest = ranged(&format!("{half}-"), &["-H", &if_range]);
+    Transfer {
+        bytes: first.bytes + rest.bytes,
+        seconds: claim[2].parse::<f64>().unwrap() + first.seconds + rest.seconds,
+    }
+}
+
 /// A GET of `url` with curl, discarding the bytes.
 pub fn download_plain(url: &str) -> Transfer {
     let words = curl(&["-o", "/dev/null", "-w", "%{http_code} %{size_download} %{time_total}", url]);
@@ -156,14 +259,16 @@ pub fn download_plain(url: &str) -> Transfer {
     Transfer { bytes: words[1].parse().unwrap(), seconds: words[2].parse().unwrap() }
 }
 
-/// The biggest stored file of a data folder (the uploaded one).
-pub fn biggest_stored_file(data_dir: &Path) -> PathBuf {
-    std::fs::read_dir(data_dir.join("files"))
-        .unwrap()
-        .flatten()
-        .max_by_key(|e| e.metadata().map(|m| m.len()).unwrap_or(0))
-        .expect("a stored file")
-        .path()
+/// The stored files of a data folder.
+pub fn stored_files(data_dir: &Path) -> Vec<PathBuf> {
+    std::fs::read_dir(data_dir.join("files")).unwrap().flatten().map(|e| e.path()).collect()
+}
+
+/// The one stored file that is not among `before` (the one an upload just stored).
+pub fn new_stored_file(data_dir: &Path, before: &[PathBuf]) -> PathBuf {
+    let new: Vec<_> = stored_files(data_dir).into_iter().filter(|p| !before.contains(p)).collect();
+    assert_eq!(new.len(), 1, "the upload stored {new:?}");
+    new[0].clone()
 }
 
 /// How 200 simultaneous download POSTs of one granted session on one share were answered.

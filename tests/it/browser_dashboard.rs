@@ -141,7 +141,9 @@ async fn a_sender_sets_up_uploads_and_sees_the_download_without_reloading() {
     let status_text = sender.text("#upload-status").await;
     let total = watasu::i18n::format::human_size(FILE_SIZE as i64, Lang::Ja);
     assert!(status_text.contains(&total), "the status line says {status_text:?} during the upload");
-    assert!(sender.exists("#uploader [data-upload-pause]").await && sender.exists("#uploader [data-upload-cancel]").await);
+    assert!(
+        sender.exists("#uploader [data-upload-pause]").await && sender.exists("#uploader [data-upload-cancel]").await
+    );
     assert!(sender.document_is_marked().await, "the page navigated while the bytes were still going");
     assert_eq!(
         sender.attr("main form[data-upload] button[type=submit]", "disabled").await.as_deref(),

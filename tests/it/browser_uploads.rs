@@ -77,7 +77,11 @@ impl Deployment {
 
     /// The stored files (name, digest, size) of every share.
     async fn shared_files(&self) -> Vec<String> {
-        lines(&self.inst.db, "SELECT f.sha256 || ' ' || CAST(f.size_bytes AS TEXT) FROM shares s JOIN files f ON f.id = s.file_id").await
+        lines(
+            &self.inst.db,
+            "SELECT f.sha256 || ' ' || CAST(f.size_bytes AS TEXT) FROM shares s JOIN files f ON f.id = s.file_id",
+        )
+        .await
     }
 
     /// The durable offset of the one upload in progress, if there is one.
