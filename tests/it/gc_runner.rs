@@ -60,6 +60,10 @@ impl FileStore for GatedStore {
         self.inner.open(key).await
     }
 
+    async fn open_range(&self, key: &str, start: u64, len: u64) -> Result<OpenedFile, StoreError> {
+        self.inner.open_range(key, start, len).await
+    }
+
     async fn delete(&self, key: &str) -> Result<Deleted, StoreError> {
         self.entered.add_permits(1);
         self.gate.acquire().await.unwrap().forget();
@@ -240,14 +244,7 @@ both_backends! {
         browser.set_cookie("watasu_session", session.cookie_value.expose());
         let before = app.state.gc.stats().requested;
 
-        let mut response = browser
-            .client
-            .post(browser.url(&format!("/s/{}/download", share.token)))
-            .header("Sec-Fetch-Site", "same-origin")
-            .form(&[("csrf_token", session.session.csrf_secret.as_str())])
-            .send()
-            .await
-            .unwrap();
+        let mut response = browser.download(&share.token, &session.session.csrf_secret).await;
         assert_eq!(response.status(), 200);
         let mut received = response.chunk().await.unwrap().expect("the body starts").len();
 

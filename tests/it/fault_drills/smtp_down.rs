@@ -87,14 +87,7 @@ both_backends! {
             .await;
         assert_eq!(verified.status, 303, "{}", verified.body);
         let download_page = early.get(&format!("/s/{}", share.token)).await;
-        let download = early
-            .client
-            .post(early.url(&format!("/s/{}/download", share.token)))
-            .header("Sec-Fetch-Site", "same-origin")
-            .form(&[("csrf_token", download_page.csrf_token())])
-            .send()
-            .await
-            .unwrap();
+        let download = early.download(&share.token, &download_page.csrf_token()).await;
         assert_eq!(download.status(), 200);
         assert_eq!(download.bytes().await.unwrap().as_ref(), b"the report\n");
         let waiting = [
