@@ -132,7 +132,7 @@ both_backends! {
         // The landing page's views within the hour are one entry.
         let mut kinds = event_kinds(app.db(), share.id).await;
         kinds.sort();
-        let mut expected = vec!["opened", "code_sent", "code_mail_failed", "verified", "downloaded"];
+        let mut expected = vec!["opened", "code_sent", "code_mail_failed", "verified", "downloaded", "download_completed"];
         expected.sort();
         assert_eq!(kinds, expected);
     }
