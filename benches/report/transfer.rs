@@ -192,8 +192,8 @@ pub async fn granted(db: &Db, token: &str) -> (String, String) {
     (format!("{COOKIE}={}", session.cookie_value.expose()), session.session.csrf_secret)
 }
 
-/// The one download of a share, with curl, discarding the bytes: the claim, then the file its
-/// redirect leads to.
+/// The one download of a share, with curl, discarding the bytes: the claim's POST, then (`-L`)
+/// the GET of the file its 303 names, with the same cookie.
 pub fn download_watasu(base: &str, token: &str, cookie: &str, csrf: &str) -> Transfer {
     let words = curl(&[
         "-L",
@@ -271,7 +271,8 @@ pub fn new_stored_file(data_dir: &Path, before: &[PathBuf]) -> PathBuf {
     new[0].clone()
 }
 
-/// How 200 simultaneous download POSTs of one granted session on one share were answered.
+/// How 200 simultaneous download POSTs of 200 granted sessions on one share were answered: the
+/// claim is a 303 to the file (`ok`), every other a 410.
 #[derive(Debug, Default)]
 pub struct Race {
     pub ok: u32,
@@ -279,8 +280,9 @@ pub struct Race {
     pub other: u32,
 }
 
-/// Makes a 1 MiB share with `watasu share create`, grants one session, and sends 200 download
-/// POSTs at once, each on its own connection.
+/// Makes a 1 MiB share with `watasu share create`, grants 200 sessions, and sends their 200
+/// download POSTs at once, each on its own connection. (One session's repeated POSTs are no
+/// second claim: after its claim it is sent to the file again.)
 pub async fn race(db: &Db, data_dir: &Path, database_url: &str, base: &str, work: &Path) -> Race {
     let file = work.join("race.bin");
     make_source(&file, 1 << 20);
@@ -297,12 +299,17 @@ pub async fn race(db: &Db, data_dir: &Path, database_url: &str, base: &str, work
     let url = stdout.lines().last().unwrap().trim();
     let token = url.rsplit('/').next().unwrap().to_owned();
     std::fs::remove_file(&file).unwrap();
-    let (cookie, csrf) = granted(db, &token).await;
     let start = std::sync::Arc::new(tokio::sync::Barrier::new(200));
     let mut tasks = tokio::task::JoinSet::new();
     for _ in 0..200 {
+        let (cookie, csrf) = granted(db, &token).await;
         // One client each: 200 connections, not 200 requests queued on a few.
-        let client = reqwest::Client::builder().pool_max_idle_per_host(0).build().unwrap();
+        // Redirects not followed: the claim's own answer is what is counted.
+        let client = reqwest::Client::builder()
+            .pool_max_idle_per_host(0)
+            .redirect(reqwest::redirect::Policy::none())
+            .build()
+            .unwrap();
         let request = client
             .post(format!("{base}/s/{token}/download"))
             .header("Cookie", &cookie)
@@ -320,7 +327,7 @@ pub async fn race(db: &Db, data_dir: &Path, database_url: &str, base: &str, work
     let mut race = Race::default();
     while let Some(status) = tasks.join_next().await {
         match status.unwrap() {
-            200 => race.ok += 1,
+            303 => race.ok += 1,
             410 => race.gone += 1,
             _ => race.other += 1,
         }

@@ -8,5 +8,5 @@ pub mod store;
 
 pub use gc::{GcReport, GcRunner, GcStats, ShareGc};
 pub use leftovers::LeftoverReport;
-pub use repo::{LifecycleRepository, PURGEABLE_POSTGRES, PURGEABLE_SQLITE, PurgeCandidate};
+pub use repo::{ClaimedFile, LifecycleRepository, PURGEABLE_POSTGRES, PURGEABLE_SQLITE, PurgeCandidate};
 pub use store::{Deleted, FileStore, LocalFileStore, OpenedFile, StoreError, StoredFile};

@@ -17,6 +17,26 @@ pub struct PurgeCandidate {
     pub storage_key: String,
 }
 
+/// A claimed share's stored file, as the session that claimed it may fetch it.
+#[derive(Clone, Debug, sqlx::FromRow)]
+pub struct ClaimedFile {
+    pub share_id: i64,
+    pub storage_key: String,
+    pub original_name: String,
+    pub size_bytes: i64,
+    /// Hex SHA-256 of the content: the strong validator (ETag) of every answer.
+    pub sha256: String,
+}
+
+/// The claimed file a session may fetch ($1 the token hash, $2 the session, $3 the grace).
+/// Expiry does not end it: the claim was made in time, and the grace alone bounds the delivery.
+const CLAIMED_BY: Sql = sql!(
+    "SELECT s.id AS share_id, f.storage_key, f.original_name, f.size_bytes, f.sha256
+       FROM shares s JOIN files f ON f.id = s.file_id
+      WHERE s.token_hash = $1 AND s.claimed_session_id = $2 AND s.status = 'consumed'
+        AND s.consumed_at > " now " - " secs("$3")
+);
+
 /// The GC's candidate query ($1 the delivery grace in seconds, $2 the batch). PostgreSQL's index
 /// and ORDER BY name NULLS FIRST (SQLite sorts NULLs first anyway).
 const PURGEABLE: Sql = sql!(
@@ -53,17 +73,53 @@ impl LifecycleRepository {
         Self { db, delivery_grace, purge_retry_base }
     }
 
-    /// Claims the one download: true for exactly one caller, only while active and unexpired.
-    /// Runs on its own (autocommit), so it is committed before the first byte is sent.
     pub fn db(&self) -> &Db {
         &self.db
     }
 
-    pub async fn mark_consumed(&self, share_id: i64) -> Result<bool, sqlx::Error> {
+    /// Claims the one download for the session `claimed_by` (the only one that may then fetch
+    /// the bytes): true for exactly one caller, only while active and unexpired. Runs on its own
+    /// (autocommit), so it is committed before the first byte is sent.
+    pub async fn mark_consumed(&self, share_id: i64, claimed_by: Option<i64>) -> Result<bool, sqlx::Error> {
         let done = on_db!(&self.db, |pool| {
-            sqlx::query(pool.sql(&writes::MARK_CONSUMED)).bind(share_id).execute(pool).await?.rows_affected()
+            sqlx::query(pool.sql(&writes::MARK_CONSUMED))
+                .bind(share_id)
+                .bind(claimed_by)
+                .execute(pool)
+                .await?
+                .rows_affected()
         });
         Ok(done == 1)
+    }
+
+    /// The file of the share with this token hash, if `session_id` claimed it and the delivery
+    /// grace is still running (the GC's complement: it purges from the grace's end on).
+    pub async fn claimed_file(&self, token_hash: &str, session_id: i64) -> Result<Option<ClaimedFile>, sqlx::Error> {
+        let grace = seconds(self.delivery_grace);
+        on_db!(&self.db, |pool| {
+            sqlx::query_as(pool.sql(&CLAIMED_BY))
+                .bind(token_hash)
+                .bind(session_id)
+                .bind(grace)
+                .fetch_optional(pool)
+                .await
+        })
+    }
+
+    /// Records that bytes `start..end` of a file of `size` bytes went out to the claiming session.
+    /// True only for the one call that completed the delivered prefix.
+    pub async fn record_delivery(&self, share_id: i64, start: u64, end: u64, size: u64) -> Result<bool, sqlx::Error> {
+        let [start, end, size] = [start, end, size].map(|n| i64::try_from(n).unwrap_or(i64::MAX));
+        let completed: Option<bool> = on_db!(&self.db, |pool| {
+            sqlx::query_scalar(pool.sql(&writes::RECORD_DELIVERY))
+                .bind(share_id)
+                .bind(start)
+                .bind(end)
+                .bind(size)
+                .fetch_optional(pool)
+                .await?
+        });
+        Ok(completed == Some(true))
     }
 
     /// Collectable shares: consumed and past the delivery grace, or still active and expired;

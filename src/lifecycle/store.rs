@@ -12,7 +12,7 @@ use std::{
 };
 
 use sha2::{Digest, Sha256};
-use tokio::io::{AsyncRead, AsyncReadExt, AsyncWriteExt};
+use tokio::io::{AsyncRead, AsyncReadExt, AsyncSeekExt, AsyncWriteExt};
 
 use crate::secret::random_token;
 
@@ -27,9 +27,10 @@ pub struct StoredFile {
     pub sha256: String,
 }
 
-/// A stored file opened for reading.
+/// A stored file opened for reading (from `open`, all of it; from `open_range`, the range only).
 pub struct OpenedFile {
     pub reader: Pin<Box<dyn AsyncRead + Send>>,
+    /// The size of the whole stored file, whatever part the reader yields.
     pub size_bytes: u64,
 }
 
@@ -63,6 +64,9 @@ pub trait FileStore: Send + Sync {
     ) -> Result<StoredFile, StoreError>;
     /// Opens a stored file for streaming.
     async fn open(&self, key: &str) -> Result<OpenedFile, StoreError>;
+    /// Opens `len` bytes from `start` of a stored file (fewer if the file ends first): a resumed
+    /// download reads only what it asked for (object storage answers it with a ranged GET).
+    async fn open_range(&self, key: &str, start: u64, len: u64) -> Result<OpenedFile, StoreError>;
     /// Removes a stored file. Already absent is not an error.
     async fn delete(&self, key: &str) -> Result<Deleted, StoreError>;
 }
@@ -86,6 +90,17 @@ impl LocalFileStore {
     /// The path of a key, or `None` for anything that is not one of our keys.
     fn path_of(&self, key: &str) -> Option<PathBuf> {
         crate::session::is_token_shaped(key).then(|| self.dir.join(key))
+    }
+
+    async fn open_file(&self, key: &str) -> Result<(tokio::fs::File, u64), StoreError> {
+        let path = self.path_of(key).ok_or(StoreError::NotFound)?;
+        let file = match tokio::fs::File::open(&path).await {
+            Ok(file) => file,
+            Err(e) if e.kind() == io::ErrorKind::NotFound => return Err(StoreError::NotFound),
+            Err(e) => return Err(e.into()),
+        };
+        let size_bytes = file.metadata().await?.len();
+        Ok((file, size_bytes))
     }
 
     async fn write_temp<'a>(
@@ -140,14 +155,14 @@ impl FileStore for LocalFileStore {
     }
 
     async fn open(&self, key: &str) -> Result<OpenedFile, StoreError> {
-        let path = self.path_of(key).ok_or(StoreError::NotFound)?;
-        let file = match tokio::fs::File::open(&path).await {
-            Ok(file) => file,
-            Err(e) if e.kind() == io::ErrorKind::NotFound => return Err(StoreError::NotFound),
-            Err(e) => return Err(e.into()),
-        };
-        let size_bytes = file.metadata().await?.len();
+        let (file, size_bytes) = self.open_file(key).await?;
         Ok(OpenedFile { reader: Box::pin(file), size_bytes })
+    }
+
+    async fn open_range(&self, key: &str, start: u64, len: u64) -> Result<OpenedFile, StoreError> {
+        let (mut file, size_bytes) = self.open_file(key).await?;
+        file.seek(io::SeekFrom::Start(start)).await?;
+        Ok(OpenedFile { reader: Box::pin(file.take(len)), size_bytes })
     }
 
     async fn delete(&self, key: &str) -> Result<Deleted, StoreError> {
@@ -188,6 +203,20 @@ mod tests {
         let error = store.put(reader(b"0123456789"), 9).await.unwrap_err();
         assert!(matches!(error, StoreError::TooLarge { limit: 9 }));
         assert_eq!(std::fs::read_dir(dir.path()).unwrap().count(), 0);
+    }
+
+    #[tokio::test]
+    async fn a_ranged_open_reads_only_its_range_and_reports_the_whole_size() {
+        let dir = tempfile::tempdir().unwrap();
+        let store = LocalFileStore::new(dir.path()).unwrap();
+        let stored = store.put(reader(b"0123456789"), 10).await.unwrap();
+        for (start, len, expected) in [(3, 4, &b"3456"[..]), (8, 100, b"89"), (10, 5, b"")] {
+            let mut opened = store.open_range(&stored.key, start, len).await.unwrap();
+            let mut back = Vec::new();
+            opened.reader.read_to_end(&mut back).await.unwrap();
+            assert_eq!((back.as_slice(), opened.size_bytes), (expected, 10), "{start}+{len}");
+        }
+        assert!(matches!(store.open_range(&"a".repeat(64), 0, 1).await, Err(StoreError::NotFound)));
     }
 
     #[tokio::test]

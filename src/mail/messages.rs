@@ -86,12 +86,19 @@ pub fn notification_mail(from: &Mailbox, to: &str, lang: Lang, n: &Notification<
         .multipart(MultiPart::alternative_plain_html(text, html))?)
 }
 
+/// Facts the download receipt carries; the times already written out in the sender's language.
+pub struct Receipt<'a> {
+    pub recipient: &'a str,
+    pub file_name: &'a str,
+    pub started: &'a str,
+    pub completed: &'a str,
+}
+
 #[derive(Template)]
 #[template(path = "mail/receipt.txt")]
 struct ReceiptText<'a> {
     t: &'a Text,
-    recipient: &'a str,
-    file_name: &'a str,
+    r: &'a Receipt<'a>,
 }
 
 #[derive(Template)]
@@ -99,16 +106,16 @@ struct ReceiptText<'a> {
 struct ReceiptHtml<'a> {
     t: &'a Text,
     lang: Lang,
-    recipient: &'a str,
-    file_name: &'a str,
+    r: &'a Receipt<'a>,
 }
 
-/// Tells the sender that their file was downloaded (the thing senders ask for most).
-pub fn receipt_mail(from: &Mailbox, to: &str, lang: Lang, recipient: &str, file_name: &str) -> anyhow::Result<Message> {
+/// Tells the sender that their file was downloaded to the end (the thing senders ask for most).
+pub fn receipt_mail(from: &Mailbox, to: &str, lang: Lang, receipt: &Receipt<'_>) -> anyhow::Result<Message> {
     let t = lang.text();
-    let file_name = &crate::text::strip_invisible(file_name);
-    let text = ReceiptText { t, recipient, file_name }.render()?;
-    let html = ReceiptHtml { t, lang, recipient, file_name }.render()?;
+    let file_name = crate::text::strip_invisible(receipt.file_name);
+    let r = &Receipt { file_name: &file_name, ..*receipt };
+    let text = ReceiptText { t, r }.render()?;
+    let html = ReceiptHtml { t, lang, r }.render()?;
     Ok(Message::builder()
         .from(from.clone())
         .to(to.parse()?)

@@ -1,17 +1,18 @@
 //! The recipient's use cases (seeds 000 and 001): a link identifies a share; an address
 //! submission makes a code challenge whatever was typed (only a matched one is mailed); a right
-//! code earns the session a grant; the download claims the share before the first byte.
+//! code earns the session a grant; the download claims the share for that session before the
+//! first byte, and only that session then fetches the file ([`super::delivery`]).
 //!
 //! No answer depends on whether the typed address matched: the same challenge is made, the same
 //! limits count, and the mail leaves in the background.
 
 use std::{net::IpAddr, sync::Arc, time::Duration};
 
-use super::{Fault, Parts, mails::Mails};
+use super::{Fault, Parts, delivery::Deliveries, mails::Mails};
 use crate::{
     accounts::EmailAddress,
     i18n::Lang,
-    lifecycle::{FileStore, LifecycleRepository, OpenedFile, StoreError},
+    lifecycle::{ClaimedFile, FileStore, LifecycleRepository, StoreError},
     otp::{CodeOutcome, Codes},
     ratelimit::{Limit, RateLimiter},
     session::Session,
@@ -92,10 +93,14 @@ pub enum Checked {
     NoLiveCode,
 }
 
-/// A download that has claimed its share: the stream and the name to give it.
-pub struct Download {
-    pub file: OpenedFile,
-    pub name: String,
+/// What a request for the claimed file finds.
+#[derive(Debug)]
+pub enum Fetch {
+    /// This session claimed the share and may fetch its file now.
+    Claimed(ClaimedFile),
+    /// The share has not been claimed yet: its landing page has the download step (a GET never
+    /// claims).
+    NotClaimed,
 }
 
 #[derive(Clone)]
@@ -107,10 +112,11 @@ pub struct Handover {
     lifecycle: LifecycleRepository,
     store: Arc<dyn FileStore>,
     mails: Mails,
+    deliveries: Deliveries,
 }
 
 impl Handover {
-    pub fn new(parts: &Parts, mails: Mails) -> Self {
+    pub fn new(parts: &Parts, mails: Mails, deliveries: Deliveries) -> Self {
         let settings = &parts.config.settings;
         let db = &parts.db;
         Self {
@@ -121,6 +127,7 @@ impl Handover {
             lifecycle: LifecycleRepository::new(db.clone(), settings.delivery_grace, settings.purge_retry_base),
             store: parts.store.clone(),
             mails,
+            deliveries,
         }
     }
 
@@ -274,9 +281,15 @@ impl Handover {
         Ok(())
     }
 
-    /// Resolves the link again, checks this session's grant, opens the file and claims the share.
-    /// Nothing in the request chooses the file: the share row names it.
-    pub async fn download(&self, token: &str, session: Option<&Session>) -> Result<Download, Refusal> {
+    /// Resolves the link again, checks this session's grant, opens the file and claims the share
+    /// for this session. Nothing in the request chooses the file: the share row names it. The
+    /// claimer asking again during the grace is no second claim: it may fetch the file again.
+    pub async fn download(&self, token: &str, session: Option<&Session>) -> Result<(), Refusal> {
+        if let Some(session) = session
+            && self.deliveries.claimed_by(token, session).await?.is_some()
+        {
+            return Ok(());
+        }
         let share = match self.access.authorize_download(token, session).await {
             Ok(share) => share,
             Err(ShareError::NotGranted) => {
@@ -292,20 +305,33 @@ impl Handover {
         };
         let info = self.file_of(&share).await?;
         // Opened before the claim, so a file that cannot be read never uses up the one download.
-        let file = match self.store.open(&info.storage_key).await {
-            Ok(file) => file,
+        match self.store.open(&info.storage_key).await {
+            Ok(_) => {}
             Err(StoreError::NotFound) => return Err(Refusal::AlreadyDownloaded),
             Err(error) => return Err(Fault::Internal(error.into()).into()),
-        };
+        }
         // The claim commits on its own before the first byte; losing it means someone else
         // already downloaded the file.
-        if !self.lifecycle.mark_consumed(share.id).await? {
+        if !self.lifecycle.mark_consumed(share.id, session.map(|s| s.id)).await? {
             self.events.record_collapsed(share.id, EventKind::Refused).await;
             return Err(Refusal::AlreadyDownloaded);
         }
         self.events.record_quietly(share.id, EventKind::Downloaded).await;
-        self.mails.spawn_download_receipt(share.id);
-        Ok(Download { file, name: info.original_name })
+        Ok(())
+    }
+
+    /// A request for the claimed file: the file for the session that claimed it (during the
+    /// grace), the landing page for a share not claimed yet, and the "already downloaded"
+    /// refusal for everyone else (no cookie, another session, the claimer after the grace, a
+    /// purged share). Records nothing: link previewers and mail scanners fetch what they like.
+    pub async fn fetch(&self, token: &str, session: Option<&Session>) -> Result<Fetch, Refusal> {
+        if let Some(session) = session
+            && let Some(file) = self.deliveries.claimed_by(token, session).await?
+        {
+            return Ok(Fetch::Claimed(file));
+        }
+        self.open(token).await?;
+        Ok(Fetch::NotClaimed)
     }
 }
 

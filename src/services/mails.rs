@@ -14,7 +14,7 @@ use crate::{
     mail::{
         Mailer,
         dev_outbox::{OutboxMail, read_outbox},
-        messages::{Notification, code_mail, invitation_mail, notification_mail, receipt_mail},
+        messages::{Notification, Receipt, code_mail, invitation_mail, notification_mail, receipt_mail},
         outbox::{MailKind, Outbox, Outcome},
     },
     ratelimit::{Limit, RateLimiter},
@@ -173,7 +173,8 @@ impl Mails {
         self.events.record_quietly(share_id, EventKind::CodeMailFailed).await;
     }
 
-    /// Queues the sender's download receipt (if they asked for one) and tries to deliver it now.
+    /// Queues the sender's download receipt (if they asked for one) and tries to deliver it now;
+    /// sent when the download completed, so it can say when it started and when it ended.
     pub fn spawn_download_receipt(&self, share_id: i64) {
         let mails = self.clone();
         tokio::spawn(async move { mails.send_download_receipt(share_id).await });
@@ -187,11 +188,18 @@ impl Mails {
         };
         let lang = Lang::from_code(&target.sender_lang).unwrap_or_default();
         let from = &self.config.settings.mail_from;
-        let message =
-            match receipt_mail(from, &target.sender_email, lang, &target.recipient_email, &target.original_name) {
-                Ok(message) => message,
-                Err(error) => return tracing::warn!(share_id, %error, "could not build the download receipt"),
-            };
+        let time = |at: Option<crate::db::Timestamp>| at.map(|at| human_time(at, lang)).unwrap_or_default();
+        let (started, completed) = (time(target.started_at), time(target.completed_at));
+        let receipt = Receipt {
+            recipient: &target.recipient_email,
+            file_name: &target.original_name,
+            started: &started,
+            completed: &completed,
+        };
+        let message = match receipt_mail(from, &target.sender_email, lang, &receipt) {
+            Ok(message) => message,
+            Err(error) => return tracing::warn!(share_id, %error, "could not build the download receipt"),
+        };
         if let Err(error) = self.outbox.queue(Some(share_id), MailKind::DownloadReceipt, &message, self.mailer()).await
         {
             tracing::warn!(share_id, %error, "could not queue the download receipt");

@@ -5,6 +5,7 @@
 
 pub mod accounts;
 pub mod browsers;
+pub mod delivery;
 pub mod handover;
 pub mod mails;
 pub mod records;
@@ -67,6 +68,8 @@ pub struct Parts {
 pub struct Services {
     pub sharing: sharing::Sharing,
     pub handover: handover::Handover,
+    /// The bytes of claimed files, in ranges, and how far each download got.
+    pub deliveries: delivery::Deliveries,
     pub accounts: accounts::Accounts,
     /// Opens and runs deletion cases (in the background, after the request).
     pub deletion: Runner,
@@ -87,6 +90,12 @@ impl Services {
         let mails = mails::Mails::new(&parts);
         let sessions = Sessions::new(db.clone(), settings.session_idle, settings.session_max_age);
         let lifecycle = LifecycleRepository::new(db.clone(), settings.delivery_grace, settings.purge_retry_base);
+        let deliveries = delivery::Deliveries::new(
+            lifecycle.clone(),
+            parts.store.clone(),
+            ShareEvents::new(db.clone()),
+            mails.clone(),
+        );
         let share_gc = ShareGc::new(lifecycle, parts.store.clone(), ShareEvents::new(db.clone()));
         let journal = Journal::in_data_dir(&settings.data_dir);
         let deletion =
@@ -94,7 +103,8 @@ impl Services {
         let maintenance = Maintenance::from_settings(db.clone(), settings);
         Self {
             sharing: sharing::Sharing::new(&parts, mails.clone()),
-            handover: handover::Handover::new(&parts, mails.clone()),
+            handover: handover::Handover::new(&parts, mails.clone(), deliveries.clone()),
+            deliveries,
             accounts: accounts::Accounts::new(&parts, sessions.clone(), mails.clone()),
             records: records::Records::new(deletion.cases().clone(), maintenance.ledger().clone()),
             deletion,

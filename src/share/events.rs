@@ -19,7 +19,10 @@ crate::db_code! {
         Locked = "locked",
         Unlocked = "unlocked",
         Verified = "verified",
+        /// The claim: shown as "download started".
         Downloaded = "downloaded",
+        /// Every byte reached the claiming session (a contiguous prefix as long as the file).
+        Completed = "download_completed",
         Refused = "refused",
         Revoked = "revoked",
         Purged = "purged",

@@ -25,6 +25,10 @@ pub struct ReceiptTarget {
     pub sender_lang: String,
     pub recipient_email: String,
     pub original_name: String,
+    /// When the download was claimed (it started).
+    pub started_at: Option<Timestamp>,
+    /// When its last byte went out (it completed).
+    pub completed_at: Option<Timestamp>,
 }
 
 #[derive(sqlx::FromRow)]
@@ -158,7 +162,8 @@ impl ShareRepository {
     /// Who to tell that a share was downloaded: the sender's address and language, the recipient
     /// and the file name — only when the sender asked for it on this share.
     pub async fn receipt_target(&self, share_id: i64) -> Result<Option<ReceiptTarget>, sqlx::Error> {
-        const SQL: &str = "SELECT u.email AS sender_email, u.lang AS sender_lang, s.recipient_email, f.original_name
+        const SQL: &str = "SELECT u.email AS sender_email, u.lang AS sender_lang, s.recipient_email, f.original_name,
+                                  s.consumed_at AS started_at, s.delivered_at AS completed_at
                              FROM shares s JOIN users u ON u.id = s.sender_id JOIN files f ON f.id = s.file_id
                             WHERE s.id = $1 AND s.notify_on_download";
         let target: Option<ReceiptTarget> =

@@ -94,6 +94,7 @@ pub fn app(state: AppState) -> impl Endpoint + 'static {
         .at("/s/:token/code", poem::post(recipient::submit_code))
         .at("/s/:token/code/new", poem::post(recipient::resend_code))
         .at("/s/:token/download", poem::post(recipient::download))
+        .at("/s/:token/file", get(recipient::claimed_file).head(recipient::claimed_file))
         .at("/healthz", get(health::healthz))
         .at("/readyz", get(health::readyz))
         .at("/static/:version/:name", get(assets::serve_asset));

@@ -240,6 +240,9 @@ async fn the_recipient_walks_the_whole_flow_with_javascript_off() {
     assert_downloaded(&browser, downloads.path(), FILE_NAME, CONTENT).await;
     assert!(browser.document_is_marked().await, "the download replaced the page");
 
+    // A second click once the delivery grace is over (within it, the same browser may fetch the
+    // file again: resumed_downloads) gets the 410 page.
+    app.consumed_ago(share.id, 16 * 60).await;
     browser.click(DOWNLOAD_BUTTON).await;
     browser.wait_for(GONE_CARD, DEFAULT_WAIT).await;
     assert_eq!(document_status(&browser).await, 410);

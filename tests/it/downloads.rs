@@ -61,7 +61,9 @@ both_backends! {
         let share = app.create_share().await;
         let (browser, csrf) = app.granted_browser(&share).await;
         assert!(app.smtp.messages().is_empty());
-        assert_eq!(browser.download(&share.token, &csrf).await.status(), 200);
+        let response = browser.download(&share.token, &csrf).await;
+        assert_eq!(response.status(), 200);
+        assert_eq!(response.bytes().await.unwrap().as_ref(), b"the file contents\n");
         let mail = app.smtp.wait_for(1, Duration::from_secs(10)).await.pop().unwrap();
         assert!(mail.to[0].starts_with("sender-"), "{:?}", mail.to);
         assert!(mail.text().contains("report.txt") && mail.text().contains("recipient@example.test"));
@@ -71,12 +73,16 @@ both_backends! {
         let quiet = app.create_share().await;
         execute(app.db(), "UPDATE shares SET notify_on_download = 0 WHERE id = $1", "UPDATE shares SET notify_on_download = false WHERE id = $1", quiet.id).await;
         let (browser, csrf) = app.granted_browser(&quiet).await;
-        assert_eq!(browser.download(&quiet.token, &csrf).await.status(), 200);
+        let response = browser.download(&quiet.token, &csrf).await;
+        assert_eq!(response.status(), 200);
+        assert_eq!(response.bytes().await.unwrap().as_ref(), b"the file contents\n");
         // A download after it, with receipts on: once its receipt has arrived, the quiet one's
         // would have too.
         let marker = app.create_share().await;
         let (browser, csrf) = app.granted_browser(&marker).await;
-        assert_eq!(browser.download(&marker.token, &csrf).await.status(), 200);
+        let response = browser.download(&marker.token, &csrf).await;
+        assert_eq!(response.status(), 200);
+        assert_eq!(response.bytes().await.unwrap().as_ref(), b"the file contents\n");
         let mails = app.smtp.wait_for(2, Duration::from_secs(10)).await;
         assert!(mails[1].text().contains("report.txt"), "the second mail is the marker's receipt");
         assert_eq!(count(app.db(), "SELECT count(*) FROM mail_outbox WHERE share_id = $1", quiet.id).await, 0);
@@ -101,7 +107,10 @@ both_backends! {
         let share = app.create_share().await;
         let (browser, csrf) = app.granted_browser(&share).await;
         assert_eq!(browser.download(&share.token, &csrf).await.status(), 200);
-        let again = browser.download(&share.token, &csrf).await;
+        // Another granted session is the second download (the claimer itself may resume during
+        // the grace: resumed_downloads).
+        let (second, second_csrf) = app.granted_browser(&share).await;
+        let again = second.download(&share.token, &second_csrf).await;
         assert_eq!(again.status(), 410);
         let body = again.text().await.unwrap();
         assert!(body.contains("すでにダウンロードされています"), "{body}");
@@ -140,7 +149,12 @@ both_backends! {
         assert!(!first.is_empty());
         drop(response);
         assert_eq!(status_of(&app, share.id).await, "consumed");
-        assert_eq!(browser.download(&share.token, &csrf).await.status(), 410);
+        let (other, other_csrf) = app.granted_browser(&share).await;
+        assert_eq!(other.download(&share.token, &other_csrf).await.status(), 410);
+        // The claimer asking again is sent to the file, and is no second claim.
+        assert_eq!(browser.claim(&share.token, &csrf).await.status(), 303);
+        let claims = count(app.db(), "SELECT count(*) FROM share_events WHERE share_id = $1 AND kind = 'downloaded'", share.id).await;
+        assert_eq!(claims, 1);
     }
 
     async fn a_collectable_share_disappears_right_after_an_unrelated_page_view(backend: Backend) {

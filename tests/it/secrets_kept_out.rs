@@ -52,8 +52,7 @@ async fn walk_through(browser: &Browser, smtp: &SmtpSink, token: &str) -> Walk {
     assert_ne!(cookies[1], cookies[2], "the session id was regenerated");
     let download_page = browser.get_with(&format!("/s/{token}"), &en).await;
     assert_eq!(download_page.attr("#step", "data-step").as_deref(), Some("download"), "{}", download_page.body);
-    let download =
-        browser.post_form(&format!("/s/{token}/download"), &[("csrf_token", &download_page.csrf_token())]).await;
+    let download = crate::support::Page::read(browser.download(token, &download_page.csrf_token()).await).await;
     assert_eq!(download.status, 200);
     assert_eq!(download.body, "the file contents\n");
     Walk { token: token.to_owned(), code, cookies }
@@ -102,6 +101,7 @@ both_backends! {
         let walk = walk_through(&Browser::new(&server.base()), &app.smtp, &share.token).await;
 
         tokio::task::block_in_place(|| server.wait_for_log("/s/[redacted]/download", Duration::from_secs(10)));
+        tokio::task::block_in_place(|| server.wait_for_log("/s/[redacted]/file", Duration::from_secs(10)));
         let log = server.log();
         assert!(log.contains("/s/[redacted]/code"), "the access log covers the walk:\n{log}");
         let lower = log.to_lowercase();

@@ -70,14 +70,7 @@ both_backends! {
         assert!(page.body.contains("invoicegpj.exe"), "{}", page.body);
         assert_clean("the download page", &page.body);
 
-        let download = browser
-            .client
-            .post(browser.url(&format!("/s/{}/download", share.token)))
-            .header("Sec-Fetch-Site", "same-origin")
-            .form(&[("csrf_token", page.csrf_token())])
-            .send()
-            .await
-            .unwrap();
+        let download = browser.download(&share.token, &page.csrf_token()).await;
         assert_eq!(download.status(), 200);
         let disposition = String::from_utf8_lossy(download.headers()["content-disposition"].as_bytes()).into_owned();
         assert!(disposition.contains("invoicegpj.exe"), "{disposition}");

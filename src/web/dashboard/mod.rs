@@ -60,6 +60,7 @@ fn event_text(t: &'static Text, kind: EventKind) -> &'static str {
         EventKind::Unlocked => t.event_unlocked,
         EventKind::Verified => t.event_verified,
         EventKind::Downloaded => t.event_downloaded,
+        EventKind::Completed => t.event_completed,
         EventKind::Refused => t.event_refused,
         EventKind::Revoked => t.event_revoked,
         EventKind::Purged => t.event_purged,

@@ -60,6 +60,7 @@ mod tests {
         let token = "a".repeat(64);
         assert_eq!(redact_path(&format!("/s/{token}")), "/s/[redacted]");
         assert_eq!(redact_path(&format!("/s/{token}/code")), "/s/[redacted]/code");
+        assert_eq!(redact_path(&format!("/s/{token}/file")), "/s/[redacted]/file");
         assert_eq!(redact_path("/invite/xyz"), "/invite/[redacted]");
         assert_eq!(redact_path("/shares/12"), "/shares/12");
     }

@@ -1,15 +1,19 @@
 //! The recipient's pages: a share link identifies the share; the email step sends a code only to
 //! the registered address (the answer is the same whatever was typed); the code step earns a
-//! grant on a regenerated session; the download is a POST that serves the file the share names.
+//! grant on a regenerated session; the download is a POST that claims the share and answers 303
+//! to the file, which only the claiming session may then GET (in ranges, to resume).
 //! The rules live in [`crate::services::handover`]; these handlers parse, call it, and render.
 
 mod file;
+mod range;
+mod tally;
 
 pub use file::content_disposition;
 
 use askama::Template;
 use poem::{
-    IntoResponse, Request, Response, handler,
+    Body, IntoResponse, Request, Response, handler,
+    http::{Method, header},
     web::{Data, Form, Html, Path, Query},
 };
 use serde::Deserialize;
@@ -21,7 +25,7 @@ use super::{
 };
 use crate::{
     i18n::{Lang, format},
-    services::handover::{self, Checked, Refusal},
+    services::handover::{self, Checked, Fetch, Refusal},
     session::Session,
     share::{FileInfo, Share},
 };
@@ -242,14 +246,42 @@ pub async fn submit_code(
     render_step(req, &token, &share, &session.csrf_secret, Step::Code, extras)
 }
 
-/// POST /s/{token}/download: checks this session's grant again and serves the file the share row
-/// names; nothing in the request chooses the file.
+/// POST /s/{token}/download: checks this session's grant again and claims the share for it, then
+/// sends the browser to the file (a form POST that answers 303 still downloads without
+/// JavaScript). Nothing in the request chooses the file: the share row names it.
 #[handler]
 pub async fn download(
     Path(token): Path<String>,
     state: Data<&AppState>,
     session: Data<&SessionHandle>,
 ) -> Result<Response, AppError> {
-    let download = state.services.handover.download(&token, session.current().as_ref()).await.map_err(refusal)?;
-    Ok(file::file_response(download.file, &download.name))
+    state.services.handover.download(&token, session.current().as_ref()).await.map_err(refusal)?;
+    Ok(see_other(&format!("/s/{token}/file")))
+}
+
+/// GET and HEAD /s/{token}/file: the claimed file, whole or one range, for the claiming session
+/// during the delivery grace; a share not claimed yet goes to its landing page (a GET never
+/// claims). HEAD says the same and sends, and records, nothing.
+#[handler]
+pub async fn claimed_file(
+    req: &Request,
+    Path(token): Path<String>,
+    state: Data<&AppState>,
+    session: Data<&SessionHandle>,
+) -> Result<Response, AppError> {
+    let claimed = match state.services.handover.fetch(&token, session.current().as_ref()).await.map_err(refusal)? {
+        Fetch::Claimed(claimed) => claimed,
+        Fetch::NotClaimed => return Ok(see_other(&format!("/s/{token}"))),
+    };
+    let size = u64::try_from(claimed.size_bytes).unwrap_or(0);
+    let header_of = |name| req.headers().get(name).and_then(|v| v.to_str().ok());
+    let part = range::choose(header_of(header::RANGE), header_of(header::IF_RANGE), &file::etag(&claimed), size);
+    let Some((start, len)) = part.span(size) else { return Ok(file::unsatisfiable(&claimed)) };
+    let deliveries = &state.services.deliveries;
+    let opened = deliveries.open(&claimed, start, len).await.map_err(refusal)?;
+    if req.method() == Method::HEAD {
+        return Ok(file::file_response(&claimed, part, Body::empty()));
+    }
+    let body = tally::tallied(file::stream(opened), deliveries.clone(), claimed.clone(), start);
+    Ok(file::file_response(&claimed, part, body))
 }

@@ -215,6 +215,13 @@ impl FileStore for FailingStore {
         self.inner.open(key).await
     }
 
+    async fn open_range(&self, key: &str, start: u64, len: u64) -> Result<OpenedFile, StoreError> {
+        if self.fail_lookups.load(Ordering::SeqCst) {
+            return Err(StoreError::Io(io::Error::other("the test store was told to fail")));
+        }
+        self.inner.open_range(key, start, len).await
+    }
+
     async fn delete(&self, key: &str) -> Result<Deleted, StoreError> {
         if self.fail_deletes.load(Ordering::SeqCst) {
             return Err(StoreError::Io(io::Error::other("the test store was told to fail")));

@@ -190,14 +190,7 @@ async fn postgres_stopped_and_started_under_traffic_answers_503_meanwhile_and_lo
         .await;
     assert_eq!(verified.status, 303, "{}", verified.body);
     let download_step = recipient.get(&format!("/s/{}", waiting.token)).await;
-    let file = recipient
-        .client
-        .post(recipient.url(&format!("/s/{}/download", waiting.token)))
-        .header("Sec-Fetch-Site", "same-origin")
-        .form(&[("csrf_token", download_step.csrf_token())])
-        .send()
-        .await
-        .unwrap();
+    let file = recipient.download(&waiting.token, &download_step.csrf_token()).await;
     assert_eq!(file.status(), 200);
     assert_eq!(file.bytes().await.unwrap().as_ref(), b"the file contents\n");
     let third = app.create_share().await;

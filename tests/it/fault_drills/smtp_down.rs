@@ -87,14 +87,7 @@ both_backends! {
             .await;
         assert_eq!(verified.status, 303, "{}", verified.body);
         let download_page = early.get(&format!("/s/{}", share.token)).await;
-        let download = early
-            .client
-            .post(early.url(&format!("/s/{}/download", share.token)))
-            .header("Sec-Fetch-Site", "same-origin")
-            .form(&[("csrf_token", download_page.csrf_token())])
-            .send()
-            .await
-            .unwrap();
+        let download = early.download(&share.token, &download_page.csrf_token()).await;
         assert_eq!(download.status(), 200);
         assert_eq!(download.bytes().await.unwrap().as_ref(), b"the report\n");
         let waiting = [
@@ -139,7 +132,7 @@ both_backends! {
         // The landing page's views within the hour are one entry.
         let mut kinds = event_kinds(app.db(), share.id).await;
         kinds.sort();
-        let mut expected = vec!["opened", "code_sent", "code_mail_failed", "verified", "downloaded"];
+        let mut expected = vec!["opened", "code_sent", "code_mail_failed", "verified", "downloaded", "download_completed"];
         expected.sort();
         assert_eq!(kinds, expected);
     }

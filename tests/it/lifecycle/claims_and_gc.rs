@@ -7,8 +7,8 @@ both_backends! {
         let f = Fixture::new(backend).await;
         let (id, _) = f.share().await;
 
-        let first = f.repo.mark_consumed(id).await.unwrap();
-        let second = f.repo.mark_consumed(id).await.unwrap();
+        let first = f.repo.mark_consumed(id, None).await.unwrap();
+        let second = f.repo.mark_consumed(id, None).await.unwrap();
 
         assert!(first, "the first claim must win");
         assert!(!second, "the second claim must be refused");
@@ -19,7 +19,7 @@ both_backends! {
         let f = Fixture::new(backend).await;
         let (id, _) = f.expired_share().await;
 
-        let claimed = f.repo.mark_consumed(id).await.unwrap();
+        let claimed = f.repo.mark_consumed(id, None).await.unwrap();
 
         assert!(!claimed);
         assert_eq!(f.status(id).await, "active");
@@ -29,7 +29,7 @@ both_backends! {
         let f = Fixture::new(backend).await;
         let (id, key) = f.share().await;
         f.files.place(&key);
-        assert!(f.repo.mark_consumed(id).await.unwrap());
+        assert!(f.repo.mark_consumed(id, None).await.unwrap());
 
         let done = f.gc.collect(10, Trigger::Cli).await.unwrap();
 
@@ -67,7 +67,7 @@ both_backends! {
         let f = Fixture::new(backend).await;
         let (id, key) = f.share().await;
         f.files.place(&key);
-        assert!(f.repo.mark_consumed(id).await.unwrap());
+        assert!(f.repo.mark_consumed(id, None).await.unwrap());
 
         let with_grace = f.gc_with(GRACE_15_MIN, NO_TIME).collect(10, Trigger::Cli).await.unwrap();
 
@@ -86,7 +86,7 @@ both_backends! {
         let f = Fixture::new(backend).await;
         let (id, key) = f.share().await;
         f.files.place(&key);
-        assert!(f.repo.mark_consumed(id).await.unwrap());
+        assert!(f.repo.mark_consumed(id, None).await.unwrap());
         f.app.expire_share_ago(id, 60).await;
         let with_grace = f.gc_with(GRACE_15_MIN, NO_TIME);
 
@@ -109,7 +109,7 @@ both_backends! {
         let (id, key) = f.share().await;
         f.files.place(&key);
         f.files.fail_on(&key);
-        assert!(f.repo.mark_consumed(id).await.unwrap());
+        assert!(f.repo.mark_consumed(id, None).await.unwrap());
 
         let failing = f.gc.collect(10, Trigger::Cli).await.unwrap();
 
@@ -183,7 +183,7 @@ both_backends! {
     async fn the_gc_advances_when_the_file_was_already_absent(backend: Backend) {
         let f = Fixture::new(backend).await;
         let (id, key) = f.share().await; // never placed: a crash after the delete, say
-        assert!(f.repo.mark_consumed(id).await.unwrap());
+        assert!(f.repo.mark_consumed(id, None).await.unwrap());
 
         let done = f.gc.collect(10, Trigger::Cli).await.unwrap();
 
@@ -206,12 +206,12 @@ both_backends! {
         let f = Fixture::new(backend).await;
         let (id, key) = f.share().await;
         f.files.place(&key);
-        assert!(f.repo.mark_consumed(id).await.unwrap());
+        assert!(f.repo.mark_consumed(id, None).await.unwrap());
         assert_eq!(f.gc.collect(10, Trigger::Cli).await.unwrap(), report(1, 0, 0));
 
         let again = f.gc.collect(10, Trigger::Cli).await.unwrap();
         let purged_twice = f.repo.mark_purged(id).await.unwrap();
-        let claimed_after = f.repo.mark_consumed(id).await.unwrap();
+        let claimed_after = f.repo.mark_consumed(id, None).await.unwrap();
 
         assert_eq!(again, report(0, 0, 0));
         assert!(!purged_twice);

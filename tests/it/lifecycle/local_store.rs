@@ -7,7 +7,7 @@ both_backends! {
         let app = quiet_app(backend).await;
         let sender = app.create_sender("sender@example.test", "Sender Sato").await;
         let (id, path) = local_share(&app, sender).await;
-        assert!(app.state.lifecycle.mark_consumed(id).await.unwrap());
+        assert!(app.state.lifecycle.mark_consumed(id, None).await.unwrap());
 
         let done = local_gc(&app, NO_TIME, NO_TIME).collect(10, Trigger::Cli).await.unwrap();
 
@@ -36,7 +36,7 @@ both_backends! {
         let (consumed, consumed_path) = local_share(&app, sender).await;
         let (expired, expired_path) = local_share(&app, sender).await;
         let (healthy, healthy_path) = local_share(&app, sender).await;
-        assert!(app.state.lifecycle.mark_consumed(consumed).await.unwrap());
+        assert!(app.state.lifecycle.mark_consumed(consumed, None).await.unwrap());
         app.expire_share(expired).await;
         app.expire_share(healthy).await;
         make_undeletable(&consumed_path);

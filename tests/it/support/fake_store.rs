@@ -74,6 +74,10 @@ impl FileStore for FakeFileStore {
         Ok(OpenedFile { reader: Box::pin(tokio::io::empty()), size_bytes: 0 })
     }
 
+    async fn open_range(&self, key: &str, _start: u64, _len: u64) -> Result<OpenedFile, StoreError> {
+        self.open(key).await
+    }
+
     async fn delete(&self, key: &str) -> Result<Deleted, StoreError> {
         let mut present = self.present();
         if self.failing().contains(key) && present.contains(key) {

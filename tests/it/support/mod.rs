@@ -5,6 +5,7 @@
 pub mod accounts;
 pub mod browser;
 pub mod clock;
+pub mod cut_proxy;
 pub mod db;
 pub mod fake_store;
 pub mod http;

@@ -30,8 +30,20 @@ impl Browser {
         self.post_form(&format!("/s/{token}/code/new"), &[("csrf_token", csrf)]).await
     }
 
-    /// Posts the download form as the page would; the answer is the file or a refusal page.
+    /// Posts the download form as the page would and, like a browser, follows its 303 to the file
+    /// with the same cookies; the answer is the file or a refusal page.
     pub async fn download(&self, token: &str, csrf: &str) -> reqwest::Response {
+        let claim = self.claim(token, csrf).await;
+        if claim.status() != 303 {
+            return claim;
+        }
+        let location = claim.headers()["location"].to_str().unwrap().to_owned();
+        assert_eq!(location, format!("/s/{token}/file"), "the claim sent the browser elsewhere");
+        self.client.get(self.url(&location)).send().await.unwrap()
+    }
+
+    /// Posts the download form and returns its own answer (303 to the file, or a refusal).
+    pub async fn claim(&self, token: &str, csrf: &str) -> reqwest::Response {
         self.client
             .post(self.url(&format!("/s/{token}/download")))
             .header("Sec-Fetch-Site", "same-origin")
@@ -39,6 +51,15 @@ impl Browser {
             .send()
             .await
             .unwrap()
+    }
+
+    /// GETs the claimed file with extra request headers (a Range, an If-Range).
+    pub async fn fetch_file(&self, token: &str, headers: &[(&str, &str)]) -> reqwest::Response {
+        let mut request = self.client.get(self.url(&format!("/s/{token}/file")));
+        for (name, value) in headers {
+            request = request.header(*name, *value);
+        }
+        request.send().await.unwrap()
     }
 }
 
