@@ -9,6 +9,7 @@ pub mod handover;
 pub mod mails;
 pub mod records;
 pub mod sharing;
+pub mod uploads;
 
 use std::sync::Arc;
 
@@ -66,6 +67,8 @@ pub struct Parts {
 #[derive(Clone)]
 pub struct Services {
     pub sharing: sharing::Sharing,
+    /// Resumable (tus) uploads.
+    pub uploads: uploads::Uploads,
     pub handover: handover::Handover,
     pub accounts: accounts::Accounts,
     /// Opens and runs deletion cases (in the background, after the request).
@@ -94,6 +97,7 @@ impl Services {
         let maintenance = Maintenance::from_settings(db.clone(), settings);
         Self {
             sharing: sharing::Sharing::new(&parts, mails.clone()),
+            uploads: uploads::Uploads::new(&parts),
             handover: handover::Handover::new(&parts, mails.clone()),
             accounts: accounts::Accounts::new(&parts, sessions.clone(), mails.clone()),
             records: records::Records::new(deletion.cases().clone(), maintenance.ledger().clone()),
