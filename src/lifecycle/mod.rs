@@ -6,6 +6,7 @@ pub mod leftovers;
 mod partial;
 mod repo;
 pub mod store;
+mod upload_gc;
 
 pub use gc::{GcReport, GcRunner, GcStats, ShareGc};
 pub use leftovers::LeftoverReport;

@@ -2,6 +2,7 @@
 //! racing and killed servers, expiry and collection, and shares made from finished uploads.
 
 mod durability;
+mod expiry;
 mod protocol;
 
 use base64::{Engine, engine::general_purpose::STANDARD};
