@@ -95,9 +95,10 @@ impl Services {
         let deletion =
             Runner::new(db.clone(), parts.store.clone(), parts.mailer.clone(), settings.mail_from.clone(), journal);
         let maintenance = Maintenance::from_settings(db.clone(), settings);
+        let uploads = uploads::Uploads::new(&parts);
         Self {
-            sharing: sharing::Sharing::new(&parts, mails.clone()),
-            uploads: uploads::Uploads::new(&parts),
+            sharing: sharing::Sharing::new(&parts, mails.clone(), uploads.clone()),
+            uploads,
             handover: handover::Handover::new(&parts, mails.clone()),
             accounts: accounts::Accounts::new(&parts, sessions.clone(), mails.clone()),
             records: records::Records::new(deletion.cases().clone(), maintenance.ledger().clone()),

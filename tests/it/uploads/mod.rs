@@ -4,6 +4,7 @@
 mod durability;
 mod expiry;
 mod protocol;
+mod sharing;
 
 use base64::{Engine, engine::general_purpose::STANDARD};
 use sha2::{Digest, Sha256};
