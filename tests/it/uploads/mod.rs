@@ -3,6 +3,7 @@
 
 mod durability;
 mod expiry;
+mod killed;
 mod protocol;
 mod sharing;
 
