@@ -38,6 +38,7 @@ pub mod services;
 pub mod session;
 pub mod share;
 pub mod text;
+pub mod uploads;
 pub mod web;
 
 use std::{future::Future, net::SocketAddr};

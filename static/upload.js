@@ -94,6 +94,8 @@
 
   function finish() {
     say(words.finishing);
+    // The new file replaces an upload a form shown again had kept.
+    Array.prototype.forEach.call(form.querySelectorAll("input[name=upload]"), function (kept) { kept.remove(); });
     var field = document.createElement("input");
     field.type = "hidden";
     field.name = "upload";

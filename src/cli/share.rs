@@ -13,7 +13,7 @@ use crate::{
     services::{
         Services,
         mails::{Delivery, Notice},
-        sharing::{Actor, Change, Upload},
+        sharing::{Actor, Change, Source, Upload},
     },
     share::{Message, ShareTtl, TtlError, create::CreateError},
 };
@@ -51,7 +51,7 @@ pub async fn create(config: &Config, args: CreateShareArgs) -> anyhow::Result<()
         recipient: recipient.clone(),
         file_name: &file_name,
         content_type: "application/octet-stream",
-        content: Box::pin(file),
+        source: Source::Stream(Box::pin(file)),
         ttl,
         message,
         lang: args.lang.or_else(|| Lang::from_code(&sender.lang)).unwrap_or_default(),

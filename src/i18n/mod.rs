@@ -192,6 +192,11 @@ pub struct Text {
     pub file_missing: &'static str,
     /// The sender was disabled (or their deletion opened) while their file was arriving.
     pub upload_sender_disabled: &'static str,
+    /// Around "NAME (SIZE)" on a form that keeps a finished upload.
+    pub upload_kept_before: &'static str,
+    pub upload_kept_after: &'static str,
+    /// A form named an upload that is not (or no longer) the sender's to share.
+    pub upload_unavailable: &'static str,
     /// The message to the recipient is over `share::MESSAGE_LIMIT` characters.
     pub message_too_long: &'static str,
     pub created_title: &'static str,

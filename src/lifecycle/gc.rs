@@ -17,6 +17,7 @@ use super::{FileStore, LifecycleRepository, PurgeCandidate, StoreError};
 use crate::{
     maintenance::{Kind, Ledger, Outcome, RunState, Trigger, error_class},
     share::{EventKind, ShareEvents},
+    uploads::UploadRepository,
 };
 
 /// What one pass did.
@@ -28,6 +29,8 @@ pub struct GcReport {
     pub failed: u32,
     /// Candidates another collector finished first, or that stopped being collectable.
     pub skipped: u32,
+    /// Expired resumable uploads whose bytes and row are gone.
+    pub uploads: u32,
 }
 
 #[derive(Clone)]
@@ -35,24 +38,28 @@ pub struct ShareGc {
     pub(super) repo: LifecycleRepository,
     pub(super) store: Arc<dyn FileStore>,
     events: ShareEvents,
-    ledger: Ledger,
+    pub(super) ledger: Ledger,
+    pub(super) uploads: UploadRepository,
 }
 
 impl ShareGc {
     pub fn new(repo: LifecycleRepository, store: Arc<dyn FileStore>, events: ShareEvents) -> Self {
         let ledger = Ledger::new(repo.db().clone());
-        Self { repo, store, events, ledger }
+        let uploads = UploadRepository::new(repo.db().clone());
+        Self { repo, store, events, ledger, uploads }
     }
 
-    /// One pass over at most `limit` candidates, recorded in the maintenance ledger per share.
-    /// A pass that finds nothing writes nothing, so the empty pass stays one indexed read.
+    /// One pass over at most `limit` candidates and `limit` expired uploads, recorded in the
+    /// maintenance ledger per item. A pass that finds nothing writes nothing, so the empty pass
+    /// stays two indexed reads.
     pub async fn collect(&self, limit: u32, trigger: Trigger) -> Result<GcReport, sqlx::Error> {
         let candidates = self.repo.select_purgeable(limit).await?;
-        if candidates.is_empty() {
+        let expired_uploads = self.uploads.expired(limit).await?;
+        if candidates.is_empty() && expired_uploads.is_empty() {
             return Ok(GcReport::default());
         }
         let run_id = self.ledger.open_running(Kind::ShareGc, trigger).await?;
-        match self.collect_candidates(run_id, candidates).await {
+        match self.collect_candidates(run_id, candidates, expired_uploads).await {
             Ok(report) => Ok(report),
             Err(error) => {
                 // A run left `running` would read as still in progress until it is declared
@@ -65,7 +72,12 @@ impl ShareGc {
         }
     }
 
-    async fn collect_candidates(&self, run_id: i64, candidates: Vec<PurgeCandidate>) -> Result<GcReport, sqlx::Error> {
+    async fn collect_candidates(
+        &self,
+        run_id: i64,
+        candidates: Vec<PurgeCandidate>,
+        expired_uploads: Vec<(i64, String)>,
+    ) -> Result<GcReport, sqlx::Error> {
         let mut report = GcReport::default();
         let mut items = Vec::with_capacity(candidates.len());
         for candidate in candidates {
@@ -93,6 +105,9 @@ impl ShareGc {
         }
         let items: Vec<_> = items.iter().map(|(id, outcome, reason)| (*id, *outcome, reason.as_deref())).collect();
         self.ledger.record(run_id, "share", &items).await?;
+        let (uploads, uploads_failed) = self.collect_uploads(run_id, expired_uploads).await?;
+        report.uploads = uploads;
+        report.failed += uploads_failed;
         let state = if report.failed > 0 { RunState::Partial } else { RunState::Succeeded };
         self.ledger.finish(run_id, state, None).await?;
         Ok(report)
@@ -100,7 +115,7 @@ impl ShareGc {
 }
 
 /// Why a file could not be deleted, in words that name no path.
-fn failure_class(error: &StoreError) -> String {
+pub(super) fn failure_class(error: &StoreError) -> String {
     match error {
         StoreError::Io(io) | StoreError::Content(io) => io.kind().to_string(),
         other => other.to_string(),

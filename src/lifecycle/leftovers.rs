@@ -1,6 +1,6 @@
-//! The leftover sweep of the local store: temp files of interrupted uploads, and stored files that
-//! no row names (a crash between storing a file and writing its rows), once they are old enough
-//! that no upload in progress can own them. The whole folder is walked on every sweep, in bounded
+//! The leftover sweep of the local store: temp files of interrupted uploads, and stored or partial
+//! (`.part-`) files that no file or upload row names (a crash between storing a file and writing
+//! its rows), once they are old enough that no upload in progress can own them. The whole folder is walked on every sweep, in bounded
 //! batches, so however many live files there are, every leftover is looked at.
 
 use std::{
@@ -8,7 +8,10 @@ use std::{
     time::{Duration, SystemTime},
 };
 
-use super::{ShareGc, store::TEMP_PREFIX};
+use super::{
+    ShareGc,
+    store::{PARTIAL_PREFIX, TEMP_PREFIX},
+};
 
 /// What the leftover sweep removed.
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq, serde::Serialize)]
@@ -43,7 +46,11 @@ impl ShareGc {
         while let Ok(Some(entry)) = entries.next_entry().await {
             let name = entry.file_name().to_string_lossy().into_owned();
             let is_temp = name.starts_with(TEMP_PREFIX);
-            if !is_temp && !crate::session::is_token_shaped(&name) {
+            let leftover = match name.strip_prefix(PARTIAL_PREFIX) {
+                Some(key) => Leftover { key: key.to_owned(), partial: true },
+                None => Leftover { key: name.clone(), partial: false },
+            };
+            if !is_temp && !crate::session::is_token_shaped(&leftover.key) {
                 continue;
             }
             let old_enough = entry
@@ -62,7 +69,7 @@ impl ShareGc {
                 }
                 continue;
             }
-            unclaimed.push(name);
+            unclaimed.push(leftover);
             if unclaimed.len() >= batch {
                 report.orphan_files += self.remove_unreferenced(&unclaimed).await?;
                 unclaimed.clear();
@@ -72,18 +79,30 @@ impl ShareGc {
         Ok(report)
     }
 
-    /// Deletes those of `keys` that no file row names; returns how many went.
-    async fn remove_unreferenced(&self, keys: &[String]) -> Result<u32, sqlx::Error> {
-        if keys.is_empty() {
+    /// Deletes those of `leftovers` that no file or upload row names; returns how many went.
+    async fn remove_unreferenced(&self, leftovers: &[Leftover]) -> Result<u32, sqlx::Error> {
+        if leftovers.is_empty() {
             return Ok(0);
         }
-        let known = self.repo.known_storage_keys(keys).await?;
+        let keys: Vec<String> = leftovers.iter().map(|l| l.key.clone()).collect();
+        let known = self.repo.known_storage_keys(&keys).await?;
         let mut removed = 0;
-        for key in keys.iter().filter(|k| !known.contains(k)) {
-            if self.store.delete(key).await.is_ok() {
+        for leftover in leftovers.iter().filter(|l| !known.contains(&l.key)) {
+            let deleted = if leftover.partial {
+                self.store.delete_partial(&leftover.key).await
+            } else {
+                self.store.delete(&leftover.key).await
+            };
+            if deleted.is_ok() {
                 removed += 1;
             }
         }
         Ok(removed)
     }
+}
+
+/// A stored file (`<key>`) or a resumable upload's partial file (`.part-<key>`) to check.
+struct Leftover {
+    key: String,
+    partial: bool,
 }

@@ -3,10 +3,12 @@
 
 pub mod gc;
 pub mod leftovers;
+mod partial;
 mod repo;
 pub mod store;
+mod upload_gc;
 
 pub use gc::{GcReport, GcRunner, GcStats, ShareGc};
 pub use leftovers::LeftoverReport;
 pub use repo::{ClaimedFile, LifecycleRepository, PURGEABLE_POSTGRES, PURGEABLE_SQLITE, PurgeCandidate};
-pub use store::{Deleted, FileStore, LocalFileStore, OpenedFile, StoreError, StoredFile};
+pub use store::{Appended, Deleted, FileStore, LocalFileStore, OpenedFile, StoreError, StoredFile};

@@ -195,25 +195,30 @@ impl LifecycleRepository {
         Ok(done == 1)
     }
 
-    /// Which of these storage keys some file row still names (for the leftover sweep): one query
-    /// for the whole batch. PostgreSQL takes the keys as an array; SQLite has no arrays and takes
+    /// Which of these storage keys some file or upload row still names (for the leftover sweep):
+    /// one query for the whole batch. PostgreSQL takes the keys as an array; SQLite has no arrays and takes
     /// them as a JSON list.
     pub async fn known_storage_keys(&self, keys: &[String]) -> Result<Vec<String>, sqlx::Error> {
         match &self.db {
             Db::Sqlite(pool) => {
                 let list = serde_json::to_string(keys).expect("strings serialise");
                 sqlx::query_scalar(
-                    "SELECT storage_key FROM files WHERE storage_key IN (SELECT value FROM json_each($1))",
+                    "SELECT storage_key FROM files WHERE storage_key IN (SELECT value FROM json_each($1))
+                     UNION ALL
+                     SELECT storage_key FROM uploads WHERE storage_key IN (SELECT value FROM json_each($1))",
                 )
                 .bind(list)
                 .fetch_all(pool)
                 .await
             }
             Db::Postgres(pool) => {
-                sqlx::query_scalar("SELECT storage_key FROM files WHERE storage_key = ANY($1)")
-                    .bind(keys)
-                    .fetch_all(pool)
-                    .await
+                sqlx::query_scalar(
+                    "SELECT storage_key FROM files WHERE storage_key = ANY($1)
+                     UNION ALL SELECT storage_key FROM uploads WHERE storage_key = ANY($1)",
+                )
+                .bind(keys)
+                .fetch_all(pool)
+                .await
             }
         }
     }

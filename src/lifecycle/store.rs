@@ -18,6 +18,8 @@ use crate::secret::random_token;
 
 /// Name prefix of files being written; the GC removes old ones left by interrupted uploads.
 pub const TEMP_PREFIX: &str = ".tmp-";
+/// Name prefix of a resumable upload's file until its last byte arrives (`.part-<key>`).
+pub const PARTIAL_PREFIX: &str = ".part-";
 
 /// What was stored: the key to find it again, and facts about the content.
 #[derive(Clone, Debug, PartialEq, Eq)]
@@ -47,6 +49,15 @@ pub enum StoreError {
     Io(#[from] io::Error),
 }
 
+/// What one append to a partial file stored: `written` bytes, durable. `cut` is why the content
+/// ended early (the client went away, the body stalled, a stop was asked for): what arrived
+/// before is kept all the same.
+#[derive(Debug)]
+pub struct Appended {
+    pub written: u64,
+    pub cut: Option<io::Error>,
+}
+
 /// Whether a delete removed something or found nothing to remove; both mean "gone now".
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum Deleted {
@@ -69,16 +80,47 @@ pub trait FileStore: Send + Sync {
     async fn open_range(&self, key: &str, start: u64, len: u64) -> Result<OpenedFile, StoreError>;
     /// Removes a stored file. Already absent is not an error.
     async fn delete(&self, key: &str) -> Result<Deleted, StoreError>;
+
+    /// Creates the empty partial file of a resumable upload under `key`.
+    async fn create_partial(&self, _key: &str) -> Result<(), StoreError> {
+        Err(unsupported())
+    }
+    /// Appends what `content` yields at `offset` of the partial file: anything past `offset` (from
+    /// a process killed mid-write) is cut off first, and what was written is durable on return.
+    /// More than `max_bytes` refuses the whole append (the file is left at `offset`).
+    async fn append_partial<'a>(
+        &self,
+        _key: &str,
+        _offset: u64,
+        _content: Pin<Box<dyn AsyncRead + Send + 'a>>,
+        _max_bytes: u64,
+    ) -> Result<Appended, StoreError> {
+        Err(unsupported())
+    }
+    /// Turns the partial file into the stored file `key` and digests it. Idempotent: once done,
+    /// it digests the stored file again.
+    async fn complete_partial(&self, _key: &str) -> Result<StoredFile, StoreError> {
+        Err(unsupported())
+    }
+    /// Removes a partial file. Already absent is not an error.
+    async fn delete_partial(&self, _key: &str) -> Result<Deleted, StoreError> {
+        Err(unsupported())
+    }
+}
+
+/// What a store without resumable uploads answers to their methods.
+fn unsupported() -> StoreError {
+    StoreError::Io(io::Error::new(io::ErrorKind::Unsupported, "this store keeps no partial files"))
 }
 
 /// Files in one folder on the local disk.
 #[derive(Clone, Debug)]
 pub struct LocalFileStore {
-    dir: PathBuf,
+    pub(super) dir: PathBuf,
 }
 
 /// Bytes read and hashed per step while storing.
-const CHUNK: usize = 256 * 1024;
+pub(super) const CHUNK: usize = 256 * 1024;
 
 impl LocalFileStore {
     pub fn new(dir: impl Into<PathBuf>) -> io::Result<Self> {
@@ -88,7 +130,7 @@ impl LocalFileStore {
     }
 
     /// The path of a key, or `None` for anything that is not one of our keys.
-    fn path_of(&self, key: &str) -> Option<PathBuf> {
+    pub(super) fn path_of(&self, key: &str) -> Option<PathBuf> {
         crate::session::is_token_shaped(key).then(|| self.dir.join(key))
     }
 
@@ -172,6 +214,28 @@ impl FileStore for LocalFileStore {
             Err(e) if e.kind() == io::ErrorKind::NotFound => Ok(Deleted::AlreadyAbsent),
             Err(e) => Err(e.into()),
         }
+    }
+
+    async fn create_partial(&self, key: &str) -> Result<(), StoreError> {
+        self.create_partial_file(key).await
+    }
+
+    async fn append_partial<'a>(
+        &self,
+        key: &str,
+        offset: u64,
+        content: Pin<Box<dyn AsyncRead + Send + 'a>>,
+        max_bytes: u64,
+    ) -> Result<Appended, StoreError> {
+        self.append_to_partial(key, offset, content, max_bytes).await
+    }
+
+    async fn complete_partial(&self, key: &str) -> Result<StoredFile, StoreError> {
+        self.complete_partial_file(key).await
+    }
+
+    async fn delete_partial(&self, key: &str) -> Result<Deleted, StoreError> {
+        self.delete_partial_file(key).await
     }
 }
 

@@ -90,6 +90,7 @@ pub struct Accounts {
     limiter: RateLimiter,
     setup: Arc<SetupGate>,
     mails: Mails,
+    uploads: crate::uploads::UploadRepository,
 }
 
 impl Accounts {
@@ -102,6 +103,7 @@ impl Accounts {
             limiter: RateLimiter::new(parts.db.clone()),
             setup: Arc::default(),
             mails,
+            uploads: crate::uploads::UploadRepository::new(parts.db.clone()),
         }
     }
 
@@ -258,12 +260,14 @@ impl Accounts {
         self.start_session(session, user_id).await
     }
 
-    /// Disables an account (not one's own): it can no longer sign in and its sessions end now.
+    /// Disables an account (not one's own): it can no longer sign in, its sessions end now, and
+    /// its resumable uploads expire now so the GC frees their space.
     pub async fn disable(&self, admin: &User, id: i64, client: IpAddr) -> Result<bool, Fault> {
         if !self.users.disable(id, admin.id).await? {
             return Ok(false);
         }
         let ended = self.sessions.end_all_for_user(id).await?;
+        self.uploads.expire_all_of(id).await?;
         tracing::info!(account_id = admin.id, disabled_account_id = id, sessions_ended = ended, %client, "account disabled");
         Ok(true)
     }

@@ -10,6 +10,7 @@ pub mod handover;
 pub mod mails;
 pub mod records;
 pub mod sharing;
+pub mod uploads;
 
 use std::sync::Arc;
 
@@ -67,6 +68,8 @@ pub struct Parts {
 #[derive(Clone)]
 pub struct Services {
     pub sharing: sharing::Sharing,
+    /// Resumable (tus) uploads.
+    pub uploads: uploads::Uploads,
     pub handover: handover::Handover,
     /// The bytes of claimed files, in ranges, and how far each download got.
     pub deliveries: delivery::Deliveries,
@@ -101,8 +104,10 @@ impl Services {
         let deletion =
             Runner::new(db.clone(), parts.store.clone(), parts.mailer.clone(), settings.mail_from.clone(), journal);
         let maintenance = Maintenance::from_settings(db.clone(), settings);
+        let uploads = uploads::Uploads::new(&parts);
         Self {
-            sharing: sharing::Sharing::new(&parts, mails.clone()),
+            sharing: sharing::Sharing::new(&parts, mails.clone(), uploads.clone()),
+            uploads,
             handover: handover::Handover::new(&parts, mails.clone(), deliveries.clone()),
             deliveries,
             accounts: accounts::Accounts::new(&parts, sessions.clone(), mails.clone()),

@@ -10,17 +10,18 @@ use super::{
     Fault, Parts,
     handover::code_limits,
     mails::{Delivery, Mails, Notice},
+    uploads::Uploads,
 };
 use crate::{
     accounts::{EmailAddress, User},
     config::Config,
     i18n::Lang,
-    lifecycle::{FileStore, LifecycleRepository},
+    lifecycle::{FileStore, LifecycleRepository, StoredFile},
     mail::outbox::MailDelivery,
     ratelimit::{Limit, RateLimiter},
     share::{
-        EventKind, Message, ShareEvent, ShareEvents, ShareLinks, ShareListing, ShareRepository, ShareTtl,
-        create::{CreateError, ShareRequest, create_share_checked},
+        EventKind, Message, NewShare, ShareEvent, ShareEvents, ShareLinks, ShareListing, ShareRepository, ShareTtl,
+        create::{CreateError, ShareRequest, clean_file_name, create_share_checked, create_share_from_upload},
         sender::{SenderShares, ShareSummary, Viewer},
     },
 };
@@ -29,12 +30,29 @@ use crate::{
 /// plenty and more would be a nuisance.
 const LINK_RENEWALS: [Limit; 1] = [Limit::new(5, Duration::from_secs(24 * 3600))];
 
-/// A file arriving for a new share.
+/// Where a new share's file comes from.
+pub enum Source<'a> {
+    /// Arriving now, in the request.
+    Stream(Pin<Box<dyn AsyncRead + Send + 'a>>),
+    /// A finished resumable upload of the sender's, by its public id.
+    Finished(&'a str),
+}
+
+/// A finished upload as the new-share form shows it.
+#[derive(Clone, Debug)]
+pub struct FinishedUpload {
+    pub id: String,
+    pub file_name: String,
+    pub content_type: String,
+    pub size_bytes: u64,
+}
+
+/// A file for a new share.
 pub struct Upload<'a> {
     pub recipient: EmailAddress,
     pub file_name: &'a str,
     pub content_type: &'a str,
-    pub content: Pin<Box<dyn AsyncRead + Send + 'a>>,
+    pub source: Source<'a>,
     pub ttl: ShareTtl,
     pub message: Message,
     /// The language of the recipient's mails and pages.
@@ -87,6 +105,7 @@ pub struct Sharing {
     limiter: RateLimiter,
     store: Arc<dyn FileStore>,
     mails: Mails,
+    uploads: Uploads,
 }
 
 /// What a sender may see.
@@ -95,7 +114,7 @@ pub fn viewer(user: &User) -> Viewer {
 }
 
 impl Sharing {
-    pub fn new(parts: &Parts, mails: Mails) -> Self {
+    pub fn new(parts: &Parts, mails: Mails, uploads: Uploads) -> Self {
         let settings = &parts.config.settings;
         Self {
             config: parts.config.clone(),
@@ -106,7 +125,24 @@ impl Sharing {
             limiter: RateLimiter::new(parts.db.clone()),
             store: parts.store.clone(),
             mails,
+            uploads,
         }
+    }
+
+    /// The sender's finished upload with this id, for the form to name; `None` when it is not
+    /// theirs, not finished or gone.
+    pub async fn finished_upload(&self, sender: &User, id: &str) -> Result<Option<FinishedUpload>, Fault> {
+        let row = match self.uploads.finished(sender.id, id).await {
+            Ok(row) => row,
+            Err(super::uploads::UploadError::Fault(fault)) => return Err(fault),
+            Err(error) => return Err(Fault::Internal(error.into())),
+        };
+        Ok(row.map(|row| FinishedUpload {
+            id: id.to_owned(),
+            size_bytes: row.length(),
+            file_name: row.file_name,
+            content_type: row.content_type,
+        }))
     }
 
     /// The longest a share may stay downloadable, and the largest file it may hold.
@@ -123,22 +159,44 @@ impl Sharing {
         before_issue: impl AsyncFnOnce() -> Result<(), CreateError>,
         delivery: Delivery,
     ) -> Result<Created, CreateError> {
-        let request = ShareRequest {
-            sender_id: sender.id,
-            recipient: upload.recipient,
-            file_name: upload.file_name,
-            content_type: upload.content_type,
-            content: upload.content,
-            max_bytes: self.config.settings.max_upload_bytes,
-            ttl: upload.ttl.get(),
-            message: upload.message,
-            lang: upload.lang,
-            notify_on_download: upload.notify_on_download,
+        let (lang, ttl) = (upload.lang, upload.ttl.get());
+        let issued = match upload.source {
+            Source::Stream(content) => {
+                let request = ShareRequest {
+                    sender_id: sender.id,
+                    recipient: upload.recipient,
+                    file_name: upload.file_name,
+                    content_type: upload.content_type,
+                    content,
+                    max_bytes: self.config.settings.max_upload_bytes,
+                    ttl,
+                    message: upload.message,
+                    lang,
+                    notify_on_download: upload.notify_on_download,
+                };
+                create_share_checked(&self.links, self.store.as_ref(), request, before_issue).await?
+            }
+            Source::Finished(id) => {
+                let row = self.uploads.finished(sender.id, id).await.map_err(|_| CreateError::UploadUnavailable)?;
+                let row = row.ok_or(CreateError::UploadUnavailable)?;
+                let sha256 = row.sha256.clone().ok_or(CreateError::UploadUnavailable)?;
+                let new = NewShare {
+                    sender_id: sender.id,
+                    file: StoredFile { key: row.storage_key.clone(), size_bytes: row.length(), sha256 },
+                    original_name: clean_file_name(upload.file_name),
+                    content_type: upload.content_type.to_owned(),
+                    recipient: upload.recipient,
+                    message: upload.message.into_inner(),
+                    lang,
+                    ttl,
+                    notify_on_download: upload.notify_on_download,
+                };
+                create_share_from_upload(&self.links, &new, id).await?
+            }
         };
-        let issued = create_share_checked(&self.links, self.store.as_ref(), request, before_issue).await?;
         tracing::info!(account_id = sender.id, share_id = issued.share_id, "share created");
         let link = self.config.url_for(&format!("/s/{}", issued.token.expose()));
-        let notice = self.notify(sender, issued.share_id, &link, upload.lang, delivery).await;
+        let notice = self.notify(sender, issued.share_id, &link, lang, delivery).await;
         Ok(Created { share_id: issued.share_id, link, notice })
     }
 

@@ -39,6 +39,9 @@ pub enum CreateError {
     /// The sender was disabled (or their deletion case opened) while the file was arriving.
     #[error("the sender's account is disabled")]
     SenderDisabled,
+    /// The finished upload named is not the sender's, not finished, or already a share's.
+    #[error("the upload is not available")]
+    UploadUnavailable,
     #[error(transparent)]
     Share(#[from] ShareError),
 }
@@ -104,6 +107,21 @@ pub async fn create_share_checked(
             })
         }
     }
+}
+
+/// A share of a finished resumable upload's file (`new.file`); the upload's row goes in the same
+/// transaction, so a form submitted twice makes one share.
+pub async fn create_share_from_upload(
+    links: &ShareLinks,
+    new: &NewShare,
+    upload_id: &str,
+) -> Result<IssuedShare, CreateError> {
+    links.issue_from_upload(new, upload_id).await.map_err(|error| match error {
+        ShareError::SenderDisabled => CreateError::SenderDisabled,
+        ShareError::UploadUnavailable => CreateError::UploadUnavailable,
+        ShareError::TtlTooShort => CreateError::TtlTooShort,
+        other => other.into(),
+    })
 }
 
 #[cfg(test)]

@@ -87,6 +87,9 @@ pub enum ShareError {
     TtlTooShort,
     #[error("the sender's account is disabled")]
     SenderDisabled,
+    /// The finished upload named is not the sender's, not finished, or already a share's.
+    #[error("the upload is not available")]
+    UploadUnavailable,
     #[error(transparent)]
     Database(#[from] sqlx::Error),
 }
@@ -108,11 +111,24 @@ impl ShareLinks {
 
     /// Creates the share with a fresh 256-bit token; only the token's SHA-256 is stored.
     pub async fn issue(&self, new: &NewShare) -> Result<IssuedShare, ShareError> {
+        self.issue_claiming(new, None).await
+    }
+
+    /// Issues a share of a finished upload's file, taking the upload's row in the same step.
+    pub async fn issue_from_upload(&self, new: &NewShare, upload_id: &str) -> Result<IssuedShare, ShareError> {
+        self.issue_claiming(new, Some(upload_id)).await
+    }
+
+    async fn issue_claiming(&self, new: &NewShare, upload_id: Option<&str>) -> Result<IssuedShare, ShareError> {
         if new.ttl < MIN_TTL {
             return Err(ShareError::TtlTooShort);
         }
         let token = random_token();
-        let share_id = self.repo.insert(new, &sha256_hex(token.expose())).await?;
+        let token_hash = sha256_hex(token.expose());
+        let share_id = match upload_id {
+            Some(upload_id) => self.repo.insert_from_upload(new, &token_hash, upload_id).await?,
+            None => self.repo.insert(new, &token_hash).await?,
+        };
         Ok(IssuedShare { share_id, token })
     }
 

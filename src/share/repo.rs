@@ -94,6 +94,12 @@ const INSERT_FILE: Sql = sql!(
      SELECT id, $2, $3, $4, $5, $6 FROM users WHERE id = $1 AND disabled_at IS NULL"
     { sqlite: "", postgres: " FOR SHARE" } " RETURNING id"
 );
+/// A finished upload's row goes with the share made of its file: only the sender's own, finished,
+/// unexpired upload, and only once (a second submission finds nothing).
+const CLAIM_UPLOAD: Sql = sql!(
+    "DELETE FROM uploads WHERE public_id = $1 AND owner_id = $2 AND storage_key = $3
+        AND sha256 IS NOT NULL AND expires_at > " now
+);
 const LIVE_BY_TOKEN_HASH: Sql = sql!("SELECT s.id, s.file_id, s.recipient_email, u.display_name AS sender_name, s.message,
                  s.lang, s.status, s.expires_at, s.locked_at IS NOT NULL AS locked
             FROM shares s JOIN users u ON u.id = s.sender_id
@@ -111,10 +117,37 @@ impl ShareRepository {
 
     /// Inserts the file row and the share row together; refused for a disabled sender.
     pub async fn insert(&self, new: &NewShare, token_hash: &str) -> Result<i64, ShareError> {
+        self.insert_claiming(new, token_hash, None).await
+    }
+
+    /// The same for the file of the finished upload `upload_id`, whose row is deleted in the same
+    /// transaction; `UploadUnavailable` when it is not the sender's, not finished, or used.
+    pub async fn insert_from_upload(
+        &self,
+        new: &NewShare,
+        token_hash: &str,
+        upload_id: &str,
+    ) -> Result<i64, ShareError> {
+        self.insert_claiming(new, token_hash, Some(upload_id)).await
+    }
+
+    async fn insert_claiming(&self, new: &NewShare, token_hash: &str, upload: Option<&str>) -> Result<i64, ShareError> {
         let size = i64::try_from(new.file.size_bytes).unwrap_or(i64::MAX);
         let ttl = seconds(new.ttl);
         on_db!(&self.db, |pool| {
             let mut tx = pool.begin_write().await?;
+            if let Some(upload) = upload {
+                let claimed = sqlx::query(pool.sql(&CLAIM_UPLOAD))
+                    .bind(upload)
+                    .bind(new.sender_id)
+                    .bind(&new.file.key)
+                    .execute(&mut *tx)
+                    .await?
+                    .rows_affected();
+                if claimed != 1 {
+                    return Err(ShareError::UploadUnavailable);
+                }
+            }
             let file_id: Option<i64> = sqlx::query_scalar(pool.sql(&INSERT_FILE))
                 .bind(new.sender_id)
                 .bind(&new.file.key)

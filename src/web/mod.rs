@@ -14,6 +14,7 @@ pub mod middleware;
 mod pages;
 mod recipient;
 mod team;
+pub(crate) mod uploads;
 
 use std::{ops::Deref, sync::Arc};
 
@@ -89,6 +90,15 @@ pub fn app(state: AppState) -> impl Endpoint + 'static {
         .at("/shares/:id/revoke", poem::post(dashboard::revoke))
         .at("/shares/:id/link", poem::post(dashboard::renew_link))
         .at("/shares/:id/unlock", poem::post(dashboard::unlock))
+        .at("/uploads", poem::RouteMethod::new().options(uploads::options).post(uploads::create))
+        .at(
+            "/uploads/:id",
+            poem::RouteMethod::new()
+                .head(uploads::upload)
+                .patch(uploads::upload)
+                .delete(uploads::upload)
+                .post(uploads::upload),
+        )
         .at("/s/:token", get(recipient::landing))
         .at("/s/:token/email", poem::post(recipient::request_code))
         .at("/s/:token/code", poem::post(recipient::submit_code))
@@ -114,6 +124,7 @@ pub fn app(state: AppState) -> impl Endpoint + 'static {
         .around(move |ep, req| middleware::csrf_guard(ep, req, origin.clone()))
         .around(move |ep, req| middleware::load_session(ep, req, session_settings.clone()))
         .around(error::render_errors)
+        .around(uploads::tus_resumable)
         // Boxing here keeps the endpoint's type shallow enough for the compiler.
         .boxed()
         .around(move |ep, req| middleware::choose_lang(ep, req, https))

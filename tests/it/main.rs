@@ -40,4 +40,5 @@ mod sign_in_limits;
 mod team;
 mod transport;
 mod unicode_names;
+mod uploads;
 mod visits;

@@ -2,6 +2,7 @@
 //! still change), revoking, and the new-share upload. A share the viewer may not see answers 404,
 //! exactly like one that does not exist.
 
+mod from_upload;
 mod new_share;
 
 pub use new_share::{new_share_form, upload};

@@ -20,7 +20,7 @@ use crate::{
     lifecycle::StoreError,
     services::{
         mails::Delivery,
-        sharing::{Created, Upload},
+        sharing::{Created, FinishedUpload, Source, Upload},
     },
     session::csrf_tokens_match,
     share::{Message, ShareTtl, TtlError, create::CreateError},
@@ -59,7 +59,7 @@ fn expiry_options(t: &'static Text, max: Duration, chosen: &str) -> Vec<ExpiryOp
 
 #[derive(Template)]
 #[template(path = "dashboard/new_share.html")]
-struct NewSharePage<'a> {
+pub(super) struct NewSharePage<'a> {
     c: Chrome,
     csrf_token: &'a str,
     expiry_options: Vec<ExpiryOption>,
@@ -68,9 +68,11 @@ struct NewSharePage<'a> {
     message: &'a str,
     mail_lang: &'a str,
     error: Option<&'static str>,
+    /// A finished upload the form keeps (the file input is then optional), and its size.
+    uploaded: Option<(&'a FinishedUpload, String)>,
 }
 
-fn form_page<'a>(
+pub(super) fn form_page<'a>(
     state: &AppState,
     c: Chrome,
     csrf: &'a str,
@@ -88,18 +90,24 @@ fn form_page<'a>(
         message: &fields.message,
         mail_lang: &fields.mail_lang,
         error,
+        uploaded: fields
+            .uploaded
+            .as_ref()
+            .map(|u| (u, human_size(i64::try_from(u.size_bytes).unwrap_or(i64::MAX), lang))),
     }
 }
 
 /// The text fields of the form.
 #[derive(Default)]
-struct Fields {
+pub(super) struct Fields {
     csrf_token: Option<String>,
     recipient: String,
     expires_in: String,
     message: String,
-    mail_lang: String,
-    notify: bool,
+    pub(super) mail_lang: String,
+    pub(super) notify: bool,
+    /// The finished upload named in the `upload` field, once looked up.
+    pub(super) uploaded: Option<FinishedUpload>,
 }
 
 /// GET /shares/new
@@ -166,7 +174,22 @@ pub async fn upload(
             "message" => fields.message = read_text(field).await?,
             "mail_lang" => fields.mail_lang = read_text(field).await?,
             "notify" => fields.notify = read_text(field).await? == "1",
+            // No file chosen: a kept upload may follow (the JS-off form after a refusal).
+            "file" if field.file_name().unwrap_or_default().is_empty() => {}
             "file" => return store_file(&state, &user, c, &current.csrf_secret, fields, field, &mut multipart).await,
+            "upload" => {
+                let id = read_text(field).await?;
+                return super::from_upload::share(
+                    &state,
+                    &user,
+                    c,
+                    &current.csrf_secret,
+                    fields,
+                    id.trim(),
+                    &mut multipart,
+                )
+                .await;
+            }
             _ => return Err(AppError::BadRequest("unknown form field")),
         }
     }
@@ -174,21 +197,26 @@ pub async fn upload(
 }
 
 /// The form's fields as domain values.
-struct Parsed {
-    recipient: EmailAddress,
-    message: Message,
-    ttl: ShareTtl,
+pub(super) struct Parsed {
+    pub(super) recipient: EmailAddress,
+    pub(super) message: Message,
+    pub(super) ttl: ShareTtl,
 }
 
 /// What is wrong with the fields: a message the form shows again, or a validity under a minute
 /// (which the form never offers), answered with a plain 400.
-enum Invalid {
+pub(super) enum Invalid {
     Form(&'static str),
     TtlTooShort,
 }
 
 /// Checks the fields in the order the form reports them: recipient, file, message, validity.
-fn parse_fields(t: &'static Text, fields: &Fields, file_name: &str, max_ttl: Duration) -> Result<Parsed, Invalid> {
+pub(super) fn parse_fields(
+    t: &'static Text,
+    fields: &Fields,
+    file_name: &str,
+    max_ttl: Duration,
+) -> Result<Parsed, Invalid> {
     let recipient = EmailAddress::parse(&fields.recipient).map_err(|_| Invalid::Form(t.email_invalid))?;
     if file_name.is_empty() {
         return Err(Invalid::Form(t.file_missing));
@@ -227,15 +255,20 @@ async fn store_file(
         recipient: parsed.recipient,
         file_name: &file_name,
         content_type: &content_type,
-        content: Box::pin(field.into_async_read()),
+        source: Source::Stream(Box::pin(field.into_async_read())),
         ttl: parsed.ttl,
         message: parsed.message,
         lang: Lang::from_code(&fields.mail_lang).or_else(|| Lang::from_code(&user.lang)).unwrap_or_default(),
         notify_on_download: fields.notify,
     };
-    // The file is the last field: anything after it (a second file…) refuses the whole form.
+    // The file is the last field: anything after it (a second file…) refuses the whole form, but
+    // for a kept upload's id, which the chosen file replaces (the upload expires unused).
     let nothing_after = async || match multipart.next_field().await {
         Ok(None) => Ok(()),
+        Ok(Some(field)) if field.name() == Some("upload") => match multipart.next_field().await {
+            Ok(None) => Ok(()),
+            _ => Err(CreateError::Refused("a field after the upload")),
+        },
         Ok(Some(_)) => Err(CreateError::Refused("a field after the file")),
         Err(_) => Err(CreateError::Refused("malformed multipart body after the file")),
     };
@@ -254,7 +287,7 @@ async fn store_file(
 }
 
 /// The error page for a share that could not be created (a disabled sender gets the form again).
-fn create_error(error: CreateError) -> AppError {
+pub(super) fn create_error(error: CreateError) -> AppError {
     match error {
         CreateError::TooLarge { .. } => AppError::TooLarge,
         CreateError::TtlTooShort => AppError::BadRequest("ttl too short"),
@@ -266,15 +299,16 @@ fn create_error(error: CreateError) -> AppError {
             AppError::StorageFull(error)
         }
         CreateError::Store(error) => AppError::Internal(error.into()),
+        CreateError::UploadUnavailable => AppError::BadRequest("upload unavailable"),
         CreateError::SenderDisabled | CreateError::Share(_) => AppError::Internal(error.into()),
     }
 }
 
 #[derive(Template)]
 #[template(path = "dashboard/created.html")]
-struct CreatedPage<'a> {
-    c: Chrome,
-    link: &'a str,
-    share_id: i64,
-    recipient: &'a str,
+pub(super) struct CreatedPage<'a> {
+    pub(super) c: Chrome,
+    pub(super) link: &'a str,
+    pub(super) share_id: i64,
+    pub(super) recipient: &'a str,
 }

@@ -1,6 +1,7 @@
 //! CSRF guard and form body cap for every state-changing request: the browser must not say it
 //! came from another site, and the session's (or anonymous form's) token must come back in the form field
-//! `csrf_token` or the `X-CSRF-Token` header (HTMX). Refused requests change nothing: the
+//! `csrf_token` or the `X-CSRF-Token` header (HTMX, and the tus endpoint, whose body is never read
+//! here). Refused requests change nothing: the
 //! handler never runs.
 
 use std::sync::Arc;
@@ -33,6 +34,18 @@ pub async fn csrf_guard<E: Endpoint>(ep: Arc<E>, mut req: Request, our_origin: A
     let streamed = STREAMED_UPLOAD_PATHS.contains(&req.uri().path())
         && req.header("content-type").is_some_and(|ct| ct.starts_with("multipart/form-data"));
     if streamed {
+        return ep.call(req).await.map(IntoResponse::into_response);
+    }
+    // The tus endpoint's bodies are file bytes, streamed by the handler: the token is in the header.
+    if crate::web::uploads::is_tus_path(req.uri().path()) {
+        let handle = req.extensions().get::<SessionHandle>();
+        let valid = match (handle, req.header("x-csrf-token")) {
+            (Some(handle), Some(token)) => handle.accepts_csrf_token(token),
+            _ => false,
+        };
+        if !valid {
+            return Err(AppError::Forbidden("missing or wrong CSRF token").into());
+        }
         return ep.call(req).await.map(IntoResponse::into_response);
     }
     let body = req.take_body().into_bytes_limit(FORM_BODY_LIMIT).await.map_err(|e| match e {

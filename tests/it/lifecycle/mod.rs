@@ -28,7 +28,7 @@ const GRACE_15_MIN: Duration = Duration::from_secs(15 * 60);
 const RETRY_60_MIN: Duration = Duration::from_secs(60 * 60);
 
 fn report(purged: u32, failed: u32, skipped: u32) -> GcReport {
-    GcReport { purged, failed, skipped }
+    GcReport { purged, failed, skipped, ..GcReport::default() }
 }
 
 /// An app whose own GC stays out of the tests: no access-time passes, the timer's next tick a day

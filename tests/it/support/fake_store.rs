@@ -3,19 +3,22 @@
 //! stays); otherwise it removes the key and succeeds, already absent included.
 
 use std::{
-    collections::HashSet,
+    collections::{HashMap, HashSet},
     io,
     pin::Pin,
     sync::{Mutex, MutexGuard},
 };
 
+use sha2::{Digest, Sha256};
 use tokio::io::{AsyncRead, AsyncReadExt};
-use watasu::lifecycle::{Deleted, FileStore, OpenedFile, StoreError, StoredFile};
+use watasu::lifecycle::{Appended, Deleted, FileStore, OpenedFile, StoreError, StoredFile};
 
 #[derive(Debug, Default)]
 pub struct FakeFileStore {
     present: Mutex<HashSet<String>>,
     failing: Mutex<HashSet<String>>,
+    /// Partial files of resumable uploads, with their bytes.
+    partials: Mutex<HashMap<String, Vec<u8>>>,
 }
 
 impl FakeFileStore {
@@ -47,6 +50,10 @@ impl FakeFileStore {
 
     pub fn exists(&self, key: &str) -> bool {
         self.present().contains(key)
+    }
+
+    fn partials(&self) -> MutexGuard<'_, HashMap<String, Vec<u8>>> {
+        self.partials.lock().unwrap()
     }
 }
 
@@ -84,5 +91,40 @@ impl FileStore for FakeFileStore {
             return Err(StoreError::Io(io::Error::other("the fake store was told to fail")));
         }
         Ok(if present.remove(key) { Deleted::Removed } else { Deleted::AlreadyAbsent })
+    }
+
+    async fn create_partial(&self, key: &str) -> Result<(), StoreError> {
+        self.partials().insert(key.to_owned(), Vec::new());
+        Ok(())
+    }
+
+    async fn append_partial<'a>(
+        &self,
+        key: &str,
+        offset: u64,
+        mut content: Pin<Box<dyn AsyncRead + Send + 'a>>,
+        max_bytes: u64,
+    ) -> Result<Appended, StoreError> {
+        let mut arrived = Vec::new();
+        let cut = content.read_to_end(&mut arrived).await.err();
+        if arrived.len() as u64 > max_bytes {
+            return Err(StoreError::TooLarge { limit: max_bytes });
+        }
+        let mut partials = self.partials();
+        let bytes = partials.get_mut(key).ok_or(StoreError::NotFound)?;
+        bytes.truncate(offset as usize);
+        bytes.extend_from_slice(&arrived);
+        Ok(Appended { written: arrived.len() as u64, cut })
+    }
+
+    async fn complete_partial(&self, key: &str) -> Result<StoredFile, StoreError> {
+        let bytes = self.partials().remove(key).ok_or(StoreError::NotFound)?;
+        self.place(key);
+        let sha256 = hex::encode(Sha256::digest(&bytes));
+        Ok(StoredFile { key: key.to_owned(), size_bytes: bytes.len() as u64, sha256 })
+    }
+
+    async fn delete_partial(&self, key: &str) -> Result<Deleted, StoreError> {
+        Ok(if self.partials().remove(key).is_some() { Deleted::Removed } else { Deleted::AlreadyAbsent })
     }
 }

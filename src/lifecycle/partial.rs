@@ -1,0 +1,172 @@
+//! Partial files of resumable uploads in the local store: `.part-<key>` beside the stored files,
+//! owner-only, appended at the offset the database holds and synced before that offset moves;
+//! renamed to `<key>` once complete.
+
+use std::{
+    io::{self, SeekFrom},
+    path::PathBuf,
+    pin::Pin,
+};
+
+use sha2::{Digest, Sha256};
+use tokio::io::{AsyncRead, AsyncReadExt, AsyncSeekExt, AsyncWriteExt};
+
+use super::store::{Appended, CHUNK, Deleted, LocalFileStore, PARTIAL_PREFIX, StoreError, StoredFile};
+
+impl LocalFileStore {
+    fn partial_path(&self, key: &str) -> Result<PathBuf, StoreError> {
+        let stored = self.path_of(key).ok_or(StoreError::NotFound)?;
+        Ok(stored.with_file_name(format!("{PARTIAL_PREFIX}{key}")))
+    }
+
+    pub(super) async fn create_partial_file(&self, key: &str) -> Result<(), StoreError> {
+        let path = self.partial_path(key)?;
+        let file = tokio::fs::OpenOptions::new().write(true).create_new(true).mode(0o600).open(&path).await?;
+        file.sync_all().await?;
+        self.sync_dir().await
+    }
+
+    pub(super) async fn append_to_partial<'a>(
+        &self,
+        key: &str,
+        offset: u64,
+        content: Pin<Box<dyn AsyncRead + Send + 'a>>,
+        max_bytes: u64,
+    ) -> Result<Appended, StoreError> {
+        let path = self.partial_path(key)?;
+        let mut file = match tokio::fs::OpenOptions::new().write(true).open(&path).await {
+            Ok(file) => file,
+            Err(e) if e.kind() == io::ErrorKind::NotFound => return Err(StoreError::NotFound),
+            Err(e) => return Err(e.into()),
+        };
+        if file.metadata().await?.len() < offset {
+            return Err(StoreError::Io(io::Error::other("the partial file is shorter than its stored offset")));
+        }
+        // Bytes past the stored offset were never acknowledged (a killed process, a refused
+        // checksum): they are not trusted.
+        file.set_len(offset).await?;
+        file.seek(SeekFrom::Start(offset)).await?;
+        let mut content = content.take(max_bytes.saturating_add(1));
+        let mut buffer = vec![0u8; CHUNK];
+        let mut written: u64 = 0;
+        let mut cut = None;
+        loop {
+            let read = match content.read(&mut buffer).await {
+                Ok(0) => break,
+                Ok(read) => read,
+                Err(error) => {
+                    cut = Some(error);
+                    break;
+                }
+            };
+            if written + read as u64 > max_bytes {
+                file.set_len(offset).await?;
+                return Err(StoreError::TooLarge { limit: max_bytes });
+            }
+            file.write_all(&buffer[..read]).await?;
+            written += read as u64;
+        }
+        file.flush().await?;
+        file.sync_data().await?;
+        Ok(Appended { written, cut })
+    }
+
+    pub(super) async fn complete_partial_file(&self, key: &str) -> Result<StoredFile, StoreError> {
+        let partial = self.partial_path(key)?;
+        let stored = self.path_of(key).ok_or(StoreError::NotFound)?;
+        match tokio::fs::File::open(&partial).await {
+            Ok(file) => {
+                file.sync_all().await?;
+                tokio::fs::rename(&partial, &stored).await?;
+                self.sync_dir().await?;
+            }
+            // Completed before (a crash between the rename and the database): digest it again.
+            Err(e) if e.kind() == io::ErrorKind::NotFound => {}
+            Err(e) => return Err(e.into()),
+        }
+        let (size_bytes, sha256) = digest_file(&stored).await?;
+        Ok(StoredFile { key: key.to_owned(), size_bytes, sha256 })
+    }
+
+    pub(super) async fn delete_partial_file(&self, key: &str) -> Result<Deleted, StoreError> {
+        match tokio::fs::remove_file(self.partial_path(key)?).await {
+            Ok(()) => Ok(Deleted::Removed),
+            Err(e) if e.kind() == io::ErrorKind::NotFound => Ok(Deleted::AlreadyAbsent),
+            Err(e) => Err(e.into()),
+        }
+    }
+
+    /// A create or rename is durable only once the folder itself is synced.
+    async fn sync_dir(&self) -> Result<(), StoreError> {
+        tokio::fs::File::open(&self.dir).await?.sync_all().await?;
+        Ok(())
+    }
+}
+
+/// The size and hex SHA-256 of a file, read back from the disk.
+async fn digest_file(path: &std::path::Path) -> Result<(u64, String), StoreError> {
+    let mut file = match tokio::fs::File::open(path).await {
+        Ok(file) => file,
+        Err(e) if e.kind() == io::ErrorKind::NotFound => return Err(StoreError::NotFound),
+        Err(e) => return Err(e.into()),
+    };
+    let mut hasher = Sha256::new();
+    let mut buffer = vec![0u8; CHUNK];
+    let mut size = 0u64;
+    loop {
+        let read = file.read(&mut buffer).await?;
+        if read == 0 {
+            break;
+        }
+        hasher.update(&buffer[..read]);
+        size += read as u64;
+    }
+    Ok((size, hex::encode(hasher.finalize())))
+}
+
+#[cfg(test)]
+mod tests {
+    use std::os::unix::fs::PermissionsExt;
+
+    use super::*;
+    use crate::lifecycle::FileStore;
+
+    const KEY: &str = "ab12ab12ab12ab12ab12ab12ab12ab12ab12ab12ab12ab12ab12ab12ab12ab12";
+
+    fn reader(bytes: &'static [u8]) -> Pin<Box<dyn AsyncRead + Send>> {
+        Box::pin(bytes)
+    }
+
+    #[tokio::test]
+    async fn appends_at_the_stored_offset_drop_untrusted_bytes_and_complete_to_the_key() {
+        let dir = tempfile::tempdir().unwrap();
+        let store = LocalFileStore::new(dir.path()).unwrap();
+        store.create_partial(KEY).await.unwrap();
+        let partial = dir.path().join(format!(".part-{KEY}"));
+        assert_eq!(std::fs::metadata(&partial).unwrap().permissions().mode() & 0o777, 0o600);
+        assert_eq!(store.append_partial(KEY, 0, reader(b"hel"), 5).await.unwrap().written, 3);
+        // A killed process left bytes past the stored offset 3: they are cut before appending.
+        std::fs::write(&partial, b"helXXXX").unwrap();
+        assert_eq!(store.append_partial(KEY, 3, reader(b"lo"), 2).await.unwrap().written, 2);
+        let stored = store.complete_partial(KEY).await.unwrap();
+        assert_eq!(stored.size_bytes, 5);
+        assert_eq!(stored.sha256, "2cf24dba5fb0a30e26e83b2ac5b9e29e1b161e5c1fa7425e73043362938b9824");
+        assert!(!partial.exists());
+        assert_eq!(std::fs::read(dir.path().join(KEY)).unwrap(), b"hello");
+        assert_eq!(store.complete_partial(KEY).await.unwrap(), stored, "completing again digests again");
+    }
+
+    #[tokio::test]
+    async fn an_append_over_its_cap_is_refused_whole() {
+        let dir = tempfile::tempdir().unwrap();
+        let store = LocalFileStore::new(dir.path()).unwrap();
+        store.create_partial(KEY).await.unwrap();
+        store.append_partial(KEY, 0, reader(b"ab"), 10).await.unwrap();
+        let error = store.append_partial(KEY, 2, reader(b"cdef"), 3).await.unwrap_err();
+        assert!(matches!(error, StoreError::TooLarge { limit: 3 }));
+        assert_eq!(std::fs::read(dir.path().join(format!(".part-{KEY}"))).unwrap(), b"ab");
+        assert_eq!(store.delete_partial(KEY).await.unwrap(), Deleted::Removed);
+        assert_eq!(store.delete_partial(KEY).await.unwrap(), Deleted::AlreadyAbsent);
+        assert!(matches!(store.delete_partial("../x").await, Err(StoreError::NotFound)));
+    }
+}

@@ -1,0 +1,296 @@
+//! The sender's resumable uploads (tus): create, ask how far one got, append, terminate. Another
+//! sender's upload, an unknown id and an expired one are all `NotFound`. A PATCH runs in its own
+//! task, so a client that goes away mid-body still gets what arrived made durable.
+
+use std::{pin::Pin, sync::Arc};
+
+use tokio::io::{AsyncRead, AsyncReadExt};
+
+use super::{Fault, Parts};
+use crate::{
+    config::Config,
+    db::Timestamp,
+    lifecycle::{FileStore, StoreError},
+    secret::random_token,
+    uploads::{
+        CHECKPOINT_BYTES, Checksum, Metadata, NewUpload, RESERVATION_FACTOR, Refusal, TAKEOVER_PATIENCE,
+        UploadRepository, UploadRow, WriteLocks, delete_files, locks::WriteGuard,
+    },
+};
+
+/// A PATCH body: read to its end (or until it is cut) by the task that stores it.
+pub type Body = Pin<Box<dyn AsyncRead + Send + 'static>>;
+
+#[derive(Debug, thiserror::Error)]
+pub enum UploadError {
+    #[error("no such upload")]
+    NotFound,
+    #[error("the upload is larger than allowed")]
+    TooLarge,
+    #[error("the sender's unfinished uploads reserve too much")]
+    OverReservation,
+    #[error("the sender is disabled")]
+    SenderDisabled,
+    #[error("the offset is not the upload's")]
+    Conflict,
+    #[error("the checksum does not match the body")]
+    ChecksumMismatch,
+    #[error("the body ended before it could be checked")]
+    Unverified,
+    #[error("another request holds the upload")]
+    Locked,
+    #[error("storage failed")]
+    Store(#[from] StoreError),
+    #[error(transparent)]
+    Fault(#[from] Fault),
+}
+
+impl From<sqlx::Error> for UploadError {
+    fn from(error: sqlx::Error) -> Self {
+        Self::Fault(error.into())
+    }
+}
+
+/// Where an upload stands, as HEAD and PATCH answer it.
+#[derive(Clone, Debug)]
+pub struct Progress {
+    pub offset: u64,
+    pub length: u64,
+    pub metadata: Option<String>,
+    pub expires_at: Timestamp,
+}
+
+impl From<&UploadRow> for Progress {
+    fn from(row: &UploadRow) -> Self {
+        Self { offset: row.offset(), length: row.length(), metadata: row.metadata.clone(), expires_at: row.expires_at }
+    }
+}
+
+/// A PATCH as the protocol states it.
+pub struct Patch {
+    pub offset: u64,
+    pub content_length: Option<u64>,
+    pub checksum: Option<Checksum>,
+    pub body: Body,
+}
+
+#[derive(Clone)]
+pub struct Uploads {
+    config: Arc<Config>,
+    repo: UploadRepository,
+    store: Arc<dyn FileStore>,
+    locks: WriteLocks,
+}
+
+impl Uploads {
+    pub fn new(parts: &Parts) -> Self {
+        Self {
+            config: parts.config.clone(),
+            repo: UploadRepository::new(parts.db.clone()),
+            store: parts.store.clone(),
+            locks: WriteLocks::default(),
+        }
+    }
+
+    /// The largest upload (`Tus-Max-Size`).
+    pub fn max_size(&self) -> u64 {
+        self.config.settings.max_upload_bytes
+    }
+
+    pub fn repo(&self) -> &UploadRepository {
+        &self.repo
+    }
+
+    /// Creates an upload of `length` bytes; answers its public id.
+    pub async fn create(&self, owner_id: i64, length: u64, metadata: Metadata) -> Result<String, UploadError> {
+        if length > self.max_size() {
+            return Err(UploadError::TooLarge);
+        }
+        let new = NewUpload {
+            public_id: random_token().expose().to_owned(),
+            owner_id,
+            storage_key: random_token().expose().to_owned(),
+            length,
+            metadata,
+        };
+        let reservation = self.max_size().saturating_mul(RESERVATION_FACTOR);
+        let id = match self.repo.insert(&new, reservation).await? {
+            Ok(id) => id,
+            Err(Refusal::SenderDisabled) => return Err(UploadError::SenderDisabled),
+            Err(Refusal::OverReservation { reserved }) => {
+                tracing::info!(account_id = owner_id, reserved, length, "upload refused: reservation full");
+                return Err(UploadError::OverReservation);
+            }
+        };
+        if let Err(error) = self.store.create_partial(&new.storage_key).await {
+            self.repo.delete(id).await?;
+            return Err(error.into());
+        }
+        if length == 0 {
+            // Nothing will ever be sent: it is complete now.
+            self.finish(id, &new.storage_key).await?;
+        }
+        tracing::info!(account_id = owner_id, upload_id = id, length, "upload created");
+        Ok(new.public_id)
+    }
+
+    /// How far the sender's upload got.
+    pub async fn progress(&self, owner_id: i64, public_id: &str) -> Result<Progress, UploadError> {
+        Ok(Progress::from(&self.find(owner_id, public_id).await?))
+    }
+
+    async fn find(&self, owner_id: i64, public_id: &str) -> Result<UploadRow, UploadError> {
+        if !crate::session::is_token_shaped(public_id) {
+            return Err(UploadError::NotFound);
+        }
+        self.repo.find(public_id, owner_id).await?.ok_or(UploadError::NotFound)
+    }
+
+    /// Appends a PATCH's body. Runs in a task of its own: if the client goes away the handler is
+    /// dropped, but what arrived is still made durable and the offset moved.
+    pub async fn patch(&self, owner_id: i64, public_id: &str, patch: Patch) -> Result<Progress, UploadError> {
+        let row = self.find(owner_id, public_id).await?;
+        let this = self.clone();
+        let public_id = public_id.to_owned();
+        let task = tokio::spawn(async move {
+            let guard = this.locks.acquire(row.id, TAKEOVER_PATIENCE).await.ok_or(UploadError::Locked)?;
+            // Another writer may have moved it while this one waited.
+            let row = this.find(owner_id, &public_id).await?;
+            this.append(row, patch, &guard).await
+        });
+        task.await.map_err(|error| UploadError::Fault(Fault::Internal(error.into())))?
+    }
+
+    async fn append(&self, mut row: UploadRow, patch: Patch, guard: &WriteGuard) -> Result<Progress, UploadError> {
+        if patch.offset != row.offset() {
+            return Err(UploadError::Conflict);
+        }
+        let remaining = row.length() - row.offset();
+        if patch.content_length.is_some_and(|length| length > remaining) {
+            return Err(UploadError::TooLarge);
+        }
+        let mut content = guard.stoppable(patch.body);
+        if remaining > 0 {
+            match patch.checksum {
+                Some(checksum) => self.append_checked(&mut row, &mut content, &checksum).await?,
+                None => self.append_in_checkpoints(&mut row, &mut content).await?,
+            }
+        }
+        if row.is_complete() && row.sha256.is_none() {
+            self.finish(row.id, &row.storage_key).await?;
+        }
+        Ok(Progress::from(&row))
+    }
+
+    /// Streams the body in rounds, each made durable and recorded before the next.
+    async fn append_in_checkpoints(
+        &self,
+        row: &mut UploadRow,
+        content: &mut (dyn AsyncRead + Send + Unpin),
+    ) -> Result<(), UploadError> {
+        loop {
+            let remaining = row.length() - row.offset();
+            let last = remaining <= CHECKPOINT_BYTES;
+            // The last round reads to the body's end, so a body past the length is refused.
+            let (round, cap): (Pin<Box<dyn AsyncRead + Send + '_>>, u64) = if last {
+                (Box::pin(&mut *content), remaining)
+            } else {
+                (Box::pin((&mut *content).take(CHECKPOINT_BYTES)), CHECKPOINT_BYTES)
+            };
+            let appended = self.store.append_partial(&row.storage_key, row.offset(), round, cap).await.map_err(
+                |error| match error {
+                    StoreError::TooLarge { .. } => UploadError::TooLarge,
+                    other => other.into(),
+                },
+            )?;
+            self.record(row, appended.written).await?;
+            if let Some(cut) = &appended.cut {
+                tracing::info!(upload_id = row.id, offset = row.offset(), reason = %cut, "upload body cut; kept what arrived");
+                return Ok(());
+            }
+            if last || appended.written < cap {
+                return Ok(());
+            }
+        }
+    }
+
+    /// Streams the body while digesting it; only a matching digest moves the offset.
+    async fn append_checked(
+        &self,
+        row: &mut UploadRow,
+        content: &mut (dyn AsyncRead + Send + Unpin),
+        checksum: &Checksum,
+    ) -> Result<(), UploadError> {
+        let remaining = row.length() - row.offset();
+        let mut digester = checksum.digester();
+        let reader = digester.reader(Box::pin(content));
+        let appended =
+            self.store.append_partial(&row.storage_key, row.offset(), Box::pin(reader), remaining).await.map_err(
+                |error| match error {
+                    StoreError::TooLarge { .. } => UploadError::TooLarge,
+                    other => other.into(),
+                },
+            )?;
+        // Bytes that were not all checked are not kept: the next append cuts them off.
+        if appended.cut.is_some() {
+            return Err(UploadError::Unverified);
+        }
+        if !digester.matches() {
+            return Err(UploadError::ChecksumMismatch);
+        }
+        self.record(row, appended.written).await
+    }
+
+    /// Moves the stored offset past `written` durable bytes.
+    async fn record(&self, row: &mut UploadRow, written: u64) -> Result<(), UploadError> {
+        if written == 0 {
+            return Ok(());
+        }
+        let expires_at = self.repo.advance(row.id, row.offset(), written).await?.ok_or(UploadError::Conflict)?;
+        row.upload_offset += i64::try_from(written).unwrap_or(i64::MAX);
+        row.expires_at = expires_at;
+        Ok(())
+    }
+
+    /// Completes the file and records its digest (read back from the store).
+    async fn finish(&self, id: i64, key: &str) -> Result<String, UploadError> {
+        let stored = self.store.complete_partial(key).await?;
+        self.repo.finish(id, &stored.sha256).await?;
+        tracing::info!(upload_id = id, size = stored.size_bytes, "upload complete");
+        Ok(stored.sha256)
+    }
+
+    /// The sender's complete upload, finishing it first if a crash came between its last byte and
+    /// its digest.
+    pub async fn finished(&self, owner_id: i64, public_id: &str) -> Result<Option<UploadRow>, UploadError> {
+        let mut row = match self.find(owner_id, public_id).await {
+            Ok(row) => row,
+            Err(UploadError::NotFound) => return Ok(None),
+            Err(error) => return Err(error),
+        };
+        if !row.is_complete() {
+            return Ok(None);
+        }
+        if row.sha256.is_none() {
+            row.sha256 = Some(self.finish(row.id, &row.storage_key).await?);
+        }
+        Ok(Some(row))
+    }
+
+    /// Ends an upload and deletes its bytes at once; if the store fails, the row expires now and
+    /// the GC finishes the job.
+    pub async fn terminate(&self, owner_id: i64, public_id: &str) -> Result<(), UploadError> {
+        let row = self.find(owner_id, public_id).await?;
+        // Stop a writer first, so it does not write after the delete (best effort).
+        let _guard = self.locks.acquire(row.id, TAKEOVER_PATIENCE).await;
+        match delete_files(self.store.as_ref(), &row.storage_key).await {
+            Ok(()) => self.repo.delete(row.id).await?,
+            Err(error) => {
+                tracing::warn!(upload_id = row.id, %error, "could not delete an upload's file; the GC will");
+                self.repo.expire(row.id).await?;
+            }
+        }
+        tracing::info!(account_id = owner_id, upload_id = row.id, "upload terminated");
+        Ok(())
+    }
+}

@@ -1,0 +1,71 @@
+//! Resumable uploads (the tus protocol's server side): a sender's file arriving in as many PATCH
+//! requests as it takes, durable up to the offset the database holds, and once complete, ready
+//! to become a share's file. The HTTP layer is `web::uploads`; the use cases `services::uploads`.
+
+pub mod checksum;
+pub mod locks;
+pub mod metadata;
+mod repo;
+
+use std::time::Duration;
+
+pub use checksum::{Checksum, ChecksumError};
+pub use locks::WriteLocks;
+pub use metadata::{MalformedMetadata, Metadata};
+pub use repo::{Refusal, UploadRepository};
+
+use crate::{db::Timestamp, lifecycle::FileStore};
+
+/// An upload lives this long after its creation or the last bytes it received.
+pub const UPLOAD_TTL: Duration = Duration::from_secs(24 * 3600);
+/// A sender's unfinished uploads may reserve this many times the largest file.
+pub const RESERVATION_FACTOR: u64 = 2;
+/// A long PATCH makes its bytes durable and moves the offset at least this often, so a killed
+/// server loses little.
+pub const CHECKPOINT_BYTES: u64 = 16 * 1024 * 1024;
+/// How long a PATCH waits for the one it asked to stop before answering 423.
+pub const TAKEOVER_PATIENCE: Duration = Duration::from_secs(10);
+
+/// An upload about to be created.
+pub struct NewUpload {
+    pub public_id: String,
+    pub owner_id: i64,
+    pub storage_key: String,
+    pub length: u64,
+    pub metadata: Metadata,
+}
+
+/// One upload as stored.
+#[derive(Clone, Debug, sqlx::FromRow)]
+pub struct UploadRow {
+    pub id: i64,
+    pub storage_key: String,
+    pub upload_length: i64,
+    pub upload_offset: i64,
+    pub metadata: Option<String>,
+    pub file_name: String,
+    pub content_type: String,
+    pub sha256: Option<String>,
+    pub expires_at: Timestamp,
+}
+
+impl UploadRow {
+    pub fn length(&self) -> u64 {
+        u64::try_from(self.upload_length).unwrap_or(0)
+    }
+
+    pub fn offset(&self) -> u64 {
+        u64::try_from(self.upload_offset).unwrap_or(0)
+    }
+
+    pub fn is_complete(&self) -> bool {
+        self.offset() == self.length()
+    }
+}
+
+/// Removes an upload's bytes whatever stage they are at (partial or completed).
+pub async fn delete_files(store: &dyn FileStore, key: &str) -> Result<(), crate::lifecycle::StoreError> {
+    store.delete_partial(key).await?;
+    store.delete(key).await?;
+    Ok(())
+}

@@ -1,0 +1,163 @@
+//! SQL of resumable uploads. Every offset change is conditional on the offset it started from, so
+//! two writers (even in two processes) never both advance an upload.
+
+use crate::{
+    db::{Db, Dialect, Sql, Timestamp, seconds},
+    on_db, sql,
+};
+
+use super::{NewUpload, UPLOAD_TTL, UploadRow};
+
+/// PostgreSQL locks the sender's row so two creations cannot both pass the reservation check
+/// (SQLite's write transaction already serialises them).
+const LOCK_SENDER: Sql = sql!(
+    "SELECT id FROM users WHERE id = $1 AND disabled_at IS NULL" { sqlite: "", postgres: " FOR UPDATE" }
+);
+/// SUM of a BIGINT is numeric on PostgreSQL: cast back.
+const RESERVED: Sql = sql!(
+    "SELECT CAST(COALESCE(SUM(upload_length), 0) AS BIGINT) FROM uploads
+      WHERE owner_id = $1 AND sha256 IS NULL AND expires_at > " now
+);
+const INSERT: Sql = sql!(
+    "INSERT INTO uploads (public_id, owner_id, storage_key, upload_length, metadata, file_name, content_type,
+                          expires_at)
+     VALUES ($1, $2, $3, $4, $5, $6, $7, " now " + " secs("$8") ") RETURNING id"
+);
+const FIND: Sql = sql!(
+    "SELECT id, storage_key, upload_length, upload_offset, metadata, file_name, content_type, sha256, expires_at
+       FROM uploads WHERE public_id = $1 AND owner_id = $2 AND expires_at > " now
+);
+/// Bytes arrived: the offset moves on and the expiry slides.
+const ADVANCE: Sql = sql!(
+    "UPDATE uploads SET upload_offset = upload_offset + $3, expires_at = " now " + " secs("$4") ",
+                        updated_at = " now "
+      WHERE id = $1 AND upload_offset = $2 AND expires_at > " now " RETURNING expires_at"
+);
+const FINISH: Sql = sql!(
+    "UPDATE uploads SET sha256 = $2, updated_at = " now "
+      WHERE id = $1 AND upload_offset = upload_length AND sha256 IS NULL"
+);
+const DELETE: Sql = Sql::same("DELETE FROM uploads WHERE id = $1");
+const EXPIRE: Sql = sql!("UPDATE uploads SET expires_at = " now " WHERE id = $1 AND expires_at > " now);
+const EXPIRE_ALL_OF_OWNER: Sql =
+    sql!("UPDATE uploads SET expires_at = " now " WHERE owner_id = $1 AND expires_at > " now);
+const EXPIRED: Sql =
+    sql!("SELECT id, storage_key FROM uploads WHERE expires_at <= " now " ORDER BY expires_at LIMIT $1");
+const DELETE_EXPIRED: Sql = sql!("DELETE FROM uploads WHERE id = $1 AND expires_at <= " now);
+
+/// Why a creation was refused.
+#[derive(Debug, PartialEq, Eq)]
+pub enum Refusal {
+    SenderDisabled,
+    /// The sender's unfinished uploads already reserve this much.
+    OverReservation {
+        reserved: u64,
+    },
+}
+
+#[derive(Clone, Debug)]
+pub struct UploadRepository {
+    db: Db,
+}
+
+fn db_int(value: u64) -> i64 {
+    i64::try_from(value).unwrap_or(i64::MAX)
+}
+
+impl UploadRepository {
+    pub fn new(db: Db) -> Self {
+        Self { db }
+    }
+
+    /// Inserts the upload unless the sender is disabled or its length would take the sender's
+    /// unfinished uploads past `reservation`.
+    pub async fn insert(&self, new: &NewUpload, reservation: u64) -> Result<Result<i64, Refusal>, sqlx::Error> {
+        let ttl = seconds(UPLOAD_TTL);
+        on_db!(&self.db, |pool| {
+            let mut tx = pool.begin_write().await?;
+            let sender: Option<i64> =
+                sqlx::query_scalar(pool.sql(&LOCK_SENDER)).bind(new.owner_id).fetch_optional(&mut *tx).await?;
+            if sender.is_none() {
+                return Ok(Err(Refusal::SenderDisabled));
+            }
+            let reserved: i64 = sqlx::query_scalar(pool.sql(&RESERVED)).bind(new.owner_id).fetch_one(&mut *tx).await?;
+            let reserved = u64::try_from(reserved).unwrap_or(0);
+            if reserved.saturating_add(new.length) > reservation {
+                return Ok(Err(Refusal::OverReservation { reserved }));
+            }
+            let id = sqlx::query_scalar(pool.sql(&INSERT))
+                .bind(&new.public_id)
+                .bind(new.owner_id)
+                .bind(&new.storage_key)
+                .bind(db_int(new.length))
+                .bind(new.metadata.raw.as_deref())
+                .bind(new.metadata.get("filename").unwrap_or_default())
+                .bind(new.metadata.get("filetype").unwrap_or_default())
+                .bind(ttl)
+                .fetch_one(&mut *tx)
+                .await?;
+            tx.commit().await?;
+            Ok(Ok(id))
+        })
+    }
+
+    /// The sender's unexpired upload with this public id.
+    pub async fn find(&self, public_id: &str, owner_id: i64) -> Result<Option<UploadRow>, sqlx::Error> {
+        on_db!(&self.db, |pool| {
+            sqlx::query_as(pool.sql(&FIND)).bind(public_id).bind(owner_id).fetch_optional(pool).await
+        })
+    }
+
+    /// Moves the offset from `from` on by `by` bytes; `None` when it was no longer at `from`
+    /// (or the upload expired or went).
+    pub async fn advance(&self, id: i64, from: u64, by: u64) -> Result<Option<Timestamp>, sqlx::Error> {
+        let ttl = seconds(UPLOAD_TTL);
+        on_db!(&self.db, |pool| {
+            sqlx::query_scalar(pool.sql(&ADVANCE))
+                .bind(id)
+                .bind(db_int(from))
+                .bind(db_int(by))
+                .bind(ttl)
+                .fetch_optional(pool)
+                .await
+        })
+    }
+
+    /// Records the digest of a complete upload.
+    pub async fn finish(&self, id: i64, sha256: &str) -> Result<bool, sqlx::Error> {
+        let done = on_db!(&self.db, |pool| {
+            sqlx::query(pool.sql(&FINISH)).bind(id).bind(sha256).execute(pool).await?.rows_affected()
+        });
+        Ok(done == 1)
+    }
+
+    pub async fn delete(&self, id: i64) -> Result<(), sqlx::Error> {
+        on_db!(&self.db, |pool| sqlx::query(pool.sql(&DELETE)).bind(id).execute(pool).await.map(drop))
+    }
+
+    /// Ends an upload now: it answers 404 and the GC collects it.
+    pub async fn expire(&self, id: i64) -> Result<(), sqlx::Error> {
+        on_db!(&self.db, |pool| sqlx::query(pool.sql(&EXPIRE)).bind(id).execute(pool).await.map(drop))
+    }
+
+    /// Ends every upload of a sender now (an admin disabled them).
+    pub async fn expire_all_of(&self, owner_id: i64) -> Result<u64, sqlx::Error> {
+        on_db!(&self.db, |pool| {
+            sqlx::query(pool.sql(&EXPIRE_ALL_OF_OWNER)).bind(owner_id).execute(pool).await.map(|r| r.rows_affected())
+        })
+    }
+
+    /// Expired uploads for the GC, oldest first: (id, storage key).
+    pub async fn expired(&self, limit: u32) -> Result<Vec<(i64, String)>, sqlx::Error> {
+        let limit = i64::from(limit);
+        on_db!(&self.db, |pool| sqlx::query_as(pool.sql(&EXPIRED)).bind(limit).fetch_all(pool).await)
+    }
+
+    /// Deletes an expired upload's row once its files are gone; false when another collector did.
+    pub async fn delete_expired(&self, id: i64) -> Result<bool, sqlx::Error> {
+        let done = on_db!(&self.db, |pool| {
+            sqlx::query(pool.sql(&DELETE_EXPIRED)).bind(id).execute(pool).await?.rows_affected()
+        });
+        Ok(done == 1)
+    }
+}

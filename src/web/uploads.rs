@@ -1,0 +1,234 @@
+//! The tus 1.0.0 endpoint (core, creation, expiration, termination, checksum) at `/uploads`, so a
+//! file larger than a proxy's request cap arrives in pieces and a lost connection resumes. Every
+//! answer carries `Tus-Resumable`; everything but OPTIONS is for signed-in, enabled senders (403
+//! otherwise: a tus client cannot follow a sign-in redirect). The CSRF token comes in the
+//! `X-CSRF-Token` header, checked by the CSRF guard without reading the body.
+
+use std::sync::Arc;
+
+use poem::{
+    Body, Endpoint, IntoResponse, Request, Response, handler,
+    http::{HeaderValue, Method, StatusCode, header},
+    web::{Data, Path},
+};
+
+use super::{AppState, middleware::SessionHandle};
+use crate::{
+    accounts::User,
+    db::Timestamp,
+    lifecycle::StoreError,
+    services::{
+        Fault,
+        uploads::{Patch, Progress, UploadError},
+    },
+    uploads::{Checksum, ChecksumError, Metadata, checksum::ALGORITHMS},
+};
+
+const TUS_VERSION: &str = "1.0.0";
+const EXTENSIONS: &str = "creation,expiration,termination,checksum";
+/// The content type of every PATCH body.
+const OFFSET_OCTET_STREAM: &str = "application/offset+octet-stream";
+/// tus's status for a body whose checksum does not match.
+const CHECKSUM_MISMATCH: u16 = 460;
+
+/// Whether a path is the tus endpoint's (which checks its CSRF token from the header alone).
+pub fn is_tus_path(path: &str) -> bool {
+    path == "/uploads" || path.starts_with("/uploads/")
+}
+
+/// Middleware body: `Tus-Resumable` on every answer of the endpoint, error pages included.
+pub async fn tus_resumable<E: Endpoint>(ep: Arc<E>, req: Request) -> poem::Result<Response> {
+    let tus = is_tus_path(req.uri().path());
+    let mut response = ep.call(req).await?.into_response();
+    if tus {
+        response.headers_mut().insert("Tus-Resumable", HeaderValue::from_static(TUS_VERSION));
+    }
+    Ok(response)
+}
+
+/// OPTIONS /uploads: what this server offers; no sign-in needed.
+#[handler]
+pub async fn options(state: Data<&AppState>) -> Response {
+    Response::builder()
+        .status(StatusCode::NO_CONTENT)
+        .header("Tus-Version", TUS_VERSION)
+        .header("Tus-Extension", EXTENSIONS)
+        .header("Tus-Max-Size", state.services.uploads.max_size())
+        .header("Tus-Checksum-Algorithm", ALGORITHMS)
+        .finish()
+}
+
+/// POST /uploads (creation).
+#[handler]
+pub async fn create(req: &Request, state: Data<&AppState>) -> Response {
+    let sender = match admit(req, &state).await {
+        Ok(sender) => sender,
+        Err(refused) => return refused,
+    };
+    if req.header("upload-defer-length").is_some() {
+        return plain(StatusCode::BAD_REQUEST, "Upload-Defer-Length is not supported");
+    }
+    let Some(length) = req.header("upload-length").and_then(|v| v.parse::<u64>().ok()) else {
+        return plain(StatusCode::BAD_REQUEST, "Upload-Length is required");
+    };
+    let Ok(metadata) = Metadata::parse(req.header("upload-metadata")) else {
+        return plain(StatusCode::BAD_REQUEST, "malformed Upload-Metadata");
+    };
+    let uploads = &state.services.uploads;
+    let created = async {
+        let id = uploads.create(sender.id, length, metadata).await?;
+        Ok::<_, UploadError>((uploads.progress(sender.id, &id).await?, id))
+    };
+    match created.await {
+        Ok((progress, id)) => Response::builder()
+            .status(StatusCode::CREATED)
+            .header(header::LOCATION, format!("/uploads/{id}"))
+            .header("Upload-Expires", http_date(progress.expires_at))
+            .finish(),
+        Err(error) => refusal(error),
+    }
+}
+
+/// HEAD, PATCH and DELETE /uploads/{id}, and POST with `X-HTTP-Method-Override` naming one.
+#[handler]
+pub async fn upload(req: &Request, body: Body, Path(id): Path<String>, state: Data<&AppState>) -> Response {
+    let method = match (req.method(), req.header("x-http-method-override")) {
+        (&Method::POST, Some(name)) => match Method::from_bytes(name.trim().to_ascii_uppercase().as_bytes()) {
+            Ok(method) => method,
+            Err(_) => return plain(StatusCode::BAD_REQUEST, "unknown method override"),
+        },
+        (method, _) => method.clone(),
+    };
+    let sender = match admit(req, &state).await {
+        Ok(sender) => sender,
+        Err(refused) => return refused,
+    };
+    let uploads = &state.services.uploads;
+    let answer = match method {
+        Method::HEAD => uploads.progress(sender.id, &id).await.map(head_answer),
+        Method::PATCH => match patch_of(req, body) {
+            Ok(patch) => uploads.patch(sender.id, &id, patch).await.map(patch_answer),
+            Err((status, reason)) => return plain(status, reason),
+        },
+        Method::DELETE => uploads.terminate(sender.id, &id).await.map(|()| empty(StatusCode::NO_CONTENT)),
+        _ => return plain(StatusCode::METHOD_NOT_ALLOWED, "HEAD, PATCH or DELETE"),
+    };
+    answer.unwrap_or_else(refusal)
+}
+
+/// The protocol version, then the signed-in, enabled sender.
+async fn admit(req: &Request, state: &AppState) -> Result<User, Response> {
+    if req.header("tus-resumable") != Some(TUS_VERSION) {
+        let mut refused = plain(StatusCode::PRECONDITION_FAILED, "Tus-Resumable 1.0.0 is required");
+        refused.headers_mut().insert("Tus-Version", HeaderValue::from_static(TUS_VERSION));
+        return Err(refused);
+    }
+    let session = req.extensions().get::<SessionHandle>().and_then(SessionHandle::current);
+    match state.services.accounts.signed_in(session.as_ref()).await {
+        Ok(Some(user)) => Ok(user),
+        Ok(None) => Err(plain(StatusCode::FORBIDDEN, "sign in first")),
+        Err(fault) => Err(fault_answer(fault)),
+    }
+}
+
+/// The PATCH's headers, or the status and reason refusing them.
+fn patch_of(req: &Request, body: Body) -> Result<Patch, (StatusCode, &'static str)> {
+    if req.header("content-type").map(str::trim) != Some(OFFSET_OCTET_STREAM) {
+        return Err((StatusCode::UNSUPPORTED_MEDIA_TYPE, "the body must be application/offset+octet-stream"));
+    }
+    let Some(offset) = req.header("upload-offset").and_then(|v| v.parse::<u64>().ok()) else {
+        return Err((StatusCode::BAD_REQUEST, "Upload-Offset is required"));
+    };
+    let checksum = match req.header("upload-checksum").map(Checksum::parse).transpose() {
+        Ok(checksum) => checksum,
+        Err(ChecksumError::Unsupported) => return Err((StatusCode::BAD_REQUEST, "unsupported checksum algorithm")),
+        Err(ChecksumError::Malformed) => return Err((StatusCode::BAD_REQUEST, "malformed Upload-Checksum")),
+    };
+    let content_length = req.header("content-length").and_then(|v| v.parse::<u64>().ok());
+    Ok(Patch { offset, content_length, checksum, body: Box::pin(body.into_async_read()) })
+}
+
+fn head_answer(progress: Progress) -> Response {
+    let mut answer = Response::builder()
+        .status(StatusCode::OK)
+        .header("Upload-Offset", progress.offset)
+        .header("Upload-Length", progress.length)
+        .header("Upload-Expires", http_date(progress.expires_at))
+        .header(header::CACHE_CONTROL, "no-store")
+        .finish();
+    if let Some(metadata) = progress.metadata.and_then(|m| HeaderValue::from_str(&m).ok()) {
+        answer.headers_mut().insert("Upload-Metadata", metadata);
+    }
+    answer
+}
+
+fn patch_answer(progress: Progress) -> Response {
+    Response::builder()
+        .status(StatusCode::NO_CONTENT)
+        .header("Upload-Offset", progress.offset)
+        .header("Upload-Expires", http_date(progress.expires_at))
+        .finish()
+}
+
+/// The protocol's answer to each refusal; the reason goes to the log for server errors only.
+fn refusal(error: UploadError) -> Response {
+    match error {
+        UploadError::NotFound => plain(StatusCode::NOT_FOUND, "no such upload"),
+        UploadError::TooLarge => plain(StatusCode::PAYLOAD_TOO_LARGE, "larger than the upload allows"),
+        UploadError::OverReservation => plain(
+            StatusCode::INSUFFICIENT_STORAGE,
+            "your unfinished uploads already reserve the space allowed: finish or cancel one first",
+        ),
+        UploadError::SenderDisabled => plain(StatusCode::FORBIDDEN, "sign in first"),
+        UploadError::Conflict => plain(StatusCode::CONFLICT, "Upload-Offset does not match the upload"),
+        UploadError::ChecksumMismatch => {
+            plain(StatusCode::from_u16(CHECKSUM_MISMATCH).expect("valid status"), "checksum mismatch")
+        }
+        UploadError::Unverified => plain(StatusCode::BAD_REQUEST, "the body ended before its checksum was checked"),
+        UploadError::Locked => plain(StatusCode::LOCKED, "another request is writing this upload"),
+        UploadError::Store(StoreError::Io(io))
+            if matches!(io.kind(), std::io::ErrorKind::StorageFull | std::io::ErrorKind::QuotaExceeded) =>
+        {
+            tracing::error!(error = %io, "upload refused: storage full");
+            plain(StatusCode::INSUFFICIENT_STORAGE, "the server's storage is full")
+        }
+        UploadError::Store(error) => {
+            tracing::error!(error = ?anyhow::Error::from(error), "upload storage failed");
+            plain(StatusCode::INTERNAL_SERVER_ERROR, "internal error")
+        }
+        UploadError::Fault(fault) => fault_answer(fault),
+    }
+}
+
+fn fault_answer(fault: Fault) -> Response {
+    let status = match &fault {
+        Fault::Unavailable(_) => StatusCode::SERVICE_UNAVAILABLE,
+        Fault::Internal(_) => StatusCode::INTERNAL_SERVER_ERROR,
+    };
+    tracing::error!(error = ?anyhow::Error::from(fault), "upload request failed");
+    plain(status, "try again later")
+}
+
+fn plain(status: StatusCode, reason: &str) -> Response {
+    Response::builder().status(status).content_type("text/plain; charset=utf-8").body(reason.to_owned())
+}
+
+fn empty(status: StatusCode) -> Response {
+    Response::builder().status(status).finish()
+}
+
+/// An HTTP-date (RFC 9110 IMF-fixdate), as `Upload-Expires` is.
+fn http_date(at: Timestamp) -> String {
+    at.0.format("%a, %d %b %Y %H:%M:%S GMT").to_string()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn upload_expires_is_an_imf_fixdate() {
+        let at = chrono::DateTime::from_timestamp(784_111_777, 0).unwrap();
+        assert_eq!(http_date(Timestamp(at)), "Sun, 06 Nov 1994 08:49:37 GMT");
+    }
+}
