@@ -92,6 +92,27 @@
     return retry;
   }
 
+  // The official client starts a new upload when a HEAD is answered with anything but 2xx or 423,
+  // so a proxy's 502 while the server restarts would throw away everything sent so far. A 5xx to
+  // a HEAD is made a network error instead: the client then retries the HEAD later, as it does
+  // after a dropped connection, and resumes the same upload.
+  var plainStack = new window.tus.DefaultHttpStack();
+  var httpStack = {
+    createRequest: function (method, url) {
+      var request = plainStack.createRequest(method, url);
+      if (method !== "HEAD") return request;
+      var send = request.send.bind(request);
+      request.send = function (body) {
+        return send(body).then(function (response) {
+          if (response.getStatus() >= 500) throw new Error("tus: the server answered " + response.getStatus());
+          return response;
+        });
+      };
+      return request;
+    },
+    getName: function () { return "ResumingHttpStack"; }
+  };
+
   function finish() {
     say(words.finishing);
     // The new file replaces an upload a form shown again had kept.
@@ -113,6 +134,7 @@
       headers: { "X-CSRF-Token": form.querySelector("input[name=csrf_token]").value },
       metadata: { filename: file.name, filetype: file.type || "application/octet-stream" },
       removeFingerprintOnSuccess: true,
+      httpStack: httpStack,
       onProgress: onProgress,
       onShouldRetry: shouldRetry,
       onSuccess: finish,
