@@ -34,15 +34,20 @@ const CHUNK: u64 = 50 * 1024 * 1024;
 /// Long enough for 300 MB through a debug build and a restart.
 const UPLOAD_WAIT: Duration = Duration::from_secs(300);
 
-/// A file whose every byte depends on its offset, written in 1 MiB steps; returns its digest.
+/// A file of FILE_SIZE bytes whose every byte depends on its offset; returns its digest.
 fn write_source(dir: &Path) -> (PathBuf, String) {
+    write_source_of(dir, FILE_SIZE)
+}
+
+/// A file of `size` bytes whose every byte depends on its offset, written in 1 MiB steps.
+fn write_source_of(dir: &Path, size: u64) -> (PathBuf, String) {
     let path = dir.join("大きな資料.bin");
     let mut file = std::io::BufWriter::new(std::fs::File::create(&path).unwrap());
     let mut hasher = Sha256::new();
     let mut chunk = vec![0u8; 1 << 20];
     let mut written = 0u64;
-    while written < FILE_SIZE {
-        let len = (FILE_SIZE - written).min(chunk.len() as u64) as usize;
+    while written < size {
+        let len = (size - written).min(chunk.len() as u64) as usize;
         for (i, byte) in chunk[..len].iter_mut().enumerate() {
             *byte = ((written + i as u64) % 251) as u8;
         }
@@ -120,6 +125,31 @@ async fn filled_form(deployment: &Deployment, file: &Path) -> BrowserSession {
     browser
 }
 
+/// Slows the browser's uploads to `bytes_per_second`, so that a step can land mid-upload.
+async fn throttle(browser: &BrowserSession, bytes_per_second: u64) {
+    browser.cdp("Network.enable", serde_json::json!({})).await;
+    let conditions = serde_json::json!({ "offline": false, "latency": 0, "downloadThroughput": -1, "uploadThroughput": bytes_per_second });
+    browser.cdp("Network.emulateNetworkConditions", conditions).await;
+}
+
+/// Waits until the server holds at least `bytes` of the upload in progress.
+async fn wait_for_offset(deployment: &Deployment, bytes: u64) -> u64 {
+    let started = Instant::now();
+    loop {
+        if let Some(offset) = deployment.upload_offset().await.filter(|o| *o >= bytes) {
+            return offset;
+        }
+        assert!(started.elapsed() < UPLOAD_WAIT, "the upload never reached {bytes} bytes");
+        tokio::time::sleep(Duration::from_millis(50)).await;
+    }
+}
+
+/// The uploader's status line shows `text`.
+async fn wait_for_status(browser: &BrowserSession, text: &str) {
+    let what = format!("the status {text:?}");
+    browser.wait_until(&what, DEFAULT_WAIT, async |b| b.text("#upload-status").await == text).await;
+}
+
 /// Sends the form and waits for the created page, which the form post shows after the upload.
 async fn wait_for_the_link(browser: &BrowserSession) -> Duration {
     let started = Instant::now();
@@ -172,23 +202,9 @@ both_backends! {
         let (source, digest) = write_source(files.path());
         let browser = filled_form(&deployment, &source).await;
         // Slowed down, so that the kill lands in the middle of a chunk.
-        browser.cdp("Network.enable", serde_json::json!({})).await;
-        browser
-            .cdp(
-                "Network.emulateNetworkConditions",
-                serde_json::json!({ "offline": false, "latency": 0, "downloadThroughput": -1, "uploadThroughput": 40 * MB }),
-            )
-            .await;
+        throttle(&browser, 40 * MB).await;
         browser.click("main form[data-upload] button[type=submit]").await;
-
-        let started = Instant::now();
-        let halfway = loop {
-            if let Some(offset) = deployment.upload_offset().await.filter(|o| *o >= FILE_SIZE / 2) {
-                break offset;
-            }
-            assert!(started.elapsed() < UPLOAD_WAIT, "the upload never got halfway");
-            tokio::time::sleep(Duration::from_millis(50)).await;
-        };
+        let halfway = wait_for_offset(&deployment, FILE_SIZE / 2).await;
         kill_9(&mut deployment.server);
         // Nothing partial is shared: no share, no file row, and the upload has no digest.
         assert!(deployment.shared_files().await.is_empty());
@@ -201,6 +217,48 @@ both_backends! {
         let sent = assert_chunked_under_the_cap(&deployment);
         // Resumed, not started again: at most the chunk in flight at the kill was sent twice.
         assert!(sent < FILE_SIZE + 2 * CHUNK, "{sent} bytes sent for a {FILE_SIZE}-byte file (killed at {halfway})");
+        browser.close().await;
+    }
+
+    async fn the_uploader_pauses_resumes_cancels_and_picks_up_after_a_reload(backend: Backend) {
+        let deployment = Deployment::new(backend).await;
+        let words = &watasu::i18n::Lang::Ja.text().uploader;
+        let files = tempfile::tempdir().unwrap();
+        let size = 30 * MB;
+        let (source, digest) = write_source_of(files.path(), size);
+
+        // Cancel: the upload is terminated on the server and the form is ready again.
+        let browser = filled_form(&deployment, &source).await;
+        throttle(&browser, 5 * MB).await;
+        browser.click("main form[data-upload] button[type=submit]").await;
+        browser.wait_for_js("document.getElementById('upload-progress').value > 0", UPLOAD_WAIT).await;
+        browser.click("#uploader [data-upload-cancel]").await;
+        wait_for_status(&browser, words.cancelled).await;
+        assert_eq!(deployment.upload_offset().await, None, "the cancelled upload is still on the server");
+        assert_eq!(browser.attr("#uploader", "hidden").await.as_deref(), Some("true"));
+        assert_eq!(browser.attr("main form[data-upload] button[type=submit]", "disabled").await, None);
+
+        // Pause and resume, then a reload in the middle: choosing the same file again goes on
+        // with the same upload, and the share gets the whole file.
+        browser.click("main form[data-upload] button[type=submit]").await;
+        wait_for_offset(&deployment, 1).await;
+        browser.click("#uploader [data-upload-pause]").await;
+        wait_for_status(&browser, words.paused).await;
+        assert_eq!(browser.text("#uploader [data-upload-pause]").await, words.resume);
+        browser.click("#uploader [data-upload-pause]").await;
+        let before_reload = wait_for_offset(&deployment, size / 3).await;
+        browser.reload().await;
+        browser.fill("#recipient", RECIPIENT).await;
+        let input = browser.find("input[type=file]").await;
+        input.send_keys(source.to_str().unwrap()).await.expect("choosing the file again");
+        browser.click("main form[data-upload] button[type=submit]").await;
+        wait_for_the_link(&browser).await;
+        assert_eq!(deployment.shared_files().await, [format!("{digest} {size}")]);
+        let proxied = deployment.proxied();
+        let creations = proxied.iter().filter(|(m, p, status, _)| m == "POST" && p == "/uploads" && *status == 201).count();
+        assert_eq!(creations, 2, "one upload cancelled, one resumed across pause and reload: {proxied:?}");
+        let sent: u64 = proxied.iter().filter(|(m, _, _, _)| m == "PATCH").map(|(_, _, _, bytes)| *bytes).sum();
+        assert!(sent < 2 * size, "{sent} bytes sent for a {size}-byte file: the reload (at {before_reload}) started over");
         browser.close().await;
     }
 }
