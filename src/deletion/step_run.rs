@@ -121,6 +121,12 @@ impl Runner {
             }
             return Ok((Some(keys.len() as i64), deleted, Some(remaining)));
         }
+        if store == Store::Uploads {
+            // The bytes first, while the rows still name them; the rows then go as any table's.
+            for key in self.tables.upload_keys(subject).await? {
+                crate::uploads::delete_files(self.files.as_ref(), &key).await?;
+            }
+        }
         let found = self.tables.count(store, subject).await?;
         self.cases.note_found(case.id, store, found).await?;
         if store.action() == Action::Retain {

@@ -2,8 +2,9 @@
 //! for each store, the key it is searched by and the statements that count and delete by it.
 //!
 //! The order keeps the keys needed to find the rest until the end: access first (sessions,
-//! invitations), then everything found through the sender's shares, then the shares, the files
-//! on disk (found through the file rows), the file rows, and the account row last. The address
+//! invitations), then everything found through the sender's shares, then the shares, the
+//! sender's resumable uploads (their bytes, then their rows), the files on disk (found through the
+//! file rows), the file rows, and the account row last. The address
 //! used as a key is read from the account row each time, so it is needed nowhere else.
 
 use crate::{db::Db, on_db};
@@ -20,6 +21,8 @@ pub enum Store {
     ShareEvents,
     RateLimits,
     Shares,
+    /// Resumable uploads not (yet) made into shares: their bytes and rows.
+    Uploads,
     StoredFiles,
     FileRecords,
     Logs,
@@ -68,7 +71,7 @@ impl Outcome {
 
 impl Store {
     /// Every store, in run order.
-    pub const ORDER: [Store; 14] = [
+    pub const ORDER: [Store; 15] = [
         Self::Sessions,
         Self::Invitations,
         Self::Codes,
@@ -78,6 +81,7 @@ impl Store {
         Self::ShareEvents,
         Self::RateLimits,
         Self::Shares,
+        Self::Uploads,
         Self::StoredFiles,
         Self::FileRecords,
         Self::Logs,
@@ -96,6 +100,7 @@ impl Store {
             Self::ShareEvents => "share_events",
             Self::RateLimits => "rate_limits",
             Self::Shares => "shares",
+            Self::Uploads => "uploads",
             Self::StoredFiles => "stored_files",
             Self::FileRecords => "file_records",
             Self::Logs => "logs",
@@ -141,6 +146,7 @@ impl Store {
             Self::ShareEvents => "share_events.share_id of shares.sender_id",
             Self::RateLimits => "rate_limit_hits.bucket of the account (by prefix) and of shares.sender_id",
             Self::Shares => "shares.sender_id",
+            Self::Uploads => "uploads.owner_id, with each storage key on disk",
             Self::StoredFiles => "files.owner_id, then each storage key on disk",
             Self::FileRecords => "files.owner_id",
             Self::Logs | Self::Backups => "none: outside the application's reach",
@@ -161,6 +167,7 @@ impl Store {
             Self::ShareEvents => &SHARE_EVENTS,
             Self::RateLimits => &RATE_LIMITS,
             Self::Shares => &SHARES,
+            Self::Uploads => &UPLOADS,
             Self::FileRecords => &FILE_RECORDS,
             Self::Account => &ACCOUNT,
             Self::StoredFiles | Self::Logs | Self::Backups => return None,
@@ -223,9 +230,11 @@ const RATE_LIMITS: TableRows = table_rows!(
                           = 'share:' || CAST(s.id AS TEXT) || ':')"
 );
 const SHARES: TableRows = table_rows!("FROM shares WHERE sender_id = $1");
+const UPLOADS: TableRows = table_rows!("FROM uploads WHERE owner_id = $1");
 const FILE_RECORDS: TableRows = table_rows!("FROM files WHERE owner_id = $1");
 const ACCOUNT: TableRows = table_rows!("FROM users WHERE id = $1");
 const STORAGE_KEYS: &str = "SELECT storage_key FROM files WHERE owner_id = $1 ORDER BY id";
+const UPLOAD_KEYS: &str = "SELECT storage_key FROM uploads WHERE owner_id = $1 ORDER BY id";
 
 /// Counts and deletes a subject's rows in one store (the table stores).
 #[derive(Clone, Debug)]
@@ -249,6 +258,11 @@ impl TableAdapter {
     pub async fn delete(&self, store: Store, subject: i64) -> Result<u64, sqlx::Error> {
         let Some(rows) = store.rows() else { return Ok(0) };
         Ok(on_db!(&self.db, |pool| sqlx::query(rows.delete).bind(subject).execute(pool).await?.rows_affected()))
+    }
+
+    /// The storage keys of the subject's resumable uploads (their bytes go before their rows).
+    pub async fn upload_keys(&self, subject: i64) -> Result<Vec<String>, sqlx::Error> {
+        on_db!(&self.db, |pool| sqlx::query_scalar(UPLOAD_KEYS).bind(subject).fetch_all(pool).await)
     }
 
     /// The storage keys of the subject's files (the disk store's key).

@@ -319,6 +319,7 @@ pub const TEXT: Text = Text {
             "Share timelines",
             "Rate-limit records",
             "Shares",
+            "Unfinished uploads",
             "Files on disk",
             "File records",
             "Logs",

@@ -335,7 +335,7 @@ pub struct DeletionText {
     /// self, admin, operator.
     pub roles: [&'static str; 3],
     /// In the order of `Store::ORDER`.
-    pub stores: [&'static str; 14],
+    pub stores: [&'static str; 15],
     pub mail_subject: &'static str,
     pub mail_intro: &'static str,
     pub mail_outcome_intro: &'static str,

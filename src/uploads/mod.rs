@@ -14,7 +14,10 @@ pub use locks::WriteLocks;
 pub use metadata::{MalformedMetadata, Metadata};
 pub use repo::{Refusal, UploadRepository};
 
-use crate::{db::Timestamp, lifecycle::FileStore};
+use crate::{
+    db::Timestamp,
+    lifecycle::{Deleted, FileStore},
+};
 
 /// An upload lives this long after its creation or the last bytes it received.
 pub const UPLOAD_TTL: Duration = Duration::from_secs(24 * 3600);
@@ -63,9 +66,11 @@ impl UploadRow {
     }
 }
 
-/// Removes an upload's bytes whatever stage they are at (partial or completed).
+/// Removes an upload's bytes whatever stage they are at: the partial file, or (completing renames
+/// one into the other, so never both) the completed file.
 pub async fn delete_files(store: &dyn FileStore, key: &str) -> Result<(), crate::lifecycle::StoreError> {
-    store.delete_partial(key).await?;
-    store.delete(key).await?;
+    if store.delete_partial(key).await? == Deleted::AlreadyAbsent {
+        store.delete(key).await?;
+    }
     Ok(())
 }

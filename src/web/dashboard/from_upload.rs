@@ -67,7 +67,7 @@ pub(super) async fn share(
         // Used by a first submission of the same form, or gone meanwhile.
         Err(CreateError::UploadUnavailable) => {
             fields.uploaded = None;
-            render_with(StatusCode::CONFLICT, &form_page(state, c, csrf, &fields, Some(t.upload_unavailable)))
+            render_with(StatusCode::BAD_REQUEST, &form_page(state, c, csrf, &fields, Some(t.upload_unavailable)))
         }
         Err(CreateError::SenderDisabled) => {
             render_with(StatusCode::FORBIDDEN, &form_page(state, c, csrf, &fields, Some(t.upload_sender_disabled)))

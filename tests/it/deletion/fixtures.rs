@@ -37,6 +37,8 @@ pub struct Sender {
     pub browser: Browser,
     pub shares: Vec<TestShare>,
     pub storage_keys: Vec<String>,
+    /// The storage key of the sender's unfinished resumable upload.
+    pub upload_key: String,
 }
 
 pub async fn populate(app: &TestApp, email: &str) -> Sender {
@@ -70,7 +72,29 @@ pub async fn populate(app: &TestApp, email: &str) -> Sender {
     for share in &shares {
         storage_keys.push(storage_key(app.db(), share.id).await);
     }
-    Sender { id, email: email.to_owned(), browser, shares, storage_keys }
+    let upload_key = unfinished_upload(app, &browser, id).await;
+    Sender { id, email: email.to_owned(), browser, shares, storage_keys, upload_key }
+}
+
+/// An unfinished resumable upload of the signed-in sender (a row and a partial file); its key.
+async fn unfinished_upload(app: &TestApp, browser: &Browser, owner_id: i64) -> String {
+    let csrf = browser.get("/shares/new").await.csrf_token();
+    let created = browser
+        .client
+        .post(browser.url("/uploads"))
+        .header("Tus-Resumable", "1.0.0")
+        .header("X-CSRF-Token", csrf)
+        .header("Sec-Fetch-Site", "same-origin")
+        .header("Upload-Length", "10")
+        .send()
+        .await
+        .unwrap();
+    assert_eq!(created.status(), 201);
+    const SQL: &str = "SELECT storage_key FROM uploads WHERE owner_id = $1";
+    match app.db() {
+        Db::Sqlite(pool) => sqlx::query_scalar(SQL).bind(owner_id).fetch_one(pool).await.unwrap(),
+        Db::Postgres(pool) => sqlx::query_scalar(SQL).bind(owner_id).fetch_one(pool).await.unwrap(),
+    }
 }
 
 async fn storage_key(db: &Db, share_id: i64) -> String {
@@ -105,12 +129,13 @@ pub async fn leftovers(app: &TestApp, sender: &Sender) -> Vec<(&'static str, i64
 /// The same, in any database and files folder (a restored backup).
 pub async fn leftovers_in(db: &Db, files: &std::path::Path, sender: &Sender) -> Vec<(&'static str, i64)> {
     let mut left = Vec::new();
-    let by_id: [(&'static str, &'static str); 5] = [
+    let by_id: [(&'static str, &'static str); 6] = [
         ("users", "SELECT count(*) FROM users WHERE id = $1"),
         ("invitations", "SELECT count(*) FROM invitations WHERE invited_by = $1 AND used_at IS NULL"),
         ("sessions", "SELECT count(*) FROM sessions WHERE user_id = $1"),
         ("shares", "SELECT count(*) FROM shares WHERE sender_id = $1"),
         ("files", "SELECT count(*) FROM files WHERE owner_id = $1"),
+        ("uploads", "SELECT count(*) FROM uploads WHERE owner_id = $1"),
     ];
     for (name, sql) in by_id {
         left.push((name, crate::support::count(db, sql, sender.id).await));
@@ -130,6 +155,7 @@ pub async fn leftovers_in(db: &Db, files: &std::path::Path, sender: &Sender) -> 
     for key in &sender.storage_keys {
         left.push(("file on disk", files.join(key).exists() as i64));
     }
+    left.push(("upload on disk", files.join(format!(".part-{}", sender.upload_key)).exists() as i64));
     left.retain(|(_, n)| *n > 0);
     left
 }
@@ -227,5 +253,27 @@ impl FileStore for FailingStore {
             return Err(StoreError::Io(io::Error::other("the test store was told to fail")));
         }
         self.inner.delete(key).await
+    }
+
+    async fn create_partial(&self, key: &str) -> Result<(), StoreError> {
+        self.inner.create_partial(key).await
+    }
+
+    async fn append_partial<'a>(
+        &self,
+        key: &str,
+        offset: u64,
+        content: Pin<Box<dyn AsyncRead + Send + 'a>>,
+        max: u64,
+    ) -> Result<watasu::lifecycle::Appended, StoreError> {
+        self.inner.append_partial(key, offset, content, max).await
+    }
+
+    async fn complete_partial(&self, key: &str) -> Result<StoredFile, StoreError> {
+        self.inner.complete_partial(key).await
+    }
+
+    async fn delete_partial(&self, key: &str) -> Result<Deleted, StoreError> {
+        self.inner.delete_partial(key).await
     }
 }

@@ -93,3 +93,30 @@ crate::both_backends! {
         assert_eq!(count(app.db(), "SELECT COUNT(*) FROM uploads WHERE $1 = $1", 0).await, 0);
     }
 }
+
+crate::both_backends! {
+    async fn a_senders_account_deletion_removes_their_uploads_and_counts_them_in_the_evidence(backend: Backend) {
+        use crate::deletion::fixtures::{deletion_app, wait_for_state};
+        let app = deletion_app(backend).await;
+        let tus = Tus::sender(&app, "tus-leaving@example.test").await;
+        let unfinished = tus.create(10).await;
+        tus.patch(&unfinished, 0, b"abc").await;
+        let finished = tus.upload(b"finished, never shared").await;
+        let keys = [storage_key(&app, &unfinished).await, storage_key(&app, &finished).await];
+        let account = tus.browser.get("/account").await;
+        let answer = tus
+            .browser
+            .post_form("/account/delete", &[("csrf_token", &account.csrf_token()), ("password", crate::support::PASSWORD)])
+            .await;
+        assert_eq!(answer.status, 200, "{}", answer.body);
+        let reference = answer.texts(".case-reference").pop().unwrap();
+        wait_for_state(&app, &reference, watasu::deletion::CaseState::Completed).await;
+        assert_eq!(count(app.db(), "SELECT COUNT(*) FROM uploads WHERE $1 = $1", 0).await, 0);
+        assert!(!files_dir(&app).join(format!(".part-{}", keys[0])).exists());
+        assert!(!files_dir(&app).join(&keys[1]).exists());
+        let case = app.state.deletion.cases().find_by_reference(&reference).await.unwrap().unwrap();
+        let evidence = app.state.deletion.cases().evidence(case.id).await.unwrap();
+        let uploads = evidence.iter().find(|e| e.store == "uploads").expect("the evidence names the uploads");
+        assert_eq!((uploads.found, uploads.deleted), (Some(2), Some(2)));
+    }
+}

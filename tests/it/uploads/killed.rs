@@ -36,6 +36,18 @@ async fn signed_in(server: &Server, password: &str) -> Tus {
     Tus { browser, csrf }
 }
 
+/// The head of one PATCH declaring the whole file from offset 0.
+fn patch_head(server: &Server, tus: &Tus, path: &str) -> String {
+    format!(
+        "PATCH {path} HTTP/1.1\r\nHost: {}\r\nCookie: watasu_session={}\r\nTus-Resumable: 1.0.0\r\n\
+         X-CSRF-Token: {}\r\nSec-Fetch-Site: same-origin\r\nContent-Type: application/offset+octet-stream\r\n\
+         Upload-Offset: 0\r\nContent-Length: {SIZE}\r\n\r\n",
+        server.addr,
+        tus.browser.cookie("watasu_session").unwrap(),
+        tus.csrf
+    )
+}
+
 async fn stored_offset(db: &Db) -> i64 {
     watasu::on_db!(db, |pool| sqlx::query_scalar("SELECT upload_offset FROM uploads").fetch_one(pool).await.unwrap())
 }
@@ -60,12 +72,7 @@ crate::both_backends! {
         let path = tus.create(SIZE as u64).await;
 
         // One PATCH declaring the whole file, sent a MiB at a time until a checkpoint is recorded.
-        let head = format!(
-            "PATCH {path} HTTP/1.1\r\nHost: {}\r\nCookie: watasu_session={}\r\nTus-Resumable: 1.0.0\r\n\
-             X-CSRF-Token: {}\r\nSec-Fetch-Site: same-origin\r\nContent-Type: application/offset+octet-stream\r\n\
-             Upload-Offset: 0\r\nContent-Length: {SIZE}\r\n\r\n",
-            server.addr, tus.browser.cookie("watasu_session").unwrap(), tus.csrf
-        );
+        let head = patch_head(&server, &tus, &path);
         let mut stream = tokio::net::TcpStream::connect(&server.addr).await.unwrap();
         stream.write_all(head.as_bytes()).await.unwrap();
         let mut sent = 0;
