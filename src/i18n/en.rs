@@ -1,6 +1,6 @@
 //! English strings.
 
-use super::{DeletionText, ErrorText, MaintenanceText, Text};
+use super::{DeletionText, ErrorText, MaintenanceText, Text, deletion_records::RecordWords};
 
 pub const TEXT: Text = Text {
     lang_name: "English",
@@ -263,6 +263,8 @@ pub const TEXT: Text = Text {
         states: ["Accepted", "Running", "Succeeded", "Partial", "Failed"],
         outcomes: ["Deleted", "Skipped", "Already gone", "Failed"],
         targets: ["Session", "Code", "Invitation", "Mail", "Rate-limit entry", "Share's personal data", "Share"],
+        // The runner writes its notes in English.
+        notes: None,
     },
     removed_after_retention: "(erased after the retention period)",
     deletion: DeletionText {
@@ -294,6 +296,7 @@ pub const TEXT: Text = Text {
         col_attempts: "Failed attempts",
         col_verified: "Verified",
         col_searched_by: "Searched by",
+        steps_title: "Steps by store",
         evidence_title: "Evidence",
         retry_submit: "Try the stuck steps again",
         team_summary: "Delete account and data…",
@@ -327,6 +330,18 @@ pub const TEXT: Text = Text {
             "Backups",
             "Account",
         ],
+        records: RecordWords {
+            reasons: [
+                "database error",
+                "storage error",
+                "other error",
+                "verification found data left",
+                "found again by the final verification",
+            ],
+            // The recorded sentences are English already.
+            constraints: None,
+            searched_by: None,
+        },
         mail_subject: "Your watasu account and data have been deleted",
         mail_intro: "As you asked, your watasu account and the data it held have been deleted.",
         mail_outcome_intro: "What was done, place by place:",

@@ -1,6 +1,6 @@
 //! 日本語の文言。
 
-use super::{DeletionText, ErrorText, MaintenanceText, Text};
+use super::{DeletionText, ErrorText, MaintenanceText, Text, deletion_records::RecordWords};
 
 pub const TEXT: Text = Text {
     lang_name: "日本語",
@@ -265,6 +265,16 @@ pub const TEXT: Text = Text {
         states: ["受付済み", "実行中", "成功", "一部失敗", "失敗"],
         outcomes: ["削除", "対象外", "既になし", "失敗"],
         targets: ["セッション", "確認コード", "招待", "メール", "回数制限の記録", "共有の個人データ", "共有"],
+        notes: Some([
+            "別の実行が処理中でした",
+            "一度に処理する件数の上限で止めました",
+            "処理時間の上限で止めました",
+            "処理権を失いました",
+            "データベースに接続できませんでした",
+            "データベースのエラー",
+            "中断: 実行が完了しないまま止まりました",
+            "中断: 処理権の期限が切れました",
+        ]),
     },
     removed_after_retention: "（保存期間を過ぎたため消去）",
     deletion: DeletionText {
@@ -296,6 +306,7 @@ pub const TEXT: Text = Text {
         col_attempts: "失敗回数",
         col_verified: "確認日時",
         col_searched_by: "検索キー",
+        steps_title: "保存先ごとの処理",
         evidence_title: "証跡",
         retry_submit: "止まっている手順を再試行する",
         team_summary: "アカウントとデータの削除…",
@@ -321,6 +332,36 @@ pub const TEXT: Text = Text {
             "バックアップ",
             "アカウント",
         ],
+        records: RecordWords {
+            reasons: [
+                "データベースのエラー",
+                "ファイル保存先のエラー",
+                "その他のエラー",
+                "確認の結果、データが残っていました",
+                "最終確認で、データがふたたび見つかりました",
+            ],
+            constraints: Some([
+                "配信済みのメールは受信者のメールボックスにあり、こちらからは削除できません",
+                "ログにはアカウントが番号でのみ記録され、運用者のログ保存期間に従って保管されます",
+                "バックアップは保存サイクルに従って消えます。復元した場合は、この削除をもう一度適用します",
+            ]),
+            searched_by: Some([
+                "sessions.user_id",
+                "invitations.invited_by（未使用のもの）、invitations.email",
+                "shares.sender_id の共有の otp_challenges.share_id",
+                "shares.sender_id の共有の download_grants.share_id",
+                "shares.sender_id の共有の mail_outbox.share_id、mail_outbox.recipient（送信済み）",
+                "shares.sender_id の共有の mail_outbox.share_id、mail_outbox.recipient",
+                "shares.sender_id の共有の share_events.share_id",
+                "アカウントの rate_limit_hits.bucket（前方一致）と shares.sender_id の分",
+                "shares.sender_id",
+                "files.owner_id、続いてディスク上の各保存キー",
+                "files.owner_id",
+                "なし: アプリケーションの外にあります",
+                "なし: アプリケーションの外にあります",
+                "users.id",
+            ]),
+        },
         mail_subject: "watasu のアカウントとデータを削除しました",
         mail_intro: "ご依頼のとおり、watasu のアカウントと、そこに保存されていたデータを削除しました。",
         mail_outcome_intro: "保存先ごとの結果：",

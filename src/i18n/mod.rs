@@ -1,6 +1,7 @@
 //! Japanese and English: the language negotiation and one catalogue of every user-visible string
 //! per language. A missing translation is a compile error, not a blank on a page.
 
+mod deletion_records;
 mod en;
 pub mod format;
 mod ja;
@@ -319,6 +320,7 @@ pub struct DeletionText {
     pub col_verified: &'static str,
     pub col_searched_by: &'static str,
     pub evidence_title: &'static str,
+    pub steps_title: &'static str,
     pub retry_submit: &'static str,
     pub team_summary: &'static str,
     pub team_hint: &'static str,
@@ -333,6 +335,7 @@ pub struct DeletionText {
     pub roles: [&'static str; 3],
     /// In the order of `Store::ORDER`.
     pub stores: [&'static str; 14],
+    pub records: deletion_records::RecordWords,
     pub mail_subject: &'static str,
     pub mail_intro: &'static str,
     pub mail_outcome_intro: &'static str,
