@@ -98,18 +98,6 @@ const CONTRASTS: &str = "
         button_without_its_background: button && ratio(getComputedStyle(button).color, canvas),
     };";
 
-async fn assert_fits(browser: &BrowserSession, what: &str) {
-    let wide = browser
-        .execute(
-            "const edge = document.documentElement.clientWidth; \
-             return [document.documentElement.scrollWidth > edge, ...[...document.querySelectorAll('body *')] \
-               .filter(e => { const r = e.getBoundingClientRect(); return r.width > 0 && r.right > edge + 0.5; }) \
-               .map(e => e.tagName.toLowerCase() + (e.className ? '.' + e.className : ''))];",
-        )
-        .await;
-    assert_eq!(wide, json!([false]), "{what}: the page scrolls sideways or these elements reach past the right edge");
-}
-
 fn ratio(contrasts: &Value, key: &str) -> f64 {
     contrasts[key].as_f64().unwrap_or_else(|| panic!("no {key}: {contrasts}"))
 }
@@ -126,7 +114,7 @@ async fn render_every_mail(viewport: Viewport, width: u32) {
                 let what = format!("the {kind} mail in {} at {width} px, {scheme}", lang.code());
                 let media = json!({ "features": [{ "name": "prefers-color-scheme", "value": scheme }] });
                 browser.cdp("Emulation.setEmulatedMedia", media).await;
-                assert_fits(&browser, &what).await;
+                browser.assert_no_horizontal_overflow(&what).await;
                 let contrasts = browser.execute(CONTRASTS).await;
                 assert!(ratio(&contrasts, "text") >= READABLE, "{what}: {contrasts}");
                 if linked {
