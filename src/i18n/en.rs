@@ -265,6 +265,7 @@ pub const TEXT: Text = Text {
         targets: ["Session", "Code", "Invitation", "Mail", "Rate-limit entry", "Share's personal data", "Share"],
         // The runner writes its notes in English.
         notes: None,
+        item_reasons: None,
     },
     removed_after_retention: "(erased after the retention period)",
     deletion: DeletionText {

@@ -34,6 +34,17 @@ const NOTE_PHRASES: [&str; 8] = [
     "abandoned: its lease ran out",
 ];
 
+/// The I/O failures a file clean-up item records most (`lifecycle::gc` stores the kind's
+/// English text), in the order of `MaintenanceText::item_reasons`.
+const IO_FAILURES: [std::io::ErrorKind; 6] = [
+    std::io::ErrorKind::PermissionDenied,
+    std::io::ErrorKind::ReadOnlyFilesystem,
+    std::io::ErrorKind::StorageFull,
+    std::io::ErrorKind::TimedOut,
+    std::io::ErrorKind::NotFound,
+    std::io::ErrorKind::Other,
+];
+
 /// One language's words for the ledger's codes, each array in the order of the lists above.
 pub struct MaintenanceText {
     pub kinds: [&'static str; 8],
@@ -43,6 +54,8 @@ pub struct MaintenanceText {
     pub targets: [&'static str; 7],
     /// In the order of `NOTE_PHRASES`; `None` where the recorded English is the language's own.
     pub notes: Option<[&'static str; 8]>,
+    /// In the order of `IO_FAILURES`; `None` as for `notes`.
+    pub item_reasons: Option<[&'static str; 6]>,
 }
 
 /// The word at the code's position; an unknown code (a newer instance's) is shown as it is.
@@ -80,6 +93,15 @@ impl MaintenanceText {
             _ => self.phrase(part),
         };
         note.split("; ").map(part).collect::<Vec<_>>().join("; ")
+    }
+
+    /// An item's failure reason in words; one this version does not know as it is.
+    pub fn item_reason<'a>(&self, reason: &'a str) -> &'a str {
+        let known = IO_FAILURES.iter().position(|kind| kind.to_string() == reason);
+        match (known, &self.item_reasons) {
+            (Some(i), Some(words)) => words[i],
+            _ => reason,
+        }
     }
 
     fn phrase(&self, phrase: &str) -> String {
@@ -166,6 +188,17 @@ mod tests {
             "File clean-up: stopped at the time cap; Sessions: database error 40001"
         );
         assert_eq!(ja.note("vacuum: something new"), "vacuum: something new");
+    }
+
+    #[test]
+    fn the_file_clean_ups_io_failures_read_in_japanese() {
+        let ja = &Lang::Ja.text().maintenance;
+        for kind in IO_FAILURES {
+            assert!(!ja.item_reason(&kind.to_string()).is_ascii(), "no Japanese for {kind:?}");
+        }
+        let denied = std::io::ErrorKind::PermissionDenied.to_string();
+        assert_eq!(Lang::En.text().maintenance.item_reason(&denied), denied);
+        assert_eq!(ja.item_reason("something new"), "something new");
     }
 
     #[test]
