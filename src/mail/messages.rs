@@ -69,8 +69,14 @@ pub fn notification_mail(origin: &MailOrigin, to: &str, lang: Lang, n: &Notifica
     let text = NotifyText { t, n }.render()?;
     let html = NotifyHtml { t, lang, n }.render()?;
     let subject = format!("{}{}{}", t.sent_by_before, n.sender_name, t.mail_notify_subject_after);
-    let reply_to = Mailbox::new(Some(sender_name.clone()), n.sender_email.parse()?);
-    Ok(origin.builder(to, subject)?.reply_to(reply_to).multipart(MultiPart::alternative_plain_html(text, html))?)
+    let mut builder = origin.builder(to, subject)?;
+    // An address lettre cannot write in a header (accounts accept a wider set) loses the
+    // Reply-To, not the mail: the recipient still gets the link.
+    match n.sender_email.parse() {
+        Ok(address) => builder = builder.reply_to(Mailbox::new(Some(sender_name.clone()), address)),
+        Err(error) => tracing::warn!(%error, "the sender's address cannot be a Reply-To"),
+    }
+    Ok(builder.multipart(MultiPart::alternative_plain_html(text, html))?)
 }
 
 /// Facts the download receipt carries; the times already written out in the sender's language.
