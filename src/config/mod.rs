@@ -272,6 +272,11 @@ impl Config {
         self.base_url.origin().ascii_serialization()
     }
 
+    /// Where the mails come from: the From mailbox and the domain of their Message-IDs.
+    pub fn mail_origin(&self) -> crate::mail::origin::MailOrigin {
+        crate::mail::origin::MailOrigin::new(self.settings.mail_from.clone(), &self.base_url)
+    }
+
     /// An absolute link to a path of this app.
     pub fn url_for(&self, path: &str) -> String {
         format!("{}{}", self.base_url.as_str().trim_end_matches('/'), path)

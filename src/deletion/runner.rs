@@ -9,15 +9,18 @@
 
 use std::{sync::Arc, time::Duration};
 
-use lettre::message::Mailbox;
-
 use super::{
     cases::{Case, CaseState, DeletionCases, OpenError, OpenRequest, StepRow},
     journal::{Entry, Journal},
     notice,
     stores::{Store, TableAdapter},
 };
-use crate::{db::Db, i18n::Lang, lifecycle::FileStore, mail::Mailer};
+use crate::{
+    db::Db,
+    i18n::Lang,
+    lifecycle::FileStore,
+    mail::{Mailer, origin::MailOrigin},
+};
 
 /// When failed steps (and the final mail) are tried again.
 #[derive(Clone, Copy, Debug)]
@@ -63,7 +66,7 @@ pub struct Runner {
     pub(super) tables: TableAdapter,
     pub(super) files: Arc<dyn FileStore>,
     pub(super) mailer: Arc<dyn Mailer>,
-    pub(super) mail_from: Mailbox,
+    pub(super) mail_origin: MailOrigin,
     pub(super) journal: Journal,
     pub(super) policy: RetryPolicy,
     pub(super) owner: String,
@@ -75,7 +78,7 @@ impl Runner {
         db: Db,
         files: Arc<dyn FileStore>,
         mailer: Arc<dyn Mailer>,
-        mail_from: Mailbox,
+        mail_origin: MailOrigin,
         journal: Journal,
     ) -> Self {
         Self {
@@ -83,7 +86,7 @@ impl Runner {
             tables: TableAdapter::new(db),
             files,
             mailer,
-            mail_from,
+            mail_origin,
             journal,
             policy: RetryPolicy::default(),
             owner: format!("runner-{}", &crate::secret::random_token().expose()[..16]),
@@ -243,7 +246,7 @@ impl Runner {
         };
         let lang =
             self.cases.subject_lang(case.subject_id).await?.and_then(|l| Lang::from_code(&l)).unwrap_or_default();
-        let sent = match notice::final_mail(&self.mail_from, to, lang, &case.reference, steps) {
+        let sent = match notice::final_mail(&self.mail_origin, to, lang, &case.reference, steps) {
             Ok(message) => self.mailer.send(message).await,
             Err(error) => Err(error),
         };

@@ -1,6 +1,6 @@
 //! English strings.
 
-use super::{DeletionText, ErrorText, MaintenanceText, Text};
+use super::{DeletionText, ErrorText, MaintenanceText, Text, deletion_records::RecordWords};
 
 pub const TEXT: Text = Text {
     lang_name: "English",
@@ -106,6 +106,8 @@ pub const TEXT: Text = Text {
     mail_notify_steps: "You will be asked to confirm your email address with a code. The file can be downloaded once.",
     mail_notify_until: "The link works until:",
     mail_notify_message: "Their message:",
+    mail_notify_button: "Receive the file",
+    mail_link_fallback: "If the button does not work, open this link:",
     mail_footer: "This email was sent by watasu, a service for handing over files safely.",
     nav_sign_in: "Sender sign-in",
     nav_account: "Account",
@@ -220,6 +222,7 @@ pub const TEXT: Text = Text {
     mail_invite_subject: "You are invited to send files with watasu",
     mail_invite_body: "You have been invited to send files with watasu. Open this link to choose a password:",
     mail_invite_valid: "The link works once, for 72 hours.",
+    mail_invite_button: "Choose a password",
     fresh_link_submit: "Send a fresh link",
     fresh_link_hint: "The recipient gets a new link by email; the old one stops working. Also lifts a lock.",
     fresh_link_done: "A fresh link was sent. It is shown here only now:",
@@ -227,6 +230,7 @@ pub const TEXT: Text = Text {
     dev_outbox_title: "Mail outbox (development)",
     dev_outbox_lead: "No SMTP relay is configured, so mails are written to files. This page shows them so you can try every step alone. It does not exist once WATASU_SMTP_URL is set.",
     dev_outbox_empty: "No mail yet.",
+    dev_outbox_to: "To:",
     mail_kind_notification: "Link email to the recipient",
     mail_kind_receipt: "Download notice to you",
     nav_maintenance: "Maintenance",
@@ -261,6 +265,9 @@ pub const TEXT: Text = Text {
         states: ["Accepted", "Running", "Succeeded", "Partial", "Failed"],
         outcomes: ["Deleted", "Skipped", "Already gone", "Failed"],
         targets: ["Session", "Code", "Invitation", "Mail", "Rate-limit entry", "Share's personal data", "Share"],
+        // The runner writes its notes in English.
+        notes: None,
+        item_reasons: None,
     },
     removed_after_retention: "(erased after the retention period)",
     deletion: DeletionText {
@@ -292,6 +299,7 @@ pub const TEXT: Text = Text {
         col_attempts: "Failed attempts",
         col_verified: "Verified",
         col_searched_by: "Searched by",
+        steps_title: "Steps by store",
         evidence_title: "Evidence",
         retry_submit: "Try the stuck steps again",
         team_summary: "Delete account and data…",
@@ -326,6 +334,18 @@ pub const TEXT: Text = Text {
             "Backups",
             "Account",
         ],
+        records: RecordWords {
+            reasons: [
+                "database error",
+                "storage error",
+                "other error",
+                "verification found data left",
+                "found again by the final verification",
+            ],
+            // The recorded sentences are English already.
+            constraints: None,
+            searched_by: None,
+        },
         mail_subject: "Your watasu account and data have been deleted",
         mail_intro: "As you asked, your watasu account and the data it held have been deleted.",
         mail_outcome_intro: "What was done, place by place:",

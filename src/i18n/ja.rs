@@ -1,6 +1,6 @@
 //! 日本語の文言。
 
-use super::{DeletionText, ErrorText, MaintenanceText, Text};
+use super::{DeletionText, ErrorText, MaintenanceText, Text, deletion_records::RecordWords};
 
 pub const TEXT: Text = Text {
     lang_name: "日本語",
@@ -108,6 +108,8 @@ pub const TEXT: Text = Text {
     mail_notify_steps: "受け取りの際は、メールアドレス宛てに届く確認コードで本人確認を行います。ファイルは1回だけダウンロードできます。",
     mail_notify_until: "リンクの有効期限:",
     mail_notify_message: "メッセージ:",
+    mail_notify_button: "ファイルを受け取る",
+    mail_link_fallback: "ボタンが使えない場合は、次のリンクを開いてください:",
     mail_footer: "このメールは、ファイルを安全に受け渡すサービス watasu から送信されています。",
     nav_sign_in: "送信者ログイン",
     nav_account: "アカウント",
@@ -222,6 +224,7 @@ pub const TEXT: Text = Text {
     mail_invite_subject: "watasu への招待",
     mail_invite_body: "watasu でファイルを送るための招待が届いています。次のリンクを開いてパスワードを設定してください:",
     mail_invite_valid: "リンクは1回だけ、72時間有効です。",
+    mail_invite_button: "パスワードを設定する",
     fresh_link_submit: "新しいリンクを送る",
     fresh_link_hint: "受け取る方に新しいリンクをメールで送ります。古いリンクは使えなくなります（ロックも解除されます）。",
     fresh_link_done: "新しいリンクを送りました。表示されるのは今だけです:",
@@ -229,6 +232,7 @@ pub const TEXT: Text = Text {
     dev_outbox_title: "送信メール（開発用）",
     dev_outbox_lead: "SMTP サーバーが設定されていないため、メールはファイルに保存されています。このページで内容を確認し、すべての手順を一人で試せます。WATASU_SMTP_URL を設定するとこのページはなくなります。",
     dev_outbox_empty: "まだメールはありません。",
+    dev_outbox_to: "宛先:",
     mail_kind_notification: "受け取る方へのリンクのメール",
     mail_kind_receipt: "あなたへのダウンロード通知",
     nav_maintenance: "メンテナンス",
@@ -263,6 +267,24 @@ pub const TEXT: Text = Text {
         states: ["受付済み", "実行中", "成功", "一部失敗", "失敗"],
         outcomes: ["削除", "対象外", "既になし", "失敗"],
         targets: ["セッション", "確認コード", "招待", "メール", "回数制限の記録", "共有の個人データ", "共有"],
+        notes: Some([
+            "別の実行が処理中でした",
+            "一度に処理する件数の上限で止めました",
+            "処理時間の上限で止めました",
+            "処理権を失いました",
+            "データベースに接続できませんでした",
+            "データベースのエラー",
+            "中断: 実行が完了しないまま止まりました",
+            "中断: 処理権の期限が切れました",
+        ]),
+        item_reasons: Some([
+            "アクセスが拒否されました",
+            "保存先が読み取り専用です",
+            "保存先の空き容量がありません",
+            "時間切れになりました",
+            "ファイルが見つかりません",
+            "その他のエラー",
+        ]),
     },
     removed_after_retention: "（保存期間を過ぎたため消去）",
     deletion: DeletionText {
@@ -294,6 +316,7 @@ pub const TEXT: Text = Text {
         col_attempts: "失敗回数",
         col_verified: "確認日時",
         col_searched_by: "検索キー",
+        steps_title: "保存先ごとの処理",
         evidence_title: "証跡",
         retry_submit: "止まっている手順を再試行する",
         team_summary: "アカウントとデータの削除…",
@@ -320,6 +343,36 @@ pub const TEXT: Text = Text {
             "バックアップ",
             "アカウント",
         ],
+        records: RecordWords {
+            reasons: [
+                "データベースのエラー",
+                "ファイル保存先のエラー",
+                "その他のエラー",
+                "確認の結果、データが残っていました",
+                "最終確認で、データがふたたび見つかりました",
+            ],
+            constraints: Some([
+                "配信済みのメールは受信者のメールボックスにあり、こちらからは削除できません",
+                "ログにはアカウントが番号でのみ記録され、運用者のログ保存期間に従って保管されます",
+                "バックアップは保存サイクルに従って消えます。復元した場合は、この削除をもう一度適用します",
+            ]),
+            searched_by: Some([
+                "sessions.user_id",
+                "invitations.invited_by（未使用のもの）、invitations.email",
+                "shares.sender_id の共有の otp_challenges.share_id",
+                "shares.sender_id の共有の download_grants.share_id",
+                "shares.sender_id の共有の mail_outbox.share_id、mail_outbox.recipient（送信済み）",
+                "shares.sender_id の共有の mail_outbox.share_id、mail_outbox.recipient",
+                "shares.sender_id の共有の share_events.share_id",
+                "アカウントの rate_limit_hits.bucket（前方一致）と shares.sender_id の分",
+                "shares.sender_id",
+                "files.owner_id、続いてディスク上の各保存キー",
+                "files.owner_id",
+                "なし: アプリケーションの外にあります",
+                "なし: アプリケーションの外にあります",
+                "users.id",
+            ]),
+        },
         mail_subject: "watasu のアカウントとデータを削除しました",
         mail_intro: "ご依頼のとおり、watasu のアカウントと、そこに保存されていたデータを削除しました。",
         mail_outcome_intro: "保存先ごとの結果：",

@@ -1,6 +1,7 @@
 //! Japanese and English: the language negotiation and one catalogue of every user-visible string
 //! per language. A missing translation is a compile error, not a blank on a page.
 
+mod deletion_records;
 mod en;
 pub mod format;
 mod ja;
@@ -133,6 +134,7 @@ pub struct Text {
     pub dev_outbox_title: &'static str,
     pub dev_outbox_lead: &'static str,
     pub dev_outbox_empty: &'static str,
+    pub dev_outbox_to: &'static str,
     pub nav_team: &'static str,
     pub team_title: &'static str,
     pub team_invite_title: &'static str,
@@ -151,6 +153,7 @@ pub struct Text {
     pub mail_invite_subject: &'static str,
     pub mail_invite_body: &'static str,
     pub mail_invite_valid: &'static str,
+    pub mail_invite_button: &'static str,
     pub mail_receipt_subject: &'static str,
     pub mail_receipt_body: &'static str,
     pub mail_receipt_recipient: &'static str,
@@ -260,6 +263,8 @@ pub struct Text {
     pub mail_notify_steps: &'static str,
     pub mail_notify_until: &'static str,
     pub mail_notify_message: &'static str,
+    pub mail_notify_button: &'static str,
+    pub mail_link_fallback: &'static str,
     pub mail_footer: &'static str,
     pub nav_maintenance: &'static str,
     pub maint_title: &'static str,
@@ -322,6 +327,7 @@ pub struct DeletionText {
     pub col_verified: &'static str,
     pub col_searched_by: &'static str,
     pub evidence_title: &'static str,
+    pub steps_title: &'static str,
     pub retry_submit: &'static str,
     pub team_summary: &'static str,
     pub team_hint: &'static str,
@@ -336,6 +342,7 @@ pub struct DeletionText {
     pub roles: [&'static str; 3],
     /// In the order of `Store::ORDER`.
     pub stores: [&'static str; 15],
+    pub records: deletion_records::RecordWords,
     pub mail_subject: &'static str,
     pub mail_intro: &'static str,
     pub mail_outcome_intro: &'static str,

@@ -1,6 +1,6 @@
 //! Reading back the .eml files of the file outbox, for the development page that lets a newcomer
 //! try the whole flow without a mail server. Only what that page shows is decoded: the To and
-//! Subject headers and the first text/plain part (7bit, base64 or quoted-printable).
+//! Subject headers and the first text part.
 
 use std::path::Path;
 
@@ -28,119 +28,36 @@ pub fn read_outbox(dir: &Path, limit: usize) -> std::io::Result<Vec<OutboxMail>>
         .collect())
 }
 
-/// Decodes the parts of a message the page needs.
+/// Decodes the parts of a message the page needs. MIME is left to a maintained parser: folded
+/// RFC 2047 words, charsets and transfer encodings have too many corners to hand-write.
 pub fn parse(raw: &str) -> OutboxMail {
-    let raw = raw.replace("\r\n", "\n");
-    let (headers, body) = raw.split_once("\n\n").unwrap_or((&raw, ""));
-    let header = |name: &str| {
-        let mut value = String::new();
-        let mut inside = false;
-        for line in headers.lines() {
-            if inside && line.starts_with([' ', '\t']) {
-                value.push_str(line.trim_start());
-            } else if let Some(rest) = line.strip_prefix(name).and_then(|r| r.strip_prefix(':')) {
-                value = rest.trim().to_owned();
-                inside = true;
-            } else {
-                inside = false;
-            }
-        }
-        value
+    let Some(message) = mail_parser::MessageParser::default().parse(raw) else {
+        return OutboxMail { to: String::new(), subject: String::new(), text: String::new() };
     };
+    let to = message.to().map(|to| to.iter().filter_map(|a| a.address()).collect::<Vec<_>>().join(", "));
     OutboxMail {
-        to: header("To"),
-        subject: decode_words(&header("Subject")),
-        text: first_text_part(&header("Content-Type"), &header("Content-Transfer-Encoding"), body),
+        to: to.unwrap_or_default(),
+        subject: message.subject().unwrap_or_default().to_owned(),
+        // Mail lines end in CRLF; the page shows them in a <pre>.
+        text: message.body_text(0).map(|t| t.replace("\r\n", "\n").trim_end().to_owned()).unwrap_or_default(),
     }
-}
-
-fn first_text_part(content_type: &str, encoding: &str, body: &str) -> String {
-    if let Some(boundary) = content_type.split("boundary=").nth(1).map(|b| b.trim_matches('"')) {
-        for part in body.split(&format!("--{boundary}")).skip(1) {
-            let part = part.trim_start_matches('\n');
-            let (headers, content) = part.split_once("\n\n").unwrap_or(("", part));
-            if headers.to_ascii_lowercase().contains("content-type: text/plain") {
-                let encoding =
-                    headers.lines().find_map(|l| l.strip_prefix("Content-Transfer-Encoding:")).unwrap_or("7bit").trim();
-                return decode_body(encoding, content);
-            }
-        }
-        return String::new();
-    }
-    decode_body(encoding, body)
-}
-
-fn decode_body(encoding: &str, content: &str) -> String {
-    match encoding.to_ascii_lowercase().as_str() {
-        "base64" => {
-            let joined: String = content.lines().map(str::trim).collect();
-            String::from_utf8_lossy(&base64_decode(&joined)).into_owned()
-        }
-        "quoted-printable" => quoted_printable(content),
-        _ => content.trim_end().to_owned(),
-    }
-}
-
-fn quoted_printable(text: &str) -> String {
-    let joined = text.replace("=\n", "");
-    let bytes = joined.as_bytes();
-    let mut out = Vec::with_capacity(bytes.len());
-    let mut i = 0;
-    while i < bytes.len() {
-        if bytes[i] == b'='
-            && i + 2 < bytes.len()
-            && let Ok(byte) = u8::from_str_radix(&joined[i + 1..i + 3], 16)
-        {
-            out.push(byte);
-            i += 3;
-            continue;
-        }
-        out.push(bytes[i]);
-        i += 1;
-    }
-    String::from_utf8_lossy(&out).trim_end().to_owned()
-}
-
-/// RFC 2047 `=?utf-8?b?…?=` words (what lettre writes for non-ASCII subjects).
-fn decode_words(value: &str) -> String {
-    value
-        .split(' ')
-        .map(|word| {
-            let inner = word.strip_prefix("=?utf-8?b?").or_else(|| word.strip_prefix("=?UTF-8?B?"));
-            match inner.and_then(|w| w.strip_suffix("?=")) {
-                Some(encoded) => String::from_utf8_lossy(&base64_decode(encoded)).into_owned(),
-                None => format!("{word} "),
-            }
-        })
-        .collect::<String>()
-        .trim()
-        .to_owned()
-}
-
-fn base64_decode(text: &str) -> Vec<u8> {
-    const ALPHABET: &[u8; 64] = b"ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789+/";
-    let mut out = Vec::with_capacity(text.len() * 3 / 4);
-    let (mut buffer, mut bits) = (0u32, 0);
-    for byte in text.bytes() {
-        let Some(value) = ALPHABET.iter().position(|&b| b == byte) else { continue };
-        buffer = (buffer << 6) | value as u32;
-        bits += 6;
-        if bits >= 8 {
-            bits -= 8;
-            out.push((buffer >> bits) as u8);
-        }
-    }
-    out
 }
 
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::{i18n::Lang, mail::messages};
+    use crate::{
+        i18n::Lang,
+        mail::{messages, origin::MailOrigin},
+    };
+
+    fn origin() -> MailOrigin {
+        MailOrigin::new("watasu <w@example.test>".parse().unwrap(), &"https://x.test/".parse().unwrap())
+    }
 
     #[test]
     fn a_japanese_code_mail_reads_back_decoded() {
-        let from = "watasu <w@example.test>".parse().unwrap();
+        let from = origin();
         let message = messages::code_mail(&from, "r@example.test", Lang::Ja, "012345").unwrap();
         let mail = parse(&String::from_utf8(message.formatted()).unwrap());
         assert_eq!(mail.to, "r@example.test");
@@ -150,11 +67,41 @@ mod tests {
 
     #[test]
     fn an_english_plain_mail_reads_back() {
-        let from = "watasu <w@example.test>".parse().unwrap();
+        let from = origin();
         let message =
             messages::invitation_mail(&from, "n@example.test", Lang::En, "https://x.test/invite/abc").unwrap();
         let mail = parse(&String::from_utf8(message.formatted()).unwrap());
         assert_eq!(mail.subject, "You are invited to send files with watasu");
         assert!(mail.text.contains("https://x.test/invite/abc"), "{}", mail.text);
+    }
+
+    /// A subject long enough that lettre folds it into several encoded words, over one body.
+    fn folded(encoding: lettre::message::header::ContentTransferEncoding, body: &str) -> OutboxMail {
+        let subject = "経理部の佐藤花子さんから、二〇二六年十一月分の請求書と領収書の控えが届いています";
+        let part = lettre::message::SinglePart::builder()
+            .header(lettre::message::header::ContentType::TEXT_PLAIN)
+            .header(encoding)
+            .body(body.to_owned());
+        let message = origin().builder("r@example.test", subject).unwrap().singlepart(part).unwrap();
+        let raw = String::from_utf8(message.formatted()).unwrap();
+        let words = raw.lines().filter(|l| l.contains("=?utf-8?b?")).count();
+        assert!(words >= 2, "the subject was not folded: {raw}");
+        let mail = parse(&raw);
+        assert_eq!(mail.subject, subject);
+        mail
+    }
+
+    #[test]
+    fn a_folded_japanese_subject_and_a_quoted_printable_body_read_back_exactly() {
+        let body = "こんにちは。\n= は等号、長い行は折り返されます。".repeat(4);
+        let mail = folded(lettre::message::header::ContentTransferEncoding::QuotedPrintable, &body);
+        assert_eq!(mail.text, body);
+    }
+
+    #[test]
+    fn a_folded_japanese_subject_and_a_base64_body_read_back_exactly() {
+        let body = "ファイルの受け取りをお願いします。\nSecond line in English.";
+        let mail = folded(lettre::message::header::ContentTransferEncoding::Base64, body);
+        assert_eq!(mail.text, body);
     }
 }

@@ -6,6 +6,7 @@ use lettre::{
     message::{Mailbox, MultiPart},
 };
 
+use super::origin::MailOrigin;
 use crate::i18n::{Lang, Text};
 
 #[derive(Template)]
@@ -27,10 +28,7 @@ struct CodeHtml<'a> {
 #[template(path = "mail/notify.txt")]
 struct NotifyText<'a> {
     t: &'a Text,
-    sender: &'a str,
-    message: &'a str,
-    link: &'a str,
-    expires: &'a str,
+    n: &'a Notification<'a>,
 }
 
 #[derive(Template)]
@@ -38,52 +36,47 @@ struct NotifyText<'a> {
 struct NotifyHtml<'a> {
     t: &'a Text,
     lang: Lang,
-    sender: &'a str,
-    message: &'a str,
-    link: &'a str,
-    expires: &'a str,
+    n: &'a Notification<'a>,
 }
 
-/// The one-time code mail. It never names the file: the mailbox may be read by others.
-pub fn code_mail(from: &Mailbox, to: &str, lang: Lang, code: &str) -> anyhow::Result<Message> {
+/// The one-time code mail. It never names the file: the mailbox may be read by others. No
+/// Reply-To: nobody should answer a code.
+pub fn code_mail(origin: &MailOrigin, to: &str, lang: Lang, code: &str) -> anyhow::Result<Message> {
     let t = lang.text();
     let text = CodeText { t, code }.render()?;
     let html = CodeHtml { t, lang, code }.render()?;
-    Ok(Message::builder()
-        .from(from.clone())
-        .to(to.parse()?)
-        .subject(t.mail_code_subject)
-        .multipart(MultiPart::alternative_plain_html(text, html))?)
+    Ok(origin.builder(to, t.mail_code_subject)?.multipart(MultiPart::alternative_plain_html(text, html))?)
 }
 
 /// Facts the notification mail carries.
 pub struct Notification<'a> {
     pub sender_name: &'a str,
+    /// Shown beside the name (a recipient can tell a real share from a copy) and the Reply-To.
+    pub sender_email: &'a str,
     pub message: &'a str,
     pub link: &'a str,
     pub expires: &'a str,
 }
 
-/// The mail that tells the recipient a file is waiting, in the share's language.
-pub fn notification_mail(from: &Mailbox, to: &str, lang: Lang, n: &Notification<'_>) -> anyhow::Result<Message> {
+/// The mail that tells the recipient a file is waiting, in the share's language. An answer goes
+/// to the sender, not to watasu's From address that nobody reads.
+pub fn notification_mail(origin: &MailOrigin, to: &str, lang: Lang, n: &Notification<'_>) -> anyhow::Result<Message> {
     let t = lang.text();
-    let (sender_name, message) =
-        (crate::text::strip_invisible(n.sender_name), crate::text::strip_invisible_keeping_lines(n.message));
+    // The display name is the sender's own text: keep it out of the headers' structure.
+    let sender_name: String = crate::text::strip_invisible(n.sender_name).chars().filter(|c| !c.is_control()).collect();
+    let message = crate::text::strip_invisible_keeping_lines(n.message);
     let n = &Notification { sender_name: &sender_name, message: &message, ..*n };
-    let text =
-        NotifyText { t, sender: n.sender_name, message: n.message, link: n.link, expires: n.expires }.render()?;
-    let html =
-        NotifyHtml { t, lang, sender: n.sender_name, message: n.message, link: n.link, expires: n.expires }.render()?;
-    // The display name is the sender's own text: keep it out of the header's structure.
-    let subject: String = format!("{}{}{}", t.sent_by_before, n.sender_name, t.mail_notify_subject_after)
-        .chars()
-        .filter(|c| !c.is_control())
-        .collect();
-    Ok(Message::builder()
-        .from(from.clone())
-        .to(to.parse()?)
-        .subject(subject)
-        .multipart(MultiPart::alternative_plain_html(text, html))?)
+    let text = NotifyText { t, n }.render()?;
+    let html = NotifyHtml { t, lang, n }.render()?;
+    let subject = format!("{}{}{}", t.sent_by_before, n.sender_name, t.mail_notify_subject_after);
+    let mut builder = origin.builder(to, subject)?;
+    // An address lettre cannot write in a header (accounts accept a wider set) loses the
+    // Reply-To, not the mail: the recipient still gets the link.
+    match n.sender_email.parse() {
+        Ok(address) => builder = builder.reply_to(Mailbox::new(Some(sender_name.clone()), address)),
+        Err(error) => tracing::warn!(%error, "the sender's address cannot be a Reply-To"),
+    }
+    Ok(builder.multipart(MultiPart::alternative_plain_html(text, html))?)
 }
 
 /// Facts the download receipt carries; the times already written out in the sender's language.
@@ -110,17 +103,13 @@ struct ReceiptHtml<'a> {
 }
 
 /// Tells the sender that their file was downloaded to the end (the thing senders ask for most).
-pub fn receipt_mail(from: &Mailbox, to: &str, lang: Lang, receipt: &Receipt<'_>) -> anyhow::Result<Message> {
+pub fn receipt_mail(origin: &MailOrigin, to: &str, lang: Lang, receipt: &Receipt<'_>) -> anyhow::Result<Message> {
     let t = lang.text();
     let file_name = crate::text::strip_invisible(receipt.file_name);
     let r = &Receipt { file_name: &file_name, ..*receipt };
     let text = ReceiptText { t, r }.render()?;
     let html = ReceiptHtml { t, lang, r }.render()?;
-    Ok(Message::builder()
-        .from(from.clone())
-        .to(to.parse()?)
-        .subject(t.mail_receipt_subject)
-        .multipart(MultiPart::alternative_plain_html(text, html))?)
+    Ok(origin.builder(to, t.mail_receipt_subject)?.multipart(MultiPart::alternative_plain_html(text, html))?)
 }
 
 #[derive(Template)]
@@ -130,23 +119,28 @@ struct InviteText<'a> {
     link: &'a str,
 }
 
-/// The invitation to choose a password (plain text: one link, nothing to format).
-pub fn invitation_mail(from: &Mailbox, to: &str, lang: Lang, link: &str) -> anyhow::Result<Message> {
+#[derive(Template)]
+#[template(path = "mail/invite.html")]
+struct InviteHtml<'a> {
+    t: &'a Text,
+    lang: Lang,
+    link: &'a str,
+}
+
+/// The invitation to choose a password; its HTML part is there for the button.
+pub fn invitation_mail(origin: &MailOrigin, to: &str, lang: Lang, link: &str) -> anyhow::Result<Message> {
     let t = lang.text();
-    Ok(Message::builder()
-        .from(from.clone())
-        .to(to.parse()?)
-        .subject(t.mail_invite_subject)
-        .header(lettre::message::header::ContentType::TEXT_PLAIN)
-        .body(InviteText { t, link }.render()?)?)
+    let text = InviteText { t, link }.render()?;
+    let html = InviteHtml { t, lang, link }.render()?;
+    Ok(origin.builder(to, t.mail_invite_subject)?.multipart(MultiPart::alternative_plain_html(text, html))?)
 }
 
 #[cfg(test)]
 mod tests {
     use super::*;
 
-    fn from() -> Mailbox {
-        "watasu <watasu@example.test>".parse().unwrap()
+    fn from() -> MailOrigin {
+        MailOrigin::new("watasu <watasu@example.test>".parse().unwrap(), &"https://x.test/".parse().unwrap())
     }
 
     #[test]
@@ -161,6 +155,7 @@ mod tests {
     fn a_hostile_sender_name_cannot_inject_headers_or_markup() {
         let n = Notification {
             sender_name: "Eve\r\nBcc: victim@example.test",
+            sender_email: "eve@example.test",
             message: "<script>alert(1)</script>",
             link: "https://x.test/s/abc",
             expires: "soon",

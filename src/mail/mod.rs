@@ -3,6 +3,7 @@
 
 pub mod dev_outbox;
 pub mod messages;
+pub mod origin;
 pub mod outbox;
 
 use std::{path::PathBuf, sync::Arc};

@@ -9,6 +9,7 @@ use std::{sync::Arc, time::Duration};
 
 use super::{Fault, Parts};
 use crate::{
+    accounts::User,
     config::Config,
     i18n::{Lang, format::human_time},
     mail::{
@@ -84,11 +85,11 @@ impl Mails {
         self.mailer.clone()
     }
 
-    /// Tells the recipient a file waits behind `link`, in `lang`, as from `sender_name`.
+    /// Tells the recipient a file waits behind `link`, in `lang`, as from `sender`.
     pub async fn notify_recipient(
         &self,
         share_id: i64,
-        sender_name: &str,
+        sender: &User,
         link: &str,
         lang: Lang,
         delivery: Delivery,
@@ -99,9 +100,14 @@ impl Mails {
             Err(error) => return Notice::NotQueued(error.to_string()),
         };
         let expires = human_time(share.expires_at, lang);
-        let notification = Notification { sender_name, message: &share.message, link, expires: &expires };
-        let from = &self.config.settings.mail_from;
-        let message = match notification_mail(from, &share.recipient_email, lang, &notification) {
+        let notification = Notification {
+            sender_name: &sender.display_name,
+            sender_email: &sender.email,
+            message: &share.message,
+            link,
+            expires: &expires,
+        };
+        let message = match notification_mail(&self.config.mail_origin(), &share.recipient_email, lang, &notification) {
             Ok(message) => message,
             Err(error) => return Notice::NotQueued(format!("{error:#}")),
         };
@@ -123,7 +129,7 @@ impl Mails {
 
     /// Mails an invitation link through the outbox.
     pub async fn invite(&self, to: &str, lang: Lang, link: &str) -> Result<(), Fault> {
-        let message = invitation_mail(&self.config.settings.mail_from, to, lang, link)?;
+        let message = invitation_mail(&self.config.mail_origin(), to, lang, link)?;
         self.outbox
             .queue(None, MailKind::Invitation, &message, self.mailer())
             .await
@@ -157,7 +163,7 @@ impl Mails {
             }
             Err(error) => return tracing::warn!(share_id, %error, "could not count code mails"),
         }
-        let message = match code_mail(&self.config.settings.mail_from, to, lang, code.expose()) {
+        let message = match code_mail(&self.config.mail_origin(), to, lang, code.expose()) {
             Ok(message) => message,
             Err(error) => return tracing::warn!(share_id, %error, "could not build the code mail"),
         };
@@ -187,7 +193,6 @@ impl Mails {
             Err(error) => return tracing::warn!(share_id, %error, "could not look up the download receipt"),
         };
         let lang = Lang::from_code(&target.sender_lang).unwrap_or_default();
-        let from = &self.config.settings.mail_from;
         let time = |at: Option<crate::db::Timestamp>| at.map(|at| human_time(at, lang)).unwrap_or_default();
         let (started, completed) = (time(target.started_at), time(target.completed_at));
         let receipt = Receipt {
@@ -196,7 +201,7 @@ impl Mails {
             started: &started,
             completed: &completed,
         };
-        let message = match receipt_mail(from, &target.sender_email, lang, &receipt) {
+        let message = match receipt_mail(&self.config.mail_origin(), &target.sender_email, lang, &receipt) {
             Ok(message) => message,
             Err(error) => return tracing::warn!(share_id, %error, "could not build the download receipt"),
         };

@@ -102,7 +102,7 @@ impl Services {
         let share_gc = ShareGc::new(lifecycle, parts.store.clone(), ShareEvents::new(db.clone()));
         let journal = Journal::in_data_dir(&settings.data_dir);
         let deletion =
-            Runner::new(db.clone(), parts.store.clone(), parts.mailer.clone(), settings.mail_from.clone(), journal);
+            Runner::new(db.clone(), parts.store.clone(), parts.mailer.clone(), parts.config.mail_origin(), journal);
         let maintenance = Maintenance::from_settings(db.clone(), settings);
         let uploads = uploads::Uploads::new(&parts);
         Self {

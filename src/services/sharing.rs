@@ -201,7 +201,7 @@ impl Sharing {
     }
 
     async fn notify(&self, sender: &User, share_id: i64, link: &str, lang: Lang, delivery: Delivery) -> Notice {
-        let notice = self.mails.notify_recipient(share_id, &sender.display_name, link, lang, delivery).await;
+        let notice = self.mails.notify_recipient(share_id, sender, link, lang, delivery).await;
         if let Notice::NotQueued(error) = &notice {
             tracing::warn!(share_id, %error, "could not queue the notification mail");
         }

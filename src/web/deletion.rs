@@ -183,7 +183,7 @@ fn step_line(c: &Chrome, s: &StepRow) -> StepLine {
         action: d.action(&s.action),
         outcome_code: s.outcome().code(),
         outcome: d.outcome(s.outcome().code()),
-        reason: s.reason.clone().unwrap_or_default(),
+        reason: s.reason.as_deref().map(|r| d.records.reason(r)).unwrap_or_default().to_owned(),
         found: number(s.found),
         remaining: number(s.remaining),
         attempts: s.attempts,

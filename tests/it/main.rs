@@ -7,6 +7,7 @@ mod accounts;
 mod auth_log;
 mod big_upload;
 mod browser_dashboard;
+mod browser_mails;
 mod browser_recipient;
 mod browser_resume;
 mod browser_smoke;

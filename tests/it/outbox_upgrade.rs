@@ -36,8 +36,11 @@ both_backends! {
         let url = fresh_database(backend, dir.path()).await;
         let db = Db::connect(&url, Duration::from_secs(10)).await.unwrap();
         db.migrate().await.unwrap();
-        let from = "watasu <watasu@example.test>".parse().unwrap();
-        let n = Notification { sender_name: "Sender Sato", message: "Here it is.", link: LINK, expires: "tomorrow" };
+        let from = watasu::mail::origin::MailOrigin::new(
+            "watasu <watasu@example.test>".parse().unwrap(),
+            &"https://watasu.example.test/".parse().unwrap(),
+        );
+        let n = Notification { sender_name: "Sender Sato", sender_email: "sender@example.test", message: "Here it is.", link: LINK, expires: "tomorrow" };
         let plain = notification_mail(&from, "r@example.test", Lang::En, &n).unwrap().formatted();
         const INSERT: &str = "INSERT INTO mail_outbox (kind, envelope_from, recipient, message)
                               VALUES ('share_notification', 'watasu@example.test', 'r@example.test', $1)";

@@ -111,6 +111,33 @@ both_backends! {
         assert_eq!(sender.get("/dev/outbox").await.status, 404, "a sender reads everyone's mail");
     }
 
+    async fn the_dev_outbox_shows_a_long_japanese_subject_exactly_and_says_to_in_japanese(backend: Backend) {
+        let app = TestApp::spawn_with(backend, |s| s.smtp_url = None).await;
+        let share = app.create_share().await;
+        let sender = watasu::accounts::User {
+            id: share.sender_id,
+            email: "sato@example.test".to_owned(),
+            display_name: "経理部 第二課 請求書担当の佐藤花子".to_owned(),
+            role: watasu::accounts::Role::Sender,
+            lang: "ja".to_owned(),
+            disabled: false,
+        };
+        let link = app.state.config.url_for(&format!("/s/{}", share.token));
+        let mails = &app.state.services.mails;
+        mails.notify_recipient(share.id, &sender, &link, watasu::i18n::Lang::Ja, watasu::services::mails::Delivery::Now).await;
+        // Long enough that lettre folds it into several encoded words.
+        let eml = std::fs::read_dir(app.state.config.settings.data_dir.join("outbox")).unwrap().flatten().next().unwrap();
+        let raw = std::fs::read_to_string(eml.path()).unwrap();
+        assert!(raw.lines().filter(|l| l.contains("=?utf-8?b?")).count() >= 2, "{raw}");
+
+        app.create_admin("admin@example.test").await;
+        let admin = app.sign_in("admin@example.test", PASSWORD).await;
+        let page = admin.get("/dev/outbox").await;
+        assert_eq!(page.texts(".dev-mail h2"), ["経理部 第二課 請求書担当の佐藤花子 さんからファイルが届いています"]);
+        assert_eq!(page.texts(".dev-mail p.muted"), ["宛先: recipient@example.test"]);
+        assert!(page.texts(".dev-mail pre")[0].contains("(sato@example.test) さんから"), "{}", page.body);
+    }
+
     async fn with_smtp_configured_the_dev_outbox_page_does_not_exist(backend: Backend) {
         let app = TestApp::spawn(backend).await;
         app.create_admin("admin@example.test").await;

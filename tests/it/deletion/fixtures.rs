@@ -195,7 +195,7 @@ pub fn runner_with_store(app: &TestApp, owner: &str, store: Arc<dyn FileStore>) 
         app.db().clone(),
         store,
         app.state.mailer.clone(),
-        settings.mail_from.clone(),
+        app.state.config.mail_origin(),
         Journal::in_data_dir(&settings.data_dir),
     )
     .with_owner(owner)

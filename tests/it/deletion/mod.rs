@@ -2,6 +2,7 @@
 //! an admin's case, steps verified store by store, crashes and failing stores, "not found" only
 //! after a search, and who may see what. Restores and logs are in `restore`.
 
+mod admin_pages;
 pub(crate) mod fixtures;
 mod races;
 mod restore;

@@ -4,6 +4,7 @@
 //! CLI, and a ledger that never holds an address, a token or a file name.
 
 mod ledger;
+mod pages;
 mod sweeps;
 mod trigger;
 

@@ -6,6 +6,7 @@
 //! `watasu share create`.
 
 mod delivery;
+mod headers;
 mod shares;
 
 use std::{sync::Arc, time::Duration};
@@ -105,8 +106,17 @@ impl Bench {
 }
 
 fn notification(to: &str) -> lettre::Message {
-    let from = "watasu <watasu@example.test>".parse().unwrap();
-    let n = Notification { sender_name: "Sender Sato", message: "Here it is.", link: LINK, expires: "tomorrow" };
+    let from = watasu::mail::origin::MailOrigin::new(
+        "watasu <watasu@example.test>".parse().unwrap(),
+        &"https://watasu.example.test/".parse().unwrap(),
+    );
+    let n = Notification {
+        sender_name: "Sender Sato",
+        sender_email: "sender@example.test",
+        message: "Here it is.",
+        link: LINK,
+        expires: "tomorrow",
+    };
     notification_mail(&from, to, Lang::En, &n).unwrap()
 }
 

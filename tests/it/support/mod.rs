@@ -16,6 +16,7 @@ pub mod process;
 pub mod raw;
 pub mod recipient;
 pub mod smtp;
+pub mod words;
 
 use std::{net::SocketAddr, sync::Arc, time::Duration};
 

@@ -164,4 +164,21 @@ impl BrowserSession {
         })
         .await;
     }
+
+    /// Panics unless the page fits its window's width: it does not scroll sideways and no
+    /// element reaches past the right edge (one clipped by `overflow: hidden` would).
+    pub async fn assert_no_horizontal_overflow(&self, what: &str) {
+        let wide = self
+            .execute(
+                "const edge = document.documentElement.clientWidth; \
+                 const scrolls = document.documentElement.scrollWidth > edge ? ['the page scrolls sideways'] : []; \
+                 return scrolls.concat([...document.querySelectorAll('body *')] \
+                   .filter(e => { const r = e.getBoundingClientRect(); return r.width > 0 && r.right > edge + 0.5; }) \
+                   .map(e => e.tagName.toLowerCase() + (e.className && typeof e.className === 'string' ? '.' + e.className.split(' ').join('.') : '')));",
+            )
+            .await;
+        if wide != Value::Array(vec![]) {
+            self.fail(&format!("{what}: reaches past the right edge: {wide}")).await;
+        }
+    }
 }

@@ -20,7 +20,7 @@ mod actions;
 mod driver;
 mod options;
 
-pub use options::BrowserOptions;
+pub use options::{BrowserOptions, Viewport};
 
 use driver::driver;
 
