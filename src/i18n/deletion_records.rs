@@ -17,7 +17,7 @@ pub struct RecordWords {
     /// is the language's own.
     pub constraints: Option<[&'static str; 3]>,
     /// `Store::searched_by` in the order of `Store::ORDER`; `None` as for `constraints`.
-    pub searched_by: Option<[&'static str; 14]>,
+    pub searched_by: Option<[&'static str; Store::ORDER.len()]>,
 }
 
 impl RecordWords {

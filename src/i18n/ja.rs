@@ -366,6 +366,7 @@ pub const TEXT: Text = Text {
                 "shares.sender_id の共有の share_events.share_id",
                 "アカウントの rate_limit_hits.bucket（前方一致）と shares.sender_id の分",
                 "shares.sender_id",
+                "uploads.owner_id とディスク上の各保存キー",
                 "files.owner_id、続いてディスク上の各保存キー",
                 "files.owner_id",
                 "なし: アプリケーションの外にあります",

@@ -341,7 +341,7 @@ pub struct DeletionText {
     /// self, admin, operator.
     pub roles: [&'static str; 3],
     /// In the order of `Store::ORDER`.
-    pub stores: [&'static str; 15],
+    pub stores: [&'static str; crate::deletion::Store::ORDER.len()],
     pub records: deletion_records::RecordWords,
     pub mail_subject: &'static str,
     pub mail_intro: &'static str,
