@@ -247,6 +247,7 @@ const RSS_GROWTH_LIMIT_KIB: u64 = 48 * 1024;
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 4)]
 async fn a_multi_gib_upload_streams_with_flat_server_memory() {
+    let _turn = crate::support::bulk_transfer_turn().await;
     let started = Instant::now();
     let data_dir = tempfile::tempdir().unwrap();
     let password = add_sender(data_dir.path());
@@ -315,6 +316,7 @@ async fn a_multi_gib_upload_streams_with_flat_server_memory() {
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 4)]
 async fn an_aborted_upload_leaves_only_a_temp_file_and_no_share() {
+    let _turn = crate::support::bulk_transfer_turn().await;
     let data_dir = tempfile::tempdir().unwrap();
     let password = add_sender(data_dir.path());
     let server = Server::start(data_dir.path(), &["--max-upload-bytes", "3G"]);

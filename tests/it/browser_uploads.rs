@@ -61,6 +61,7 @@ fn write_source_of(dir: &Path, size: u64) -> (PathBuf, String) {
 
 /// The installation, its server on a fixed address and nginx in front with the cap.
 struct Deployment {
+    _turn: tokio::sync::RwLockReadGuard<'static, ()>,
     inst: Installation,
     addr: String,
     server: Server,
@@ -72,12 +73,13 @@ const SERVE_ARGS: [&str; 2] = ["--max-upload-bytes", "1G"];
 
 impl Deployment {
     async fn new(backend: crate::support::Backend) -> Self {
+        let _turn = crate::support::bulk_transfer_turn().await;
         let inst = Installation::new(backend).await;
         let password = inst.add_sender(SENDER);
         let addr = free_local_addr();
         let server = inst.start_on(&addr, &SERVE_ARGS);
         let nginx = Nginx::start(&addr, PROXY_CAP);
-        Self { inst, addr, server, nginx, password }
+        Self { _turn, inst, addr, server, nginx, password }
     }
 
     /// The stored files (name, digest, size) of every share.

@@ -234,6 +234,7 @@ both_backends! {
     }
 
     async fn matched_and_unmatched_addresses_take_indistinguishable_time(backend: Backend) {
+        let _quiet = crate::support::timing_turn().await;
         let app = TestApp::spawn_with(backend, |s| s.trusted_proxies = vec!["127.0.0.1/32".parse().unwrap()]).await;
         app.smtp.set_delay(Duration::from_millis(300));
         let mut matched = Vec::new();

@@ -100,6 +100,19 @@ pub fn test_settings(data_dir: &std::path::Path, database_url: &str, smtp: &Smtp
     .settings
 }
 
+/// Bulk transfers (hundreds of megabytes through the real binary) share the machine with each
+/// other, but never with a test that compares answer times: on two cores such a comparison would
+/// measure the transfer. Bulk tests hold a read turn, timing tests the write turn.
+static MACHINE: tokio::sync::RwLock<()> = tokio::sync::RwLock::const_new(());
+
+pub async fn bulk_transfer_turn() -> tokio::sync::RwLockReadGuard<'static, ()> {
+    MACHINE.read().await
+}
+
+pub async fn timing_turn() -> tokio::sync::RwLockWriteGuard<'static, ()> {
+    MACHINE.write().await
+}
+
 /// A fresh database URL for one test.
 pub async fn fresh_database(backend: Backend, data_dir: &std::path::Path) -> String {
     match backend {
