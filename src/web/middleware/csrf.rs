@@ -1,8 +1,7 @@
 //! CSRF guard and form body cap for every state-changing request: the browser must not say it
 //! came from another site, and the session's (or anonymous form's) token must come back in the form field
 //! `csrf_token` or the `X-CSRF-Token` header (HTMX, and the tus endpoint, whose body is never read
-//! here). Refused requests change nothing: the
-//! handler never runs.
+//! here). Refused requests change nothing: the handler never runs.
 
 use std::sync::Arc;
 
