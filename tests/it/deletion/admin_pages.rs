@@ -12,10 +12,8 @@ both_backends! {
         let sender = populate(&app, "leaving@example.test").await;
         let store = FailingStore::new(app.state.store.clone());
         store.fail_deletes.store(true, Ordering::SeqCst);
-        let policy = RetryPolicy { base: std::time::Duration::ZERO, cap: std::time::Duration::ZERO, max_attempts: 1 };
-        let failing = runner_with_store(&app, "failing", store.clone()).with_policy(policy);
-        let request = OpenRequest { subject_id: sender.id, actor_id: None, role: ActorRole::Admin, reapplies: None };
-        let case = failing.open(&request).await.unwrap();
+        let failing = impatient_runner(&app, "failing", store.clone(), 1);
+        let case = admin_case(&failing, sender.id).await;
         assert_eq!(failing.run_case(case.id).await.unwrap(), Some(CaseState::PartiallyCompleted));
 
         let list = admin.get("/admin/deletions").await;
@@ -55,10 +53,8 @@ async fn the_admin_tables_stack_on_a_phone_and_spread_on_a_desktop() {
     let sender = populate(&app, "leaving@example.test").await;
     let store = FailingStore::new(app.state.store.clone());
     store.fail_deletes.store(true, Ordering::SeqCst);
-    let policy = RetryPolicy { base: std::time::Duration::ZERO, cap: std::time::Duration::ZERO, max_attempts: 1 };
-    let failing = runner_with_store(&app, "failing", store.clone()).with_policy(policy);
-    let request = OpenRequest { subject_id: sender.id, actor_id: None, role: ActorRole::Admin, reapplies: None };
-    let case = failing.open(&request).await.unwrap();
+    let failing = impatient_runner(&app, "failing", store.clone(), 1);
+    let case = admin_case(&failing, sender.id).await;
     failing.run_case(case.id).await.unwrap();
     let run = app.state.maintenance.run_now(watasu::maintenance::Kind::Sessions, watasu::maintenance::Trigger::Cli);
     run.await.unwrap();

@@ -16,7 +16,7 @@ use tokio::io::AsyncRead;
 use watasu::{
     accounts::{EmailAddress, Role, invitations::Invitations},
     db::Db,
-    deletion::{CaseState, Runner, journal::Journal},
+    deletion::{ActorRole, Case, CaseState, OpenRequest, RetryPolicy, Runner, journal::Journal},
     lifecycle::{Deleted, FileStore, OpenedFile, StoreError, StoredFile},
     mail::outbox::{MailKind, Outbox},
 };
@@ -187,6 +187,18 @@ pub async fn deletion_app(backend: crate::support::Backend) -> TestApp {
 
 pub fn runner(app: &TestApp, owner: &str) -> Runner {
     runner_with_store(app, owner, app.state.store.clone())
+}
+
+/// A runner over `store` that gives each step `max_attempts` tries, without waiting between them.
+pub fn impatient_runner(app: &TestApp, owner: &str, store: Arc<dyn FileStore>, max_attempts: i32) -> Runner {
+    let policy = RetryPolicy { base: std::time::Duration::ZERO, cap: std::time::Duration::ZERO, max_attempts };
+    runner_with_store(app, owner, store).with_policy(policy)
+}
+
+/// An admin's deletion case for the account `subject_id`, opened on `runner`.
+pub async fn admin_case(runner: &Runner, subject_id: i64) -> Case {
+    let request = OpenRequest { subject_id, actor_id: None, role: ActorRole::Admin, reapplies: None };
+    runner.open(&request).await.unwrap()
 }
 
 pub fn runner_with_store(app: &TestApp, owner: &str, store: Arc<dyn FileStore>) -> Runner {

@@ -10,7 +10,7 @@ mod states;
 
 use std::sync::atomic::Ordering;
 
-use watasu::deletion::{ActorRole, CaseState, Interrupted, OpenRequest, Outcome, RetryPolicy, Store};
+use watasu::deletion::{ActorRole, CaseState, Interrupted, OpenRequest, Outcome, Store};
 
 use self::fixtures::*;
 use crate::{
@@ -128,10 +128,8 @@ both_backends! {
         let sender = populate(&app, "leaving@example.test").await;
         let store = FailingStore::new(app.state.store.clone());
         store.fail_deletes.store(true, Ordering::SeqCst);
-        let policy = RetryPolicy { base: std::time::Duration::ZERO, cap: std::time::Duration::ZERO, max_attempts: 3 };
-        let failing = runner_with_store(&app, "failing", store.clone()).with_policy(policy);
-        let request = OpenRequest { subject_id: sender.id, actor_id: None, role: ActorRole::Admin, reapplies: None };
-        let case = failing.open(&request).await.unwrap();
+        let failing = impatient_runner(&app, "failing", store.clone(), 3);
+        let case = admin_case(&failing, sender.id).await;
 
         let state = failing.run_case(case.id).await.unwrap();
 
@@ -176,10 +174,8 @@ both_backends! {
         let sender = populate(&app, "leaving@example.test").await;
         let store = FailingStore::new(app.state.store.clone());
         store.fail_lookups.store(true, Ordering::SeqCst);
-        let policy = RetryPolicy { base: std::time::Duration::ZERO, cap: std::time::Duration::ZERO, max_attempts: 2 };
-        let blind = runner_with_store(&app, "blind", store).with_policy(policy);
-        let request = OpenRequest { subject_id: sender.id, actor_id: None, role: ActorRole::Admin, reapplies: None };
-        let case = blind.open(&request).await.unwrap();
+        let blind = impatient_runner(&app, "blind", store, 2);
+        let case = admin_case(&blind, sender.id).await;
         assert_eq!(blind.run_case(case.id).await.unwrap(), Some(CaseState::PartiallyCompleted));
         let files: Vec<_> = app.state.deletion.cases().evidence(case.id).await.unwrap().into_iter().filter(|e| e.store == "stored_files").collect();
         assert_eq!(files.len(), 2);
