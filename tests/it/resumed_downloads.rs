@@ -73,10 +73,12 @@ both_backends! {
         assert_eq!(header(&file, "cache-control"), "no-store");
         assert!(header(&file, "content-disposition").starts_with("attachment; "));
         assert_eq!(file.bytes().await.unwrap().as_ref(), SMALL);
+        // The event is recorded after the row's update, so once it is there both are.
         eventually(Duration::from_secs(10), "the completed download recorded", async || {
-            completed_rows(&app, share.id).await == 1
+            kind_count(&app, share.id, "download_completed").await == 1
         })
         .await;
+        assert_eq!(completed_rows(&app, share.id).await, 1);
         assert_eq!(event_kinds(&app, share.id).await, ["downloaded", "download_completed"]);
     }
 
@@ -171,11 +173,11 @@ both_backends! {
             assert_eq!(whole.bytes().await.unwrap().as_ref(), SMALL, "{headers:?}");
         }
         eventually(Duration::from_secs(10), "the whole file counted", async || {
-            completed_rows(&app, share.id).await == 1
+            kind_count(&app, share.id, "download_completed").await == 1
         })
         .await;
+        assert_eq!(completed_rows(&app, share.id).await, 1);
         assert_eq!(delivered_bytes(&app, share.id).await, 18);
-        assert_eq!(kind_count(&app, share.id, "download_completed").await, 1);
     }
 
     async fn a_head_request_changes_nothing(backend: Backend) {
