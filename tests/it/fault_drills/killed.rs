@@ -150,10 +150,12 @@ both_backends! {
         // After the delivery grace the next pass takes the downloaded file, and only that.
         clock::set_ago(&inst.db, "shares", &["consumed_at"], 16 * 60, &clock::id(share)).await;
         assert_eq!(Browser::new(&server.base()).get("/").await.status, 200);
+        // The "purged" event is recorded just after the row is marked, so wait for the event.
         eventually(Duration::from_secs(10), "collection after the grace", async || {
-            share_status(&inst.db, share).await == "purged"
+            event_kinds(&inst.db, share).await.last().map(String::as_str) == Some("purged")
         })
         .await;
+        assert_eq!(share_status(&inst.db, share).await, "purged");
         let end = db_state(&inst.db).await;
         let other_key = end.files[1].split(' ').nth(1).unwrap();
         assert_eq!(names(&inst.files_dir()), [other_key], "only the downloaded file goes");
