@@ -43,26 +43,6 @@ async fn wait_for_path(browser: &BrowserSession, path: &str, timeout: Duration) 
     browser.wait_until(&format!("the page at {path}"), timeout, async |b| b.current_path().await == path).await;
 }
 
-/// Nothing sticks out sideways on the phone.
-async fn assert_no_horizontal_overflow(browser: &BrowserSession, what: &str) {
-    let widths = browser
-        .execute("return [document.documentElement.scrollWidth, document.body.scrollWidth, window.innerWidth];")
-        .await;
-    let (doc, body, inner) = (widths[0].as_f64().unwrap(), widths[1].as_f64().unwrap(), widths[2].as_f64().unwrap());
-    assert!(doc <= inner && body <= inner, "{what}: the page is {doc}/{body} px wide on a {inner} px phone");
-    // Which elements reach past the right edge, if any (none, given the check above, but an
-    // element clipped by `overflow: hidden` would still show here).
-    let wide = browser
-        .execute(
-            "return [...document.querySelectorAll('body *')].filter(e => { \
-               const r = e.getBoundingClientRect(); return r.width > 0 && r.right > innerWidth + 0.5; \
-             }).map(e => e.tagName.toLowerCase() + (e.id ? '#' + e.id : '') + \
-                    (e.className && typeof e.className === 'string' ? '.' + e.className.split(' ').join('.') : ''));",
-        )
-        .await;
-    assert_eq!(wide, json!([]), "{what}: elements reach past the right edge of the phone");
-}
-
 /// Records every `progress` event of every XHR upload the page starts from now on (tus-js-client
 /// sends each chunk with one; the page's own listener, which moves the bar, runs as well). The
 /// record is in `sessionStorage`, which outlives the form post that shows the answer.
@@ -243,18 +223,18 @@ async fn a_sender_sets_up_uploads_and_sees_the_download_without_reloading() {
     wait_for_path(&phone, "/shares", DEFAULT_WAIT).await;
     assert_eq!(phone.execute("return [window.innerWidth, window.innerHeight];").await, json!([390, 844]));
     assert_eq!(phone.attr(".share-row", "data-status").await.as_deref(), Some("downloaded"));
-    assert_no_horizontal_overflow(&phone, "/shares").await;
+    phone.assert_no_horizontal_overflow("/shares").await;
     phone.screenshot("dashboard-phone-1-shares").await;
 
     phone.goto(&format!("{}/shares/{share_id}", app.base)).await;
     phone.wait_for("#share-live [data-status=downloaded]", DEFAULT_WAIT).await;
-    assert_no_horizontal_overflow(&phone, "/shares/{id}").await;
+    phone.assert_no_horizontal_overflow("/shares/{id}").await;
     phone.screenshot("dashboard-phone-2-share").await;
     phone.screenshot_full_page("dashboard-phone-2-share-full").await;
 
     phone.goto(&format!("{}/shares/new", app.base)).await;
     phone.wait_for("form[data-upload]", DEFAULT_WAIT).await;
-    assert_no_horizontal_overflow(&phone, "/shares/new").await;
+    phone.assert_no_horizontal_overflow("/shares/new").await;
     let button = phone
         .execute(
             "const r = document.querySelector('form[data-upload] button[type=submit]').getBoundingClientRect(); \
@@ -268,7 +248,7 @@ async fn a_sender_sets_up_uploads_and_sees_the_download_without_reloading() {
     for (path, name) in [("/team", "dashboard-phone-4-team"), ("/account", "dashboard-phone-5-account")] {
         phone.goto(&format!("{}{path}", app.base)).await;
         phone.wait_for("main h1", DEFAULT_WAIT).await;
-        assert_no_horizontal_overflow(&phone, path).await;
+        phone.assert_no_horizontal_overflow(path).await;
         phone.screenshot(name).await;
     }
     let phone_violations = phone.csp_violations().await;
