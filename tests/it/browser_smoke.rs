@@ -179,3 +179,23 @@ impl AttachmentServer {
         format!("http://127.0.0.1:{}{path}", self.port)
     }
 }
+
+/// The axe-core check every page gets can fail, with JavaScript on and off: an image without a
+/// text alternative put into the page is found.
+#[tokio::test(flavor = "multi_thread", worker_threads = 4)]
+async fn the_accessibility_check_sees_a_violation_with_and_without_javascript() {
+    let app = TestApp::spawn(Backend::Sqlite).await;
+    for options in [BrowserOptions::phone(), BrowserOptions::desktop().without_javascript()] {
+        let browser = BrowserSession::start(options).await;
+        browser.goto(&format!("{}/login", app.base)).await;
+        assert_eq!(browser.axe_violations().await, serde_json::json!([]));
+        browser
+            .execute("const img = document.createElement('img'); document.querySelector('main').appendChild(img); return null;")
+            .await;
+        let violations = browser.axe_violations().await;
+        let rules: Vec<&str> = violations.as_array().unwrap().iter().filter_map(|v| v["rule"].as_str()).collect();
+        assert_eq!(rules, ["image-alt"], "{violations}");
+        browser.close_without_check().await;
+    }
+    app.stop().await;
+}

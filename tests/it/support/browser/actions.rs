@@ -9,11 +9,13 @@ use serde_json::Value;
 use super::{BrowserSession, DEFAULT_WAIT};
 
 impl BrowserSession {
-    /// Opens `url` and waits for its load event.
+    /// Opens `url` and waits for its load event. This and every helper that waits for an element
+    /// also checks the page with axe-core (see `pages`).
     pub async fn goto(&self, url: &str) {
         if let Err(e) = self.client.goto(url).await {
             self.fail(&format!("opening {url}: {e}")).await;
         }
+        self.check_page().await;
     }
 
     /// Reloads the page and waits for its load event.
@@ -21,12 +23,14 @@ impl BrowserSession {
         if let Err(e) = self.client.refresh().await {
             self.fail(&format!("reloading: {e}")).await;
         }
+        self.check_page().await;
     }
 
     pub async fn back(&self) {
         if let Err(e) = self.client.back().await {
             self.fail(&format!("going back: {e}")).await;
         }
+        self.check_page().await;
     }
 
     pub async fn current_url(&self) -> url::Url {
@@ -116,6 +120,7 @@ impl BrowserSession {
         let deadline = Instant::now() + timeout;
         loop {
             if let Ok(element) = self.client.find(Locator::Css(css)).await {
+                self.check_page().await;
                 return element;
             }
             if Instant::now() >= deadline {

@@ -19,6 +19,7 @@ use serde_json::{Value, json};
 mod actions;
 mod driver;
 mod options;
+mod pages;
 
 pub use options::{BrowserOptions, Viewport};
 
@@ -45,6 +46,8 @@ pub struct BrowserSession {
     client: Client,
     profile: PathBuf,
     options: BrowserOptions,
+    /// The page states axe-core has checked (see `pages`).
+    checked_pages: std::sync::Mutex<std::collections::HashSet<String>>,
 }
 
 impl BrowserSession {
@@ -61,9 +64,6 @@ impl BrowserSession {
 
         let mut prefs = serde_json::Map::new();
         prefs.insert("intl.accept_languages".into(), json!(options.language));
-        if !options.javascript {
-            prefs.insert("profile.managed_default_content_settings.javascript".into(), json!(2));
-        }
         if let Some(dir) = &options.download_dir {
             std::fs::create_dir_all(dir).expect("creating the download directory");
             prefs.insert("download.default_directory".into(), json!(dir));
@@ -105,9 +105,14 @@ impl BrowserSession {
                     driver.log.display()
                 )
             });
-        let session = Self { client, profile, options };
+        let session = Self { client, profile, options, checked_pages: Default::default() };
         if !session.options.viewport.is_phone() {
             session.fit_viewport(width, height).await;
+        }
+        if !session.options.javascript {
+            // Through DevTools rather than a profile setting, so that the axe-core check can switch
+            // scripts on for a moment (see `pages`): with scripts off by setting, no timer fires.
+            session.set_scripts_disabled(true).await;
         }
         if let Some(dir) = session.options.download_dir.clone() {
             // Headless Chromium honours the prefs, but say it over CDP too so a download never
@@ -267,8 +272,14 @@ impl BrowserSession {
         }
     }
 
-    /// Ends the session, quits Chromium and removes its profile.
+    /// Ends the session after checking the page it ends on, quits Chromium and removes its profile.
     pub async fn close(self) {
+        self.check_page().await;
+        self.close_without_check().await;
+    }
+
+    /// Ends the session on a page that is not ours to check (one a test broke on purpose).
+    pub async fn close_without_check(self) {
         let _ = self.client.close().await;
         let _ = std::fs::remove_dir_all(&self.profile);
     }
@@ -308,8 +319,8 @@ fn finished_download(dir: &Path) -> Option<PathBuf> {
 
 fn save_screenshot(name: &str, png: &[u8]) -> PathBuf {
     let dir = Path::new(env!("CARGO_MANIFEST_DIR")).join("target").join("screenshots");
-    std::fs::create_dir_all(&dir).expect("creating target/screenshots");
     let path = dir.join(format!("{name}.png"));
+    std::fs::create_dir_all(path.parent().expect("a screenshot folder")).expect("creating a screenshot folder");
     std::fs::write(&path, png).expect("saving a screenshot");
     path
 }
