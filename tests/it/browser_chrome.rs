@@ -85,6 +85,10 @@ both_backends! {
         assert!(shown(&browser, ".nav-more form.sign-out button").await);
         browser.assert_no_horizontal_overflow("the open menu").await;
         browser.screenshot("chrome-1-phone-menu").await;
+        browser.goto(&format!("{}/shares?lang=ja", app.base)).await;
+        assert_eq!(browser.execute(NAV_ROWS).await, json!(1), "the Japanese navigation takes more than a row");
+        browser.assert_no_horizontal_overflow("the Japanese header").await;
+        browser.goto(&format!("{}/shares?lang=en", app.base)).await;
 
         for path in sender_pages(share.id) {
             assert_tap_targets(&browser, &app.base, &path).await;
