@@ -33,7 +33,7 @@ pub const EN: ChromeText = ChromeText {
     time_zone_hint: "Used for every time on your pages and in the mails you get from watasu.",
     time_zone_by_language: "By the page language (Japan time in Japanese, UTC in English)",
     time_zone_submit: "Save the time zone",
-    time_zone_saved: "Times are now shown in: {zone}.",
+    time_zone_saved: "Time zone saved: {zone}.",
     time_zone_invalid: "Choose a time zone from the list.",
     time_zone_from_browser: "Your browser's time zone is selected. Save it to use it.",
 };
@@ -48,7 +48,7 @@ pub const JA: ChromeText = ChromeText {
     time_zone_hint: "ページに表示する時刻と、watasu から届くメールの時刻に使います。",
     time_zone_by_language: "ページの言語に合わせる（日本語は日本時間、英語は UTC）",
     time_zone_submit: "タイムゾーンを保存",
-    time_zone_saved: "時刻を「{zone}」で表示します。",
+    time_zone_saved: "タイムゾーンを保存しました（{zone}）。",
     time_zone_invalid: "一覧からタイムゾーンを選んでください。",
     time_zone_from_browser: "ブラウザーのタイムゾーンを選択しました。保存すると使われます。",
 };
