@@ -40,3 +40,18 @@ document.addEventListener("submit", function (event) {
     if (button) button.disabled = true;
   }, 0);
 });
+// The browser's time zone: sign-in forms send it (an account without a zone adopts it), and the
+// account page offers it when none is chosen yet.
+document.addEventListener("DOMContentLoaded", function () {
+  var zone;
+  try { zone = Intl.DateTimeFormat().resolvedOptions().timeZone; } catch (e) { return; }
+  if (!zone) return;
+  document.querySelectorAll("input[data-browser-time-zone]").forEach(function (input) { input.value = zone; });
+  document.querySelectorAll("select[data-browser-time-zone]").forEach(function (select) {
+    var offered = Array.prototype.some.call(select.options, function (option) { return option.value === zone; });
+    if (!offered || select.value !== "") return;
+    select.value = zone;
+    var note = document.getElementById("time-zone-from-browser");
+    if (note) note.hidden = false;
+  });
+});

@@ -6,8 +6,10 @@ mod name;
 pub mod password;
 pub mod setup;
 pub mod throttle;
+mod time_zone;
 
 pub use name::{DisplayName, InvalidName};
+pub use time_zone::TimeZone;
 
 use crate::{
     db::{Db, Dialect, Sql, is_unique_violation},

@@ -134,7 +134,7 @@ pub const TEXT: Text = Text {
     password_change_submit: "Change the password",
     password_changed: "Your password was changed. You were signed out everywhere else.",
     password_current_wrong: "The current password is not right.",
-    nav_my_shares: "My shares",
+    nav_my_shares: "Files you sent",
     nav_new_share: "Send a file",
     shares_title: "Files you sent",
     shares_empty: "You have not sent any file yet.",
@@ -353,4 +353,5 @@ pub const TEXT: Text = Text {
         mail_account_last: "The account itself is removed right after this email. We keep no copy of your address.",
     },
     uploader: super::uploader::EN,
+    chrome: super::chrome::EN,
 };

@@ -2,7 +2,21 @@
 
 use chrono::{FixedOffset, Utc};
 
-use crate::{db::Timestamp, i18n::Lang};
+use crate::{accounts::TimeZone, db::Timestamp, i18n::Lang};
+
+/// Who reads a time: the page's language, and the zone they chose if they have an account.
+#[derive(Clone, Copy, Debug)]
+pub struct Reader {
+    pub lang: Lang,
+    pub zone: Option<TimeZone>,
+}
+
+/// A reader without an account (a recipient) or without a chosen zone.
+impl From<Lang> for Reader {
+    fn from(lang: Lang) -> Self {
+        Self { lang, zone: None }
+    }
+}
 
 /// "1.5 MB" / "820 KB" / "12 bytes" (decimal units, as file managers on phones show them).
 pub fn human_size(bytes: i64, lang: Lang) -> String {
@@ -26,14 +40,24 @@ pub fn human_size(bytes: i64, lang: Lang) -> String {
     if value < 10.0 { format!("{value:.1} {unit}") } else { format!("{value:.0} {unit}") }
 }
 
-/// A point in time for a recipient: Japan time for Japanese pages (most recipients), UTC otherwise.
-pub fn human_time(at: Timestamp, lang: Lang) -> String {
-    match lang {
-        Lang::Ja => {
-            let jst = FixedOffset::east_opt(9 * 3600).expect("valid offset");
-            at.0.with_timezone(&jst).format("%Y年%-m月%-d日 %H:%M（日本時間）").to_string()
-        }
-        Lang::En => at.0.with_timezone(&Utc).format("%-d %b %Y, %H:%M UTC").to_string(),
+/// A point in time in the reader's zone, which the text names. Without a chosen zone: Japan time
+/// for Japanese pages (most recipients), UTC otherwise.
+pub fn human_time(at: Timestamp, reader: impl Into<Reader>) -> String {
+    let Reader { lang, zone } = reader.into();
+    let Some(zone) = zone else {
+        return match lang {
+            Lang::Ja => {
+                let jst = FixedOffset::east_opt(9 * 3600).expect("valid offset");
+                at.0.with_timezone(&jst).format("%Y年%-m月%-d日 %H:%M（日本時間）").to_string()
+            }
+            Lang::En => at.0.with_timezone(&Utc).format("%-d %b %Y, %H:%M UTC").to_string(),
+        };
+    };
+    let local = at.0.with_timezone(&zone.tz());
+    match (lang, zone.name()) {
+        (Lang::Ja, "Asia/Tokyo") => local.format("%Y年%-m月%-d日 %H:%M（日本時間）").to_string(),
+        (Lang::Ja, name) => format!("{}（{name}）", local.format("%Y年%-m月%-d日 %H:%M")),
+        (Lang::En, name) => format!("{} {name}", local.format("%-d %b %Y, %H:%M")),
     }
 }
 
@@ -54,5 +78,16 @@ mod tests {
         let at = Timestamp(chrono::DateTime::from_timestamp(1_764_460_800, 0).unwrap()); // 2025-11-30 00:00 UTC
         assert_eq!(human_time(at, Lang::Ja), "2025年11月30日 09:00（日本時間）");
         assert_eq!(human_time(at, Lang::En), "30 Nov 2025, 00:00 UTC");
+    }
+
+    #[test]
+    fn a_chosen_zone_is_used_and_named_in_either_language() {
+        let at = Timestamp(chrono::DateTime::from_timestamp(1_764_460_800, 0).unwrap()); // 2025-11-30 00:00 UTC
+        let reader = |lang, zone| Reader { lang, zone: TimeZone::parse(zone) };
+        assert_eq!(human_time(at, reader(Lang::En, "Asia/Tokyo")), "30 Nov 2025, 09:00 Asia/Tokyo");
+        assert_eq!(human_time(at, reader(Lang::Ja, "Asia/Tokyo")), "2025年11月30日 09:00（日本時間）");
+        assert_eq!(human_time(at, reader(Lang::Ja, "UTC")), "2025年11月30日 00:00（UTC）");
+        assert_eq!(human_time(at, reader(Lang::En, "America/New_York")), "29 Nov 2025, 19:00 America/New_York");
+        assert_eq!(human_time(at, reader(Lang::Ja, "Europe/Paris")), "2025年11月30日 01:00（Europe/Paris）");
     }
 }

@@ -1,6 +1,7 @@
 //! Japanese and English: the language negotiation and one catalogue of every user-visible string
 //! per language. A missing translation is a compile error, not a blank on a page.
 
+mod chrome;
 mod deletion;
 mod deletion_records;
 mod en;
@@ -9,6 +10,7 @@ mod ja;
 mod maintenance;
 mod uploader;
 
+pub use chrome::ChromeText;
 pub use deletion::DeletionText;
 pub use maintenance::MaintenanceText;
 pub use uploader::UploaderText;
@@ -290,6 +292,7 @@ pub struct Text {
     pub removed_after_retention: &'static str,
     pub deletion: DeletionText,
     pub uploader: UploaderText,
+    pub chrome: ChromeText,
 }
 
 /// Title and explanation of one error page: what happened and what the person can do next.

@@ -7,7 +7,7 @@ use std::{net::IpAddr, sync::Arc, time::Duration};
 use super::{Fault, Parts, mails::Mails};
 use crate::{
     accounts::{
-        CreateUserError, DisplayName, EmailAddress, Role, User, Users,
+        CreateUserError, DisplayName, EmailAddress, Role, TimeZone, User, Users,
         invitations::{AcceptError, Invitation, Invitations},
         login::{LoginError, authenticate, confirm_current_password},
         password::{self, PasswordRuleError},
@@ -212,6 +212,16 @@ impl Accounts {
         let ended = self.sessions.end_others_for_user(user.id, kept.session.id).await?;
         tracing::info!(account_id = user.id, %client, other_sessions_ended = ended, "password changed");
         Ok(kept)
+    }
+
+    /// Stores the zone a sender reads times in (`None`: follow the page language).
+    pub async fn set_time_zone(&self, user: &User, zone: Option<TimeZone>) -> Result<(), Fault> {
+        Ok(self.users.set_time_zone(user.id, zone).await?)
+    }
+
+    /// Gives an account without a chosen zone the one its browser reported at sign-in.
+    pub async fn adopt_time_zone(&self, user_id: i64, zone: TimeZone) -> Result<(), Fault> {
+        Ok(self.users.adopt_time_zone(user_id, zone).await?)
     }
 
     /// Every account, admins first, then by name.

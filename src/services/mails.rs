@@ -9,9 +9,12 @@ use std::{sync::Arc, time::Duration};
 
 use super::{Fault, Parts};
 use crate::{
-    accounts::User,
+    accounts::{TimeZone, User},
     config::Config,
-    i18n::{Lang, format::human_time},
+    i18n::{
+        Lang,
+        format::{Reader, human_time},
+    },
     mail::{
         Mailer,
         dev_outbox::{OutboxMail, read_outbox},
@@ -193,7 +196,9 @@ impl Mails {
             Err(error) => return tracing::warn!(share_id, %error, "could not look up the download receipt"),
         };
         let lang = Lang::from_code(&target.sender_lang).unwrap_or_default();
-        let time = |at: Option<crate::db::Timestamp>| at.map(|at| human_time(at, lang)).unwrap_or_default();
+        let zone = target.sender_time_zone.as_deref().and_then(TimeZone::parse);
+        let reader = Reader { lang, zone };
+        let time = |at: Option<crate::db::Timestamp>| at.map(|at| human_time(at, reader)).unwrap_or_default();
         let (started, completed) = (time(target.started_at), time(target.completed_at));
         let receipt = Receipt {
             recipient: &target.recipient_email,

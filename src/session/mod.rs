@@ -10,6 +10,7 @@ pub use csrf::{csrf_tokens_match, origin_is_allowed};
 use std::time::Duration;
 
 use crate::{
+    accounts::TimeZone,
     db::{Db, Dialect, Sql, seconds},
     on_db,
     secret::{SecretString, random_token, sha256_hex},
@@ -17,7 +18,7 @@ use crate::{
 };
 
 /// A live session as a request sees it.
-#[derive(Clone, Debug, sqlx::FromRow)]
+#[derive(Clone, Debug)]
 pub struct Session {
     /// Row id: the stable key of grants and challenges; never shown to anyone.
     pub id: i64,
@@ -30,6 +31,20 @@ pub struct Session {
     pub csrf_secret: String,
     /// The signed-in sender is an admin (known from the next request after sign-in).
     pub is_admin: bool,
+    /// The zone the signed-in sender chose to read times in (known from the next request).
+    pub time_zone: Option<TimeZone>,
+}
+
+/// What `LOAD` reads, in its column order.
+#[derive(sqlx::FromRow)]
+struct LoadedRow {
+    id: i64,
+    user_id: Option<i64>,
+    csrf_secret: String,
+    /// `last_seen_at` is due a touch.
+    stale: bool,
+    is_admin: bool,
+    time_zone: Option<String>,
 }
 
 /// The cookie value to send after a session was created or regenerated.
@@ -55,10 +70,11 @@ const CREATE: Sql = sql!(
     "INSERT INTO sessions (id_hash, csrf_secret, expires_at)
      VALUES ($1, $2, " now " + " secs("$3") ") RETURNING id"
 );
-/// The session, whether `last_seen_at` is due a touch, and whether its sender is an admin.
+/// The session, whether `last_seen_at` is due a touch, whether its sender is an admin, and the
+/// sender's time zone.
 const LOAD: Sql = sql!(
-    "SELECT s.id, s.user_id, s.csrf_secret, s.last_seen_at < " now " - " secs("$3") ",
-            COALESCE(u.role = 'admin', false)
+    "SELECT s.id, s.user_id, s.csrf_secret, s.last_seen_at < " now " - " secs("$3") " AS stale,
+            COALESCE(u.role = 'admin', false) AS is_admin, u.time_zone
        FROM sessions s LEFT JOIN users u ON u.id = s.user_id
       WHERE s.id_hash = $1
         AND s.expires_at > " now "
@@ -92,7 +108,10 @@ impl Sessions {
                 .fetch_one(pool)
                 .await?
         });
-        Ok(NewSession { cookie_value, session: Session { id, id_hash, user_id: None, csrf_secret, is_admin: false } })
+        Ok(NewSession {
+            cookie_value,
+            session: Session { id, id_hash, user_id: None, csrf_secret, is_admin: false, time_zone: None },
+        })
     }
 
     /// Finds the live session a cookie value names. Anything malformed, unknown, idle too long or
@@ -103,7 +122,7 @@ impl Sessions {
         }
         let id_hash = sha256_hex(cookie_value);
         let idle = seconds(self.idle);
-        let found: Option<(i64, Option<i64>, String, bool, bool)> = on_db!(&self.db, |pool| {
+        let found: Option<LoadedRow> = on_db!(&self.db, |pool| {
             sqlx::query_as(pool.sql(&LOAD))
                 .bind(&id_hash)
                 .bind(idle)
@@ -111,11 +130,13 @@ impl Sessions {
                 .fetch_optional(pool)
                 .await?
         });
-        let Some((id, user_id, csrf_secret, stale, is_admin)) = found else { return Ok(None) };
-        if stale {
-            self.touch(id).await?;
+        let Some(row) = found else { return Ok(None) };
+        if row.stale {
+            self.touch(row.id).await?;
         }
-        Ok(Some(Session { id, id_hash, user_id, csrf_secret, is_admin }))
+        let (id, user_id, csrf_secret, is_admin) = (row.id, row.user_id, row.csrf_secret, row.is_admin);
+        let time_zone = row.time_zone.as_deref().and_then(TimeZone::parse);
+        Ok(Some(Session { id, id_hash, user_id, csrf_secret, is_admin, time_zone }))
     }
 
     async fn touch(&self, id: i64) -> Result<(), sqlx::Error> {
@@ -148,7 +169,7 @@ impl Sessions {
         });
         Ok(row.map(|(id, user_id)| NewSession {
             cookie_value,
-            session: Session { id, id_hash, user_id, csrf_secret, is_admin: false },
+            session: Session { id, id_hash, user_id, csrf_secret, is_admin: false, time_zone: None },
         }))
     }
 

@@ -23,6 +23,8 @@ pub struct FileInfo {
 pub struct ReceiptTarget {
     pub sender_email: String,
     pub sender_lang: String,
+    /// The zone the sender reads times in (an IANA name), if they chose one.
+    pub sender_time_zone: Option<String>,
     pub recipient_email: String,
     pub original_name: String,
     /// When the download was claimed (it started).
@@ -192,10 +194,11 @@ impl ShareRepository {
         row.map(Share::try_from).transpose()
     }
 
-    /// Who to tell that a share was downloaded: the sender's address and language, the recipient
+    /// Who to tell that a share was downloaded: the sender's address, language and zone, the recipient
     /// and the file name — only when the sender asked for it on this share.
     pub async fn receipt_target(&self, share_id: i64) -> Result<Option<ReceiptTarget>, sqlx::Error> {
-        const SQL: &str = "SELECT u.email AS sender_email, u.lang AS sender_lang, s.recipient_email, f.original_name,
+        const SQL: &str = "SELECT u.email AS sender_email, u.lang AS sender_lang, u.time_zone AS sender_time_zone,
+                                  s.recipient_email, f.original_name,
                                   s.consumed_at AS started_at, s.delivered_at AS completed_at
                              FROM shares s JOIN users u ON u.id = s.sender_id JOIN files f ON f.id = s.file_id
                             WHERE s.id = $1 AND s.notify_on_download";

@@ -16,7 +16,7 @@ struct Asset {
     bytes: &'static [u8],
 }
 
-const ASSETS: [Asset; 5] = [
+const ASSETS: [Asset; 6] = [
     Asset { name: "app.css", content_type: "text/css; charset=utf-8", bytes: include_bytes!("../../static/app.css") },
     Asset {
         name: "app.js",
@@ -40,6 +40,7 @@ const ASSETS: [Asset; 5] = [
         content_type: "text/javascript; charset=utf-8",
         bytes: include_bytes!("../../static/upload.js"),
     },
+    Asset { name: "favicon.svg", content_type: "image/svg+xml", bytes: include_bytes!("../../static/favicon.svg") },
 ];
 
 /// A short digest of every asset: changes whenever any of them changes.
@@ -62,4 +63,15 @@ pub fn serve_asset(Path((version, name)): Path<(String, String)>, state: Data<&A
         .header(header::CONTENT_TYPE, asset.content_type)
         .header(header::CACHE_CONTROL, cache)
         .body(asset.bytes)
+}
+
+/// GET /favicon.ico: what browsers and tools ask for without reading the page's `<link rel=icon>`.
+/// Modern browsers take an SVG under this name too; a day's cache lets a new icon arrive.
+#[handler]
+pub fn favicon() -> Response {
+    let icon = ASSETS.iter().find(|a| a.name == "favicon.svg").expect("the icon is embedded");
+    Response::builder()
+        .header(header::CONTENT_TYPE, icon.content_type)
+        .header(header::CACHE_CONTROL, "public, max-age=86400")
+        .body(icon.bytes)
 }

@@ -1,5 +1,5 @@
-//! Sender accounts on the web: the first-run setup page, signing in and out, and the account page
-//! with the password change.
+//! Sender accounts on the web: the first-run setup page, signing in and out. The account page is
+//! in `account`.
 
 use askama::Template;
 use poem::{
@@ -10,15 +10,17 @@ use poem::{
 use serde::Deserialize;
 
 use super::{
-    AppError, AppState, Chrome, SignedIn,
+    AppError, AppState, Chrome,
+    field_error::FieldError,
     middleware::{ClientAddr, SessionHandle},
     render, render_with, see_other,
 };
 use crate::{
-    accounts::{User, password::PasswordRuleError},
+    accounts::{TimeZone, password::PasswordRuleError},
     i18n::Text,
     secret::SecretString,
     services::accounts::{AccountError, FormProblem, NewAccountForm},
+    session::Session,
 };
 
 fn password_error(t: &'static Text, error: &PasswordRuleError) -> &'static str {
@@ -37,7 +39,7 @@ struct SetupPage<'a> {
     csrf_token: &'a str,
     name: &'a str,
     email: &'a str,
-    error: Option<&'static str>,
+    error: FieldError,
 }
 
 #[derive(Deserialize)]
@@ -48,6 +50,9 @@ pub struct SetupForm {
     email: String,
     #[serde(default)]
     password: String,
+    /// The browser's zone, sent by the script.
+    #[serde(default)]
+    time_zone: String,
 }
 
 /// GET /setup/{token}: open only while no account exists and the token is the printed one.
@@ -62,8 +67,8 @@ pub async fn setup_page(
         return Err(AppError::NotFound("setup closed or wrong token"));
     }
     let csrf_token = session.form_token();
-    let page =
-        SetupPage { c, action: format!("/setup/{token}"), csrf_token: &csrf_token, name: "", email: "", error: None };
+    let action = format!("/setup/{token}");
+    let page = SetupPage { c, action, csrf_token: &csrf_token, name: "", email: "", error: FieldError::NONE };
     render(&page)
 }
 
@@ -81,17 +86,37 @@ pub async fn setup_submit(
         NewAccountForm { name: &form.name, email: &form.email, password: SecretString::new(form.password.clone()) };
     match state.services.accounts.set_up_first_admin(&token, new, session.current().as_ref(), client.0.0).await {
         Ok(signed_in) => {
-            session.adopt(signed_in);
+            adopt_browser_zone(&state, &session.adopt(signed_in), &form.time_zone).await;
             Ok(see_other("/shares"))
         }
         Err(AccountError::Invalid(problem)) => {
             let csrf_token = session.form_token();
-            let error = Some(form_problem(c.t, &problem));
+            let error = field_error(c.t, &problem, "password");
             let action = format!("/setup/{token}");
             let page = SetupPage { c, action, csrf_token: &csrf_token, name: &form.name, email: &form.email, error };
             render_with(StatusCode::BAD_REQUEST, &page)
         }
         Err(error) => Err(account_error(error)),
+    }
+}
+
+/// What is wrong with an account form, on its field (`password_field`: the form's new password).
+pub fn field_error(t: &'static Text, problem: &FormProblem, password_field: &'static str) -> FieldError {
+    let field = match problem {
+        FormProblem::Name => "name",
+        FormProblem::Email => "email",
+        FormProblem::Password(_) => password_field,
+        FormProblem::CurrentPasswordWrong => "current_password",
+    };
+    FieldError::on(field, form_problem(t, problem))
+}
+
+/// A sign-in's account without a zone takes the one its browser sent (the script fills it in;
+/// without JavaScript nothing is sent and the language's default stays). Never fails the sign-in.
+pub async fn adopt_browser_zone(state: &AppState, session: &Session, sent: &str) {
+    let (Some(user_id), Some(zone)) = (session.user_id, TimeZone::parse(sent)) else { return };
+    if let Err(error) = state.services.accounts.adopt_time_zone(user_id, zone).await {
+        tracing::warn!(account_id = user_id, error = %error, "could not store the browser's time zone");
     }
 }
 
@@ -123,13 +148,13 @@ struct LoginPage<'a> {
     c: Chrome,
     csrf_token: &'a str,
     email: &'a str,
-    error: Option<&'static str>,
+    error: FieldError,
 }
 
 /// GET /login
 #[handler]
 pub async fn login_page(c: Chrome, session: Data<&SessionHandle>) -> Result<Html<String>, AppError> {
-    render(&LoginPage { c, csrf_token: &session.form_token(), email: "", error: None })
+    render(&LoginPage { c, csrf_token: &session.form_token(), email: "", error: FieldError::NONE })
 }
 
 #[derive(Deserialize)]
@@ -138,6 +163,9 @@ pub struct LoginForm {
     email: String,
     #[serde(default)]
     password: String,
+    /// The browser's zone, sent by the script.
+    #[serde(default)]
+    time_zone: String,
 }
 
 /// POST /login: one answer for an unknown address and a wrong password; the session id changes
@@ -153,13 +181,13 @@ pub async fn login_submit(
     let password = SecretString::new(form.password);
     match state.services.accounts.sign_in(&form.email, password, session.current().as_ref(), client.0.0).await {
         Ok(signed_in) => {
-            session.adopt(signed_in);
+            adopt_browser_zone(&state, &session.adopt(signed_in), &form.time_zone).await;
             Ok(see_other("/shares"))
         }
         Err(AccountError::WrongCredentials) => {
             let csrf_token = session.form_token();
-            let t = c.t;
-            let page = LoginPage { c, csrf_token: &csrf_token, email: &form.email, error: Some(t.login_failed) };
+            let error = FieldError::whole_form(c.t.login_failed);
+            let page = LoginPage { c, csrf_token: &csrf_token, email: &form.email, error };
             render_with(StatusCode::OK, &page)
         }
         Err(AccountError::TooMany(retry_after)) => Err(AppError::TooMany { reason: "sign-in attempts", retry_after }),
@@ -176,86 +204,4 @@ pub async fn logout(session: Data<&SessionHandle>, client: Data<&ClientAddr>) ->
     }
     session.end().await?;
     Ok(see_other("/"))
-}
-
-#[derive(Template)]
-#[template(path = "auth/account.html")]
-struct AccountPage<'a> {
-    c: Chrome,
-    csrf_token: &'a str,
-    user: &'a User,
-    changed: bool,
-    error: Option<&'static str>,
-    /// Why the deletion form was refused (wrong password, …).
-    delete_error: Option<&'static str>,
-}
-
-/// GET /account
-#[handler]
-pub async fn account_page(
-    c: Chrome,
-    session: Data<&SessionHandle>,
-    SignedIn(user): SignedIn,
-) -> Result<Html<String>, AppError> {
-    render(&AccountPage {
-        c,
-        csrf_token: &session.form_token(),
-        user: &user,
-        changed: false,
-        error: None,
-        delete_error: None,
-    })
-}
-
-#[derive(Deserialize)]
-pub struct PasswordForm {
-    #[serde(default)]
-    current_password: String,
-    #[serde(default)]
-    new_password: String,
-}
-
-/// POST /account/password: asks for the current password; ends every other session.
-#[handler]
-pub async fn change_password(
-    c: Chrome,
-    Form(form): Form<PasswordForm>,
-    state: Data<&AppState>,
-    session: Data<&SessionHandle>,
-    client: Data<&ClientAddr>,
-    SignedIn(user): SignedIn,
-) -> Result<Response, AppError> {
-    let session_now = session.current().ok_or(AppError::SignInRequired)?;
-    let (current, new) = (SecretString::new(form.current_password), SecretString::new(form.new_password));
-    let changed = state.services.accounts.change_password(&user, &session_now, current, new, client.0.0).await;
-    let error = match changed {
-        Ok(kept) => {
-            session.adopt(kept);
-            None
-        }
-        Err(AccountError::Invalid(problem)) => Some(form_problem(c.t, &problem)),
-        Err(AccountError::TooMany(retry_after)) => {
-            return Err(AppError::TooMany { reason: "password change attempts", retry_after });
-        }
-        Err(AccountError::LinkClosed) => return Err(AppError::Forbidden("session ended during regeneration")),
-        Err(error) => return Err(account_error(error)),
-    };
-    let changed = error.is_none();
-    // After a change the session has a new id: the token is read from it only now.
-    let csrf_token = session.form_token();
-    let page = AccountPage { c, csrf_token: &csrf_token, user: &user, changed, error, delete_error: None };
-    render_with(if changed { StatusCode::OK } else { StatusCode::BAD_REQUEST }, &page)
-}
-
-/// The account page answering a refused deletion form (400): the reason, and nothing changed.
-pub fn account_with_deletion_error(
-    c: Chrome,
-    session: &SessionHandle,
-    user: &User,
-    message: &'static str,
-) -> Result<Response, AppError> {
-    let csrf_token = session.form_token();
-    let page =
-        AccountPage { c, csrf_token: &csrf_token, user, changed: false, error: None, delete_error: Some(message) };
-    render_with(StatusCode::BAD_REQUEST, &page)
 }

@@ -59,14 +59,14 @@ pub async fn delete_own(
     };
     if !right {
         tracing::info!(account_id = user.id, client = %client.0.0, "deletion refused: wrong password");
-        return super::auth::account_with_deletion_error(c, &session, &user, t.password_current_wrong);
+        return super::account::account_with_deletion_error(c, &session, &user, t.password_current_wrong);
     }
     let request = OpenRequest { subject_id: user.id, actor_id: Some(user.id), role: ActorRole::Own, reapplies: None };
     let case = match state.services.deletion.open(&request).await {
         Ok(case) => case,
         Err(refused) => {
             let message = refusal_text(t, refused)?;
-            return super::auth::account_with_deletion_error(c, &session, &user, message);
+            return super::account::account_with_deletion_error(c, &session, &user, message);
         }
     };
     session.end().await?;
@@ -129,8 +129,8 @@ fn case_row(c: &Chrome, case: &Case) -> CaseRow {
         state: d.state(case.state().code()),
         state_code: case.state().code(),
         opened_by: d.role(&case.actor_role),
-        opened: human_time(case.created_at, c.lang),
-        updated: human_time(case.updated_at, c.lang),
+        opened: human_time(case.created_at, c.reader()),
+        updated: human_time(case.updated_at, c.reader()),
     }
 }
 
@@ -153,7 +153,7 @@ pub async fn list(c: Chrome, state: Data<&AppState>, _admin: Admin) -> Result<Ht
         .into_iter()
         .map(|r| {
             let store = c.t.deletion.store(&r.store);
-            let at = human_time(r.updated_at, c.lang);
+            let at = human_time(r.updated_at, c.reader());
             (r, store, at)
         })
         .collect();
@@ -187,7 +187,7 @@ fn step_line(c: &Chrome, s: &StepRow) -> StepLine {
         found: number(s.found),
         remaining: number(s.remaining),
         attempts: s.attempts,
-        verified: s.verified_at.map(|t| human_time(t, c.lang)).unwrap_or_default(),
+        verified: s.verified_at.map(|t| human_time(t, c.reader())).unwrap_or_default(),
     }
 }
 
@@ -225,7 +225,7 @@ pub async fn show(
         .into_iter()
         .map(|e| {
             let (store, outcome) = (d.store(&e.store), d.outcome(&e.outcome));
-            let at = human_time(e.finished_at, c.lang);
+            let at = human_time(e.finished_at, c.reader());
             (e, store, outcome, at)
         })
         .collect();

@@ -10,6 +10,7 @@ use poem::{
 };
 
 use super::{
+    back_link::back_link,
     middleware::{RequestId, is_htmx},
     pages::Chrome,
 };
@@ -96,6 +97,9 @@ struct ErrorPage<'a> {
     status: u16,
     text: &'a ErrorText,
     request_id: Option<&'a str>,
+    /// The way back to where the person was, and its words.
+    back: String,
+    back_text: &'static str,
 }
 
 fn error_text(t: &'static Text, status: StatusCode) -> &'static ErrorText {
@@ -120,6 +124,7 @@ pub async fn render_errors<E: Endpoint>(ep: std::sync::Arc<E>, req: Request) -> 
     let request_id = req.extensions().get::<RequestId>().cloned();
     let htmx = is_htmx(&req);
     let chrome = Chrome::new(&req, lang);
+    let back = back_link(req.method(), req.uri().path(), chrome.signed_in);
     let error = match ep.call(req).await {
         Ok(response) => return Ok(response.into_response()),
         Err(error) => error,
@@ -148,7 +153,12 @@ pub async fn render_errors<E: Endpoint>(ep: std::sync::Arc<E>, req: Request) -> 
         _ => error_text(t, status),
     };
     let shown_id = status.is_server_error().then_some(rid).flatten();
-    let page = ErrorPage { c: chrome, status: status.as_u16(), text, request_id: shown_id };
+    let back_text = match back.as_str() {
+        "/" => t.error_back_home,
+        "/shares" => t.chrome.error_back_dashboard,
+        _ => t.chrome.error_back,
+    };
+    let page = ErrorPage { c: chrome, status: status.as_u16(), text, request_id: shown_id, back, back_text };
     let body =
         if htmx { page.as_error_card().render() } else { page.render() }.unwrap_or_else(|_| text.title.to_owned());
     let mut response = Response::builder().status(status).content_type("text/html; charset=utf-8").body(body);

@@ -1,16 +1,20 @@
 //! The HTTP layer: routes, handlers, template structs, middleware and error pages. It parses
 //! requests into domain types and calls the domain; it holds no SQL.
 
+mod account;
 mod assets;
 mod auth;
+mod back_link;
 mod dashboard;
 mod deletion;
 mod dev_outbox;
 mod error;
 mod extract;
+mod field_error;
 mod health;
 mod maintenance;
 pub mod middleware;
+mod nav;
 mod pages;
 mod recipient;
 mod team;
@@ -70,8 +74,9 @@ pub fn app(state: AppState) -> impl Endpoint + 'static {
         .at("/logout", poem::post(auth::logout))
         .at("/login", get(auth::login_page).post(auth::login_submit))
         .at("/setup/:token", get(auth::setup_page).post(auth::setup_submit))
-        .at("/account", get(auth::account_page))
-        .at("/account/password", poem::post(auth::change_password))
+        .at("/account", get(account::account_page))
+        .at("/account/time-zone", poem::post(account::set_time_zone))
+        .at("/account/password", poem::post(account::change_password))
         .at("/team", get(team::show))
         .at("/team/invite", poem::post(team::invite))
         .at("/team/:id/disable", poem::post(team::disable))
@@ -107,7 +112,8 @@ pub fn app(state: AppState) -> impl Endpoint + 'static {
         .at("/s/:token/file", get(recipient::claimed_file).head(recipient::claimed_file))
         .at("/healthz", get(health::healthz))
         .at("/readyz", get(health::readyz))
-        .at("/static/:version/:name", get(assets::serve_asset));
+        .at("/static/:version/:name", get(assets::serve_asset))
+        .at("/favicon.ico", get(assets::favicon));
     // Only with a token configured: otherwise the trigger does not exist (404).
     let routes = if state.config.settings.maintenance_token.is_some() {
         routes
@@ -122,6 +128,9 @@ pub fn app(state: AppState) -> impl Endpoint + 'static {
     // Innermost first: each `around` wraps everything above it.
     routes
         .around(move |ep, req| middleware::csrf_guard(ep, req, origin.clone()))
+        // Inside the session layer, so error pages keep the signed-in header; the outer one renders
+        // what the session layer itself fails with.
+        .around(error::render_errors)
         .around(move |ep, req| middleware::load_session(ep, req, session_settings.clone()))
         .around(error::render_errors)
         .around(uploads::tus_resumable)

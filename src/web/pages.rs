@@ -3,10 +3,14 @@
 use askama::Template;
 use poem::{IntoResponse, Request, Response, handler, http::StatusCode, web::Html};
 
-use super::{AppError, AppState};
-use crate::i18n::{Lang, Text};
+use super::{AppError, AppState, middleware::SessionHandle, nav::Nav};
+use crate::{
+    accounts::TimeZone,
+    i18n::{Lang, Text, format::Reader},
+};
 
-/// The layout's context: language, catalogue, asset URLs and the language switch.
+/// The layout's context: language, catalogue, asset URLs, the language switch and, for a
+/// signed-in sender, the navigation and their time zone.
 pub struct Chrome {
     pub lang: Lang,
     pub t: &'static Text,
@@ -15,10 +19,14 @@ pub struct Chrome {
     pub switch: Vec<LangLink>,
     /// A sender is signed in: the header shows the dashboard's links.
     pub signed_in: bool,
-    /// The signed-in sender is an admin: the header links the team page.
-    pub is_admin: bool,
-    /// No SMTP relay: mails go to files, readable on /dev/outbox by admins.
-    pub dev_outbox: bool,
+    /// The signed-in sender's navigation (with the sign-out form); `None` for anyone else.
+    pub nav: Option<Nav>,
+    /// The sign-out form's CSRF token (empty unless signed in: a page view stores nothing).
+    pub csrf_token: String,
+    /// The zone the signed-in sender chose; `None`: the language's default.
+    pub zone: Option<TimeZone>,
+    /// A recipient's page (/s/…): no sender sign-in link in its footer.
+    pub recipient_page: bool,
 }
 
 pub struct LangLink {
@@ -32,12 +40,16 @@ impl Chrome {
     pub fn new(req: &Request, lang: Lang) -> Self {
         let version = req.data::<AppState>().map(|s| s.assets_version.as_str()).unwrap_or("0");
         let path = same_origin_path(req.uri().path());
-        let session = req.extensions().get::<super::middleware::SessionHandle>().and_then(|s| s.current());
+        let handle = req.extensions().get::<SessionHandle>();
+        let session = handle.and_then(SessionHandle::current).filter(|s| s.user_id.is_some());
         let dev_outbox = req.data::<AppState>().is_some_and(|s| s.config.settings.smtp_url.is_none());
+        let nav = session.as_ref().map(|s| Nav::new(lang.text(), &path, s.is_admin, dev_outbox));
         Self {
-            dev_outbox,
-            signed_in: session.as_ref().is_some_and(|s| s.user_id.is_some()),
-            is_admin: session.is_some_and(|s| s.user_id.is_some() && s.is_admin),
+            signed_in: session.is_some(),
+            nav,
+            csrf_token: session.as_ref().map(|s| s.csrf_secret.clone()).unwrap_or_default(),
+            zone: session.and_then(|s| s.time_zone),
+            recipient_page: path.starts_with("/s/"),
             lang,
             t: lang.text(),
             assets_version: version.to_owned(),
@@ -51,6 +63,16 @@ impl Chrome {
                 })
                 .collect(),
         }
+    }
+
+    /// Where the brand leads: the dashboard for a signed-in sender, else the start page.
+    pub fn home_href(&self) -> &'static str {
+        if self.signed_in { "/shares" } else { "/" }
+    }
+
+    /// Who reads this page's times: its language and the sender's chosen zone.
+    pub fn reader(&self) -> Reader {
+        Reader { lang: self.lang, zone: self.zone }
     }
 
     /// The versioned URL of a static asset.

@@ -12,7 +12,8 @@ use serde::Deserialize;
 
 use super::{
     Admin, AppError, AppState, Chrome,
-    auth::{account_error, form_problem},
+    auth::{account_error, adopt_browser_zone, field_error},
+    field_error::FieldError,
     middleware::{ClientAddr, SessionHandle},
     render, render_with, see_other,
 };
@@ -106,7 +107,9 @@ struct InvitePage<'a> {
     action: String,
     csrf_token: &'a str,
     email: &'a str,
-    error: Option<&'static str>,
+    /// The name typed into a refused form, kept.
+    name: &'a str,
+    error: FieldError,
 }
 
 /// GET /invite/{token}
@@ -123,7 +126,8 @@ pub async fn invitation_page(
         action: format!("/invite/{token}"),
         csrf_token: &session.form_token(),
         email: &invitation.email,
-        error: None,
+        name: "",
+        error: FieldError::NONE,
     })
 }
 
@@ -133,6 +137,9 @@ pub struct AcceptForm {
     name: String,
     #[serde(default)]
     password: String,
+    /// The browser's zone, sent by the script.
+    #[serde(default)]
+    time_zone: String,
 }
 
 /// POST /invite/{token}: creates the account (once) and signs the new sender in.
@@ -149,15 +156,16 @@ pub async fn accept(
     let accounts = &state.services.accounts;
     match accounts.accept_invitation(&token, &form.name, password, session.current().as_ref(), client.0.0).await {
         Ok(signed_in) => {
-            session.adopt(signed_in);
+            adopt_browser_zone(&state, &session.adopt(signed_in), &form.time_zone).await;
             Ok(see_other("/shares"))
         }
         Err(AccountError::Invalid(problem)) => {
             let invitation = accounts.invitation(&token).await.map_err(invitation_error)?;
             let csrf_token = session.form_token();
-            let error = Some(form_problem(c.t, &problem));
+            let error = field_error(c.t, &problem, "password");
             let action = format!("/invite/{token}");
-            let page = InvitePage { c, action, csrf_token: &csrf_token, email: &invitation.email, error };
+            let (email, name) = (&invitation.email, &form.name);
+            let page = InvitePage { c, action, csrf_token: &csrf_token, email, name, error };
             render_with(StatusCode::BAD_REQUEST, &page)
         }
         Err(error) => Err(invitation_error(error)),

@@ -22,8 +22,8 @@ use super::{
 use crate::{
     accounts::User,
     i18n::{
-        Lang, Text,
-        format::{human_size, human_time},
+        Text,
+        format::{Reader, human_size, human_time},
     },
     mail::outbox::{MailDelivery, MailKind, MailStatus},
     services::sharing::{Actor, Change, viewer},
@@ -88,8 +88,8 @@ fn row(c: &Chrome, share: ShareSummary) -> ShareRow {
         recipient: or_removed(share.recipient_email),
         file_name: or_removed(share.file_name),
         size: human_size(share.size_bytes, c.lang),
-        created: human_time(share.created_at, c.lang),
-        expires: human_time(share.expires_at, c.lang),
+        created: human_time(share.created_at, c.reader()),
+        expires: human_time(share.expires_at, c.reader()),
         status: share.status.code(),
         status_text: status_text(c.t, share.status),
     }
@@ -150,7 +150,7 @@ struct SharePage<'a> {
     csrf_token: &'a str,
 }
 
-fn mail_row(t: &'static Text, lang: Lang, mail: MailDelivery) -> MailRow {
+fn mail_row(t: &'static Text, reader: Reader, mail: MailDelivery) -> MailRow {
     MailRow {
         kind: match mail.kind {
             MailKind::DownloadReceipt => t.mail_kind_receipt,
@@ -162,7 +162,7 @@ fn mail_row(t: &'static Text, lang: Lang, mail: MailDelivery) -> MailRow {
             MailStatus::Sent => t.mail_sent,
             MailStatus::Dead => t.mail_dead,
         },
-        at: human_time(mail.sent_at.unwrap_or(mail.created_at), lang),
+        at: human_time(mail.sent_at.unwrap_or(mail.created_at), reader),
         status: mail.status.code(),
     }
 }
@@ -184,13 +184,13 @@ async fn share_page(
 ) -> Result<String, AppError> {
     let ShareView { req, c, session, user } = view;
     let timeline = state.services.sharing.timeline(viewer(user), id).await?.ok_or_else(not_visible)?;
-    let (t, lang) = (c.t, c.lang);
+    let (t, reader) = (c.t, c.reader());
     let events = timeline
         .events
         .into_iter()
-        .map(|e| EventRow { text: event_text(t, e.kind), kind: e.kind.code(), at: human_time(e.at, lang) })
+        .map(|e| EventRow { text: event_text(t, e.kind), kind: e.kind.code(), at: human_time(e.at, reader) })
         .collect();
-    let mails = timeline.mails.into_iter().map(|m| mail_row(t, lang, m)).collect();
+    let mails = timeline.mails.into_iter().map(|m| mail_row(t, reader, m)).collect();
     let share = timeline.share;
     let status = share.status;
     let csrf_token = session.form_token();

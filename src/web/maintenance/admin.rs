@@ -41,7 +41,7 @@ pub async fn list_runs(c: Chrome, state: Data<&AppState>, _admin: Admin) -> Resu
         .recent_runs(RECENT_RUNS)
         .await?
         .into_iter()
-        .map(|run| RunRow { accepted: human_time(run.accepted_at, c.lang), run })
+        .map(|run| RunRow { accepted: human_time(run.accepted_at, c.reader()), run })
         .collect();
     render(&RunsPage { c, rows })
 }
@@ -77,8 +77,8 @@ pub async fn show_run(
     let items = records.run_items(id, query.after.unwrap_or(0), ITEMS_PER_PAGE).await?;
     let next_after = (items.len() as i64 == ITEMS_PER_PAGE).then(|| items.last().map(|i| i.id)).flatten();
     let page = RunPage {
-        finished: run.finished_at.map(|at| human_time(at, c.lang)),
-        row: RunRow { accepted: human_time(run.accepted_at, c.lang), run },
+        finished: run.finished_at.map(|at| human_time(at, c.reader())),
+        row: RunRow { accepted: human_time(run.accepted_at, c.reader()), run },
         summary: records.run_summary(id).await?,
         items,
         next_after,

@@ -1,0 +1,167 @@
+//! The account page: who is signed in, the time zone their times are shown in, the password
+//! change and the account's deletion (whose handler is in `deletion`).
+
+use askama::Template;
+use poem::{
+    Response, handler,
+    http::StatusCode,
+    web::{Data, Form, Html, Query},
+};
+use serde::Deserialize;
+
+use super::{
+    AppError, AppState, Chrome, SignedIn,
+    auth::{account_error, field_error},
+    field_error::FieldError,
+    middleware::{ClientAddr, SessionHandle},
+    render, render_with, see_other,
+};
+use crate::{accounts::TimeZone, accounts::User, secret::SecretString, services::accounts::AccountError};
+
+#[derive(Template)]
+#[template(path = "auth/account.html")]
+struct AccountPage<'a> {
+    c: Chrome,
+    csrf_token: String,
+    user: &'a User,
+    /// Every zone of the select, by name, and the one chosen.
+    zones: Vec<&'static str>,
+    chosen: Option<&'static str>,
+    zone_saved: Option<String>,
+    zone_error: FieldError,
+    changed: bool,
+    password_error: FieldError,
+    /// Why the deletion form was refused (wrong password, …).
+    delete_error: FieldError,
+}
+
+impl<'a> AccountPage<'a> {
+    fn is_chosen(&self, zone: &str) -> bool {
+        self.chosen == Some(zone)
+    }
+
+    /// The page with nothing to report. The header's sign-out form gets the session's token as it
+    /// is now (a password change has just replaced it).
+    fn new(mut c: Chrome, session: &SessionHandle, user: &'a User) -> Self {
+        let csrf_token = session.form_token();
+        c.csrf_token = csrf_token.clone();
+        let chosen = c.zone.map(TimeZone::name);
+        Self {
+            c,
+            csrf_token,
+            user,
+            zones: TimeZone::all().map(TimeZone::name).collect(),
+            chosen,
+            zone_saved: None,
+            zone_error: FieldError::NONE,
+            changed: false,
+            password_error: FieldError::NONE,
+            delete_error: FieldError::NONE,
+        }
+    }
+}
+
+#[derive(Deserialize)]
+pub struct AccountQuery {
+    /// Set by the redirect after the time zone form.
+    #[serde(default)]
+    saved: Option<String>,
+}
+
+/// GET /account
+#[handler]
+pub async fn account_page(
+    c: Chrome,
+    Query(query): Query<AccountQuery>,
+    session: Data<&SessionHandle>,
+    SignedIn(user): SignedIn,
+) -> Result<Html<String>, AppError> {
+    let mut page = AccountPage::new(c, &session, &user);
+    if query.saved.as_deref() == Some("time-zone") {
+        let t = &page.c.t.chrome;
+        let zone = page.chosen.unwrap_or(t.time_zone_by_language);
+        page.zone_saved = Some(t.time_zone_saved.replace("{zone}", zone));
+    }
+    render(&page)
+}
+
+#[derive(Deserialize)]
+pub struct TimeZoneForm {
+    #[serde(default)]
+    time_zone: String,
+}
+
+/// POST /account/time-zone: stores the chosen zone (empty: follow the page language).
+#[handler]
+pub async fn set_time_zone(
+    c: Chrome,
+    Form(form): Form<TimeZoneForm>,
+    state: Data<&AppState>,
+    session: Data<&SessionHandle>,
+    SignedIn(user): SignedIn,
+) -> Result<Response, AppError> {
+    let zone = match form.time_zone.trim() {
+        "" => None,
+        name => match TimeZone::parse(name) {
+            Some(zone) => Some(zone),
+            None => {
+                let mut page = AccountPage::new(c, &session, &user);
+                page.zone_error = FieldError::on("time_zone", page.c.t.chrome.time_zone_invalid);
+                return render_with(StatusCode::BAD_REQUEST, &page);
+            }
+        },
+    };
+    state.services.accounts.set_time_zone(&user, zone).await?;
+    Ok(see_other("/account?saved=time-zone#time-zone"))
+}
+
+#[derive(Deserialize)]
+pub struct PasswordForm {
+    #[serde(default)]
+    current_password: String,
+    #[serde(default)]
+    new_password: String,
+}
+
+/// POST /account/password: asks for the current password; ends every other session.
+#[handler]
+pub async fn change_password(
+    c: Chrome,
+    Form(form): Form<PasswordForm>,
+    state: Data<&AppState>,
+    session: Data<&SessionHandle>,
+    client: Data<&ClientAddr>,
+    SignedIn(user): SignedIn,
+) -> Result<Response, AppError> {
+    let session_now = session.current().ok_or(AppError::SignInRequired)?;
+    let (current, new) = (SecretString::new(form.current_password), SecretString::new(form.new_password));
+    let changed = state.services.accounts.change_password(&user, &session_now, current, new, client.0.0).await;
+    let error = match changed {
+        Ok(kept) => {
+            session.adopt(kept);
+            FieldError::NONE
+        }
+        Err(AccountError::Invalid(problem)) => field_error(c.t, &problem, "new_password"),
+        Err(AccountError::TooMany(retry_after)) => {
+            return Err(AppError::TooMany { reason: "password change attempts", retry_after });
+        }
+        Err(AccountError::LinkClosed) => return Err(AppError::Forbidden("session ended during regeneration")),
+        Err(error) => return Err(account_error(error)),
+    };
+    let changed = error.message().is_none();
+    let mut page = AccountPage::new(c, &session, &user);
+    (page.changed, page.password_error) = (changed, error);
+    render_with(if changed { StatusCode::OK } else { StatusCode::BAD_REQUEST }, &page)
+}
+
+/// The account page answering a refused deletion form (400): the reason, and nothing changed.
+pub fn account_with_deletion_error(
+    c: Chrome,
+    session: &SessionHandle,
+    user: &User,
+    message: &'static str,
+) -> Result<Response, AppError> {
+    let mut page = AccountPage::new(c, session, user);
+    page.delete_error = FieldError::on("password", message);
+    render_with(StatusCode::BAD_REQUEST, &page)
+}
