@@ -7,10 +7,12 @@ mod en;
 pub mod format;
 mod ja;
 mod maintenance;
+mod recipient_flow;
 mod uploader;
 
 pub use deletion::DeletionText;
 pub use maintenance::MaintenanceText;
+pub use recipient_flow::RecipientFlowText;
 pub use uploader::UploaderText;
 
 /// A language watasu speaks.

@@ -33,6 +33,7 @@ mod outbox;
 mod outbox_upgrade;
 mod platform;
 mod recipient;
+mod recipient_flow;
 mod resumed_downloads;
 mod secrets_kept_out;
 mod share_access;

@@ -177,12 +177,14 @@ async fn postgres_stopped_and_started_under_traffic_answers_503_meanwhile_and_lo
     assert_eq!(after.shares, before.shares);
 
     // Everything works again: a recipient gets a code, verifies and downloads; a share is created.
-    let code_step = recipient
+    let asked = recipient
         .post_form(
             &format!("/s/{}/email", waiting.token),
             &[("csrf_token", &recipient_csrf), ("email", "recipient@example.test")],
         )
         .await;
+    assert_eq!(asked.status, 303, "{}", asked.body);
+    let code_step = recipient.follow(&waiting.token, asked).await;
     assert_eq!(code_step.status, 200, "{}", code_step.body);
     let code = app.smtp.wait_for(1, Duration::from_secs(15)).await[0].code().unwrap();
     let verified = recipient
