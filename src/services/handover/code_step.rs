@@ -92,10 +92,10 @@ impl Handover {
 
     /// Whole minutes until this browser may ask for a code again (0: it may now).
     async fn code_request_wait(&self, share: &Share, session: &Session, client: IpAddr) -> Result<u64, Refusal> {
-        let own = self.limiter.check(&session_bucket(share, session), &PER_SESSION).await?;
-        let client = self.limiter.check(&client_bucket(client), &PER_CLIENT).await?;
-        let wait = [own, client].into_iter().filter_map(Result::err).map(|retry| retry.0).max();
-        Ok(wait.map_or(0, minutes_to_wait))
+        let own = self.limiter.wait_for_room(&session_bucket(share, session), &PER_SESSION).await?;
+        let client = self.limiter.wait_for_room(&client_bucket(client), &PER_CLIENT).await?;
+        let wait = own.max(client);
+        Ok(if wait.is_zero() { 0 } else { minutes_to_wait(wait) })
     }
 
     /// "Use a different address": the browser goes back to the email step; no code request is
