@@ -176,7 +176,7 @@ impl Codes {
         };
         let expected = hex::decode(code_mac).unwrap_or_default();
         if self.mac(id, submitted).verify_slice(&expected).is_ok() {
-            let verified = self.consume(id, share_id).await?;
+            let verified = self.consume(id, share_id, session_id).await?;
             return Ok(if verified { CodeOutcome::Verified } else { CodeOutcome::NoLiveCode });
         }
         if share_tries >= SHARE_WRONG_CODE_CAP {
@@ -221,12 +221,19 @@ impl Codes {
     }
 
     /// Uses up the right code; the share's try it took is given back, since it was not wrong.
-    async fn consume(&self, id: i64, share_id: i64) -> Result<bool, sqlx::Error> {
+    /// The addresses this browser typed are forgotten: only its code step showed them, and the
+    /// registered address is kept with the share alone.
+    async fn consume(&self, id: i64, share_id: i64, session_id: i64) -> Result<bool, sqlx::Error> {
         const CONSUME: Sql = sql!("UPDATE otp_challenges SET consumed_at = " now "
               WHERE id = $1 AND consumed_at IS NULL AND invalidated_at IS NULL AND expires_at > " now);
+        const FORGET_TYPED: &str =
+            "UPDATE otp_challenges SET typed_address = '' WHERE share_id = $1 AND session_id = $2";
         let done = on_db!(&self.db, |pool| {
             let done = sqlx::query(pool.sql(&CONSUME)).bind(id).execute(pool).await?.rows_affected();
             sqlx::query(pool.sql(&writes::REFUND_CODE_TRY)).bind(share_id).execute(pool).await?;
+            if done == 1 {
+                sqlx::query(FORGET_TYPED).bind(share_id).bind(session_id).execute(pool).await?;
+            }
             done
         });
         Ok(done == 1)
