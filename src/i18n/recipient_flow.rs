@@ -1,8 +1,8 @@
 //! The words of the recipient's flow that say what just happened: the address a code went to,
 //! a new code sent or a limit reached, the warning before the link locks, the one-download
 //! notes, and the pages that end the flow ("already downloaded", "wait"). `{time}`, `{minutes}`
-//! and `{n}` are filled in by the page; `|` marks where a Japanese line may break (see
-//! `web::recipient::phrases`), and is never shown.
+//! and `{n}` are filled in by the page; `|` marks where a Japanese line may break (the macro in
+//! `templates/recipient/_phrases.html`), and is never shown.
 
 use super::Lang;
 
@@ -54,17 +54,17 @@ pub const EN: RecipientFlowText = RecipientFlowText {
 pub const JA: RecipientFlowText = RecipientFlowText {
     code_sent_to: "次の|アドレスに、|6桁の|確認コードを|お送りしました。",
     code_sent_if: "ただし、|このファイルの|送り先と|同じ|アドレスの|場合に|限ります。|コードは|10分間|有効です。",
-    code_resent: "{time} に|新しい|コードを|お送りしました。|それより|前の|コードは|使えません。",
-    code_limit_reached: "コードの|請求回数が|上限に|達しました。|あと {minutes} 分で|新しい|コードを|請求できます。",
+    code_resent: "{time}に|新しい|コードを|お送りしました。|それより|前の|コードは|使えません。",
+    code_limit_reached: "コードの|請求回数が|上限に|達しました。|あと{minutes}分で|新しい|コードを|請求できます。",
     code_limit_over: "もう一度、|新しい|コードを|請求できます。",
     lock_warning_one: "ご注意ください。|あと1回|コードを|間違えると、|このリンクは|ロックされ、|送った方に|解除してもらうまで|使えなくなります。",
     lock_warning_many: "ご注意ください。|あと{n}回|コードを|間違えると、|このリンクは|ロックされ、|送った方に|解除してもらうまで|使えなくなります。",
     once_before: "このファイルは|1回だけ|ダウンロードできます。|ファイルを|残しておきたい|端末で、|このリンクを|開いてください。",
-    after_press: "ボタンを|押すと、|ファイルは|「ダウンロード」フォルダ|（iPhone では|「ファイル」アプリ）に|保存されます。",
-    downloaded_here: "このブラウザで|{time} に|ダウンロード済みです。|「ダウンロード」フォルダ|（iPhone では|「ファイル」アプリ）を|ご確認ください。|もう一度|必要な場合は、|送った方に|再度|共有してもらってください。",
+    after_press: "ボタンを|押すと、|ファイルは|「ダウンロード」|フォルダ|（iPhoneでは|「ファイル」|アプリ）に|保存されます。",
+    downloaded_here: "このブラウザで|{time}に|ダウンロード済みです。|「ダウンロード」|フォルダ|（iPhoneでは|「ファイル」|アプリ）を|ご確認ください。|もう一度|必要な場合は、|送った方に|再度|共有してもらってください。",
     downloaded_elsewhere: "ファイルは|1回だけ|ダウンロードできます。|ご自身で|ダウンロードしていない場合や、|もう一度|必要な場合は、|送った方に|ご連絡ください。",
     wait_title: "確認コードの|請求が|多すぎます",
-    wait_body: "安全のため、|確認コードを|続けて|請求できる|回数には|上限が|あります。|あと {minutes} 分たつと、|もう一度|請求できます。",
+    wait_body: "安全のため、|確認コードを|続けて|請求できる|回数には|上限が|あります。|あと{minutes}分たつと、|もう一度|請求できます。",
     back_to_link: "リンクのページに戻る",
 };
 

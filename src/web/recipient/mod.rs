@@ -1,8 +1,10 @@
 //! The recipient's pages: a share link identifies the share; the email step sends a code only to
 //! the registered address (the answer is the same whatever was typed); the code step earns a
 //! grant on a regenerated session; the download is a POST that claims the share and answers 303
-//! to the file, which only the claiming session may then GET (in ranges, to resume).
-//! The rules live in [`crate::services::handover`]; these handlers parse, call it, and render.
+//! to the file, which only the claiming session may then GET (in ranges, to resume). The other
+//! form posts answer 303 to the link (htmx gets the step itself): the step lives in the session,
+//! so a reload shows it again and sends nothing. The rules live in [`crate::services::handover`];
+//! these handlers parse, call it, and render.
 
 mod ends;
 mod file;
