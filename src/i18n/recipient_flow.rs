@@ -24,6 +24,8 @@ pub struct RecipientFlowText {
     pub once_before: &'static str,
     /// Next to the download button, for browsers without JavaScript too.
     pub after_press: &'static str,
+    /// The 410 page's heading.
+    pub downloaded_title: &'static str,
     /// The 410 page for the browser that downloaded: "{time}" is when.
     pub downloaded_here: &'static str,
     /// The 410 page for anyone else holding the link.
@@ -44,6 +46,7 @@ pub const EN: RecipientFlowText = RecipientFlowText {
     lock_warning_many: "Careful: {n} more wrong codes lock this link. After that, only the person who sent it can open it again.",
     once_before: "This file can be downloaded only once. Open this link on the device where you want to keep the file.",
     after_press: "After you press the button, the file is saved in your Downloads folder (on an iPhone: the Files app).",
+    downloaded_title: "This file has already been downloaded",
     downloaded_here: "This browser downloaded it on {time}. Look in your Downloads folder (on an iPhone: the Files app). If you need it again, ask the person who sent it to share it again.",
     downloaded_elsewhere: "Each file can be downloaded only once. If you did not download it yourself, or you need it again, contact the person who sent it.",
     wait_title: "Please wait before asking for another code",
@@ -61,6 +64,7 @@ pub const JA: RecipientFlowText = RecipientFlowText {
     lock_warning_many: "ご注意ください。|あと{n}回|コードを|間違えると、|このリンクは|ロックされ、|送った方に|解除してもらうまで|使えなくなります。",
     once_before: "このファイルは|1回だけ|ダウンロードできます。|ファイルを|残しておきたい|端末で、|このリンクを|開いてください。",
     after_press: "ボタンを|押すと、|ファイルは|「ダウンロード」|フォルダ|（iPhoneでは|「ファイル」|アプリ）に|保存されます。",
+    downloaded_title: "このファイルは|すでに|ダウンロード|されています",
     downloaded_here: "このブラウザで|{time}に|ダウンロード済みです。|「ダウンロード」|フォルダ|（iPhoneでは|「ファイル」|アプリ）を|ご確認ください。|もう一度|必要な場合は、|送った方に|再度|共有してもらってください。",
     downloaded_elsewhere: "ファイルは|1回だけ|ダウンロードできます。|ご自身で|ダウンロードしていない場合や、|もう一度|必要な場合は、|送った方に|ご連絡ください。",
     wait_title: "確認コードの|請求が|多すぎます",

@@ -48,7 +48,7 @@ pub async fn recipient_refusals<E: Endpoint>(ep: Arc<E>, req: Request) -> poem::
             };
             tracing::info!(status = 410, downloaded_here = at.is_some(), "request refused: already downloaded");
             let back = ("/".to_owned(), t.error_back_home);
-            EndPage { c: chrome, status: 410, title: t.share_already_downloaded.title, body, back }
+            EndPage { c: chrome, status: 410, title: rf.downloaded_title, body, back }
         }
         Some(AppError::TooMany { retry_after, .. }) => {
             let minutes = minutes_to_wait(*retry_after).to_string();
