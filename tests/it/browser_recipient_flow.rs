@@ -131,6 +131,18 @@ async fn forgiving_walk(app: &TestApp, options: BrowserOptions, lang: Lang, labe
     assert_eq!(browser.text("#download-after").await, plain(rf.after_press), "the note is not there without a click");
     browser.click(DOWNLOAD_BUTTON).await;
     wait_for_file(&browser, downloads.path()).await;
+    if javascript {
+        // The pressed button is disabled, and looks it: grey, dashed, no pointer.
+        browser.wait_for(&format!("{DOWNLOAD_BUTTON}:disabled"), DEFAULT_WAIT).await;
+        let style = browser
+            .execute_with(
+                "const s = getComputedStyle(document.querySelector(arguments[0])); \
+                 return [s.backgroundColor, s.borderTopStyle, s.cursor];",
+                vec![serde_json::Value::from(DOWNLOAD_BUTTON)],
+            )
+            .await;
+        assert_eq!(style, serde_json::json!(["rgb(228, 231, 235)", "dashed", "not-allowed"]), "the disabled button");
+    }
     let code_mails = app.smtp.messages().iter().filter(|m| m.to == [RECIPIENT]).count();
     assert_eq!(code_mails, 1, "a reload sent a code mail");
 
