@@ -75,14 +75,26 @@ impl RateLimiter {
 
     /// Checks the attempts already recorded in `bucket` against every limit, recording nothing.
     pub async fn check(&self, bucket: &str, limits: &[Limit]) -> Result<Result<(), RetryAfter>, sqlx::Error> {
+        let wait = self.wait_with(bucket, limits, 0).await?;
+        Ok(if wait.is_zero() { Ok(()) } else { Err(RetryAfter(wait)) })
+    }
+
+    /// How long until `bucket` has room for one more attempt under every limit (zero: now),
+    /// recording nothing: for a page that says when to come back.
+    pub async fn wait_for_room(&self, bucket: &str, limits: &[Limit]) -> Result<Duration, sqlx::Error> {
+        self.wait_with(bucket, limits, 1).await
+    }
+
+    /// How long until the attempts recorded, plus `more`, fit every limit.
+    async fn wait_with(&self, bucket: &str, limits: &[Limit], more: i64) -> Result<Duration, sqlx::Error> {
         let mut wait = Duration::ZERO;
         for limit in limits {
             let (count, retry_secs) = self.count(bucket, limit.window).await?;
-            if count > limit.max {
+            if count + more > limit.max {
                 wait = wait.max(Duration::from_secs_f64(retry_secs.max(1.0)));
             }
         }
-        Ok(if wait.is_zero() { Ok(()) } else { Err(RetryAfter(wait)) })
+        Ok(wait)
     }
 
     /// Forgets every attempt of every bucket whose name starts with `prefix` (a new link, an unlock).

@@ -8,11 +8,13 @@ mod en;
 pub mod format;
 mod ja;
 mod maintenance;
+mod recipient_flow;
 mod uploader;
 
 pub use chrome::ChromeText;
 pub use deletion::DeletionText;
 pub use maintenance::MaintenanceText;
+pub use recipient_flow::RecipientFlowText;
 pub use uploader::UploaderText;
 
 /// A language watasu speaks.
@@ -106,6 +108,7 @@ pub struct Text {
     pub landing_title: &'static str,
     pub sent_by_before: &'static str,
     pub sent_by_after: &'static str,
+    /// `|` marks where a Japanese line may break (`templates/recipient/_phrases.html`).
     pub landing_explain: &'static str,
     pub email_label: &'static str,
     pub email_hint: &'static str,
@@ -117,6 +120,7 @@ pub struct Text {
     pub code_submit: &'static str,
     pub code_wrong: &'static str,
     pub code_malformed: &'static str,
+    /// `|` marks where a Japanese line may break (`templates/recipient/_phrases.html`).
     pub code_dead: &'static str,
     pub resend_code: &'static str,
     pub other_address: &'static str,
@@ -126,6 +130,7 @@ pub struct Text {
     pub file_sha256_label: &'static str,
     pub message_label: &'static str,
     pub expires_label: &'static str,
+    /// `|` marks where a Japanese line may break (`templates/recipient/_phrases.html`).
     pub download_once_warning: &'static str,
     pub download_button: &'static str,
     pub download_started: &'static str,

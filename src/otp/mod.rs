@@ -6,6 +6,10 @@
 //! right code gives its try back): past a cap of wrong ones the share takes no codes until the
 //! sender acts.
 
+mod step;
+
+pub use step::{Challenge, Notice};
+
 use std::time::Duration;
 
 use hmac::{KeyInit, Mac};
@@ -41,6 +45,11 @@ pub enum CodeOutcome {
     /// The share takes no more codes (too many wrong ones overall).
     Locked { now: bool },
 }
+
+/// Ends a browser's open challenges for a share: a newer one replaces them, or the browser goes
+/// back to the email step.
+const SET_ASIDE: Sql = sql!("UPDATE otp_challenges SET invalidated_at = " now "
+      WHERE share_id = $1 AND session_id = $2 AND consumed_at IS NULL AND invalidated_at IS NULL");
 
 /// Full-width digits (typed with a Japanese input method) as ASCII digits; anything else unchanged.
 fn ascii_digits(text: &str) -> String {
@@ -86,12 +95,22 @@ impl Codes {
         session_id: i64,
         mailed: bool,
     ) -> Result<Option<SecretString>, sqlx::Error> {
+        self.issue_typed(share_id, session_id, mailed, "").await
+    }
+
+    /// [`Codes::issue`], remembering the address the browser typed so its code step can show it
+    /// back (to that browser only).
+    pub async fn issue_typed(
+        &self,
+        share_id: i64,
+        session_id: i64,
+        mailed: bool,
+        typed: &str,
+    ) -> Result<Option<SecretString>, sqlx::Error> {
         let code = format!("{:06}", rand::rng().random_range(0..1_000_000u32));
         let validity = seconds(CODE_VALIDITY);
-        const INVALIDATE: Sql = sql!("UPDATE otp_challenges SET invalidated_at = " now "
-              WHERE share_id = $1 AND session_id = $2 AND consumed_at IS NULL AND invalidated_at IS NULL");
-        const INSERT: Sql = sql!("INSERT INTO otp_challenges (share_id, session_id, code_mac, expires_at, mailed)
-             VALUES ($1, $2, '', " now " + " secs("$3") ", $4) RETURNING id");
+        const INSERT: Sql = sql!("INSERT INTO otp_challenges (share_id, session_id, code_mac, expires_at, mailed, typed_address)
+             VALUES ($1, $2, '', " now " + " secs("$3") ", $4, $5) RETURNING id");
         const SET_MAC: &str = "UPDATE otp_challenges SET code_mac = $2 WHERE id = $1";
         let stored_mac = |id: i64| {
             if mailed {
@@ -102,12 +121,13 @@ impl Codes {
         };
         on_db!(&self.db, |pool| {
             let mut tx = pool.begin_write().await?;
-            sqlx::query(pool.sql(&INVALIDATE)).bind(share_id).bind(session_id).execute(&mut *tx).await?;
+            sqlx::query(pool.sql(&SET_ASIDE)).bind(share_id).bind(session_id).execute(&mut *tx).await?;
             let id: i64 = sqlx::query_scalar(pool.sql(&INSERT))
                 .bind(share_id)
                 .bind(session_id)
                 .bind(validity)
                 .bind(mailed)
+                .bind(typed)
                 .fetch_one(&mut *tx)
                 .await?;
             sqlx::query(SET_MAC).bind(id).bind(stored_mac(id)).execute(&mut *tx).await?;
@@ -156,7 +176,7 @@ impl Codes {
         };
         let expected = hex::decode(code_mac).unwrap_or_default();
         if self.mac(id, submitted).verify_slice(&expected).is_ok() {
-            let verified = self.consume(id, share_id).await?;
+            let verified = self.consume(id, share_id, session_id).await?;
             return Ok(if verified { CodeOutcome::Verified } else { CodeOutcome::NoLiveCode });
         }
         if share_tries >= SHARE_WRONG_CODE_CAP {
@@ -201,12 +221,19 @@ impl Codes {
     }
 
     /// Uses up the right code; the share's try it took is given back, since it was not wrong.
-    async fn consume(&self, id: i64, share_id: i64) -> Result<bool, sqlx::Error> {
+    /// The addresses this browser typed are forgotten: only its code step showed them, and the
+    /// registered address is kept with the share alone.
+    async fn consume(&self, id: i64, share_id: i64, session_id: i64) -> Result<bool, sqlx::Error> {
         const CONSUME: Sql = sql!("UPDATE otp_challenges SET consumed_at = " now "
               WHERE id = $1 AND consumed_at IS NULL AND invalidated_at IS NULL AND expires_at > " now);
+        const FORGET_TYPED: &str =
+            "UPDATE otp_challenges SET typed_address = '' WHERE share_id = $1 AND session_id = $2";
         let done = on_db!(&self.db, |pool| {
             let done = sqlx::query(pool.sql(&CONSUME)).bind(id).execute(pool).await?.rows_affected();
             sqlx::query(pool.sql(&writes::REFUND_CODE_TRY)).bind(share_id).execute(pool).await?;
+            if done == 1 {
+                sqlx::query(FORGET_TYPED).bind(share_id).bind(session_id).execute(pool).await?;
+            }
             done
         });
         Ok(done == 1)

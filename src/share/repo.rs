@@ -218,6 +218,14 @@ impl ShareRepository {
         on_db!(&self.db, |pool| sqlx::query_scalar(SQL).bind(token_hash).fetch_optional(pool).await)
     }
 
+    /// When the session `session_id` claimed the share with this token hash; `None` when it did
+    /// not (another session did, or nobody yet).
+    pub async fn claimed_at(&self, token_hash: &str, session_id: i64) -> Result<Option<Timestamp>, sqlx::Error> {
+        const SQL: &str = "SELECT consumed_at FROM shares
+                            WHERE token_hash = $1 AND claimed_session_id = $2 AND consumed_at IS NOT NULL";
+        on_db!(&self.db, |pool| sqlx::query_scalar(SQL).bind(token_hash).bind(session_id).fetch_optional(pool).await)
+    }
+
     /// The file a share names. The id must come from an authorisation result, never a request.
     pub async fn file_of(&self, share: &Share) -> Result<Option<FileInfo>, sqlx::Error> {
         const SQL: &str =

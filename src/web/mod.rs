@@ -104,12 +104,16 @@ pub fn app(state: AppState) -> impl Endpoint + 'static {
                 .delete(uploads::upload)
                 .post(uploads::upload),
         )
-        .at("/s/:token", get(recipient::landing))
-        .at("/s/:token/email", poem::post(recipient::request_code))
-        .at("/s/:token/code", poem::post(recipient::submit_code))
-        .at("/s/:token/code/new", poem::post(recipient::resend_code))
-        .at("/s/:token/download", poem::post(recipient::download))
-        .at("/s/:token/file", get(recipient::claimed_file).head(recipient::claimed_file))
+        .at("/s/:token", get(recipient::landing).around(recipient::recipient_refusals))
+        .at("/s/:token/email", poem::post(recipient::request_code).around(recipient::recipient_refusals))
+        .at("/s/:token/code", poem::post(recipient::submit_code).around(recipient::recipient_refusals))
+        .at("/s/:token/code/new", poem::post(recipient::resend_code).around(recipient::recipient_refusals))
+        .at("/s/:token/address", poem::post(recipient::other_address).around(recipient::recipient_refusals))
+        .at("/s/:token/download", poem::post(recipient::download).around(recipient::recipient_refusals))
+        .at(
+            "/s/:token/file",
+            get(recipient::claimed_file).head(recipient::claimed_file).around(recipient::recipient_refusals),
+        )
         .at("/healthz", get(health::healthz))
         .at("/readyz", get(health::readyz))
         .at("/static/:version/:name", get(assets::serve_asset))

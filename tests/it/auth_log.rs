@@ -58,7 +58,8 @@ both_backends! {
 
         let landing = browser.get(&path).await;
         let before = outbox(dir.path());
-        let code_step = browser.post_form(&format!("{path}/email"), &[("csrf_token", &landing.csrf_token()), ("email", RECIPIENT)]).await;
+        let asked = browser.post_form(&format!("{path}/email"), &[("csrf_token", &landing.csrf_token()), ("email", RECIPIENT)]).await;
+        let code_step = browser.follow(&token, asked).await;
         let code = code_mailed_after(dir.path(), &before).await;
         let cookie_before = browser.cookie("watasu_session").unwrap();
         let wrong = format!("{:06}", (code.parse::<u32>().unwrap() + 1) % 1_000_000);

@@ -224,7 +224,7 @@ both_backends! {
         app.consumed_ago(share.id, 16 * 60).await;
         let late = crate::support::Page::read(claimer.fetch_file(&share.token, &[]).await).await;
         assert_eq!(late.status, 410);
-        assert_eq!(late.texts("h1"), [watasu::i18n::Lang::Ja.text().share_already_downloaded.title]);
+        assert_eq!(late.texts("h1"), [watasu::i18n::Lang::Ja.recipient_flow().downloaded_title.replace('|', "")]);
         assert_eq!(claimer.claim(&share.token, &csrf).await.status(), 410);
     }
 

@@ -38,9 +38,11 @@ async fn walk_through(browser: &Browser, smtp: &SmtpSink, token: &str) -> Walk {
     // A visit starts no session: the form carries a token signed over its own cookie.
     let mut cookies = vec![browser.cookie("watasu_form").expect("the landing page sets its form cookie")];
     let before = smtp.messages().len();
-    let code_step = browser
+    let asked = browser
         .post_form(&format!("/s/{token}/email"), &[("csrf_token", &landing.csrf_token()), ("email", TYPED)])
         .await;
+    assert_eq!(asked.status, 303, "{}", asked.body);
+    let code_step = browser.follow(token, asked).await;
     assert_eq!(code_step.status, 200, "{}", code_step.body);
     cookies.push(browser.cookie("watasu_session").expect("the address submission starts a session"));
     let code = smtp.code_for_after(STORED, before).await;

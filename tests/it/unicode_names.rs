@@ -59,9 +59,10 @@ both_backends! {
         let landing = browser.get(&format!("/s/{}", share.token)).await;
         assert_clean("the landing page", &landing.body);
         let before = app.smtp.messages().len();
-        let step = browser
+        let asked = browser
             .post_form(&format!("/s/{}/email", share.token), &[("csrf_token", &landing.csrf_token()), ("email", RECIPIENT)])
             .await;
+        let step = browser.follow(&share.token, asked).await;
         let code = app.smtp.code_for_after(RECIPIENT, before).await;
         let answer =
             browser.post_form(&format!("/s/{}/code", share.token), &[("csrf_token", &step.csrf_token()), ("code", &code)]).await;

@@ -1,117 +1,38 @@
 //! The recipient's pages: a share link identifies the share; the email step sends a code only to
 //! the registered address (the answer is the same whatever was typed); the code step earns a
 //! grant on a regenerated session; the download is a POST that claims the share and answers 303
-//! to the file, which only the claiming session may then GET (in ranges, to resume).
-//! The rules live in [`crate::services::handover`]; these handlers parse, call it, and render.
+//! to the file, which only the claiming session may then GET (in ranges, to resume). The other
+//! form posts answer 303 to the link (htmx gets the step itself): the step lives in the session,
+//! so a reload shows it again and sends nothing. The rules live in [`crate::services::handover`];
+//! these handlers parse, call it, and render.
 
+mod ends;
 mod file;
+mod page;
 mod range;
 mod tally;
 
+pub use ends::recipient_refusals;
 pub use file::content_disposition;
 
-use askama::Template;
 use poem::{
-    Body, IntoResponse, Request, Response, handler,
+    Body, Request, Response, handler,
     http::{Method, header},
-    web::{Data, Form, Html, Path, Query},
+    web::{Data, Form, Path},
 };
 use serde::Deserialize;
 
 use super::{
-    AppError, AppState, Chrome,
+    AppError, AppState,
     middleware::{ClientAddr, SessionHandle, is_htmx},
     see_other,
 };
 use crate::{
-    i18n::{Lang, format},
-    services::handover::{self, Checked, Fetch, Refusal},
+    i18n::Lang,
+    services::handover::{Checked, Fetch, Refusal},
     session::Session,
-    share::{FileInfo, Share},
+    share::Share,
 };
-
-/// Which step of the flow the page shows.
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub enum Step {
-    Email,
-    Code,
-    Download,
-}
-
-impl Step {
-    pub fn name(&self) -> &'static str {
-        match self {
-            Step::Email => "email",
-            Step::Code => "code",
-            Step::Download => "download",
-        }
-    }
-}
-
-/// The file as the download step shows it.
-pub struct FileView {
-    pub name: String,
-    pub size: String,
-    pub sha256: String,
-}
-
-#[derive(Template)]
-#[template(path = "recipient/share.html", blocks = ["step"])]
-struct SharePage<'a> {
-    c: Chrome,
-    step: Step,
-    sender_name: &'a str,
-    base_path: String,
-    csrf_token: &'a str,
-    error: Option<&'static str>,
-    tries_left: Option<i32>,
-    file: Option<FileView>,
-    message: &'a str,
-    expires: String,
-}
-
-/// What the step shows besides the share itself.
-#[derive(Default)]
-struct StepExtras {
-    error: Option<&'static str>,
-    tries_left: Option<i32>,
-    file: Option<FileView>,
-}
-
-impl StepExtras {
-    /// The download step's file, sized in the visitor's language.
-    fn download(file: FileInfo, lang: Lang) -> Self {
-        let size = format::human_size(file.size_bytes, lang);
-        let view = FileView { name: file.original_name, size, sha256: file.sha256 };
-        Self { file: Some(view), ..Default::default() }
-    }
-}
-
-fn render_step(
-    req: &Request,
-    token: &str,
-    share: &Share,
-    csrf_token: &str,
-    step: Step,
-    extras: StepExtras,
-) -> Result<Response, AppError> {
-    let c = Chrome::for_request(req);
-    let lang = c.lang;
-    let page = SharePage {
-        c,
-        step,
-        sender_name: &share.sender_name,
-        base_path: format!("/s/{token}"),
-        csrf_token,
-        error: extras.error,
-        tries_left: extras.tries_left,
-        file: extras.file,
-        message: &share.message,
-        expires: format::human_time(share.expires_at, lang),
-    };
-    let html = if is_htmx(req) { page.as_step().render()? } else { page.render()? };
-    Ok(Html(html).into_response())
-}
 
 /// The page a refusal answers with; the reason goes to the log only.
 fn refusal(refusal: Refusal) -> AppError {
@@ -139,9 +60,21 @@ fn request_lang(req: &Request) -> Lang {
     req.extensions().get::<Lang>().copied().unwrap_or_default()
 }
 
-#[derive(Deserialize)]
-pub struct StepQuery {
-    step: Option<String>,
+/// The answer to a form post: for a plain form, 303 to the link, whose page shows the step this
+/// session is now at (so a reload shows it again and re-sends nothing); for htmx, that step.
+async fn show_step(
+    req: &Request,
+    state: &AppState,
+    token: &str,
+    share: &Share,
+    session: &Session,
+    client: &ClientAddr,
+) -> Result<Response, AppError> {
+    if !is_htmx(req) {
+        return Ok(see_other(&format!("/s/{token}")));
+    }
+    let step = state.services.handover.step_of(share, Some(session), client.0).await.map_err(refusal)?;
+    page::render_step(req, token, share, &session.csrf_secret, step)
 }
 
 /// GET /s/{token}: says a file is waiting and from whom, then shows the step this browser is at.
@@ -149,20 +82,14 @@ pub struct StepQuery {
 pub async fn landing(
     req: &Request,
     Path(token): Path<String>,
-    Query(query): Query<StepQuery>,
     state: Data<&AppState>,
     session: Data<&SessionHandle>,
+    client: Data<&ClientAddr>,
 ) -> Result<Response, AppError> {
-    let wants_email = query.step.as_deref() == Some("email");
     // No session is started for a visit: only an address submission has something to remember.
     let (share, step) =
-        state.services.handover.visit(&token, session.current().as_ref(), wants_email).await.map_err(refusal)?;
-    let (step, extras) = match step {
-        handover::Step::Email => (Step::Email, StepExtras::default()),
-        handover::Step::Code => (Step::Code, StepExtras::default()),
-        handover::Step::Download(file) => (Step::Download, StepExtras::download(file, request_lang(req))),
-    };
-    render_step(req, &token, &share, &session.form_token(), step, extras)
+        state.services.handover.visit(&token, session.current().as_ref(), client.0.0).await.map_err(refusal)?;
+    page::render_step(req, &token, &share, &session.form_token(), step)
 }
 
 #[derive(Deserialize)]
@@ -187,10 +114,11 @@ pub async fn request_code(
     let handover = &state.services.handover;
     let share =
         handover.request_code(&token, &session, client.0.0, &form.email, request_lang(req)).await.map_err(refusal)?;
-    render_step(req, &token, &share, &session.csrf_secret, Step::Code, StepExtras::default())
+    show_step(req, &state, &token, &share, &session, &client).await
 }
 
-/// POST /s/{token}/code/new: a fresh challenge, mailed only if this browser gave the right address.
+/// POST /s/{token}/code/new: a fresh challenge, mailed only if this browser gave the right
+/// address; the code step then says it was sent, or that the limit is reached.
 #[handler]
 pub async fn resend_code(
     req: &Request,
@@ -202,7 +130,22 @@ pub async fn resend_code(
     let session = posted_session(&state, &token, &session).await?;
     let handover = &state.services.handover;
     let share = handover.resend_code(&token, &session, client.0.0, request_lang(req)).await.map_err(refusal)?;
-    render_step(req, &token, &share, &session.csrf_secret, Step::Code, StepExtras::default())
+    show_step(req, &state, &token, &share, &session, &client).await
+}
+
+/// POST /s/{token}/address: "use a different address" takes this browser back to the email step
+/// (a form, not a link: a reload of a link would send it back there every time).
+#[handler]
+pub async fn other_address(
+    req: &Request,
+    Path(token): Path<String>,
+    state: Data<&AppState>,
+    session: Data<&SessionHandle>,
+    client: Data<&ClientAddr>,
+) -> Result<Response, AppError> {
+    let session = posted_session(&state, &token, &session).await?;
+    let share = state.services.handover.use_other_address(&token, &session).await.map_err(refusal)?;
+    show_step(req, &state, &token, &share, &session, &client).await
 }
 
 #[derive(Deserialize)]
@@ -222,28 +165,16 @@ pub async fn submit_code(
     client: Data<&ClientAddr>,
 ) -> Result<Response, AppError> {
     let session = posted_session(&state, &token, &session_handle).await?;
-    let (handover, client, lang) = (&state.services.handover, client.0.0, request_lang(req));
-    let (share, checked) = handover.check_code(&token, &session, client, &form.code).await.map_err(refusal)?;
-    let t = lang.text();
-    let extras = match checked {
-        Checked::Verified(proof) => {
-            // The handle moves to the new session (and its cookie) before the grant names it.
-            let renewed = session_handle.regenerate().await?;
-            handover.grant(&share, proof, &renewed, client).await.map_err(refusal)?;
-            if !is_htmx(req) {
-                return Ok(see_other(&format!("/s/{token}")));
-            }
-            let file = handover.file_of(&share).await.map_err(refusal)?;
-            let extras = StepExtras::download(file, lang);
-            return render_step(req, &token, &share, &renewed.csrf_secret, Step::Download, extras);
-        }
-        Checked::Wrong { tries_left } => {
-            StepExtras { error: Some(t.code_wrong), tries_left: Some(tries_left), file: None }
-        }
-        Checked::Malformed => StepExtras { error: Some(t.code_malformed), ..Default::default() },
-        Checked::NoLiveCode => StepExtras { error: Some(t.code_dead), ..Default::default() },
+    let handover = &state.services.handover;
+    let (share, checked) = handover.check_code(&token, &session, client.0.0, &form.code).await.map_err(refusal)?;
+    let Checked::Verified(proof) = checked else {
+        // What was wrong is left for the code step to say.
+        return show_step(req, &state, &token, &share, &session, &client).await;
     };
-    render_step(req, &token, &share, &session.csrf_secret, Step::Code, extras)
+    // The handle moves to the new session (and its cookie) before the grant names it.
+    let renewed = session_handle.regenerate().await?;
+    handover.grant(&share, proof, &renewed, client.0.0).await.map_err(refusal)?;
+    show_step(req, &state, &token, &share, &renewed, &client).await
 }
 
 /// POST /s/{token}/download: checks this session's grant again and claims the share for it, then

@@ -8,14 +8,15 @@ use std::time::Duration;
 use super::{PASSWORD, db_state, event_kinds, eventually, forget_rate_limits, sign_in, upload_body, upload_request};
 use crate::{
     both_backends,
-    support::{Browser, Page, TestApp, TestShare, without_csrf},
+    support::{Browser, Page, TestApp, TestShare, without_csrf_and_typed},
 };
 
 const SENDER: &str = "sato@example.test";
 use crate::support::RECIPIENT;
 const NEW_RECIPIENT: &str = "client@example.test";
 
-/// A new browser opens the link and gives `address`: (the browser, its landing page, the answer).
+/// A new browser opens the link and gives `address`: (the browser, its landing page, the page the
+/// answer led to).
 async fn ask_for_code(app: &TestApp, share: &TestShare, address: &str) -> (Browser, Page, Page) {
     let browser = app.browser();
     let landing = browser.get(&format!("/s/{}", share.token)).await;
@@ -23,12 +24,14 @@ async fn ask_for_code(app: &TestApp, share: &TestShare, address: &str) -> (Brows
     let answer = browser
         .post_form(&format!("/s/{}/email", share.token), &[("csrf_token", &landing.csrf_token()), ("email", address)])
         .await;
-    (browser, landing, answer)
+    assert_eq!(answer.status, 303, "{}", answer.body);
+    let page = browser.follow(&share.token, answer).await;
+    (browser, landing, page)
 }
 
 fn assert_same_page(a: &Page, b: &Page, what: &str) {
     assert_eq!(a.status, b.status, "{what}");
-    assert_eq!(without_csrf(&a.body), without_csrf(&b.body), "{what}: the page differs");
+    assert_eq!(without_csrf_and_typed(&a.body), without_csrf_and_typed(&b.body), "{what}: the page differs");
 }
 
 both_backends! {

@@ -45,17 +45,22 @@ both_backends! {
         for _ in 0..=injections.len() {
             let share = app.create_share().await;
             let (browser, csrf) = app.landed_browser(&share.token).await;
-            visits.push((format!("/s/{}/email", share.token), browser, csrf));
+            visits.push((share.token, browser, csrf));
         }
         let before = snapshot(&app).await;
 
-        let (path, browser, csrf) = &visits[0];
-        let wrong = browser.post_form(path, &[("csrf_token", csrf), ("email", "nobody@example.test")]).await;
-        assert_eq!(wrong.status, 200, "{}", wrong.body);
+        let (token, browser, csrf) = &visits[0];
+        let wrong = browser.post_form(&format!("/s/{token}/email"), &[("csrf_token", csrf), ("email", "nobody@example.test")]).await;
+        assert_eq!(wrong.status, 303, "{}", wrong.body);
+        let wrong = browser.follow(token, wrong).await;
         let wrong_step = wrong.attr("#step", "data-step");
-        for (injection, (path, browser, csrf)) in injections.into_iter().zip(&visits[1..]) {
-            let page = browser.post_form(path, &[("csrf_token", csrf), ("email", injection)]).await;
+        for (injection, (token, browser, csrf)) in injections.into_iter().zip(&visits[1..]) {
+            let answer = browser.post_form(&format!("/s/{token}/email"), &[("csrf_token", csrf), ("email", injection)]).await;
+            assert_eq!(answer.status, 303, "{injection:?}: {}", answer.body);
+            let page = browser.follow(token, answer).await;
             assert_eq!(page.status, wrong.status, "{injection:?}: {}", page.body);
+            // Shown back as typed text, with its line breaks gone.
+            assert_eq!(page.texts(".typed-address"), [injection.replace("\r\n", "")], "{injection:?}");
             assert_eq!(page.attr("#step", "data-step"), wrong_step, "{injection:?}");
             assert_eq!(page.texts("h1"), wrong.texts("h1"), "{injection:?}");
             assert_eq!(page.texts("[role=alert]"), wrong.texts("[role=alert]"), "{injection:?}");

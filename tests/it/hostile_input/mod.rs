@@ -121,7 +121,7 @@ async fn mails_after_a_sure_one(app: &TestApp) -> Vec<crate::support::smtp::Rece
     let page = browser
         .post_form(&format!("/s/{}/email", share.token), &[("csrf_token", &csrf), ("email", "recipient@example.test")])
         .await;
-    assert_eq!(page.status, 200, "{}", page.body);
+    assert_eq!(page.status, 303, "{}", page.body);
     app.smtp.wait_for(before + 1, Duration::from_secs(20)).await
 }
 

@@ -15,7 +15,7 @@ both_backends! {
         let browser = Browser::new(&app.base);
         let landing = browser.get(&format!("/s/{}", share.token)).await;
         let asked = browser.post_form(&format!("/s/{}/email", share.token), &[("csrf_token", &landing.csrf_token()), ("email", recipient)]).await;
-        assert_eq!(asked.status, 200);
+        assert_eq!(asked.status, 303);
         app.smtp.wait_for(1, Duration::from_secs(10)).await;
         let invitation = watasu::accounts::invitations::Invitations::new(db.clone())
             .create(&watasu::accounts::EmailAddress::parse("invited.private@example.test").unwrap(), watasu::accounts::Role::Sender, sender)

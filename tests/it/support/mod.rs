@@ -42,7 +42,7 @@ use watasu::{
 pub use accounts::PASSWORD;
 pub use db::{count, execute, tables_as_text};
 pub use http::{Browser, Page, without_csrf};
-pub use recipient::{RECIPIENT, event_kinds};
+pub use recipient::{RECIPIENT, event_kinds, without_csrf_and_typed};
 pub use smtp::SmtpSink;
 
 /// The two database backends every behaviour test runs on.

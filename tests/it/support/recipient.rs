@@ -13,11 +13,25 @@ impl Browser {
         self.get(&format!("/s/{token}")).await
     }
 
-    /// Opens the share link and asks for a code with `address`; returns the answer page.
+    /// Opens the share link and asks for a code with `address`; returns the page the answer led
+    /// to (the post answers 303 to the link), or the refusal.
     pub async fn ask_for_code(&self, token: &str, address: &str) -> Page {
         let landing = self.open_link(token).await;
         assert_eq!(landing.status, 200, "{}", landing.body);
-        self.post_form(&format!("/s/{token}/email"), &[("csrf_token", &landing.csrf_token()), ("email", address)]).await
+        let answer = self
+            .post_form(&format!("/s/{token}/email"), &[("csrf_token", &landing.csrf_token()), ("email", address)])
+            .await;
+        self.follow(token, answer).await
+    }
+
+    /// Follows a recipient form post's 303, which must lead back to the link, as a browser does;
+    /// any other answer is returned as it is.
+    pub async fn follow(&self, token: &str, answer: Page) -> Page {
+        if answer.status != 303 {
+            return answer;
+        }
+        assert_eq!(answer.header("location"), Some(format!("/s/{token}").as_str()), "the post led elsewhere");
+        self.open_link(token).await
     }
 
     /// Submits a code on the code step whose form carried `csrf`.
@@ -25,9 +39,17 @@ impl Browser {
         self.post_form(&format!("/s/{token}/code"), &[("csrf_token", csrf), ("code", code)]).await
     }
 
-    /// Asks for a new code on the code step whose form carried `csrf`.
+    /// Asks for a new code on the code step whose form carried `csrf`; returns the page it led to.
     pub async fn resend_code(&self, token: &str, csrf: &str) -> Page {
-        self.post_form(&format!("/s/{token}/code/new"), &[("csrf_token", csrf)]).await
+        let answer = self.post_form(&format!("/s/{token}/code/new"), &[("csrf_token", csrf)]).await;
+        self.follow(token, answer).await
+    }
+
+    /// "Use a different address" on the code step whose form carried `csrf`; returns the page it
+    /// led to.
+    pub async fn use_other_address(&self, token: &str, csrf: &str) -> Page {
+        let answer = self.post_form(&format!("/s/{token}/address"), &[("csrf_token", csrf)]).await;
+        self.follow(token, answer).await
     }
 
     /// Posts the download form as the page would and, like a browser, follows its 303 to the file
@@ -108,4 +130,20 @@ impl TestApp {
 /// Every event kind recorded for a share, oldest first.
 pub async fn event_kinds(app: &TestApp, share_id: i64) -> Vec<String> {
     app.state.events.list(share_id).await.unwrap().into_iter().map(|e| e.kind.code().to_owned()).collect()
+}
+
+/// The page with its CSRF tokens and the typed address it shows back blanked: what must be
+/// identical between the answers to a matched and an unmatched address.
+pub fn without_csrf_and_typed(body: &str) -> String {
+    const OPEN: &str = "<strong class=\"typed-address\">";
+    let body = super::without_csrf(body);
+    let mut out = String::new();
+    let mut rest = body.as_str();
+    while let Some(at) = rest.find(OPEN) {
+        out.push_str(&rest[..at + OPEN.len()]);
+        rest = &rest[at + OPEN.len()..];
+        rest = &rest[rest.find("</strong>").expect("the address element closes")..];
+    }
+    out.push_str(rest);
+    out
 }

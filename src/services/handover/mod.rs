@@ -6,6 +6,10 @@
 //! No answer depends on whether the typed address matched: the same challenge is made, the same
 //! limits count, and the mail leaves in the background.
 
+mod code_step;
+
+pub use code_step::{CodeStatus, CodeStep, minutes_to_wait};
+
 use std::{net::IpAddr, sync::Arc, time::Duration};
 
 use super::{Fault, Parts, delivery::Deliveries, mails::Mails};
@@ -13,10 +17,11 @@ use crate::{
     accounts::EmailAddress,
     i18n::Lang,
     lifecycle::{ClaimedFile, FileStore, LifecycleRepository, StoreError},
-    otp::{CodeOutcome, Codes},
+    otp::{CodeOutcome, Codes, Notice},
     ratelimit::{Limit, RateLimiter},
     session::Session,
     share::{EventKind, FileInfo, Share, ShareAccess, ShareError, ShareEvents, ShareStatus},
+    text::strip_invisible,
 };
 
 /// Address submissions and "send a new code" per browser session and share: a person who mistypes
@@ -74,8 +79,11 @@ impl From<ShareError> for Refusal {
 /// Which step this browser is at.
 #[derive(Debug)]
 pub enum Step {
-    Email,
-    Code,
+    /// The address it typed last, if it went back to correct it.
+    Email {
+        typed_before: String,
+    },
+    Code(CodeStep),
     /// Verified: the file it may download.
     Download(FileInfo),
 }
@@ -145,23 +153,11 @@ impl Handover {
         &self,
         token: &str,
         session: Option<&Session>,
-        wants_email_step: bool,
+        client: IpAddr,
     ) -> Result<(Share, Step), Refusal> {
         let share = self.open(token).await?;
         self.events.record_collapsed(share.id, EventKind::Opened).await;
-        if let Some(session) = session
-            && self.access.grants.is_granted(session, share.id).await?
-        {
-            let file = self.file_of(&share).await?;
-            return Ok((share, Step::Download(file)));
-        }
-        if share.locked {
-            return Err(Refusal::Locked);
-        }
-        let step = match session {
-            Some(session) if !wants_email_step && self.codes.has_live_code(share.id, session.id).await? => Step::Code,
-            _ => Step::Email,
-        };
+        let step = self.step_of(&share, session, client).await?;
         Ok((share, step))
     }
 
@@ -181,11 +177,13 @@ impl Handover {
     ) -> Result<Share, Refusal> {
         let share = self.code_request(token, session, client).await?;
         let matches = EmailAddress::parse(typed).is_ok_and(|typed| typed.as_str() == share.recipient_email);
-        self.issue_code(&share, session, client, matches, lang).await?;
+        self.issue_code(&share, session, client, matches, &shown_back(typed), lang).await?;
         Ok(share)
     }
 
-    /// "Send a new code": a fresh challenge, mailed only if this session gave the right address.
+    /// "Send a new code": a fresh challenge, mailed only if this session gave the right address,
+    /// to the address it typed. Its code step then says it was sent again, or that the limit is
+    /// reached and for how long: a limit is a status line here, not a refusal.
     pub async fn resend_code(
         &self,
         token: &str,
@@ -193,9 +191,20 @@ impl Handover {
         client: IpAddr,
         lang: Lang,
     ) -> Result<Share, Refusal> {
-        let share = self.code_request(token, session, client).await?;
+        let share = match self.code_request(token, session, client).await {
+            Ok(share) => share,
+            Err(Refusal::TooMany(_)) => {
+                let share = self.open(token).await?;
+                self.codes.leave_notice(share.id, session.id, Notice::Limited).await?;
+                return Ok(share);
+            }
+            Err(refusal) => return Err(refusal),
+        };
+        let latest = self.codes.take_latest(share.id, session.id).await?;
+        let typed = latest.map(|c| c.typed_address).unwrap_or_default();
         let mailed = self.codes.latest_mailed(share.id, session.id).await?.unwrap_or(false);
-        self.issue_code(&share, session, client, mailed, lang).await?;
+        self.issue_code(&share, session, client, mailed, &typed, lang).await?;
+        self.codes.leave_notice(share.id, session.id, Notice::Resent).await?;
         Ok(share)
     }
 
@@ -205,9 +214,8 @@ impl Handover {
         if share.locked {
             return Err(Refusal::Locked);
         }
-        let per_session = format!("{}session:{}", code_limits(share.id), session.id);
-        let limited = match self.limiter.hit(&per_session, &PER_SESSION).await? {
-            Ok(()) => self.limiter.hit(&format!("code-request:client:{client}"), &PER_CLIENT).await?,
+        let limited = match self.limiter.hit(&session_bucket(&share, session), &PER_SESSION).await? {
+            Ok(()) => self.limiter.hit(&client_bucket(client), &PER_CLIENT).await?,
             Err(retry) => Err(retry),
         };
         limited.map_err(|retry| Refusal::TooMany(retry.0))?;
@@ -222,9 +230,10 @@ impl Handover {
         session: &Session,
         client: IpAddr,
         mailed: bool,
+        typed: &str,
         lang: Lang,
     ) -> Result<(), Refusal> {
-        let code = self.codes.issue(share.id, session.id, mailed).await?;
+        let code = self.codes.issue_typed(share.id, session.id, mailed, typed).await?;
         tracing::info!(share_id = share.id, %client, session = session_ref(session), mailed, "code requested");
         if let Some(code) = code {
             self.mails.spawn_code_mail(share, code, lang, code_limits(share.id));
@@ -248,9 +257,13 @@ impl Handover {
             CodeOutcome::Wrong { tries_left } => {
                 self.events.record_quietly(share_id, EventKind::CodeFailed).await;
                 tracing::info!(share_id, %client, session = session_ref, tries_left, "wrong code");
+                self.codes.leave_notice(share_id, session.id, Notice::Wrong).await?;
                 Checked::Wrong { tries_left }
             }
-            CodeOutcome::Malformed => Checked::Malformed,
+            CodeOutcome::Malformed => {
+                self.codes.leave_notice(share_id, session.id, Notice::Malformed).await?;
+                Checked::Malformed
+            }
             CodeOutcome::NoLiveCode => {
                 tracing::info!(share_id, %client, session = session_ref, "code tried with no live challenge");
                 Checked::NoLiveCode
@@ -333,6 +346,22 @@ impl Handover {
         self.open(token).await?;
         Ok(Fetch::NotClaimed)
     }
+}
+
+/// The typed address as the code step shows it back: without control or invisible characters
+/// (a NUL cannot even be stored), trimmed, and no longer than an address can be.
+fn shown_back(typed: &str) -> String {
+    strip_invisible(typed).trim().chars().take(254).collect()
+}
+
+/// The code-request bucket of one browser session for one share.
+fn session_bucket(share: &Share, session: &Session) -> String {
+    format!("{}session:{}", code_limits(share.id), session.id)
+}
+
+/// The code-request bucket of one client address, across shares and sessions.
+fn client_bucket(client: IpAddr) -> String {
+    format!("code-request:client:{client}")
 }
 
 /// A short, stable reference to the session for the log: a prefix of its cookie's hash, which

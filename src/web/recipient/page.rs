@@ -1,0 +1,137 @@
+//! The share page: the step a browser is at, with what its last form post did. A full page for a
+//! plain request, only the step for htmx.
+
+use askama::Template;
+use poem::{IntoResponse, Request, Response, web::Html};
+
+use super::super::{AppError, Chrome, middleware::is_htmx};
+use crate::{
+    i18n::{Lang, RecipientFlowText, format},
+    services::handover::{self, CodeStatus, CodeStep},
+    share::{FileInfo, Share},
+};
+
+/// Which step of the flow the page shows.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Step {
+    Email,
+    Code,
+    Download,
+}
+
+impl Step {
+    pub fn name(&self) -> &'static str {
+        match self {
+            Step::Email => "email",
+            Step::Code => "code",
+            Step::Download => "download",
+        }
+    }
+}
+
+/// The file as the download step shows it.
+pub struct FileView {
+    pub name: String,
+    pub size: String,
+    pub sha256: String,
+}
+
+/// The code step's status line: what the last post did.
+pub struct StatusLine {
+    pub text: String,
+    /// A problem (red) rather than news (green).
+    pub is_error: bool,
+}
+
+#[derive(Template)]
+#[template(path = "recipient/share.html", blocks = ["step"])]
+struct SharePage<'a> {
+    c: Chrome,
+    rf: &'static RecipientFlowText,
+    step: Step,
+    sender_name: &'a str,
+    base_path: String,
+    csrf_token: &'a str,
+    /// The code step: the address typed; the email step: the one typed before, to correct.
+    typed: String,
+    status: Option<StatusLine>,
+    lock_warning: Option<String>,
+    file: Option<FileView>,
+    message: &'a str,
+    expires: String,
+}
+
+/// What a step shows besides the share itself.
+#[derive(Default)]
+struct Shown {
+    typed: String,
+    status: Option<StatusLine>,
+    lock_warning: Option<String>,
+    file: Option<FileView>,
+}
+
+impl Shown {
+    fn code(step: CodeStep, lang: Lang) -> Self {
+        let rf = lang.recipient_flow();
+        let lock_warning = step.lock_warning.map(|n| {
+            let text = if n == 1 { rf.lock_warning_one } else { rf.lock_warning_many };
+            text.replace("{n}", &n.to_string())
+        });
+        Self { typed: step.typed_address, status: status_line(step.status, lang), lock_warning, file: None }
+    }
+
+    /// The download step's file, sized in the visitor's language.
+    fn download(file: FileInfo, lang: Lang) -> Self {
+        let size = format::human_size(file.size_bytes, lang);
+        let view = FileView { name: file.original_name, size, sha256: file.sha256 };
+        Self { file: Some(view), ..Default::default() }
+    }
+}
+
+fn status_line(status: CodeStatus, lang: Lang) -> Option<StatusLine> {
+    let (t, rf) = (lang.text(), lang.recipient_flow());
+    let error = |text: String| Some(StatusLine { text, is_error: true });
+    let news = |text: String| Some(StatusLine { text, is_error: false });
+    match status {
+        CodeStatus::Quiet => None,
+        CodeStatus::Wrong { tries_left } => error(format!("{} {tries_left}", t.code_wrong)),
+        CodeStatus::Malformed => error(t.code_malformed.to_owned()),
+        CodeStatus::Dead => error(t.code_dead.to_owned()),
+        CodeStatus::Resent(at) => news(rf.code_resent.replace("{time}", &format::human_time(at, lang))),
+        CodeStatus::Limited { minutes: 0 } => news(rf.code_limit_over.to_owned()),
+        CodeStatus::Limited { minutes } => error(rf.code_limit_reached.replace("{minutes}", &minutes.to_string())),
+    }
+}
+
+/// Renders the step `step` of `share` for this request.
+pub fn render_step(
+    req: &Request,
+    token: &str,
+    share: &Share,
+    csrf_token: &str,
+    step: handover::Step,
+) -> Result<Response, AppError> {
+    let c = Chrome::for_request(req);
+    let lang = c.lang;
+    let (step, shown) = match step {
+        handover::Step::Email { typed_before } => (Step::Email, Shown { typed: typed_before, ..Default::default() }),
+        handover::Step::Code(code) => (Step::Code, Shown::code(code, lang)),
+        handover::Step::Download(file) => (Step::Download, Shown::download(file, lang)),
+    };
+    let page = SharePage {
+        c,
+        rf: lang.recipient_flow(),
+        step,
+        sender_name: &share.sender_name,
+        base_path: format!("/s/{token}"),
+        csrf_token,
+        typed: shown.typed,
+        status: shown.status,
+        lock_warning: shown.lock_warning,
+        file: shown.file,
+        message: &share.message,
+        expires: format::human_time(share.expires_at, lang),
+    };
+    let html = if is_htmx(req) { page.as_step().render()? } else { page.render()? };
+    Ok(Html(html).into_response())
+}
