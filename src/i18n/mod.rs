@@ -1,16 +1,19 @@
 //! Japanese and English: the language negotiation and one catalogue of every user-visible string
 //! per language. A missing translation is a compile error, not a blank on a page.
 
+pub mod binary_size;
 mod deletion;
 mod deletion_records;
 mod en;
 pub mod format;
 mod ja;
 mod maintenance;
+mod sender_pages;
 mod uploader;
 
 pub use deletion::DeletionText;
 pub use maintenance::MaintenanceText;
+pub use sender_pages::SenderPagesText;
 pub use uploader::UploaderText;
 
 /// A language watasu speaks.

@@ -9,14 +9,14 @@ use askama::Template;
 use poem::{
     Request, Response, handler,
     http::StatusCode,
-    web::{Data, Html, Multipart},
+    web::{Data, Html, Multipart, cookie::CookieJar},
 };
 use tokio::io::AsyncReadExt;
 
 use super::super::{AppError, AppState, Chrome, SignedIn, middleware::SessionHandle, render, render_with};
 use crate::{
     accounts::{EmailAddress, User},
-    i18n::{Lang, Text, format::human_size},
+    i18n::{Lang, Text, binary_size::binary_size},
     lifecycle::StoreError,
     services::{
         mails::Delivery,
@@ -33,22 +33,41 @@ const FORM_OVERHEAD: u64 = 64 * 1024;
 
 pub struct ExpiryOption {
     value: String,
-    label: &'static str,
+    label: String,
     selected: bool,
 }
 
-/// 1 hour, 1 day, 7 days and the configured maximum, as far as the maximum allows.
-fn expiry_options(t: &'static Text, max: Duration, chosen: &str) -> Vec<ExpiryOption> {
+/// A validity the presets do not name, in words: "3 days", "36 hours".
+fn duration_label(lang: Lang, duration: Duration) -> String {
+    let s = lang.sender_pages();
+    let secs = duration.as_secs();
+    let (count, words) = match secs {
+        _ if secs.is_multiple_of(86_400) => (secs / 86_400, s.duration_days),
+        _ if secs.is_multiple_of(3_600) => (secs / 3_600, s.duration_hours),
+        _ => (secs.div_ceil(60), s.duration_minutes),
+    };
+    words.replace("{n}", &count.to_string())
+}
+
+/// 1 hour, 1 day, 7 days, the configured default and the configured maximum, as far as the
+/// maximum allows; `chosen` is selected (the default when the form is new).
+fn expiry_options(c: &Chrome, max: Duration, default: Duration, chosen: &str) -> Vec<ExpiryOption> {
+    let t = c.t;
     let presets = [("1h", 3_600, t.expires_1h), ("1d", 86_400, t.expires_1d), ("7d", 604_800, t.expires_7d)];
-    let mut options: Vec<ExpiryOption> = presets
+    let mut options: Vec<(Duration, String, String)> = presets
         .into_iter()
-        .filter(|(_, secs, _)| Duration::from_secs(*secs) <= max)
-        .map(|(value, _, label)| ExpiryOption { value: value.to_owned(), label, selected: value == chosen })
+        .map(|(value, secs, label)| (Duration::from_secs(secs), value.to_owned(), label.to_owned()))
+        .filter(|(duration, _, _)| *duration <= max)
         .collect();
-    let max_value = crate::config::format_duration(max);
-    if !options.iter().any(|o| o.value == max_value) {
-        options.push(ExpiryOption { selected: max_value == chosen, value: max_value, label: t.expires_max });
+    for (extra, label) in [(default, duration_label(c.lang, default)), (max, t.expires_max.to_owned())] {
+        let value = crate::config::format_duration(extra);
+        if extra <= max && !options.iter().any(|(duration, _, _)| *duration == extra) {
+            options.push((extra, value, label));
+        }
     }
+    options.sort_by_key(|(duration, _, _)| *duration);
+    let mut options: Vec<ExpiryOption> =
+        options.into_iter().map(|(_, value, label)| ExpiryOption { selected: value == chosen, value, label }).collect();
     if !options.iter().any(|o| o.selected)
         && let Some(first) = options.first_mut()
     {
@@ -64,12 +83,44 @@ pub(super) struct NewSharePage<'a> {
     csrf_token: &'a str,
     expiry_options: Vec<ExpiryOption>,
     max_size: String,
+    max_bytes: u64,
     recipient: &'a str,
     message: &'a str,
     mail_lang: &'a str,
+    notify: bool,
     error: Option<&'static str>,
+    /// The field the error is about (`recipient`, `file`, `message`, `expires_in`); `None` for
+    /// an error about the whole form, shown above it.
+    error_field: Option<&'static str>,
     /// A finished upload the form keeps (the file input is then optional), and its size.
     uploaded: Option<(&'a FinishedUpload, String)>,
+}
+
+impl NewSharePage<'_> {
+    /// The error belongs to this field: it is shown there and the field is marked invalid.
+    fn invalid(&self, field: &str) -> bool {
+        self.error_field == Some(field)
+    }
+
+    /// A form shown again without a kept upload: the browser has dropped the chosen file.
+    fn file_lost(&self) -> bool {
+        self.error.is_some() && self.uploaded.is_none()
+    }
+}
+
+/// Which field an error of the form is about.
+fn field_of(t: &'static Text, error: &str) -> Option<&'static str> {
+    if error == t.email_invalid {
+        Some("recipient")
+    } else if [t.file_missing, t.upload_unavailable, t.upload_too_large].contains(&error) {
+        Some("file")
+    } else if error == t.message_too_long {
+        Some("message")
+    } else if error == t.error_bad_request.title {
+        Some("expires_in")
+    } else {
+        None
+    }
 }
 
 pub(super) fn form_page<'a>(
@@ -79,21 +130,22 @@ pub(super) fn form_page<'a>(
     fields: &'a Fields,
     error: Option<&'static str>,
 ) -> NewSharePage<'a> {
-    let (lang, t) = (c.lang, c.t);
+    let lang = c.lang;
     let (max_ttl, max_bytes) = state.services.sharing.limits();
+    let default_ttl = state.services.sharing.default_ttl();
     NewSharePage {
+        expiry_options: expiry_options(&c, max_ttl, default_ttl, &fields.expires_in),
+        error_field: error.and_then(|e| field_of(c.t, e)),
         c,
         csrf_token: csrf,
-        expiry_options: expiry_options(t, max_ttl, &fields.expires_in),
-        max_size: human_size(i64::try_from(max_bytes).unwrap_or(i64::MAX), lang),
+        max_size: binary_size(max_bytes, lang),
+        max_bytes,
         recipient: &fields.recipient,
         message: &fields.message,
         mail_lang: &fields.mail_lang,
+        notify: fields.notify,
         error,
-        uploaded: fields
-            .uploaded
-            .as_ref()
-            .map(|u| (u, human_size(i64::try_from(u.size_bytes).unwrap_or(i64::MAX), lang))),
+        uploaded: fields.uploaded.as_ref().map(|u| (u, binary_size(u.size_bytes, lang))),
     }
 }
 
@@ -118,7 +170,8 @@ pub async fn new_share_form(
     session: Data<&SessionHandle>,
     SignedIn(user): SignedIn,
 ) -> Result<Html<String>, AppError> {
-    let fields = Fields { expires_in: "1d".into(), mail_lang: user.lang.clone(), notify: true, ..Default::default() };
+    let expires_in = crate::config::format_duration(state.services.sharing.default_ttl());
+    let fields = Fields { expires_in, mail_lang: user.lang.clone(), notify: true, ..Default::default() };
     render(&form_page(&state, c, &session.form_token(), &fields, None))
 }
 
@@ -136,16 +189,45 @@ async fn read_text(field: poem::web::Field) -> Result<String, AppError> {
     Ok(text)
 }
 
+/// What a submitted form came to.
+pub(super) enum Submitted {
+    /// The share exists: the answer leads to its created page.
+    Created { share_id: i64, link: String },
+    /// The form again, or another page, as it is.
+    Page(Response),
+}
+
+impl From<Response> for Submitted {
+    fn from(page: Response) -> Self {
+        Submitted::Page(page)
+    }
+}
+
 /// POST /shares/new (multipart/form-data)
 #[handler]
 pub async fn upload(
     req: &Request,
     c: Chrome,
-    mut multipart: Multipart,
+    multipart: Multipart,
+    jar: &CookieJar,
     state: Data<&AppState>,
     session: Data<&SessionHandle>,
     SignedIn(user): SignedIn,
 ) -> Result<Response, AppError> {
+    match read_form(req, c, multipart, &state, &session, &user).await? {
+        Submitted::Created { share_id, link } => Ok(super::created_page::lead_to_created(&state, jar, share_id, &link)),
+        Submitted::Page(page) => Ok(page),
+    }
+}
+
+async fn read_form(
+    req: &Request,
+    c: Chrome,
+    mut multipart: Multipart,
+    state: &AppState,
+    session: &SessionHandle,
+    user: &User,
+) -> Result<Submitted, AppError> {
     let current = session.current().ok_or(AppError::Forbidden("no session"))?;
     let (_, max_bytes) = state.services.sharing.limits();
     let declared: Option<u64> = req.header("content-length").and_then(|v| v.parse().ok());
@@ -176,12 +258,12 @@ pub async fn upload(
             "notify" => fields.notify = read_text(field).await? == "1",
             // No file chosen: a kept upload may follow (the JS-off form after a refusal).
             "file" if field.file_name().unwrap_or_default().is_empty() => {}
-            "file" => return store_file(&state, &user, c, &current.csrf_secret, fields, field, &mut multipart).await,
+            "file" => return store_file(state, user, c, &current.csrf_secret, fields, field, &mut multipart).await,
             "upload" => {
                 let id = read_text(field).await?;
                 return super::from_upload::share(
-                    &state,
-                    &user,
+                    state,
+                    user,
                     c,
                     &current.csrf_secret,
                     fields,
@@ -193,7 +275,8 @@ pub async fn upload(
             _ => return Err(AppError::BadRequest("unknown form field")),
         }
     }
-    render_with(StatusCode::BAD_REQUEST, &form_page(&state, c, &current.csrf_secret, &fields, Some(t.file_missing)))
+    Ok(render_with(StatusCode::BAD_REQUEST, &form_page(state, c, &current.csrf_secret, &fields, Some(t.file_missing)))?
+        .into())
 }
 
 /// The form's fields as domain values.
@@ -239,18 +322,17 @@ async fn store_file(
     fields: Fields,
     field: poem::web::Field,
     multipart: &mut Multipart,
-) -> Result<Response, AppError> {
+) -> Result<Submitted, AppError> {
     let sharing = &state.services.sharing;
     let file_name = field.file_name().unwrap_or_default().to_owned();
     let parsed = match parse_fields(c.t, &fields, &file_name, sharing.limits().0) {
         Ok(parsed) => parsed,
         Err(Invalid::Form(error)) => {
-            return render_with(StatusCode::BAD_REQUEST, &form_page(state, c, csrf, &fields, Some(error)));
+            return Ok(render_with(StatusCode::BAD_REQUEST, &form_page(state, c, csrf, &fields, Some(error)))?.into());
         }
         Err(Invalid::TtlTooShort) => return Err(AppError::BadRequest("ttl too short")),
     };
     let content_type = field.content_type().unwrap_or("application/octet-stream").to_owned();
-    let recipient = parsed.recipient.as_str().to_owned();
     let arriving = Upload {
         recipient: parsed.recipient,
         file_name: &file_name,
@@ -279,11 +361,11 @@ async fn store_file(
             tracing::info!(account_id = user.id, "upload refused: the sender was disabled while it arrived");
             let error = Some(c.t.upload_sender_disabled);
             let page = form_page(state, c, csrf, &fields, error);
-            return render_with(StatusCode::FORBIDDEN, &page);
+            return Ok(render_with(StatusCode::FORBIDDEN, &page)?.into());
         }
         Err(error) => return Err(create_error(error)),
     };
-    render_with(StatusCode::OK, &CreatedPage { c, link: &link, share_id, recipient: &recipient })
+    Ok(Submitted::Created { share_id, link })
 }
 
 /// The error page for a share that could not be created (a disabled sender gets the form again).
@@ -302,13 +384,4 @@ pub(super) fn create_error(error: CreateError) -> AppError {
         CreateError::UploadUnavailable => AppError::BadRequest("upload unavailable"),
         CreateError::SenderDisabled | CreateError::Share(_) => AppError::Internal(error.into()),
     }
-}
-
-#[derive(Template)]
-#[template(path = "dashboard/created.html")]
-pub(super) struct CreatedPage<'a> {
-    pub(super) c: Chrome,
-    pub(super) link: &'a str,
-    pub(super) share_id: i64,
-    pub(super) recipient: &'a str,
 }
