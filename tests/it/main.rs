@@ -10,6 +10,7 @@ mod browser_dashboard;
 mod browser_mails;
 mod browser_recipient;
 mod browser_resume;
+mod browser_sender_pages;
 mod browser_smoke;
 mod browser_uploads;
 mod cli_output;
