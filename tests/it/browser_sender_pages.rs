@@ -42,7 +42,34 @@ async fn wait_for_path(browser: &BrowserSession, path: &str) {
 const COUNT_POLLS: &str = "window.answeredPolls = 0; \
     document.body.addEventListener('htmx:afterRequest', function () { window.answeredPolls += 1; });";
 
+/// Makes the page believe its tab is hidden while `window.fakeHidden` is set (from now on), and
+/// counts the polls held back (`htmx:beforeRequest` cancelled) and answered, noting how many were
+/// answered when the first one was held back.
+const FAKE_HIDDEN_TAB: &str = "window.fakeHidden = true; window.heldPolls = 0; window.answeredPolls = 0; \
+    Object.defineProperty(document, 'visibilityState', { configurable: true, get: function () { return window.fakeHidden ? 'hidden' : 'visible'; } }); \
+    window.addEventListener('htmx:beforeRequest', function (e) { \
+      if (!e.defaultPrevented) return; \
+      window.heldPolls += 1; \
+      if (window.heldPolls === 1) window.answeredAtFirstHold = window.answeredPolls; }); \
+    document.body.addEventListener('htmx:afterRequest', function () { window.answeredPolls += 1; });";
+
 both_backends! {
+    async fn the_share_page_asks_nothing_while_its_tab_is_hidden(backend: Backend) {
+        let app = TestApp::spawn(backend).await;
+        let (browser, share) = signed_in(&app, BrowserOptions::desktop(), "hidden@example.test").await;
+        browser.goto(&format!("{}/shares/{}", app.base, share.id)).await;
+        browser.wait_for("#share-live[data-poll]", DEFAULT_WAIT).await;
+        browser.execute(FAKE_HIDDEN_TAB).await;
+        // Two polls held back in a row, and none answered between them.
+        browser.wait_for_js("window.heldPolls >= 2", POLL_WAIT).await;
+        let answered = browser.execute("return [window.answeredAtFirstHold, window.answeredPolls];").await;
+        assert_eq!(answered[0], answered[1], "a hidden tab polled: {answered}");
+        browser.execute("window.fakeHidden = false;").await;
+        browser.wait_for_js("window.answeredPolls > window.answeredAtFirstHold", POLL_WAIT).await;
+        browser.close().await;
+        app.stop().await;
+    }
+
     async fn a_focused_button_keeps_its_focus_while_the_share_page_refreshes(backend: Backend) {
         let app = TestApp::spawn(backend).await;
         let (browser, share) = signed_in(&app, BrowserOptions::desktop(), "focus@example.test").await;
