@@ -123,7 +123,7 @@ struct ConfirmPage<'a> {
     member: User,
     title: &'static str,
     /// What the change does, a paragraph each.
-    lead: [&'static str; 2],
+    lead: Vec<&'static str>,
     action: String,
     submit: &'static str,
 }
@@ -148,7 +148,7 @@ pub async fn confirm_disable(
     };
     let s = c.lang.sender_pages();
     let csrf_token = session.form_token();
-    let (title, lead, submit) = (s.disable_confirm_title, [s.disable_confirm_lead, ""], s.disable_confirm_submit);
+    let (title, lead, submit) = (s.disable_confirm_title, vec![s.disable_confirm_lead], s.disable_confirm_submit);
     let action = format!("/team/{id}/disable");
     render_with(StatusCode::OK, &ConfirmPage { c, csrf_token: &csrf_token, member, title, lead, action, submit })
 }
@@ -165,7 +165,7 @@ pub async fn confirm_delete(
     let Some(member) = other_member(&state, &user, id).await? else { return Ok(see_other("/team")) };
     let (s, d) = (c.lang.sender_pages(), &c.t.deletion);
     let csrf_token = session.form_token();
-    let (title, lead, submit) = (s.delete_confirm_title, [d.team_hint, s.delete_confirm_lead], d.team_submit);
+    let (title, lead, submit) = (s.delete_confirm_title, vec![d.team_hint, s.delete_confirm_lead], d.team_submit);
     let action = format!("/team/{id}/delete");
     render_with(StatusCode::OK, &ConfirmPage { c, csrf_token: &csrf_token, member, title, lead, action, submit })
 }

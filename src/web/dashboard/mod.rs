@@ -4,6 +4,7 @@
 
 mod actions;
 mod created_page;
+mod form_page;
 mod from_upload;
 mod new_share;
 mod timeline;
