@@ -38,6 +38,28 @@ async fn wait_for_path(browser: &BrowserSession, path: &str) {
     browser.wait_until(&format!("the page at {path}"), DEFAULT_WAIT, async |b| b.current_path().await == path).await;
 }
 
+/// axe-core's `axe.min.js`: `WATASU_AXE_CORE`, else where `scripts/test` installs it.
+fn axe_source() -> String {
+    let path = std::env::var("WATASU_AXE_CORE").unwrap_or_else(|_| {
+        let home = std::env::var("HOME").unwrap_or_default();
+        format!("{home}/.cache/watasu/axe-core-4.11.4/node_modules/axe-core/axe.min.js")
+    });
+    std::fs::read_to_string(&path).unwrap_or_else(|e| panic!("axe-core at {path}: {e}"))
+}
+
+/// Checks the page shown now with axe-core (WCAG 2.1 A/AA and best practice): no violations.
+async fn assert_accessible(browser: &BrowserSession, what: &str) {
+    if browser.execute("return typeof window.axe;").await != json!("object") {
+        browser.execute(&axe_source()).await;
+    }
+    let run = "axe.run(document, { runOnly: { type: 'tag', values: ['wcag2a', 'wcag2aa', 'wcag21a', 'wcag21aa', 'best-practice'] }, \
+               resultTypes: ['violations'] }).then(r => r.violations.map(v => v.id + ': ' + v.nodes.map(n => n.target.join(' ')).join(', ')))";
+    let answer = browser
+        .cdp("Runtime.evaluate", json!({ "expression": run, "awaitPromise": true, "returnByValue": true }))
+        .await;
+    assert_eq!(answer["result"]["value"], json!([]), "axe-core on {what}: {answer}");
+}
+
 /// Counts the answered polls of the share page from now on.
 const COUNT_POLLS: &str = "window.answeredPolls = 0; \
     document.body.addEventListener('htmx:afterRequest', function () { window.answeredPolls += 1; });";
@@ -75,6 +97,7 @@ both_backends! {
         let (browser, share) = signed_in(&app, BrowserOptions::desktop(), "focus@example.test").await;
         browser.goto(&format!("{}/shares/{}", app.base, share.id)).await;
         browser.wait_for("#share-live[data-poll]", DEFAULT_WAIT).await;
+        assert_accessible(&browser, "the share page").await;
         browser.execute(COUNT_POLLS).await;
         browser.mark_document().await;
         let button = "#share-actions form[action$='/link'] button";
@@ -92,6 +115,7 @@ both_backends! {
         assert_eq!(kept, json!(true), "focus moved to {:?}", browser.execute("return document.activeElement.outerHTML;").await);
         assert!(browser.document_is_marked().await, "the page was reloaded");
         assert_eq!(browser.attr("#share-status", "aria-live").await.as_deref(), Some("polite"));
+        assert_accessible(&browser, "the share page after a refresh").await;
         assert_eq!(browser.csp_violations().await, Vec::<String>::new());
         browser.close().await;
         app.stop().await;
@@ -109,6 +133,9 @@ both_backends! {
             assert_eq!(browser.text("main h1").await, s.revoke_confirm_title, "javascript {javascript}");
             assert_eq!(app.browser().get(&format!("/s/{}", share.token)).await.status, 200, "ended before the confirmation");
             browser.screenshot(&format!("sender-revoke-confirm-js-{javascript}")).await;
+            if javascript {
+                assert_accessible(&browser, "the end-share confirmation").await;
+            }
             browser.click("main form button.button-danger").await;
             browser.wait_for("[data-notice]", DEFAULT_WAIT).await;
             assert_eq!(browser.text("[data-notice]").await, s.revoked_notice);
@@ -146,6 +173,7 @@ both_backends! {
         assert_eq!(count(app.db(), "SELECT count(*) FROM uploads WHERE id > $1", 0).await, 0, "an upload started");
         assert_eq!(browser.attr("#uploader", "hidden").await.as_deref(), Some("true"));
         browser.screenshot("sender-drop-zone-too-large").await;
+        assert_accessible(&browser, "the new-share form with a file over the limit").await;
 
         browser.find("input[type=file]").await.send_keys(small.to_str().unwrap()).await.expect("choosing the file");
         assert_eq!(browser.text("[data-drop-chosen]").await, "small-plan.txt (12 bytes)");
@@ -154,6 +182,9 @@ both_backends! {
         browser.click("main form[data-upload] button[type=submit]").await;
         browser.wait_for("#share-link", Duration::from_secs(30)).await;
         assert!(browser.current_path().await.ends_with("/created"));
+        assert_accessible(&browser, "the created page").await;
+        browser.goto(&format!("{}/shares", app.base)).await;
+        assert_accessible(&browser, "the list").await;
         assert_eq!(browser.csp_violations().await, Vec::<String>::new());
         browser.close().await;
 
@@ -169,6 +200,42 @@ both_backends! {
         assert!(width.as_f64().unwrap() > 100.0, "the file input is hidden without JavaScript: {width}");
         assert!(plain.text(".drop-zone").await.contains(s.drop_choose));
         plain.close().await;
+        app.stop().await;
+    }
+
+    async fn disabling_a_member_asks_first_and_the_team_page_says_it_was_done(backend: Backend) {
+        let app = TestApp::spawn(backend).await;
+        app.create_admin("admin-pages@example.test").await;
+        let member = app.create_sender_with_password("member@example.test", "Member Mori", PASSWORD).await;
+        let s = Lang::Ja.sender_pages();
+        for javascript in [true, false] {
+            let options = if javascript { BrowserOptions::desktop() } else { BrowserOptions::desktop().without_javascript() };
+            let browser = BrowserSession::start(options).await;
+            browser.goto(&format!("{}/login", app.base)).await;
+            browser.fill("#email", "admin-pages@example.test").await;
+            browser.fill("#password", PASSWORD).await;
+            browser.click("main form button[type=submit]").await;
+            wait_for_path(&browser, "/shares").await;
+            browser.goto(&format!("{}/team", app.base)).await;
+            if javascript {
+                assert_accessible(&browser, "the team page").await;
+                browser.click(&format!("[data-member='{member}'] a[data-delete]")).await;
+                wait_for_path(&browser, &format!("/team/{member}/delete")).await;
+                assert_eq!(browser.text("main h1").await, s.delete_confirm_title);
+                assert_accessible(&browser, "the delete confirmation").await;
+                browser.click("a[data-cancel]").await;
+                wait_for_path(&browser, "/team").await;
+            } else {
+                browser.click(&format!("[data-member='{member}'] a[data-disable]")).await;
+                wait_for_path(&browser, &format!("/team/{member}/disable")).await;
+                assert_eq!(browser.text("main h1").await, s.disable_confirm_title);
+                browser.click("main form button.button-danger").await;
+                browser.wait_for("[data-notice]", DEFAULT_WAIT).await;
+                assert_eq!(browser.text("[data-notice]").await, s.disabled_notice);
+                assert_eq!(browser.attr(&format!("[data-member='{member}']"), "data-disabled").await.as_deref(), Some("true"));
+            }
+            browser.close().await;
+        }
         app.stop().await;
     }
 }
