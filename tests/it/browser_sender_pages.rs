@@ -1,6 +1,7 @@
 //! The sender's pages in a real Chromium: a focused button keeps its focus while the share page
-//! refreshes itself, ending a share asks first with JavaScript on and off, and the new-share
-//! form's drop zone names the chosen file and refuses one over the limit before sending it.
+//! refreshes itself (and a hidden tab asks nothing), ending a share or disabling a member asks
+//! first with JavaScript on and off, and the new-share form's drop zone names the chosen file and
+//! refuses one over the limit before sending it. Each page met is checked with axe-core.
 
 use std::time::Duration;
 
