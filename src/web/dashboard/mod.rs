@@ -1,6 +1,7 @@
-//! The sender's dashboard: their shares, one share's timeline (refreshing itself while it can
-//! still change), revoking, and the new-share upload. A share the viewer may not see answers 404,
-//! exactly like one that does not exist.
+//! The sender's dashboard: their shares with each one's outcome, one share's timeline (refreshing
+//! its status and timeline while it can still change, never the buttons a sender may be using),
+//! ending a share after a confirmation, and the new-share upload with its own result page. A share
+//! the viewer may not see answers 404, exactly like one that does not exist.
 
 mod actions;
 mod created_page;
