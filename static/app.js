@@ -55,3 +55,11 @@ document.addEventListener("DOMContentLoaded", function () {
     if (note) note.hidden = false;
   });
 });
+// A polling part of a page (the share page's status and timeline) asks nothing while its tab is
+// hidden; the poll after the tab is shown again catches up.
+document.addEventListener("htmx:beforeRequest", function (event) {
+  var source = event.detail && event.detail.elt;
+  if (document.visibilityState === "hidden" && source && source.hasAttribute && source.hasAttribute("data-poll")) {
+    event.preventDefault();
+  }
+});

@@ -11,30 +11,96 @@
 
   var form = document.querySelector("form[data-upload]");
   var panel = document.getElementById("uploader");
-  if (!form || !panel || !window.tus || !window.tus.isSupported) return;
-
+  if (!form || !panel) return;
   var fileInput = form.querySelector("input[type=file]");
+  var words = panel.dataset;
+
+  // Binary units, as the limit is configured and as the server writes sizes (2G is "2 GiB").
+  function size(bytes) {
+    if (bytes < 1024) return bytes + " " + words.bytesUnit;
+    var units = ["KiB", "MiB", "GiB", "TiB"];
+    var value = bytes / 1024;
+    var unit = 0;
+    while (value >= 1024 && unit < units.length - 1) { value /= 1024; unit += 1; }
+    var text = value < 10 ? value.toFixed(1) : value.toFixed(0);
+    return text.replace(/\.0$/, "") + " " + units[unit];
+  }
+
+  // The drop zone: the zone's own words replace the browser's file button (which speaks the
+  // browser's language, not the page's), and show the chosen file with its size.
+  var zone = form.querySelector("[data-drop-zone]");
+  var chosen = zone && zone.querySelector("[data-drop-chosen]");
+  var fileError = document.getElementById("file-error");
+  if (zone && chosen) {
+    zone.classList.add("is-enhanced");
+    chosen.hidden = false;
+    zone.addEventListener("dragover", function (event) { event.preventDefault(); zone.classList.add("is-dragging"); });
+    zone.addEventListener("dragleave", function () { zone.classList.remove("is-dragging"); });
+    zone.addEventListener("drop", function (event) {
+      event.preventDefault();
+      zone.classList.remove("is-dragging");
+      if (!event.dataTransfer || !event.dataTransfer.files.length) return;
+      fileInput.files = event.dataTransfer.files;
+      fileInput.dispatchEvent(new Event("change", { bubbles: true }));
+    });
+  }
+
+  // The limit, checked before a byte is sent (the server checks it again).
+  function tooLarge(file) {
+    var max = Number(fileInput.dataset.maxBytes);
+    return file && max > 0 && file.size > max;
+  }
+
+  function showFileError(text) {
+    if (!fileError) return;
+    fileError.setAttribute("role", "alert");
+    fileError.textContent = text;
+    fileError.hidden = !text;
+    var described = (fileInput.getAttribute("aria-describedby") || "").split(" ").filter(function (id) {
+      return id && id !== "file-error";
+    });
+    if (text) {
+      fileInput.setAttribute("aria-invalid", "true");
+      described.unshift("file-error");
+    } else {
+      fileInput.removeAttribute("aria-invalid");
+    }
+    fileInput.setAttribute("aria-describedby", described.join(" "));
+    if (zone) zone.classList.toggle("is-invalid", !!text);
+  }
+
+  function checkFile() {
+    var file = fileInput.files && fileInput.files[0];
+    if (chosen) chosen.textContent = file ? file.name + " (" + size(file.size) + ")" : fileInput.dataset.none;
+    if (tooLarge(file)) {
+      showFileError(fileInput.dataset.overLimit.replace("{size}", size(file.size)).replace("{limit}", fileInput.dataset.maxSize));
+      return false;
+    }
+    showFileError("");
+    return true;
+  }
+
+  fileInput.addEventListener("change", checkFile);
+  form.addEventListener("submit", function (event) {
+    if (checkFile()) return;
+    event.preventDefault();
+    event.stopImmediatePropagation();
+    fileInput.focus();
+  });
+
+  if (!window.tus || !window.tus.isSupported) return;
+
   var submit = form.querySelector("button[type=submit]");
   var progress = document.getElementById("upload-progress");
   var status = document.getElementById("upload-status");
   var pause = panel.querySelector("[data-upload-pause]");
   var cancel = panel.querySelector("[data-upload-cancel]");
-  var words = panel.dataset;
   var upload = null;
   var running = false;
   var held = false; // paused by the person, not by the network
   var rate = null; // bytes per second, smoothed
 
   function say(text) { status.textContent = text; }
-
-  function size(bytes) {
-    if (bytes < 1000) return bytes + " " + words.bytesUnit;
-    var units = ["KB", "MB", "GB", "TB"];
-    var value = bytes / 1000;
-    var unit = 0;
-    while (value >= 1000 && unit < units.length - 1) { value /= 1000; unit += 1; }
-    return (value < 10 ? value.toFixed(1) : value.toFixed(0)) + " " + units[unit];
-  }
 
   function timeLeft(remaining) {
     if (!rate) return "";

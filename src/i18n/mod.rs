@@ -2,6 +2,7 @@
 //! per language. A missing translation is a compile error, not a blank on a page.
 
 mod chrome;
+pub mod binary_size;
 mod deletion;
 mod deletion_records;
 mod en;
@@ -9,12 +10,14 @@ pub mod format;
 mod ja;
 mod maintenance;
 mod recipient_flow;
+mod sender_pages;
 mod uploader;
 
 pub use chrome::ChromeText;
 pub use deletion::DeletionText;
 pub use maintenance::MaintenanceText;
 pub use recipient_flow::RecipientFlowText;
+pub use sender_pages::SenderPagesText;
 pub use uploader::UploaderText;
 
 /// A language watasu speaks.

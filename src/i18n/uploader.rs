@@ -22,7 +22,7 @@ pub struct UploaderText {
     pub signed_out: &'static str,
     pub finishing: &'static str,
     pub cancelled: &'static str,
-    /// The size units, as the server writes them (`human_size`).
+    /// The word for a size under 1 KiB, as the server writes it (`binary_size`).
     pub bytes_unit: &'static str,
 }
 

@@ -86,6 +86,8 @@ impl ShareGc {
                 Ok(_) => {
                     if self.repo.mark_purged(candidate.id).await? {
                         report.purged += 1;
+                        // The expiry is the share's outcome; only now is its file done with.
+                        self.events.record_expiry(candidate.id).await;
                         self.events.record_quietly(candidate.id, EventKind::Purged).await;
                         items.push((candidate.id, Outcome::Deleted, None));
                     } else {

@@ -150,6 +150,11 @@ impl Sharing {
         (self.config.settings.share_ttl_max, self.config.settings.max_upload_bytes)
     }
 
+    /// The validity a new share's form starts with (`WATASU_SHARE_TTL`).
+    pub fn default_ttl(&self) -> Duration {
+        self.config.settings.share_ttl
+    }
+
     /// Stores the file, creates the share and notifies the recipient. `before_issue` is a last
     /// check between storing the file and creating the rows; a refusal removes the file again.
     pub async fn create(
@@ -226,6 +231,11 @@ impl Sharing {
         Ok(self.links.repo().id_by_token_hash(&crate::secret::sha256_hex(token)).await?)
     }
 
+    /// The share alone, if the viewer may see it.
+    pub async fn summary(&self, viewer: Viewer, id: i64) -> Result<Option<ShareSummary>, Fault> {
+        Ok(self.shares.find(viewer, id).await?)
+    }
+
     /// The share, its events and its mails, if the viewer may see it.
     pub async fn timeline(&self, viewer: Viewer, id: i64) -> Result<Option<Timeline>, Fault> {
         let Some(share) = self.shares.find(viewer, id).await? else { return Ok(None) };
@@ -269,6 +279,7 @@ impl Sharing {
         let link = self.config.url_for(&format!("/s/{}", token.expose()));
         let lang = Lang::from_code(&sender.lang).unwrap_or_default();
         self.notify(sender, id, &link, lang, Delivery::Background).await;
+        self.events.record_quietly(id, EventKind::LinkRenewed).await;
         tracing::info!(account_id = sender.id, share_id = id, "fresh link sent");
         Ok(Change::Done(link))
     }

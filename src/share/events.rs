@@ -25,6 +25,10 @@ crate::db_code! {
         Completed = "download_completed",
         Refused = "refused",
         Revoked = "revoked",
+        /// The validity ran out before anyone downloaded the file; recorded at the expiry time.
+        Expired = "expired",
+        /// The sender sent the recipient a new link (the old one stopped working).
+        LinkRenewed = "link_renewed",
         Purged = "purged",
     }
 }
@@ -69,6 +73,20 @@ impl ShareEvents {
         });
         if let Err(error) = done {
             tracing::warn!(share_id, kind = kind.code(), %error, "could not record a share event");
+        }
+    }
+
+    /// Records that the share expired unused, dated at its expiry, when that is what happened:
+    /// not for a download or a revoke (whose end is its own event), nor before the expiry.
+    pub async fn record_expiry(&self, share_id: i64) {
+        const SQL: Sql = sql!("INSERT INTO share_events (share_id, kind, at)
+            SELECT id, $2, expires_at FROM shares
+             WHERE id = $1 AND consumed_at IS NULL AND revoked_at IS NULL AND expires_at <= " now);
+        let done = on_db!(&self.db, |pool| {
+            sqlx::query(pool.sql(&SQL)).bind(share_id).bind(EventKind::Expired).execute(pool).await.map(drop)
+        });
+        if let Err(error) = done {
+            tracing::warn!(share_id, %error, "could not record a share's expiry");
         }
     }
 

@@ -15,14 +15,8 @@ crate::db_code! {
         Downloaded = "downloaded",
         Expired = "expired",
         Revoked = "revoked",
+        /// Gone from the server before it was downloaded, ended or expired (an account deletion).
         Deleted = "deleted",
-    }
-}
-
-impl SenderStatus {
-    /// Nothing will change any more: the page stops polling.
-    pub fn is_final(self) -> bool {
-        matches!(self, Self::Deleted)
     }
 }
 
@@ -35,6 +29,7 @@ struct SummaryRow {
     created_at: Timestamp,
     expires_at: Timestamp,
     shown_status: SenderStatus,
+    file_deleted: bool,
 }
 
 /// One share in a sender's list or on its page.
@@ -46,7 +41,11 @@ pub struct ShareSummary {
     pub size_bytes: i64,
     pub created_at: Timestamp,
     pub expires_at: Timestamp,
+    /// How the share ended (or that it has not): the outcome, kept after the file is gone.
     pub status: SenderStatus,
+    /// The file is gone from the server: a fact of its own, after any outcome. Nothing changes
+    /// any more once it is.
+    pub file_deleted: bool,
 }
 
 impl From<SummaryRow> for ShareSummary {
@@ -59,7 +58,15 @@ impl From<SummaryRow> for ShareSummary {
             created_at: row.created_at,
             expires_at: row.expires_at,
             status: row.shown_status,
+            file_deleted: row.file_deleted,
         }
+    }
+}
+
+impl SenderStatus {
+    /// The share is still open, so its sender may end it.
+    pub fn can_be_ended(self) -> bool {
+        matches!(self, Self::Waiting | Self::Locked)
     }
 }
 
@@ -70,18 +77,20 @@ pub struct Viewer {
     pub is_admin: bool,
 }
 
-/// The viewer's shares ($1 the viewer, $2 whether an admin) with the status a sender reads,
-/// followed by the caller's own conditions.
+/// The viewer's shares ($1 the viewer, $2 whether an admin) with the outcome a sender reads and
+/// whether the file is gone, followed by the caller's own conditions. The outcome outlives the
+/// purge: a purged share still reads as downloaded, revoked or expired.
 macro_rules! summary_sql {
     ($($tail:literal)+) => {
         sql!(
             "SELECT s.id, s.recipient_email, f.original_name, f.size_bytes, s.created_at, s.expires_at,
-                CASE WHEN s.status = 'purged' THEN 'deleted'
-                     WHEN s.status = 'consumed' THEN 'downloaded'
+                CASE WHEN s.consumed_at IS NOT NULL THEN 'downloaded'
                      WHEN s.revoked_at IS NOT NULL THEN 'revoked'
                      WHEN s.expires_at <= " now " THEN 'expired'
+                     WHEN s.status = 'purged' THEN 'deleted'
                      WHEN s.locked_at IS NOT NULL THEN 'locked'
-                     ELSE 'waiting' END AS shown_status
+                     ELSE 'waiting' END AS shown_status,
+                s.status = 'purged' AS file_deleted
            FROM shares s JOIN files f ON f.id = s.file_id
           WHERE ($2 OR s.sender_id = $1)" $($tail)+
         )

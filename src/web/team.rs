@@ -1,12 +1,14 @@
 //! The team page (admins only): invite senders by email, list and disable accounts. A disabled
 //! sender's sessions end at once; their active shares keep working unless revoked. Invitation
 //! links (/invite/{token}) let the invited person choose a name and password, once, for 72 hours.
+//! Disabling and deleting ask first on a page of their own; every change leads back to the team
+//! page with a notice, so a reload repeats nothing.
 
 use askama::Template;
 use poem::{
     Response, handler,
     http::StatusCode,
-    web::{Data, Form, Html, Path},
+    web::{Data, Form, Html, Path, Query},
 };
 use serde::Deserialize;
 
@@ -26,7 +28,8 @@ struct TeamPage<'a> {
     csrf_token: &'a str,
     members: Vec<User>,
     me: i64,
-    invited: bool,
+    /// What the change that led here came to.
+    notice: Option<&'static str>,
     error: Option<&'static str>,
 }
 
@@ -43,24 +46,36 @@ async fn team_page(
     state: &AppState,
     session: &SessionHandle,
     me: &User,
-    invited: bool,
+    notice: Option<&'static str>,
     error: Option<&'static str>,
 ) -> Result<Response, AppError> {
     let members = state.services.accounts.team().await?;
     let csrf_token = session.form_token();
-    let page = TeamPage { c, csrf_token: &csrf_token, members, me: me.id, invited, error };
+    let page = TeamPage { c, csrf_token: &csrf_token, members, me: me.id, notice, error };
     render_with(if error.is_some() { StatusCode::BAD_REQUEST } else { StatusCode::OK }, &page)
+}
+
+#[derive(Deserialize)]
+pub struct TeamQuery {
+    /// The change that led here (`invited`, `disabled`), for its notice.
+    done: Option<String>,
 }
 
 /// GET /team
 #[handler]
 pub async fn show(
     c: Chrome,
+    Query(query): Query<TeamQuery>,
     state: Data<&AppState>,
     session: Data<&SessionHandle>,
     Admin(user): Admin,
 ) -> Result<Response, AppError> {
-    team_page(c, &state, &session, &user, false, None).await
+    let notice = match query.done.as_deref() {
+        Some("invited") => Some(c.t.team_invited),
+        Some("disabled") => Some(c.lang.sender_pages().disabled_notice),
+        _ => None,
+    };
+    team_page(c, &state, &session, &user, notice, None).await
 }
 
 #[derive(Deserialize)]
@@ -69,7 +84,8 @@ pub struct InviteForm {
     email: String,
 }
 
-/// POST /team/invite: creates the invitation and mails its link through the outbox.
+/// POST /team/invite: creates the invitation and mails its link through the outbox, then leads to
+/// the team page (303), whose reload sends nothing again.
 #[handler]
 pub async fn invite(
     c: Chrome,
@@ -80,12 +96,12 @@ pub async fn invite(
 ) -> Result<Response, AppError> {
     let t = c.t;
     let error = match state.services.accounts.invite(&user, &form.email).await {
-        Ok(()) => return team_page(c, &state, &session, &user, true, None).await,
+        Ok(()) => return Ok(see_other("/team?done=invited")),
         Err(AccountError::Invalid(_)) => t.email_invalid,
         Err(AccountError::Exists) => t.team_exists,
         Err(error) => return Err(account_error(error)),
     };
-    team_page(c, &state, &session, &user, false, Some(error)).await
+    team_page(c, &state, &session, &user, None, Some(error)).await
 }
 
 /// POST /team/{id}/disable: the account can no longer sign in and its sessions end now.
@@ -97,7 +113,62 @@ pub async fn disable(
     Admin(user): Admin,
 ) -> Result<Response, AppError> {
     state.services.accounts.disable(&user, id, client.0.0).await?;
-    Ok(see_other("/team"))
+    Ok(see_other("/team?done=disabled"))
+}
+
+#[derive(Template)]
+#[template(path = "admin/team_confirm.html")]
+struct ConfirmPage<'a> {
+    c: Chrome,
+    csrf_token: &'a str,
+    member: User,
+    title: &'static str,
+    /// What the change does, a paragraph each.
+    lead: Vec<&'static str>,
+    action: String,
+    submit: &'static str,
+}
+
+/// The other member an admin is about to change; `None` for themselves or an unknown id.
+async fn other_member(state: &AppState, me: &User, id: i64) -> Result<Option<User>, AppError> {
+    let members = state.services.accounts.team().await?;
+    Ok(members.into_iter().find(|member| member.id == id && member.id != me.id))
+}
+
+/// GET /team/{id}/disable: asks before disabling. One already disabled goes back to the team.
+#[handler]
+pub async fn confirm_disable(
+    c: Chrome,
+    Path(id): Path<i64>,
+    state: Data<&AppState>,
+    session: Data<&SessionHandle>,
+    Admin(user): Admin,
+) -> Result<Response, AppError> {
+    let Some(member) = other_member(&state, &user, id).await?.filter(|m| !m.disabled) else {
+        return Ok(see_other("/team"));
+    };
+    let s = c.lang.sender_pages();
+    let csrf_token = session.form_token();
+    let (title, lead, submit) = (s.disable_confirm_title, vec![s.disable_confirm_lead], s.disable_confirm_submit);
+    let action = format!("/team/{id}/disable");
+    render_with(StatusCode::OK, &ConfirmPage { c, csrf_token: &csrf_token, member, title, lead, action, submit })
+}
+
+/// GET /team/{id}/delete: asks before opening a deletion case for another member.
+#[handler]
+pub async fn confirm_delete(
+    c: Chrome,
+    Path(id): Path<i64>,
+    state: Data<&AppState>,
+    session: Data<&SessionHandle>,
+    Admin(user): Admin,
+) -> Result<Response, AppError> {
+    let Some(member) = other_member(&state, &user, id).await? else { return Ok(see_other("/team")) };
+    let (s, d) = (c.lang.sender_pages(), &c.t.deletion);
+    let csrf_token = session.form_token();
+    let (title, lead, submit) = (s.delete_confirm_title, vec![d.team_hint, s.delete_confirm_lead], d.team_submit);
+    let action = format!("/team/{id}/delete");
+    render_with(StatusCode::OK, &ConfirmPage { c, csrf_token: &csrf_token, member, title, lead, action, submit })
 }
 
 #[derive(Template)]
@@ -189,5 +260,5 @@ pub async fn page_with_error(
     me: &User,
     message: &'static str,
 ) -> Result<Response, AppError> {
-    team_page(c, state, session, me, false, Some(message)).await
+    team_page(c, state, session, me, None, Some(message)).await
 }

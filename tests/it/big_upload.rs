@@ -266,6 +266,7 @@ async fn a_multi_gib_upload_streams_with_flat_server_memory() {
     let samples = sampler.finish();
     assert_eq!(sent.load(Ordering::Relaxed), FILE_SIZE);
 
+    let page = page.follow_created(&client, &base).await;
     assert_eq!(page.status, 200, "{}", page.body);
     let link = page.attr("#share-link", "value").expect("the answer shows the link");
     assert!(link.starts_with(&format!("{base}/s/")), "{link}");

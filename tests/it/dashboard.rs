@@ -29,7 +29,8 @@ async fn upload(browser: &Browser, csrf: Option<&str>, recipient: &str, file_nam
         .send()
         .await
         .unwrap();
-    Page::read(response).await
+    let page = Page::read(response).await;
+    if page.status == 303 { page.follow_created(&browser.client, &browser.base).await } else { page }
 }
 
 async fn new_share_csrf(browser: &Browser) -> String {

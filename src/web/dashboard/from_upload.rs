@@ -2,9 +2,9 @@
 //! the last field, `upload`) instead of carrying the file. The fields are checked as for a file;
 //! a refused form shows the upload again so the sender need not send the file twice.
 
-use poem::{Response, http::StatusCode, web::Multipart};
+use poem::{http::StatusCode, web::Multipart};
 
-use super::new_share::{CreatedPage, Fields, Invalid, create_error, form_page, parse_fields};
+use super::new_share::{Fields, Invalid, Submitted, create_error, form_page, parse_fields};
 use crate::{
     accounts::User,
     i18n::Lang,
@@ -25,14 +25,18 @@ pub(super) async fn share(
     mut fields: Fields,
     id: &str,
     multipart: &mut Multipart,
-) -> Result<Response, AppError> {
+) -> Result<Submitted, AppError> {
     if !matches!(multipart.next_field().await, Ok(None)) {
         return Err(AppError::BadRequest("a field after the upload"));
     }
     let sharing = &state.services.sharing;
     let t = c.t;
     let Some(upload) = sharing.finished_upload(user, id).await? else {
-        return render_with(StatusCode::BAD_REQUEST, &form_page(state, c, csrf, &fields, Some(t.upload_unavailable)));
+        return Ok(render_with(
+            StatusCode::BAD_REQUEST,
+            &form_page(state, c, csrf, &fields, Some(t.upload_unavailable)),
+        )?
+        .into());
     };
     let file_name = clean_file_name(&upload.file_name);
     let content_type = if upload.content_type.is_empty() {
@@ -44,11 +48,10 @@ pub(super) async fn share(
     let parsed = match parse_fields(t, &fields, &file_name, sharing.limits().0) {
         Ok(parsed) => parsed,
         Err(Invalid::Form(error)) => {
-            return render_with(StatusCode::BAD_REQUEST, &form_page(state, c, csrf, &fields, Some(error)));
+            return Ok(render_with(StatusCode::BAD_REQUEST, &form_page(state, c, csrf, &fields, Some(error)))?.into());
         }
         Err(Invalid::TtlTooShort) => return Err(AppError::BadRequest("ttl too short")),
     };
-    let recipient = parsed.recipient.as_str().to_owned();
     let from_upload = Upload {
         recipient: parsed.recipient,
         file_name: &file_name,
@@ -60,17 +63,16 @@ pub(super) async fn share(
         notify_on_download: fields.notify,
     };
     match sharing.create(user, from_upload, async || Ok(()), Delivery::Background).await {
-        Ok(created) => render_with(
-            StatusCode::OK,
-            &CreatedPage { c, link: &created.link, share_id: created.share_id, recipient: &recipient },
-        ),
+        Ok(created) => Ok(Submitted::Created { share_id: created.share_id, link: created.link }),
         // Used by a first submission of the same form, or gone meanwhile.
         Err(CreateError::UploadUnavailable) => {
             fields.uploaded = None;
-            render_with(StatusCode::BAD_REQUEST, &form_page(state, c, csrf, &fields, Some(t.upload_unavailable)))
+            Ok(render_with(StatusCode::BAD_REQUEST, &form_page(state, c, csrf, &fields, Some(t.upload_unavailable)))?
+                .into())
         }
         Err(CreateError::SenderDisabled) => {
-            render_with(StatusCode::FORBIDDEN, &form_page(state, c, csrf, &fields, Some(t.upload_sender_disabled)))
+            Ok(render_with(StatusCode::FORBIDDEN, &form_page(state, c, csrf, &fields, Some(t.upload_sender_disabled)))?
+                .into())
         }
         Err(error) => Err(create_error(error)),
     }

@@ -1,36 +1,43 @@
-//! The sender's dashboard: their shares, one share's timeline (refreshing itself while it can
-//! still change), revoking, and the new-share upload. A share the viewer may not see answers 404,
-//! exactly like one that does not exist.
+//! The sender's dashboard: their shares with each one's outcome, one share's timeline (refreshing
+//! its status and timeline while it can still change, never the buttons a sender may be using),
+//! ending a share after a confirmation, and the new-share upload with its own result page. A share
+//! the viewer may not see answers 404, exactly like one that does not exist.
 
+mod actions;
+mod created_page;
+mod form_page;
 mod from_upload;
 mod new_share;
+mod timeline;
 
+pub use actions::{renew_link, revoke, revoke_confirm, unlock};
+pub use created_page::created;
 pub use new_share::{new_share_form, upload};
 
 use askama::Template;
 use poem::{
-    Request, Response, handler,
+    IntoResponse, Request, Response, handler,
+    http::StatusCode,
     web::{Data, Html, Path, Query},
 };
 use serde::Deserialize;
 
+use self::timeline::EventRow;
 use super::{
     AppError, AppState, Chrome, SignedIn,
     middleware::{SessionHandle, is_htmx},
-    render, see_other,
+    render,
 };
 use crate::{
     accounts::User,
     i18n::{
         Text,
-        format::{Reader, human_size, human_time},
+        format::{Reader, human_time},
+        binary_size::binary_size,
     },
     mail::outbox::{MailDelivery, MailKind, MailStatus},
-    services::sharing::{Actor, Change, viewer},
-    share::{
-        EventKind,
-        sender::{SenderStatus, ShareSummary},
-    },
+    services::sharing::viewer,
+    share::sender::{SenderStatus, ShareSummary},
 };
 
 const PAGE_SIZE: i64 = 25;
@@ -51,23 +58,6 @@ fn status_text(t: &'static Text, status: SenderStatus) -> &'static str {
     }
 }
 
-fn event_text(t: &'static Text, kind: EventKind) -> &'static str {
-    match kind {
-        EventKind::Opened => t.event_opened,
-        EventKind::CodeSent => t.event_code_sent,
-        EventKind::CodeMailFailed => t.event_code_mail_failed,
-        EventKind::CodeFailed => t.event_code_failed,
-        EventKind::Locked => t.event_locked,
-        EventKind::Unlocked => t.event_unlocked,
-        EventKind::Verified => t.event_verified,
-        EventKind::Downloaded => t.event_downloaded,
-        EventKind::Completed => t.event_completed,
-        EventKind::Refused => t.event_refused,
-        EventKind::Revoked => t.event_revoked,
-        EventKind::Purged => t.event_purged,
-    }
-}
-
 /// A share as the templates show it.
 pub struct ShareRow {
     id: i64,
@@ -78,6 +68,8 @@ pub struct ShareRow {
     expires: String,
     status: &'static str,
     status_text: &'static str,
+    /// The file is gone from the server: a secondary line under the outcome.
+    file_deleted: bool,
 }
 
 fn row(c: &Chrome, share: ShareSummary) -> ShareRow {
@@ -87,11 +79,12 @@ fn row(c: &Chrome, share: ShareSummary) -> ShareRow {
         id: share.id,
         recipient: or_removed(share.recipient_email),
         file_name: or_removed(share.file_name),
-        size: human_size(share.size_bytes, c.lang),
+        size: binary_size(u64::try_from(share.size_bytes).unwrap_or(0), c.lang),
         created: human_time(share.created_at, c.reader()),
         expires: human_time(share.expires_at, c.reader()),
         status: share.status.code(),
         status_text: status_text(c.t, share.status),
+        file_deleted: share.file_deleted,
     }
 }
 
@@ -122,12 +115,6 @@ pub async fn list(
     render(&SharesPage { c, rows, older })
 }
 
-pub struct EventRow {
-    kind: &'static str,
-    text: &'static str,
-    at: String,
-}
-
 pub struct MailRow {
     kind: &'static str,
     status: &'static str,
@@ -136,7 +123,7 @@ pub struct MailRow {
 }
 
 #[derive(Template)]
-#[template(path = "dashboard/share.html", blocks = ["live"])]
+#[template(path = "dashboard/share.html", blocks = ["status", "actions", "live"])]
 struct SharePage<'a> {
     c: Chrome,
     share: ShareRow,
@@ -147,6 +134,13 @@ struct SharePage<'a> {
     can_unlock: bool,
     /// A link made just now, shown this once.
     fresh_link: Option<String>,
+    /// What the action that led here came to.
+    notice: Option<&'static str>,
+    /// What the page shows, in short: the next poll sends it back and hears "no change" (204) while
+    /// nothing changed, so nothing on the page is replaced or announced for nothing.
+    version: String,
+    /// A poll's answer: the status and the actions go out of band into the nodes already there.
+    oob: bool,
     csrf_token: &'a str,
 }
 
@@ -167,125 +161,110 @@ fn mail_row(t: &'static Text, reader: Reader, mail: MailDelivery) -> MailRow {
     }
 }
 
-/// What the share page needs besides the share's id: who asks, and how they asked.
+/// The page's state in a few URL-safe characters: the outcome first (a poll compares it to decide
+/// whether the actions changed), then whether the file is gone, the events and the mails.
+fn version(share: &ShareRow, events: usize, mails: &[MailRow]) -> String {
+    let mails: Vec<&str> = mails.iter().map(|m| m.status).collect();
+    format!("{}.{}.{events}.{}", share.status, u8::from(share.file_deleted), mails.join("-"))
+}
+
+/// Who asks for the share page, in which language.
 struct ShareView<'a> {
-    req: &'a Request,
     c: Chrome,
-    session: &'a SessionHandle,
     user: &'a User,
 }
 
-/// The share page, or only its live part for HTMX.
-async fn share_page(
+/// The share page, built for a full view or for a poll's answer.
+async fn share_page<'a>(
     view: ShareView<'_>,
     state: &AppState,
     id: i64,
-    fresh_link: Option<String>,
-) -> Result<String, AppError> {
-    let ShareView { req, c, session, user } = view;
+    csrf_token: &'a str,
+) -> Result<SharePage<'a>, AppError> {
+    let ShareView { c, user } = view;
     let timeline = state.services.sharing.timeline(viewer(user), id).await?.ok_or_else(not_visible)?;
     let (t, reader) = (c.t, c.reader());
-    let events = timeline
-        .events
-        .into_iter()
-        .map(|e| EventRow { text: event_text(t, e.kind), kind: e.kind.code(), at: human_time(e.at, reader) })
-        .collect();
-    let mails = timeline.mails.into_iter().map(|m| mail_row(t, reader, m)).collect();
-    let share = timeline.share;
-    let status = share.status;
-    let csrf_token = session.form_token();
-    let page = SharePage {
-        share: row(&c, share),
+    let event_count = timeline.events.len();
+    let events = timeline::event_rows(t, reader, timeline.events);
+    let mails: Vec<MailRow> = timeline.mails.into_iter().map(|m| mail_row(t, reader, m)).collect();
+    let status = timeline.share.status;
+    let share = row(&c, timeline.share);
+    Ok(SharePage {
+        version: version(&share, event_count, &mails),
+        is_final: share.file_deleted,
+        share,
         c,
         events,
         mails,
-        is_final: status.is_final(),
-        can_revoke: matches!(status, SenderStatus::Waiting | SenderStatus::Locked),
+        can_revoke: status.can_be_ended(),
         can_unlock: status == SenderStatus::Locked,
-        fresh_link,
-        csrf_token: &csrf_token,
-    };
-    Ok(if is_htmx(req) { page.as_live().render()? } else { page.render()? })
+        fresh_link: None,
+        notice: None,
+        oob: false,
+        csrf_token,
+    })
+}
+
+#[derive(Deserialize)]
+pub struct ShowQuery {
+    /// The action that led here (`revoked`, `unlocked`, `unchanged`), for its notice.
+    done: Option<String>,
 }
 
 /// GET /shares/{id}
 #[handler]
 pub async fn show(
-    req: &Request,
     c: Chrome,
     Path(id): Path<i64>,
+    Query(query): Query<ShowQuery>,
     state: Data<&AppState>,
     session: Data<&SessionHandle>,
     SignedIn(user): SignedIn,
 ) -> Result<Html<String>, AppError> {
-    let view = ShareView { req, c, session: &session, user: &user };
-    Ok(Html(share_page(view, &state, id, None).await?))
+    let notice = query.done.as_deref().and_then(|done| actions::notice(c.lang, done));
+    let csrf_token = session.form_token();
+    let view = ShareView { c, user: &user };
+    let page = SharePage { notice, ..share_page(view, &state, id, &csrf_token).await? };
+    render(&page)
 }
 
-/// GET /shares/{id}/live: the status and timeline fragment the share page polls (HTMX only).
+#[derive(Deserialize)]
+pub struct LiveQuery {
+    /// The version the polling page shows.
+    seen: Option<String>,
+}
+
+/// GET /shares/{id}/live: what the share page polls (HTMX only). No change since the version the
+/// page shows: 204, and the page stays as it is. Otherwise the timeline in place of the old one,
+/// the status into the (polite, live) status line, and the actions only if the outcome changed,
+/// so a focused button stays where it is while the share is unchanged.
 #[handler]
 pub async fn live(
     req: &Request,
     c: Chrome,
     Path(id): Path<i64>,
+    Query(query): Query<LiveQuery>,
     state: Data<&AppState>,
     session: Data<&SessionHandle>,
     // Taken as a result so that a plain request gets the 404 before any sign-in check.
     user: poem::Result<SignedIn>,
-) -> poem::Result<Html<String>> {
+) -> poem::Result<Response> {
     if !is_htmx(req) {
         return Err(AppError::NotFound("the live fragment is for HTMX requests").into());
     }
     let SignedIn(user) = user?;
-    let view = ShareView { req, c, session: &session, user: &user };
-    Ok(Html(share_page(view, &state, id, None).await?))
-}
-
-/// Where a revoke or an unlock leads: back to the share, whether or not it changed anything.
-fn back_to_share(change: Change, id: i64) -> Result<Response, AppError> {
-    match change {
-        Change::NotVisible => Err(not_visible()),
-        // Neither a revoke nor an unlock is rate-limited, so `TooSoon` does not happen here.
-        Change::Done(()) | Change::NotApplicable | Change::TooSoon(_) => Ok(see_other(&format!("/shares/{id}"))),
+    let csrf_token = session.form_token();
+    let view = ShareView { c, user: &user };
+    let page = SharePage { oob: true, ..share_page(view, &state, id, &csrf_token).await? };
+    let seen = query.seen.unwrap_or_default();
+    if seen == page.version {
+        return Ok(StatusCode::NO_CONTENT.into_response());
     }
-}
-
-/// POST /shares/{id}/revoke: ends an active share at once; the GC then deletes its file.
-#[handler]
-pub async fn revoke(
-    Path(id): Path<i64>,
-    state: Data<&AppState>,
-    SignedIn(user): SignedIn,
-) -> Result<Response, AppError> {
-    back_to_share(state.services.sharing.revoke(Actor::Sender(viewer(&user)), id).await?, id)
-}
-
-/// POST /shares/{id}/link: a new link for the recipient (the old one dies), mailed and shown once.
-#[handler]
-pub async fn renew_link(
-    req: &Request,
-    c: Chrome,
-    Path(id): Path<i64>,
-    state: Data<&AppState>,
-    session: Data<&SessionHandle>,
-    SignedIn(user): SignedIn,
-) -> Result<Html<String>, AppError> {
-    let link = match state.services.sharing.renew_link(&user, id).await? {
-        Change::Done(link) => link,
-        Change::NotVisible => return Err(not_visible()),
-        Change::TooSoon(retry_after) => return Err(AppError::TooMany { reason: "link renewals", retry_after }),
-        Change::NotApplicable => return Err(AppError::Gone("the share is no longer active")),
-    };
-    let view = ShareView { req, c, session: &session, user: &user };
-    Ok(Html(share_page(view, &state, id, Some(link)).await?))
-}
-
-/// POST /shares/{id}/unlock: accepts codes again after too many wrong ones.
-#[handler]
-pub async fn unlock(
-    Path(id): Path<i64>,
-    state: Data<&AppState>,
-    SignedIn(user): SignedIn,
-) -> Result<Response, AppError> {
-    back_to_share(state.services.sharing.unlock(viewer(&user), id).await?, id)
+    let outcome_changed = seen.split('.').next() != Some(page.share.status);
+    let mut fragment = page.as_live().render().map_err(AppError::from)?;
+    fragment += &page.as_status().render().map_err(AppError::from)?;
+    if outcome_changed {
+        fragment += &page.as_actions().render().map_err(AppError::from)?;
+    }
+    Ok(Html(fragment).into_response())
 }

@@ -5,18 +5,18 @@
 
 use std::{io::ErrorKind, time::Duration};
 
-use askama::Template;
 use poem::{
     Request, Response, handler,
     http::StatusCode,
-    web::{Data, Html, Multipart},
+    web::{Data, Html, Multipart, cookie::CookieJar},
 };
 use tokio::io::AsyncReadExt;
 
 use super::super::{AppError, AppState, Chrome, SignedIn, middleware::SessionHandle, render, render_with};
+pub(super) use super::form_page::form_page;
 use crate::{
     accounts::{EmailAddress, User},
-    i18n::{Lang, Text, format::human_size},
+    i18n::{Lang, Text},
     lifecycle::StoreError,
     services::{
         mails::Delivery,
@@ -31,79 +31,13 @@ const TEXT_FIELD_LIMIT: u64 = 8 * 1024;
 /// Room for the form fields and multipart framing around the file.
 const FORM_OVERHEAD: u64 = 64 * 1024;
 
-pub struct ExpiryOption {
-    value: String,
-    label: &'static str,
-    selected: bool,
-}
-
-/// 1 hour, 1 day, 7 days and the configured maximum, as far as the maximum allows.
-fn expiry_options(t: &'static Text, max: Duration, chosen: &str) -> Vec<ExpiryOption> {
-    let presets = [("1h", 3_600, t.expires_1h), ("1d", 86_400, t.expires_1d), ("7d", 604_800, t.expires_7d)];
-    let mut options: Vec<ExpiryOption> = presets
-        .into_iter()
-        .filter(|(_, secs, _)| Duration::from_secs(*secs) <= max)
-        .map(|(value, _, label)| ExpiryOption { value: value.to_owned(), label, selected: value == chosen })
-        .collect();
-    let max_value = crate::config::format_duration(max);
-    if !options.iter().any(|o| o.value == max_value) {
-        options.push(ExpiryOption { selected: max_value == chosen, value: max_value, label: t.expires_max });
-    }
-    if !options.iter().any(|o| o.selected)
-        && let Some(first) = options.first_mut()
-    {
-        first.selected = true;
-    }
-    options
-}
-
-#[derive(Template)]
-#[template(path = "dashboard/new_share.html")]
-pub(super) struct NewSharePage<'a> {
-    c: Chrome,
-    csrf_token: &'a str,
-    expiry_options: Vec<ExpiryOption>,
-    max_size: String,
-    recipient: &'a str,
-    message: &'a str,
-    mail_lang: &'a str,
-    error: Option<&'static str>,
-    /// A finished upload the form keeps (the file input is then optional), and its size.
-    uploaded: Option<(&'a FinishedUpload, String)>,
-}
-
-pub(super) fn form_page<'a>(
-    state: &AppState,
-    c: Chrome,
-    csrf: &'a str,
-    fields: &'a Fields,
-    error: Option<&'static str>,
-) -> NewSharePage<'a> {
-    let (lang, t) = (c.lang, c.t);
-    let (max_ttl, max_bytes) = state.services.sharing.limits();
-    NewSharePage {
-        c,
-        csrf_token: csrf,
-        expiry_options: expiry_options(t, max_ttl, &fields.expires_in),
-        max_size: human_size(i64::try_from(max_bytes).unwrap_or(i64::MAX), lang),
-        recipient: &fields.recipient,
-        message: &fields.message,
-        mail_lang: &fields.mail_lang,
-        error,
-        uploaded: fields
-            .uploaded
-            .as_ref()
-            .map(|u| (u, human_size(i64::try_from(u.size_bytes).unwrap_or(i64::MAX), lang))),
-    }
-}
-
 /// The text fields of the form.
 #[derive(Default)]
 pub(super) struct Fields {
     csrf_token: Option<String>,
-    recipient: String,
-    expires_in: String,
-    message: String,
+    pub(super) recipient: String,
+    pub(super) expires_in: String,
+    pub(super) message: String,
     pub(super) mail_lang: String,
     pub(super) notify: bool,
     /// The finished upload named in the `upload` field, once looked up.
@@ -118,7 +52,8 @@ pub async fn new_share_form(
     session: Data<&SessionHandle>,
     SignedIn(user): SignedIn,
 ) -> Result<Html<String>, AppError> {
-    let fields = Fields { expires_in: "1d".into(), mail_lang: user.lang.clone(), notify: true, ..Default::default() };
+    let expires_in = crate::config::format_duration(state.services.sharing.default_ttl());
+    let fields = Fields { expires_in, mail_lang: user.lang.clone(), notify: true, ..Default::default() };
     render(&form_page(&state, c, &session.form_token(), &fields, None))
 }
 
@@ -136,16 +71,45 @@ async fn read_text(field: poem::web::Field) -> Result<String, AppError> {
     Ok(text)
 }
 
+/// What a submitted form came to.
+pub(super) enum Submitted {
+    /// The share exists: the answer leads to its created page.
+    Created { share_id: i64, link: String },
+    /// The form again, or another page, as it is.
+    Page(Response),
+}
+
+impl From<Response> for Submitted {
+    fn from(page: Response) -> Self {
+        Submitted::Page(page)
+    }
+}
+
 /// POST /shares/new (multipart/form-data)
 #[handler]
 pub async fn upload(
     req: &Request,
     c: Chrome,
-    mut multipart: Multipart,
+    multipart: Multipart,
+    jar: &CookieJar,
     state: Data<&AppState>,
     session: Data<&SessionHandle>,
     SignedIn(user): SignedIn,
 ) -> Result<Response, AppError> {
+    match read_form(req, c, multipart, &state, &session, &user).await? {
+        Submitted::Created { share_id, link } => Ok(super::created_page::lead_to_created(&state, jar, share_id, &link)),
+        Submitted::Page(page) => Ok(page),
+    }
+}
+
+async fn read_form(
+    req: &Request,
+    c: Chrome,
+    mut multipart: Multipart,
+    state: &AppState,
+    session: &SessionHandle,
+    user: &User,
+) -> Result<Submitted, AppError> {
     let current = session.current().ok_or(AppError::Forbidden("no session"))?;
     let (_, max_bytes) = state.services.sharing.limits();
     let declared: Option<u64> = req.header("content-length").and_then(|v| v.parse().ok());
@@ -176,12 +140,12 @@ pub async fn upload(
             "notify" => fields.notify = read_text(field).await? == "1",
             // No file chosen: a kept upload may follow (the JS-off form after a refusal).
             "file" if field.file_name().unwrap_or_default().is_empty() => {}
-            "file" => return store_file(&state, &user, c, &current.csrf_secret, fields, field, &mut multipart).await,
+            "file" => return store_file(state, user, c, &current.csrf_secret, fields, field, &mut multipart).await,
             "upload" => {
                 let id = read_text(field).await?;
                 return super::from_upload::share(
-                    &state,
-                    &user,
+                    state,
+                    user,
                     c,
                     &current.csrf_secret,
                     fields,
@@ -193,7 +157,8 @@ pub async fn upload(
             _ => return Err(AppError::BadRequest("unknown form field")),
         }
     }
-    render_with(StatusCode::BAD_REQUEST, &form_page(&state, c, &current.csrf_secret, &fields, Some(t.file_missing)))
+    Ok(render_with(StatusCode::BAD_REQUEST, &form_page(state, c, &current.csrf_secret, &fields, Some(t.file_missing)))?
+        .into())
 }
 
 /// The form's fields as domain values.
@@ -239,18 +204,17 @@ async fn store_file(
     fields: Fields,
     field: poem::web::Field,
     multipart: &mut Multipart,
-) -> Result<Response, AppError> {
+) -> Result<Submitted, AppError> {
     let sharing = &state.services.sharing;
     let file_name = field.file_name().unwrap_or_default().to_owned();
     let parsed = match parse_fields(c.t, &fields, &file_name, sharing.limits().0) {
         Ok(parsed) => parsed,
         Err(Invalid::Form(error)) => {
-            return render_with(StatusCode::BAD_REQUEST, &form_page(state, c, csrf, &fields, Some(error)));
+            return Ok(render_with(StatusCode::BAD_REQUEST, &form_page(state, c, csrf, &fields, Some(error)))?.into());
         }
         Err(Invalid::TtlTooShort) => return Err(AppError::BadRequest("ttl too short")),
     };
     let content_type = field.content_type().unwrap_or("application/octet-stream").to_owned();
-    let recipient = parsed.recipient.as_str().to_owned();
     let arriving = Upload {
         recipient: parsed.recipient,
         file_name: &file_name,
@@ -279,11 +243,11 @@ async fn store_file(
             tracing::info!(account_id = user.id, "upload refused: the sender was disabled while it arrived");
             let error = Some(c.t.upload_sender_disabled);
             let page = form_page(state, c, csrf, &fields, error);
-            return render_with(StatusCode::FORBIDDEN, &page);
+            return Ok(render_with(StatusCode::FORBIDDEN, &page)?.into());
         }
         Err(error) => return Err(create_error(error)),
     };
-    render_with(StatusCode::OK, &CreatedPage { c, link: &link, share_id, recipient: &recipient })
+    Ok(Submitted::Created { share_id, link })
 }
 
 /// The error page for a share that could not be created (a disabled sender gets the form again).
@@ -302,13 +266,4 @@ pub(super) fn create_error(error: CreateError) -> AppError {
         CreateError::UploadUnavailable => AppError::BadRequest("upload unavailable"),
         CreateError::SenderDisabled | CreateError::Share(_) => AppError::Internal(error.into()),
     }
-}
-
-#[derive(Template)]
-#[template(path = "dashboard/created.html")]
-pub(super) struct CreatedPage<'a> {
-    pub(super) c: Chrome,
-    pub(super) link: &'a str,
-    pub(super) share_id: i64,
-    pub(super) recipient: &'a str,
 }

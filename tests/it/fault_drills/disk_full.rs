@@ -83,7 +83,7 @@ both_backends! {
         assert_eq!(browser.get("/readyz").await.status, 200);
         assert_eq!(browser.get("/shares").await.status, 200);
         std::fs::remove_file(files.join("filler")).unwrap();
-        let page = upload(&browser, &app.base, &csrf, &content).await;
+        let page = upload(&browser, &app.base, &csrf, &content).await.follow_created(&browser.client, &app.base).await;
         assert_eq!(page.status, 200, "{}", page.body);
         let stored = files_in(&files);
         assert_eq!(stored.len(), 1, "{stored:?}");

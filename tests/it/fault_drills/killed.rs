@@ -231,6 +231,8 @@ both_backends! {
                 .await
                 .unwrap(),
         )
+        .await
+        .follow_created(&browser.client, &server.base())
         .await;
         assert_eq!(page.status, 200, "{}", page.body);
         let after = db_state(&inst.db).await;

@@ -82,7 +82,8 @@ both_backends! {
         // A new share's notification and a download receipt wait in the outbox.
         let csrf = sender.get("/shares/new").await.csrf_token();
         let body = upload_body(&csrf, NEW_RECIPIENT, "plan.txt", b"the plan\n");
-        let created = Page::read(upload_request(&sender.client, &app.base, body.into()).send().await.unwrap()).await;
+        let answer = Page::read(upload_request(&sender.client, &app.base, body.into()).send().await.unwrap()).await;
+        let created = answer.follow_created(&sender.client, &app.base).await;
         assert_eq!(created.status, 200, "{}", created.body);
         let link = created.attr("#share-link", "value").expect("the link is shown");
         let verified = early

@@ -94,6 +94,15 @@ impl Page {
         self.headers.get(name).and_then(|v| v.to_str().ok())
     }
 
+    /// Follows the 303 a successful upload answers with to its created page, as a browser
+    /// would (with `client`'s cookies, which carry the link to that page).
+    pub async fn follow_created(self, client: &reqwest::Client, base: &str) -> Page {
+        assert_eq!(self.status, 303, "the upload did not lead to its created page: {}", self.body);
+        let location = self.header("location").expect("a location").to_owned();
+        assert!(location.starts_with("/shares/") && location.ends_with("/created"), "{location}");
+        Page::read(client.get(format!("{base}{location}")).send().await.unwrap()).await
+    }
+
     pub fn html(&self) -> Html {
         Html::parse_document(&self.body)
     }

@@ -103,7 +103,8 @@ crate::both_backends! {
             .text("expires_in", "1d")
             .text("upload", id_of(&path).to_owned());
         let request = tus.browser.client.post(tus.browser.url("/shares/new")).header("Sec-Fetch-Site", "same-origin");
-        let created = Page::read(request.multipart(form).send().await.unwrap()).await;
+        let answer = Page::read(request.multipart(form).send().await.unwrap()).await;
+        let created = answer.follow_created(&tus.browser.client, &tus.browser.base).await;
         assert_eq!(created.status, 200, "{}", created.body);
         let digest: String = watasu::on_db!(&db, |pool| sqlx::query_scalar("SELECT sha256 FROM files").fetch_one(pool).await.unwrap());
         assert_eq!(digest, sha256_hex(&content));

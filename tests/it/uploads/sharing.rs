@@ -19,7 +19,8 @@ async fn share_upload(tus: &Tus, recipient: &str, upload_path: &str) -> Page {
         .text("notify", "1")
         .text("upload", id_of(upload_path).to_owned());
     let request = tus.browser.client.post(tus.browser.url("/shares/new")).header("Sec-Fetch-Site", "same-origin");
-    Page::read(request.multipart(form).send().await.unwrap()).await
+    let page = Page::read(request.multipart(form).send().await.unwrap()).await;
+    if page.status == 303 { page.follow_created(&tus.browser.client, &tus.browser.base).await } else { page }
 }
 
 async fn shares(app: &TestApp) -> i64 {

@@ -1,0 +1,104 @@
+//! What a sender does to a share: end it (after a confirmation page, so a stray click or a
+//! reload never ends one), unlock it, send a new link. Each change leads back to the share page
+//! with a notice saying what it came to.
+
+use askama::Template;
+use poem::{
+    IntoResponse, Response, handler,
+    web::{Data, Html, Path},
+};
+
+use super::{SharePage, ShareRow, ShareView, not_visible, row, share_page};
+use crate::{
+    i18n::Lang,
+    services::sharing::{Actor, Change, viewer},
+    web::{AppError, AppState, Chrome, SignedIn, middleware::SessionHandle, render, see_other},
+};
+
+/// The notice for `?done=…` on the share page; anything else shows none.
+pub(super) fn notice(lang: Lang, done: &str) -> Option<&'static str> {
+    let s = lang.sender_pages();
+    match done {
+        "revoked" => Some(s.revoked_notice),
+        "unlocked" => Some(s.unlocked_notice),
+        "unchanged" => Some(s.not_applicable_notice),
+        _ => None,
+    }
+}
+
+/// Where a revoke or an unlock leads: back to the share, saying whether it changed anything.
+fn back_to_share(change: Change, id: i64, done: &str) -> Result<Response, AppError> {
+    match change {
+        Change::NotVisible => Err(not_visible()),
+        Change::Done(()) => Ok(see_other(&format!("/shares/{id}?done={done}"))),
+        // Neither a revoke nor an unlock is rate-limited, so `TooSoon` does not happen here.
+        Change::NotApplicable | Change::TooSoon(_) => Ok(see_other(&format!("/shares/{id}?done=unchanged"))),
+    }
+}
+
+#[derive(Template)]
+#[template(path = "dashboard/revoke_confirm.html")]
+struct RevokeConfirmPage<'a> {
+    c: Chrome,
+    share: ShareRow,
+    csrf_token: &'a str,
+}
+
+/// GET /shares/{id}/revoke: asks before ending the share. One that can no longer be ended goes
+/// back to its page, which says so.
+#[handler]
+pub async fn revoke_confirm(
+    c: Chrome,
+    Path(id): Path<i64>,
+    state: Data<&AppState>,
+    session: Data<&SessionHandle>,
+    SignedIn(user): SignedIn,
+) -> Result<Response, AppError> {
+    let share = state.services.sharing.summary(viewer(&user), id).await?.ok_or_else(not_visible)?;
+    if !share.status.can_be_ended() {
+        return Ok(see_other(&format!("/shares/{id}?done=unchanged")));
+    }
+    let share = row(&c, share);
+    let csrf_token = session.form_token();
+    Ok(render(&RevokeConfirmPage { c, share, csrf_token: &csrf_token })?.into_response())
+}
+
+/// POST /shares/{id}/revoke: ends an active share at once; the GC then deletes its file.
+#[handler]
+pub async fn revoke(
+    Path(id): Path<i64>,
+    state: Data<&AppState>,
+    SignedIn(user): SignedIn,
+) -> Result<Response, AppError> {
+    back_to_share(state.services.sharing.revoke(Actor::Sender(viewer(&user)), id).await?, id, "revoked")
+}
+
+/// POST /shares/{id}/link: a new link for the recipient (the old one dies), mailed and shown once.
+#[handler]
+pub async fn renew_link(
+    c: Chrome,
+    Path(id): Path<i64>,
+    state: Data<&AppState>,
+    session: Data<&SessionHandle>,
+    SignedIn(user): SignedIn,
+) -> Result<Html<String>, AppError> {
+    let link = match state.services.sharing.renew_link(&user, id).await? {
+        Change::Done(link) => link,
+        Change::NotVisible => return Err(not_visible()),
+        Change::TooSoon(retry_after) => return Err(AppError::TooMany { reason: "link renewals", retry_after }),
+        Change::NotApplicable => return Err(AppError::Gone("the share is no longer active")),
+    };
+    let csrf_token = session.form_token();
+    let page = share_page(ShareView { c, user: &user }, &state, id, &csrf_token).await?;
+    render(&SharePage { fresh_link: Some(link), ..page })
+}
+
+/// POST /shares/{id}/unlock: accepts codes again after too many wrong ones.
+#[handler]
+pub async fn unlock(
+    Path(id): Path<i64>,
+    state: Data<&AppState>,
+    SignedIn(user): SignedIn,
+) -> Result<Response, AppError> {
+    back_to_share(state.services.sharing.unlock(viewer(&user), id).await?, id, "unlocked")
+}

@@ -1,0 +1,131 @@
+//! The new-share form as a page: the validities on offer (the configured default selected), the
+//! limit in binary units, every value the sender typed, and an error shown at its own field.
+
+use std::time::Duration;
+
+use askama::Template;
+
+use super::new_share::Fields;
+use crate::{
+    i18n::{Lang, Text, binary_size::binary_size},
+    services::sharing::FinishedUpload,
+    web::{AppState, Chrome},
+};
+
+pub struct ExpiryOption {
+    value: String,
+    label: String,
+    selected: bool,
+}
+
+/// A validity the presets do not name, in words: "3 days", "36 hours".
+fn duration_label(lang: Lang, duration: Duration) -> String {
+    let s = lang.sender_pages();
+    let secs = duration.as_secs();
+    let (count, words) = match secs {
+        _ if secs.is_multiple_of(86_400) => (secs / 86_400, s.duration_days),
+        _ if secs.is_multiple_of(3_600) => (secs / 3_600, s.duration_hours),
+        _ => (secs.div_ceil(60), s.duration_minutes),
+    };
+    words.replace("{n}", &count.to_string())
+}
+
+/// 1 hour, 1 day, 7 days, the configured default and the configured maximum, as far as the
+/// maximum allows; `chosen` is selected (the default when the form is new).
+fn expiry_options(c: &Chrome, max: Duration, default: Duration, chosen: &str) -> Vec<ExpiryOption> {
+    let t = c.t;
+    let presets = [("1h", 3_600, t.expires_1h), ("1d", 86_400, t.expires_1d), ("7d", 604_800, t.expires_7d)];
+    let mut options: Vec<(Duration, String, String)> = presets
+        .into_iter()
+        .map(|(value, secs, label)| (Duration::from_secs(secs), value.to_owned(), label.to_owned()))
+        .filter(|(duration, _, _)| *duration <= max)
+        .collect();
+    for (extra, label) in [(default, duration_label(c.lang, default)), (max, t.expires_max.to_owned())] {
+        let value = crate::config::format_duration(extra);
+        if extra <= max && !options.iter().any(|(duration, _, _)| *duration == extra) {
+            options.push((extra, value, label));
+        }
+    }
+    options.sort_by_key(|(duration, _, _)| *duration);
+    let mut options: Vec<ExpiryOption> =
+        options.into_iter().map(|(_, value, label)| ExpiryOption { selected: value == chosen, value, label }).collect();
+    if !options.iter().any(|o| o.selected)
+        && let Some(first) = options.first_mut()
+    {
+        first.selected = true;
+    }
+    options
+}
+
+#[derive(Template)]
+#[template(path = "dashboard/new_share.html")]
+pub(super) struct NewSharePage<'a> {
+    c: Chrome,
+    csrf_token: &'a str,
+    expiry_options: Vec<ExpiryOption>,
+    max_size: String,
+    max_bytes: u64,
+    recipient: &'a str,
+    message: &'a str,
+    mail_lang: &'a str,
+    notify: bool,
+    error: Option<&'static str>,
+    /// The field the error is about (`recipient`, `file`, `message`, `expires_in`); `None` for
+    /// an error about the whole form, shown above it.
+    error_field: Option<&'static str>,
+    /// A finished upload the form keeps (the file input is then optional), and its size.
+    uploaded: Option<(&'a FinishedUpload, String)>,
+}
+
+impl NewSharePage<'_> {
+    /// The error belongs to this field: it is shown there and the field is marked invalid.
+    fn invalid(&self, field: &str) -> bool {
+        self.error_field == Some(field)
+    }
+
+    /// A form shown again without a kept upload: the browser has dropped the chosen file.
+    fn file_lost(&self) -> bool {
+        self.error.is_some() && self.uploaded.is_none()
+    }
+}
+
+/// Which field an error of the form is about.
+fn field_of(t: &'static Text, error: &str) -> Option<&'static str> {
+    if error == t.email_invalid {
+        Some("recipient")
+    } else if [t.file_missing, t.upload_unavailable, t.upload_too_large].contains(&error) {
+        Some("file")
+    } else if error == t.message_too_long {
+        Some("message")
+    } else if error == t.error_bad_request.title {
+        Some("expires_in")
+    } else {
+        None
+    }
+}
+
+pub(super) fn form_page<'a>(
+    state: &AppState,
+    c: Chrome,
+    csrf: &'a str,
+    fields: &'a Fields,
+    error: Option<&'static str>,
+) -> NewSharePage<'a> {
+    let lang = c.lang;
+    let (max_ttl, max_bytes) = state.services.sharing.limits();
+    let default_ttl = state.services.sharing.default_ttl();
+    NewSharePage {
+        expiry_options: expiry_options(&c, max_ttl, default_ttl, &fields.expires_in),
+        error_field: error.and_then(|e| field_of(c.t, e)),
+        c,
+        csrf_token: csrf,
+        max_size: binary_size(max_bytes, lang),
+        max_bytes,
+        recipient: &fields.recipient,
+        message: &fields.message,
+        mail_lang: &fields.mail_lang,
+        notify: fields.notify,
+        error,
+        uploaded: fields.uploaded.as_ref().map(|u| (u, binary_size(u.size_bytes, lang))),
+    }
+}
