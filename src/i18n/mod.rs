@@ -1,8 +1,8 @@
 //! Japanese and English: the language negotiation and one catalogue of every user-visible string
 //! per language. A missing translation is a compile error, not a blank on a page.
 
-mod chrome;
 pub mod binary_size;
+mod chrome;
 mod deletion;
 mod deletion_records;
 mod en;

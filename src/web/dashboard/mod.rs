@@ -32,8 +32,8 @@ use crate::{
     accounts::User,
     i18n::{
         Text,
-        format::{Reader, human_time},
         binary_size::binary_size,
+        format::{Reader, human_time},
     },
     mail::outbox::{MailDelivery, MailKind, MailStatus},
     services::sharing::viewer,

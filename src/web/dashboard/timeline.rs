@@ -93,8 +93,11 @@ mod tests {
     #[test]
     fn the_new_kinds_have_their_own_words_in_both_languages() {
         for lang in Lang::ALL {
-            let rows =
-                event_rows(lang.text(), lang.into(), vec![event(EventKind::LinkRenewed, 0), event(EventKind::Expired, 1)]);
+            let rows = event_rows(
+                lang.text(),
+                lang.into(),
+                vec![event(EventKind::LinkRenewed, 0), event(EventKind::Expired, 1)],
+            );
             assert_eq!(rows[0].text, lang.sender_pages().event_link_renewed);
             assert_eq!(rows[1].text, lang.sender_pages().event_expired);
         }
