@@ -29,6 +29,8 @@ const SMALL_TARGETS: &str = "
     return [...document.querySelectorAll('a, button, input, select, summary')]
       .filter(e => e.type !== 'hidden' && e.checkVisibility())
       .map(e => [e, e.getBoundingClientRect()])
+      // A visually hidden input (the drop zone's file input) is reached through its label.
+      .map(([e, r]) => [e, r.width <= 2 && e.labels && e.labels.length ? e.labels[0].getBoundingClientRect() : r])
       .filter(([e, r]) => r.width > 0 && r.height > 0 && (r.width < 24 || r.height < 24))
       .map(([e, r]) => e.tagName.toLowerCase() + (e.className ? '.' + e.className : '') + ' \"'
         + (e.textContent || e.name || '').trim().slice(0, 30) + '\" ' + Math.round(r.width) + 'x' + Math.round(r.height));";

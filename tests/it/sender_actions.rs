@@ -43,8 +43,8 @@ both_backends! {
         let confirm = english(&browser, &href).await;
         assert_eq!(confirm.status, 200);
         assert_eq!(confirm.texts("h1"), [s.revoke_confirm_title]);
-        assert_eq!(confirm.attr("form button.button-danger", "type").as_deref(), Some("submit"));
-        assert_eq!(confirm.attr("form", "method").as_deref(), Some("post"));
+        assert_eq!(confirm.attr("main form button.button-danger", "type").as_deref(), Some("submit"));
+        assert_eq!(confirm.attr("main form", "method").as_deref(), Some("post"));
         assert_eq!(app.browser().get(&format!("/s/{}", share.token)).await.status, 200, "a GET ended the share");
 
         let ended = browser.post_form(&href, &[("csrf_token", &confirm.csrf_token())]).await;
@@ -73,11 +73,11 @@ both_backends! {
         let delete = team.attr(&format!("[data-member='{member}'] a[data-delete]"), "href").expect("a delete link");
         let confirm = english(&admin, &disable).await;
         assert_eq!(confirm.texts("h1"), [s.disable_confirm_title]);
-        assert!(confirm.attr("form button.button-danger", "type").is_some());
+        assert!(confirm.attr("main form button.button-danger", "type").is_some());
         assert_eq!(english(&admin, "/team").await.attr(&format!("[data-member='{member}']"), "data-disabled").as_deref(), Some("false"));
         let asked = english(&admin, &delete).await;
         assert_eq!(asked.texts("h1"), [s.delete_confirm_title]);
-        assert_eq!(asked.attr("form", "action").as_deref(), Some(delete.as_str()));
+        assert_eq!(asked.attr("main form", "action").as_deref(), Some(delete.as_str()));
         assert_eq!(count(app.db(), "SELECT count(*) FROM deletion_cases WHERE id > $1", 0).await, 0, "a GET opened a case");
 
         let done = admin.post_form(&disable, &[("csrf_token", &confirm.csrf_token())]).await;

@@ -57,16 +57,7 @@ impl BrowserSession {
         if !self.checked_pages.lock().unwrap().insert(key) {
             return;
         }
-        if !self.options.javascript {
-            if self.execute("return typeof window.htmx;").await != json!("undefined") {
-                self.fail("the page ran its scripts in a browser without JavaScript").await;
-            }
-            self.set_scripts_disabled(false).await;
-        }
         let violations = self.axe_violations().await;
-        if !self.options.javascript {
-            self.set_scripts_disabled(true).await;
-        }
         let name = self.page_name(&path, &lang, &step);
         if first_sight(&name) {
             self.screenshot_full_page(&format!("pages/{name}")).await;
@@ -85,6 +76,19 @@ impl BrowserSession {
 
     /// The violations axe-core finds on the page now, as a JSON array.
     pub async fn axe_violations(&self) -> Value {
+        if self.options.javascript {
+            return self.run_axe().await;
+        }
+        if self.execute("return typeof window.htmx;").await != json!("undefined") {
+            self.fail("the page ran its scripts in a browser without JavaScript").await;
+        }
+        self.set_scripts_disabled(false).await;
+        let violations = self.run_axe().await;
+        self.set_scripts_disabled(true).await;
+        violations
+    }
+
+    async fn run_axe(&self) -> Value {
         if self.execute("return typeof window.axe === 'object';").await != Value::Bool(true) {
             self.execute(axe_source()).await;
         }
