@@ -125,8 +125,15 @@ both_backends! {
         let link = app.state.config.url_for(&format!("/s/{}", share.token));
         let mails = &app.state.services.mails;
         mails.notify_recipient(share.id, &sender, &link, watasu::i18n::Lang::Ja, watasu::services::mails::Delivery::Now).await;
+        // The outbox worker may have claimed the mail first and write it a moment later.
+        let folder = app.state.config.settings.data_dir.join("outbox");
+        let first_mail = || std::fs::read_dir(&folder).ok()?.flatten().next();
+        crate::support::eventually(Duration::from_secs(10), "the mail in the outbox folder", async || {
+            first_mail().is_some()
+        })
+        .await;
         // Long enough that lettre folds it into several encoded words.
-        let eml = std::fs::read_dir(app.state.config.settings.data_dir.join("outbox")).unwrap().flatten().next().unwrap();
+        let eml = first_mail().unwrap();
         let raw = std::fs::read_to_string(eml.path()).unwrap();
         assert!(raw.lines().filter(|l| l.contains("=?utf-8?b?")).count() >= 2, "{raw}");
 
