@@ -9,6 +9,7 @@ mod big_upload;
 mod browser_chrome;
 mod browser_dashboard;
 mod browser_mails;
+mod browser_pages;
 mod browser_recipient;
 mod browser_recipient_flow;
 mod browser_resume;

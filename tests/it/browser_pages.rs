@@ -1,0 +1,79 @@
+//! Every page, in both languages, at phone and desktop width: a tour that opens each one, so the
+//! harness's axe-core check and screenshot (support/browser/pages.rs) cover the whole site, not
+//! only the pages a walk happens to pass. The walks themselves (recipient steps, uploads, the
+//! share page's refresh) are tested in the other browser tests; this one only visits. It runs on
+//! SQLite alone: which database answers does not change a page's markup.
+
+use std::time::Duration;
+
+use crate::support::{
+    Backend, PASSWORD, TestApp,
+    browser::{BrowserOptions, BrowserSession, DEFAULT_WAIT},
+};
+
+const ADMIN: &str = "admin@example.test";
+
+/// The pages a signed-out visitor can open, given a live share's token and an invitation path.
+fn public_pages(token: &str, invitation: &str) -> Vec<String> {
+    let unknown_link = format!("/s/{}", "0".repeat(64));
+    vec!["/".into(), "/login".into(), format!("/s/{token}"), unknown_link, invitation.into(), "/no-such-page".into()]
+}
+
+/// The pages a signed-in admin can open, given a share and another member.
+fn signed_in_pages(share_id: i64, member_id: i64) -> Vec<String> {
+    let fixed = ["/shares", "/shares/new", "/account", "/team", "/admin/maintenance", "/admin/deletions"];
+    let mut pages: Vec<String> = fixed.iter().map(|p| (*p).to_owned()).collect();
+    pages.extend([
+        format!("/shares/{share_id}"),
+        format!("/shares/{share_id}/revoke"),
+        format!("/team/{member_id}/disable"),
+        format!("/team/{member_id}/delete"),
+        "/shares/999999".into(),
+    ]);
+    pages
+}
+
+async fn open(browser: &BrowserSession, base: &str, path: &str) {
+    browser.goto(&format!("{base}{path}")).await;
+    browser.wait_for("main h1", DEFAULT_WAIT).await;
+    browser.assert_no_horizontal_overflow(path).await;
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 4)]
+async fn every_page_passes_axe_core_in_both_languages_at_both_widths() {
+    let app = TestApp::spawn(Backend::Sqlite).await;
+    // A second installation without SMTP: only it has the development outbox page.
+    let outbox_app = TestApp::spawn_with(Backend::Sqlite, |s| s.smtp_url = None).await;
+    let admin_id = app.create_admin(ADMIN).await;
+    let member_id = app.create_sender_with_password("member@example.test", "Member Mori", PASSWORD).await;
+    let share =
+        app.create_share_with(admin_id, "client@example.test", "plan.pdf", b"plan", Duration::from_secs(3600)).await;
+    let invitation = app.invite(&app.sign_in(ADMIN, PASSWORD).await, "new@example.test").await;
+    outbox_app.create_admin(ADMIN).await;
+
+    for language in ["ja", "en"] {
+        for options in [BrowserOptions::desktop(), BrowserOptions::phone()] {
+            let browser = BrowserSession::start(options.language(language)).await;
+            for path in public_pages(&share.token, &invitation) {
+                open(&browser, &app.base, &path).await;
+            }
+            sign_in(&browser, &app.base).await;
+            for path in signed_in_pages(share.id, member_id) {
+                open(&browser, &app.base, &path).await;
+            }
+            sign_in(&browser, &outbox_app.base).await;
+            open(&browser, &outbox_app.base, "/dev/outbox").await;
+            browser.close().await;
+        }
+    }
+    outbox_app.stop().await;
+    app.stop().await;
+}
+
+async fn sign_in(browser: &BrowserSession, base: &str) {
+    browser.goto(&format!("{base}/login")).await;
+    browser.fill("#email", ADMIN).await;
+    browser.fill("#password", PASSWORD).await;
+    browser.click("main form button[type=submit]").await;
+    browser.wait_until("the signed-in list", DEFAULT_WAIT, async |b| b.current_path().await == "/shares").await;
+}
