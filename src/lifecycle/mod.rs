@@ -3,11 +3,13 @@
 
 pub mod gc;
 pub mod leftovers;
+pub mod object_store;
 mod partial;
 mod repo;
 pub mod store;
 mod upload_gc;
 
+pub use self::object_store::ObjectFileStore;
 pub use gc::{GcReport, GcRunner, GcStats, ShareGc};
 pub use leftovers::LeftoverReport;
 pub use repo::{ClaimedFile, LifecycleRepository, PURGEABLE_POSTGRES, PURGEABLE_SQLITE, PurgeCandidate};

@@ -25,6 +25,7 @@ mod data_folder;
 mod deletion;
 mod downloads;
 mod fault_drills;
+mod file_stores;
 mod gc_plan;
 mod gc_runner;
 mod hostile_input;

@@ -15,6 +15,7 @@ pub mod pg;
 pub mod process;
 pub mod raw;
 pub mod recipient;
+pub mod s3;
 pub mod smtp;
 pub mod words;
 

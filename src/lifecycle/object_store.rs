@@ -1,0 +1,215 @@
+//! Files in an S3-compatible object store (AWS S3, R2, B2, MinIO, Garage…) behind `FileStore`.
+//! Uploads stream as multipart uploads of fixed-size parts, so memory stays flat whatever the size;
+//! the SHA-256 is of the bytes as they streamed past, never a figure the store reports.
+
+use std::{io, pin::Pin};
+
+use ::object_store::{
+    GetOptions, GetRange, GetResult, ObjectStore, PutPayload, WriteMultipart, aws::AmazonS3Builder,
+    path::Path as ObjectPath,
+};
+use bytes::Bytes;
+use futures_util::TryStreamExt;
+use sha2::{Digest, Sha256};
+use tokio::io::{AsyncRead, AsyncReadExt};
+
+use super::store::{Deleted, FileStore, OpenedFile, StoreError, StoredFile};
+use crate::secret::random_token;
+
+/// Bytes per uploaded part: S3 refuses parts under 5 MiB (except the last) and more than 10,000
+/// parts, so 8 MiB parts allow files up to about 78 GiB.
+pub const PART_BYTES: usize = 8 * 1024 * 1024;
+/// Parts uploading at once while the next is read: memory is about (this + 1) parts.
+const PARTS_IN_FLIGHT: usize = 2;
+
+/// Files as objects named `PREFIX/KEY` in one bucket.
+#[derive(Debug)]
+pub struct ObjectFileStore {
+    objects: Box<dyn ObjectStore>,
+    prefix: String,
+}
+
+impl ObjectFileStore {
+    /// The store at `s3://BUCKET[/PREFIX]`, with endpoint, region and credentials from the
+    /// standard `AWS_*` environment variables (`AWS_ENDPOINT_URL`, `AWS_ALLOW_HTTP`, …).
+    pub fn from_url(url: &str) -> anyhow::Result<Self> {
+        Self::from_url_with(url, AmazonS3Builder::from_env())
+    }
+
+    /// The same with settings given in code instead of the environment.
+    pub fn from_url_with(url: &str, builder: AmazonS3Builder) -> anyhow::Result<Self> {
+        let (bucket, prefix) = parse_url(url)?;
+        let objects = builder.with_bucket_name(bucket).build()?;
+        Ok(Self { objects: Box::new(objects), prefix: prefix.to_owned() })
+    }
+
+    /// The object of a key, or `None` for anything that is not one of our keys.
+    fn path_of(&self, key: &str) -> Option<ObjectPath> {
+        crate::session::is_token_shaped(key).then(|| ObjectPath::from(format!("{}{key}", self.prefix)))
+    }
+
+    /// Object size, or `NotFound`.
+    async fn size_of(&self, path: &ObjectPath) -> Result<u64, StoreError> {
+        Ok(self.objects.head(path).await.map_err(store_error)?.size)
+    }
+
+    async fn upload_parts<'a>(
+        &self,
+        path: &ObjectPath,
+        first: Bytes,
+        content: &mut Pin<Box<dyn AsyncRead + Send + 'a>>,
+        digest: &mut Digesting,
+    ) -> Result<(), StoreError> {
+        let upload = self.objects.put_multipart(path).await.map_err(store_error)?;
+        let mut writer = WriteMultipart::new_with_chunk_size(upload, PART_BYTES);
+        let mut part = first;
+        let outcome = loop {
+            let last = part.len() < PART_BYTES;
+            writer.put(part);
+            if let Err(error) = writer.wait_for_capacity(PARTS_IN_FLIGHT).await {
+                break Err(store_error(error));
+            }
+            if last {
+                break Ok(());
+            }
+            match digest.read_part(content).await {
+                Ok(next) if next.is_empty() => break Ok(()),
+                Ok(next) => part = next,
+                Err(error) => break Err(error),
+            }
+        };
+        match outcome {
+            Ok(()) => writer.finish().await.map(drop).map_err(store_error),
+            Err(error) => {
+                // An aborted upload keeps none of its parts (and costs nothing to keep).
+                if let Err(abort) = writer.abort().await {
+                    tracing::warn!(%abort, "aborting a multipart upload failed; the leftover sweep removes it");
+                }
+                Err(error)
+            }
+        }
+    }
+}
+
+/// `s3://BUCKET[/PREFIX]` as the bucket and the key prefix (`""` or ending in `/`).
+fn parse_url(url: &str) -> anyhow::Result<(&str, String)> {
+    let rest =
+        url.strip_prefix("s3://").ok_or_else(|| anyhow::anyhow!("storage URL {url:?} is not s3://BUCKET[/PREFIX]"))?;
+    let (bucket, prefix) = rest.split_once('/').unwrap_or((rest, ""));
+    anyhow::ensure!(!bucket.is_empty(), "storage URL {url:?} names no bucket");
+    let prefix = prefix.trim_matches('/');
+    Ok((bucket, if prefix.is_empty() { String::new() } else { format!("{prefix}/") }))
+}
+
+/// Size and SHA-256 of everything read so far, refusing more than `max_bytes`.
+struct Digesting {
+    hasher: Sha256,
+    size: u64,
+    max_bytes: u64,
+}
+
+impl Digesting {
+    /// Reads up to one part; shorter only where the content ends.
+    async fn read_part<'a>(&mut self, content: &mut Pin<Box<dyn AsyncRead + Send + 'a>>) -> Result<Bytes, StoreError> {
+        let mut part = vec![0u8; PART_BYTES];
+        let mut filled = 0;
+        while filled < PART_BYTES {
+            let read = content.read(&mut part[filled..]).await.map_err(StoreError::Content)?;
+            if read == 0 {
+                break;
+            }
+            self.size += read as u64;
+            if self.size > self.max_bytes {
+                return Err(StoreError::TooLarge { limit: self.max_bytes });
+            }
+            self.hasher.update(&part[filled..filled + read]);
+            filled += read;
+        }
+        part.truncate(filled);
+        Ok(Bytes::from(part))
+    }
+}
+
+fn store_error(error: ::object_store::Error) -> StoreError {
+    match error {
+        ::object_store::Error::NotFound { .. } => StoreError::NotFound,
+        other => StoreError::Io(io::Error::other(other)),
+    }
+}
+
+fn reader_of(result: GetResult) -> Pin<Box<dyn AsyncRead + Send>> {
+    Box::pin(tokio_util::io::StreamReader::new(result.into_stream().map_err(io::Error::other)))
+}
+
+#[async_trait::async_trait]
+impl FileStore for ObjectFileStore {
+    async fn put<'a>(
+        &self,
+        mut content: Pin<Box<dyn AsyncRead + Send + 'a>>,
+        max_bytes: u64,
+    ) -> Result<StoredFile, StoreError> {
+        let key = random_token().expose().to_owned();
+        let path = self.path_of(&key).expect("random tokens are keys");
+        let mut digest = Digesting { hasher: Sha256::new(), size: 0, max_bytes };
+        let first = digest.read_part(&mut content).await?;
+        if first.len() < PART_BYTES {
+            // All of it fits in one part: one plain PUT (S3 completes no upload of zero parts).
+            self.objects.put(&path, PutPayload::from(first)).await.map_err(store_error)?;
+        } else {
+            self.upload_parts(&path, first, &mut content, &mut digest).await?;
+        }
+        Ok(StoredFile { key, size_bytes: digest.size, sha256: hex::encode(digest.hasher.finalize()) })
+    }
+
+    async fn open(&self, key: &str) -> Result<OpenedFile, StoreError> {
+        let path = self.path_of(key).ok_or(StoreError::NotFound)?;
+        let result = self.objects.get(&path).await.map_err(store_error)?;
+        let size_bytes = result.meta.size;
+        Ok(OpenedFile { reader: reader_of(result), size_bytes })
+    }
+
+    async fn open_range(&self, key: &str, start: u64, len: u64) -> Result<OpenedFile, StoreError> {
+        let path = self.path_of(key).ok_or(StoreError::NotFound)?;
+        // S3 refuses a range past the end, which the trait answers with no bytes: size first.
+        let size_bytes = self.size_of(&path).await?;
+        let end = start.saturating_add(len).min(size_bytes);
+        if start >= end {
+            return Ok(OpenedFile { reader: Box::pin(tokio::io::empty()), size_bytes });
+        }
+        let options = GetOptions { range: Some(GetRange::Bounded(start..end)), ..GetOptions::default() };
+        let result = self.objects.get_opts(&path, options).await.map_err(store_error)?;
+        Ok(OpenedFile { reader: reader_of(result), size_bytes })
+    }
+
+    async fn delete(&self, key: &str) -> Result<Deleted, StoreError> {
+        let path = self.path_of(key).ok_or(StoreError::NotFound)?;
+        // S3 answers a DELETE the same whether or not the object was there: a HEAD tells which.
+        match self.size_of(&path).await {
+            Err(StoreError::NotFound) => return Ok(Deleted::AlreadyAbsent),
+            Err(error) => return Err(error),
+            Ok(_) => {}
+        }
+        self.objects.delete(&path).await.map_err(store_error)?;
+        // The second look: the object must be gone now, not merely "deleted" by the answer.
+        match self.size_of(&path).await {
+            Err(StoreError::NotFound) => Ok(Deleted::Removed),
+            Err(error) => Err(error),
+            Ok(_) => Err(StoreError::Io(io::Error::other("the object is still there after its delete"))),
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::parse_url;
+
+    #[test]
+    fn a_storage_url_names_a_bucket_and_an_optional_prefix() {
+        assert_eq!(parse_url("s3://files").unwrap(), ("files", String::new()));
+        assert_eq!(parse_url("s3://files/").unwrap(), ("files", String::new()));
+        assert_eq!(parse_url("s3://files/watasu/prod/").unwrap(), ("files", "watasu/prod/".to_owned()));
+        for bad in ["files", "s3://", "s3:///x", "/var/lib/watasu"] {
+            assert!(parse_url(bad).is_err(), "{bad}");
+        }
+    }
+}
