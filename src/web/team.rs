@@ -148,10 +148,8 @@ pub async fn confirm_disable(
         return Ok(see_other("/team"));
     };
     let s = c.lang.sender_pages();
-    let csrf_token = session.form_token();
-    let (title, lead, submit) = (s.disable_confirm_title, vec![s.disable_confirm_lead], s.disable_confirm_submit);
-    let action = format!("/team/{id}/disable");
-    render_with(StatusCode::OK, &ConfirmPage { c, csrf_token: &csrf_token, member, title, lead, action, submit })
+    let words = (s.disable_confirm_title, vec![s.disable_confirm_lead], s.disable_confirm_submit);
+    confirm_page(c, &session, member, words, "disable")
 }
 
 /// GET /team/{id}/delete: asks before opening a deletion case for another member.
@@ -165,9 +163,21 @@ pub async fn confirm_delete(
 ) -> Result<Response, AppError> {
     let Some(member) = other_member(&state, &user, id).await? else { return Ok(see_other("/team")) };
     let (s, d) = (c.lang.sender_pages(), &c.t.deletion);
+    let words = (s.delete_confirm_title, vec![d.team_hint, s.delete_confirm_lead], d.team_submit);
+    confirm_page(c, &session, member, words, "delete")
+}
+
+/// The page that asks before `change` (`disable`, `delete`) is done to `member`: its title, its
+/// paragraphs and the words of its red button, posting to `/team/{id}/{change}`.
+fn confirm_page(
+    c: Chrome,
+    session: &SessionHandle,
+    member: User,
+    (title, lead, submit): (&'static str, Vec<&'static str>, &'static str),
+    change: &str,
+) -> Result<Response, AppError> {
     let csrf_token = session.form_token();
-    let (title, lead, submit) = (s.delete_confirm_title, vec![d.team_hint, s.delete_confirm_lead], d.team_submit);
-    let action = format!("/team/{id}/delete");
+    let action = format!("/team/{}/{change}", member.id);
     render_with(StatusCode::OK, &ConfirmPage { c, csrf_token: &csrf_token, member, title, lead, action, submit })
 }
 

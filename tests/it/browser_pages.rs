@@ -33,10 +33,14 @@ fn signed_in_pages(share_id: i64, member_id: i64) -> Vec<String> {
     pages
 }
 
+/// Opens `path` and checks what the harness does not: the page fits its width, and no phrase mark
+/// of the Japanese catalogue ("|", turned into line-break opportunities) shows as text.
 async fn open(browser: &BrowserSession, base: &str, path: &str) {
     browser.goto(&format!("{base}{path}")).await;
     browser.wait_for("main h1", DEFAULT_WAIT).await;
     browser.assert_no_horizontal_overflow(path).await;
+    let text = browser.text("body").await;
+    assert!(!text.contains('|'), "{path}: a phrase mark shows as text: {text}");
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 4)]

@@ -3,13 +3,12 @@
 //! whoever runs the tests and needs no folder that another user can read.
 
 use std::{
-    net::TcpStream,
     path::{Path, PathBuf},
     process::{Child, Command, Stdio},
-    time::{Duration, Instant},
+    time::Duration,
 };
 
-use super::process::free_local_addr;
+use super::process::{free_local_addr, wait_until_listening};
 
 pub struct Nginx {
     child: Child,
@@ -50,16 +49,8 @@ impl Nginx {
             .spawn()
             .expect("starting nginx");
         let nginx = Self { child, addr, dir };
-        nginx.wait_until_listening(Duration::from_secs(10));
+        wait_until_listening(&nginx.addr, Duration::from_secs(10), || format!("nginx ({})", nginx.error_log()));
         nginx
-    }
-
-    fn wait_until_listening(&self, timeout: Duration) {
-        let started = Instant::now();
-        while TcpStream::connect(&self.addr).is_err() {
-            assert!(started.elapsed() < timeout, "nginx never listened on {}: {}", self.addr, self.error_log());
-            std::thread::sleep(Duration::from_millis(20));
-        }
     }
 
     pub fn base(&self) -> String {

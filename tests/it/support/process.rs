@@ -31,6 +31,27 @@ pub fn run_watasu(args: &[&str], envs: &[(&str, &str)]) -> (i32, String, String)
     )
 }
 
+/// Runs the shell command `cleanup` once this test process has exited (a server started for the
+/// tests is stopped and its files removed even when a test panics), in a shell started by `shell`:
+/// `Command::new("sh")`, or `sh` as another user.
+pub fn clean_up_after_exit(mut shell: Command, cleanup: &str) {
+    let script = format!("while [ -d /proc/{pid} ]; do sleep 1; done; {cleanup}", pid = std::process::id());
+    shell.args(["-c", &script]).stdin(Stdio::null()).stdout(Stdio::null()).stderr(Stdio::null());
+    // The watchdog outlives this process on purpose; nobody waits for it.
+    #[allow(clippy::zombie_processes)]
+    shell.spawn().expect("starting a clean-up watchdog");
+}
+
+/// Waits until something accepts connections on `addr`; panics after `timeout` with `what`
+/// (called only then, so it may read a log).
+pub fn wait_until_listening(addr: &str, timeout: Duration, what: impl FnOnce() -> String) {
+    let started = Instant::now();
+    while std::net::TcpStream::connect(addr).is_err() {
+        assert!(started.elapsed() < timeout, "{} never listened on {addr}", what());
+        std::thread::sleep(Duration::from_millis(20));
+    }
+}
+
 /// A `127.0.0.1:port` that nothing listens on right now.
 pub fn free_local_addr() -> String {
     let port = TcpListener::bind("127.0.0.1:0").unwrap().local_addr().unwrap().port();

@@ -4,17 +4,16 @@
 //! A missing `s3s-fs` fails the test with the command that installs it: it is never skipped.
 
 use std::{
-    net::TcpStream,
-    path::{Path, PathBuf},
+    path::PathBuf,
     process::{Command, Stdio},
     sync::OnceLock,
-    time::{Duration, Instant},
+    time::Duration,
 };
 
 use object_store::aws::AmazonS3Builder;
 use watasu::lifecycle::ObjectFileStore;
 
-use super::process::free_local_addr;
+use super::process::{clean_up_after_exit, free_local_addr, wait_until_listening};
 
 const VERSION: &str = "s3s-fs 0.14.1";
 const INSTALL: &str = "cargo install s3s-fs@0.14.1 --features binary --locked";
@@ -50,8 +49,9 @@ impl S3Server {
             .stderr(Stdio::null())
             .spawn()
             .unwrap_or_else(|e| panic!("starting s3s-fs failed ({e}); install it: {INSTALL}"));
-        spawn_watchdog(child.id(), &root);
-        wait_until_listening(&addr);
+        let cleanup = format!("kill {} 2>/dev/null; rm -rf {}", child.id(), root.display());
+        clean_up_after_exit(Command::new("sh"), &cleanup);
+        wait_until_listening(&addr, Duration::from_secs(30), || "s3s-fs".to_owned());
         Self { root, addr }
     }
 
@@ -97,26 +97,4 @@ fn check_installed() {
     let output = Command::new("s3s-fs").arg("--version").output();
     let version = output.map(|o| String::from_utf8_lossy(&o.stdout).trim().to_owned()).unwrap_or_default();
     assert!(version == VERSION, "s3s-fs 0.14.1 is needed (found {version:?}); install it: {INSTALL}");
-}
-
-fn wait_until_listening(addr: &str) {
-    let deadline = Instant::now() + Duration::from_secs(30);
-    while TcpStream::connect(addr).is_err() {
-        assert!(Instant::now() < deadline, "s3s-fs did not listen on {addr} within 30 s");
-        std::thread::sleep(Duration::from_millis(20));
-    }
-}
-
-/// Stops the server and removes its root once this test process has exited.
-fn spawn_watchdog(server: u32, root: &Path) {
-    let script = format!(
-        "while [ -d /proc/{pid} ]; do sleep 1; done; kill {server} 2>/dev/null; rm -rf {root}",
-        pid = std::process::id(),
-        root = root.display(),
-    );
-    let mut command = Command::new("sh");
-    command.args(["-c", &script]).stdin(Stdio::null()).stdout(Stdio::null()).stderr(Stdio::null());
-    // The watchdog outlives this process on purpose; nobody waits for it.
-    #[allow(clippy::zombie_processes)]
-    command.spawn().expect("starting the s3s-fs watchdog");
 }

@@ -79,22 +79,11 @@ fn warn_without_japanese_font() {
 
 /// Stops chromedriver (and its browsers) and removes the profiles once this process has exited.
 fn spawn_watchdog(driver_pid: u32, dir: &Path) {
-    let script = format!(
-        "while [ -d /proc/{pid} ]; do sleep 1; done; \
-         kill -TERM -{driver_pid} 2>/dev/null; sleep 1; kill -KILL -{driver_pid} 2>/dev/null; \
-         rm -rf {dir}",
-        pid = std::process::id(),
+    let cleanup = format!(
+        "kill -TERM -{driver_pid} 2>/dev/null; sleep 1; kill -KILL -{driver_pid} 2>/dev/null; rm -rf {dir}",
         dir = dir.display(),
     );
-    // The watchdog outlives this process on purpose; nobody waits for it.
-    #[allow(clippy::zombie_processes)]
-    Command::new("sh")
-        .args(["-c", &script])
-        .stdin(Stdio::null())
-        .stdout(Stdio::null())
-        .stderr(Stdio::null())
-        .spawn()
-        .expect("starting the chromedriver watchdog");
+    crate::support::process::clean_up_after_exit(Command::new("sh"), &cleanup);
 }
 
 /// Waits until chromedriver's `/status` says it is ready.
