@@ -1,7 +1,5 @@
 //! Numbers and times as people read them, per language.
 
-use chrono::{FixedOffset, Utc};
-
 use crate::{accounts::TimeZone, db::Timestamp, i18n::Lang};
 
 /// Who reads a time: the page's language, and the zone they chose if they have an account.
@@ -44,20 +42,20 @@ pub fn human_size(bytes: i64, lang: Lang) -> String {
 /// for Japanese pages (most recipients), UTC otherwise.
 pub fn human_time(at: Timestamp, reader: impl Into<Reader>) -> String {
     let Reader { lang, zone } = reader.into();
-    let Some(zone) = zone else {
-        return match lang {
-            Lang::Ja => {
-                let jst = FixedOffset::east_opt(9 * 3600).expect("valid offset");
-                at.0.with_timezone(&jst).format("%Y年%-m月%-d日 %H:%M（日本時間）").to_string()
-            }
-            Lang::En => at.0.with_timezone(&Utc).format("%-d %b %Y, %H:%M UTC").to_string(),
-        };
-    };
-    let local = at.0.with_timezone(&zone.tz());
+    let zone = zone.map_or_else(|| default_zone(lang), TimeZone::tz);
+    let local = at.0.with_timezone(&zone);
     match (lang, zone.name()) {
         (Lang::Ja, "Asia/Tokyo") => local.format("%Y年%-m月%-d日 %H:%M（日本時間）").to_string(),
         (Lang::Ja, name) => format!("{}（{name}）", local.format("%Y年%-m月%-d日 %H:%M")),
         (Lang::En, name) => format!("{} {name}", local.format("%-d %b %Y, %H:%M")),
+    }
+}
+
+/// The zone of a reader who chose none.
+fn default_zone(lang: Lang) -> chrono_tz::Tz {
+    match lang {
+        Lang::Ja => chrono_tz::Asia::Tokyo,
+        Lang::En => chrono_tz::UTC,
     }
 }
 
