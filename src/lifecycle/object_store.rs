@@ -53,6 +53,25 @@ impl ObjectFileStore {
         Ok(self.objects.head(path).await.map_err(store_error)?.size)
     }
 
+    /// Streams `content` into the object at `path` (refusing more than `max_bytes`); answers the
+    /// size and hex SHA-256 of what streamed.
+    pub(super) async fn put_at<'a>(
+        &self,
+        path: &ObjectPath,
+        mut content: Pin<Box<dyn AsyncRead + Send + 'a>>,
+        max_bytes: u64,
+    ) -> Result<(u64, String), StoreError> {
+        let mut digest = Digesting { hasher: Sha256::new(), size: 0, max_bytes };
+        let first = digest.read_part(&mut content).await?;
+        if first.len() < PART_BYTES {
+            // All of it fits in one part: one plain PUT (S3 completes no upload of zero parts).
+            self.objects.put(path, PutPayload::from(first)).await.map_err(store_error)?;
+        } else {
+            self.upload_parts(path, first, &mut content, &mut digest).await?;
+        }
+        Ok((digest.size, hex::encode(digest.hasher.finalize())))
+    }
+
     async fn upload_parts<'a>(
         &self,
         path: &ObjectPath,
@@ -145,20 +164,13 @@ fn reader_of(result: GetResult) -> Pin<Box<dyn AsyncRead + Send>> {
 impl FileStore for ObjectFileStore {
     async fn put<'a>(
         &self,
-        mut content: Pin<Box<dyn AsyncRead + Send + 'a>>,
+        content: Pin<Box<dyn AsyncRead + Send + 'a>>,
         max_bytes: u64,
     ) -> Result<StoredFile, StoreError> {
         let key = random_token().expose().to_owned();
         let path = self.path_of(&key).expect("random tokens are keys");
-        let mut digest = Digesting { hasher: Sha256::new(), size: 0, max_bytes };
-        let first = digest.read_part(&mut content).await?;
-        if first.len() < PART_BYTES {
-            // All of it fits in one part: one plain PUT (S3 completes no upload of zero parts).
-            self.objects.put(&path, PutPayload::from(first)).await.map_err(store_error)?;
-        } else {
-            self.upload_parts(&path, first, &mut content, &mut digest).await?;
-        }
-        Ok(StoredFile { key, size_bytes: digest.size, sha256: hex::encode(digest.hasher.finalize()) })
+        let (size_bytes, sha256) = self.put_at(&path, content, max_bytes).await?;
+        Ok(StoredFile { key, size_bytes, sha256 })
     }
 
     async fn open(&self, key: &str) -> Result<OpenedFile, StoreError> {
