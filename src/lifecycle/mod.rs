@@ -1,8 +1,10 @@
 //! The one-time download lifecycle (seed 000): where files live, the claim, and the garbage
 //! collector that deletes files after download or expiry, with no cron.
 
+mod fallback;
 pub mod gc;
 pub mod leftovers;
+pub mod migrate;
 pub mod object_store;
 mod partial;
 mod repo;
@@ -10,6 +12,7 @@ pub mod store;
 mod upload_gc;
 
 pub use self::object_store::ObjectFileStore;
+pub use fallback::FallbackStore;
 pub use gc::{GcReport, GcRunner, GcStats, ShareGc};
 pub use leftovers::LeftoverReport;
 pub use repo::{ClaimedFile, LifecycleRepository, PURGEABLE_POSTGRES, PURGEABLE_SQLITE, PurgeCandidate};

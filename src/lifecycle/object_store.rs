@@ -43,6 +43,18 @@ impl ObjectFileStore {
         Ok(Self { objects: Box::new(objects), prefix: prefix.to_owned() })
     }
 
+    /// Stores `content` under a key chosen elsewhere (a file moving in from the local folder).
+    pub async fn put_as<'a>(
+        &self,
+        key: &str,
+        content: Pin<Box<dyn AsyncRead + Send + 'a>>,
+        max_bytes: u64,
+    ) -> Result<StoredFile, StoreError> {
+        let path = self.path_of(key).ok_or(StoreError::NotFound)?;
+        let (size_bytes, sha256) = self.put_at(&path, content, max_bytes).await?;
+        Ok(StoredFile { key: key.to_owned(), size_bytes, sha256 })
+    }
+
     /// The object of a key, or `None` for anything that is not one of our keys.
     fn path_of(&self, key: &str) -> Option<ObjectPath> {
         crate::session::is_token_shaped(key).then(|| ObjectPath::from(format!("{}{key}", self.prefix)))

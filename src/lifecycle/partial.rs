@@ -8,10 +8,11 @@ use std::{
     pin::Pin,
 };
 
-use sha2::{Digest, Sha256};
 use tokio::io::{AsyncRead, AsyncReadExt, AsyncSeekExt, AsyncWriteExt};
 
-use super::store::{Appended, CHUNK, Deleted, LocalFileStore, PARTIAL_PREFIX, StoreError, StoredFile};
+use super::store::{
+    Appended, CHUNK, Deleted, LocalFileStore, PARTIAL_PREFIX, StoreError, StoredFile, read_back_digest,
+};
 
 impl LocalFileStore {
     fn partial_path(&self, key: &str) -> Result<PathBuf, StoreError> {
@@ -84,7 +85,7 @@ impl LocalFileStore {
             Err(e) if e.kind() == io::ErrorKind::NotFound => {}
             Err(e) => return Err(e.into()),
         }
-        let (size_bytes, sha256) = digest_file(&stored).await?;
+        let (size_bytes, sha256) = read_back_digest(self, key).await?;
         Ok(StoredFile { key: key.to_owned(), size_bytes, sha256 })
     }
 
@@ -96,32 +97,17 @@ impl LocalFileStore {
         }
     }
 
+    /// Whether an upload under `key` has its partial or completed file in this folder.
+    pub async fn holds_upload(&self, key: &str) -> bool {
+        let (Ok(partial), Some(stored)) = (self.partial_path(key), self.path_of(key)) else { return false };
+        tokio::fs::try_exists(partial).await.unwrap_or(false) || tokio::fs::try_exists(stored).await.unwrap_or(false)
+    }
+
     /// A create or rename is durable only once the folder itself is synced.
     async fn sync_dir(&self) -> Result<(), StoreError> {
         tokio::fs::File::open(&self.dir).await?.sync_all().await?;
         Ok(())
     }
-}
-
-/// The size and hex SHA-256 of a file, read back from the disk.
-async fn digest_file(path: &std::path::Path) -> Result<(u64, String), StoreError> {
-    let mut file = match tokio::fs::File::open(path).await {
-        Ok(file) => file,
-        Err(e) if e.kind() == io::ErrorKind::NotFound => return Err(StoreError::NotFound),
-        Err(e) => return Err(e.into()),
-    };
-    let mut hasher = Sha256::new();
-    let mut buffer = vec![0u8; CHUNK];
-    let mut size = 0u64;
-    loop {
-        let read = file.read(&mut buffer).await?;
-        if read == 0 {
-            break;
-        }
-        hasher.update(&buffer[..read]);
-        size += read as u64;
-    }
-    Ok((size, hex::encode(hasher.finalize())))
 }
 
 #[cfg(test)]

@@ -28,6 +28,25 @@ pub struct ClaimedFile {
     pub sha256: String,
 }
 
+/// A stored file the database still needs, as it recorded it.
+#[derive(Clone, Debug, sqlx::FromRow)]
+pub struct LiveFile {
+    pub storage_key: String,
+    pub size_bytes: i64,
+    pub sha256: String,
+}
+
+/// Files still needed among the keys in $1 (see `live_files`).
+const LIVE_FILES: Sql = sql!(
+    "WITH wanted AS (SELECT " { sqlite: "value FROM json_each($1)", postgres: "unnest($1::text[])" } ")
+     SELECT f.storage_key, f.size_bytes, f.sha256
+       FROM files f JOIN shares s ON s.file_id = f.id
+      WHERE s.status <> 'purged' AND f.storage_key IN (SELECT * FROM wanted)
+     UNION ALL
+     SELECT storage_key, upload_length, sha256 FROM uploads
+      WHERE sha256 IS NOT NULL AND storage_key IN (SELECT * FROM wanted)"
+);
+
 /// The claimed file a session may fetch ($1 the token hash, $2 the session, $3 the grace).
 /// Expiry does not end it: the claim was made in time, and the grace alone bounds the delivery.
 const CLAIMED_BY: Sql = sql!(
@@ -193,6 +212,19 @@ impl LifecycleRepository {
             .await?
             .rows_affected());
         Ok(done == 1)
+    }
+
+    /// Of these storage keys, those of files still to be kept: a share's file not purged yet or a
+    /// completed upload's, with the size and digest the database holds (for `storage migrate`).
+    /// The keys bind as a JSON list on SQLite, which has no arrays, and as an array on PostgreSQL.
+    pub async fn live_files(&self, keys: &[String]) -> Result<Vec<LiveFile>, sqlx::Error> {
+        match &self.db {
+            Db::Sqlite(pool) => {
+                let list = serde_json::to_string(keys).expect("strings serialise");
+                sqlx::query_as(pool.sql(&LIVE_FILES)).bind(list).fetch_all(pool).await
+            }
+            Db::Postgres(pool) => sqlx::query_as(pool.sql(&LIVE_FILES)).bind(keys).fetch_all(pool).await,
+        }
     }
 
     /// Which of these storage keys some file or upload row still names (for the leftover sweep):

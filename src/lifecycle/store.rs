@@ -108,6 +108,22 @@ pub trait FileStore: Send + Sync {
     }
 }
 
+/// The size and hex SHA-256 of a stored file, read back from the store.
+pub(super) async fn read_back_digest(store: &dyn FileStore, key: &str) -> Result<(u64, String), StoreError> {
+    let mut opened = store.open(key).await?;
+    let mut hasher = Sha256::new();
+    let mut buffer = vec![0u8; CHUNK];
+    let mut size = 0u64;
+    loop {
+        let read = opened.reader.read(&mut buffer).await?;
+        if read == 0 {
+            return Ok((size, hex::encode(hasher.finalize())));
+        }
+        hasher.update(&buffer[..read]);
+        size += read as u64;
+    }
+}
+
 /// What a store without resumable uploads answers to their methods.
 fn unsupported() -> StoreError {
     StoreError::Io(io::Error::new(io::ErrorKind::Unsupported, "this store keeps no partial files"))

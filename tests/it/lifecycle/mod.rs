@@ -38,7 +38,7 @@ pub(crate) async fn quiet_app(backend: Backend) -> TestApp {
 }
 
 /// A single text value from `sql` (in each dialect) with one integer parameter.
-async fn text(db: &Db, sql: &'static str, bind: i64) -> String {
+pub(crate) async fn text(db: &Db, sql: &'static str, bind: i64) -> String {
     match db {
         Db::Sqlite(pool) => sqlx::query_scalar(sql).bind(bind).fetch_one(pool).await.unwrap(),
         Db::Postgres(pool) => sqlx::query_scalar(sql).bind(bind).fetch_one(pool).await.unwrap(),

@@ -349,6 +349,6 @@ pub async fn eventually<F: AsyncFn() -> bool>(timeout: Duration, what: &str, con
     }
 }
 
-fn rand_suffix() -> String {
+pub fn rand_suffix() -> String {
     watasu::secret::random_token().expose()[..8].to_owned()
 }

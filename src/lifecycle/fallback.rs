@@ -1,0 +1,87 @@
+//! The store while files move from the local folder into object storage (`watasu storage
+//! migrate`): new files go to the object store, files not moved yet are still read from the
+//! folder, and a deletion removes both copies, so a file is never lost, served twice from two
+//! places, or left behind after its deletion was reported.
+
+use std::{pin::Pin, sync::Arc};
+
+use tokio::io::AsyncRead;
+
+use super::store::{Appended, Deleted, FileStore, LocalFileStore, OpenedFile, StoreError, StoredFile};
+
+pub struct FallbackStore {
+    primary: Arc<dyn FileStore>,
+    legacy: LocalFileStore,
+}
+
+impl FallbackStore {
+    pub fn new(primary: Arc<dyn FileStore>, legacy: LocalFileStore) -> Self {
+        Self { primary, legacy }
+    }
+
+    /// An upload begun in the folder before the switch keeps its bytes there until it completes
+    /// (and completing again after a crash finds its file there too).
+    async fn partial_store(&self, key: &str) -> &dyn FileStore {
+        if self.legacy.holds_upload(key).await { &self.legacy } else { self.primary.as_ref() }
+    }
+}
+
+/// Either copy's removal is a removal; only both absent is "already absent".
+fn either(first: Deleted, second: Deleted) -> Deleted {
+    if first == Deleted::Removed || second == Deleted::Removed { Deleted::Removed } else { Deleted::AlreadyAbsent }
+}
+
+#[async_trait::async_trait]
+impl FileStore for FallbackStore {
+    async fn put<'a>(
+        &self,
+        content: Pin<Box<dyn AsyncRead + Send + 'a>>,
+        max_bytes: u64,
+    ) -> Result<StoredFile, StoreError> {
+        self.primary.put(content, max_bytes).await
+    }
+
+    async fn open(&self, key: &str) -> Result<OpenedFile, StoreError> {
+        match self.primary.open(key).await {
+            Err(StoreError::NotFound) => self.legacy.open(key).await,
+            other => other,
+        }
+    }
+
+    async fn open_range(&self, key: &str, start: u64, len: u64) -> Result<OpenedFile, StoreError> {
+        match self.primary.open_range(key, start, len).await {
+            Err(StoreError::NotFound) => self.legacy.open_range(key, start, len).await,
+            other => other,
+        }
+    }
+
+    async fn delete(&self, key: &str) -> Result<Deleted, StoreError> {
+        // The folder first: a migration copying this file meanwhile sees its source gone and
+        // removes the copy it made; one that finished before has its copy removed next.
+        let legacy = self.legacy.delete(key).await?;
+        Ok(either(legacy, self.primary.delete(key).await?))
+    }
+
+    async fn create_partial(&self, key: &str) -> Result<(), StoreError> {
+        self.primary.create_partial(key).await
+    }
+
+    async fn append_partial<'a>(
+        &self,
+        key: &str,
+        offset: u64,
+        content: Pin<Box<dyn AsyncRead + Send + 'a>>,
+        max_bytes: u64,
+    ) -> Result<Appended, StoreError> {
+        self.partial_store(key).await.append_partial(key, offset, content, max_bytes).await
+    }
+
+    async fn complete_partial(&self, key: &str) -> Result<StoredFile, StoreError> {
+        self.partial_store(key).await.complete_partial(key).await
+    }
+
+    async fn delete_partial(&self, key: &str) -> Result<Deleted, StoreError> {
+        let legacy = self.legacy.delete_partial(key).await?;
+        Ok(either(legacy, self.primary.delete_partial(key).await?))
+    }
+}

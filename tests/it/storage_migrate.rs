@@ -1,0 +1,151 @@
+//! Moving the local folder into the object store while serving (`watasu storage migrate`): every
+//! needed file is copied, checked and removed from the folder, a second run finds nothing to do,
+//! a stopped run carries on, a file whose copy is damaged stays, and a file deleted by the GC
+//! while the migration copies it is gone from both places afterwards.
+
+use std::{sync::Arc, time::Duration};
+
+use tokio::io::AsyncReadExt;
+use watasu::{
+    lifecycle::{
+        FallbackStore, FileStore, LocalFileStore, ObjectFileStore, ShareGc, StoreError,
+        migrate::{MigrationReport, migrate_folder},
+    },
+    maintenance::Trigger,
+};
+
+use crate::{
+    both_backends,
+    lifecycle::quiet_app,
+    support::{TestApp, TestShare, s3},
+};
+
+const HOUR: Duration = Duration::from_secs(3600);
+
+struct Stores {
+    folder: LocalFileStore,
+    objects: Arc<ObjectFileStore>,
+    /// What the server reads and deletes through while the migration runs.
+    serving: Arc<dyn FileStore>,
+}
+
+fn stores(app: &TestApp) -> Stores {
+    let folder = LocalFileStore::new(app.data_dir.path().join("files")).unwrap();
+    let objects = Arc::new(s3::shared().store().0);
+    let serving = Arc::new(FallbackStore::new(objects.clone(), folder.clone()));
+    Stores { folder, objects, serving }
+}
+
+async fn key_of(app: &TestApp, share: &TestShare) -> String {
+    crate::lifecycle::text(
+        app.db(),
+        "SELECT f.storage_key FROM shares s JOIN files f ON f.id = s.file_id WHERE s.id = $1",
+        share.id,
+    )
+    .await
+}
+
+async fn read(store: &dyn FileStore, key: &str) -> Result<Vec<u8>, StoreError> {
+    let mut bytes = Vec::new();
+    store.open(key).await?.reader.read_to_end(&mut bytes).await?;
+    Ok(bytes)
+}
+
+async fn shares(app: &TestApp, count: usize, content: &'static [u8]) -> Vec<(TestShare, String)> {
+    let sender =
+        app.create_sender(&format!("sender-{count}-{}@example.test", crate::support::rand_suffix()), "Sato").await;
+    let mut made = Vec::new();
+    for _ in 0..count {
+        let share = app.create_share_with(sender, "recipient@example.test", "f.txt", content, HOUR).await;
+        let key = key_of(app, &share).await;
+        made.push((share, key));
+    }
+    made
+}
+
+both_backends! {
+    async fn a_migration_moves_every_needed_file_and_a_second_run_finds_nothing(backend: Backend) {
+        let app = quiet_app(backend).await;
+        let stores = stores(&app);
+        let made = shares(&app, 3, b"needed\n").await;
+        let stray = watasu::secret::random_token().expose().to_owned();
+        std::fs::write(app.data_dir.path().join("files").join(&stray), b"no row names me").unwrap();
+
+        let report = migrate_folder(&app.state.lifecycle, &stores.folder, &stores.objects).await.unwrap();
+
+        assert_eq!(report, MigrationReport { moved: 3, not_needed: 1, ..MigrationReport::default() });
+        for (_, key) in &made {
+            assert_eq!(read(stores.objects.as_ref(), key).await.unwrap(), b"needed\n");
+            assert!(matches!(read(&stores.folder, key).await, Err(StoreError::NotFound)), "moved out of the folder");
+            assert_eq!(read(stores.serving.as_ref(), key).await.unwrap(), b"needed\n", "the server still reads it");
+        }
+        assert!(app.data_dir.path().join("files").join(&stray).exists(), "left for the leftover sweep");
+        let again = migrate_folder(&app.state.lifecycle, &stores.folder, &stores.objects).await.unwrap();
+        assert_eq!(again, MigrationReport { not_needed: 1, ..MigrationReport::default() });
+    }
+
+    async fn a_stopped_run_carries_on_and_a_damaged_file_stays_where_it_is(backend: Backend) {
+        let app = quiet_app(backend).await;
+        let stores = stores(&app);
+        let made = shares(&app, 2, b"whole\n").await;
+        let (copied, damaged) = (&made[0].1, &made[1].1);
+        // A run stopped after its copy of `copied`, before removing it from the folder.
+        let source = stores.folder.open(copied).await.unwrap();
+        stores.objects.put_as(copied, source.reader, 100).await.unwrap();
+        std::fs::write(app.data_dir.path().join("files").join(damaged), b"wh0le\n").unwrap();
+
+        let report = migrate_folder(&app.state.lifecycle, &stores.folder, &stores.objects).await.unwrap();
+
+        assert_eq!(report, MigrationReport { already_there: 1, mismatched: 1, ..MigrationReport::default() });
+        assert!(matches!(read(&stores.folder, copied).await, Err(StoreError::NotFound)));
+        assert_eq!(read(&stores.folder, damaged).await.unwrap(), b"wh0le\n", "kept for someone to look at");
+        assert!(matches!(read(stores.objects.as_ref(), damaged).await, Err(StoreError::NotFound)), "no bad copy");
+    }
+
+    async fn files_the_gc_deletes_during_a_migration_are_gone_from_both_places(backend: Backend) {
+        let app = quiet_app(backend).await;
+        let stores = stores(&app);
+        let gc = ShareGc::new(app.state.lifecycle.clone(), stores.serving.clone(), app.state.events.clone());
+        // Files large enough that a copy takes a while, and deletions one per pass, so that some
+        // fall inside the copy of their own file; several rounds, as one may miss.
+        static CONTESTED: [u8; 512 * 1024] = [7; 512 * 1024];
+        for round in 0..3 {
+            let made = shares(&app, 30, &CONTESTED).await;
+            // Every other share has expired: the GC and the migration both want its file.
+            for (share, _) in made.iter().step_by(2) {
+                crate::support::execute(
+                    app.db(),
+                    "UPDATE shares SET expires_at = unixepoch('subsec') - 60 WHERE id = $1",
+                    "UPDATE shares SET expires_at = now() - interval '1 minute' WHERE id = $1",
+                    share.id,
+                )
+                .await;
+            }
+
+            let (migration, purged) = tokio::join!(
+                migrate_folder(&app.state.lifecycle, &stores.folder, &stores.objects),
+                async {
+                    let mut purged = 0;
+                    while let Ok(report) = gc.collect(1, Trigger::Cli).await && report.purged > 0 {
+                        purged += report.purged;
+                    }
+                    purged
+                },
+            );
+
+            let migration = migration.unwrap();
+            assert_eq!(purged, 15, "round {round}");
+            assert_eq!(migration.mismatched, 0, "round {round}: {migration:?}");
+            for (i, (_, key)) in made.iter().enumerate() {
+                let object = read(stores.objects.as_ref(), key).await;
+                let local = read(&stores.folder, key).await;
+                assert!(matches!(local, Err(StoreError::NotFound)), "round {round}, file {i}: the folder is empty");
+                if i % 2 == 0 {
+                    assert!(matches!(object, Err(StoreError::NotFound)), "round {round}: file {i} outlived its deletion");
+                } else {
+                    assert!(object.unwrap() == CONTESTED, "round {round}: file {i} was lost");
+                }
+            }
+        }
+    }
+}
