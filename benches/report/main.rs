@@ -15,6 +15,7 @@ mod seed;
 
 mod load;
 mod procs;
+mod scale;
 mod table;
 mod transfer;
 
@@ -88,6 +89,8 @@ pub struct Transfers {
     pub tus_peak_kib: u64,
     /// The download cut at half and resumed with a Range request.
     pub download_resumed: Transfer,
+    /// The same transfers with the files in an object store.
+    pub object_store: scale::ObjectStoreTransfers,
 }
 
 /// The new-share page's tus chunk size (static/upload.js).
@@ -104,6 +107,8 @@ pub struct BackendFigures {
     pub transfers: Option<Transfers>,
     /// The page under sign-in load, the sign-ins, and the server's RSS right after (KiB).
     pub logins: Option<(WrkResult, Logins, u64)>,
+    /// The landing page through nginx with one instance and with two (PostgreSQL only).
+    pub instances: Option<scale::Instances>,
     pub rss_after_load_kib: u64,
 }
 
@@ -260,8 +265,10 @@ async fn measure_backend(name: &'static str, url: &str, data: &Path, work: &Path
     let transfers = if is_sqlite {
         let mut server = Watasu::spawn(data, url, &[], &work.join(format!("{tag}-transfers.log")));
         server.wait_ready().await;
-        let figures = transfers(&db, &server, data, work, o).await;
+        let (mut figures, source) = transfers(&db, &server, data, work, o).await;
         server.stop();
+        figures.object_store = scale::object_store_transfers(&db, data, url, work, &source).await;
+        std::fs::remove_file(&source).unwrap();
         Some(figures)
     } else {
         None
@@ -298,6 +305,7 @@ async fn measure_backend(name: &'static str, url: &str, data: &Path, work: &Path
     tokio::time::sleep(Duration::from_secs(1)).await;
     let rss_after_load_kib = memory_kib(server.pid(), "VmRSS").unwrap_or(0);
     server.stop();
+    let instances = if is_sqlite { None } else { Some(scale::instances(data, url, work, &token, &cookies, o).await) };
     db.close().await;
     BackendFigures {
         name,
@@ -308,6 +316,7 @@ async fn measure_backend(name: &'static str, url: &str, data: &Path, work: &Path
         race,
         transfers,
         logins,
+        instances,
         rss_after_load_kib,
     }
 }
@@ -318,7 +327,8 @@ async fn landing(work: &Path, server: &Watasu, token: &str, cookies: &Path, o: &
     blocking(move || load::landing(&work, &base, &token, &cookies, seconds, warmup)).await
 }
 
-async fn transfers(db: &Db, server: &Watasu, data: &Path, work: &Path, o: &Options) -> Transfers {
+/// The transfers on the local store, and the source file for the object store's turn.
+async fn transfers(db: &Db, server: &Watasu, data: &Path, work: &Path, o: &Options) -> (Transfers, PathBuf) {
     eprintln!("bench: writing the {} MiB source file", o.file_bytes >> 20);
     let source = work.join("source.bin");
     let path = source.clone();
@@ -355,7 +365,6 @@ async fn transfers(db: &Db, server: &Watasu, data: &Path, work: &Path, o: &Optio
     let tus_peak_kib = sampler.finish();
     // Only its speed counts; its share is never downloaded.
     std::fs::remove_file(transfer::new_stored_file(data, &before)).unwrap();
-    std::fs::remove_file(&source).unwrap();
 
     eprintln!("bench: downloads");
     assert_eq!(std::fs::metadata(&stored).unwrap().len(), o.file_bytes, "the stored file has the wrong size");
@@ -383,7 +392,7 @@ async fn transfers(db: &Db, server: &Watasu, data: &Path, work: &Path, o: &Optio
     // The downloads used up the shares; their files would be collected after the delivery grace.
     std::fs::remove_file(&stored).unwrap();
     std::fs::remove_file(&resumable).unwrap();
-    Transfers {
+    let figures = Transfers {
         download,
         nginx: nginx_runs[1],
         download_rss_before_kib,
@@ -396,5 +405,7 @@ async fn transfers(db: &Db, server: &Watasu, data: &Path, work: &Path, o: &Optio
         tus_proxied,
         tus_peak_kib,
         download_resumed,
-    }
+        object_store: scale::ObjectStoreTransfers::default(),
+    };
+    (figures, source)
 }

@@ -31,6 +31,17 @@ impl Watasu {
     /// Starts the release binary on a free port; `extra` are more `serve` flags. It logs at the
     /// default level (as in production) into `log`.
     pub fn spawn(data_dir: &Path, database_url: &str, extra: &[&str], log: &Path) -> Self {
+        Self::spawn_with_env(data_dir, database_url, extra, &[], log)
+    }
+
+    /// The same with more environment variables (the object store's `AWS_*`).
+    pub fn spawn_with_env(
+        data_dir: &Path,
+        database_url: &str,
+        extra: &[&str],
+        env: &[(&str, &str)],
+        log: &Path,
+    ) -> Self {
         let addr = format!("127.0.0.1:{}", free_port());
         let log = File::create(log).expect("creating the server log");
         let started = Instant::now();
@@ -40,6 +51,7 @@ impl Watasu {
             // Lets the login driver give each sign-in its own client address (rate limits).
             .args(["--trusted-proxies", "127.0.0.1", "--max-upload-bytes", "3G"])
             .args(extra)
+            .envs(env.iter().copied())
             .env_remove("RUST_LOG")
             .stdin(Stdio::null())
             .stdout(log.try_clone().unwrap())
@@ -104,7 +116,18 @@ pub struct Nginx {
 impl Nginx {
     /// Serves `root` with sendfile.
     pub fn serving(prefix: &Path, root: &Path) -> Self {
-        Self::start(prefix, &format!("root {};\n        location / {{ }}", root.display()))
+        Self::start(prefix, "", &format!("root {};\n        location / {{ }}", root.display()))
+    }
+
+    /// Balances round-robin over `upstreams` (`host:port` each) with contrib/nginx/watasu-proxy.conf.
+    pub fn balancing(prefix: &Path, upstreams: &[String]) -> Self {
+        let conf = Path::new(env!("CARGO_MANIFEST_DIR")).join("contrib/nginx/watasu-proxy.conf");
+        let servers: String = upstreams.iter().map(|u| format!("server {u}; ")).collect();
+        Self::start(
+            prefix,
+            &format!("upstream watasu {{ {servers}}}"),
+            &format!("location / {{ proxy_pass http://watasu; include {}; }}", conf.display()),
+        )
     }
 
     /// Proxies to `upstream` (`host:port`) with contrib/nginx/watasu-proxy.conf, refusing request
@@ -113,6 +136,7 @@ impl Nginx {
         let conf = Path::new(env!("CARGO_MANIFEST_DIR")).join("contrib/nginx/watasu-proxy.conf");
         Self::start(
             prefix,
+            "",
             &format!(
                 "client_max_body_size {max_body};\n        location / {{ proxy_pass http://{upstream}; include {}; }}",
                 conf.display()
@@ -120,7 +144,8 @@ impl Nginx {
         )
     }
 
-    fn start(prefix: &Path, server: &str) -> Self {
+    /// nginx with `http` more lines of the http block and `server` those of its one server.
+    fn start(prefix: &Path, http: &str, server: &str) -> Self {
         let binary = ["/usr/sbin/nginx", "/usr/local/sbin/nginx"]
             .into_iter()
             .map(PathBuf::from)
@@ -148,6 +173,7 @@ http {{
     fastcgi_temp_path {p}/tmp/fastcgi;
     uwsgi_temp_path {p}/tmp/uwsgi;
     scgi_temp_path {p}/tmp/scgi;
+    {http}
     server {{
         listen 127.0.0.1:{port};
         {server}

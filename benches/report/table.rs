@@ -110,6 +110,32 @@ pub fn render(o: &Options, f: &Footprint, backends: &[BackendFigures], took: Dur
                     mib(t.tus_peak_kib)
                 ),
             ]);
+            let s3 = &t.object_store;
+            row([
+                "7".into(),
+                format!("Download of a {file} share from the object store (s3s-fs on this machine)"),
+                format!("{:.0} MB/s", s3.download.mb_per_s()),
+                format!("local disk: {:.0} MB/s", t.download.mb_per_s()),
+                format!("{:.2}", s3.download.mb_per_s() / t.download.mb_per_s()),
+                format!(
+                    "watasu peak RSS {}; resumed with `Range`: {:.0} MB/s ({:.2} of local)",
+                    mib(s3.download_peak_kib),
+                    s3.download_resumed.mb_per_s(),
+                    s3.download_resumed.mb_per_s() / t.download_resumed.mb_per_s()
+                ),
+            ]);
+            row([
+                "7".into(),
+                format!("Upload of {file} into the object store: form, and tus in 50 MiB PATCHes"),
+                format!("form {:.0} MB/s; tus {:.0} MB/s", s3.upload.mb_per_s(), s3.tus.mb_per_s()),
+                format!("local disk: form {:.0} MB/s; tus {:.0} MB/s", t.upload.mb_per_s(), t.tus_direct.mb_per_s()),
+                format!(
+                    "{:.2}; {:.2}",
+                    s3.upload.mb_per_s() / t.upload.mb_per_s(),
+                    s3.tus.mb_per_s() / t.tus_direct.mb_per_s()
+                ),
+                "8 MiB multipart parts; tus pieces are joined into the file at the last PATCH".into(),
+            ]);
         }
     }
     for b in backends {
@@ -170,6 +196,18 @@ pub fn render(o: &Options, f: &Footprint, backends: &[BackendFigures], took: Dur
                     mib(*rss_after),
                     errors(during)
                 ),
+            ]);
+        }
+    }
+    for b in backends {
+        if let Some(i) = &b.instances {
+            row([
+                "7".into(),
+                format!("Landing page through nginx round-robin, two instances vs one, {}", b.name),
+                format!("two: {}", page(&i.two)),
+                format!("one: {}", page(&i.one)),
+                format!("{:.2}", i.two.rps / i.one.rps),
+                format!("one PostgreSQL; nginx, wrk and the instances share this machine's cores; {}", errors(&i.two)),
             ]);
         }
     }

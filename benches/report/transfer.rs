@@ -18,7 +18,7 @@ use watasu::{
 use super::load::{COOKIE, sessions};
 
 /// A transfer: bytes moved and how long it took.
-#[derive(Clone, Copy, Debug)]
+#[derive(Clone, Copy, Debug, Default)]
 pub struct Transfer {
     pub bytes: u64,
     pub seconds: f64,
