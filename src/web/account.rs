@@ -5,7 +5,7 @@ use askama::Template;
 use poem::{
     Response, handler,
     http::StatusCode,
-    web::{Data, Form, Html, Query},
+    web::{Data, Html, Query},
 };
 use serde::Deserialize;
 
@@ -13,6 +13,7 @@ use super::{
     AppError, AppState, Chrome, SignedIn,
     auth::{account_error, field_error},
     field_error::FieldError,
+    form::Form,
     middleware::{ClientAddr, SessionHandle},
     render, render_with, see_other,
 };

@@ -5,13 +5,14 @@ use askama::Template;
 use poem::{
     Response, handler,
     http::StatusCode,
-    web::{Data, Form, Html, Path},
+    web::{Data, Html, Path},
 };
 use serde::Deserialize;
 
 use super::{
     AppError, AppState, Chrome,
     field_error::FieldError,
+    form::Form,
     middleware::{ClientAddr, SessionHandle},
     render, render_with, see_other,
 };

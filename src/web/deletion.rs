@@ -7,12 +7,13 @@ use askama::Template;
 use poem::{
     Request, Response, handler,
     http::StatusCode,
-    web::{Data, Form, Html, Path},
+    web::{Data, Html, Path},
 };
 use serde::Deserialize;
 
 use super::{
     Admin, AppError, AppState, Chrome, SignedIn,
+    form::Form,
     middleware::{ClientAddr, SessionHandle},
     render, render_with, see_other,
 };

@@ -11,6 +11,7 @@ mod dev_outbox;
 mod error;
 mod extract;
 mod field_error;
+mod form;
 mod health;
 mod maintenance;
 pub mod middleware;

@@ -8,7 +8,7 @@ use askama::Template;
 use poem::{
     Response, handler,
     http::StatusCode,
-    web::{Data, Form, Html, Path, Query},
+    web::{Data, Html, Path, Query},
 };
 use serde::Deserialize;
 
@@ -16,6 +16,7 @@ use super::{
     Admin, AppError, AppState, Chrome,
     auth::{account_error, adopt_browser_zone, field_error},
     field_error::FieldError,
+    form::Form,
     middleware::{ClientAddr, SessionHandle},
     render, render_with, see_other,
 };

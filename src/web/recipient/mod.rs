@@ -18,12 +18,13 @@ pub use file::content_disposition;
 use poem::{
     Body, Request, Response, handler,
     http::{Method, header},
-    web::{Data, Form, Path},
+    web::{Data, Path},
 };
 use serde::Deserialize;
 
 use super::{
     AppError, AppState,
+    form::Form,
     middleware::{ClientAddr, SessionHandle, is_htmx},
     see_other,
 };

@@ -25,6 +25,9 @@ both_backends! {
                 ("100 KiB password", format!("{prefix}email=s%40example.test&password={big}").into_bytes(), &[413]),
                 ("100 KiB unknown field", format!("{prefix}x={big}").into_bytes(), &[413]),
                 ("invalid UTF-8 CSRF token", [b"csrf_token=\xff\xfe%ff".as_slice(), b"&email=a"].concat(), &[403]),
+                // With a right CSRF token: the fields themselves are not text.
+                ("percent-encoded bytes that are not UTF-8", format!("{prefix}email=%FF%FEs%40example.test&code=%FF1&password=%C3%28").into_bytes(), &[400]),
+                ("raw bytes that are not UTF-8", [prefix.as_bytes(), b"email=s\xff%40example.test&code=1\xfe&password=\xff"].concat(), &[400]),
             ];
             for (name, body, allowed) in cases {
                 let page = post_raw(&browser, &path, FORM, body).await;
