@@ -3,6 +3,8 @@
 
 pub mod gc;
 pub mod leftovers;
+mod local_leftovers;
+mod object_leftovers;
 pub mod object_store;
 mod partial;
 mod repo;
@@ -11,6 +13,6 @@ mod upload_gc;
 
 pub use self::object_store::ObjectFileStore;
 pub use gc::{GcReport, GcRunner, GcStats, ShareGc};
-pub use leftovers::LeftoverReport;
+pub use leftovers::{Leftover, LeftoverError, LeftoverKind, LeftoverReport};
 pub use repo::{ClaimedFile, LifecycleRepository, PURGEABLE_POSTGRES, PURGEABLE_SQLITE, PurgeCandidate};
 pub use store::{Appended, Deleted, FileStore, LocalFileStore, OpenedFile, StoreError, StoredFile};
