@@ -120,32 +120,60 @@ impl ObjectFileStore {
         content: &mut Pin<Box<dyn AsyncRead + Send + 'a>>,
         digest: &mut Digesting,
     ) -> Result<Vec<PartId>, StoreError> {
-        // Dropping the set (an error, or the caller gone) cancels the parts still sending.
+        // Dropping the set (the caller gone) cancels the parts still sending.
         let mut sending = tokio::task::JoinSet::new();
         let mut parts: Vec<Option<PartId>> = Vec::new();
-        let mut part = first;
-        loop {
-            while sending.len() >= PARTS_IN_FLIGHT {
-                let (index, sent) = joined(sending.join_next().await)?;
+        let sent = async {
+            let mut part = first;
+            loop {
+                while sending.len() >= PARTS_IN_FLIGHT {
+                    let (index, sent) = joined(sending.join_next().await)?;
+                    parts[index] = Some(sent);
+                }
+                let last = part.len() < PART_BYTES;
+                sending.spawn(self.send_part(path, id, parts.len(), part));
+                parts.push(None);
+                if last {
+                    break;
+                }
+                part = digest.read_part(content).await?;
+                if part.is_empty() {
+                    break;
+                }
+            }
+            while let Some(result) = sending.join_next().await {
+                let (index, sent) = joined(Some(result))?;
                 parts[index] = Some(sent);
             }
-            let last = part.len() < PART_BYTES;
-            let (objects, path, id, index) = (self.objects.clone(), path.clone(), id.clone(), parts.len());
-            parts.push(None);
-            sending.spawn(async move { (index, objects.put_part(&path, &id, index, PutPayload::from(part)).await) });
-            if last {
-                break;
-            }
-            part = digest.read_part(content).await?;
-            if part.is_empty() {
-                break;
-            }
+            Ok(())
         }
-        while let Some(result) = sending.join_next().await {
-            let (index, sent) = joined(Some(result))?;
-            parts[index] = Some(sent);
+        .await;
+        if let Err(error) = sent {
+            // Stopped before the upload is aborted, so that no part or marker lands after.
+            sending.shutdown().await;
+            return Err(error);
         }
         Ok(parts.into_iter().map(|part| part.expect("every part was sent")).collect())
+    }
+
+    /// Sends part `index`, then rewrites the marker: it stays young while the upload is alive,
+    /// however long it takes, so the sweep aborts only uploads that stopped.
+    fn send_part(
+        &self,
+        path: &ObjectPath,
+        id: &MultipartId,
+        index: usize,
+        part: Bytes,
+    ) -> impl Future<Output = (usize, ::object_store::Result<PartId>)> + Send + 'static {
+        let (objects, path, id, marker) = (self.objects.clone(), path.clone(), id.clone(), self.multipart_marker(id));
+        async move {
+            let sent = async {
+                let part = objects.put_part(&path, &id, index, PutPayload::from(part)).await?;
+                objects.put(&marker, PutPayload::from(path.as_ref().to_owned())).await?;
+                Ok(part)
+            };
+            (index, sent.await)
+        }
     }
 }
 

@@ -10,7 +10,7 @@ use std::{
     time::{Duration, Instant, SystemTime},
 };
 
-use tokio::io::{AsyncRead, AsyncReadExt, ReadBuf};
+use tokio::io::{AsyncRead, AsyncReadExt, AsyncWriteExt, ReadBuf};
 use watasu::{
     lifecycle::{FileStore, LeftoverReport, ShareGc, object_store::PART_BYTES},
     share::ShareEvents,
@@ -78,5 +78,34 @@ both_backends! {
         assert_eq!(server.pending_parts(), 0, "the upload was aborted");
         assert!(names(&markers).is_empty(), "its marker is gone");
         assert_eq!(gc.remove_leftovers().await.unwrap(), LeftoverReport::default(), "nothing is left to sweep");
+    }
+
+    async fn an_upload_still_sending_parts_keeps_its_marker_young(backend: Backend) {
+        let app = quiet_app(backend).await;
+        let server = S3Server::start();
+        let (store, bucket) = server.store();
+        let store: Arc<dyn FileStore> = Arc::new(store);
+        let gc = ShareGc::new(app.state.lifecycle.clone(), store.clone(), ShareEvents::new(app.db().clone()));
+        let markers = server.bucket_dir(&bucket).join("files/.multipart");
+        let (mut sender, received) = tokio::io::duplex(64 * 1024);
+        let uploading = store.clone();
+        let task = tokio::spawn(async move { uploading.put(Box::pin(received), u64::MAX).await });
+        sender.write_all(&vec![1u8; PART_BYTES]).await.unwrap();
+        until("the first part's arrival", || server.pending_parts() > 0).await;
+        let marker = markers.join(names(&markers).first().expect("the upload has its marker"));
+        // As if the first part had been sent two hours ago and the upload were slow.
+        let two_hours_ago = SystemTime::now() - Duration::from_secs(2 * 3600);
+        std::fs::File::options().write(true).open(&marker).unwrap().set_modified(two_hours_ago).unwrap();
+
+        sender.write_all(&vec![2u8; PART_BYTES]).await.unwrap();
+        let young = || std::fs::metadata(&marker).and_then(|m| m.modified()).is_ok_and(|at| at > two_hours_ago);
+        until("the marker's renewal by the next part", young).await;
+
+        assert_eq!(gc.remove_leftovers().await.unwrap(), LeftoverReport::default(), "a live upload is no leftover");
+        drop(sender);
+        let stored = task.await.unwrap().unwrap();
+        assert_eq!(stored.size_bytes, 2 * PART_BYTES as u64, "the upload completes, nothing aborted");
+        assert_eq!(server.pending_parts(), 0);
+        assert!(names(&markers).is_empty(), "a finished upload keeps no marker");
     }
 }
