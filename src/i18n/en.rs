@@ -260,6 +260,7 @@ pub const TEXT: Text = Text {
             "Rate limits",
             "Share retention",
             "File clean-up",
+            "Leftover files",
         ],
         triggers: ["Timer", "After a request", "HTTP trigger", "Command line"],
         states: ["Accepted", "Running", "Succeeded", "Partial", "Failed"],

@@ -4,7 +4,7 @@
 use crate::maintenance::{Kind, Outcome, RunState, Trigger};
 
 /// Every run kind, in the order of `MaintenanceText::kinds`.
-const KINDS: [Kind; 8] = [
+const KINDS: [Kind; 9] = [
     Kind::All,
     Kind::Sessions,
     Kind::Codes,
@@ -13,6 +13,7 @@ const KINDS: [Kind; 8] = [
     Kind::RateLimits,
     Kind::ShareRetention,
     Kind::ShareGc,
+    Kind::Leftovers,
 ];
 const TRIGGERS: [Trigger; 4] = [Trigger::Timer, Trigger::Request, Trigger::Http, Trigger::Cli];
 const STATES: [RunState; 5] =
@@ -23,7 +24,7 @@ const TARGETS: [&str; 7] = ["session", "code", "invitation", "mail", "rate_limit
 
 /// What a run's note says, as the runner (`maintenance::runner`) and the ledger write it. A
 /// note is `kind: phrase` parts joined by "; "; "database error" may carry a code after it.
-const NOTE_PHRASES: [&str; 8] = [
+const NOTE_PHRASES: [&str; 9] = [
     "another run holds it",
     "stopped at the batch cap",
     "stopped at the time cap",
@@ -32,6 +33,8 @@ const NOTE_PHRASES: [&str; 8] = [
     "database error",
     "abandoned: the run stopped without finishing",
     "abandoned: its lease ran out",
+    // The leftover sweep's, when listing or reading the store failed.
+    "storage error",
 ];
 
 /// The I/O failures a file clean-up item records most (`lifecycle::gc` stores the kind's
@@ -47,13 +50,13 @@ const IO_FAILURES: [std::io::ErrorKind; 6] = [
 
 /// One language's words for the ledger's codes, each array in the order of the lists above.
 pub struct MaintenanceText {
-    pub kinds: [&'static str; 8],
+    pub kinds: [&'static str; 9],
     pub triggers: [&'static str; 4],
     pub states: [&'static str; 5],
     pub outcomes: [&'static str; 4],
     pub targets: [&'static str; 7],
     /// In the order of `NOTE_PHRASES`; `None` where the recorded English is the language's own.
-    pub notes: Option<[&'static str; 8]>,
+    pub notes: Option<[&'static str; 9]>,
     /// In the order of `IO_FAILURES`; `None` as for `notes`.
     pub item_reasons: Option<[&'static str; 6]>,
 }
@@ -136,7 +139,8 @@ mod tests {
             | Kind::Outbox
             | Kind::RateLimits
             | Kind::ShareRetention
-            | Kind::ShareGc => KINDS.contains(&kind),
+            | Kind::ShareGc
+            | Kind::Leftovers => KINDS.contains(&kind),
         };
         let trigger = match trigger {
             Trigger::Timer | Trigger::Request | Trigger::Http | Trigger::Cli => TRIGGERS.contains(&trigger),

@@ -7,7 +7,12 @@ use std::{pin::Pin, sync::Arc};
 
 use tokio::io::AsyncRead;
 
-use super::store::{Appended, Deleted, FileStore, LocalFileStore, OpenedFile, StoreError, StoredFile};
+use futures_util::{StreamExt, stream::BoxStream};
+
+use super::{
+    leftovers::{Leftover, LeftoverKind},
+    store::{Appended, Deleted, FileStore, LocalFileStore, OpenedFile, StoreError, StoredFile},
+};
 
 pub struct FallbackStore {
     primary: Arc<dyn FileStore>,
@@ -83,5 +88,20 @@ impl FileStore for FallbackStore {
     async fn delete_partial(&self, key: &str) -> Result<Deleted, StoreError> {
         let legacy = self.legacy.delete_partial(key).await?;
         Ok(either(legacy, self.primary.delete_partial(key).await?))
+    }
+
+    /// Both stores' leftovers: the folder's are the ones the migration did not need.
+    fn leftovers(&self) -> BoxStream<'_, Result<Leftover, StoreError>> {
+        self.primary.leftovers().chain(self.legacy.leftovers()).boxed()
+    }
+
+    async fn remove_leftover(&self, leftover: &Leftover) -> Result<Deleted, StoreError> {
+        match leftover.kind {
+            // A key no row names is a leftover wherever a copy of it is.
+            LeftoverKind::Stored => self.delete(&leftover.name).await,
+            LeftoverKind::Partial => self.delete_partial(&leftover.name).await,
+            LeftoverKind::Temp => self.legacy.remove_leftover(leftover).await,
+            LeftoverKind::Multipart => self.primary.remove_leftover(leftover).await,
+        }
     }
 }

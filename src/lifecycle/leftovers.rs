@@ -1,108 +1,160 @@
-//! The leftover sweep of the local store: temp files of interrupted uploads, and stored or partial
-//! (`.part-`) files that no file or upload row names (a crash between storing a file and writing
-//! its rows), once they are old enough that no upload in progress can own them. The whole folder is walked on every sweep, in bounded
-//! batches, so however many live files there are, every leftover is looked at.
+//! The leftover sweep, on whichever store holds the files: temp files of interrupted uploads,
+//! unfinished multipart uploads, and stored or partial files that no file or upload row names (a
+//! crash between storing a file and writing its rows), once they are old enough that no upload in
+//! progress can own them. The store lists everything it holds, in a stream; the sweep checks the
+//! names against the database in bounded batches, so however many live files there are, every
+//! leftover is looked at.
 
-use std::{
-    path::Path,
-    time::{Duration, SystemTime},
-};
+use std::time::Duration;
 
-use super::{
-    ShareGc,
-    store::{PARTIAL_PREFIX, TEMP_PREFIX},
-};
+use futures_util::StreamExt;
 
-/// What the leftover sweep removed.
+use super::{Deleted, ShareGc, StoreError};
+use crate::maintenance::{Kind, RunState, Trigger, error_class};
+
+/// What a store may hold that nothing else owns once it is old enough.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum LeftoverKind {
+    /// A file being written (local store): `name` is its file name.
+    Temp,
+    /// A stored file: `name` is its key.
+    Stored,
+    /// A resumable upload's partial file or pieces: `name` is the upload's key.
+    Partial,
+    /// A multipart upload of the object store that was never completed nor aborted: `name` is
+    /// the upload's id.
+    Multipart,
+}
+
+/// One thing the store lists, and how long ago it was last written.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct Leftover {
+    pub kind: LeftoverKind,
+    pub name: String,
+    pub age: Duration,
+}
+
+/// What the leftover sweep removed, per kind, and how many removals failed.
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq, serde::Serialize)]
 pub struct LeftoverReport {
     pub temp_files: u32,
+    /// Stored and partial files that no row names.
     pub orphan_files: u32,
+    pub multipart_uploads: u32,
+    pub failed: u32,
+}
+
+impl LeftoverReport {
+    pub fn removed(&self) -> u32 {
+        self.temp_files + self.orphan_files + self.multipart_uploads
+    }
+}
+
+/// Why a sweep stopped before its end.
+#[derive(Debug, thiserror::Error)]
+pub enum LeftoverError {
+    #[error("the database failed during the leftover sweep")]
+    Database(#[from] sqlx::Error),
+    #[error("listing the store failed")]
+    Store(#[from] StoreError),
 }
 
 /// Leftovers younger than this may belong to an upload in progress.
 pub const LEFTOVER_MIN_AGE: Duration = Duration::from_secs(3600);
 /// Stored-file names checked against the database per query; memory stays bounded by this
-/// whatever the folder holds.
+/// whatever the store holds.
 pub const LEFTOVER_BATCH: usize = 1_000;
 
 impl ShareGc {
-    /// Removes temp files and unreferenced stored files older than an hour, walking the whole
-    /// folder. Only the local store has a folder to look at.
-    pub async fn remove_leftovers(&self, dir: &Path) -> Result<LeftoverReport, sqlx::Error> {
-        self.remove_leftovers_in_batches(dir, LEFTOVER_BATCH).await
+    /// The sweep as a run of its own in the maintenance ledger, with the counts of what it removed
+    /// (never names: the ledger names rows by id only, and leftovers have none).
+    pub async fn sweep_leftovers(&self, trigger: Trigger) -> Result<LeftoverReport, LeftoverError> {
+        let run_id = self.ledger.open_running(Kind::Leftovers, trigger).await?;
+        match self.remove_leftovers().await {
+            Ok(report) => {
+                self.ledger.add_counts(run_id, i64::from(report.removed()), i64::from(report.failed)).await?;
+                let state = if report.failed > 0 { RunState::Partial } else { RunState::Succeeded };
+                self.ledger.finish(run_id, state, None).await?;
+                Ok(report)
+            }
+            Err(error) => {
+                let class = match &error {
+                    LeftoverError::Database(error) => error_class(error),
+                    LeftoverError::Store(_) => "storage error".to_owned(),
+                };
+                if let Err(finish) = self.ledger.finish(run_id, RunState::Failed, Some(&class)).await {
+                    tracing::warn!(run_id, error = %finish, "could not record a failed leftover sweep");
+                }
+                Err(error)
+            }
+        }
+    }
+
+    /// Removes temp files, unfinished multipart uploads and unreferenced stored or partial files
+    /// older than an hour, looking at everything the store holds.
+    pub async fn remove_leftovers(&self) -> Result<LeftoverReport, LeftoverError> {
+        self.remove_leftovers_in_batches(LEFTOVER_BATCH).await
     }
 
     /// The same with `batch` names per database query (tests shrink it).
-    pub async fn remove_leftovers_in_batches(&self, dir: &Path, batch: usize) -> Result<LeftoverReport, sqlx::Error> {
+    pub async fn remove_leftovers_in_batches(&self, batch: usize) -> Result<LeftoverReport, LeftoverError> {
         let mut report = LeftoverReport::default();
-        let Ok(mut entries) = tokio::fs::read_dir(dir).await else { return Ok(report) };
-        // Ages are judged by the clock that stamped the mtimes: this is the local store, whose
-        // files this host's kernel stamps with the very clock `SystemTime` reads. No database row
-        // holds these times, so the database's clock would be the odd one out. (A network mount
-        // stamps with its server's clock; a store there would need a probe file's mtime instead.)
-        let now = SystemTime::now();
+        let mut listed = self.store.leftovers();
         let mut unclaimed = Vec::with_capacity(batch);
-        while let Ok(Some(entry)) = entries.next_entry().await {
-            let name = entry.file_name().to_string_lossy().into_owned();
-            let is_temp = name.starts_with(TEMP_PREFIX);
-            let leftover = match name.strip_prefix(PARTIAL_PREFIX) {
-                Some(key) => Leftover { key: key.to_owned(), partial: true },
-                None => Leftover { key: name.clone(), partial: false },
-            };
-            if !is_temp && !crate::session::is_token_shaped(&leftover.key) {
+        while let Some(leftover) = listed.next().await {
+            let leftover = leftover?;
+            if leftover.age < LEFTOVER_MIN_AGE {
                 continue;
             }
-            let old_enough = entry
-                .metadata()
-                .await
-                .ok()
-                .and_then(|m| m.modified().ok())
-                .and_then(|modified| now.duration_since(modified).ok())
-                .is_some_and(|age| age >= LEFTOVER_MIN_AGE);
-            if !old_enough {
-                continue;
-            }
-            if is_temp {
-                if tokio::fs::remove_file(entry.path()).await.is_ok() {
-                    report.temp_files += 1;
+            match leftover.kind {
+                // Nothing in the database names these: their age alone decides.
+                LeftoverKind::Temp | LeftoverKind::Multipart => {
+                    let removed = self.store.remove_leftover(&leftover).await;
+                    let count = match leftover.kind {
+                        LeftoverKind::Temp => &mut report.temp_files,
+                        _ => &mut report.multipart_uploads,
+                    };
+                    tally(removed, count, &mut report.failed);
                 }
-                continue;
-            }
-            unclaimed.push(leftover);
-            if unclaimed.len() >= batch {
-                report.orphan_files += self.remove_unreferenced(&unclaimed).await?;
-                unclaimed.clear();
+                LeftoverKind::Stored | LeftoverKind::Partial => {
+                    unclaimed.push(leftover);
+                    if unclaimed.len() >= batch {
+                        self.remove_unreferenced(&unclaimed, &mut report).await?;
+                        unclaimed.clear();
+                    }
+                }
             }
         }
-        report.orphan_files += self.remove_unreferenced(&unclaimed).await?;
+        self.remove_unreferenced(&unclaimed, &mut report).await?;
         Ok(report)
     }
 
-    /// Deletes those of `leftovers` that no file or upload row names; returns how many went.
-    async fn remove_unreferenced(&self, leftovers: &[Leftover]) -> Result<u32, sqlx::Error> {
+    /// Deletes those of `leftovers` that no file or upload row names.
+    async fn remove_unreferenced(
+        &self,
+        leftovers: &[Leftover],
+        report: &mut LeftoverReport,
+    ) -> Result<(), sqlx::Error> {
         if leftovers.is_empty() {
-            return Ok(0);
+            return Ok(());
         }
-        let keys: Vec<String> = leftovers.iter().map(|l| l.key.clone()).collect();
+        let keys: Vec<String> = leftovers.iter().map(|l| l.name.clone()).collect();
         let known = self.repo.known_storage_keys(&keys).await?;
-        let mut removed = 0;
-        for leftover in leftovers.iter().filter(|l| !known.contains(&l.key)) {
-            let deleted = if leftover.partial {
-                self.store.delete_partial(&leftover.key).await
-            } else {
-                self.store.delete(&leftover.key).await
-            };
-            if deleted.is_ok() {
-                removed += 1;
-            }
+        for leftover in leftovers.iter().filter(|l| !known.contains(&l.name)) {
+            tally(self.store.remove_leftover(leftover).await, &mut report.orphan_files, &mut report.failed);
         }
-        Ok(removed)
+        Ok(())
     }
 }
 
-/// A stored file (`<key>`) or a resumable upload's partial file (`.part-<key>`) to check.
-struct Leftover {
-    key: String,
-    partial: bool,
+/// Counts a removal: what this sweep removed, or a failure (what was already gone is neither).
+fn tally(removed: Result<Deleted, StoreError>, count: &mut u32, failed: &mut u32) {
+    match removed {
+        Ok(Deleted::Removed) => *count += 1,
+        Ok(Deleted::AlreadyAbsent) => {}
+        Err(error) => {
+            tracing::warn!(%error, "could not remove a leftover");
+            *failed += 1;
+        }
+    }
 }

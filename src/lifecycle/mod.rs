@@ -4,7 +4,9 @@
 mod fallback;
 pub mod gc;
 pub mod leftovers;
+mod local_leftovers;
 pub mod migrate;
+mod object_leftovers;
 pub mod object_store;
 mod partial;
 mod repo;
@@ -14,6 +16,6 @@ mod upload_gc;
 pub use self::object_store::ObjectFileStore;
 pub use fallback::FallbackStore;
 pub use gc::{GcReport, GcRunner, GcStats, ShareGc};
-pub use leftovers::LeftoverReport;
+pub use leftovers::{Leftover, LeftoverError, LeftoverKind, LeftoverReport};
 pub use repo::{ClaimedFile, LifecycleRepository, PURGEABLE_POSTGRES, PURGEABLE_SQLITE, PurgeCandidate};
 pub use store::{Appended, Deleted, FileStore, LocalFileStore, OpenedFile, StoreError, StoredFile};

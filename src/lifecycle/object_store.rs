@@ -2,10 +2,12 @@
 //! Uploads stream as multipart uploads of fixed-size parts, so memory stays flat whatever the size;
 //! the SHA-256 is of the bytes as they streamed past, never a figure the store reports.
 
-use std::{io, pin::Pin};
+use std::{io, pin::Pin, sync::Arc};
 
 use ::object_store::{
-    GetOptions, GetRange, GetResult, ObjectStore, PutPayload, WriteMultipart, aws::AmazonS3Builder,
+    GetOptions, GetRange, GetResult, MultipartId, ObjectStore, PutPayload,
+    aws::{AmazonS3, AmazonS3Builder},
+    multipart::{MultipartStore, PartId},
     path::Path as ObjectPath,
 };
 use bytes::Bytes;
@@ -13,7 +15,10 @@ use futures_util::TryStreamExt;
 use sha2::{Digest, Sha256};
 use tokio::io::{AsyncRead, AsyncReadExt};
 
-use super::store::{Deleted, FileStore, OpenedFile, StoreError, StoredFile};
+use super::{
+    leftovers::Leftover,
+    store::{Deleted, FileStore, OpenedFile, StoreError, StoredFile},
+};
 use crate::secret::random_token;
 
 /// Bytes per uploaded part: S3 refuses parts under 5 MiB (except the last) and more than 10,000
@@ -25,8 +30,8 @@ const PARTS_IN_FLIGHT: usize = 2;
 /// Files as objects named `PREFIX/KEY` in one bucket.
 #[derive(Debug)]
 pub struct ObjectFileStore {
-    objects: Box<dyn ObjectStore>,
-    prefix: String,
+    pub(super) objects: Arc<AmazonS3>,
+    pub(super) prefix: String,
 }
 
 impl ObjectFileStore {
@@ -40,7 +45,7 @@ impl ObjectFileStore {
     pub fn from_url_with(url: &str, builder: AmazonS3Builder) -> anyhow::Result<Self> {
         let (bucket, prefix) = parse_url(url)?;
         let objects = builder.with_bucket_name(bucket).build()?;
-        Ok(Self { objects: Box::new(objects), prefix: prefix.to_owned() })
+        Ok(Self { objects: Arc::new(objects), prefix: prefix.to_owned() })
     }
 
     /// Stores `content` under a key chosen elsewhere (a file moving in from the local folder).
@@ -56,7 +61,7 @@ impl ObjectFileStore {
     }
 
     /// The object of a key, or `None` for anything that is not one of our keys.
-    fn path_of(&self, key: &str) -> Option<ObjectPath> {
+    pub(super) fn path_of(&self, key: &str) -> Option<ObjectPath> {
         crate::session::is_token_shaped(key).then(|| ObjectPath::from(format!("{}{key}", self.prefix)))
     }
 
@@ -84,6 +89,10 @@ impl ObjectFileStore {
         Ok((digest.size, hex::encode(digest.hasher.finalize())))
     }
 
+    /// Streams the parts as one multipart upload, `PARTS_IN_FLIGHT` at a time while the next is
+    /// read. A marker object names the upload from its creation until it is completed or
+    /// aborted, so the leftover sweep finds an upload whose process died (S3 lists no uploads
+    /// through object_store).
     async fn upload_parts<'a>(
         &self,
         path: &ObjectPath,
@@ -91,34 +100,104 @@ impl ObjectFileStore {
         content: &mut Pin<Box<dyn AsyncRead + Send + 'a>>,
         digest: &mut Digesting,
     ) -> Result<(), StoreError> {
-        let upload = self.objects.put_multipart(path).await.map_err(store_error)?;
-        let mut writer = WriteMultipart::new_with_chunk_size(upload, PART_BYTES);
-        let mut part = first;
-        let outcome = loop {
-            let last = part.len() < PART_BYTES;
-            writer.put(part);
-            if let Err(error) = writer.wait_for_capacity(PARTS_IN_FLIGHT).await {
-                break Err(store_error(error));
-            }
-            if last {
-                break Ok(());
-            }
-            match digest.read_part(content).await {
-                Ok(next) if next.is_empty() => break Ok(()),
-                Ok(next) => part = next,
-                Err(error) => break Err(error),
-            }
+        let id = self.objects.create_multipart(path).await.map_err(store_error)?;
+        let marker = self.multipart_marker(&id);
+        let outcome = match self.objects.put(&marker, PutPayload::from(path.as_ref().to_owned())).await {
+            Ok(_) => match self.send_parts(path, &id, first, content, digest).await {
+                Ok(parts) => self.objects.complete_multipart(path, &id, parts).await.map(drop).map_err(store_error),
+                Err(error) => Err(error),
+            },
+            Err(error) => Err(store_error(error)),
         };
-        match outcome {
-            Ok(()) => writer.finish().await.map(drop).map_err(store_error),
-            Err(error) => {
-                // An aborted upload keeps none of its parts (and costs nothing to keep).
-                if let Err(abort) = writer.abort().await {
-                    tracing::warn!(%abort, "aborting a multipart upload failed; the leftover sweep removes it");
-                }
-                Err(error)
+        if outcome.is_err() {
+            // An aborted upload keeps none of its parts (and costs nothing to keep).
+            if let Err(abort) = self.objects.abort_multipart(path, &id).await {
+                tracing::warn!(%abort, "aborting a multipart upload failed; the leftover sweep removes it");
+                return outcome;
             }
         }
+        // Done with either way; a marker left behind is removed by the sweep (its abort finds nothing).
+        if let Err(error) = self.objects.delete(&marker).await {
+            tracing::warn!(%error, "deleting a multipart upload's marker failed; the leftover sweep removes it");
+        }
+        outcome
+    }
+
+    /// Uploads `first` and the rest of `content` as parts; their ids, in order.
+    async fn send_parts<'a>(
+        &self,
+        path: &ObjectPath,
+        id: &MultipartId,
+        first: Bytes,
+        content: &mut Pin<Box<dyn AsyncRead + Send + 'a>>,
+        digest: &mut Digesting,
+    ) -> Result<Vec<PartId>, StoreError> {
+        // Dropping the set (the caller gone) cancels the parts still sending.
+        let mut sending = tokio::task::JoinSet::new();
+        let mut parts: Vec<Option<PartId>> = Vec::new();
+        let sent = async {
+            let mut part = first;
+            loop {
+                while sending.len() >= PARTS_IN_FLIGHT {
+                    let (index, sent) = joined(sending.join_next().await)?;
+                    parts[index] = Some(sent);
+                }
+                let last = part.len() < PART_BYTES;
+                sending.spawn(self.send_part(path, id, parts.len(), part));
+                parts.push(None);
+                if last {
+                    break;
+                }
+                part = digest.read_part(content).await?;
+                if part.is_empty() {
+                    break;
+                }
+            }
+            while let Some(result) = sending.join_next().await {
+                let (index, sent) = joined(Some(result))?;
+                parts[index] = Some(sent);
+            }
+            Ok(())
+        }
+        .await;
+        if let Err(error) = sent {
+            // Stopped before the upload is aborted, so that no part or marker lands after.
+            sending.shutdown().await;
+            return Err(error);
+        }
+        Ok(parts.into_iter().map(|part| part.expect("every part was sent")).collect())
+    }
+
+    /// Sends part `index`, then rewrites the marker: it stays young while the upload is alive,
+    /// however long it takes, so the sweep aborts only uploads that stopped.
+    fn send_part(
+        &self,
+        path: &ObjectPath,
+        id: &MultipartId,
+        index: usize,
+        part: Bytes,
+    ) -> impl Future<Output = (usize, ::object_store::Result<PartId>)> + Send + 'static {
+        let (objects, path, id, marker) = (self.objects.clone(), path.clone(), id.clone(), self.multipart_marker(id));
+        async move {
+            let sent = async {
+                let part = objects.put_part(&path, &id, index, PutPayload::from(part)).await?;
+                objects.put(&marker, PutPayload::from(path.as_ref().to_owned())).await?;
+                Ok(part)
+            };
+            (index, sent.await)
+        }
+    }
+}
+
+/// A finished part upload as its index and id, or why it failed.
+type SentPart = Result<(usize, ::object_store::Result<PartId>), tokio::task::JoinError>;
+
+fn joined(result: Option<SentPart>) -> Result<(usize, PartId), StoreError> {
+    match result {
+        Some(Ok((index, Ok(part)))) => Ok((index, part)),
+        Some(Ok((_, Err(error)))) => Err(store_error(error)),
+        Some(Err(error)) => Err(StoreError::Io(io::Error::other(error))),
+        None => Err(StoreError::Io(io::Error::other("no part upload was running"))),
     }
 }
 
@@ -161,7 +240,7 @@ impl Digesting {
     }
 }
 
-fn store_error(error: ::object_store::Error) -> StoreError {
+pub(super) fn store_error(error: ::object_store::Error) -> StoreError {
     match error {
         ::object_store::Error::NotFound { .. } => StoreError::NotFound,
         other => StoreError::Io(io::Error::other(other)),
@@ -220,6 +299,18 @@ impl FileStore for ObjectFileStore {
             Err(error) => Err(error),
             Ok(_) => Err(StoreError::Io(io::Error::other("the object is still there after its delete"))),
         }
+    }
+
+    async fn delete_partial(&self, key: &str) -> Result<Deleted, StoreError> {
+        self.delete_partial_pieces(key).await
+    }
+
+    fn leftovers(&self) -> futures_util::stream::BoxStream<'_, Result<Leftover, StoreError>> {
+        self.list_leftovers()
+    }
+
+    async fn remove_leftover(&self, leftover: &Leftover) -> Result<Deleted, StoreError> {
+        self.remove_object_leftover(leftover).await
     }
 }
 

@@ -14,6 +14,7 @@ use std::{
 use sha2::{Digest, Sha256};
 use tokio::io::{AsyncRead, AsyncReadExt, AsyncSeekExt, AsyncWriteExt};
 
+use super::leftovers::Leftover;
 use crate::secret::random_token;
 
 /// Name prefix of files being written; the GC removes old ones left by interrupted uploads.
@@ -106,6 +107,17 @@ pub trait FileStore: Send + Sync {
     async fn delete_partial(&self, _key: &str) -> Result<Deleted, StoreError> {
         Err(unsupported())
     }
+
+    /// Everything the store holds that may be left over, each with its age: listed, not judged
+    /// (the leftover sweep decides by age and by the database). A stream, so memory stays flat
+    /// however much the store holds. A store with nothing of its own to list lists nothing.
+    fn leftovers(&self) -> futures_util::stream::BoxStream<'_, Result<Leftover, StoreError>> {
+        Box::pin(futures_util::stream::empty())
+    }
+    /// Removes one listed leftover. Already absent is not an error.
+    async fn remove_leftover(&self, _leftover: &Leftover) -> Result<Deleted, StoreError> {
+        Err(unsupported())
+    }
 }
 
 /// The size and hex SHA-256 of a stored file, read back from the store.
@@ -125,7 +137,7 @@ pub(super) async fn read_back_digest(store: &dyn FileStore, key: &str) -> Result
 }
 
 /// What a store without resumable uploads answers to their methods.
-fn unsupported() -> StoreError {
+pub(super) fn unsupported() -> StoreError {
     StoreError::Io(io::Error::new(io::ErrorKind::Unsupported, "this store keeps no partial files"))
 }
 
@@ -252,5 +264,13 @@ impl FileStore for LocalFileStore {
 
     async fn delete_partial(&self, key: &str) -> Result<Deleted, StoreError> {
         self.delete_partial_file(key).await
+    }
+
+    fn leftovers(&self) -> futures_util::stream::BoxStream<'_, Result<Leftover, StoreError>> {
+        self.list_leftovers()
+    }
+
+    async fn remove_leftover(&self, leftover: &Leftover) -> Result<Deleted, StoreError> {
+        self.remove_local_leftover(leftover).await
     }
 }

@@ -107,6 +107,9 @@ const ABANDON: Sql = sql!(
     "UPDATE maintenance_runs SET state = 'failed', note = 'abandoned: its lease ran out', finished_at = " now "
       WHERE id = $1 AND state = 'running'"
 );
+const ADD_COUNTS: Sql = Sql::same(
+    "UPDATE maintenance_runs SET deleted = deleted + $2, failed = failed + $3 WHERE id = $1 AND state = 'running'",
+);
 /// The latest runs, failures first: the inner query has exactly the run's columns.
 const RECENT: Sql = run_sql!(@columns ["SELECT * FROM (SELECT "] [" FROM maintenance_runs ORDER BY id DESC LIMIT $1) recent
       ORDER BY CASE state WHEN 'failed' THEN 0 WHEN 'partial' THEN 1 ELSE 2 END, id DESC"]);
@@ -204,6 +207,14 @@ impl Ledger {
             pool.record_items(&mut tx, run_id, target_kind, items).await?;
             tx.commit().await
         })
+    }
+
+    /// Adds to a running run's counts without items, for what has no row to name (leftovers).
+    pub async fn add_counts(&self, run_id: i64, deleted: i64, failed: i64) -> Result<(), sqlx::Error> {
+        on_db!(&self.db, |pool| {
+            sqlx::query(pool.sql(&ADD_COUNTS)).bind(run_id).bind(deleted).bind(failed).execute(pool).await?;
+        });
+        Ok(())
     }
 
     /// The latest runs, failures first, then partial ones, then the rest; newest first within each.

@@ -32,6 +32,8 @@ pub enum Kind {
     ShareRetention,
     /// The garbage collector's passes (seed 000), recorded here per share.
     ShareGc,
+    /// The store's leftover sweep, recorded by its counts (leftovers have no rows to name).
+    Leftovers,
 }
 
 impl Kind {
@@ -50,6 +52,7 @@ impl Kind {
             Kind::RateLimits => "rate_limits",
             Kind::ShareRetention => "share_retention",
             Kind::ShareGc => "share_gc",
+            Kind::Leftovers => "leftovers",
         }
     }
 

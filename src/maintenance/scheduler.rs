@@ -1,8 +1,9 @@
 //! The in-process scheduler: a GC pass at start-up and every GC interval after, so a file does not
 //! outlive its expiry (or its delivery grace) when nobody visits; and every sweep at start-up and
-//! every maintenance interval after. No cron needed.
+//! every maintenance interval after, the store's leftover sweep among them (on object storage its
+//! LIST costs requests). No cron needed.
 
-use std::{path::PathBuf, time::Duration};
+use std::time::Duration;
 
 use tokio::time::Instant;
 
@@ -15,7 +16,6 @@ const MAX_PASSES_PER_TICK: u32 = 200;
 /// What the scheduler drives, and how often.
 pub struct Schedule {
     pub gc: GcRunner,
-    pub files_dir: PathBuf,
     pub gc_interval: Duration,
     pub maintenance: Maintenance,
     pub maintenance_interval: Duration,
@@ -27,13 +27,17 @@ pub async fn run_scheduler(schedule: Schedule, shutdown: impl Future<Output = ()
     tokio::pin!(shutdown);
     let mut next_sweep = Instant::now();
     loop {
-        if Instant::now() >= next_sweep {
+        let sweeps_due = Instant::now() >= next_sweep;
+        if sweeps_due {
             next_sweep = Instant::now() + schedule.maintenance_interval;
             if let Err(error) = schedule.maintenance.run_now(Kind::All, Trigger::Timer).await {
                 tracing::warn!(%error, "timer maintenance run failed");
             }
         }
-        gc_tick(&schedule.gc, &schedule.files_dir).await;
+        gc_tick(&schedule.gc).await;
+        if sweeps_due {
+            leftover_sweep(&schedule.gc).await;
+        }
         tokio::select! {
             _ = &mut shutdown => return,
             _ = tokio::time::sleep(schedule.gc_interval) => {}
@@ -41,7 +45,7 @@ pub async fn run_scheduler(schedule: Schedule, shutdown: impl Future<Output = ()
     }
 }
 
-async fn gc_tick(runner: &GcRunner, files_dir: &std::path::Path) {
+async fn gc_tick(runner: &GcRunner) {
     for _ in 0..MAX_PASSES_PER_TICK {
         match runner.try_pass(Trigger::Timer).await {
             Some(Ok(report)) => {
@@ -59,8 +63,11 @@ async fn gc_tick(runner: &GcRunner, files_dir: &std::path::Path) {
             None => break,
         }
     }
-    match runner.gc().remove_leftovers(files_dir).await {
-        Ok(report) if report.temp_files + report.orphan_files > 0 => tracing::info!(?report, "removed leftover files"),
+}
+
+async fn leftover_sweep(runner: &GcRunner) {
+    match runner.gc().sweep_leftovers(Trigger::Timer).await {
+        Ok(report) if report.removed() + report.failed > 0 => tracing::info!(?report, "removed leftovers"),
         Ok(_) => {}
         Err(error) => tracing::warn!(%error, "leftover sweep failed"),
     }

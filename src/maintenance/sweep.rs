@@ -108,7 +108,7 @@ impl Sweep {
             Kind::Outbox => ("mail", &OUTBOX, settings.retention, Duration::ZERO),
             Kind::RateLimits => ("rate_limit_hit", &RATE_LIMITS, crate::ratelimit::LONGEST_WINDOW, Duration::ZERO),
             Kind::ShareRetention => ("share_personal_data", &SHARE_RETENTION, settings.retention, Duration::ZERO),
-            Kind::All | Kind::ShareGc => unreachable!("{kind:?} is not a sweep"),
+            Kind::All | Kind::ShareGc | Kind::Leftovers => unreachable!("{kind:?} is not a sweep"),
         };
         Self { kind, target_kind, statements, keep, idle }
     }

@@ -161,7 +161,6 @@ impl Services {
         };
         let schedule = Schedule {
             gc: self.gc.clone(),
-            files_dir: settings.data_dir.join("files"),
             gc_interval: settings.gc_interval,
             maintenance: self.maintenance.clone(),
             maintenance_interval: settings.maintenance_interval,

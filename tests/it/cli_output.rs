@@ -12,7 +12,7 @@ use crate::{
 };
 
 /// The environment that points the binary at the test app's data folder and database.
-fn env_of(app: &TestApp) -> Vec<(&'static str, String)> {
+pub(crate) fn env_of(app: &TestApp) -> Vec<(&'static str, String)> {
     vec![
         ("WATASU_DATA_DIR", app.data_dir.path().to_str().unwrap().to_owned()),
         ("WATASU_DATABASE_URL", app.state.config.database_url.clone()),

@@ -27,13 +27,16 @@ struct Stores {
     objects: Arc<ObjectFileStore>,
     /// What the server reads and deletes through while the migration runs.
     serving: Arc<dyn FileStore>,
+    /// The folder where s3s-fs keeps the objects.
+    bucket_dir: std::path::PathBuf,
 }
 
 fn stores(app: &TestApp) -> Stores {
     let folder = LocalFileStore::new(app.data_dir.path().join("files")).unwrap();
-    let objects = Arc::new(s3::shared().store().0);
+    let (objects, bucket) = s3::shared().store();
+    let objects = Arc::new(objects);
     let serving = Arc::new(FallbackStore::new(objects.clone(), folder.clone()));
-    Stores { folder, objects, serving }
+    Stores { folder, objects, serving, bucket_dir: s3::shared().bucket_dir(&bucket) }
 }
 
 async fn key_of(app: &TestApp, share: &TestShare) -> String {
@@ -100,6 +103,32 @@ both_backends! {
         assert!(matches!(read(&stores.folder, copied).await, Err(StoreError::NotFound)));
         assert_eq!(read(&stores.folder, damaged).await.unwrap(), b"wh0le\n", "kept for someone to look at");
         assert!(matches!(read(stores.objects.as_ref(), damaged).await, Err(StoreError::NotFound)), "no bad copy");
+    }
+
+    async fn the_leftover_sweep_reaches_both_places_while_files_move(backend: Backend) {
+        let app = quiet_app(backend).await;
+        let stores = stores(&app);
+        let made = shares(&app, 2, b"live\n").await;
+        migrate_folder(&app.state.lifecycle, &stores.folder, &stores.objects).await.unwrap();
+        let live_in_folder = shares(&app, 1, b"not moved yet\n").await;
+        let (in_folder, in_bucket) = (watasu::secret::random_token().expose().to_owned(), watasu::secret::random_token().expose().to_owned());
+        let folder_orphan = app.data_dir.path().join("files").join(&in_folder);
+        std::fs::write(&folder_orphan, b"no row names me").unwrap();
+        stores.objects.put_as(&in_bucket, Box::pin(&b"no row names me either"[..]), 100).await.unwrap();
+        let two_hours_ago = std::time::SystemTime::now() - 2 * HOUR;
+        let bucket_orphan = stores.bucket_dir.join("files").join(&in_bucket);
+        for path in [&folder_orphan, &bucket_orphan] {
+            std::fs::File::options().write(true).open(path).unwrap().set_modified(two_hours_ago).unwrap();
+        }
+        let gc = ShareGc::new(app.state.lifecycle.clone(), stores.serving.clone(), app.state.events.clone());
+
+        let report = gc.remove_leftovers().await.unwrap();
+
+        assert_eq!(report.orphan_files, 2, "{report:?}");
+        assert!(!folder_orphan.exists() && !bucket_orphan.exists());
+        for (_, key) in made.iter().chain(&live_in_folder) {
+            assert!(read(stores.serving.as_ref(), key).await.is_ok(), "a live file went");
+        }
     }
 
     async fn files_the_gc_deletes_during_a_migration_are_gone_from_both_places(backend: Backend) {

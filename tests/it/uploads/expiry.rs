@@ -69,7 +69,7 @@ crate::both_backends! {
         for file in [&live_file, &finished_file, &orphan] {
             age(file, 7200);
         }
-        let report = app.state.gc.gc().remove_leftovers(&files_dir(&app)).await.unwrap();
+        let report = app.state.gc.gc().remove_leftovers().await.unwrap();
         assert_eq!(report.orphan_files, 1);
         assert!(!orphan.exists());
         assert!(live_file.exists() && finished_file.exists());
