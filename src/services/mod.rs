@@ -129,7 +129,7 @@ impl Services {
         let secret_key = crate::load_secret_key(config)?;
         let db = crate::open_database(config).await?;
         let mailer = crate::mail::from_settings(settings.smtp_url.as_ref().map(|s| s.expose()), &settings.data_dir)?;
-        let store = Arc::new(crate::lifecycle::LocalFileStore::new(settings.data_dir.join("files"))?);
+        let store = crate::lifecycle::open_file_store(config).await?;
         Ok(Self::new(Parts { config: Arc::new(config.clone()), db, secret_key, mailer, store }))
     }
 
@@ -161,7 +161,11 @@ impl Services {
         };
         let schedule = Schedule {
             gc: self.gc.clone(),
-            files_dir: settings.data_dir.join("files"),
+            // The leftover sweep looks at a local folder; a bucket has none there to look at.
+            files_dir: match &self.parts.config.storage {
+                crate::config::Storage::Local(dir) => dir.clone(),
+                crate::config::Storage::S3(_) => settings.data_dir.join("files"),
+            },
             gc_interval: settings.gc_interval,
             maintenance: self.maintenance.clone(),
             maintenance_interval: settings.maintenance_interval,

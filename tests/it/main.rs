@@ -47,6 +47,7 @@ mod share_access;
 mod share_outcomes;
 mod share_rows;
 mod sign_in_limits;
+mod storage_settings;
 mod team;
 mod time_zones;
 mod transport;
