@@ -35,8 +35,22 @@ use crate::{
 pub enum Fault {
     #[error("the database is unavailable")]
     Unavailable(#[source] anyhow::Error),
+    /// The file store cannot be reached now (try again: 503).
+    #[error("the file store is unavailable")]
+    StorageUnavailable(#[source] crate::lifecycle::StoreError),
     #[error("internal error")]
     Internal(#[source] anyhow::Error),
+}
+
+impl Fault {
+    /// A store failure underneath a use case: its I/O (a bucket or disk that does not answer) is
+    /// worth a retry; anything else is an internal error.
+    pub fn of_store(error: crate::lifecycle::StoreError) -> Self {
+        match error {
+            crate::lifecycle::StoreError::Io(_) => Self::StorageUnavailable(error),
+            other => Self::Internal(other.into()),
+        }
+    }
 }
 
 impl From<sqlx::Error> for Fault {

@@ -48,6 +48,7 @@ mod share_outcomes;
 mod share_rows;
 mod sign_in_limits;
 mod storage_settings;
+mod store_outages;
 mod team;
 mod time_zones;
 mod transport;
