@@ -41,6 +41,7 @@ mod platform;
 mod recipient;
 mod recipient_flow;
 mod resumed_downloads;
+mod scale_out;
 mod secrets_kept_out;
 mod sender_actions;
 mod share_access;
