@@ -4,7 +4,8 @@
 
 use std::time::Duration;
 
-use watasu::{session::Sessions, share::ShareAccess};
+use object_store::{ObjectStore, path::Path as ObjectPath};
+use watasu::{db::Db, session::Sessions, share::ShareAccess};
 
 use crate::support::{
     Backend, Browser, Page, RECIPIENT,
@@ -24,6 +25,11 @@ struct Pair {
 
 impl Pair {
     async fn start() -> Self {
+        Self::start_with(&[]).await
+    }
+
+    /// The pair with `more` settings for both instances.
+    async fn start_with(more: &[&str]) -> Self {
         let install = Installation::new(Backend::Postgres).await;
         let s3 = shared();
         let bucket = s3.create_bucket();
@@ -31,6 +37,7 @@ impl Pair {
         let nginx = Nginx::start_balancing(&[&a, &b], "100m");
         let mut extra = s3.serve_args(&bucket);
         extra.extend(["--base-url".to_owned(), nginx.base()]);
+        extra.extend(more.iter().map(|s| (*s).to_owned()));
         let extra: Vec<&str> = extra.iter().map(String::as_str).collect();
         let second_dir = tempfile::tempdir().unwrap();
         let servers = [install.start_on(&a, &extra), install.start_instance(&b, second_dir.path(), &extra)];
@@ -167,7 +174,6 @@ async fn a_share_made_through_one_instance_is_verified_and_downloaded_once_throu
     )
     .await;
     assert_eq!(downloads, 1);
-    let _ = &pair.bucket;
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 4)]
@@ -188,4 +194,58 @@ async fn two_hundred_simultaneous_download_posts_over_both_instances_give_one_fi
     let instances: std::collections::BTreeSet<String> =
         pair.served().into_iter().filter(|(m, p, _)| m == "POST" && *p == path).map(|(_, _, i)| i).collect();
     assert_eq!(instances.len(), 2, "the posts did not reach both instances: {instances:?}");
+}
+
+/// The share's id and its file's storage key.
+async fn share_and_key(pair: &Pair, token: &str) -> (i64, String) {
+    let id = ShareAccess::over(pair.install.db.clone(), Duration::from_secs(1800)).open(token).await.unwrap().id;
+    let Db::Postgres(pool) = &pair.install.db else { unreachable!("scale-out runs on PostgreSQL") };
+    let key = sqlx::query_scalar("SELECT f.storage_key FROM files f JOIN shares s ON s.file_id = f.id WHERE s.id = $1")
+        .bind(id)
+        .fetch_one(pool)
+        .await
+        .unwrap();
+    (id, key)
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 4)]
+async fn a_download_cut_off_on_one_instance_resumes_on_the_other() {
+    let pair = Pair::start().await;
+    let content: Vec<u8> = (0..100_000u32).map(|i| (i % 251) as u8).collect();
+    let token = pair.share_through_the_form(&content).await;
+    let (browser, csrf) = pair.granted_browser(&token).await;
+    assert_eq!(browser.claim(&token, &csrf).await.status(), 303);
+
+    let path = format!("/s/{token}/file");
+    let first = browser.fetch_file(&token, &[("Range", "bytes=0-39999")]).await;
+    assert_eq!(first.status(), 206);
+    let mut received = first.bytes().await.unwrap().to_vec();
+    let first_server = pair.server_of("GET", &path).await;
+    pair.next_request_avoids(&first_server).await;
+    let rest = browser.fetch_file(&token, &[("Range", "bytes=40000-")]).await;
+    assert_eq!(rest.status(), 206);
+    received.extend_from_slice(&rest.bytes().await.unwrap());
+    assert_ne!(pair.server_of("GET", &path).await, first_server, "{:?}", pair.served());
+    assert_eq!(received, content);
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 4)]
+async fn the_gc_of_both_instances_removes_an_expired_share_s_object_once() {
+    let pair = Pair::start_with(&["--gc-interval", "1s"]).await;
+    let token = pair.share_through_the_form(b"the file contents\n").await;
+    let (share_id, key) = share_and_key(&pair, &token).await;
+    let objects = shared().builder().with_bucket_name(&pair.bucket).build().unwrap();
+    let object = ObjectPath::from(format!("files/{key}"));
+    objects.head(&object).await.expect("the object is stored");
+
+    let expire = "UPDATE shares SET expires_at = now() - interval '1 second' WHERE id = $1";
+    assert_eq!(crate::support::execute(&pair.install.db, expire, expire, share_id).await, 1);
+    let purged = "SELECT COUNT(*) FROM share_events WHERE kind = 'purged' AND share_id = $1";
+    crate::support::eventually(Duration::from_secs(30), "the purge", async || {
+        crate::support::count(&pair.install.db, purged, share_id).await == 1
+    })
+    .await;
+    assert!(matches!(objects.head(&object).await, Err(object_store::Error::NotFound { .. })));
+    // The purge is recorded once, however both timers raced for it.
+    assert_eq!(crate::support::count(&pair.install.db, purged, share_id).await, 1);
 }
