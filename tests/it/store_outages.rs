@@ -1,4 +1,4 @@
-//! The bucket down for a while: a download and a GC pass meet it with a friendly 503 or a
+//! The bucket down for a while: a new share, a download and a GC pass meet it with a friendly 503 or a
 //! failure that backs off, lose nothing, and succeed once the store is back.
 
 use std::time::Duration;
@@ -21,11 +21,51 @@ async fn app_on_own_bucket(backend: crate::support::Backend) -> (TestApp, S3Serv
     (app, s3, bucket)
 }
 
+/// Posts the new-share form with a small file; answers the status and the page.
+async fn post_new_share(browser: &crate::support::Browser, csrf: &str) -> (u16, String) {
+    let form = reqwest::multipart::Form::new()
+        .text("csrf_token", csrf.to_owned())
+        .text("recipient", "recipient@example.test")
+        .text("expires_in", "1d")
+        .text("message", "Here is the file.")
+        .text("mail_lang", "en")
+        .part("file", reqwest::multipart::Part::bytes(b"the file contents\n".to_vec()).file_name("report.txt"));
+    let response = browser
+        .client
+        .post(browser.url("/shares/new"))
+        .header("Sec-Fetch-Site", "same-origin")
+        .multipart(form)
+        .send()
+        .await
+        .unwrap();
+    (response.status().as_u16(), response.text().await.unwrap())
+}
+
 fn objects_in(s3: &S3Server, bucket: &str) -> usize {
     std::fs::read_dir(s3.bucket_dir(bucket).join("files")).map(|dir| dir.flatten().count()).unwrap_or(0)
 }
 
 crate::both_backends! {
+    async fn a_new_share_sent_while_the_store_is_down_is_a_friendly_503_and_goes_through_once_it_is_back(backend: Backend) {
+        let (app, s3, bucket) = app_on_own_bucket(backend).await;
+        let sender = app.signed_in_sender("sato@example.test").await;
+        let csrf = sender.get("/shares/new").await.csrf_token();
+
+        s3.stop();
+        for lang in [Lang::Ja, Lang::En] {
+            sender.set_cookie("lang", lang.code());
+            let (status, body) = post_new_share(&sender, &csrf).await;
+            let text = &lang.text().error_unavailable;
+            assert_eq!(status, 503, "{body}");
+            assert!(body.contains(text.title) && body.contains(text.body), "{lang:?}: {body}");
+        }
+        assert_eq!(crate::support::count(app.db(), "SELECT COUNT(*) FROM shares WHERE id > $1", 0).await, 0);
+        s3.restart();
+        let (status, body) = post_new_share(&sender, &csrf).await;
+        assert_eq!(status, 303, "{body}");
+        assert_eq!(objects_in(&s3, &bucket), 1);
+    }
+
     async fn a_download_while_the_store_is_down_is_a_friendly_503_and_works_once_it_is_back(backend: Backend) {
         let (app, s3, _bucket) = app_on_own_bucket(backend).await;
         let share = app.create_share().await;
