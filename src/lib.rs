@@ -79,7 +79,7 @@ impl App {
             // Port 0 was resolved by the bind: links must name the real port.
             config.base_url = url::Url::parse(&format!("http://{local_addr}/"))?;
         }
-        let store = std::sync::Arc::new(lifecycle::LocalFileStore::new(config.settings.data_dir.join("files"))?);
+        let store = lifecycle::open_file_store(&config).await?;
         let config_arc = std::sync::Arc::new(config.clone());
         let services = services::Services::new(services::Parts { config: config_arc, db, secret_key, mailer, store });
         // Mails an older version queued in the clear hold live links: seal them before serving.

@@ -41,9 +41,19 @@ enum Command {
         #[arg(long, default_value_t = 1000)]
         limit: u32,
     },
+    /// Move stored files from DATA_DIR/files into the object store WATASU_STORAGE names.
+    #[command(subcommand)]
+    Storage(StorageCommand),
     /// Expiry sweeps with a run ledger (sessions, codes, invitations, mails, rate limits, retention).
     #[command(subcommand)]
     Maintenance(MaintenanceCommand),
+}
+
+#[derive(Subcommand)]
+enum StorageCommand {
+    /// Copy each file the database still needs into the object store, check it against its
+    /// recorded SHA-256, then remove it from the folder; safe to stop and run again, while serving.
+    Migrate,
 }
 
 #[derive(Subcommand)]
@@ -183,6 +193,7 @@ async fn run(command: Command, config: Config) -> anyhow::Result<()> {
         }
         Command::Share(ShareCommand::List { json }) => cli::share::list(&config, json).await,
         Command::Share(ShareCommand::Revoke { id_or_url }) => cli::share::revoke(&config, &id_or_url).await,
+        Command::Storage(StorageCommand::Migrate) => cli::storage::migrate(&config).await,
         Command::Gc { limit } => cli::gc::run(&config, limit).await,
         Command::Maintenance(MaintenanceCommand::Run { kind }) => cli::maintenance::run(&config, &kind).await,
         Command::Deletion(DeletionCommand::List { json }) => cli::deletion::list(&config, json).await,

@@ -4,6 +4,7 @@ pub mod deletion;
 pub mod gc;
 pub mod maintenance;
 pub mod share;
+pub mod storage;
 pub mod user;
 
 /// A failure the person running the command can fix: printed as one line, exit code 2.

@@ -2,8 +2,10 @@
 //! at start so that a bad value stops the process with one line that names it.
 
 mod duration;
+mod storage;
 
 pub use duration::{format_duration, parse_bytes, parse_duration};
+pub use storage::{Storage, StorageSettings};
 
 use std::{net::SocketAddr, path::PathBuf, time::Duration};
 
@@ -152,6 +154,9 @@ pub struct Settings {
     /// failed mails their record; then a sweep removes them.
     #[arg(long, env = "WATASU_RETENTION", default_value = "30d", value_parser = parse_duration, global = true)]
     pub retention: Duration,
+
+    #[command(flatten)]
+    pub storage: StorageSettings,
 }
 
 /// A setting that failed validation; its `Display` is the one line printed at start-up.
@@ -163,7 +168,7 @@ pub struct ConfigError {
 }
 
 impl ConfigError {
-    fn new(setting: &'static str, reason: impl Into<String>) -> Self {
+    pub(crate) fn new(setting: &'static str, reason: impl Into<String>) -> Self {
         Self { setting, reason: reason.into() }
     }
 }
@@ -174,6 +179,8 @@ pub struct Config {
     pub settings: Settings,
     pub base_url: Url,
     pub database_url: String,
+    /// Where stored files live.
+    pub storage: Storage,
 }
 
 /// Durations that must be positive or bounded by another, and the upload cap.
@@ -259,7 +266,8 @@ impl Config {
                 .map_err(|e| ConfigError::new("WATASU_BASE_URL", e.to_string()))?,
         };
         let database_url = database_url(&settings)?;
-        Ok(Self { settings, base_url, database_url })
+        let storage = settings.storage.storage(&settings.data_dir)?;
+        Ok(Self { settings, base_url, database_url, storage })
     }
 
     /// True when people reach the app over TLS: cookies get `Secure` and `__Host-`, pages get HSTS.

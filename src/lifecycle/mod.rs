@@ -11,6 +11,7 @@ pub mod object_store;
 mod partial;
 mod repo;
 pub mod store;
+mod store_setup;
 mod upload_gc;
 
 pub use self::object_store::ObjectFileStore;
@@ -19,3 +20,4 @@ pub use gc::{GcReport, GcRunner, GcStats, ShareGc};
 pub use leftovers::{Leftover, LeftoverError, LeftoverKind, LeftoverReport};
 pub use repo::{ClaimedFile, LifecycleRepository, PURGEABLE_POSTGRES, PURGEABLE_SQLITE, PurgeCandidate};
 pub use store::{Appended, Deleted, FileStore, LocalFileStore, OpenedFile, StoreError, StoredFile};
+pub use store_setup::{open_file_store, open_object_store, probe};

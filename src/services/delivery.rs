@@ -41,7 +41,7 @@ impl Deliveries {
         match self.store.open_range(&file.storage_key, start, len).await {
             Ok(opened) => Ok(opened),
             Err(StoreError::NotFound) => Err(Refusal::AlreadyDownloaded),
-            Err(error) => Err(Fault::Internal(error.into()).into()),
+            Err(error) => Err(Fault::of_store(error).into()),
         }
     }
 

@@ -35,8 +35,22 @@ use crate::{
 pub enum Fault {
     #[error("the database is unavailable")]
     Unavailable(#[source] anyhow::Error),
+    /// The file store cannot be reached now (try again: 503).
+    #[error("the file store is unavailable")]
+    StorageUnavailable(#[source] crate::lifecycle::StoreError),
     #[error("internal error")]
     Internal(#[source] anyhow::Error),
+}
+
+impl Fault {
+    /// A store failure underneath a use case: its I/O (a bucket or disk that does not answer) is
+    /// worth a retry; anything else is an internal error.
+    pub fn of_store(error: crate::lifecycle::StoreError) -> Self {
+        match error {
+            crate::lifecycle::StoreError::Io(_) => Self::StorageUnavailable(error),
+            other => Self::Internal(other.into()),
+        }
+    }
 }
 
 impl From<sqlx::Error> for Fault {
@@ -129,7 +143,7 @@ impl Services {
         let secret_key = crate::load_secret_key(config)?;
         let db = crate::open_database(config).await?;
         let mailer = crate::mail::from_settings(settings.smtp_url.as_ref().map(|s| s.expose()), &settings.data_dir)?;
-        let store = Arc::new(crate::lifecycle::LocalFileStore::new(settings.data_dir.join("files"))?);
+        let store = crate::lifecycle::open_file_store(config).await?;
         Ok(Self::new(Parts { config: Arc::new(config.clone()), db, secret_key, mailer, store }))
     }
 

@@ -46,6 +46,9 @@ pub enum AppError {
     StorageFull(#[source] std::io::Error),
     #[error("database unavailable")]
     Unavailable(#[source] anyhow::Error),
+    /// The file store does not answer (a bucket down, a disk failing): nothing is lost, try again.
+    #[error("storage unavailable")]
+    StorageUnavailable(#[source] crate::lifecycle::StoreError),
     #[error("internal error")]
     Internal(#[source] anyhow::Error),
 }
@@ -54,6 +57,7 @@ impl From<crate::services::Fault> for AppError {
     fn from(fault: crate::services::Fault) -> Self {
         match fault {
             crate::services::Fault::Unavailable(error) => Self::Unavailable(error),
+            crate::services::Fault::StorageUnavailable(error) => Self::StorageUnavailable(error),
             crate::services::Fault::Internal(error) => Self::Internal(error),
         }
     }
@@ -83,7 +87,7 @@ impl poem::error::ResponseError for AppError {
             Self::TooLarge => StatusCode::PAYLOAD_TOO_LARGE,
             Self::SignInRequired => StatusCode::SEE_OTHER,
             Self::TooMany { .. } => StatusCode::TOO_MANY_REQUESTS,
-            Self::Unavailable(_) => StatusCode::SERVICE_UNAVAILABLE,
+            Self::Unavailable(_) | Self::StorageUnavailable(_) => StatusCode::SERVICE_UNAVAILABLE,
             Self::StorageFull(_) => StatusCode::INSUFFICIENT_STORAGE,
             Self::Internal(_) => StatusCode::INTERNAL_SERVER_ERROR,
         }

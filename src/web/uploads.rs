@@ -192,6 +192,10 @@ fn refusal(error: UploadError) -> Response {
             tracing::error!(error = %io, "upload refused: storage full");
             plain(StatusCode::INSUFFICIENT_STORAGE, "the server's storage is full")
         }
+        UploadError::Store(StoreError::Io(io)) => {
+            tracing::error!(error = %io, "upload refused: storage unavailable");
+            plain(StatusCode::SERVICE_UNAVAILABLE, "storage unavailable: try again")
+        }
         UploadError::Store(error) => {
             tracing::error!(error = ?anyhow::Error::from(error), "upload storage failed");
             plain(StatusCode::INTERNAL_SERVER_ERROR, "internal error")
@@ -202,7 +206,7 @@ fn refusal(error: UploadError) -> Response {
 
 fn fault_answer(fault: Fault) -> Response {
     let status = match &fault {
-        Fault::Unavailable(_) => StatusCode::SERVICE_UNAVAILABLE,
+        Fault::Unavailable(_) | Fault::StorageUnavailable(_) => StatusCode::SERVICE_UNAVAILABLE,
         Fault::Internal(_) => StatusCode::INTERNAL_SERVER_ERROR,
     };
     tracing::error!(error = ?anyhow::Error::from(fault), "upload request failed");

@@ -178,3 +178,54 @@ both_backends! {
         }
     }
 }
+
+both_backends! {
+    async fn watasu_storage_migrate_moves_the_folder_and_refuses_a_local_store(backend: Backend) {
+        let install = crate::support::installation::Installation::new(backend).await;
+        install.add_sender("sender@example.test");
+        let file = install.dir.path().join("report.txt");
+        std::fs::write(&file, b"moving house\n").unwrap();
+        install.run(&["share", "create", "--from", "sender@example.test", "--to", "r@example.test", "--file", file.to_str().unwrap()]);
+        let server = s3::shared();
+        let bucket = server.create_bucket();
+        let storage = server.serve_args(&bucket);
+        let migrate: Vec<&str> = ["storage", "migrate"].into_iter().chain(storage.iter().map(String::as_str)).collect();
+
+        let first = install.run(&migrate);
+        let again = install.run(&migrate);
+
+        assert!(first.starts_with("moved 1, already in the store 0, deleted meanwhile 0;"), "{first}");
+        assert!(again.starts_with("moved 0,"), "{again}");
+        assert_eq!(std::fs::read_dir(install.files_dir()).unwrap().count(), 0, "the folder is empty");
+        let objects: Vec<_> = std::fs::read_dir(server.bucket_dir(&bucket).join("files")).unwrap().flatten().collect();
+        assert_eq!(objects.len(), 1);
+        assert_eq!(std::fs::read(objects[0].path()).unwrap(), b"moving house\n");
+        let dir = install.dir.path().to_str().unwrap();
+        let (code, _, stderr) = tokio::task::block_in_place(|| {
+            crate::support::process::run_watasu(&["storage", "migrate", "--data-dir", dir, "--database-url", &install.url], &[])
+        });
+        assert_eq!(code, 2, "{stderr}");
+        assert!(stderr.contains("WATASU_STORAGE names a local folder"), "{stderr}");
+    }
+}
+
+/// With a bucket configured and files still in DATA_DIR/files, the server's store reads both.
+#[tokio::test]
+async fn a_bucket_setting_with_files_left_in_the_folder_reads_through_to_them() {
+    let dir = tempfile::tempdir().unwrap();
+    let key = watasu::secret::random_token().expose().to_owned();
+    std::fs::create_dir_all(dir.path().join("files")).unwrap();
+    std::fs::write(dir.path().join("files").join(&key), b"not moved yet\n").unwrap();
+    let smtp = crate::support::SmtpSink::start().await;
+    let mut settings = crate::support::test_settings(dir.path(), "sqlite://unused.db", &smtp);
+    let server = s3::shared();
+    settings.storage = server.storage_settings(&server.create_bucket());
+    let config = watasu::config::Config::from_settings(settings).unwrap();
+
+    let store = watasu::lifecycle::open_file_store(&config).await.unwrap();
+
+    assert_eq!(read(store.as_ref(), &key).await.unwrap(), b"not moved yet\n");
+    let stored = store.put(Box::pin(&b"new"[..]), 10).await.unwrap();
+    assert!(!dir.path().join("files").join(&stored.key).exists(), "new files go to the bucket");
+    assert_eq!(read(store.as_ref(), &stored.key).await.unwrap(), b"new");
+}

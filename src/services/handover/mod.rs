@@ -321,7 +321,7 @@ impl Handover {
         match self.store.open(&info.storage_key).await {
             Ok(_) => {}
             Err(StoreError::NotFound) => return Err(Refusal::AlreadyDownloaded),
-            Err(error) => return Err(Fault::Internal(error.into()).into()),
+            Err(error) => return Err(Fault::of_store(error).into()),
         }
         // The claim commits on its own before the first byte; losing it means someone else
         // already downloaded the file.

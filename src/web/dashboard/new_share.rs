@@ -262,6 +262,7 @@ pub(super) fn create_error(error: CreateError) -> AppError {
         {
             AppError::StorageFull(error)
         }
+        CreateError::Store(StoreError::Io(error)) => AppError::StorageUnavailable(StoreError::Io(error)),
         CreateError::Store(error) => AppError::Internal(error.into()),
         CreateError::UploadUnavailable => AppError::BadRequest("upload unavailable"),
         CreateError::SenderDisabled | CreateError::Share(_) => AppError::Internal(error.into()),

@@ -78,10 +78,16 @@ impl Installation {
 
     /// `watasu serve` on `addr` (again, after a kill, where a proxy expects it).
     pub fn start_on(&self, addr: &str, extra: &[&str]) -> Server {
+        self.start_instance(addr, self.dir.path(), extra)
+    }
+
+    /// Another `watasu serve` on the same database, mail relay and key but a data folder of its
+    /// own, as a second host would run it.
+    pub fn start_instance(&self, addr: &str, data_dir: &std::path::Path, extra: &[&str]) -> Server {
         let mut args = self.settings();
         args.extend(extra.iter().map(|s| (*s).to_owned()));
         let args: Vec<&str> = args.iter().map(String::as_str).collect();
-        tokio::task::block_in_place(|| Server::start_on(addr, self.dir.path(), &args))
+        tokio::task::block_in_place(|| Server::start_on(addr, data_dir, &args))
     }
 }
 

@@ -26,17 +26,25 @@ impl Nginx {
     /// nginx on a free local port, proxying everything to `upstream` (`host:port`) and refusing
     /// request bodies over `max_body` (nginx syntax, e.g. `100m`).
     pub fn start(upstream: &str, max_body: &str) -> Self {
+        Self::start_balancing(&[upstream], max_body)
+    }
+
+    /// The same in front of several instances, each request to the next one in turn (nginx's
+    /// round robin, exact with the one worker process).
+    pub fn start_balancing(upstreams: &[&str], max_body: &str) -> Self {
+        let servers: String = upstreams.iter().map(|u| format!("server {u}; ")).collect();
         let dir = tempfile::tempdir().unwrap();
         let addr = free_local_addr();
         let proxy_conf = Path::new(env!("CARGO_MANIFEST_DIR")).join("contrib/nginx/watasu-proxy.conf");
         let d = dir.path().display();
         let config = format!(
             "daemon off;\nmaster_process off;\npid {d}/nginx.pid;\nerror_log {d}/error.log info;\n\
-             events {{ worker_connections 256; }}\n\
-             http {{\n  log_format requests '$request_method $uri $status $request_length';\n  access_log {d}/access.log requests;\n  client_body_temp_path {d}/body;\n  proxy_temp_path {d}/proxy;\n\
+             events {{ worker_connections 1024; }}\n\
+             http {{\n  log_format requests '$request_method $uri $status $request_length $upstream_addr';\n  access_log {d}/access.log requests;\n  client_body_temp_path {d}/body;\n  proxy_temp_path {d}/proxy;\n\
              fastcgi_temp_path {d}/fastcgi;\n  uwsgi_temp_path {d}/uwsgi;\n  scgi_temp_path {d}/scgi;\n\
+             upstream watasu {{ {servers}}}\n\
              server {{\n    listen {addr};\n    client_max_body_size {max_body};\n\
-             location / {{\n      proxy_pass http://{upstream};\n      include {};\n    }}\n  }}\n}}\n",
+             location / {{\n      proxy_pass http://watasu;\n      include {};\n    }}\n  }}\n}}\n",
             proxy_conf.display()
         );
         let conf_path = dir.path().join("nginx.conf");
@@ -58,7 +66,7 @@ impl Nginx {
     }
 
     /// The requests nginx passed on, one line each: method, path, status, request bytes (headers
-    /// and body).
+    /// and body), and the instance that answered.
     pub fn access_log(&self) -> String {
         std::fs::read_to_string(self.dir.path().join("access.log")).unwrap_or_default()
     }

@@ -5,13 +5,13 @@
 
 use std::{
     path::PathBuf,
-    process::{Command, Stdio},
-    sync::OnceLock,
+    process::{Child, Command, Stdio},
+    sync::{Mutex, OnceLock},
     time::Duration,
 };
 
 use object_store::aws::AmazonS3Builder;
-use watasu::lifecycle::ObjectFileStore;
+use watasu::{config::StorageSettings, lifecycle::ObjectFileStore, secret::SecretString};
 
 use super::process::{clean_up_after_exit, free_local_addr, wait_until_listening};
 
@@ -23,6 +23,7 @@ const SECRET_KEY: &str = "watasu-test-secret";
 pub struct S3Server {
     pub root: PathBuf,
     pub addr: String,
+    child: Mutex<Child>,
 }
 
 static SHARED: OnceLock<S3Server> = OnceLock::new();
@@ -38,21 +39,21 @@ impl S3Server {
         check_installed();
         let root = tempfile::Builder::new().prefix("watasu-s3-").tempdir().expect("temp dir").keep();
         let addr = free_local_addr();
-        let (host, port) = addr.split_once(':').unwrap();
-        // Runs until the watchdog stops it after this process exits; nobody waits for it.
-        #[allow(clippy::zombie_processes)]
-        let child = Command::new("s3s-fs")
-            .args(["--host", host, "--port", port, "--access-key", ACCESS_KEY, "--secret-key", SECRET_KEY])
-            .arg(&root)
-            .stdin(Stdio::null())
-            .stdout(Stdio::null())
-            .stderr(Stdio::null())
-            .spawn()
-            .unwrap_or_else(|e| panic!("starting s3s-fs failed ({e}); install it: {INSTALL}"));
-        let cleanup = format!("kill {} 2>/dev/null; rm -rf {}", child.id(), root.display());
-        clean_up_after_exit(Command::new("sh"), &cleanup);
-        wait_until_listening(&addr, Duration::from_secs(30), || "s3s-fs".to_owned());
-        Self { root, addr }
+        clean_up_after_exit(Command::new("sh"), &format!("rm -rf {}", root.display()));
+        let child = spawn(&root, &addr);
+        Self { root, addr, child: Mutex::new(child) }
+    }
+
+    /// Stops the server (by its PID) and waits until it is gone: the store is down.
+    pub fn stop(&self) {
+        let mut child = self.child.lock().unwrap();
+        child.kill().expect("stopping s3s-fs");
+        child.wait().expect("waiting for s3s-fs to stop");
+    }
+
+    /// Starts it again on the same address and root, with everything it stored.
+    pub fn restart(&self) {
+        *self.child.lock().unwrap() = spawn(&self.root, &self.addr);
     }
 
     /// A fresh, empty bucket.
@@ -76,6 +77,41 @@ impl S3Server {
             .with_allow_http(true)
     }
 
+    /// The `watasu serve` flags that put stored files under `s3://BUCKET/files` on this server
+    /// (the flags of the standard `AWS_*` variables).
+    pub fn serve_args(&self, bucket: &str) -> Vec<String> {
+        let endpoint = format!("http://{}", self.addr);
+        let location = format!("s3://{bucket}/files");
+        [
+            "--storage",
+            &location,
+            "--aws-endpoint-url",
+            &endpoint,
+            "--aws-region",
+            "us-east-1",
+            "--aws-access-key-id",
+            ACCESS_KEY,
+            "--aws-secret-access-key",
+            SECRET_KEY,
+            "--aws-allow-http",
+            "true",
+        ]
+        .map(str::to_owned)
+        .to_vec()
+    }
+
+    /// The same settings for an app started in this process.
+    pub fn storage_settings(&self, bucket: &str) -> StorageSettings {
+        StorageSettings {
+            location: Some(format!("s3://{bucket}/files")),
+            endpoint_url: Some(format!("http://{}", self.addr)),
+            region: Some("us-east-1".to_owned()),
+            access_key_id: Some(ACCESS_KEY.to_owned()),
+            secret_access_key: Some(SecretString::new(SECRET_KEY)),
+            allow_http: Some("true".to_owned()),
+        }
+    }
+
     /// An object store on a fresh bucket, keys under a prefix.
     pub fn store(&self) -> (ObjectFileStore, String) {
         let bucket = self.create_bucket();
@@ -91,6 +127,23 @@ impl S3Server {
             .filter(|entry| entry.file_name().to_string_lossy().starts_with(".upload_id-"))
             .count()
     }
+}
+
+/// `s3s-fs` serving `root` on `addr`, once it accepts connections; a watchdog stops it by PID
+/// when the test process ends.
+fn spawn(root: &std::path::Path, addr: &str) -> Child {
+    let (host, port) = addr.split_once(':').unwrap();
+    let child = Command::new("s3s-fs")
+        .args(["--host", host, "--port", port, "--access-key", ACCESS_KEY, "--secret-key", SECRET_KEY])
+        .arg(root)
+        .stdin(Stdio::null())
+        .stdout(Stdio::null())
+        .stderr(Stdio::null())
+        .spawn()
+        .unwrap_or_else(|e| panic!("starting s3s-fs failed ({e}); install it: {INSTALL}"));
+    clean_up_after_exit(Command::new("sh"), &format!("kill {} 2>/dev/null", child.id()));
+    wait_until_listening(addr, Duration::from_secs(30), || "s3s-fs".to_owned());
+    child
 }
 
 fn check_installed() {
