@@ -3,6 +3,7 @@
 
 pub mod gc;
 pub mod leftovers;
+mod object_partial;
 pub mod object_store;
 mod partial;
 mod repo;

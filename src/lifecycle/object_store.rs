@@ -13,7 +13,7 @@ use futures_util::TryStreamExt;
 use sha2::{Digest, Sha256};
 use tokio::io::{AsyncRead, AsyncReadExt};
 
-use super::store::{Deleted, FileStore, OpenedFile, StoreError, StoredFile};
+use super::store::{Appended, Deleted, FileStore, OpenedFile, StoreError, StoredFile};
 use crate::secret::random_token;
 
 /// Bytes per uploaded part: S3 refuses parts under 5 MiB (except the last) and more than 10,000
@@ -25,8 +25,8 @@ const PARTS_IN_FLIGHT: usize = 2;
 /// Files as objects named `PREFIX/KEY` in one bucket.
 #[derive(Debug)]
 pub struct ObjectFileStore {
-    objects: Box<dyn ObjectStore>,
-    prefix: String,
+    pub(super) objects: Box<dyn ObjectStore>,
+    pub(super) prefix: String,
 }
 
 impl ObjectFileStore {
@@ -44,12 +44,12 @@ impl ObjectFileStore {
     }
 
     /// The object of a key, or `None` for anything that is not one of our keys.
-    fn path_of(&self, key: &str) -> Option<ObjectPath> {
+    pub(super) fn path_of(&self, key: &str) -> Option<ObjectPath> {
         crate::session::is_token_shaped(key).then(|| ObjectPath::from(format!("{}{key}", self.prefix)))
     }
 
     /// Object size, or `NotFound`.
-    async fn size_of(&self, path: &ObjectPath) -> Result<u64, StoreError> {
+    pub(super) async fn size_of(&self, path: &ObjectPath) -> Result<u64, StoreError> {
         Ok(self.objects.head(path).await.map_err(store_error)?.size)
     }
 
@@ -149,7 +149,7 @@ impl Digesting {
     }
 }
 
-fn store_error(error: ::object_store::Error) -> StoreError {
+pub(super) fn store_error(error: ::object_store::Error) -> StoreError {
     match error {
         ::object_store::Error::NotFound { .. } => StoreError::NotFound,
         other => StoreError::Io(io::Error::other(other)),
@@ -208,6 +208,32 @@ impl FileStore for ObjectFileStore {
             Err(error) => Err(error),
             Ok(_) => Err(StoreError::Io(io::Error::other("the object is still there after its delete"))),
         }
+    }
+
+    async fn create_partial(&self, key: &str) -> Result<(), StoreError> {
+        self.create_pieces(key)
+    }
+
+    async fn append_partial<'a>(
+        &self,
+        key: &str,
+        offset: u64,
+        content: Pin<Box<dyn AsyncRead + Send + 'a>>,
+        max_bytes: u64,
+    ) -> Result<Appended, StoreError> {
+        self.append_piece(key, offset, content, max_bytes).await
+    }
+
+    async fn complete_partial(&self, key: &str, pieces: &[String]) -> Result<StoredFile, StoreError> {
+        self.complete_pieces(key, pieces).await
+    }
+
+    async fn discard_piece(&self, key: &str, piece: &str) -> Result<(), StoreError> {
+        self.discard(key, piece).await
+    }
+
+    async fn delete_partial(&self, key: &str) -> Result<Deleted, StoreError> {
+        self.remove_pieces(key).await
     }
 }
 
