@@ -124,7 +124,7 @@ mod s3_only {
         partial.append(b"AAAA".to_vec(), 4).await.unwrap();
         let loser = subject.store.append_partial(&partial.key, 0, reader(b"BBBBBB"), 6).await.unwrap();
         let loser = loser.piece.expect("the other writer has its own piece");
-        assert_ne!(partial.pieces, [loser.clone()]);
+        assert!(!partial.pieces.contains(&loser), "the pieces have different names");
         assert_eq!(subject.file_count(), 2, "neither writer overwrote the other");
         subject.store.discard_piece(&partial.key, &loser).await.unwrap();
         assert_eq!(subject.file_count(), 1);
