@@ -81,8 +81,12 @@ impl FileStore for FallbackStore {
         self.partial_store(key).await.append_partial(key, offset, content, max_bytes).await
     }
 
-    async fn complete_partial(&self, key: &str) -> Result<StoredFile, StoreError> {
-        self.partial_store(key).await.complete_partial(key).await
+    async fn complete_partial(&self, key: &str, pieces: &[String]) -> Result<StoredFile, StoreError> {
+        self.partial_store(key).await.complete_partial(key, pieces).await
+    }
+
+    async fn discard_piece(&self, key: &str, piece: &str) -> Result<(), StoreError> {
+        self.primary.discard_piece(key, piece).await
     }
 
     async fn delete_partial(&self, key: &str) -> Result<Deleted, StoreError> {

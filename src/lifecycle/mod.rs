@@ -7,6 +7,7 @@ pub mod leftovers;
 mod local_leftovers;
 pub mod migrate;
 mod object_leftovers;
+mod object_partial;
 pub mod object_store;
 mod partial;
 mod repo;

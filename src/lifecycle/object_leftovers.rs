@@ -141,22 +141,6 @@ impl ObjectFileStore {
         self.objects.delete(&marker).await.map_err(store_error)?;
         Ok(Deleted::Removed)
     }
-
-    /// Deletes every piece of the partial upload of `key`.
-    pub(super) async fn delete_partial_pieces(&self, key: &str) -> Result<Deleted, StoreError> {
-        if !crate::session::is_token_shaped(key) {
-            return Err(StoreError::NotFound);
-        }
-        let pieces = ObjectPath::from(format!("{}{PARTIAL_PREFIX}{key}", self.prefix));
-        let mut listed = self.objects.list(Some(&pieces));
-        let mut deleted = Deleted::AlreadyAbsent;
-        while let Some(piece) = listed.next().await {
-            let piece = piece.map_err(store_error)?;
-            self.objects.delete(&piece.location).await.map_err(store_error)?;
-            deleted = Deleted::Removed;
-        }
-        Ok(deleted)
-    }
 }
 
 fn partial_leftover((key, newest): (String, DateTime<Utc>), now: DateTime<Utc>) -> Leftover {

@@ -17,7 +17,7 @@ use tokio::io::{AsyncRead, AsyncReadExt};
 
 use super::{
     leftovers::Leftover,
-    store::{Deleted, FileStore, OpenedFile, StoreError, StoredFile},
+    store::{Appended, Deleted, FileStore, OpenedFile, StoreError, StoredFile},
 };
 use crate::secret::random_token;
 
@@ -66,7 +66,7 @@ impl ObjectFileStore {
     }
 
     /// Object size, or `NotFound`.
-    async fn size_of(&self, path: &ObjectPath) -> Result<u64, StoreError> {
+    pub(super) async fn size_of(&self, path: &ObjectPath) -> Result<u64, StoreError> {
         Ok(self.objects.head(path).await.map_err(store_error)?.size)
     }
 
@@ -301,8 +301,30 @@ impl FileStore for ObjectFileStore {
         }
     }
 
+    async fn create_partial(&self, key: &str) -> Result<(), StoreError> {
+        self.create_pieces(key)
+    }
+
+    async fn append_partial<'a>(
+        &self,
+        key: &str,
+        offset: u64,
+        content: Pin<Box<dyn AsyncRead + Send + 'a>>,
+        max_bytes: u64,
+    ) -> Result<Appended, StoreError> {
+        self.append_piece(key, offset, content, max_bytes).await
+    }
+
+    async fn complete_partial(&self, key: &str, pieces: &[String]) -> Result<StoredFile, StoreError> {
+        self.complete_pieces(key, pieces).await
+    }
+
+    async fn discard_piece(&self, key: &str, piece: &str) -> Result<(), StoreError> {
+        self.discard(key, piece).await
+    }
+
     async fn delete_partial(&self, key: &str) -> Result<Deleted, StoreError> {
-        self.delete_partial_pieces(key).await
+        self.remove_pieces(key).await
     }
 
     fn leftovers(&self) -> futures_util::stream::BoxStream<'_, Result<Leftover, StoreError>> {

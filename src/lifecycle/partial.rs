@@ -69,7 +69,7 @@ impl LocalFileStore {
         }
         file.flush().await?;
         file.sync_data().await?;
-        Ok(Appended { written, cut })
+        Ok(Appended { written, cut, piece: None })
     }
 
     pub(super) async fn complete_partial_file(&self, key: &str) -> Result<StoredFile, StoreError> {
@@ -134,12 +134,12 @@ mod tests {
         // A killed process left bytes past the stored offset 3: they are cut before appending.
         std::fs::write(&partial, b"helXXXX").unwrap();
         assert_eq!(store.append_partial(KEY, 3, reader(b"lo"), 2).await.unwrap().written, 2);
-        let stored = store.complete_partial(KEY).await.unwrap();
+        let stored = store.complete_partial(KEY, &[]).await.unwrap();
         assert_eq!(stored.size_bytes, 5);
         assert_eq!(stored.sha256, "2cf24dba5fb0a30e26e83b2ac5b9e29e1b161e5c1fa7425e73043362938b9824");
         assert!(!partial.exists());
         assert_eq!(std::fs::read(dir.path().join(KEY)).unwrap(), b"hello");
-        assert_eq!(store.complete_partial(KEY).await.unwrap(), stored, "completing again digests again");
+        assert_eq!(store.complete_partial(KEY, &[]).await.unwrap(), stored, "completing again digests again");
     }
 
     #[tokio::test]

@@ -57,6 +57,9 @@ pub enum StoreError {
 pub struct Appended {
     pub written: u64,
     pub cut: Option<io::Error>,
+    /// The object store's piece holding these bytes (`None` for the local store, which appends to
+    /// one file, and when nothing arrived): the database records it only if the offset moves.
+    pub piece: Option<String>,
 }
 
 /// Whether a delete removed something or found nothing to remove; both mean "gone now".
@@ -99,9 +102,15 @@ pub trait FileStore: Send + Sync {
         Err(unsupported())
     }
     /// Turns the partial file into the stored file `key` and digests it. Idempotent: once done,
-    /// it digests the stored file again.
-    async fn complete_partial(&self, _key: &str) -> Result<StoredFile, StoreError> {
+    /// it digests the stored file again. `pieces` are the recorded pieces in offset order (the
+    /// local store has none and ignores them).
+    async fn complete_partial(&self, _key: &str, _pieces: &[String]) -> Result<StoredFile, StoreError> {
         Err(unsupported())
+    }
+    /// Removes a piece whose offset advance lost or whose checksum failed. Already absent is not
+    /// an error.
+    async fn discard_piece(&self, _key: &str, _piece: &str) -> Result<(), StoreError> {
+        Ok(())
     }
     /// Removes a partial file. Already absent is not an error.
     async fn delete_partial(&self, _key: &str) -> Result<Deleted, StoreError> {
@@ -258,7 +267,7 @@ impl FileStore for LocalFileStore {
         self.append_to_partial(key, offset, content, max_bytes).await
     }
 
-    async fn complete_partial(&self, key: &str) -> Result<StoredFile, StoreError> {
+    async fn complete_partial(&self, key: &str, _pieces: &[String]) -> Result<StoredFile, StoreError> {
         self.complete_partial_file(key).await
     }
 

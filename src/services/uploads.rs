@@ -10,7 +10,7 @@ use super::{Fault, Parts};
 use crate::{
     config::Config,
     db::Timestamp,
-    lifecycle::{FileStore, StoreError},
+    lifecycle::{Appended, FileStore, StoreError},
     secret::random_token,
     uploads::{
         CHECKPOINT_BYTES, Checksum, Metadata, NewUpload, RESERVATION_FACTOR, Refusal, TAKEOVER_PATIENCE,
@@ -203,7 +203,7 @@ impl Uploads {
                     other => other.into(),
                 },
             )?;
-            self.record(row, appended.written).await?;
+            self.record(row, &appended).await?;
             if let Some(cut) = &appended.cut {
                 tracing::info!(upload_id = row.id, offset = row.offset(), reason = %cut, "upload body cut; kept what arrived");
                 return Ok(());
@@ -231,30 +231,50 @@ impl Uploads {
                     other => other.into(),
                 },
             )?;
-        // Bytes that were not all checked are not kept: the next append cuts them off.
-        if appended.cut.is_some() {
-            return Err(UploadError::Unverified);
-        }
-        if !digester.matches() {
-            return Err(UploadError::ChecksumMismatch);
-        }
-        self.record(row, appended.written).await
+        // Bytes that were not all checked are not kept: the next append cuts them off (the local
+        // store) or they stay in a piece nobody records (the object store).
+        let refusal = if appended.cut.is_some() {
+            UploadError::Unverified
+        } else if !digester.matches() {
+            UploadError::ChecksumMismatch
+        } else {
+            return self.record(row, &appended).await;
+        };
+        self.discard(row, &appended).await;
+        Err(refusal)
     }
 
-    /// Moves the stored offset past `written` durable bytes.
-    async fn record(&self, row: &mut UploadRow, written: u64) -> Result<(), UploadError> {
+    /// Moves the stored offset past the appended durable bytes, recording their piece.
+    async fn record(&self, row: &mut UploadRow, appended: &Appended) -> Result<(), UploadError> {
+        let written = appended.written;
         if written == 0 {
             return Ok(());
         }
-        let expires_at = self.repo.advance(row.id, row.offset(), written).await?.ok_or(UploadError::Conflict)?;
+        // A database error leaves the piece alone: the advance may have committed all the same.
+        let Some(expires_at) = self.repo.advance(row.id, row.offset(), written, appended.piece.as_deref()).await?
+        else {
+            self.discard(row, appended).await;
+            return Err(UploadError::Conflict);
+        };
         row.upload_offset += i64::try_from(written).unwrap_or(i64::MAX);
         row.expires_at = expires_at;
         Ok(())
     }
 
-    /// Completes the file and records its digest (read back from the store).
+    /// Removes a piece the database did not record (best effort: the leftover sweep removes what
+    /// this misses).
+    async fn discard(&self, row: &UploadRow, appended: &Appended) {
+        let Some(piece) = &appended.piece else { return };
+        if let Err(error) = self.store.discard_piece(&row.storage_key, piece).await {
+            tracing::warn!(upload_id = row.id, %error, "could not remove an unrecorded piece; the sweep will");
+        }
+    }
+
+    /// Completes the file from its recorded pieces and records its digest (read back from the
+    /// store).
     async fn finish(&self, id: i64, key: &str) -> Result<String, UploadError> {
-        let stored = self.store.complete_partial(key).await?;
+        let pieces = self.repo.pieces(id).await?;
+        let stored = self.store.complete_partial(key, &pieces).await?;
         self.repo.finish(id, &stored.sha256).await?;
         tracing::info!(upload_id = id, size = stored.size_bytes, "upload complete");
         Ok(stored.sha256)

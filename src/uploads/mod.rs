@@ -66,8 +66,9 @@ impl UploadRow {
     }
 }
 
-/// Removes an upload's bytes whatever stage they are at: the partial file, or (completing renames
-/// one into the other, so never both) the completed file.
+/// Removes an upload's bytes whatever stage they are at: the partial file, or the completed file.
+/// (An object store killed while joining pieces may leave both; the joined object then has no
+/// row, and the leftover sweep removes it.)
 pub async fn delete_files(store: &dyn FileStore, key: &str) -> Result<(), crate::lifecycle::StoreError> {
     if store.delete_partial(key).await? == Deleted::AlreadyAbsent {
         store.delete(key).await?;

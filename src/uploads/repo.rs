@@ -33,6 +33,9 @@ const ADVANCE: Sql = sql!(
                         updated_at = " now "
       WHERE id = $1 AND upload_offset = $2 AND expires_at > " now " RETURNING expires_at"
 );
+/// The winning writer's piece, recorded with its advance.
+const RECORD_PIECE: Sql = Sql::same("INSERT INTO upload_pieces (upload_id, start_offset, piece) VALUES ($1, $2, $3)");
+const PIECES: Sql = Sql::same("SELECT piece FROM upload_pieces WHERE upload_id = $1 ORDER BY start_offset");
 const FINISH: Sql = sql!(
     "UPDATE uploads SET sha256 = $2, updated_at = " now "
       WHERE id = $1 AND upload_offset = upload_length AND sha256 IS NULL"
@@ -108,19 +111,37 @@ impl UploadRepository {
         })
     }
 
-    /// Moves the offset from `from` on by `by` bytes; `None` when it was no longer at `from`
-    /// (or the upload expired or went).
-    pub async fn advance(&self, id: i64, from: u64, by: u64) -> Result<Option<Timestamp>, sqlx::Error> {
+    /// Moves the offset from `from` on by `by` bytes, recording `piece` (the object holding those
+    /// bytes) in the same transaction; `None` when it was no longer at `from` (or the upload
+    /// expired or went), and then no piece is recorded.
+    pub async fn advance(
+        &self,
+        id: i64,
+        from: u64,
+        by: u64,
+        piece: Option<&str>,
+    ) -> Result<Option<Timestamp>, sqlx::Error> {
         let ttl = seconds(UPLOAD_TTL);
         on_db!(&self.db, |pool| {
-            sqlx::query_scalar(pool.sql(&ADVANCE))
+            let mut tx = pool.begin_write().await?;
+            let expires_at: Option<Timestamp> = sqlx::query_scalar(pool.sql(&ADVANCE))
                 .bind(id)
                 .bind(db_int(from))
                 .bind(db_int(by))
                 .bind(ttl)
-                .fetch_optional(pool)
-                .await
+                .fetch_optional(&mut *tx)
+                .await?;
+            if let (Some(_), Some(piece)) = (&expires_at, piece) {
+                sqlx::query(pool.sql(&RECORD_PIECE)).bind(id).bind(db_int(from)).bind(piece).execute(&mut *tx).await?;
+            }
+            tx.commit().await?;
+            Ok(expires_at)
         })
+    }
+
+    /// The upload's recorded pieces in offset order (none in the local store).
+    pub async fn pieces(&self, id: i64) -> Result<Vec<String>, sqlx::Error> {
+        on_db!(&self.db, |pool| sqlx::query_scalar(pool.sql(&PIECES)).bind(id).fetch_all(pool).await)
     }
 
     /// Records the digest of a complete upload.

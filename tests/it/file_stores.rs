@@ -49,7 +49,8 @@ impl Subject {
     }
 }
 
-fn count_files(dir: &Path) -> usize {
+/// Files anywhere under `dir` (an object store's bucket folder included).
+pub(crate) fn count_files(dir: &Path) -> usize {
     std::fs::read_dir(dir)
         .unwrap()
         .flatten()
@@ -84,6 +85,8 @@ macro_rules! on_both_stores {
         }
     )*};
 }
+
+mod partials;
 
 on_both_stores!(
     a_stored_file_reads_back_with_its_size_and_digest,

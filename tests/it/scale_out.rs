@@ -249,3 +249,37 @@ async fn the_gc_of_both_instances_removes_an_expired_share_s_object_once() {
     // The purge is recorded once, however both timers raced for it.
     assert_eq!(crate::support::count(&pair.install.db, purged, share_id).await, 1);
 }
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 4)]
+async fn a_tus_upload_whose_patches_alternate_between_the_instances_completes() {
+    let pair = Pair::start().await;
+    let password = pair.install.add_sender("tus@example.test");
+    let browser = pair.browser();
+    assert_eq!(browser.sign_in("tus@example.test", &password).await.status, 303);
+    let csrf = browser.get("/shares/new").await.csrf_token();
+    let tus = crate::uploads::Tus { browser, csrf };
+    // Three PATCHes of uneven sizes, none a multiple of S3's part size, the middle one under 5 MiB.
+    let content = crate::uploads::pattern(9 * 1024 * 1024 + 12_345);
+    let cuts = [0, 6 * 1024 * 1024 + 7, 6 * 1024 * 1024 + 700_000, content.len()];
+    let path = tus.create(content.len() as u64).await;
+
+    let mut instances: Vec<String> = Vec::new();
+    for window in cuts.windows(2) {
+        if let Some(last) = instances.last() {
+            pair.next_request_avoids(last).await;
+        }
+        let page = tus.patch(&path, window[0] as u64, &content[window[0]..window[1]]).await;
+        assert_eq!(page.status, 204, "{}", page.body);
+        assert_eq!(page.header("upload-offset"), Some(window[1].to_string().as_str()));
+        instances.push(pair.server_of("PATCH", &path).await);
+    }
+
+    assert!(instances.windows(2).all(|w| w[0] != w[1]), "the PATCHes did not alternate: {instances:?}");
+    let id = crate::uploads::id_of(&path).to_owned();
+    let Db::Postgres(pool) = &pair.install.db else { unreachable!("scale-out runs on PostgreSQL") };
+    let sha: String =
+        sqlx::query_scalar("SELECT sha256 FROM uploads WHERE public_id = $1").bind(&id).fetch_one(pool).await.unwrap();
+    assert_eq!(sha, crate::uploads::sha256_hex(&content));
+    let objects = crate::file_stores::count_files(&shared().bucket_dir(&pair.bucket));
+    assert_eq!(objects, 1, "only the joined file is left in the bucket, no pieces");
+}

@@ -282,8 +282,12 @@ impl FileStore for FailingStore {
         self.inner.append_partial(key, offset, content, max).await
     }
 
-    async fn complete_partial(&self, key: &str) -> Result<StoredFile, StoreError> {
-        self.inner.complete_partial(key).await
+    async fn complete_partial(&self, key: &str, pieces: &[String]) -> Result<StoredFile, StoreError> {
+        self.inner.complete_partial(key, pieces).await
+    }
+
+    async fn discard_piece(&self, key: &str, piece: &str) -> Result<(), StoreError> {
+        self.inner.discard_piece(key, piece).await
     }
 
     async fn delete_partial(&self, key: &str) -> Result<Deleted, StoreError> {

@@ -114,10 +114,10 @@ impl FileStore for FakeFileStore {
         let bytes = partials.get_mut(key).ok_or(StoreError::NotFound)?;
         bytes.truncate(offset as usize);
         bytes.extend_from_slice(&arrived);
-        Ok(Appended { written: arrived.len() as u64, cut })
+        Ok(Appended { written: arrived.len() as u64, cut, piece: None })
     }
 
-    async fn complete_partial(&self, key: &str) -> Result<StoredFile, StoreError> {
+    async fn complete_partial(&self, key: &str, _pieces: &[String]) -> Result<StoredFile, StoreError> {
         let bytes = self.partials().remove(key).ok_or(StoreError::NotFound)?;
         self.place(key);
         let sha256 = hex::encode(Sha256::digest(&bytes));

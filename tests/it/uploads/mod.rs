@@ -4,6 +4,7 @@
 mod durability;
 mod expiry;
 mod killed;
+mod pieces;
 mod protocol;
 mod sharing;
 

@@ -1,0 +1,242 @@
+//! Resumable uploads in the object store, shared by every instance. Each append is a *piece*: a
+//! whole object `PREFIX.part-KEY/<start offset, 20 digits>-<16 random hex>`, unique to its writer,
+//! so two instances racing at one offset never overwrite each other; the database records the
+//! pieces of the writer whose offset advance won. Completing streams the recorded pieces in order
+//! into the object `PREFIX KEY` and removes the pieces.
+
+use std::{io, pin::Pin};
+
+use ::object_store::{ObjectStore, path::Path as ObjectPath};
+use bytes::Bytes;
+use futures_util::{Stream, StreamExt, TryStreamExt, stream::BoxStream};
+use sha2::{Digest, Sha256};
+use tokio::io::{AsyncRead, AsyncReadExt};
+
+use super::{
+    object_store::{ObjectFileStore, store_error},
+    store::{Appended, CHUNK, Deleted, PARTIAL_PREFIX, StoreError, StoredFile},
+};
+use crate::secret::random_token;
+
+/// Digits of a piece's start offset: any u64, zero-padded so names sort by offset.
+const OFFSET_DIGITS: usize = 20;
+/// Random hex after the offset, unique per writer.
+const NONCE_DIGITS: usize = 16;
+
+impl ObjectFileStore {
+    /// The folder of an upload's pieces, or `None` for anything that is not one of our keys.
+    fn pieces_of(&self, key: &str) -> Option<ObjectPath> {
+        self.path_of(key)?;
+        Some(ObjectPath::from(format!("{}{PARTIAL_PREFIX}{key}", self.prefix)))
+    }
+
+    /// The object of one piece; `NotFound` for a key or piece name that is not ours.
+    fn piece_path(&self, key: &str, piece: &str) -> Result<ObjectPath, StoreError> {
+        piece_start(piece).ok_or(StoreError::NotFound)?;
+        Ok(self.pieces_of(key).ok_or(StoreError::NotFound)?.child(piece))
+    }
+
+    /// The object store keeps nothing until the first bytes arrive; only the key is checked.
+    pub(super) fn create_pieces(&self, key: &str) -> Result<(), StoreError> {
+        self.pieces_of(key).map(drop).ok_or(StoreError::NotFound)
+    }
+
+    /// Stores what `content` yields as a new piece starting at `offset`. A read error ends the
+    /// piece, keeping what arrived (`cut`); nothing arrived, no piece; over `max_bytes`, no piece.
+    pub(super) async fn append_piece<'a>(
+        &self,
+        key: &str,
+        offset: u64,
+        mut content: Pin<Box<dyn AsyncRead + Send + 'a>>,
+        max_bytes: u64,
+    ) -> Result<Appended, StoreError> {
+        let piece = format!("{offset:0width$}-{}", &random_token().expose()[..NONCE_DIGITS], width = OFFSET_DIGITS);
+        let path = self.piece_path(key, &piece)?;
+        // Read before creating anything, so an empty or at once cut body leaves no object.
+        let mut first = vec![0u8; CHUNK];
+        let read = match content.read(&mut first).await {
+            Ok(read) => read,
+            Err(cut) => return Ok(Appended { written: 0, cut: Some(cut), piece: None }),
+        };
+        if read == 0 {
+            return Ok(Appended { written: 0, cut: None, piece: None });
+        }
+        first.truncate(read);
+        let cut = std::sync::Mutex::new(None);
+        let rest = UntilCut { inner: content, cut: &cut };
+        let (written, _) = self.put_at(&path, Box::pin(io::Cursor::new(first).chain(rest)), max_bytes).await?;
+        Ok(Appended { written, cut: cut.into_inner().unwrap_or_else(|e| e.into_inner()), piece: Some(piece) })
+    }
+
+    pub(super) async fn discard(&self, key: &str, piece: &str) -> Result<(), StoreError> {
+        match self.objects.delete(&self.piece_path(key, piece)?).await {
+            Ok(()) | Err(::object_store::Error::NotFound { .. }) => Ok(()),
+            Err(error) => Err(store_error(error)),
+        }
+    }
+
+    /// Streams the recorded pieces into the object of `key` and removes every piece. Idempotent:
+    /// once the object exists it is digested again (another instance may have completed it).
+    pub(super) async fn complete_pieces(&self, key: &str, pieces: &[String]) -> Result<StoredFile, StoreError> {
+        let path = self.path_of(key).ok_or(StoreError::NotFound)?;
+        let (size_bytes, sha256) = match self.size_of(&path).await {
+            Ok(_) => self.digest_object(&path).await?,
+            Err(StoreError::NotFound) => match self.assemble(&path, key, pieces).await {
+                // Another completer finished first and removed the pieces under this one.
+                Err(StoreError::NotFound) => self.digest_object(&path).await?,
+                other => other?,
+            },
+            Err(error) => return Err(error),
+        };
+        self.remove_pieces(key).await?;
+        Ok(StoredFile { key: key.to_owned(), size_bytes, sha256 })
+    }
+
+    /// Writes the pieces one after the other into `path`, checking they join up without a gap.
+    async fn assemble(&self, path: &ObjectPath, key: &str, pieces: &[String]) -> Result<(u64, String), StoreError> {
+        let paths = pieces.iter().map(|piece| self.piece_path(key, piece)).collect::<Result<Vec<_>, _>>()?;
+        let joined = self.joined(pieces.iter().zip(paths).map(|(piece, path)| (piece_start(piece), path)).collect());
+        let reader = tokio_util::io::StreamReader::new(joined.map_err(io::Error::other));
+        self.put_at(path, Box::pin(reader), u64::MAX).await.map_err(|error| match error {
+            // The pieces' own failure, carried through the reader.
+            StoreError::Content(io) => match io.into_inner().map(|inner| inner.downcast::<StoreError>()) {
+                Some(Ok(inner)) => *inner,
+                Some(Err(other)) => StoreError::Io(io::Error::other(other)),
+                None => StoreError::Io(io::Error::other("reading a piece failed")),
+            },
+            other => other,
+        })
+    }
+
+    /// The bytes of the pieces in order, GET by GET; an error where a piece does not start where
+    /// the one before ended or yields other than its size.
+    fn joined(
+        &self,
+        pieces: Vec<(Option<u64>, ObjectPath)>,
+    ) -> impl Stream<Item = Result<Bytes, StoreError>> + Send + '_ {
+        let state = Joining { pieces: pieces.into_iter(), current: None, offset: 0 };
+        futures_util::stream::try_unfold(state, move |mut state| async move {
+            loop {
+                if let Some((bytes, end)) = &mut state.current {
+                    match bytes.try_next().await.map_err(store_error)? {
+                        Some(chunk) => {
+                            state.offset += chunk.len() as u64;
+                            if state.offset > *end {
+                                return Err(broken("a piece is longer than its object"));
+                            }
+                            return Ok(Some((chunk, state)));
+                        }
+                        None if state.offset != *end => return Err(broken("a piece ended before its size")),
+                        None => state.current = None,
+                    }
+                }
+                let Some((start, path)) = state.pieces.next() else { return Ok(None) };
+                if start != Some(state.offset) {
+                    return Err(broken("a piece does not start where the one before ended"));
+                }
+                let result = self.objects.get(&path).await.map_err(store_error)?;
+                let end = state.offset + result.meta.size;
+                state.current = Some((result.into_stream(), end));
+            }
+        })
+    }
+
+    /// Size and SHA-256 of a stored object, read back.
+    async fn digest_object(&self, path: &ObjectPath) -> Result<(u64, String), StoreError> {
+        let mut bytes = self.objects.get(path).await.map_err(store_error)?.into_stream();
+        let (mut hasher, mut size) = (Sha256::new(), 0u64);
+        while let Some(chunk) = bytes.try_next().await.map_err(store_error)? {
+            hasher.update(&chunk);
+            size += chunk.len() as u64;
+        }
+        Ok((size, hex::encode(hasher.finalize())))
+    }
+
+    /// Removes every piece of `key`, recorded or not; a second listing checks none is left.
+    pub(super) async fn remove_pieces(&self, key: &str) -> Result<Deleted, StoreError> {
+        let folder = self.pieces_of(key).ok_or(StoreError::NotFound)?;
+        let found: Vec<ObjectPath> =
+            self.objects.list(Some(&folder)).map_ok(|meta| meta.location).try_collect().await.map_err(store_error)?;
+        if found.is_empty() {
+            return Ok(Deleted::AlreadyAbsent);
+        }
+        for path in &found {
+            match self.objects.delete(path).await {
+                Ok(()) | Err(::object_store::Error::NotFound { .. }) => {}
+                Err(error) => return Err(store_error(error)),
+            }
+        }
+        match self.objects.list(Some(&folder)).next().await {
+            None => Ok(Deleted::Removed),
+            Some(Err(error)) => Err(store_error(error)),
+            Some(Ok(_)) => Err(StoreError::Io(io::Error::other("a piece is still there after its delete"))),
+        }
+    }
+}
+
+/// The start offset in a piece's name, or `None` for anything that is not a piece name.
+fn piece_start(piece: &str) -> Option<u64> {
+    let (offset, nonce) = piece.split_once('-')?;
+    let hex = |b: u8| b.is_ascii_digit() || (b'a'..=b'f').contains(&b);
+    let shaped = offset.len() == OFFSET_DIGITS
+        && offset.bytes().all(|b| b.is_ascii_digit())
+        && nonce.len() == NONCE_DIGITS
+        && nonce.bytes().all(hex);
+    if shaped { offset.parse().ok() } else { None }
+}
+
+fn broken(what: &str) -> StoreError {
+    StoreError::Io(io::Error::other(what.to_owned()))
+}
+
+/// Where [`ObjectFileStore::joined`] is: the pieces still to read, the one being read (its bytes
+/// and the offset where it must end), and the offset reached.
+struct Joining {
+    pieces: std::vec::IntoIter<(Option<u64>, ObjectPath)>,
+    current: Option<(BoxStream<'static, ::object_store::Result<Bytes>>, u64)>,
+    offset: u64,
+}
+
+/// A reader that ends at its inner reader's first error, keeping the error in `cut`: what arrived
+/// before a cut connection is a piece all the same.
+struct UntilCut<'c, R> {
+    inner: R,
+    cut: &'c std::sync::Mutex<Option<io::Error>>,
+}
+
+impl<R: AsyncRead + Unpin> AsyncRead for UntilCut<'_, R> {
+    fn poll_read(
+        mut self: Pin<&mut Self>,
+        cx: &mut std::task::Context<'_>,
+        buf: &mut tokio::io::ReadBuf<'_>,
+    ) -> std::task::Poll<io::Result<()>> {
+        let this = &mut *self;
+        let mut cut = this.cut.lock().unwrap_or_else(|e| e.into_inner());
+        if cut.is_some() {
+            return std::task::Poll::Ready(Ok(()));
+        }
+        match Pin::new(&mut this.inner).poll_read(cx, buf) {
+            std::task::Poll::Ready(Err(error)) => {
+                *cut = Some(error);
+                std::task::Poll::Ready(Ok(()))
+            }
+            other => other,
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::piece_start;
+
+    #[test]
+    fn only_piece_shaped_names_have_a_start() {
+        assert_eq!(piece_start("00000000000000000042-0123456789abcdef"), Some(42));
+        assert_eq!(piece_start(&format!("{}-0123456789abcdef", u64::MAX)), Some(u64::MAX));
+        for bad in
+            ["", "42-0123456789abcdef", "00000000000000000042-0123456789ABCDEF", "../../x", "00000000000000000042"]
+        {
+            assert_eq!(piece_start(bad), None, "{bad}");
+        }
+    }
+}
