@@ -207,7 +207,8 @@ both_backends! {
 
         // Started again: the young temp file stays (it could be an upload in progress) and is
         // never served; once it is older than the leftover age the timer removes it.
-        let server = inst.start(&["--gc-interval", "1s"]);
+        // The timer sweeps leftovers at the maintenance interval.
+        let server = inst.start(&["--gc-interval", "1s", "--maintenance-interval", "1s"]);
         let temp_key = temp.strip_prefix(watasu::lifecycle::store::TEMP_PREFIX).unwrap();
         assert_eq!(Browser::new(&server.base()).get(&format!("/s/{temp_key}")).await.status, 404);
         // An old temp file beside it is the signal that a leftover sweep has run.
@@ -220,7 +221,7 @@ both_backends! {
         let old = std::time::SystemTime::now() - watasu::lifecycle::leftovers::LEFTOVER_MIN_AGE - Duration::from_secs(60);
         std::fs::File::options().write(true).open(files_dir.join(&temp)).unwrap().set_modified(old).unwrap();
         eventually(Duration::from_secs(10), "the leftover sweep", async || !files_dir.join(&temp).exists()).await;
-        tokio::task::block_in_place(|| server.wait_for_log("removed leftover files", Duration::from_secs(10)));
+        tokio::task::block_in_place(|| server.wait_for_log("removed leftovers", Duration::from_secs(10)));
         assert_eq!(names(&files_dir), keys(&before));
         assert_eq!(db_state(&inst.db).await, before);
 
