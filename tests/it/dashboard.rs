@@ -8,28 +8,10 @@ use crate::{
     support::{Browser, Page, TestApp},
 };
 
-/// Posts the new-share form as a browser without JavaScript would.
+/// Posts the new-share form as a browser without JavaScript would, following a success to the
+/// created page.
 async fn upload(browser: &Browser, csrf: Option<&str>, recipient: &str, file_name: &str, content: Vec<u8>) -> Page {
-    let mut form = reqwest::multipart::Form::new();
-    if let Some(csrf) = csrf {
-        form = form.text("csrf_token", csrf.to_owned());
-    }
-    let form = form
-        .text("recipient", recipient.to_owned())
-        .text("expires_in", "1d")
-        .text("message", "ご確認ください <b>")
-        .text("mail_lang", "ja")
-        .text("notify", "1")
-        .part("file", reqwest::multipart::Part::bytes(content).file_name(file_name.to_owned()));
-    let response = browser
-        .client
-        .post(browser.url("/shares/new"))
-        .header("Sec-Fetch-Site", "same-origin")
-        .multipart(form)
-        .send()
-        .await
-        .unwrap();
-    let page = Page::read(response).await;
+    let page = browser.post_new_share(csrf, recipient, file_name, content).await;
     if page.status == 303 { page.follow_created(&browser.client, &browser.base).await } else { page }
 }
 

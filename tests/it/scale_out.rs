@@ -8,7 +8,7 @@ use object_store::{ObjectStore, path::Path as ObjectPath};
 use watasu::{db::Db, session::Sessions, share::ShareAccess};
 
 use crate::support::{
-    Backend, Browser, Page, RECIPIENT,
+    Backend, Browser, RECIPIENT,
     installation::Installation,
     nginx::Nginx,
     process::{Server, free_local_addr},
@@ -101,22 +101,7 @@ impl Pair {
         let sender = self.browser();
         assert_eq!(sender.sign_in("sato@example.test", &password).await.status, 303);
         let csrf = sender.get("/shares/new").await.csrf_token();
-        let form = reqwest::multipart::Form::new()
-            .text("csrf_token", csrf)
-            .text("recipient", RECIPIENT)
-            .text("expires_in", "1d")
-            .text("message", "Here is the file.")
-            .text("mail_lang", "en")
-            .part("file", reqwest::multipart::Part::bytes(content.to_vec()).file_name("report.txt"));
-        let response = sender
-            .client
-            .post(sender.url("/shares/new"))
-            .header("Sec-Fetch-Site", "same-origin")
-            .multipart(form)
-            .send()
-            .await
-            .unwrap();
-        let page = Page::read(response).await;
+        let page = sender.post_new_share(Some(&csrf), RECIPIENT, "report.txt", content.to_vec()).await;
         assert_eq!(page.status, 303, "{}", page.body);
         let page = page.follow_created(&sender.client, &sender.base).await;
         let link = page.attr("#share-link", "value").expect("the link is shown");

@@ -23,22 +23,10 @@ async fn app_on_own_bucket(backend: crate::support::Backend) -> (TestApp, S3Serv
 
 /// Posts the new-share form with a small file; answers the status and the page.
 async fn post_new_share(browser: &crate::support::Browser, csrf: &str) -> (u16, String) {
-    let form = reqwest::multipart::Form::new()
-        .text("csrf_token", csrf.to_owned())
-        .text("recipient", "recipient@example.test")
-        .text("expires_in", "1d")
-        .text("message", "Here is the file.")
-        .text("mail_lang", "en")
-        .part("file", reqwest::multipart::Part::bytes(b"the file contents\n".to_vec()).file_name("report.txt"));
-    let response = browser
-        .client
-        .post(browser.url("/shares/new"))
-        .header("Sec-Fetch-Site", "same-origin")
-        .multipart(form)
-        .send()
-        .await
-        .unwrap();
-    (response.status().as_u16(), response.text().await.unwrap())
+    let page = browser
+        .post_new_share(Some(csrf), "recipient@example.test", "report.txt", b"the file contents\n".to_vec())
+        .await;
+    (page.status.as_u16(), page.body)
 }
 
 fn objects_in(s3: &S3Server, bucket: &str) -> usize {

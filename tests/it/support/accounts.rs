@@ -54,4 +54,22 @@ impl Browser {
         let form = self.get("/login").await;
         self.post_form("/login", &[("csrf_token", &form.csrf_token()), ("email", email), ("password", password)]).await
     }
+
+    /// Posts the new-share form with a file, as a browser without JavaScript would; returns the
+    /// answer (a redirect to the created page when it worked).
+    pub async fn post_new_share(&self, csrf: Option<&str>, recipient: &str, file_name: &str, content: Vec<u8>) -> Page {
+        let mut form = reqwest::multipart::Form::new();
+        if let Some(csrf) = csrf {
+            form = form.text("csrf_token", csrf.to_owned());
+        }
+        let form = form
+            .text("recipient", recipient.to_owned())
+            .text("expires_in", "1d")
+            .text("message", "ご確認ください <b>")
+            .text("mail_lang", "ja")
+            .text("notify", "1")
+            .part("file", reqwest::multipart::Part::bytes(content).file_name(file_name.to_owned()));
+        let request = self.client.post(self.url("/shares/new")).header("Sec-Fetch-Site", "same-origin");
+        Page::read(request.multipart(form).send().await.unwrap()).await
+    }
 }
