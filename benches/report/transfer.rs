@@ -91,8 +91,10 @@ pub fn upload(base: &str, cookie: &str, csrf: &str, source: &Path, answer: &Path
         answer.to_str().unwrap(),
         "-w",
         "%{http_code} %{time_total}",
-        "-H",
-        &format!("Cookie: {cookie}"),
+        // The form answers 303 to the created page, whose link travels in a cookie set on the way.
+        "-L",
+        "-b",
+        cookie,
         "-H",
         "Sec-Fetch-Site: same-origin",
         // No `Expect: 100-continue` round trip: a browser does not wait for one either.
@@ -169,7 +171,8 @@ pub async fn upload_tus(base: &str, cookie: &str, csrf: &str, source: &Path, chu
         .text("expires_in", "1d")
         .text("mail_lang", "en")
         .text("upload", upload_id);
-    let answer = client
+    let not_following = reqwest::Client::builder().redirect(reqwest::redirect::Policy::none()).build().unwrap();
+    let answer = not_following
         .post(format!("{base}/shares/new"))
         .header("Cookie", cookie)
         .header("Sec-Fetch-Site", "same-origin")
@@ -177,9 +180,12 @@ pub async fn upload_tus(base: &str, cookie: &str, csrf: &str, source: &Path, chu
         .send()
         .await
         .unwrap();
-    let status = answer.status();
-    let page = answer.text().await.unwrap();
-    assert_eq!(status, 200, "the share was not created from the upload: {page}");
+    assert_eq!(answer.status(), 303, "the share was not created from the upload");
+    // The created page shows the link from a cookie set by the 303.
+    let location = answer.headers()["location"].to_str().unwrap().to_owned();
+    let link_cookie = answer.headers()["set-cookie"].to_str().unwrap().split(';').next().unwrap().to_owned();
+    let created = client.get(format!("{base}{location}")).header("Cookie", format!("{cookie}; {link_cookie}"));
+    let page = created.send().await.unwrap().text().await.unwrap();
     (Transfer { bytes: size, seconds: started.elapsed().as_secs_f64() }, link_token(&page))
 }
 
