@@ -4,8 +4,11 @@
 //! stop anywhere and the next one carries on. Files the database no longer needs stay for the
 //! leftover sweep.
 
+use futures_util::TryStreamExt;
+
 use super::{
     LifecycleRepository,
+    leftovers::LeftoverKind,
     object_store::ObjectFileStore,
     repo::LiveFile,
     store::{FileStore, LocalFileStore, StoreError, read_back_digest},
@@ -36,25 +39,18 @@ pub async fn migrate_folder(
     target: &ObjectFileStore,
 ) -> Result<MigrationReport, anyhow::Error> {
     let mut report = MigrationReport::default();
-    let mut entries = tokio::fs::read_dir(&folder.dir).await?;
-    let mut batch = Vec::with_capacity(BATCH);
-    loop {
-        let entry = entries.next_entry().await?;
-        if let Some(entry) = &entry {
-            let name = entry.file_name().to_string_lossy().into_owned();
-            // Temp and partial files have prefixes, so only stored files are key-shaped.
-            if crate::session::is_token_shaped(&name) {
-                batch.push(name);
-            }
-        }
-        if batch.len() >= BATCH || (entry.is_none() && !batch.is_empty()) {
-            migrate_batch(repo, folder, target, &batch, &mut report).await?;
-            batch.clear();
-        }
-        if entry.is_none() {
-            return Ok(report);
-        }
+    // The folder's own listing names each stored file once (temp and partial files are kinds of
+    // their own), in batches for the database.
+    let mut stored = std::pin::pin!(
+        folder
+            .leftovers()
+            .try_filter_map(|found| async move { Ok((found.kind == LeftoverKind::Stored).then_some(found.name)) })
+            .try_chunks(BATCH)
+    );
+    while let Some(batch) = stored.try_next().await.map_err(|error| error.1)? {
+        migrate_batch(repo, folder, target, &batch, &mut report).await?;
     }
+    Ok(report)
 }
 
 async fn migrate_batch(
