@@ -12,6 +12,7 @@ mod inprocess;
 #[allow(dead_code)]
 mod pg;
 #[path = "support/seed.rs"]
+#[allow(dead_code)] // each bench uses part of it
 mod seed;
 
 use std::time::{Duration, Instant};

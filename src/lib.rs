@@ -155,6 +155,19 @@ pub fn restrict_new_file_modes() {
     }
 }
 
+/// Hands big allocations back to the system when they are freed. glibc raises its mmap
+/// threshold each time an mmapped block is freed, so after the first sign-in every argon2 buffer
+/// (19 MiB) comes from a thread's arena and stays there: one per blocking thread, hundreds of MiB
+/// after a burst of sign-ins (docs/decisions.md). A fixed threshold turns that raising off;
+/// 4 MiB keeps the download's 1 MiB chunks in the arenas, where they are reused.
+pub fn return_big_allocations() {
+    #[cfg(target_env = "gnu")]
+    // SAFETY: mallopt only changes a setting of the allocator, before any thread is started.
+    unsafe {
+        libc::mallopt(libc::M_MMAP_THRESHOLD, 4 << 20);
+    }
+}
+
 /// True for `localhost` (and names under it) and loopback addresses, as written in a URL's host
 /// (`[::1]` included): connections to them never leave the machine.
 pub fn is_loopback_host(host: &str) -> bool {

@@ -1,5 +1,5 @@
--- GET one share's landing page as returning visitors: each request carries one of the prepared
--- session cookies in turn. Arguments: the path, the file of cookies (one per line).
+-- GET one page (a share's landing page, a sender's share list) as returning visitors: each
+-- request carries one of the prepared session cookies in turn. Arguments: the path, the file of cookies (one per line).
 local path
 local cookies = {}
 local n = 0

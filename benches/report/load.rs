@@ -71,11 +71,15 @@ pub fn wrk(work: &Path, base: &str, script: &str, name: &str, args: &[&str], sec
 
 /// The landing page of `token` for `seconds`, after a short warm-up run.
 pub fn landing(work: &Path, base: &str, token: &str, cookies: &Path, seconds: u64, warmup: u64) -> WrkResult {
-    let path = format!("/s/{token}");
-    let args = [path.as_str(), cookies.to_str().unwrap()];
+    page(work, base, &format!("/s/{token}"), cookies, seconds, warmup)
+}
+
+/// GETs of `path` for `seconds` with the prepared cookies, after a short warm-up run.
+pub fn page(work: &Path, base: &str, path: &str, cookies: &Path, seconds: u64, warmup: u64) -> WrkResult {
+    let args = [path, cookies.to_str().unwrap()];
     let script = include_str!("landing.lua");
-    wrk(work, base, script, "landing-warmup", &args, warmup);
-    wrk(work, base, script, "landing", &args, seconds)
+    wrk(work, base, script, "page-warmup", &args, warmup);
+    wrk(work, base, script, "page", &args, seconds)
 }
 
 /// The code step: one right code per request, each on its own share and session.

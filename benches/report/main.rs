@@ -13,8 +13,13 @@ mod pg;
 #[allow(dead_code)]
 mod seed;
 
+mod candidate;
+mod crowds;
+mod downloads;
+mod growth;
 mod load;
 mod procs;
+mod samples;
 mod scale;
 mod table;
 mod transfer;
@@ -28,6 +33,7 @@ use watasu::{db::Db, lifecycle::LifecycleRepository};
 
 use load::{Logins, WrkResult};
 use procs::{Nginx, PeakRss, Watasu, memory_kib};
+use samples::Samples;
 use transfer::{Race, Transfer};
 
 /// Sizes and durations of one run.
@@ -41,6 +47,8 @@ pub struct Options {
     pub code_shares: usize,
     pub visitors: usize,
     pub logins_per_second: u32,
+    /// Repetitions of each figure that is compared with another (alternated with it).
+    pub rounds: usize,
 }
 
 impl Options {
@@ -56,6 +64,7 @@ impl Options {
                 code_shares: 3_000,
                 visitors: 64,
                 logins_per_second: 20,
+                rounds: 2,
             }
         } else {
             Self {
@@ -67,6 +76,7 @@ impl Options {
                 code_shares: 40_000,
                 visitors: 64,
                 logins_per_second: 20,
+                rounds: 5,
             }
         }
     }
@@ -74,10 +84,7 @@ impl Options {
 
 /// Figures of the big transfers (SQLite only: the database plays no part in moving the bytes).
 pub struct Transfers {
-    pub download: Transfer,
-    pub nginx: Transfer,
-    pub download_rss_before_kib: u64,
-    pub download_peak_kib: u64,
+    pub downloads: downloads::Downloads,
     pub upload: Transfer,
     pub dd: Transfer,
     pub upload_rss_before_kib: u64,
@@ -87,8 +94,6 @@ pub struct Transfers {
     pub tus_direct: Transfer,
     pub tus_proxied: Transfer,
     pub tus_peak_kib: u64,
-    /// The download cut at half and resumed with a Range request.
-    pub download_resumed: Transfer,
     /// The same transfers with the files in an object store.
     pub object_store: scale::ObjectStoreTransfers,
 }
@@ -99,8 +104,8 @@ const TUS_CHUNK: u64 = 50 << 20;
 /// Everything measured on one database backend.
 pub struct BackendFigures {
     pub name: &'static str,
-    pub candidate_query: Duration,
-    pub landing_gc_off: WrkResult,
+    pub candidate: Candidate,
+    pub gc: GcComparison,
     pub landing: WrkResult,
     pub code: WrkResult,
     pub race: Race,
@@ -110,6 +115,27 @@ pub struct BackendFigures {
     /// The landing page through nginx with one instance and with two (PostgreSQL only).
     pub instances: Option<scale::Instances>,
     pub rss_after_load_kib: u64,
+    pub rss_30s_after_load_kib: u64,
+    /// Many downloads and many uploads at once (SQLite only, as the other transfers).
+    pub crowds: Option<crowds::Crowds>,
+    pub growth: growth::Growth,
+}
+
+/// The GC's candidate query finding nothing: inside the database, and as the server waits for it.
+pub struct Candidate {
+    pub execution_ms: Samples,
+    pub round_trip_ms: Samples,
+}
+
+/// The landing page with access-time GC off and on, alternated round by round.
+#[derive(Default)]
+pub struct GcComparison {
+    pub off_p99_ms: Samples,
+    pub on_p99_ms: Samples,
+    pub off_rps: Samples,
+    pub on_rps: Samples,
+    pub errors: u64,
+    pub seconds: u64,
 }
 
 pub struct Footprint {
@@ -247,9 +273,15 @@ async fn measure_backend(name: &'static str, url: &str, data: &Path, work: &Path
     let seeding = Instant::now();
     let token = seed::fill(&db, o.rows).await;
     eprintln!("bench: {name}: {} purged rows in {:.1?}", o.rows, seeding.elapsed());
-    let candidate_query =
-        seed::median_query(&LifecycleRepository::new(db.clone(), Duration::from_secs(900), Duration::from_secs(3600)))
-            .await;
+    let candidate = Candidate {
+        execution_ms: candidate::execution_ms(&db).await,
+        round_trip_ms: candidate::round_trip_ms(&LifecycleRepository::new(
+            db.clone(),
+            Duration::from_secs(900),
+            Duration::from_secs(3600),
+        ))
+        .await,
+    };
     let cookies = work.join(format!("{tag}-cookies.txt"));
     load::visitor_cookies(&db, o.visitors, &cookies).await;
     let seeding = Instant::now();
@@ -273,23 +305,28 @@ async fn measure_backend(name: &'static str, url: &str, data: &Path, work: &Path
     } else {
         None
     };
+    let crowds = if is_sqlite {
+        let mut server = Watasu::spawn(data, url, &[], &work.join(format!("{tag}-crowds.log")));
+        server.wait_ready().await;
+        let crowds = crowds::crowds(&db, &mut server, data, work, o).await;
+        server.stop();
+        Some(crowds)
+    } else {
+        None
+    };
 
-    // GC off and on back to back, each on a freshly started server.
-    eprintln!("bench: {name}: landing page, access-time GC off");
-    let mut server = Watasu::spawn(data, url, &["--access-time-gc", "false"], &work.join(format!("{tag}-gc-off.log")));
-    server.wait_ready().await;
-    let landing_gc_off = landing(work, &server, &token, &cookies, o).await;
-    server.stop();
+    eprintln!("bench: {name}: landing page, access-time GC off and on, {} rounds", o.rounds);
+    let gc = gc_comparison(data, url, work, &token, &cookies, o).await;
 
     let mut server = Watasu::spawn(data, url, &[], &work.join(format!("{tag}.log")));
     server.wait_ready().await;
-    eprintln!("bench: {name}: landing page, access-time GC on");
-    let landing_on = landing(work, &server, &token, &cookies, o).await;
+    eprintln!("bench: {name}: landing page");
+    let landing_on = landing(work, &server, &token, &cookies, o.seconds, o).await;
     let logins = if is_sqlite {
         eprintln!("bench: {name}: landing page during {} sign-ins per second", o.logins_per_second);
         let during = Duration::from_secs(o.warmup + o.seconds) + Duration::from_millis(500);
         let (page, logins) = tokio::join!(
-            landing(work, &server, &token, &cookies, o),
+            landing(work, &server, &token, &cookies, o.seconds, o),
             load::logins(&db, &server.base, o.logins_per_second, during)
         );
         Some((page, logins, memory_kib(server.pid(), "VmRSS").unwrap_or(0)))
@@ -304,13 +341,20 @@ async fn measure_backend(name: &'static str, url: &str, data: &Path, work: &Path
     let race = transfer::race(&db, data, url, &server.base, work).await;
     tokio::time::sleep(Duration::from_secs(1)).await;
     let rss_after_load_kib = memory_kib(server.pid(), "VmRSS").unwrap_or(0);
+    tokio::time::sleep(Duration::from_secs(29)).await;
+    let rss_30s_after_load_kib = memory_kib(server.pid(), "VmRSS").unwrap_or(0);
     server.stop();
     let instances = if is_sqlite { None } else { Some(scale::instances(data, url, work, &token, &cookies, o).await) };
+    // Last: it leaves a million more active shares behind.
+    let mut server = Watasu::spawn(data, url, &[], &work.join(format!("{tag}-growth.log")));
+    server.wait_ready().await;
+    let growth = growth::grow(&db, &server, work, &token, &cookies, o).await;
+    server.stop();
     db.close().await;
     BackendFigures {
         name,
-        candidate_query,
-        landing_gc_off,
+        candidate,
+        gc,
         landing: landing_on,
         code,
         race,
@@ -318,13 +362,42 @@ async fn measure_backend(name: &'static str, url: &str, data: &Path, work: &Path
         logins,
         instances,
         rss_after_load_kib,
+        rss_30s_after_load_kib,
+        crowds,
+        growth,
     }
 }
 
-async fn landing(work: &Path, server: &Watasu, token: &str, cookies: &Path, o: &Options) -> WrkResult {
+async fn landing(work: &Path, server: &Watasu, token: &str, cookies: &Path, seconds: u64, o: &Options) -> WrkResult {
     let (work, base, token, cookies) = (work.to_owned(), server.base.clone(), token.to_owned(), cookies.to_owned());
-    let (seconds, warmup) = (o.seconds, o.warmup);
+    let warmup = o.warmup;
     blocking(move || load::landing(&work, &base, &token, &cookies, seconds, warmup)).await
+}
+
+/// Rounds of the landing page with access-time GC off, then on, each on a freshly started
+/// server: single back-to-back runs on two cores differ by more than the GC could cost.
+async fn gc_comparison(data: &Path, url: &str, work: &Path, token: &str, cookies: &Path, o: &Options) -> GcComparison {
+    let seconds = (o.seconds / 2).max(1);
+    let mut figures = GcComparison { seconds, ..GcComparison::default() };
+    for round in 0..o.rounds {
+        for on in [false, true] {
+            let flags: &[&str] = if on { &[] } else { &["--access-time-gc", "false"] };
+            let log = work.join(format!("gc-{round}-{on}.log"));
+            let mut server = Watasu::spawn(data, url, flags, &log);
+            server.wait_ready().await;
+            let result = landing(work, &server, token, cookies, seconds, o).await;
+            server.stop();
+            let (p99, rps) = if on {
+                (&mut figures.on_p99_ms, &mut figures.on_rps)
+            } else {
+                (&mut figures.off_p99_ms, &mut figures.off_rps)
+            };
+            p99.push(result.p99_ms);
+            rps.push(result.rps);
+            figures.errors += result.errors;
+        }
+    }
+    figures
 }
 
 /// The transfers on the local store, and the source file for the object store's turn.
@@ -347,15 +420,15 @@ async fn transfers(db: &Db, server: &Watasu, data: &Path, work: &Path, o: &Optio
     let sampler = PeakRss::start(pid);
     let (base, from, answer) = (server.base.clone(), source.clone(), work.join("upload-answer.html"));
     let (c, t) = (cookie.clone(), csrf.clone());
-    let (upload, token) = blocking(move || transfer::upload(&base, &c, &t, &from, &answer)).await;
+    let (upload, _) = blocking(move || transfer::upload(&base, &c, &t, &from, &answer)).await;
     let upload_peak_kib = sampler.finish();
     let stored = transfer::new_stored_file(data, &before);
 
     eprintln!("bench: upload through tus, straight and through nginx with a 100 MB cap");
     let sampler = PeakRss::start(pid);
     let before = transfer::stored_files(data);
-    let (tus_direct, resumable_token) = transfer::upload_tus(&server.base, &cookie, &csrf, &source, TUS_CHUNK).await;
-    let resumable = transfer::new_stored_file(data, &before);
+    let (tus_direct, _) = transfer::upload_tus(&server.base, &cookie, &csrf, &source, TUS_CHUNK).await;
+    let tus_stored = transfer::new_stored_file(data, &before);
     let upstream = server.base.trim_start_matches("http://").to_owned();
     let proxy = Nginx::proxying(&work.join("nginx-proxy"), &upstream, "100m");
     let proxied_base = format!("http://127.0.0.1:{}", proxy.port);
@@ -366,37 +439,14 @@ async fn transfers(db: &Db, server: &Watasu, data: &Path, work: &Path, o: &Optio
     // Only its speed counts; its share is never downloaded.
     std::fs::remove_file(transfer::new_stored_file(data, &before)).unwrap();
 
-    eprintln!("bench: downloads");
+    eprintln!("bench: downloads against nginx, quiet and beside a busy neighbour");
     assert_eq!(std::fs::metadata(&stored).unwrap().len(), o.file_bytes, "the stored file has the wrong size");
-    let nginx = Nginx::serving(&work.join("nginx"), stored.parent().unwrap());
-    let url = format!("http://127.0.0.1:{}/{}", nginx.port, stored.file_name().unwrap().to_str().unwrap());
-    let mut nginx_runs = Vec::new();
-    for _ in 0..3 {
-        let url = url.clone();
-        nginx_runs.push(blocking(move || transfer::download_plain(&url)).await);
-    }
-    nginx.stop();
-    nginx_runs.sort_by(|a, b| a.seconds.total_cmp(&b.seconds));
-    let (cookie, csrf) = transfer::granted(db, &token).await;
-    let download_rss_before_kib = memory_kib(pid, "VmRSS").unwrap();
-    let sampler = PeakRss::start(pid);
-    let base = server.base.clone();
-    let download = blocking(move || transfer::download_watasu(&base, &token, &cookie, &csrf)).await;
-    let download_peak_kib = sampler.finish();
-    assert_eq!(download.bytes, o.file_bytes, "the download was cut short");
-    let (cookie, csrf) = transfer::granted(db, &resumable_token).await;
-    let (base, scratch) = (server.base.clone(), work.to_owned());
-    let download_resumed =
-        blocking(move || transfer::download_resumed(&base, &resumable_token, &cookie, &csrf, size, &scratch)).await;
-    assert_eq!(download_resumed.bytes, o.file_bytes, "the resumed download was cut short");
+    let downloads = downloads::compare(db, server, data, &stored, work, o.rounds).await;
     // The downloads used up the shares; their files would be collected after the delivery grace.
     std::fs::remove_file(&stored).unwrap();
-    std::fs::remove_file(&resumable).unwrap();
+    std::fs::remove_file(&tus_stored).unwrap();
     let figures = Transfers {
-        download,
-        nginx: nginx_runs[1],
-        download_rss_before_kib,
-        download_peak_kib,
+        downloads,
         upload,
         dd,
         upload_rss_before_kib,
@@ -404,7 +454,6 @@ async fn transfers(db: &Db, server: &Watasu, data: &Path, work: &Path, o: &Optio
         tus_direct,
         tus_proxied,
         tus_peak_kib,
-        download_resumed,
         object_store: scale::ObjectStoreTransfers::default(),
     };
     (figures, source)

@@ -25,6 +25,12 @@ pub struct Watasu {
     child: Child,
     pub base: String,
     pub started: Instant,
+    command: Command,
+    log: File,
+}
+
+fn spawn(command: &mut Command, log: &File) -> Child {
+    command.stdout(log.try_clone().unwrap()).stderr(log.try_clone().unwrap()).spawn().expect("starting watasu")
 }
 
 impl Watasu {
@@ -43,9 +49,8 @@ impl Watasu {
         log: &Path,
     ) -> Self {
         let addr = format!("127.0.0.1:{}", free_port());
-        let log = File::create(log).expect("creating the server log");
-        let started = Instant::now();
-        let child = Command::new(env!("CARGO_BIN_EXE_watasu"))
+        let mut command = Command::new(env!("CARGO_BIN_EXE_watasu"));
+        command
             .args(["serve", "--listen", &addr, "--data-dir", data_dir.to_str().unwrap()])
             .args(["--database-url", database_url, "--secret-key", SECRET_KEY])
             // Lets the login driver give each sign-in its own client address (rate limits).
@@ -53,12 +58,19 @@ impl Watasu {
             .args(extra)
             .envs(env.iter().copied())
             .env_remove("RUST_LOG")
-            .stdin(Stdio::null())
-            .stdout(log.try_clone().unwrap())
-            .stderr(log)
-            .spawn()
-            .expect("starting watasu");
-        Self { child, base: format!("http://{addr}"), started }
+            .stdin(Stdio::null());
+        let log = File::options().create(true).append(true).open(log).expect("opening the server log");
+        let started = Instant::now();
+        Self { child: spawn(&mut command, &log), base: format!("http://{addr}"), started, command, log }
+    }
+
+    /// SIGKILL, as a crash or an OOM kill ends it, then the same command again (same address,
+    /// data and settings); `wait_ready` times the restart.
+    pub fn kill_and_restart(&mut self) {
+        let _ = self.child.kill();
+        let _ = self.child.wait();
+        self.started = Instant::now();
+        self.child = spawn(&mut self.command, &self.log);
     }
 
     pub fn pid(&self) -> u32 {

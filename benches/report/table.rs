@@ -2,7 +2,10 @@
 
 use std::time::Duration;
 
-use super::{BackendFigures, Footprint, Options, load::WrkResult};
+use super::{BackendFigures, Footprint, Options, load::WrkResult, samples::ratio};
+
+/// The empty candidate query's execution time seed 000 reports (PostgreSQL, 200,000 rows).
+const SEED_CANDIDATE_MS: f64 = 0.018;
 
 fn mib(kib: u64) -> String {
     format!("{:.1} MiB", kib as f64 / 1024.0)
@@ -58,24 +61,33 @@ pub fn render(o: &Options, f: &Footprint, backends: &[BackendFigures], took: Dur
     let mut row = |cells: [String; 6]| lines.push(format!("| {} |", cells.join(" | ")));
     for b in backends {
         if let Some(t) = &b.transfers {
+            let d = &t.downloads;
             row([
                 "1".into(),
-                format!("Download of a {file} share over loopback (curl)"),
-                format!("{:.0} MB/s", t.download.mb_per_s()),
-                format!("nginx, sendfile on: {:.0} MB/s", t.nginx.mb_per_s()),
-                format!("{:.2}", t.download.mb_per_s() / t.nginx.mb_per_s()),
+                format!("Download of a {file} share over loopback (curl), quiet machine"),
+                d.watasu.show(0, " MB/s"),
+                format!("nginx, sendfile on: {}", d.nginx.show(0, " MB/s")),
+                ratio(&d.watasu, &d.nginx),
                 format!(
-                    "watasu peak RSS {} during it ({} before); nginx: median of 3",
-                    mib(t.download_peak_kib),
-                    mib(t.download_rss_before_kib)
+                    "rounds alternate nginx and watasu; watasu peak RSS {} over all its downloads ({} before)",
+                    mib(d.peak_kib),
+                    mib(d.rss_before_kib)
                 ),
             ]);
             row([
                 "1".into(),
+                "The same, beside a neighbour keeping one core busy".into(),
+                d.busy_watasu.show(0, " MB/s"),
+                format!("nginx: {}", d.busy_nginx.show(0, " MB/s")),
+                ratio(&d.busy_watasu, &d.busy_nginx),
+                "the neighbour is a shell loop started before each round's two downloads".into(),
+            ]);
+            row([
+                "1".into(),
                 "The same download cut at half and resumed (`Range`, `If-Range`)".into(),
-                format!("{:.0} MB/s", t.download_resumed.mb_per_s()),
-                format!("uninterrupted: {:.0} MB/s", t.download.mb_per_s()),
-                format!("{:.2}", t.download_resumed.mb_per_s() / t.download.mb_per_s()),
+                d.resumed.show(0, " MB/s"),
+                format!("uninterrupted: {}", d.watasu.show(0, " MB/s")),
+                ratio(&d.resumed, &d.watasu),
                 "the claim, the first half and the rest, timed together".into(),
             ]);
             row([
@@ -115,13 +127,13 @@ pub fn render(o: &Options, f: &Footprint, backends: &[BackendFigures], took: Dur
                 "7".into(),
                 format!("Download of a {file} share from the object store (s3s-fs on this machine)"),
                 format!("{:.0} MB/s", s3.download.mb_per_s()),
-                format!("local disk: {:.0} MB/s", t.download.mb_per_s()),
-                format!("{:.2}", s3.download.mb_per_s() / t.download.mb_per_s()),
+                format!("local disk: {:.0} MB/s (median)", d.watasu.median()),
+                format!("{:.2}", s3.download.mb_per_s() / d.watasu.median()),
                 format!(
                     "watasu peak RSS {}; resumed with `Range`: {:.0} MB/s ({:.2} of local)",
                     mib(s3.download_peak_kib),
                     s3.download_resumed.mb_per_s(),
-                    s3.download_resumed.mb_per_s() / t.download_resumed.mb_per_s()
+                    s3.download_resumed.mb_per_s() / d.resumed.median()
                 ),
             ]);
             row([
@@ -162,21 +174,38 @@ pub fn render(o: &Options, f: &Footprint, backends: &[BackendFigures], took: Dur
         ]);
     }
     for b in backends {
+        let c = &b.candidate;
         row([
             "4".into(),
-            format!("GC candidate query finding nothing, {}", b.name),
-            format!("median {}", ms(b.candidate_query)),
-            "—".into(),
-            "—".into(),
-            format!("{rows_text} purged rows, 101 runs"),
+            format!("GC candidate query finding nothing, inside the database, {}", b.name),
+            c.execution_ms.show(4, " ms"),
+            format!("seed 000: {SEED_CANDIDATE_MS} ms at 200,000 rows"),
+            format!("{:.2}", c.execution_ms.median() / SEED_CANDIDATE_MS),
+            format!(
+                "{rows_text} purged rows; {}; the round trip the server waits for: {}",
+                if b.name == "PostgreSQL" {
+                    "`EXPLAIN (ANALYZE, TIMING OFF)` execution time"
+                } else {
+                    "20,000 runs inside one statement, less the same loop around a constant"
+                },
+                c.round_trip_ms.show(3, " ms")
+            ),
         ]);
+        let gc = &b.gc;
         row([
             "4".into(),
             format!("Landing page p99, access-time GC on vs off, {}", b.name),
-            format!("on: p99 {:.1} ms, {:.0} req/s", b.landing.p99_ms, b.landing.rps),
-            format!("off: p99 {:.1} ms, {:.0} req/s", b.landing_gc_off.p99_ms, b.landing_gc_off.rps),
-            format!("{:.2}", b.landing.p99_ms / b.landing_gc_off.p99_ms),
-            "GC passes after responses, at most one every 200 ms".into(),
+            format!("on: p99 {}", gc.on_p99_ms.show(1, " ms")),
+            format!("off: p99 {}", gc.off_p99_ms.show(1, " ms")),
+            ratio(&gc.on_p99_ms, &gc.off_p99_ms),
+            format!(
+                "{} s runs alternating off and on, each on a fresh server; req/s on {:.0}, off {:.0} (medians); \
+                 GC passes after responses, at most one every 200 ms; {}",
+                gc.seconds,
+                gc.on_rps.median(),
+                gc.off_rps.median(),
+                if gc.errors == 0 { "no errors".to_owned() } else { format!("**{} errors**", gc.errors) }
+            ),
         ]);
     }
     for b in backends {
@@ -219,8 +248,12 @@ pub fn render(o: &Options, f: &Footprint, backends: &[BackendFigures], took: Dur
         "—".into(),
         "—".into(),
         format!(
-            "1 s after ready, fresh SQLite; after the load runs: {}",
-            backends.iter().map(|b| format!("{} {}", mib(b.rss_after_load_kib), b.name)).collect::<Vec<_>>().join(", ")
+            "1 s after ready, fresh SQLite; 1 s after the load runs, then 30 s after: {}",
+            backends
+                .iter()
+                .map(|b| format!("{} {} → {}", b.name, mib(b.rss_after_load_kib), mib(b.rss_30s_after_load_kib)))
+                .collect::<Vec<_>>()
+                .join(", ")
         ),
     ]);
     row([
@@ -250,6 +283,39 @@ pub fn render(o: &Options, f: &Footprint, backends: &[BackendFigures], took: Dur
             verdict.into(),
         ]);
     }
+    for b in backends {
+        if let Some(c) = &b.crowds {
+            row([
+                "8".into(),
+                format!("{} simultaneous downloads of a {} MiB share each", c.downloads, c.one.bytes >> 20),
+                format!("{:.0} MB/s in all", c.all.mb_per_s()),
+                format!("one alone: {:.0} MB/s", c.one.mb_per_s()),
+                format!("{:.2}", c.all.mb_per_s() / c.one.mb_per_s()),
+                format!(
+                    "reqwest clients in the bench process, sharing the cores with the server; server peak RSS {}",
+                    mib(c.download_peak_kib)
+                ),
+            ]);
+            row([
+                "8".into(),
+                format!(
+                    "{} simultaneous tus uploads of {} MiB each in 4 MiB PATCHes, the server killed halfway",
+                    c.uploads,
+                    c.upload_bytes >> 20
+                ),
+                format!("{:.0} MB/s in all", c.all_uploads.mb_per_s()),
+                "—".into(),
+                "—".into(),
+                format!(
+                    "SIGKILL at half the bytes; restarted and ready {} after the kill, every upload's offset read \
+                     back {} after it, all finished; server peak RSS {}",
+                    ms(c.restart),
+                    ms(c.all_resumed),
+                    mib(c.upload_peak_kib)
+                ),
+            ]);
+        }
+    }
     let mode = if o.quick {
         " **Quick run (WATASU_BENCH_QUICK): sizes and durations shrunk, figures not comparable.**"
     } else {
@@ -264,5 +330,38 @@ pub fn render(o: &Options, f: &Footprint, backends: &[BackendFigures], took: Dur
         o.seconds,
         o.warmup,
         lines.join("\n")
-    )
+    ) + &growth(backends)
+}
+
+/// The growth section: each series with its sizes, so its shape (flat, log, linear) shows.
+fn growth(backends: &[BackendFigures]) -> String {
+    let mut out = String::from(
+        "\n## Cost as the work grows\n\nwrk as above, half-length runs (each figure one run); \
+         req/s with p99 in brackets.\n\n",
+    );
+    for b in backends {
+        let g = &b.growth;
+        let sizes: Vec<String> = g.sizes.iter().map(|n| format!("{} active shares", thousands(*n))).collect();
+        out += &format!("| {} | {} |\n|---|{}\n", b.name, sizes.join(" | "), "---|".repeat(sizes.len()));
+        let series = |name: &str, runs: &[WrkResult]| {
+            let cells: Vec<String> = runs.iter().map(|w| format!("{:.0} ({:.1} ms)", w.rps, w.p99_ms)).collect();
+            format!("| {name} | {} |\n", cells.join(" | "))
+        };
+        out += &series("Landing page", &g.landing);
+        out += &series("Code step", &g.code);
+        let l = &g.list;
+        out += &format!(
+            "\nShare list of a sender with {} shares, {}: first page {:.0} req/s ({:.1} ms p99), a page near the \
+             end {:.0} req/s ({:.1} ms), a sender with 100 shares {:.0} req/s ({:.1} ms).\n\n",
+            thousands(l.shares),
+            b.name,
+            l.first.rps,
+            l.first.p99_ms,
+            l.deep.rps,
+            l.deep.p99_ms,
+            l.few.rps,
+            l.few.p99_ms
+        );
+    }
+    out
 }

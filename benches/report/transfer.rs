@@ -91,10 +91,13 @@ pub fn upload(base: &str, cookie: &str, csrf: &str, source: &Path, answer: &Path
         answer.to_str().unwrap(),
         "-w",
         "%{http_code} %{time_total}",
-        // The form answers 303 to the created page, whose link travels in a cookie set on the way.
+        // The form answers 303 to the created page, whose link travels in a cookie set on the way:
+        // `-c` turns on curl's cookie engine, which `-b` with a literal cookie does not.
         "-L",
         "-b",
         cookie,
+        "-c",
+        "/dev/null",
         "-H",
         "Sec-Fetch-Site: same-origin",
         // No `Expect: 100-continue` round trip: a browser does not wait for one either.
@@ -119,11 +122,13 @@ pub fn upload(base: &str, cookie: &str, csrf: &str, source: &Path, answer: &Path
 
 /// The share link's token on the created page.
 fn link_token(page: &str) -> String {
-    page.split("/s/")
+    // askama escapes the slashes in the field's value.
+    page.replace("&#x2f;", "/")
+        .split("/s/")
         .skip(1)
         .map(|rest| rest.chars().take_while(char::is_ascii_hexdigit).collect::<String>())
         .find(|t| t.len() == 64)
-        .expect("the answer shows the share link")
+        .unwrap_or_else(|| panic!("the answer shows no share link: {}", &page[page.len().saturating_sub(1500)..]))
 }
 
 /// Uploads `source` as the new-share page does: a tus upload sent in `chunk`-byte PATCH requests,

@@ -89,3 +89,47 @@ pub async fn median_query(repo: &LifecycleRepository) -> Duration {
     times.sort();
     times[times.len() / 2]
 }
+
+/// Inserts `count` more active shares of `sender_id`, set-based (their files are never read);
+/// `tag` keeps their keys apart from earlier batches.
+pub async fn add_active(db: &Db, sender_id: i64, count: u64, tag: &str) {
+    let count = count as i64;
+    let key = format!("active-{tag}-");
+    match db {
+        Db::Sqlite(pool) => {
+            for sql in [
+                "WITH RECURSIVE n(i) AS (SELECT 1 UNION ALL SELECT i + 1 FROM n WHERE i < $1)
+                 INSERT INTO files (owner_id, storage_key, original_name, content_type, size_bytes, sha256)
+                 SELECT $2, $3 || i, 'f.txt', 'text/plain', 1, 'x' FROM n",
+                "INSERT INTO shares (file_id, sender_id, token_hash, recipient_email, expires_at)
+                 SELECT id, $2, 'hash-' || storage_key, 'r@example.test', unixepoch('subsec') + 86400
+                   FROM files WHERE storage_key LIKE $3 || '%' AND $1 > 0",
+                "ANALYZE",
+            ] {
+                sqlx::query(sql).bind(count).bind(sender_id).bind(&key).execute(pool).await.unwrap();
+            }
+        }
+        Db::Postgres(pool) => {
+            for sql in [
+                "INSERT INTO files (owner_id, storage_key, original_name, content_type, size_bytes, sha256)
+                 SELECT $2, $3 || i, 'f.txt', 'text/plain', 1, 'x' FROM generate_series(1, $1) i",
+                "INSERT INTO shares (file_id, sender_id, token_hash, recipient_email, expires_at)
+                 SELECT id, $2, 'hash-' || storage_key, 'r@example.test', now() + interval '1 day'
+                   FROM files WHERE storage_key LIKE $3 || '%' AND $1 > 0",
+            ] {
+                sqlx::query(sql).bind(count).bind(sender_id).bind(&key).execute(pool).await.unwrap();
+            }
+            sqlx::query("VACUUM ANALYZE").execute(pool).await.unwrap();
+        }
+    }
+}
+
+/// A sender account of its own; returns its id.
+pub async fn add_sender(db: &Db, email: &str) -> i64 {
+    let sql =
+        "INSERT INTO users (email, display_name, password_hash, role) VALUES ($1, 'Bench', 'x', 'sender') RETURNING id";
+    match db {
+        Db::Sqlite(pool) => sqlx::query_scalar(sql).bind(email).fetch_one(pool).await.unwrap(),
+        Db::Postgres(pool) => sqlx::query_scalar(sql).bind(email).fetch_one(pool).await.unwrap(),
+    }
+}

@@ -101,7 +101,7 @@ async fn migrate_file(
                 Err(StoreError::NotFound) => return Ok(Outcome::DeletedMeanwhile),
                 Err(error) => return Err(error),
             };
-            let copied = match target.put_as(key, source.reader, expected_size).await {
+            let copied = match target.put_as(key, source.into_reader(), expected_size).await {
                 Ok(copied) => copied,
                 Err(StoreError::TooLarge { .. }) => return Ok(Outcome::Mismatched),
                 Err(error) => return Err(error),

@@ -11,7 +11,7 @@ use ::object_store::{
     path::Path as ObjectPath,
 };
 use bytes::Bytes;
-use futures_util::TryStreamExt;
+use futures_util::{StreamExt, TryStreamExt};
 use sha2::{Digest, Sha256};
 use tokio::io::{AsyncRead, AsyncReadExt};
 
@@ -247,8 +247,8 @@ pub(super) fn store_error(error: ::object_store::Error) -> StoreError {
     }
 }
 
-fn reader_of(result: GetResult) -> Pin<Box<dyn AsyncRead + Send>> {
-    Box::pin(tokio_util::io::StreamReader::new(result.into_stream().map_err(io::Error::other)))
+fn opened(result: GetResult, size_bytes: u64) -> OpenedFile {
+    OpenedFile::from_chunks(result.into_stream().map_err(io::Error::other).boxed(), size_bytes)
 }
 
 #[async_trait::async_trait]
@@ -268,7 +268,7 @@ impl FileStore for ObjectFileStore {
         let path = self.path_of(key).ok_or(StoreError::NotFound)?;
         let result = self.objects.get(&path).await.map_err(store_error)?;
         let size_bytes = result.meta.size;
-        Ok(OpenedFile { reader: reader_of(result), size_bytes })
+        Ok(opened(result, size_bytes))
     }
 
     async fn open_range(&self, key: &str, start: u64, len: u64) -> Result<OpenedFile, StoreError> {
@@ -277,11 +277,11 @@ impl FileStore for ObjectFileStore {
         let size_bytes = self.size_of(&path).await?;
         let end = start.saturating_add(len).min(size_bytes);
         if start >= end {
-            return Ok(OpenedFile { reader: Box::pin(tokio::io::empty()), size_bytes });
+            return Ok(OpenedFile::empty(size_bytes));
         }
         let options = GetOptions { range: Some(GetRange::Bounded(start..end)), ..GetOptions::default() };
         let result = self.objects.get_opts(&path, options).await.map_err(store_error)?;
-        Ok(OpenedFile { reader: reader_of(result), size_bytes })
+        Ok(opened(result, size_bytes))
     }
 
     async fn delete(&self, key: &str) -> Result<Deleted, StoreError> {

@@ -12,9 +12,10 @@ use std::{
 };
 
 use sha2::{Digest, Sha256};
-use tokio::io::{AsyncRead, AsyncReadExt, AsyncSeekExt, AsyncWriteExt};
+use tokio::io::{AsyncRead, AsyncReadExt, AsyncWriteExt};
 
-use super::leftovers::Leftover;
+pub use super::opened::OpenedFile;
+use super::{leftovers::Leftover, read_ahead};
 use crate::secret::random_token;
 
 /// Name prefix of files being written; the GC removes old ones left by interrupted uploads.
@@ -28,13 +29,6 @@ pub struct StoredFile {
     pub key: String,
     pub size_bytes: u64,
     pub sha256: String,
-}
-
-/// A stored file opened for reading (from `open`, all of it; from `open_range`, the range only).
-pub struct OpenedFile {
-    pub reader: Pin<Box<dyn AsyncRead + Send>>,
-    /// The size of the whole stored file, whatever part the reader yields.
-    pub size_bytes: u64,
 }
 
 #[derive(Debug, thiserror::Error)]
@@ -131,12 +125,12 @@ pub trait FileStore: Send + Sync {
 
 /// The size and hex SHA-256 of a stored file, read back from the store.
 pub(super) async fn read_back_digest(store: &dyn FileStore, key: &str) -> Result<(u64, String), StoreError> {
-    let mut opened = store.open(key).await?;
+    let mut reader = store.open(key).await?.into_reader();
     let mut hasher = Sha256::new();
     let mut buffer = vec![0u8; CHUNK];
     let mut size = 0u64;
     loop {
-        let read = opened.reader.read(&mut buffer).await?;
+        let read = reader.read(&mut buffer).await?;
         if read == 0 {
             return Ok((size, hex::encode(hasher.finalize())));
         }
@@ -234,14 +228,12 @@ impl FileStore for LocalFileStore {
     }
 
     async fn open(&self, key: &str) -> Result<OpenedFile, StoreError> {
-        let (file, size_bytes) = self.open_file(key).await?;
-        Ok(OpenedFile { reader: Box::pin(file), size_bytes })
+        self.open_range(key, 0, u64::MAX).await
     }
 
     async fn open_range(&self, key: &str, start: u64, len: u64) -> Result<OpenedFile, StoreError> {
-        let (mut file, size_bytes) = self.open_file(key).await?;
-        file.seek(io::SeekFrom::Start(start)).await?;
-        Ok(OpenedFile { reader: Box::pin(file.take(len)), size_bytes })
+        let (file, size_bytes) = self.open_file(key).await?;
+        Ok(OpenedFile::from_chunks(read_ahead::chunks(file.into_std().await, start, len), size_bytes))
     }
 
     async fn delete(&self, key: &str) -> Result<Deleted, StoreError> {

@@ -44,7 +44,7 @@ impl Subject {
 
     async fn read_all(&self, key: &str) -> Vec<u8> {
         let mut back = Vec::new();
-        self.store.open(key).await.unwrap().reader.read_to_end(&mut back).await.unwrap();
+        self.store.open(key).await.unwrap().into_reader().read_to_end(&mut back).await.unwrap();
         back
     }
 }
@@ -119,10 +119,11 @@ async fn content_over_the_cap_is_refused_and_leaves_nothing_stored(subject: Subj
 async fn a_ranged_open_reads_only_its_range_and_reports_the_whole_size(subject: Subject) {
     let stored = subject.store.put(reader(b"0123456789"), 10).await.unwrap();
     for (start, len, expected) in [(3, 4, &b"3456"[..]), (8, 100, b"89"), (10, 5, b""), (0, 0, b"")] {
-        let mut opened = subject.store.open_range(&stored.key, start, len).await.unwrap();
+        let opened = subject.store.open_range(&stored.key, start, len).await.unwrap();
+        let size_bytes = opened.size_bytes;
         let mut back = Vec::new();
-        opened.reader.read_to_end(&mut back).await.unwrap();
-        assert_eq!((back.as_slice(), opened.size_bytes), (expected, 10), "{start}+{len}");
+        opened.into_reader().read_to_end(&mut back).await.unwrap();
+        assert_eq!((back.as_slice(), size_bytes), (expected, 10), "{start}+{len}");
     }
     assert!(matches!(subject.store.open_range(&"a".repeat(64), 0, 1).await, Err(StoreError::NotFound)));
 }
@@ -131,10 +132,11 @@ async fn a_range_across_parts_reads_exactly_the_asked_bytes(subject: Subject) {
     let content = pattern(PART_BYTES + PART_BYTES / 2);
     let stored = subject.store.put(Box::pin(std::io::Cursor::new(content.clone())), u64::MAX).await.unwrap();
     let start = PART_BYTES - 3;
-    let mut opened = subject.store.open_range(&stored.key, start as u64, 10).await.unwrap();
+    let opened = subject.store.open_range(&stored.key, start as u64, 10).await.unwrap();
+    let size_bytes = opened.size_bytes;
     let mut back = Vec::new();
-    opened.reader.read_to_end(&mut back).await.unwrap();
-    assert_eq!((back.as_slice(), opened.size_bytes), (&content[start..start + 10], content.len() as u64));
+    opened.into_reader().read_to_end(&mut back).await.unwrap();
+    assert_eq!((back.as_slice(), size_bytes), (&content[start..start + 10], content.len() as u64));
 }
 
 async fn deleting_twice_reports_already_absent(subject: Subject) {

@@ -50,7 +50,7 @@ async fn key_of(app: &TestApp, share: &TestShare) -> String {
 
 async fn read(store: &dyn FileStore, key: &str) -> Result<Vec<u8>, StoreError> {
     let mut bytes = Vec::new();
-    store.open(key).await?.reader.read_to_end(&mut bytes).await?;
+    store.open(key).await?.into_reader().read_to_end(&mut bytes).await?;
     Ok(bytes)
 }
 
@@ -94,7 +94,7 @@ both_backends! {
         let (copied, damaged) = (&made[0].1, &made[1].1);
         // A run stopped after its copy of `copied`, before removing it from the folder.
         let source = stores.folder.open(copied).await.unwrap();
-        stores.objects.put_as(copied, source.reader, 100).await.unwrap();
+        stores.objects.put_as(copied, source.into_reader(), 100).await.unwrap();
         std::fs::write(app.data_dir.path().join("files").join(damaged), b"wh0le\n").unwrap();
 
         let report = migrate_folder(&app.state.lifecycle, &stores.folder, &stores.objects).await.unwrap();

@@ -6,13 +6,9 @@ use poem::{
     Body, Response,
     http::{StatusCode, header},
 };
-use tokio_util::io::ReaderStream;
 
 use super::range::Part;
 use crate::lifecycle::{ClaimedFile, OpenedFile};
-
-/// Bytes read from disk per chunk: big enough for ~1 GB/s over loopback, small enough to stay flat.
-const CHUNK: usize = 256 * 1024;
 
 /// Nothing keeps a copy of the file; Chromium still resumes a cut download with it (measured:
 /// docs/decisions.md).
@@ -25,7 +21,7 @@ pub fn etag(file: &ClaimedFile) -> String {
 
 /// The stream of an opened file (or of its range).
 pub fn stream(opened: OpenedFile) -> Body {
-    Body::from_bytes_stream(ReaderStream::with_capacity(opened.reader, CHUNK))
+    Body::from_bytes_stream(opened.into_chunks())
 }
 
 /// The answer for `part` of `file` with `body` (empty for HEAD): 206 for a range, else 200 (an

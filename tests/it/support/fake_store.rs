@@ -78,7 +78,7 @@ impl FileStore for FakeFileStore {
         if !self.exists(key) {
             return Err(StoreError::NotFound);
         }
-        Ok(OpenedFile { reader: Box::pin(tokio::io::empty()), size_bytes: 0 })
+        Ok(OpenedFile::empty(0))
     }
 
     async fn open_range(&self, key: &str, _start: u64, _len: u64) -> Result<OpenedFile, StoreError> {

@@ -113,7 +113,7 @@ both_backends! {
         assert_eq!(row.sha256, Some(sha256_hex(&content)));
         let reading = ObjectFileStore::from_url_with(&format!("s3://{bucket}/files"), server.builder()).unwrap();
         let mut back = Vec::new();
-        reading.open(&row.storage_key).await.unwrap().reader.read_to_end(&mut back).await.unwrap();
+        reading.open(&row.storage_key).await.unwrap().into_reader().read_to_end(&mut back).await.unwrap();
         assert!(back == content, "the stored file is the source");
         assert_eq!(count_files(&server.bucket_dir(&bucket)), 1, "only the file is left: no piece, recorded or refused");
     }
