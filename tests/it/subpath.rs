@@ -8,6 +8,7 @@ use crate::{
     both_backends,
     support::{
         Browser, Page, RECIPIENT,
+        browser::{BrowserOptions, BrowserSession},
         installation::Installation,
         nginx::Nginx,
         process::{free_local_addr, run_watasu},
@@ -274,6 +275,23 @@ both_backends! {
         assert_eq!(htmx.header("hx-redirect"), Some("/files/login"));
         let plain = get(&browser, "/files/shares", &base_url).await;
         assert_eq!(plain.header("location"), Some("/files/login"));
+    }
+
+    async fn a_real_browser_loads_the_start_page_and_its_assets_below_the_subpath(backend: Backend) {
+        let app = Subpath::start(backend).await;
+        let browser = BrowserSession::start(BrowserOptions::desktop()).await;
+        browser.goto(&format!("{}/", app.base_url())).await;
+        // htmx and app.js ran, the stylesheet applied, and every resource came from below /files/.
+        assert_eq!(browser.execute("return typeof htmx;").await, "object");
+        let styled = "return Array.from(document.styleSheets).filter(s => s.cssRules.length > 0).length;";
+        assert_eq!(browser.execute(styled).await, 1);
+        let loaded = browser.execute("return performance.getEntriesByType('resource').map(e => e.name);").await;
+        let loaded: Vec<String> = serde_json::from_value(loaded).unwrap();
+        assert!(loaded.len() >= 3, "{loaded:?}");
+        let assets = format!("{}/static/", app.base_url());
+        assert!(loaded.iter().all(|url| url.starts_with(&assets)), "{loaded:?}");
+        assert_eq!(browser.csp_violations().await, Vec::<String>::new());
+        browser.close().await;
     }
 }
 
