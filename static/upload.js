@@ -194,7 +194,7 @@
 
   function start(file) {
     upload = new window.tus.Upload(file, {
-      endpoint: "/uploads",
+      endpoint: form.dataset.tusEndpoint,
       chunkSize: CHUNK_BYTES,
       retryDelays: RETRY_DELAYS,
       headers: { "X-CSRF-Token": form.querySelector("input[name=csrf_token]").value },

@@ -1,9 +1,11 @@
 //! Settings: flags of `watasu serve`, each also a `WATASU_*` environment variable, validated once
 //! at start so that a bad value stops the process with one line that names it.
 
+mod base_path;
 mod duration;
 mod storage;
 
+pub use base_path::BasePath;
 pub use duration::{format_duration, parse_bytes, parse_duration};
 pub use storage::{Storage, StorageSettings};
 
@@ -178,6 +180,8 @@ impl ConfigError {
 pub struct Config {
     pub settings: Settings,
     pub base_url: Url,
+    /// The base URL's path: every route lives below it and every emitted URL starts with it.
+    pub base_path: BasePath,
     pub database_url: String,
     /// Where stored files live.
     pub storage: Storage,
@@ -265,9 +269,10 @@ impl Config {
             None => Url::parse(&format!("http://{}/", settings.listen))
                 .map_err(|e| ConfigError::new("WATASU_BASE_URL", e.to_string()))?,
         };
+        let base_path = BasePath::from_url(&base_url).map_err(|reason| ConfigError::new("WATASU_BASE_URL", reason))?;
         let database_url = database_url(&settings)?;
         let storage = settings.storage.storage(&settings.data_dir)?;
-        Ok(Self { settings, base_url, database_url, storage })
+        Ok(Self { settings, base_url, base_path, database_url, storage })
     }
 
     /// True when people reach the app over TLS: cookies get `Secure` and `__Host-`, pages get HSTS.
@@ -296,9 +301,7 @@ fn parse_base_url(text: &str) -> Result<Url, String> {
     if !matches!(url.scheme(), "http" | "https") || url.host().is_none() {
         return Err(format!("'{text}' must be an http:// or https:// address"));
     }
-    if url.query().is_some() || url.fragment().is_some() {
-        return Err(format!("'{text}' must not have a query or fragment"));
-    }
+    BasePath::from_url(&url)?;
     Ok(url)
 }
 

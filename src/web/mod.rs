@@ -5,6 +5,7 @@ mod account;
 mod assets;
 mod auth;
 mod back_link;
+mod cookie_scope;
 mod dashboard;
 mod deletion;
 mod dev_outbox;
@@ -23,14 +24,17 @@ pub(crate) mod uploads;
 
 use std::{ops::Deref, sync::Arc};
 
-use poem::{Endpoint, EndpointExt, Route, get, middleware::CookieJarManager};
+use poem::{Endpoint, EndpointExt, Route, endpoint::BoxEndpoint, get, middleware::CookieJarManager};
 
 pub use error::AppError;
 pub use extract::{Admin, SignedIn};
 pub use pages::{Chrome, render, render_with, see_other};
 pub use recipient::content_disposition;
 
-use crate::{config::Config, services::Services};
+use crate::{
+    config::{BasePath, Config},
+    services::Services,
+};
 
 /// Everything a handler may need, shared by all requests.
 #[derive(Clone)]
@@ -63,7 +67,7 @@ pub fn app(state: AppState) -> impl Endpoint + 'static {
     let trusted = Arc::new(state.config.settings.trusted_proxies.clone());
     let session_settings = middleware::SessionSettings {
         sessions: state.services.browsers.clone(),
-        https,
+        cookies: cookie_scope::CookieScope::new(&state.config),
         max_age: state.config.settings.session_max_age,
         form_key: state.services.parts().secret_key.derive("watasu anonymous form token v1"),
     };
@@ -131,8 +135,12 @@ pub fn app(state: AppState) -> impl Endpoint + 'static {
     // Only without an SMTP relay: the page shows mails that otherwise went to real inboxes.
     let routes = if dev_outbox { routes.at("/dev/outbox", get(dev_outbox::show)) } else { routes };
 
+    let base = Arc::new(state.config.base_path.clone());
+    let lang_cookies = Arc::new(cookie_scope::CookieScope::new(&state.config));
+    let redirect_base = base.clone();
+    let log_base = base.clone();
     // Innermost first: each `around` wraps everything above it.
-    routes
+    let app = routes
         .around(move |ep, req| middleware::csrf_guard(ep, req, origin.clone()))
         // Inside the session layer, so error pages keep the signed-in header; the outer one renders
         // what the session layer itself fails with.
@@ -140,13 +148,23 @@ pub fn app(state: AppState) -> impl Endpoint + 'static {
         .around(move |ep, req| middleware::load_session(ep, req, session_settings.clone()))
         .around(error::render_errors)
         .around(uploads::tus_resumable)
-        // Boxing here keeps the endpoint's type shallow enough for the compiler.
-        .boxed()
-        .around(move |ep, req| middleware::choose_lang(ep, req, https))
+        .around(move |ep, req| middleware::prefix_redirects(ep, req, redirect_base.clone()));
+    // Boxing here keeps the endpoint's type shallow enough for the compiler.
+    under_base_path(&base, app)
+        .around(move |ep, req| middleware::choose_lang(ep, req, lang_cookies.clone()))
         .around(move |ep, req| middleware::security_headers(ep, req, https))
         .with(CookieJarManager::new())
-        .around(middleware::access_log)
+        .around(move |ep, req| middleware::access_log(ep, req, log_base.clone()))
         .around(move |ep, req| middleware::client_addr(ep, req, trusted.clone()))
         .around(move |ep, req| middleware::collect_after_response(ep, req, access_time_gc.clone()))
         .data(state)
+}
+
+/// The app below its base path (`/files/…`), which the router strips, so everything inside sees
+/// app-relative paths. A request outside it is answered by the friendly 404 page.
+fn under_base_path(base: &BasePath, app: impl Endpoint<Output = poem::Response> + 'static) -> BoxEndpoint<'static> {
+    if base.is_root() {
+        return app.boxed();
+    }
+    Route::new().nest(base.as_str(), app).around(error::render_errors).boxed()
 }

@@ -12,6 +12,9 @@ use crate::{
 /// The layout's context: language, catalogue, asset URLs, the language switch and, for a
 /// signed-in sender, the navigation and their time zone.
 pub struct Chrome {
+    /// The base path (`/files`, or empty at the root): every URL a page links to starts with it,
+    /// written in templates as `{{ c.base }}/shares`.
+    pub base: String,
     pub lang: Lang,
     pub t: &'static Text,
     assets_version: String,
@@ -45,6 +48,7 @@ impl Chrome {
         let dev_outbox = req.data::<AppState>().is_some_and(|s| s.config.settings.smtp_url.is_none());
         let nav = session.as_ref().map(|s| Nav::new(lang.text(), &path, s.is_admin, dev_outbox));
         Self {
+            base: req.data::<AppState>().map(|s| s.config.base_path.to_string()).unwrap_or_default(),
             signed_in: session.is_some(),
             nav,
             csrf_token: session.as_ref().map(|s| s.csrf_secret.clone()).unwrap_or_default(),
@@ -150,5 +154,38 @@ mod tests {
             assert_eq!(href, expected, "{path:?}");
             assert!(href.starts_with('/') && !href.starts_with("//") && !href.starts_with("/\\"), "{path:?}");
         }
+    }
+
+    /// Every URL a page template emits starts with the base path (mails link absolutely instead).
+    #[test]
+    fn every_link_form_and_asset_in_page_templates_starts_with_the_base_path() {
+        let root = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("templates");
+        let mut folders = vec![root.clone()];
+        let mut checked = 0;
+        while let Some(folder) = folders.pop() {
+            for entry in std::fs::read_dir(&folder).unwrap().map(Result::unwrap) {
+                let path = entry.path();
+                if path.is_dir() {
+                    if path != root.join("mail") {
+                        folders.push(path);
+                    }
+                    continue;
+                }
+                let text = std::fs::read_to_string(&path).unwrap();
+                for attribute in ["href", "action", "src", "hx-get", "hx-post", "hx-put", "hx-patch", "hx-delete"] {
+                    for (at, _) in text.match_indices(&format!(" {attribute}=\"")) {
+                        let value = &text[at + attribute.len() + 3..];
+                        checked += 1;
+                        assert!(
+                            value.starts_with("{{ c.base }}") || value.starts_with('#'),
+                            "{}: {attribute}=\"{}",
+                            path.display(),
+                            value.split('"').next().unwrap_or_default()
+                        );
+                    }
+                }
+            }
+        }
+        assert!(checked > 30, "only {checked} URLs found");
     }
 }

@@ -51,6 +51,7 @@ mod sign_in_limits;
 mod storage_migrate;
 mod storage_settings;
 mod store_outages;
+mod subpath;
 mod team;
 mod time_zones;
 mod transport;

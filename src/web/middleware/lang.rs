@@ -8,15 +8,15 @@ use poem::{
     web::cookie::{Cookie, SameSite},
 };
 
-use crate::i18n::Lang;
+use crate::{i18n::Lang, web::cookie_scope::CookieScope};
 
-/// The remembered choice. With TLS, `__Host-` keeps a sibling subdomain from planting one.
-fn lang_cookie(https: bool) -> &'static str {
-    if https { "__Host-lang" } else { "lang" }
+/// The remembered choice (see `CookieScope::name` for the prefixes).
+fn lang_cookie(scope: &CookieScope) -> &'static str {
+    scope.name("__Host-lang", "__Secure-lang", "lang")
 }
 
 /// The language of a request, before any cookie is written.
-fn request_lang(req: &Request, https: bool) -> (Lang, bool) {
+fn request_lang(req: &Request, scope: &CookieScope) -> (Lang, bool) {
     let from_query = req
         .uri()
         .query()
@@ -25,17 +25,16 @@ fn request_lang(req: &Request, https: bool) -> (Lang, bool) {
     if let Some(lang) = from_query {
         return (lang, true);
     }
-    let from_cookie = req.cookie().get(lang_cookie(https)).and_then(|c| Lang::from_code(c.value_str()));
+    let from_cookie = req.cookie().get(lang_cookie(scope)).and_then(|c| Lang::from_code(c.value_str()));
     (from_cookie.unwrap_or_else(|| Lang::negotiate(req.header("accept-language"))), false)
 }
 
-pub async fn choose_lang<E: Endpoint>(ep: Arc<E>, mut req: Request, https: bool) -> poem::Result<Response> {
-    let (lang, chosen_now) = request_lang(&req, https);
+pub async fn choose_lang<E: Endpoint>(ep: Arc<E>, mut req: Request, scope: Arc<CookieScope>) -> poem::Result<Response> {
+    let (lang, chosen_now) = request_lang(&req, &scope);
     if chosen_now {
-        let mut cookie = Cookie::new_with_str(lang_cookie(https), lang.code());
-        cookie.set_path("/");
+        let mut cookie = Cookie::new_with_str(lang_cookie(&scope), lang.code());
+        scope.apply(&mut cookie, "/");
         cookie.set_same_site(SameSite::Lax);
-        cookie.set_secure(https);
         cookie.set_max_age(std::time::Duration::from_secs(365 * 86_400));
         req.cookie().add(cookie);
     }

@@ -3,6 +3,7 @@
 
 mod access_log;
 mod after_response;
+mod base_path;
 mod client_addr;
 mod csrf;
 mod lang;
@@ -11,6 +12,7 @@ mod session;
 
 pub use access_log::{RequestId, access_log, redact_path};
 pub use after_response::collect_after_response;
+pub use base_path::prefix_redirects;
 pub use client_addr::{ClientAddr, client_addr};
 pub use csrf::{FORM_BODY_LIMIT, csrf_guard};
 pub use lang::choose_lang;

@@ -13,25 +13,25 @@ use crate::{
     secret::random_token,
     services::browsers::Browsers,
     session::{NewSession, Session, csrf_tokens_match, is_token_shaped},
-    web::AppError,
+    web::{AppError, cookie_scope::CookieScope},
 };
 
-/// The cookie name: with TLS, `__Host-` makes the browser refuse it unless it is Secure, has
-/// Path=/ and no Domain, so a sibling subdomain cannot plant one.
-pub fn cookie_name(https: bool) -> &'static str {
-    if https { "__Host-watasu" } else { "watasu_session" }
+/// The session cookie's name (see `CookieScope::name` for the prefixes).
+pub fn cookie_name(scope: &CookieScope) -> &'static str {
+    scope.name("__Host-watasu", "__Secure-watasu", "watasu_session")
 }
 
 /// The cookie of an anonymous form: a random value whose HMAC the form carries as its CSRF token.
-fn form_cookie_name(https: bool) -> &'static str {
-    if https { "__Host-watasu-form" } else { "watasu_form" }
+fn form_cookie_name(scope: &CookieScope) -> &'static str {
+    scope.name("__Host-watasu-form", "__Secure-watasu-form", "watasu_form")
 }
 
 /// What the session layer needs to know, fixed at start-up.
 #[derive(Clone)]
 pub struct SessionSettings {
     pub sessions: Browsers,
-    pub https: bool,
+    /// The cookies' names, `Secure` flag and `Path`.
+    pub cookies: CookieScope,
     pub max_age: std::time::Duration,
     /// Key of the anonymous forms' tokens (derived from the instance secret).
     pub form_key: [u8; 32],
@@ -67,7 +67,7 @@ impl SessionHandle {
         if let Some(session) = self.current() {
             return session.csrf_secret;
         }
-        let name = form_cookie_name(self.settings.https);
+        let name = form_cookie_name(&self.settings.cookies);
         let nonce = match self.jar.get(name) {
             Some(cookie) if is_token_shaped(cookie.value_str()) => cookie.value_str().to_owned(),
             _ => {
@@ -86,7 +86,7 @@ impl SessionHandle {
         if self.current().is_some_and(|session| csrf_tokens_match(&session.csrf_secret, submitted)) {
             return true;
         }
-        match self.jar.get(form_cookie_name(self.settings.https)) {
+        match self.jar.get(form_cookie_name(&self.settings.cookies)) {
             Some(cookie) if is_token_shaped(cookie.value_str()) => {
                 csrf_tokens_match(&anonymous_form_token(&self.settings.form_key, cookie.value_str()), submitted)
             }
@@ -118,7 +118,7 @@ impl SessionHandle {
         if let Some(session) = current {
             self.settings.sessions.end(session.id).await?;
         }
-        let mut cookie = self.base_cookie(cookie_name(self.settings.https), String::new());
+        let mut cookie = self.base_cookie(cookie_name(&self.settings.cookies), String::new());
         cookie.set_max_age(std::time::Duration::ZERO);
         self.jar.add(cookie);
         Ok(())
@@ -126,17 +126,16 @@ impl SessionHandle {
 
     /// Makes `new` this browser's session (a service signed it in or moved it to a new id).
     pub fn adopt(&self, new: NewSession) -> Session {
-        self.jar.add(self.base_cookie(cookie_name(self.settings.https), new.cookie_value.expose().to_owned()));
+        self.jar.add(self.base_cookie(cookie_name(&self.settings.cookies), new.cookie_value.expose().to_owned()));
         *self.inner.lock().expect("session lock") = Some(new.session.clone());
         new.session
     }
 
     fn base_cookie(&self, name: &str, value: String) -> Cookie {
         let mut cookie = Cookie::new_with_str(name, value);
-        cookie.set_path("/");
+        self.settings.cookies.apply(&mut cookie, "/");
         cookie.set_http_only(true);
         cookie.set_same_site(SameSite::Lax);
-        cookie.set_secure(self.settings.https);
         cookie.set_max_age(self.settings.max_age);
         cookie
     }
@@ -162,7 +161,7 @@ pub async fn load_session<E: Endpoint>(
         return ep.call(req).await.map(IntoResponse::into_response);
     }
     let jar = req.cookie().clone();
-    let current = match jar.get(cookie_name(settings.https)) {
+    let current = match jar.get(cookie_name(&settings.cookies)) {
         Some(cookie) => settings.sessions.load(cookie.value_str()).await.map_err(AppError::from)?,
         None => None,
     };

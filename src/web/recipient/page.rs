@@ -50,7 +50,8 @@ struct SharePage<'a> {
     rf: &'static RecipientFlowText,
     step: Step,
     sender_name: &'a str,
-    base_path: String,
+    /// The share's page (`/s/{token}`), below which its forms post.
+    share_path: String,
     csrf_token: &'a str,
     /// The code step: the address typed; the email step: the one typed before, to correct.
     typed: String,
@@ -123,7 +124,7 @@ pub fn render_step(
         rf: lang.recipient_flow(),
         step,
         sender_name: &share.sender_name,
-        base_path: format!("/s/{token}"),
+        share_path: format!("/s/{token}"),
         csrf_token,
         typed: shown.typed,
         status: shown.status,

@@ -32,6 +32,16 @@ impl Nginx {
     /// The same in front of several instances, each request to the next one in turn (nginx's
     /// round robin, exact with the one worker process).
     pub fn start_balancing(upstreams: &[&str], max_body: &str) -> Self {
+        Self::start_at(upstreams, max_body, "/")
+    }
+
+    /// nginx passing only `location` (like `/files/`) on to `upstream`, the path unchanged, as
+    /// the README's subpath example does; anything else is nginx's own 404.
+    pub fn start_below(location: &str, upstream: &str) -> Self {
+        Self::start_at(&[upstream], "100m", location)
+    }
+
+    fn start_at(upstreams: &[&str], max_body: &str, location: &str) -> Self {
         let servers: String = upstreams.iter().map(|u| format!("server {u}; ")).collect();
         let dir = tempfile::tempdir().unwrap();
         let addr = free_local_addr();
@@ -44,7 +54,7 @@ impl Nginx {
              fastcgi_temp_path {d}/fastcgi;\n  uwsgi_temp_path {d}/uwsgi;\n  scgi_temp_path {d}/scgi;\n\
              upstream watasu {{ {servers}}}\n\
              server {{\n    listen {addr};\n    client_max_body_size {max_body};\n\
-             location / {{\n      proxy_pass http://watasu;\n      include {};\n    }}\n  }}\n}}\n",
+             location {location} {{\n      proxy_pass http://watasu;\n      include {};\n    }}\n  }}\n}}\n",
             proxy_conf.display()
         );
         let conf_path = dir.path().join("nginx.conf");
