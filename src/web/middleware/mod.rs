@@ -1,11 +1,12 @@
-//! Middleware, outermost first: client address, access log, cookies, security headers, language,
-//! error pages, session, CSRF and body cap.
+//! Middleware, outermost first: client address, access log, request metrics, cookies, security
+//! headers, language, error pages, session, CSRF and body cap.
 
 mod access_log;
 mod after_response;
 mod client_addr;
 mod csrf;
 mod lang;
+mod request_metrics;
 mod security_headers;
 mod session;
 
@@ -14,6 +15,7 @@ pub use after_response::collect_after_response;
 pub use client_addr::{ClientAddr, client_addr};
 pub use csrf::{FORM_BODY_LIMIT, csrf_guard};
 pub use lang::choose_lang;
+pub use request_metrics::request_metrics;
 pub use security_headers::security_headers;
 pub use session::{SessionHandle, SessionSettings, load_session};
 
