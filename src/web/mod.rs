@@ -155,6 +155,8 @@ pub fn app(state: AppState) -> impl Endpoint + 'static {
         .around(move |ep, req| middleware::security_headers(ep, req, https))
         .with(CookieJarManager::new())
         .around(move |ep, req| middleware::request_metrics(ep, req, request_metrics.clone()))
+        // Boxed again for the same reason.
+        .boxed()
         .around(middleware::access_log)
         .around(move |ep, req| middleware::client_addr(ep, req, trusted.clone()))
         .around(move |ep, req| middleware::collect_after_response(ep, req, access_time_gc.clone()))
