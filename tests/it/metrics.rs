@@ -7,7 +7,9 @@ use std::time::{Duration, Instant};
 use watasu::{maintenance::Trigger, secret::SecretString};
 
 use crate::both_backends;
-use crate::support::{Backend, Page, RECIPIENT, TestApp, count, without_csrf};
+use crate::support::{
+    Backend, Browser, Page, RECIPIENT, TestApp, count, installation::Installation, process::run_watasu, without_csrf,
+};
 
 const TOKEN: &str = "metrics-token-0f1e2d3c4b5a69788796a5b4c3d2e1f0";
 
@@ -132,4 +134,30 @@ both_backends! {
             assert!(!lowered.contains(&secret.to_lowercase()), "the scrape names {secret}:\n{after}");
         }
     }
+
+    async fn the_real_binary_takes_the_token_as_a_flag_and_never_logs_it(backend: Backend) {
+        let install = Installation::new(backend).await;
+        let server = install.start(&["--metrics-token", TOKEN]);
+        let browser = Browser::new(&server.base());
+
+        let refused = browser.get_with("/metrics", &[("Authorization", "Bearer not-the-token")]).await;
+        let accepted = browser.get_with("/metrics", &[("Authorization", &format!("Bearer {TOKEN}"))]).await;
+
+        assert_eq!(refused.status, 401);
+        assert_eq!(accepted.status, 200, "{}", accepted.body);
+        let refused_count = [("route", "/metrics"), ("method", "GET"), ("status", "401")];
+        assert_eq!(sample(&accepted.body, "watasu_http_requests_total", &refused_count), Some(1.0));
+        server.wait_for_log("status=200", Duration::from_secs(5));
+        assert!(!server.log().contains(TOKEN), "the log holds the metrics token:\n{}", server.log());
+    }
+}
+
+#[test]
+fn a_short_metrics_token_stops_start_up_with_one_line_naming_it() {
+    let dir = tempfile::tempdir().unwrap();
+    let args = ["serve", "--listen", "127.0.0.1:0", "--data-dir", dir.path().to_str().unwrap()];
+    let (code, _, stderr) = run_watasu(&args, &[("WATASU_METRICS_TOKEN", "too-short")]);
+    assert_eq!(code, 2, "{stderr}");
+    assert!(stderr.contains("WATASU_METRICS_TOKEN"), "{stderr}");
+    assert!(!stderr.contains("too-short"), "the refusal repeats the token: {stderr}");
 }
