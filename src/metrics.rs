@@ -25,13 +25,14 @@ const GC_PASSES: &str = "watasu_gc_passes_total";
 const GC_DURATION: &str = "watasu_gc_pass_duration_seconds";
 const GC_PURGED: &str = "watasu_gc_files_purged_total";
 const GC_PURGE_FAILURES: &str = "watasu_gc_purge_failures_total";
+const GC_BACKLOG: &str = "watasu_gc_backlog";
 const LEFTOVER_SWEEPS: &str = "watasu_leftover_sweeps_total";
 const LEFTOVERS_REMOVED: &str = "watasu_leftovers_removed_total";
 const LEFTOVER_FAILURES: &str = "watasu_leftover_removal_failures_total";
 const SWEPT_ROWS: &str = "watasu_maintenance_rows_total";
 
 /// Every series with its help text, described once when the recorder is made.
-const HELP: [(&str, &str); 15] = [
+const HELP: [(&str, &str); 16] = [
     (HTTP_REQUESTS, "HTTP requests answered, by route pattern, method and status."),
     (HTTP_DURATION, "Time to produce the response head, by route pattern and method."),
     (SHARES, "Shares in the database by state, read at scrape time."),
@@ -43,6 +44,7 @@ const HELP: [(&str, &str); 15] = [
     (GC_DURATION, "Duration of garbage collector passes."),
     (GC_PURGED, "Files of shares the garbage collector deleted."),
     (GC_PURGE_FAILURES, "File deletes of the garbage collector that failed (backed off and retried)."),
+    (GC_BACKLOG, "Shares whose file the garbage collector may delete now, read at scrape time."),
     (LEFTOVER_SWEEPS, "Leftover sweeps of the file store by result (ok, or error when it stopped early)."),
     (LEFTOVERS_REMOVED, "Leftovers the sweep removed, by kind."),
     (LEFTOVER_FAILURES, "Leftover removals that failed."),
@@ -64,6 +66,8 @@ pub struct Readings {
     /// Every deletion case state with its count.
     pub deletion_cases: Vec<(&'static str, i64)>,
     pub outbox_waiting: i64,
+    /// Shares the garbage collector could collect now.
+    pub gc_backlog: i64,
 }
 
 /// One instance's series; cheap to clone. Disabled: every method does nothing.
@@ -162,6 +166,7 @@ impl Metrics {
         }
         exporter.gauge(STORED_BYTES, &[]).set(readings.stored_bytes as f64);
         exporter.gauge(OUTBOX_WAITING, &[]).set(readings.outbox_waiting as f64);
+        exporter.gauge(GC_BACKLOG, &[]).set(readings.gc_backlog as f64);
         Some(exporter.handle.render())
     }
 
@@ -237,6 +242,7 @@ mod tests {
             stored_bytes: 42,
             deletion_cases: vec![("received", 1)],
             outbox_waiting: 3,
+            gc_backlog: 4,
         };
         let rendered = metrics.render(&readings).unwrap();
         for line in [
@@ -245,6 +251,7 @@ mod tests {
             "watasu_stored_bytes 42",
             r#"watasu_deletion_cases{state="received"} 1"#,
             "watasu_mail_outbox_waiting 3",
+            "watasu_gc_backlog 4",
         ] {
             assert!(rendered.lines().any(|l| l == line), "{line} missing from:\n{rendered}");
         }

@@ -1,12 +1,14 @@
 //! What `GET /metrics` answers: the instance's counters and histograms, plus gauges read from the
 //! database at scrape time (shares by state and their stored bytes, deletion cases by state, the
-//! outbox's waiting mails), so every instance reports the same database-wide values.
+//! outbox's waiting mails, the GC's backlog), so every instance reports the same database-wide
+//! values.
 
 use std::time::Duration;
 
 use super::{Fault, Parts};
 use crate::{
     deletion::{CaseState, DeletionCases},
+    lifecycle::LifecycleRepository,
     mail::outbox::Outbox,
     metrics::{Metrics, Readings},
     share::{ShareRepository, ShareStatus},
@@ -21,6 +23,7 @@ pub struct Telemetry {
     shares: ShareRepository,
     cases: DeletionCases,
     outbox: Outbox,
+    lifecycle: LifecycleRepository,
 }
 
 impl Telemetry {
@@ -30,6 +33,11 @@ impl Telemetry {
             shares: ShareRepository::new(parts.db.clone()),
             cases: DeletionCases::new(parts.db.clone()),
             outbox: Outbox::new(parts.db.clone(), &parts.secret_key),
+            lifecycle: LifecycleRepository::new(
+                parts.db.clone(),
+                parts.config.settings.delivery_grace,
+                parts.config.settings.purge_retry_base,
+            ),
         }
     }
 
@@ -57,6 +65,7 @@ impl Telemetry {
                 .map(|s| (s.code(), cases.iter().filter(|(state, _)| state == s).map(|(_, n)| n).sum()))
                 .collect(),
             outbox_waiting: self.outbox.waiting().await?,
+            gc_backlog: self.lifecycle.backlog().await?,
         };
         Ok(self.metrics.render(&readings))
     }

@@ -135,6 +135,25 @@ both_backends! {
         }
     }
 
+    async fn an_expired_share_counts_in_the_gc_backlog_until_a_pass_collects_it(backend: Backend) {
+        let app = TestApp::spawn_settled(backend, |s| {
+            s.metrics_token = Some(SecretString::new(TOKEN));
+            s.access_time_gc = false;
+        })
+        .await;
+        let share = app.create_share().await;
+        assert_eq!(sample(&scraped(&app).await, "watasu_gc_backlog", &[]), Some(0.0));
+
+        app.expire_share(share.id).await;
+        assert_eq!(sample(&scraped(&app).await, "watasu_gc_backlog", &[]), Some(1.0));
+
+        let report = app.state.gc.try_pass(Trigger::Cli).await.expect("no other pass runs").unwrap();
+        assert_eq!(report.purged, 1);
+        let after = scraped(&app).await;
+        assert_eq!(sample(&after, "watasu_gc_backlog", &[]), Some(0.0));
+        assert_eq!(sample(&after, "watasu_gc_files_purged_total", &[]), Some(1.0));
+    }
+
     async fn the_real_binary_takes_the_token_as_a_flag_and_never_logs_it(backend: Backend) {
         let install = Installation::new(backend).await;
         let server = install.start(&["--metrics-token", TOKEN]);
