@@ -8,7 +8,8 @@ use watasu::{maintenance::Trigger, secret::SecretString};
 
 use crate::both_backends;
 use crate::support::{
-    Backend, Browser, Page, RECIPIENT, TestApp, count, installation::Installation, process::run_watasu, without_csrf,
+    Backend, Browser, Page, RECIPIENT, TestApp, count, eventually, installation::Installation, process::run_watasu,
+    without_csrf,
 };
 
 const TOKEN: &str = "metrics-token-0f1e2d3c4b5a69788796a5b4c3d2e1f0";
@@ -128,6 +129,11 @@ both_backends! {
         assert_eq!(sample(&after, "watasu_gc_files_purged_total", &[]), Some(1.0));
         assert_eq!(sample(&after, "watasu_deletion_cases", &[("state", "received")]), Some(0.0));
         assert!(sample(&after, "watasu_mail_outbox_waiting", &[]).is_some());
+        // The download receipt goes out through the outbox.
+        eventually(Duration::from_secs(10), "the receipt's delivery counted", async || {
+            sample(&scraped(&app).await, "watasu_mail_deliveries_total", &[("result", "sent")]).unwrap_or(0.0) >= 1.0
+        })
+        .await;
 
         let lowered = after.to_lowercase();
         for secret in [share.token.as_str(), RECIPIENT, "report.txt", TOKEN] {
