@@ -15,7 +15,7 @@
 //!   run ledger, leases, scheduler), [`ratelimit`].
 //! - Foundations: [`config`] (settings, validated once), [`db`] (the two backends, the dialect
 //!   toolkit, stored codes as enums, `Timestamp`), [`secret`], [`i18n`] (one catalogue per
-//!   language), [`text`], [`retry`], [`guarded_body`].
+//!   language), [`text`], [`retry`], [`guarded_body`], [`metrics`] (the Prometheus series).
 //!
 //! [`App`] wires them together and is what both `main` and the integration tests start.
 
@@ -29,6 +29,7 @@ pub mod i18n;
 pub mod lifecycle;
 pub mod mail;
 pub mod maintenance;
+pub mod metrics;
 pub mod otp;
 pub mod ratelimit;
 pub mod retry;
@@ -81,7 +82,13 @@ impl App {
         }
         let store = lifecycle::open_file_store(&config).await?;
         let config_arc = std::sync::Arc::new(config.clone());
-        let services = services::Services::new(services::Parts { config: config_arc, db, secret_key, mailer, store });
+        let metrics = if config.settings.metrics_token.is_some() {
+            metrics::Metrics::enabled()
+        } else {
+            metrics::Metrics::disabled()
+        };
+        let parts = services::Parts { config: config_arc, db, secret_key, mailer, store, metrics };
+        let services = services::Services::new(parts);
         // Mails an older version queued in the clear hold live links: seal them before serving.
         match services.mails.outbox().seal_plain_bodies().await? {
             0 => {}

@@ -159,6 +159,11 @@ pub struct Settings {
 
     #[command(flatten)]
     pub storage: StorageSettings,
+
+    /// Bearer token for `GET /metrics` (the Prometheus text format). Unset: the endpoint does not
+    /// exist. At least 32 characters.
+    #[arg(long, env = "WATASU_METRICS_TOKEN", global = true)]
+    pub metrics_token: Option<SecretString>,
 }
 
 /// A setting that failed validation; its `Display` is the one line printed at start-up.
@@ -243,6 +248,19 @@ fn database_url(settings: &Settings) -> Result<String, ConfigError> {
     Ok(database_url)
 }
 
+/// A bearer token must be long and plain enough to put in a header and not be guessed.
+fn check_bearer_token(variable: &'static str, token: Option<&SecretString>) -> Result<(), ConfigError> {
+    match token {
+        Some(token) if token.expose().chars().count() < 32 || !token.expose().bytes().all(|b| b.is_ascii_graphic()) => {
+            Err(ConfigError::new(
+                variable,
+                "must be at least 32 printable characters without spaces (try: openssl rand -hex 32)",
+            ))
+        }
+        _ => Ok(()),
+    }
+}
+
 impl Config {
     /// Checks what single-value parsing cannot: relations between settings.
     pub fn from_settings(settings: Settings) -> Result<Self, ConfigError> {
@@ -250,14 +268,8 @@ impl Config {
         if let Some(key) = &settings.secret_key {
             SecretKey::from_hex(key.expose()).map_err(|reason| ConfigError::new("WATASU_SECRET_KEY", reason))?;
         }
-        if let Some(token) = &settings.maintenance_token
-            && (token.expose().chars().count() < 32 || !token.expose().bytes().all(|b| b.is_ascii_graphic()))
-        {
-            return Err(ConfigError::new(
-                "WATASU_MAINTENANCE_TOKEN",
-                "must be at least 32 printable characters without spaces (try: openssl rand -hex 32)",
-            ));
-        }
+        check_bearer_token("WATASU_MAINTENANCE_TOKEN", settings.maintenance_token.as_ref())?;
+        check_bearer_token("WATASU_METRICS_TOKEN", settings.metrics_token.as_ref())?;
         if let Some(url) = &settings.smtp_url {
             lettre::AsyncSmtpTransport::<lettre::Tokio1Executor>::from_url(url.expose()).map_err(|_| {
                 ConfigError::new("WATASU_SMTP_URL", "is not an SMTP URL like smtp://host:25 or smtps://user:pass@host")

@@ -201,6 +201,7 @@ macro_rules! case_select {
 const FIND: Sql = case_select!("WHERE id = $1");
 const FIND_BY_REFERENCE: Sql = case_select!("WHERE reference = $1");
 const LIST: Sql = case_select!("ORDER BY id DESC LIMIT $1");
+const COUNT_BY_STATE: Sql = Sql::same("SELECT state, COUNT(*) FROM deletion_cases GROUP BY state");
 const OPEN_CASE_OF: Sql =
     Sql::same("SELECT id FROM deletion_cases WHERE subject_id = $1 AND state NOT IN ('completed', 'failed')");
 
@@ -326,6 +327,11 @@ impl DeletionCases {
     /// Every case, newest first.
     pub async fn list(&self, limit: i64) -> Result<Vec<Case>, sqlx::Error> {
         on_db!(&self.db, |pool| sqlx::query_as(pool.sql(&LIST)).bind(limit).fetch_all(pool).await)
+    }
+
+    /// How many cases are in each state (states without cases are absent).
+    pub async fn count_by_state(&self) -> Result<Vec<(CaseState, i64)>, sqlx::Error> {
+        on_db!(&self.db, |pool| sqlx::query_as(pool.sql(&COUNT_BY_STATE)).fetch_all(pool).await)
     }
 
     /// Whether an account (id and creation time, so a reused id does not match) has an open case.

@@ -10,12 +10,13 @@ use std::{
         Arc,
         atomic::{AtomicBool, AtomicU64, Ordering},
     },
-    time::Duration,
+    time::{Duration, Instant},
 };
 
 use super::{FileStore, LifecycleRepository, PurgeCandidate, StoreError};
 use crate::{
     maintenance::{Kind, Ledger, Outcome, RunState, Trigger, error_class},
+    metrics::Metrics,
     share::{EventKind, ShareEvents},
     uploads::UploadRepository,
 };
@@ -40,19 +41,34 @@ pub struct ShareGc {
     events: ShareEvents,
     pub(super) ledger: Ledger,
     pub(super) uploads: UploadRepository,
+    /// Counts passes, purges and leftover sweeps.
+    pub(super) metrics: Metrics,
 }
 
 impl ShareGc {
     pub fn new(repo: LifecycleRepository, store: Arc<dyn FileStore>, events: ShareEvents) -> Self {
         let ledger = Ledger::new(repo.db().clone());
         let uploads = UploadRepository::new(repo.db().clone());
-        Self { repo, store, events, ledger, uploads }
+        Self { repo, store, events, ledger, uploads, metrics: Metrics::disabled() }
+    }
+
+    /// Counts this collector's work in `metrics`.
+    pub fn with_metrics(mut self, metrics: Metrics) -> Self {
+        self.metrics = metrics;
+        self
     }
 
     /// One pass over at most `limit` candidates and `limit` expired uploads, recorded in the
-    /// maintenance ledger per item. A pass that finds nothing writes nothing, so the empty pass
-    /// stays two indexed reads.
+    /// maintenance ledger per item and timed in the metrics. A pass that finds nothing writes
+    /// nothing, so the empty pass stays two indexed reads.
     pub async fn collect(&self, limit: u32, trigger: Trigger) -> Result<GcReport, sqlx::Error> {
+        let started = Instant::now();
+        let outcome = self.pass(limit, trigger).await;
+        self.metrics.gc_pass(started.elapsed(), outcome.as_ref().ok().map(|r| (r.purged, r.failed)));
+        outcome
+    }
+
+    async fn pass(&self, limit: u32, trigger: Trigger) -> Result<GcReport, sqlx::Error> {
         let candidates = self.repo.select_purgeable(limit).await?;
         let expired_uploads = self.uploads.expired(limit).await?;
         if candidates.is_empty() && expired_uploads.is_empty() {

@@ -48,6 +48,15 @@ impl LeftoverReport {
     pub fn removed(&self) -> u32 {
         self.temp_files + self.orphan_files + self.multipart_uploads
     }
+
+    /// What was removed, by the kind a metrics label names.
+    pub fn by_kind(&self) -> [(&'static str, u32); 3] {
+        [
+            ("temp_file", self.temp_files),
+            ("orphan_file", self.orphan_files),
+            ("multipart_upload", self.multipart_uploads),
+        ]
+    }
 }
 
 /// Why a sweep stopped before its end.
@@ -72,12 +81,14 @@ impl ShareGc {
         let run_id = self.ledger.open_running(Kind::Leftovers, trigger).await?;
         match self.remove_leftovers().await {
             Ok(report) => {
+                self.metrics.leftover_sweep(Some((report.by_kind(), report.failed)));
                 self.ledger.add_counts(run_id, i64::from(report.removed()), i64::from(report.failed)).await?;
                 let state = if report.failed > 0 { RunState::Partial } else { RunState::Succeeded };
                 self.ledger.finish(run_id, state, None).await?;
                 Ok(report)
             }
             Err(error) => {
+                self.metrics.leftover_sweep(None);
                 let class = match &error {
                     LeftoverError::Database(error) => error_class(error),
                     LeftoverError::Store(_) => "storage error".to_owned(),

@@ -56,18 +56,30 @@ const CLAIMED_BY: Sql = sql!(
         AND s.consumed_at > " now " - " secs("$3")
 );
 
-/// The GC's candidate query ($1 the delivery grace in seconds, $2 the batch). PostgreSQL's index
-/// and ORDER BY name NULLS FIRST (SQLite sorts NULLs first anyway).
-const PURGEABLE: Sql = sql!(
-    "SELECT s.id, f.storage_key
+/// A statement over the shares whose file the GC may delete now ($1 the delivery grace in
+/// seconds): the candidates' condition, written once for the pass and for its backlog.
+macro_rules! purgeable {
+    ($select:literal $($tail:tt)*) => {
+        sql!(
+            $select "
        FROM shares s JOIN files f ON f.id = s.file_id
       WHERE s.status <> 'purged'
         AND (s.next_purge_attempt_at IS NULL OR s.next_purge_attempt_at <= " now ")
         AND ((s.status = 'consumed' AND s.consumed_at <= " now " - " secs("$1") ")
-             OR (s.status <> 'consumed' AND s.expires_at <= " now "))
+             OR (s.status <> 'consumed' AND s.expires_at <= " now "))" $($tail)*
+        )
+    };
+}
+
+/// The GC's candidate query ($2 the batch). PostgreSQL's index and ORDER BY name NULLS FIRST
+/// (SQLite sorts NULLs first anyway).
+const PURGEABLE: Sql = purgeable!(
+    "SELECT s.id, f.storage_key" "
       ORDER BY s.next_purge_attempt_at" { sqlite: "", postgres: " NULLS FIRST" } ", s.id
       LIMIT $2"
 );
+/// How many shares wait for the GC now (for the metrics).
+const BACKLOG: Sql = purgeable!("SELECT COUNT(*)");
 /// The candidate query on SQLite, public so the test of its plan explains this very statement.
 #[doc(hidden)]
 pub const PURGEABLE_SQLITE: &str = PURGEABLE.sqlite;
@@ -147,6 +159,12 @@ impl LifecycleRepository {
         let grace = seconds(self.delivery_grace);
         let limit = i64::from(limit);
         on_db!(&self.db, |pool| sqlx::query_as(pool.sql(&PURGEABLE)).bind(grace).bind(limit).fetch_all(pool).await)
+    }
+
+    /// How many shares the GC could collect now (its backlog).
+    pub async fn backlog(&self) -> Result<i64, sqlx::Error> {
+        let grace = seconds(self.delivery_grace);
+        on_db!(&self.db, |pool| sqlx::query_scalar(pool.sql(&BACKLOG)).bind(grace).fetch_one(pool).await)
     }
 
     /// Marks a share purged once its file is gone. Re-checks eligibility, so an active,

@@ -8,7 +8,7 @@ use super::{
     Kind, Leases, Ledger, Run, RunState, Trigger, error_class,
     sweep::{Sweep, SweepSettings},
 };
-use crate::{db::Db, secret::random_token};
+use crate::{db::Db, metrics::Metrics, secret::random_token};
 
 /// How much one run may do before it leaves the rest for the next one.
 #[derive(Clone, Copy, Debug)]
@@ -61,6 +61,8 @@ pub struct Maintenance {
     budget: Budget,
     lease_ttl: Duration,
     min_trigger_interval: Duration,
+    /// Counts the rows each sweep handled.
+    metrics: Metrics,
 }
 
 /// How one sweep within a run ended.
@@ -81,7 +83,14 @@ impl Maintenance {
             budget: Budget::default(),
             lease_ttl: LEASE_TTL,
             min_trigger_interval,
+            metrics: Metrics::disabled(),
         }
+    }
+
+    /// Counts the sweeps' rows in `metrics`.
+    pub fn with_metrics(mut self, metrics: Metrics) -> Self {
+        self.metrics = metrics;
+        self
     }
 
     /// The sweeps as the configuration sets them.
@@ -232,7 +241,8 @@ impl Maintenance {
                 if ids.is_empty() {
                     return Ok(SweepEnd::Done);
                 }
-                walk.apply(&ids).await?;
+                let report = walk.apply(&ids).await?;
+                self.metrics.swept_rows(name, report.deleted, report.skipped, report.already_gone);
                 *batches += 1;
                 tokio::time::sleep(Budget::pause_after(batch_started.elapsed())).await;
                 if !self.leases.renew(name, &holder, self.lease_ttl).await? {

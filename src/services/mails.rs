@@ -71,7 +71,7 @@ impl Mails {
     pub fn new(parts: &Parts) -> Self {
         Self {
             config: parts.config.clone(),
-            outbox: Outbox::new(parts.db.clone(), &parts.secret_key),
+            outbox: Outbox::new(parts.db.clone(), &parts.secret_key).with_metrics(parts.metrics.clone()),
             mailer: parts.mailer.clone(),
             shares: ShareRepository::new(parts.db.clone()),
             events: ShareEvents::new(parts.db.clone()),

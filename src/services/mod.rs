@@ -10,6 +10,7 @@ pub mod handover;
 pub mod mails;
 pub mod records;
 pub mod sharing;
+pub mod telemetry;
 pub mod uploads;
 
 use std::sync::Arc;
@@ -24,6 +25,7 @@ use crate::{
         outbox::{self, run_outbox_worker},
     },
     maintenance::{Maintenance, Schedule, run_scheduler},
+    metrics::Metrics,
     secret::SecretKey,
     session::Sessions,
     share::ShareEvents,
@@ -76,6 +78,8 @@ pub struct Parts {
     pub secret_key: SecretKey,
     pub mailer: Arc<dyn Mailer>,
     pub store: Arc<dyn FileStore>,
+    /// This instance's series (disabled without a metrics token, and for commands).
+    pub metrics: Metrics,
 }
 
 /// Every use case, wired once.
@@ -97,6 +101,8 @@ pub struct Services {
     /// What the admin pages read.
     pub records: records::Records,
     pub mails: mails::Mails,
+    /// What `GET /metrics` renders.
+    pub telemetry: telemetry::Telemetry,
     parts: Parts,
 }
 
@@ -113,11 +119,12 @@ impl Services {
             ShareEvents::new(db.clone()),
             mails.clone(),
         );
-        let share_gc = ShareGc::new(lifecycle, parts.store.clone(), ShareEvents::new(db.clone()));
+        let share_gc = ShareGc::new(lifecycle, parts.store.clone(), ShareEvents::new(db.clone()))
+            .with_metrics(parts.metrics.clone());
         let journal = Journal::in_data_dir(&settings.data_dir);
         let deletion =
             Runner::new(db.clone(), parts.store.clone(), parts.mailer.clone(), parts.config.mail_origin(), journal);
-        let maintenance = Maintenance::from_settings(db.clone(), settings);
+        let maintenance = Maintenance::from_settings(db.clone(), settings).with_metrics(parts.metrics.clone());
         let uploads = uploads::Uploads::new(&parts);
         Self {
             sharing: sharing::Sharing::new(&parts, mails.clone(), uploads.clone()),
@@ -131,6 +138,7 @@ impl Services {
             gc: GcRunner::new(share_gc, settings.gc_batch),
             browsers: browsers::Browsers::new(sessions),
             mails,
+            telemetry: telemetry::Telemetry::new(&parts),
             parts,
         }
     }
@@ -144,7 +152,8 @@ impl Services {
         let db = crate::open_database(config).await?;
         let mailer = crate::mail::from_settings(settings.smtp_url.as_ref().map(|s| s.expose()), &settings.data_dir)?;
         let store = crate::lifecycle::open_file_store(config).await?;
-        Ok(Self::new(Parts { config: Arc::new(config.clone()), db, secret_key, mailer, store }))
+        let (config, metrics) = (Arc::new(config.clone()), Metrics::disabled());
+        Ok(Self::new(Parts { config, db, secret_key, mailer, store, metrics }))
     }
 
     /// What the services were built from: the pool, the key, the mailer and the store (for the
@@ -188,6 +197,7 @@ impl Services {
                 until_stopped(),
             )),
             tokio::spawn(run_deletion_worker(self.deletion.clone(), deletion::WORKER_INTERVAL, until_stopped())),
+            tokio::spawn(telemetry::run_upkeep(self.parts.metrics.clone(), until_stopped())),
         ];
         Workers { stop, tasks }
     }

@@ -33,6 +33,14 @@ pub struct ReceiptTarget {
     pub completed_at: Option<Timestamp>,
 }
 
+/// How many shares are in one state, and the bytes of their files (for the metrics).
+#[derive(Clone, Copy, Debug, sqlx::FromRow)]
+pub struct StatusTally {
+    pub status: ShareStatus,
+    pub shares: i64,
+    pub bytes: i64,
+}
+
 #[derive(sqlx::FromRow)]
 struct ShareRow {
     id: i64,
@@ -110,6 +118,12 @@ const LIST_ALL: Sql = sql!(
     "SELECT id, status, recipient_email, expires_at, revoked_at IS NOT NULL AS revoked,
             expires_at <= " now " AS expired
        FROM shares ORDER BY id DESC"
+);
+
+/// PostgreSQL's SUM of a bigint is a numeric: cast back so both backends answer an i64.
+const TALLY_BY_STATUS: Sql = sql!(
+    "SELECT s.status, COUNT(*) AS shares, COALESCE(SUM(f.size_bytes), 0)" { sqlite: "", postgres: "::bigint" }
+    " AS bytes FROM shares s JOIN files f ON f.id = s.file_id GROUP BY s.status"
 );
 
 impl ShareRepository {
@@ -224,6 +238,12 @@ impl ShareRepository {
         const SQL: &str = "SELECT consumed_at FROM shares
                             WHERE token_hash = $1 AND claimed_session_id = $2 AND consumed_at IS NOT NULL";
         on_db!(&self.db, |pool| sqlx::query_scalar(SQL).bind(token_hash).bind(session_id).fetch_optional(pool).await)
+    }
+
+    /// Shares and their files' bytes per state, in one pass over the table (states without
+    /// shares are absent).
+    pub async fn tally_by_status(&self) -> Result<Vec<StatusTally>, sqlx::Error> {
+        on_db!(&self.db, |pool| sqlx::query_as(pool.sql(&TALLY_BY_STATUS)).fetch_all(pool).await)
     }
 
     /// The file a share names. The id must come from an authorisation result, never a request.

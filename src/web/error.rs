@@ -5,7 +5,7 @@ use std::time::Duration;
 
 use askama::Template;
 use poem::{
-    Endpoint, IntoResponse, Request, Response,
+    Endpoint, IntoResponse, PathPattern, Request, Response,
     http::{StatusCode, header},
 };
 
@@ -133,9 +133,17 @@ pub async fn render_errors<E: Endpoint>(ep: std::sync::Arc<E>, req: Request) -> 
         Ok(response) => return Ok(response.into_response()),
         Err(error) => error,
     };
+    // The matched route's pattern stays on the page, for the request metrics.
+    let pattern = error.data::<PathPattern>().cloned();
+    let with_pattern = |mut response: Response| {
+        if let Some(pattern) = pattern {
+            response.set_data(pattern);
+        }
+        Ok(response)
+    };
     if matches!(error.downcast_ref::<AppError>(), Some(AppError::SignInRequired)) {
         let location = if htmx { "HX-Redirect" } else { "Location" };
-        return Ok(Response::builder().status(StatusCode::SEE_OTHER).header(location, "/login").finish());
+        return with_pattern(Response::builder().status(StatusCode::SEE_OTHER).header(location, "/login").finish());
     }
     let status = error.status();
     let rid = request_id.as_ref().map(|r| r.0.as_str());
@@ -177,7 +185,7 @@ pub async fn render_errors<E: Endpoint>(ep: std::sync::Arc<E>, req: Request) -> 
     if status == StatusCode::METHOD_NOT_ALLOWED {
         response.headers_mut().insert(header::ALLOW, "GET, HEAD, POST".parse().expect("static header"));
     }
-    Ok(response)
+    with_pattern(response)
 }
 
 /// The full cause chain of an error, for the log of a 5xx.

@@ -5,6 +5,7 @@ mod account;
 mod assets;
 mod auth;
 mod back_link;
+mod bearer;
 mod cookie_scope;
 mod dashboard;
 mod deletion;
@@ -15,6 +16,7 @@ mod field_error;
 mod form;
 mod health;
 mod maintenance;
+mod metrics;
 pub mod middleware;
 mod nav;
 mod pages;
@@ -72,6 +74,7 @@ pub fn app(state: AppState) -> impl Endpoint + 'static {
         form_key: state.services.parts().secret_key.derive("watasu anonymous form token v1"),
     };
     let access_time_gc = state.config.settings.access_time_gc.then(|| state.services.gc.clone());
+    let request_metrics = state.services.telemetry.metrics().clone();
 
     let dev_outbox = state.config.settings.smtp_url.is_none();
     let routes = Route::new()
@@ -134,6 +137,12 @@ pub fn app(state: AppState) -> impl Endpoint + 'static {
     };
     // Only without an SMTP relay: the page shows mails that otherwise went to real inboxes.
     let routes = if dev_outbox { routes.at("/dev/outbox", get(dev_outbox::show)) } else { routes };
+    // Only with a token configured: otherwise /metrics is an unknown path (404).
+    let routes = if state.config.settings.metrics_token.is_some() {
+        routes.at("/metrics", get(metrics::scrape))
+    } else {
+        routes
+    };
 
     let base = Arc::new(state.config.base_path.clone());
     let lang_cookies = Arc::new(cookie_scope::CookieScope::new(&state.config));
@@ -154,6 +163,9 @@ pub fn app(state: AppState) -> impl Endpoint + 'static {
         .around(move |ep, req| middleware::choose_lang(ep, req, lang_cookies.clone()))
         .around(move |ep, req| middleware::security_headers(ep, req, https))
         .with(CookieJarManager::new())
+        .around(move |ep, req| middleware::request_metrics(ep, req, request_metrics.clone()))
+        // Boxed again for the same reason.
+        .boxed()
         .around(move |ep, req| middleware::access_log(ep, req, log_base.clone()))
         .around(move |ep, req| middleware::client_addr(ep, req, trusted.clone()))
         .around(move |ep, req| middleware::collect_after_response(ep, req, access_time_gc.clone()))

@@ -35,6 +35,7 @@ mod leftovers;
 mod lifecycle;
 mod maintenance;
 mod maintenance_sweeps;
+mod metrics;
 mod outbox;
 mod outbox_upgrade;
 mod platform;

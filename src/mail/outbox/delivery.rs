@@ -55,10 +55,21 @@ impl Outbox {
         }
     }
 
+    /// Sends a claimed row, records the result and counts it in the metrics.
+    async fn send(&self, mailer: &dyn Mailer, mail: &ClaimedMail) -> Result<(Outcome, bool), sqlx::Error> {
+        let sent = self.attempt(mailer, mail).await?;
+        self.metrics.mail_delivery(match sent.0 {
+            Outcome::Sent => "sent",
+            Outcome::Retrying { .. } => "retrying",
+            Outcome::Dead { .. } => "dead",
+        });
+        Ok(sent)
+    }
+
     /// Sends a claimed row and records the result. A database error after the relay accepted the
     /// message leaves the row in 'sending'; `recover_stuck` then sends it again (a duplicate, not
     /// a loss).
-    async fn send(&self, mailer: &dyn Mailer, mail: &ClaimedMail) -> Result<(Outcome, bool), sqlx::Error> {
+    async fn attempt(&self, mailer: &dyn Mailer, mail: &ClaimedMail) -> Result<(Outcome, bool), sqlx::Error> {
         let Ok(message) = self.key.open(&mail.recipient, &mail.message) else {
             // The secret key changed since the mail was queued: it can never be sent.
             return self.record_failure(mail, Failure { class: "unreadable".to_owned(), relay_down: false }).await;

@@ -23,6 +23,7 @@ pub use seal::{OutboxKey, Unreadable};
 
 use crate::{
     db::{Db, Dialect, Sql, Timestamp, seconds},
+    metrics::Metrics,
     on_db, retry,
     secret::SecretKey,
     sql,
@@ -197,11 +198,16 @@ const DELIVERY_STATE: Sql = Sql::same(
        FROM mail_outbox WHERE share_id = $1 ORDER BY id",
 );
 
+/// Mails still to go out: waiting for their turn or being handed to the relay now.
+const WAITING: Sql = Sql::same("SELECT COUNT(*) FROM mail_outbox WHERE status IN ('pending', 'sending')");
+
 #[derive(Clone, Debug)]
 pub struct Outbox {
     db: Db,
     policy: RetryPolicy,
     key: OutboxKey,
+    /// Counts delivery attempts by result.
+    metrics: Metrics,
 }
 
 impl Outbox {
@@ -211,7 +217,18 @@ impl Outbox {
     }
 
     pub fn with_policy(db: Db, secret: &SecretKey, policy: RetryPolicy) -> Self {
-        Self { db, policy, key: OutboxKey::derive(secret) }
+        Self { db, policy, key: OutboxKey::derive(secret), metrics: Metrics::disabled() }
+    }
+
+    /// Counts this outbox's delivery attempts in `metrics`.
+    pub fn with_metrics(mut self, metrics: Metrics) -> Self {
+        self.metrics = metrics;
+        self
+    }
+
+    /// How many mails are still to go out (the queue's depth).
+    pub async fn waiting(&self) -> Result<i64, sqlx::Error> {
+        on_db!(&self.db, |pool| sqlx::query_scalar(pool.sql(&WAITING)).fetch_one(pool).await)
     }
 
     /// Stores a finished message (bytes and envelope) as due now; returns its outbox id.

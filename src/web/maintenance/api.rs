@@ -9,12 +9,10 @@ use poem::{
     web::{Data, Path},
 };
 use serde_json::json;
-use subtle::ConstantTimeEq;
 
 use crate::{
     maintenance::{Kind, Run, TriggerOutcome},
-    secret::sha256_hex,
-    web::AppState,
+    web::{AppState, bearer::bearer_matches},
 };
 
 /// Longest Idempotency-Key accepted.
@@ -82,20 +80,8 @@ pub async fn show(req: &Request, state: Data<&AppState>, Path(id): Path<String>)
     }
 }
 
-/// Compares hashes of the presented and the configured token, in constant time.
 fn authorized(state: &AppState, req: &Request) -> bool {
-    let Some(expected) = &state.config.settings.maintenance_token else { return false };
-    let presented = req.header(header::AUTHORIZATION).and_then(bearer_token).unwrap_or_default();
-    let (a, b) = (sha256_hex(presented), sha256_hex(expected.expose()));
-    bool::from(a.as_bytes().ct_eq(b.as_bytes()))
-}
-
-/// The token of `Bearer <token>`. The scheme is case-insensitive and may be followed by more than
-/// one space (RFC 7235 section 2.1, RFC 6750 section 2.1); clients such as curl and some proxies
-/// send it in other cases than "Bearer".
-fn bearer_token(value: &str) -> Option<&str> {
-    let (scheme, token) = value.split_once(' ')?;
-    scheme.eq_ignore_ascii_case("bearer").then(|| token.trim_start_matches(' '))
+    bearer_matches(req, state.config.settings.maintenance_token.as_ref())
 }
 
 fn accepted(run: &Run) -> Response {

@@ -1,5 +1,5 @@
-//! Middleware, outermost first: client address, access log, cookies, security headers, language,
-//! error pages, session, CSRF and body cap.
+//! Middleware, outermost first: client address, access log, request metrics, cookies, security
+//! headers, language, error pages, session, CSRF and body cap.
 
 mod access_log;
 mod after_response;
@@ -7,6 +7,7 @@ mod base_path;
 mod client_addr;
 mod csrf;
 mod lang;
+mod request_metrics;
 mod security_headers;
 mod session;
 
@@ -16,6 +17,7 @@ pub use base_path::prefix_redirects;
 pub use client_addr::{ClientAddr, client_addr};
 pub use csrf::{FORM_BODY_LIMIT, csrf_guard};
 pub use lang::choose_lang;
+pub use request_metrics::request_metrics;
 pub use security_headers::security_headers;
 pub use session::{SessionHandle, SessionSettings, load_session};
 
