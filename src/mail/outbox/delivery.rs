@@ -13,12 +13,18 @@ impl Outbox {
     pub async fn deliver_due(&self, mailer: &dyn Mailer, limit: u32) -> Result<DeliveryReport, sqlx::Error> {
         let mut report = DeliveryReport::default();
         for id in self.due_ids(limit).await? {
+            if self.drop_if_share_closed(id).await? {
+                tracing::info!(mail_id = id, "share notification dropped: the share was closed before it was sent");
+                report.dropped += 1;
+                continue;
+            }
             let Some(mail) = self.claim(id).await? else { continue };
             let (outcome, relay_down) = self.send(mailer, &mail).await?;
             match outcome {
                 Outcome::Sent => report.sent += 1,
                 Outcome::Retrying { .. } => report.failed += 1,
                 Outcome::Dead { .. } => report.dead += 1,
+                Outcome::Dropped => report.dropped += 1,
             }
             if relay_down {
                 break;
@@ -49,6 +55,9 @@ impl Outbox {
     /// Tries to deliver one row now (as `watasu share create` does right after enqueueing);
     /// `None` when the row is not due or another worker has it.
     pub async fn deliver_one(&self, mailer: &dyn Mailer, id: i64) -> Result<Option<Outcome>, sqlx::Error> {
+        if self.drop_if_share_closed(id).await? {
+            return Ok(Some(Outcome::Dropped));
+        }
         match self.claim(id).await? {
             Some(mail) => Ok(Some(self.send(mailer, &mail).await?.0)),
             None => Ok(None),
