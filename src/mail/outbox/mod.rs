@@ -207,6 +207,9 @@ const RECOVER_STUCK: Sql = sql!(
             next_attempt_at = " now "
       WHERE status = 'sending' AND claimed_at <= " now " - " secs("$1")
 );
+/// A send given up at shutdown: due again at once, no attempt counted (the relay never answered).
+const RELEASE: Sql =
+    Sql::same("UPDATE mail_outbox SET status = 'pending', claimed_at = NULL WHERE id = $1 AND status = 'sending'");
 const DELIVERY_STATE: Sql = Sql::same(
     "SELECT id, kind, status, attempts, last_error, created_at, next_attempt_at, sent_at
        FROM mail_outbox WHERE share_id = $1 ORDER BY id",
@@ -217,6 +220,9 @@ pub struct Outbox {
     db: Db,
     policy: RetryPolicy,
     key: OutboxKey,
+    /// Cancelled when the server's shutdown grace is over: a send still waiting for the relay is
+    /// given up and its row put back (shared by every clone).
+    abandon: tokio_util::sync::CancellationToken,
 }
 
 impl Outbox {
@@ -226,7 +232,7 @@ impl Outbox {
     }
 
     pub fn with_policy(db: Db, secret: &SecretKey, policy: RetryPolicy) -> Self {
-        Self { db, policy, key: OutboxKey::derive(secret) }
+        Self { db, policy, key: OutboxKey::derive(secret), abandon: Default::default() }
     }
 
     /// Stores a finished message (bytes and envelope) as due now; returns its outbox id.
@@ -313,6 +319,11 @@ impl Outbox {
             let query = sqlx::query(pool.sql(&RECOVER_STUCK)).bind(stuck_after).bind(max_attempts);
             query.execute(pool).await?.rows_affected()
         }))
+    }
+
+    /// sending → pending for a row this process claimed and stopped sending.
+    async fn release(&self, id: i64) -> Result<(), sqlx::Error> {
+        on_db!(&self.db, |pool| sqlx::query(pool.sql(&RELEASE)).bind(id).execute(pool).await.map(drop))
     }
 
     /// The mails of one share, oldest first, for the sender's dashboard.

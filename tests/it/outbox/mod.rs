@@ -26,7 +26,10 @@ use watasu::{
 use crate::support::clock;
 use crate::{
     both_backends,
-    support::{Backend, SmtpSink, TestApp, count, execute, fresh_database, process::run_watasu},
+    support::{
+        Backend, SmtpSink, TestApp, count, eventually, execute, fresh_database,
+        process::{Server, run_watasu},
+    },
 };
 
 const LINK: &str = "https://watasu.example.test/s/secret-link-token-0123456789";
