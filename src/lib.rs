@@ -133,6 +133,10 @@ impl App {
             body_timeout: settings.body_timeout,
             max_connections: settings.max_connections as usize,
         };
+        let shutdown = async {
+            shutdown.await;
+            workers.ask_to_stop();
+        };
         let result = server::serve(self.acceptor, web::app(self.state), limits, shutdown, grace).await;
         services.stop(workers).await;
         result

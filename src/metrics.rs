@@ -39,7 +39,10 @@ const HELP: [(&str, &str); 16] = [
     (STORED_BYTES, "Bytes of the files of shares not purged yet (still in the store), read at scrape time."),
     (DELETION_CASES, "Deletion cases by state, read at scrape time."),
     (OUTBOX_WAITING, "Mails in the outbox not delivered nor given up yet (pending or sending), read at scrape time."),
-    (MAIL_DELIVERIES, "Outbox delivery attempts by result: sent, retrying (failed, tried again later) or dead."),
+    (
+        MAIL_DELIVERIES,
+        "Outbox delivery attempts by result: sent, retrying (failed, tried again later), dead, or dropped (its share had ended).",
+    ),
     (GC_PASSES, "Garbage collector passes by result (ok, or error when the database failed)."),
     (GC_DURATION, "Duration of garbage collector passes."),
     (GC_PURGED, "Files of shares the garbage collector deleted."),
@@ -127,7 +130,7 @@ impl Metrics {
         }
     }
 
-    /// One outbox delivery attempt: `sent`, `retrying` or `dead`.
+    /// One outbox delivery attempt: `sent`, `retrying`, `dead` or `dropped`.
     pub fn mail_delivery(&self, result: &'static str) {
         let Some(exporter) = &self.0 else { return };
         exporter.counter(MAIL_DELIVERIES, &[("result", result.to_owned())]).increment(1);

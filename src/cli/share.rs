@@ -87,6 +87,9 @@ fn report_notice(notice: &Notice, to: &str) {
         Notice::Tried(Some(Outcome::Dead { error_class })) => {
             eprintln!("warning: the notification mail could not be delivered ({error_class}); send the link yourself")
         }
+        Notice::Tried(Some(Outcome::Dropped)) => {
+            eprintln!("the share ended before its notification mail was sent, so it was not sent")
+        }
         Notice::Tried(None) | Notice::Queued => {
             eprintln!("the notification mail is queued; the watasu server is delivering it")
         }

@@ -28,7 +28,7 @@ pub struct Settings {
     #[arg(long, env = "WATASU_BASE_URL", value_parser = parse_base_url, global = true)]
     pub base_url: Option<Url>,
 
-    /// Folder for the SQLite database, stored files, the mail outbox and the secret key.
+    /// Folder for the SQLite database, stored files, development mail files and the secret key.
     #[arg(long, env = "WATASU_DATA_DIR", default_value = "./data", global = true)]
     pub data_dir: PathBuf,
 
@@ -43,7 +43,7 @@ pub struct Settings {
     pub database_allow_unverified_tls: bool,
 
     /// SMTP relay in lettre's URL form (`smtp://host:25`, `smtps://user:pass@host`).
-    /// Unset: mails are written to DATA_DIR/outbox as .eml files.
+    /// Unset: mails are written to DATA_DIR/dev-mail as .eml files.
     #[arg(long, env = "WATASU_SMTP_URL", global = true)]
     pub smtp_url: Option<SecretString>,
 

@@ -183,6 +183,7 @@ pub const TEXT: Text = Text {
     mail_sending: "Being delivered",
     mail_sent: "Delivered to the mail server",
     mail_dead: "Could not be delivered",
+    mail_dropped: "Not sent: the share had ended",
     revoke_submit: "End this share now",
     revoke_hint: "The link stops working at once and the file is deleted from the server.",
     event_opened: "The link was opened",

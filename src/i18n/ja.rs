@@ -185,6 +185,7 @@ pub const TEXT: Text = Text {
     mail_sending: "送信中",
     mail_sent: "送信済み",
     mail_dead: "送信できませんでした",
+    mail_dropped: "共有が終了していたため送信しませんでした",
     revoke_submit: "この共有を今すぐ終了する",
     revoke_hint: "リンクはすぐに使えなくなり、ファイルはサーバーから削除されます。",
     event_opened: "リンクが開かれました",

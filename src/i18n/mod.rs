@@ -226,6 +226,7 @@ pub struct Text {
     pub mail_sending: &'static str,
     pub mail_sent: &'static str,
     pub mail_dead: &'static str,
+    pub mail_dropped: &'static str,
     pub revoke_submit: &'static str,
     pub revoke_hint: &'static str,
     pub event_opened: &'static str,

@@ -1,5 +1,5 @@
-//! Reading back the .eml files of the file outbox, for the development page that lets a newcomer
-//! try the whole flow without a mail server. Only what that page shows is decoded: the To and
+//! Reading back the .eml files of the development mail folder (DATA_DIR/dev-mail), for the
+//! development page that lets a newcomer try the whole flow without a mail server. Only what that page shows is decoded: the To and
 //! Subject headers and the first text part.
 
 use std::path::Path;

@@ -1,4 +1,4 @@
-//! Sending mail: an SMTP relay through lettre, or .eml files in DATA_DIR/outbox when no relay is
+//! Sending mail: an SMTP relay through lettre, or .eml files in DATA_DIR/dev-mail when no relay is
 //! configured (a newcomer can run and try everything without a mail server).
 
 pub mod dev_outbox;
@@ -10,6 +10,10 @@ use std::{path::PathBuf, sync::Arc};
 
 use anyhow::Context;
 use lettre::{AsyncFileTransport, AsyncSmtpTransport, AsyncTransport, Message, Tokio1Executor, address::Envelope};
+
+/// The folder of DATA_DIR the mails go to as .eml files when no SMTP relay is set. Not "outbox":
+/// that is the `mail_outbox` table, which every mail passes through first.
+pub const DEV_MAIL_DIR: &str = "dev-mail";
 
 /// Something that delivers a finished message. A trait because tests and the two transports
 /// are real alternatives.
@@ -36,7 +40,7 @@ impl Mailer for SmtpMailer {
     }
 }
 
-/// Writes each message as an .eml file into the outbox folder.
+/// Writes each message as an .eml file into the development mail folder.
 pub struct FileMailer {
     transport: AsyncFileTransport<Tokio1Executor>,
     pub dir: PathBuf,
@@ -45,11 +49,15 @@ pub struct FileMailer {
 #[async_trait::async_trait]
 impl Mailer for FileMailer {
     async fn send(&self, message: Message) -> anyhow::Result<()> {
-        self.transport.send(message).await.map(drop).context("writing the mail to the outbox")
+        self.transport.send(message).await.map(drop).context("writing the mail to the development mail folder")
     }
 
     async fn send_raw(&self, envelope: &Envelope, message: &[u8]) -> anyhow::Result<()> {
-        self.transport.send_raw(envelope, message).await.map(drop).context("writing the mail to the outbox")
+        self.transport
+            .send_raw(envelope, message)
+            .await
+            .map(drop)
+            .context("writing the mail to the development mail folder")
     }
 }
 
@@ -82,7 +90,7 @@ pub fn from_settings(smtp_url: Option<&str>, data_dir: &std::path::Path) -> anyh
             Ok(Arc::new(SmtpMailer(transport)))
         }
         None => {
-            let dir = data_dir.join("outbox");
+            let dir = data_dir.join(DEV_MAIL_DIR);
             crate::private_dir_all(&dir).with_context(|| format!("creating {}", dir.display()))?;
             Ok(Arc::new(FileMailer { transport: AsyncFileTransport::new(&dir), dir }))
         }

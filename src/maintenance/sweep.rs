@@ -78,7 +78,7 @@ macro_rules! statements {
 const SESSIONS: Statements = statements!("sessions", "(expires_at <= $2 OR last_seen_at <= $3)");
 const CODES: Statements = statements!("otp_challenges", "expires_at <= $2");
 const INVITATIONS: Statements = statements!("invitations", "(used_at <= $2 OR expires_at <= $2)");
-const OUTBOX: Statements = statements!("mail_outbox", "status IN ('sent', 'dead') AND created_at <= $2");
+const OUTBOX: Statements = statements!("mail_outbox", "status IN ('sent', 'dead', 'dropped') AND created_at <= $2");
 const RATE_LIMITS: Statements = statements!("rate_limit_hits", "at <= $2");
 const SHARE_RETENTION: Statements = statements!(
     "shares",

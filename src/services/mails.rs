@@ -140,10 +140,10 @@ impl Mails {
         Ok(())
     }
 
-    /// The newest `limit` mails written to DATA_DIR/outbox when no SMTP relay is set (none when
+    /// The newest `limit` mails written to DATA_DIR/dev-mail when no SMTP relay is set (none when
     /// the folder is missing or unreadable: the page then shows an empty outbox).
     pub async fn dev_outbox(&self, limit: usize) -> Result<Vec<OutboxMail>, Fault> {
-        let dir = self.config.settings.data_dir.join("outbox");
+        let dir = self.config.settings.data_dir.join(crate::mail::DEV_MAIL_DIR);
         let mails = tokio::task::spawn_blocking(move || read_outbox(&dir, limit))
             .await
             .map_err(|e| Fault::Internal(e.into()))?;

@@ -195,6 +195,7 @@ impl Services {
                 self.mails.mailer(),
                 outbox::WORKER_INTERVAL,
                 until_stopped(),
+                settings.shutdown_grace,
             )),
             tokio::spawn(run_deletion_worker(self.deletion.clone(), deletion::WORKER_INTERVAL, until_stopped())),
             tokio::spawn(telemetry::run_upkeep(self.parts.metrics.clone(), until_stopped())),
@@ -220,4 +221,12 @@ impl Services {
 pub struct Workers {
     stop: tokio::sync::watch::Sender<bool>,
     tasks: Vec<tokio::task::JoinHandle<()>>,
+}
+
+impl Workers {
+    /// Tells the loops to stop after their current step. Called when the server is told to stop,
+    /// so the outbox's grace runs alongside the grace of the requests in flight, not after it.
+    pub fn ask_to_stop(&self) {
+        let _ = self.stop.send(true);
+    }
 }

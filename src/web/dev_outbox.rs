@@ -1,5 +1,5 @@
 //! GET /dev/outbox: with no SMTP relay configured, an admin can read the mails watasu wrote to
-//! DATA_DIR/outbox, codes included, and so try every step alone. The route is not even mounted
+//! DATA_DIR/dev-mail, codes included, and so try every step alone. The route is not even mounted
 //! when WATASU_SMTP_URL is set.
 
 use askama::Template;

@@ -20,7 +20,7 @@ use crate::{
 use crate::support::RECIPIENT;
 
 fn outbox(data_dir: &Path) -> HashSet<std::path::PathBuf> {
-    std::fs::read_dir(data_dir.join("outbox")).map(|d| d.flatten().map(|e| e.path()).collect()).unwrap_or_default()
+    std::fs::read_dir(data_dir.join("dev-mail")).map(|d| d.flatten().map(|e| e.path()).collect()).unwrap_or_default()
 }
 
 /// The code in the first mail written to the outbox that is not in `before`.

@@ -86,7 +86,7 @@ both_backends! {
             .await;
 
         // The recipient opens the link: the next poll brings the new timeline.
-        assert_eq!(app.browser().get(&format!("/s/{}", share.token)).await.status, 200);
+        assert_eq!(app.browser().open_link(&share.token).await.status, 200);
         browser.wait_for("#share-live .timeline li[data-kind=opened]", POLL_WAIT).await;
         assert!(browser.execute("return window.answeredPolls;").await.as_u64().unwrap() >= 1);
         let kept = browser

@@ -142,7 +142,7 @@ both_backends! {
         assert_eq!(unchanged.status, 204, "{}", unchanged.body);
 
         // The recipient opens the link: the timeline changes, the outcome does not.
-        assert_eq!(app.browser().get(&format!("/s/{}", share.token)).await.status, 200);
+        assert_eq!(app.browser().open_link(&share.token).await.status, 200);
         let opened = poll(&browser, share.id, &seen).await;
         assert_eq!(opened.status, 200);
         assert_eq!(opened.attr("#share-live .timeline li", "data-kind").as_deref(), Some("opened"));

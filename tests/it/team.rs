@@ -126,7 +126,7 @@ both_backends! {
         let mails = &app.state.services.mails;
         mails.notify_recipient(share.id, &sender, &link, watasu::i18n::Lang::Ja, watasu::services::mails::Delivery::Now).await;
         // The outbox worker may have claimed the mail first and write it a moment later.
-        let folder = app.state.config.settings.data_dir.join("outbox");
+        let folder = app.state.config.settings.data_dir.join("dev-mail");
         let first_mail = || std::fs::read_dir(&folder).ok()?.flatten().next();
         crate::support::eventually(Duration::from_secs(10), "the mail in the outbox folder", async || {
             first_mail().is_some()

@@ -71,10 +71,10 @@ both_backends! {
         let app = TestApp::spawn(backend).await;
         let share = app.create_share().await;
         let browser = app.browser();
-        let landing = browser.get(&format!("/s/{}", share.token)).await;
+        let landing = browser.open_link(&share.token).await;
 
         for _ in 0..10 {
-            browser.get(&format!("/s/{}", share.token)).await;
+            browser.open_link(&share.token).await;
             let refused = browser
                 .post_form(&format!("/s/{}/download", share.token), &[("csrf_token", &landing.csrf_token())])
                 .await;
@@ -84,8 +84,24 @@ both_backends! {
         assert_eq!(events_of_kind(&app, share.id, "opened").await, 1);
         assert_eq!(events_of_kind(&app, share.id, "refused").await, 1);
         app.shift_back("share_events", &["at"], 3601, &format!("share_id = {}", share.id)).await;
-        browser.get(&format!("/s/{}", share.token)).await;
+        browser.open_link(&share.token).await;
         assert_eq!(events_of_kind(&app, share.id, "opened").await, 2, "an hour later a visit is a new entry");
+    }
+
+    async fn only_a_browser_navigating_to_the_link_is_an_open_not_a_previewer_or_a_script(backend: Backend) {
+        let app = TestApp::spawn(backend).await;
+        let share = app.create_share().await;
+        let path = format!("/s/{}", share.token);
+        let slack = [("User-Agent", "Slackbot-LinkExpanding 1.0 (+https://api.slack.com/robots)"), ("Accept", "*/*")];
+        let fetched = [("Sec-Fetch-Dest", "empty"), ("Sec-Fetch-Mode", "cors"), ("Sec-Fetch-Site", "same-origin")];
+
+        for headers in [&[][..], &slack[..], &fetched[..]] {
+            assert_eq!(app.browser().get_with(&path, headers).await.status, 200, "{headers:?}");
+        }
+        assert_eq!(events_of_kind(&app, share.id, "opened").await, 0, "a preview or a fetch was taken for an open");
+
+        assert_eq!(app.browser().open_link(&share.token).await.status, 200);
+        assert_eq!(events_of_kind(&app, share.id, "opened").await, 1);
     }
 
     async fn a_share_is_sent_at_most_five_fresh_links_a_day(backend: Backend) {

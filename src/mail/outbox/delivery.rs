@@ -13,12 +13,21 @@ impl Outbox {
     pub async fn deliver_due(&self, mailer: &dyn Mailer, limit: u32) -> Result<DeliveryReport, sqlx::Error> {
         let mut report = DeliveryReport::default();
         for id in self.due_ids(limit).await? {
+            if self.abandon.is_cancelled() {
+                break;
+            }
+            if self.drop_if_share_closed(id).await? {
+                tracing::info!(mail_id = id, "share notification dropped: the share was closed before it was sent");
+                report.dropped += 1;
+                continue;
+            }
             let Some(mail) = self.claim(id).await? else { continue };
             let (outcome, relay_down) = self.send(mailer, &mail).await?;
             match outcome {
                 Outcome::Sent => report.sent += 1,
                 Outcome::Retrying { .. } => report.failed += 1,
                 Outcome::Dead { .. } => report.dead += 1,
+                Outcome::Dropped => report.dropped += 1,
             }
             if relay_down {
                 break;
@@ -49,6 +58,9 @@ impl Outbox {
     /// Tries to deliver one row now (as `watasu share create` does right after enqueueing);
     /// `None` when the row is not due or another worker has it.
     pub async fn deliver_one(&self, mailer: &dyn Mailer, id: i64) -> Result<Option<Outcome>, sqlx::Error> {
+        if self.drop_if_share_closed(id).await? {
+            return Ok(Some(Outcome::Dropped));
+        }
         match self.claim(id).await? {
             Some(mail) => Ok(Some(self.send(mailer, &mail).await?.0)),
             None => Ok(None),
@@ -62,6 +74,7 @@ impl Outbox {
             Outcome::Sent => "sent",
             Outcome::Retrying { .. } => "retrying",
             Outcome::Dead { .. } => "dead",
+            Outcome::Dropped => "dropped",
         });
         Ok(sent)
     }
@@ -74,22 +87,36 @@ impl Outbox {
             // The secret key changed since the mail was queued: it can never be sent.
             return self.record_failure(mail, Failure { class: "unreadable".to_owned(), relay_down: false }).await;
         };
-        let failure = match mail.envelope() {
-            Ok(envelope) => match mailer.send_raw(&envelope, &message).await {
-                Ok(()) => {
-                    if !self.mark_sent(mail.id).await? {
-                        tracing::warn!(mail_id = mail.id, "a mail was delivered twice (its row was already sent)");
-                    }
-                    return Ok((Outcome::Sent, false));
-                }
-                Err(error) => {
-                    tracing::debug!(mail_id = mail.id, error = %format!("{error:#}"), "outbox mail not delivered");
-                    classify(&error)
-                }
-            },
-            Err(_) => Failure { class: "bad envelope".to_owned(), relay_down: false },
+        let Ok(envelope) = mail.envelope() else {
+            return self.record_failure(mail, Failure { class: "bad envelope".to_owned(), relay_down: false }).await;
         };
-        self.record_failure(mail, failure).await
+        let sent = tokio::select! {
+            sent = mailer.send_raw(&envelope, &message) => sent,
+            () = self.abandon.cancelled() => return self.give_back(mail).await,
+        };
+        match sent {
+            Ok(()) => {
+                if !self.mark_sent(mail.id).await? {
+                    tracing::warn!(mail_id = mail.id, "a mail was delivered twice (its row was already sent)");
+                }
+                Ok((Outcome::Sent, false))
+            }
+            Err(error) => {
+                tracing::debug!(mail_id = mail.id, error = %format!("{error:#}"), "outbox mail not delivered");
+                self.record_failure(mail, classify(&error)).await
+            }
+        }
+    }
+
+    /// The shutdown grace ended while the relay had not answered: the row is due again, for the
+    /// next start (had the relay taken it after all, the recipient gets it twice, not never).
+    async fn give_back(&self, mail: &ClaimedMail) -> Result<(Outcome, bool), sqlx::Error> {
+        self.release(mail.id).await?;
+        tracing::warn!(
+            mail_id = mail.id,
+            "the relay had not answered by the end of the shutdown grace; the mail stays queued"
+        );
+        Ok((Outcome::Retrying { error_class: "shutdown".to_owned() }, true))
     }
 
     async fn record_failure(&self, mail: &ClaimedMail, failure: Failure) -> Result<(Outcome, bool), sqlx::Error> {
@@ -142,20 +169,37 @@ fn classify(error: &anyhow::Error) -> Failure {
 }
 
 /// Delivers due mails every `interval` (and once at start) until `shutdown` resolves. Also takes
-/// back rows a crashed worker left in 'sending'.
+/// back rows a crashed worker left in 'sending'. A pass under way when `shutdown` resolves may
+/// finish within `grace`; then a send still waiting for the relay is given up and its mail stays
+/// queued, so a hung relay cannot hold up the process's exit for longer than the grace.
 pub async fn run_outbox_worker(
     outbox: Outbox,
     mailer: Arc<dyn Mailer>,
     interval: Duration,
     shutdown: impl Future<Output = ()>,
+    grace: Duration,
 ) {
-    tokio::pin!(shutdown);
-    loop {
-        tick(&outbox, mailer.as_ref()).await;
-        tokio::select! {
-            _ = &mut shutdown => return,
-            _ = tokio::time::sleep(interval) => {}
+    let stopping = tokio_util::sync::CancellationToken::new();
+    let deadline = async {
+        shutdown.await;
+        stopping.cancel();
+        tokio::time::sleep(grace).await;
+        outbox.abandon.cancel();
+        std::future::pending::<()>().await
+    };
+    let work = async {
+        while !stopping.is_cancelled() {
+            tick(&outbox, mailer.as_ref()).await;
+            tokio::select! {
+                () = stopping.cancelled() => {}
+                () = tokio::time::sleep(interval) => {}
+            }
         }
+    };
+    // `deadline` never ends, so this returns once `work` has seen the stop (and given back its row).
+    tokio::select! {
+        () = work => {}
+        () = deadline => {}
     }
 }
 
@@ -166,6 +210,9 @@ async fn tick(outbox: &Outbox, mailer: &dyn Mailer) {
         Err(error) => tracing::warn!(%error, "outbox recovery failed"),
     }
     for _ in 0..MAX_PASSES_PER_TICK {
+        if outbox.abandon.is_cancelled() {
+            break;
+        }
         match outbox.deliver_due(mailer, BATCH).await {
             Ok(report) => {
                 if report.attempted() > 0 {

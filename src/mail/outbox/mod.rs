@@ -3,7 +3,8 @@
 //! exactly once in normal operation, and never lost. One-time codes never come here: they are
 //! worthless minutes later and keep being sent directly.
 //!
-//! Every state change is one conditional UPDATE (pending → sending → sent | pending | dead), so
+//! Every state change is one conditional UPDATE (pending → sending → sent | pending | dead, or
+//! pending → dropped for a share notification whose share was closed while it waited), so
 //! any number of workers, in any number of app instances, may run at once. A row is claimed just
 //! before it is sent, so a row is in 'sending' only while one SMTP conversation is in flight.
 //!
@@ -46,8 +47,9 @@ crate::db_code! {
 }
 
 crate::db_code! {
-    /// Where a stored mail is: waiting, handed to the relay now, delivered, or given up on.
-    pub enum MailStatus { Pending = "pending", Sending = "sending", Sent = "sent", Dead = "dead" }
+    /// Where a stored mail is: waiting, handed to the relay now, delivered, given up on, or not
+    /// sent because the share it links to can no longer be downloaded.
+    pub enum MailStatus { Pending = "pending", Sending = "sending", Sent = "sent", Dead = "dead", Dropped = "dropped" }
 }
 
 /// When failed deliveries are retried, and when the outbox gives up.
@@ -124,6 +126,8 @@ pub enum Outcome {
     Dead {
         error_class: String,
     },
+    /// Not sent: the share it links to was revoked, expired, downloaded or purged meanwhile.
+    Dropped,
 }
 
 /// What one delivery pass did.
@@ -134,11 +138,13 @@ pub struct DeliveryReport {
     pub failed: u32,
     /// Failed for the last time.
     pub dead: u32,
+    /// Not sent, their share closed meanwhile.
+    pub dropped: u32,
 }
 
 impl DeliveryReport {
     pub fn attempted(&self) -> u32 {
-        self.sent + self.failed + self.dead
+        self.sent + self.failed + self.dead + self.dropped
     }
 }
 
@@ -162,6 +168,15 @@ const ENQUEUE: Sql = Sql::same(
 const DUE_IDS: Sql = sql!(
     "SELECT id FROM mail_outbox WHERE status = 'pending' AND next_attempt_at <= " now "
       ORDER BY next_attempt_at, id LIMIT $1"
+);
+/// A share notification is worth sending only while its share can be downloaded: active and
+/// unexpired (revoking sets `expires_at` to now). A share row deleted outright leaves `share_id`
+/// NULL, like a mail queued without a share, and is not judged here.
+const DROP_IF_SHARE_CLOSED: Sql = sql!(
+    "UPDATE mail_outbox SET status = 'dropped', message = " { sqlite: "X''", postgres: "''::bytea" } ", claimed_at = NULL
+      WHERE id = $1 AND status = 'pending' AND kind = 'share_notification'
+        AND EXISTS (SELECT 1 FROM shares s WHERE s.id = mail_outbox.share_id
+                       AND (s.status <> 'active' OR s.expires_at <= " now "))"
 );
 const CLAIM: Sql = sql!(
     "UPDATE mail_outbox SET status = 'sending', claimed_at = " now "
@@ -193,6 +208,9 @@ const RECOVER_STUCK: Sql = sql!(
             next_attempt_at = " now "
       WHERE status = 'sending' AND claimed_at <= " now " - " secs("$1")
 );
+/// A send given up at shutdown: due again at once, no attempt counted (the relay never answered).
+const RELEASE: Sql =
+    Sql::same("UPDATE mail_outbox SET status = 'pending', claimed_at = NULL WHERE id = $1 AND status = 'sending'");
 const DELIVERY_STATE: Sql = Sql::same(
     "SELECT id, kind, status, attempts, last_error, created_at, next_attempt_at, sent_at
        FROM mail_outbox WHERE share_id = $1 ORDER BY id",
@@ -208,6 +226,9 @@ pub struct Outbox {
     key: OutboxKey,
     /// Counts delivery attempts by result.
     metrics: Metrics,
+    /// Cancelled when the server's shutdown grace is over: a send still waiting for the relay is
+    /// given up and its row put back (shared by every clone).
+    abandon: tokio_util::sync::CancellationToken,
 }
 
 impl Outbox {
@@ -217,7 +238,7 @@ impl Outbox {
     }
 
     pub fn with_policy(db: Db, secret: &SecretKey, policy: RetryPolicy) -> Self {
-        Self { db, policy, key: OutboxKey::derive(secret), metrics: Metrics::disabled() }
+        Self { db, policy, key: OutboxKey::derive(secret), metrics: Metrics::disabled(), abandon: Default::default() }
     }
 
     /// Counts this outbox's delivery attempts in `metrics`.
@@ -254,6 +275,20 @@ impl Outbox {
     /// pending → sending for one due row; `None` when another worker got it first (or it is not due).
     pub async fn claim(&self, id: i64) -> Result<Option<ClaimedMail>, sqlx::Error> {
         on_db!(&self.db, |pool| sqlx::query_as(pool.sql(&CLAIM)).bind(id).fetch_optional(pool).await)
+    }
+
+    /// pending → dropped for a share notification whose share was closed while it waited; true
+    /// when this row was dropped. Run just before `claim`, so a mail is never sent for a share
+    /// closed before its turn (one closed during the send is, as if it had been sent a moment
+    /// earlier).
+    pub async fn drop_if_share_closed(&self, id: i64) -> Result<bool, sqlx::Error> {
+        let dropped = on_db!(&self.db, |pool| {
+            sqlx::query(pool.sql(&DROP_IF_SHARE_CLOSED)).bind(id).execute(pool).await?.rows_affected()
+        });
+        if dropped == 1 {
+            self.metrics.mail_delivery("dropped");
+        }
+        Ok(dropped == 1)
     }
 
     /// Claims up to `limit` due rows, one conditional UPDATE each: a row another worker claimed
@@ -304,6 +339,11 @@ impl Outbox {
             let query = sqlx::query(pool.sql(&RECOVER_STUCK)).bind(stuck_after).bind(max_attempts);
             query.execute(pool).await?.rows_affected()
         }))
+    }
+
+    /// sending → pending for a row this process claimed and stopped sending.
+    async fn release(&self, id: i64) -> Result<(), sqlx::Error> {
+        on_db!(&self.db, |pool| sqlx::query(pool.sql(&RELEASE)).bind(id).execute(pool).await.map(drop))
     }
 
     /// The mails of one share, oldest first, for the sender's dashboard.

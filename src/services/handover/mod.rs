@@ -92,6 +92,16 @@ pub enum Step {
 #[derive(Debug)]
 pub struct Verified(());
 
+/// What kind of request a visit to the link was, as far as it says: a browser navigating to the
+/// page (Fetch Metadata `Sec-Fetch-Mode: navigate`, `Sec-Fetch-Dest: document`), which the
+/// timeline records as opened, or anything else (a link previewer, a script, a browser too old to
+/// send those headers), which it does not.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Visit {
+    Navigation,
+    Other,
+}
+
 /// What a submitted code came to, short of a locked share (a refusal).
 #[derive(Debug)]
 pub enum Checked {
@@ -148,15 +158,19 @@ impl Handover {
         Ok(share)
     }
 
-    /// A visit to the link: the share and the step this browser is at. Starts no session.
+    /// A visit to the link: the share and the step this browser is at. Starts no session; only a
+    /// navigation is an `opened` event (see [`Visit`]).
     pub async fn visit(
         &self,
         token: &str,
         session: Option<&Session>,
         client: IpAddr,
+        visit: Visit,
     ) -> Result<(Share, Step), Refusal> {
         let share = self.open(token).await?;
-        self.events.record_collapsed(share.id, EventKind::Opened).await;
+        if visit == Visit::Navigation {
+            self.events.record_collapsed(share.id, EventKind::Opened).await;
+        }
         let step = self.step_of(&share, session, client).await?;
         Ok((share, step))
     }

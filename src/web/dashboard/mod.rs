@@ -155,6 +155,7 @@ fn mail_row(t: &'static Text, reader: Reader, mail: MailDelivery) -> MailRow {
             MailStatus::Sending => t.mail_sending,
             MailStatus::Sent => t.mail_sent,
             MailStatus::Dead => t.mail_dead,
+            MailStatus::Dropped => t.mail_dropped,
         },
         at: human_time(mail.sent_at.unwrap_or(mail.created_at), reader),
         status: mail.status.code(),

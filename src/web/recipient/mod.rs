@@ -30,7 +30,7 @@ use super::{
 };
 use crate::{
     i18n::Lang,
-    services::handover::{Checked, Fetch, Refusal},
+    services::handover::{Checked, Fetch, Refusal, Visit},
     session::Session,
     share::Share,
 };
@@ -88,9 +88,25 @@ pub async fn landing(
     client: Data<&ClientAddr>,
 ) -> Result<Response, AppError> {
     // No session is started for a visit: only an address submission has something to remember.
-    let (share, step) =
-        state.services.handover.visit(&token, session.current().as_ref(), client.0.0).await.map_err(refusal)?;
+    let (share, step) = state
+        .services
+        .handover
+        .visit(&token, session.current().as_ref(), client.0.0, visit_of(req))
+        .await
+        .map_err(refusal)?;
     page::render_step(req, &token, &share, &session.form_token(), step)
+}
+
+/// A browser navigating to the page says so in its Fetch Metadata; a link previewer does not.
+fn visit_of(req: &Request) -> Visit {
+    let says = |name: &str, value: &str| {
+        req.headers().get(name).is_some_and(|v| v.as_bytes().eq_ignore_ascii_case(value.as_bytes()))
+    };
+    if says("sec-fetch-mode", "navigate") && says("sec-fetch-dest", "document") {
+        Visit::Navigation
+    } else {
+        Visit::Other
+    }
 }
 
 #[derive(Deserialize)]

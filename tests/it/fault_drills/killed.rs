@@ -144,7 +144,7 @@ both_backends! {
         assert_eq!(kinds.last().map(String::as_str), Some("download_completed"), "{kinds:?}");
         let stranger = Browser::new(&server.base()).get(&format!("/s/{token}/file")).await;
         assert_eq!(stranger.status, 410, "another browser was given the file");
-        let other_landing = Browser::new(&server.base()).get(&format!("/s/{other_token}")).await;
+        let other_landing = Browser::new(&server.base()).open_link(&other_token).await;
         assert_eq!(other_landing.status, 200, "{}", other_landing.body);
 
         // After the delivery grace the next pass takes the downloaded file, and only that.

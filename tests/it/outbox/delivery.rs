@@ -1,4 +1,4 @@
-//! Delivery by the outbox worker: once, through an outage with backoff, with workers racing, after a crash, and dead after twenty attempts.
+//! Delivery by the outbox worker: once, through an outage with backoff, with workers racing, after a crash, dead after twenty attempts, and given back at shutdown when the relay hangs.
 
 use super::*;
 
@@ -164,5 +164,37 @@ both_backends! {
         bench.make_due(id).await;
         assert_eq!(bench.deliver().await, report(0, 0, 0), "a dead mail is not tried again");
         assert!(bench.smtp.messages().is_empty());
+    }
+
+    async fn sigterm_with_a_hung_relay_exits_within_the_grace_and_the_mail_is_sent_on_the_next_start(backend: Backend) {
+        let bench = bench(backend).await;
+        // A relay that takes the connection (the kernel completes it) and never says a word.
+        let hung = std::net::TcpListener::bind("127.0.0.1:0").unwrap();
+        let hung_url = format!("smtp://127.0.0.1:{}", hung.local_addr().unwrap().port());
+        let id = bench.enqueue_for("recipient@example.test").await;
+        let serve = |smtp_url: &str| {
+            let args = ["--database-url", &bench.url, "--smtp-url", smtp_url, "--shutdown-grace", "2s"];
+            tokio::task::block_in_place(|| Server::start(bench.dir.path(), &args))
+        };
+        let mut server = serve(&hung_url);
+        // The worker's first pass claims the mail at once and waits for the relay's greeting.
+        eventually(Duration::from_secs(10), "the worker claiming the mail", async || bench.status(id).await == "sending").await;
+
+        let signalled = std::time::Instant::now();
+        server.signal("TERM");
+        let code = tokio::task::block_in_place(|| server.wait_exit(Duration::from_secs(20)));
+        let took = signalled.elapsed();
+
+        assert_eq!(code, Some(0), "{}", server.log());
+        // The relay's own timeout is 15 s; the grace is 2 s.
+        assert!(took < Duration::from_secs(5), "the shutdown took {took:?}:\n{}", server.log());
+        assert_eq!((bench.status(id).await, bench.attempts(id).await), ("pending".to_owned(), 0));
+        assert!(bench.smtp.messages().is_empty());
+
+        let _next = serve(&bench.smtp.url());
+        let mails = bench.smtp.wait_for(1, Duration::from_secs(20)).await;
+        assert_eq!(mails[0].to, ["recipient@example.test"]);
+        eventually(Duration::from_secs(10), "the row marked sent", async || bench.status(id).await == "sent").await;
+        drop(hung);
     }
 }

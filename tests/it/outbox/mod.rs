@@ -26,7 +26,10 @@ use watasu::{
 use crate::support::clock;
 use crate::{
     both_backends,
-    support::{Backend, SmtpSink, TestApp, count, execute, fresh_database, process::run_watasu},
+    support::{
+        Backend, SmtpSink, TestApp, count, eventually, execute, fresh_database,
+        process::{Server, run_watasu},
+    },
 };
 
 const LINK: &str = "https://watasu.example.test/s/secret-link-token-0123456789";
@@ -128,7 +131,7 @@ async fn text(db: &Db, sql: &'static str, bind: i64) -> String {
 }
 
 fn report(sent: u32, failed: u32, dead: u32) -> DeliveryReport {
-    DeliveryReport { sent, failed, dead }
+    DeliveryReport { sent, failed, dead, dropped: 0 }
 }
 
 // No pause is needed before counting what the sink holds: every delivery here is awaited, and the
@@ -173,6 +176,19 @@ async fn assert_row_holds_no_link(db: &Db, id: i64, url: &str, token: &str) {
             assert!(!haystack.contains(&url.to_ascii_lowercase()), "column {name} holds the link");
         }
     }
+}
+
+/// Runs `watasu share revoke` on the bench's database.
+async fn share_revoke(bench: &Bench, url: &str) {
+    let args = ["share", "revoke", url, "--data-dir", bench.dir.path().to_str().unwrap(), "--database-url", &bench.url];
+    let args: Vec<String> = args.iter().map(|a| (*a).to_owned()).collect();
+    let (code, _, stderr) = tokio::task::spawn_blocking(move || {
+        let args: Vec<&str> = args.iter().map(String::as_str).collect();
+        run_watasu(&args, &[])
+    })
+    .await
+    .unwrap();
+    assert_eq!(code, 0, "{stderr}");
 }
 
 /// Runs `watasu user add` and then `watasu share create` on the bench's database, mail to `smtp_url`.

@@ -73,6 +73,42 @@ both_backends! {
         assert_eq!(issued, 1);
     }
 
+    async fn a_queued_notification_whose_share_was_revoked_meanwhile_is_dropped_not_sent(backend: Backend) {
+        let bench = bench(backend).await;
+        let closed_port = std::net::TcpListener::bind("127.0.0.1:0").unwrap().local_addr().unwrap().port();
+        let (code, stdout, stderr) = share_create(&bench, &format!("smtp://127.0.0.1:{closed_port}")).await;
+        assert_eq!(code, 0, "{stderr}");
+        let url = stdout.trim_end().lines().last().unwrap().to_owned();
+        let id = count(&bench.db, "SELECT max(id) FROM mail_outbox WHERE id > $1", 0).await;
+        assert_eq!(bench.status(id).await, "pending");
+
+        share_revoke(&bench, &url).await;
+        bench.make_due(id).await;
+        let delivered = bench.deliver().await;
+
+        assert_eq!(delivered, DeliveryReport { dropped: 1, ..DeliveryReport::default() });
+        assert!(bench.smtp.messages().is_empty(), "nothing reached the relay");
+        assert_eq!((bench.status(id).await, bench.attempts(id).await), ("dropped".to_owned(), 1));
+        assert_eq!(bench.body_len(id).await, 0, "the dead link is not kept either");
+        assert_eq!(bench.deliver().await, report(0, 0, 0), "a dropped mail is not tried again");
+    }
+
+    async fn a_download_receipt_about_a_share_that_has_ended_is_still_delivered(backend: Backend) {
+        let bench = bench(backend).await;
+        let closed_port = std::net::TcpListener::bind("127.0.0.1:0").unwrap().local_addr().unwrap().port();
+        let (code, stdout, stderr) = share_create(&bench, &format!("smtp://127.0.0.1:{closed_port}")).await;
+        assert_eq!(code, 0, "{stderr}");
+        share_revoke(&bench, stdout.trim_end().lines().last().unwrap()).await;
+        let share_id = count(&bench.db, "SELECT max(id) FROM shares WHERE id > $1", 0).await;
+
+        let receipt = notification("sender@example.test");
+        let id = bench.outbox.enqueue(Some(share_id), MailKind::DownloadReceipt, &receipt).await.unwrap();
+
+        assert_eq!(bench.outbox.deliver_one(bench.mailer(), id).await.unwrap(), Some(watasu::mail::outbox::Outcome::Sent));
+        assert_eq!(bench.smtp.messages().len(), 1);
+        assert_eq!(bench.status(id).await, "sent");
+    }
+
     async fn share_create_with_the_relay_up_mails_the_link_at_once(backend: Backend) {
         let bench = bench(backend).await;
         let (code, stdout, stderr) = share_create(&bench, &bench.smtp.url()).await;

@@ -25,6 +25,10 @@ pub struct Page {
     pub body: String,
 }
 
+/// The Fetch Metadata a browser sends when a person opens a page (from another site's link, a mail).
+pub const NAVIGATION: &[(&str, &str)] =
+    &[("Sec-Fetch-Dest", "document"), ("Sec-Fetch-Mode", "navigate"), ("Sec-Fetch-Site", "none")];
+
 impl Browser {
     pub fn new(base: &str) -> Self {
         let jar = Arc::new(Jar::default());
@@ -43,6 +47,12 @@ impl Browser {
 
     pub async fn get(&self, path: &str) -> Page {
         Page::read(self.client.get(self.url(path)).send().await.unwrap()).await
+    }
+
+    /// Opens a page as a person does, typing its address or following a link: with the Fetch
+    /// Metadata of a top-level navigation.
+    pub async fn navigate(&self, path: &str) -> Page {
+        self.get_with(path, NAVIGATION).await
     }
 
     pub async fn get_with(&self, path: &str, headers: &[(&str, &str)]) -> Page {

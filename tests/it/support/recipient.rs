@@ -8,9 +8,9 @@ use super::{Browser, Page, TestApp, TestShare};
 pub const RECIPIENT: &str = "recipient@example.test";
 
 impl Browser {
-    /// Opens a share link.
+    /// Opens a share link, as a person does.
     pub async fn open_link(&self, token: &str) -> Page {
-        self.get(&format!("/s/{token}")).await
+        self.navigate(&format!("/s/{token}")).await
     }
 
     /// Opens the share link and asks for a code with `address`; returns the page the answer led
