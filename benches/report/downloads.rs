@@ -6,20 +6,17 @@
 use std::{
     path::Path,
     process::{Child, Command, Stdio},
-    time::Duration,
 };
 
 use watasu::{
-    accounts::EmailAddress,
     db::Db,
-    i18n::Lang,
     lifecycle::StoredFile,
     secret::random_token,
-    share::{NewShare, ShareLinks, ShareRepository},
+    share::{ShareLinks, ShareRepository},
 };
 
 use super::{
-    blocking,
+    blocking, load,
     procs::{Nginx, PeakRss, Watasu},
     samples::Samples,
     transfer::{self, Transfer},
@@ -91,17 +88,7 @@ pub async fn share_of(db: &Db, data: &Path, stored: &Path) -> String {
     let key = random_token().expose().to_owned();
     std::fs::hard_link(stored, data.join("files").join(&key)).unwrap();
     let size_bytes = std::fs::metadata(stored).unwrap().len();
-    let new = NewShare {
-        sender_id: 1,
-        file: StoredFile { key, size_bytes, sha256: "0".repeat(64) },
-        original_name: "big.bin".into(),
-        content_type: "application/octet-stream".into(),
-        recipient: EmailAddress::parse("recipient@example.test").unwrap(),
-        message: String::new(),
-        lang: Lang::En,
-        ttl: Duration::from_secs(24 * 3600),
-        notify_on_download: false,
-    };
+    let new = load::new_share(1, StoredFile { key, size_bytes, sha256: "0".repeat(64) }, "big.bin");
     let issued = ShareLinks::new(ShareRepository::new(db.clone())).issue(&new).await.unwrap();
     issued.token.expose().to_owned()
 }

@@ -118,21 +118,8 @@ pub async fn code_submissions(db: &Db, sender_id: i64, count: usize, file: &Path
             let sessions = sessions(&db);
             let mut lines = String::new();
             for i in (worker..count).step_by(workers) {
-                let new = NewShare {
-                    sender_id,
-                    file: StoredFile {
-                        key: format!("bench-code-{i}-{}", &watasu::secret::random_token().expose()[..16]),
-                        size_bytes: 1,
-                        sha256: "x".into(),
-                    },
-                    original_name: "f.txt".into(),
-                    content_type: "text/plain".into(),
-                    recipient: EmailAddress::parse("recipient@example.test").unwrap(),
-                    message: String::new(),
-                    lang: Lang::En,
-                    ttl: Duration::from_secs(24 * 3600),
-                    notify_on_download: false,
-                };
+                let key = format!("bench-code-{i}-{}", &watasu::secret::random_token().expose()[..16]);
+                let new = new_share(sender_id, StoredFile { key, size_bytes: 1, sha256: "x".into() }, "f.txt");
                 let share = links.issue(&new).await.unwrap();
                 let session = sessions.create().await.unwrap();
                 let code = codes.issue(share.share_id, session.session.id, true).await.unwrap().expect("a mailed code");
@@ -152,6 +139,21 @@ pub async fn code_submissions(db: &Db, sender_id: i64, count: usize, file: &Path
         all.push_str(&lines.unwrap());
     }
     std::fs::write(file, all).unwrap();
+}
+
+/// A day-long share of `file` for the bench's recipient, without a receipt.
+pub fn new_share(sender_id: i64, file: StoredFile, name: &str) -> NewShare {
+    NewShare {
+        sender_id,
+        file,
+        original_name: name.into(),
+        content_type: "application/octet-stream".into(),
+        recipient: EmailAddress::parse("recipient@example.test").unwrap(),
+        message: String::new(),
+        lang: Lang::En,
+        ttl: Duration::from_secs(24 * 3600),
+        notify_on_download: false,
+    }
 }
 
 /// What the sign-in driver did.
