@@ -4,6 +4,7 @@ pub mod invitations;
 pub mod login;
 mod name;
 pub mod password;
+pub mod policy;
 pub mod setup;
 pub mod throttle;
 mod time_zone;

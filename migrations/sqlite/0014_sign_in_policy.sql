@@ -1,0 +1,11 @@
+-- How the team signs in, set by an admin: one row. `require_second_factor`: every password
+-- sign-in needs a passkey or a TOTP code (accounts without one enrol at their next sign-in);
+-- `passwords_allowed`: false when single sign-on is the only way in.
+CREATE TABLE sign_in_policy (
+    id                    INTEGER PRIMARY KEY CHECK (id = 1),
+    require_second_factor INTEGER NOT NULL DEFAULT 0 CHECK (require_second_factor IN (0, 1)),
+    passwords_allowed     INTEGER NOT NULL DEFAULT 1 CHECK (passwords_allowed IN (0, 1)),
+    updated_at            REAL,
+    updated_by            INTEGER REFERENCES users (id) ON DELETE SET NULL
+);
+INSERT INTO sign_in_policy (id) VALUES (1);
