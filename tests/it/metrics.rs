@@ -4,12 +4,16 @@
 
 use std::time::{Duration, Instant};
 
-use watasu::{maintenance::Trigger, secret::SecretString};
+use watasu::{
+    maintenance::Trigger,
+    secret::SecretString,
+    services::sharing::{Actor, Change},
+};
 
 use crate::both_backends;
 use crate::support::{
-    Backend, Browser, Page, RECIPIENT, TestApp, count, eventually, installation::Installation, process::run_watasu,
-    without_csrf,
+    Backend, Browser, Page, RECIPIENT, TestApp, clock, count, eventually, installation::Installation,
+    process::run_watasu, without_csrf,
 };
 
 const TOKEN: &str = "metrics-token-0f1e2d3c4b5a69788796a5b4c3d2e1f0";
@@ -142,6 +146,36 @@ both_backends! {
         for secret in [share.token.as_str(), RECIPIENT, "report.txt", TOKEN] {
             assert!(!lowered.contains(&secret.to_lowercase()), "the scrape names {secret}:\n{after}");
         }
+    }
+
+    async fn a_notification_that_fails_and_then_loses_its_share_is_counted_retrying_then_dropped(
+        backend: Backend
+    ) {
+        let app = with_metrics(backend).await;
+        app.smtp.set_refusing(true);
+        let sender = app.signed_in_sender("sato@example.test").await;
+        let csrf = sender.get("/shares/new").await.csrf_token();
+        let created = sender.post_new_share(Some(&csrf), RECIPIENT, "report.txt", b"plan".to_vec()).await;
+        assert_eq!(created.status, 303, "{}", created.body);
+        eventually(Duration::from_secs(10), "the refused notification counted as retrying", async || {
+            sample(&scraped(&app).await, "watasu_mail_deliveries_total", &[("result", "retrying")]).unwrap_or(0.0) >= 1.0
+        })
+        .await;
+        assert_eq!(sample(&scraped(&app).await, "watasu_mail_deliveries_total", &[("result", "dropped")]), None);
+
+        let share_id = count(app.db(), "SELECT max(id) FROM shares WHERE id > $1", 0).await;
+        let revoked = app.state.services.sharing.revoke(Actor::Operator, share_id).await.unwrap();
+        assert_eq!(revoked, Change::Done(()));
+        app.smtp.set_refusing(false);
+        let mail_id = count(app.db(), "SELECT max(id) FROM mail_outbox WHERE share_id = $1", share_id).await;
+        clock::set_ago(app.db(), "mail_outbox", &["next_attempt_at"], 1, &clock::id(mail_id)).await;
+        let report = app.state.services.mails.outbox().deliver_due(app.state.mailer.as_ref(), 10).await.unwrap();
+
+        assert_eq!(report.dropped, 1, "{report:?}");
+        assert!(app.smtp.messages().is_empty(), "the notification of a revoked share never left");
+        let after = scraped(&app).await;
+        assert_eq!(sample(&after, "watasu_mail_deliveries_total", &[("result", "dropped")]), Some(1.0), "{after}");
+        assert_eq!(sample(&after, "watasu_mail_deliveries_total", &[("result", "sent")]), None, "{after}");
     }
 
     async fn an_expired_share_counts_in_the_gc_backlog_until_a_pass_collects_it(backend: Backend) {

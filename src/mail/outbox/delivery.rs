@@ -18,17 +18,12 @@ impl Outbox {
             }
             if self.drop_if_share_closed(id).await? {
                 tracing::info!(mail_id = id, "share notification dropped: the share was closed before it was sent");
-                report.dropped += 1;
+                report.count(&Outcome::Dropped);
                 continue;
             }
             let Some(mail) = self.claim(id).await? else { continue };
             let (outcome, relay_down) = self.send(mailer, &mail).await?;
-            match outcome {
-                Outcome::Sent => report.sent += 1,
-                Outcome::Retrying { .. } => report.failed += 1,
-                Outcome::Dead { .. } => report.dead += 1,
-                Outcome::Dropped => report.dropped += 1,
-            }
+            report.count(&outcome);
             if relay_down {
                 break;
             }
@@ -70,12 +65,7 @@ impl Outbox {
     /// Sends a claimed row, records the result and counts it in the metrics.
     async fn send(&self, mailer: &dyn Mailer, mail: &ClaimedMail) -> Result<(Outcome, bool), sqlx::Error> {
         let sent = self.attempt(mailer, mail).await?;
-        self.metrics.mail_delivery(match sent.0 {
-            Outcome::Sent => "sent",
-            Outcome::Retrying { .. } => "retrying",
-            Outcome::Dead { .. } => "dead",
-            Outcome::Dropped => "dropped",
-        });
+        self.metrics.mail_delivery(sent.0.label());
         Ok(sent)
     }
 

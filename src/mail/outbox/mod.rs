@@ -130,6 +130,18 @@ pub enum Outcome {
     Dropped,
 }
 
+impl Outcome {
+    /// The `result` label of the deliveries metric.
+    pub fn label(&self) -> &'static str {
+        match self {
+            Self::Sent => "sent",
+            Self::Retrying { .. } => "retrying",
+            Self::Dead { .. } => "dead",
+            Self::Dropped => "dropped",
+        }
+    }
+}
+
 /// What one delivery pass did.
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
 pub struct DeliveryReport {
@@ -143,6 +155,16 @@ pub struct DeliveryReport {
 }
 
 impl DeliveryReport {
+    fn count(&mut self, outcome: &Outcome) {
+        let counter = match outcome {
+            Outcome::Sent => &mut self.sent,
+            Outcome::Retrying { .. } => &mut self.failed,
+            Outcome::Dead { .. } => &mut self.dead,
+            Outcome::Dropped => &mut self.dropped,
+        };
+        *counter += 1;
+    }
+
     pub fn attempted(&self) -> u32 {
         self.sent + self.failed + self.dead + self.dropped
     }
@@ -286,7 +308,7 @@ impl Outbox {
             sqlx::query(pool.sql(&DROP_IF_SHARE_CLOSED)).bind(id).execute(pool).await?.rows_affected()
         });
         if dropped == 1 {
-            self.metrics.mail_delivery("dropped");
+            self.metrics.mail_delivery(Outcome::Dropped.label());
         }
         Ok(dropped == 1)
     }
