@@ -43,6 +43,7 @@ mod recipient;
 mod recipient_flow;
 mod resumed_downloads;
 mod scale_out;
+mod second_factor;
 mod secrets_kept_out;
 mod sender_actions;
 mod share_access;
