@@ -133,6 +133,12 @@ enum UserCommand {
         #[arg(long)]
         password_stdin: bool,
     },
+    /// Remove every second factor of an account (its authenticator app and recovery codes) and
+    /// end its sessions, for someone who lost them all.
+    ResetFactors {
+        /// The account's email address.
+        email: String,
+    },
 }
 
 fn main() -> ExitCode {
@@ -188,6 +194,7 @@ async fn run(command: Command, config: Config) -> anyhow::Result<()> {
         Command::User(UserCommand::Add { email, name, admin, password_stdin }) => {
             cli::user::add_user(&config, cli::user::AddUser { email, name, admin, password_stdin }).await
         }
+        Command::User(UserCommand::ResetFactors { email }) => cli::user::reset_factors(&config, &email).await,
         Command::Share(ShareCommand::Create { from, to, file, expires_in, message, lang }) => {
             let args = cli::share::CreateShareArgs { from, to, file, expires_in, message, lang };
             cli::share::create(&config, args).await

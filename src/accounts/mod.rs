@@ -5,6 +5,7 @@ pub mod login;
 mod name;
 pub mod password;
 pub mod policy;
+pub mod second_factor;
 pub mod setup;
 pub mod throttle;
 mod time_zone;

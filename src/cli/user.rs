@@ -1,4 +1,4 @@
-//! `watasu user add`.
+//! `watasu user add` and `watasu user reset-factors`.
 
 use std::io::Read;
 
@@ -48,4 +48,25 @@ pub async fn add_user(config: &Config, args: AddUser) -> anyhow::Result<()> {
         Err(AccountError::Exists) => Err(usage(format!("an account for {} already exists", email.as_str()))),
         Err(error) => Err(error.into()),
     }
+}
+
+/// `watasu user reset-factors EMAIL`: for someone who lost every factor; prints what it removed.
+pub async fn reset_factors(config: &Config, email: &str) -> anyhow::Result<()> {
+    let email = EmailAddress::parse(email).map_err(usage)?;
+    let services = Services::open(config).await?;
+    let done = match services.accounts.active_by_email(&email).await {
+        Ok(Some(user)) => services.factors.reset(&user, None, None).await.map(Some),
+        Ok(None) => Ok(None),
+        Err(error) => Err(error),
+    };
+    services.close().await;
+    let Some(reset) = done? else { return Err(usage(format!("no active account for {}", email.as_str()))) };
+    let app = if reset.totp { "removed the authenticator app" } else { "no authenticator app was set up" };
+    crate::outln!(
+        "{}: {app}; {} unused recovery codes removed; {} sessions ended",
+        email.as_str(),
+        reset.recovery_codes,
+        reset.sessions_ended
+    );
+    Ok(())
 }

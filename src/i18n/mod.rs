@@ -10,6 +10,7 @@ pub mod format;
 mod ja;
 mod maintenance;
 mod recipient_flow;
+mod second_factor;
 mod sender_pages;
 mod uploader;
 
@@ -17,6 +18,7 @@ pub use chrome::ChromeText;
 pub use deletion::DeletionText;
 pub use maintenance::MaintenanceText;
 pub use recipient_flow::RecipientFlowText;
+pub use second_factor::SecondFactorText;
 pub use sender_pages::SenderPagesText;
 pub use uploader::UploaderText;
 
@@ -302,6 +304,7 @@ pub struct Text {
     pub deletion: DeletionText,
     pub uploader: UploaderText,
     pub chrome: ChromeText,
+    pub second_factor: SecondFactorText,
 }
 
 /// Title and explanation of one error page: what happened and what the person can do next.

@@ -4,7 +4,11 @@
 
 use std::{net::IpAddr, sync::Arc, time::Duration};
 
-use super::{Fault, Parts, mails::Mails};
+use super::{
+    Fault, Parts,
+    mails::Mails,
+    second_factor::{Factors, SignInStep},
+};
 use crate::{
     accounts::{
         CreateUserError, DisplayName, EmailAddress, Role, TimeZone, User, Users,
@@ -91,10 +95,11 @@ pub struct Accounts {
     setup: Arc<SetupGate>,
     mails: Mails,
     uploads: crate::uploads::UploadRepository,
+    factors: Factors,
 }
 
 impl Accounts {
-    pub fn new(parts: &Parts, sessions: Sessions, mails: Mails) -> Self {
+    pub fn new(parts: &Parts, sessions: Sessions, mails: Mails, factors: Factors) -> Self {
         Self {
             config: parts.config.clone(),
             users: Users::new(parts.db.clone()),
@@ -104,6 +109,7 @@ impl Accounts {
             setup: Arc::default(),
             mails,
             uploads: crate::uploads::UploadRepository::new(parts.db.clone()),
+            factors,
         }
     }
 
@@ -146,20 +152,21 @@ impl Accounts {
         self.start_session(session, user_id).await
     }
 
-    /// Signs a sender in: the same answer for an unknown address and a wrong password.
+    /// Signs a sender in: the same answer for an unknown address and a wrong password. A right
+    /// password leads on to a second factor when the account has one or the team requires one.
     pub async fn sign_in(
         &self,
         email: &str,
         password: SecretString,
         session: Option<&Session>,
         client: IpAddr,
-    ) -> Result<NewSession, AccountError> {
+    ) -> Result<SignInStep, AccountError> {
         let user = authenticate(&self.users, &self.limiter, email, password, client).await.map_err(|e| match e {
             LoginError::Invalid => AccountError::WrongCredentials,
             LoginError::TooMany(wait) => AccountError::TooMany(wait),
             LoginError::Database(error) => error.into(),
         })?;
-        self.start_session(session, user.id).await
+        Ok(self.factors.after_password(&user, session).await?)
     }
 
     /// The browser's session signed in as `user_id`, on a new id (a privilege change).

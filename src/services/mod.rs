@@ -9,6 +9,7 @@ pub mod delivery;
 pub mod handover;
 pub mod mails;
 pub mod records;
+pub mod second_factor;
 pub mod sharing;
 pub mod telemetry;
 pub mod uploads;
@@ -92,6 +93,8 @@ pub struct Services {
     /// The bytes of claimed files, in ranges, and how far each download got.
     pub deliveries: delivery::Deliveries,
     pub accounts: accounts::Accounts,
+    /// Second factors, pending sign-ins and the team's sign-in policy.
+    pub factors: second_factor::Factors,
     /// Opens and runs deletion cases (in the background, after the request).
     pub deletion: Runner,
     pub maintenance: Maintenance,
@@ -126,12 +129,14 @@ impl Services {
             Runner::new(db.clone(), parts.store.clone(), parts.mailer.clone(), parts.config.mail_origin(), journal);
         let maintenance = Maintenance::from_settings(db.clone(), settings).with_metrics(parts.metrics.clone());
         let uploads = uploads::Uploads::new(&parts);
+        let factors = second_factor::Factors::new(&parts, sessions.clone());
         Self {
             sharing: sharing::Sharing::new(&parts, mails.clone(), uploads.clone()),
             uploads,
             handover: handover::Handover::new(&parts, mails.clone(), deliveries.clone()),
             deliveries,
-            accounts: accounts::Accounts::new(&parts, sessions.clone(), mails.clone()),
+            accounts: accounts::Accounts::new(&parts, sessions.clone(), mails.clone(), factors.clone()),
+            factors,
             records: records::Records::new(deletion.cases().clone(), maintenance.ledger().clone()),
             deletion,
             maintenance,

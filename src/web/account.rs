@@ -17,7 +17,12 @@ use super::{
     middleware::{ClientAddr, SessionHandle},
     render, render_with, see_other,
 };
-use crate::{accounts::TimeZone, accounts::User, secret::SecretString, services::accounts::AccountError};
+use crate::{
+    accounts::TimeZone,
+    accounts::User,
+    secret::SecretString,
+    services::{accounts::AccountError, second_factor::FactorStatus},
+};
 
 #[derive(Template)]
 #[template(path = "auth/account.html")]
@@ -34,6 +39,10 @@ struct AccountPage<'a> {
     password_error: FieldError,
     /// Why the deletion form was refused (wrong password, …).
     delete_error: FieldError,
+    /// The second factor's section (`None` on the answers of the forms that do not concern it).
+    factors: Option<FactorStatus>,
+    factors_removed: bool,
+    factor_error: FieldError,
 }
 
 impl<'a> AccountPage<'a> {
@@ -58,6 +67,9 @@ impl<'a> AccountPage<'a> {
             changed: false,
             password_error: FieldError::NONE,
             delete_error: FieldError::NONE,
+            factors: None,
+            factors_removed: false,
+            factor_error: FieldError::NONE,
         }
     }
 }
@@ -74,10 +86,13 @@ pub struct AccountQuery {
 pub async fn account_page(
     c: Chrome,
     Query(query): Query<AccountQuery>,
+    state: Data<&AppState>,
     session: Data<&SessionHandle>,
     SignedIn(user): SignedIn,
 ) -> Result<Html<String>, AppError> {
     let mut page = AccountPage::new(c, &session, &user);
+    page.factors = Some(state.services.factors.status(&user).await?);
+    page.factors_removed = query.saved.as_deref() == Some("second-factor");
     if query.saved.as_deref() == Some("time-zone") {
         let t = &page.c.t.chrome;
         let zone = page.chosen.unwrap_or(t.time_zone_by_language);
@@ -164,5 +179,19 @@ pub fn account_with_deletion_error(
 ) -> Result<Response, AppError> {
     let mut page = AccountPage::new(c, session, user);
     page.delete_error = FieldError::on("password", message);
+    render_with(StatusCode::BAD_REQUEST, &page)
+}
+
+/// The account page answering a second-factor form refused for a wrong current password (400).
+pub async fn account_with_factor_error(
+    c: Chrome,
+    state: &AppState,
+    session: &SessionHandle,
+    user: &User,
+    message: &'static str,
+) -> Result<Response, AppError> {
+    let mut page = AccountPage::new(c, session, user);
+    page.factors = Some(state.services.factors.status(user).await?);
+    page.factor_error = FieldError::on("password", message);
     render_with(StatusCode::BAD_REQUEST, &page)
 }

@@ -5,7 +5,7 @@ use askama::Template;
 use poem::{
     Response, handler,
     http::StatusCode,
-    web::{Data, Html, Path},
+    web::{Data, Html, Path, Query},
 };
 use serde::Deserialize;
 
@@ -20,7 +20,10 @@ use crate::{
     accounts::{TimeZone, password::PasswordRuleError},
     i18n::Text,
     secret::SecretString,
-    services::accounts::{AccountError, FormProblem, NewAccountForm},
+    services::{
+        accounts::{AccountError, FormProblem, NewAccountForm},
+        second_factor::SignInStep,
+    },
     session::Session,
 };
 
@@ -147,15 +150,28 @@ pub fn account_error(error: AccountError) -> AppError {
 #[template(path = "auth/login.html")]
 struct LoginPage<'a> {
     c: Chrome,
+    /// A pending sign-in ran out (`?expired=1`): say so.
+    expired: bool,
     csrf_token: &'a str,
     email: &'a str,
     error: FieldError,
 }
 
+#[derive(Deserialize)]
+pub struct LoginQuery {
+    #[serde(default)]
+    expired: Option<String>,
+}
+
 /// GET /login
 #[handler]
-pub async fn login_page(c: Chrome, session: Data<&SessionHandle>) -> Result<Html<String>, AppError> {
-    render(&LoginPage { c, csrf_token: &session.form_token(), email: "", error: FieldError::NONE })
+pub async fn login_page(
+    c: Chrome,
+    Query(query): Query<LoginQuery>,
+    session: Data<&SessionHandle>,
+) -> Result<Html<String>, AppError> {
+    let expired = query.expired.is_some();
+    render(&LoginPage { c, expired, csrf_token: &session.form_token(), email: "", error: FieldError::NONE })
 }
 
 #[derive(Deserialize)]
@@ -181,14 +197,20 @@ pub async fn login_submit(
 ) -> Result<Response, AppError> {
     let password = SecretString::new(form.password);
     match state.services.accounts.sign_in(&form.email, password, session.current().as_ref(), client.0.0).await {
-        Ok(signed_in) => {
+        Ok(SignInStep::Done(signed_in)) => {
             adopt_browser_zone(&state, &session.adopt(signed_in), &form.time_zone).await;
             Ok(see_other("/shares"))
+        }
+        Ok(SignInStep::Pending { purpose, started }) => {
+            if let Some(new) = started {
+                session.adopt(new);
+            }
+            Ok(see_other(super::second_factor::step_path(purpose)))
         }
         Err(AccountError::WrongCredentials) => {
             let csrf_token = session.form_token();
             let error = FieldError::whole_form(c.t.login_failed);
-            let page = LoginPage { c, csrf_token: &csrf_token, email: &form.email, error };
+            let page = LoginPage { c, expired: false, csrf_token: &csrf_token, email: &form.email, error };
             render_with(StatusCode::OK, &page)
         }
         Err(AccountError::TooMany(retry_after)) => Err(AppError::TooMany { reason: "sign-in attempts", retry_after }),

@@ -21,6 +21,7 @@ pub mod middleware;
 mod nav;
 mod pages;
 mod recipient;
+mod second_factor;
 mod team;
 pub(crate) mod uploads;
 
@@ -82,6 +83,15 @@ pub fn app(state: AppState) -> impl Endpoint + 'static {
         .at("/logout", poem::post(auth::logout))
         .at("/login", get(auth::login_page).post(auth::login_submit))
         .at("/setup/:token", get(auth::setup_page).post(auth::setup_submit))
+        // Second factor: the sign-in's code step and set-up, the account's app, the team's policy.
+        .at("/login/second-factor", get(second_factor::verify_page).post(second_factor::verify_submit))
+        .at("/login/enrol", get(second_factor::enrol_page).post(second_factor::enrol_submit))
+        .at("/account/totp", get(second_factor::setup_page).post(second_factor::start_setup))
+        .at("/account/totp/confirm", poem::post(second_factor::confirm_setup))
+        .at("/account/totp/remove", poem::post(second_factor::remove))
+        .at("/account/recovery-codes", poem::post(second_factor::renew_codes))
+        .at("/team/sign-in-policy", poem::post(team::set_sign_in_policy))
+        .at("/team/:id/reset-factors", get(team::confirm_reset_factors).post(team::reset_factors))
         .at("/account", get(account::account_page))
         .at("/account/time-zone", poem::post(account::set_time_zone))
         .at("/account/password", poem::post(account::change_password))

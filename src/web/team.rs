@@ -32,6 +32,8 @@ struct TeamPage<'a> {
     /// What the change that led here came to.
     notice: Option<&'static str>,
     error: Option<&'static str>,
+    /// Every sign-in needs a second factor (the team's policy).
+    require_second_factor: bool,
 }
 
 impl TeamPage<'_> {
@@ -52,7 +54,8 @@ async fn team_page(
 ) -> Result<Response, AppError> {
     let members = state.services.accounts.team().await?;
     let csrf_token = session.form_token();
-    let page = TeamPage { c, csrf_token: &csrf_token, members, me: me.id, notice, error };
+    let require_second_factor = state.services.factors.policy().await?.require_second_factor;
+    let page = TeamPage { c, csrf_token: &csrf_token, members, me: me.id, notice, error, require_second_factor };
     render_with(if error.is_some() { StatusCode::BAD_REQUEST } else { StatusCode::OK }, &page)
 }
 
@@ -74,6 +77,8 @@ pub async fn show(
     let notice = match query.done.as_deref() {
         Some("invited") => Some(c.t.team_invited),
         Some("disabled") => Some(c.lang.sender_pages().disabled_notice),
+        Some("policy") => Some(c.t.second_factor.policy_saved),
+        Some("factors-reset") => Some(c.t.second_factor.reset_done),
         _ => None,
     };
     team_page(c, &state, &session, &user, notice, None).await
@@ -272,4 +277,53 @@ pub async fn page_with_error(
     message: &'static str,
 ) -> Result<Response, AppError> {
     team_page(c, state, session, me, None, Some(message)).await
+}
+
+#[derive(Deserialize)]
+pub struct PolicyForm {
+    /// The checkbox: present when ticked.
+    #[serde(default)]
+    require_second_factor: Option<String>,
+}
+
+/// POST /team/sign-in-policy: whether every sign-in needs a second factor.
+#[handler]
+pub async fn set_sign_in_policy(
+    Form(form): Form<PolicyForm>,
+    state: Data<&AppState>,
+    client: Data<&ClientAddr>,
+    Admin(user): Admin,
+) -> Result<Response, AppError> {
+    let on = form.require_second_factor.is_some();
+    state.services.factors.require_second_factor(&user, on, client.0.0).await?;
+    Ok(see_other("/team?done=policy"))
+}
+
+/// GET /team/{id}/reset-factors: asks before resetting another member's second factors.
+#[handler]
+pub async fn confirm_reset_factors(
+    c: Chrome,
+    Path(id): Path<i64>,
+    state: Data<&AppState>,
+    session: Data<&SessionHandle>,
+    Admin(user): Admin,
+) -> Result<Response, AppError> {
+    let Some(member) = other_member(&state, &user, id).await? else { return Ok(see_other("/team")) };
+    let s = &c.t.second_factor;
+    let words = (s.reset_title, vec![s.reset_lead], s.reset_submit);
+    confirm_page(c, &session, member, words, "reset-factors")
+}
+
+/// POST /team/{id}/reset-factors: removes the member's factors and ends all their sessions.
+#[handler]
+pub async fn reset_factors(
+    Path(id): Path<i64>,
+    state: Data<&AppState>,
+    client: Data<&ClientAddr>,
+    Admin(user): Admin,
+) -> Result<Response, AppError> {
+    if let Some(member) = other_member(&state, &user, id).await? {
+        state.services.factors.reset(&member, Some(&user), Some(client.0.0)).await?;
+    }
+    Ok(see_other("/team?done=factors-reset"))
 }

@@ -1,0 +1,183 @@
+//! Second factors after a password: an authenticator app (TOTP, `totp`), one-time recovery codes
+//! (`recovery`), and the sign-ins waiting for one (`pending`). [`SecondFactors::enrolled`] is the
+//! one answer to "does this account have a second factor?".
+
+pub mod pending;
+pub mod recovery;
+mod seal;
+pub mod totp;
+
+pub use pending::{PendingSignIns, Purpose};
+pub use seal::{TotpKey, Unreadable};
+
+use crate::{
+    db::{Db, Dialect, Sql},
+    on_db,
+    secret::{SecretKey, SecretString},
+    sql,
+};
+
+/// What a TOTP code came to.
+#[derive(Debug, PartialEq, Eq)]
+pub enum TotpCheck {
+    Accepted,
+    Wrong,
+    /// Right, but of a step already used (or earlier): each code works once.
+    Replayed,
+}
+
+/// An app's secret, opened, with the sealed bytes it was read as.
+pub struct AppSecret {
+    sealed: Vec<u8>,
+    secret: Vec<u8>,
+}
+
+impl AppSecret {
+    /// What the set-up page shows for it.
+    pub fn provisioning(&self, account: &str) -> totp::Provisioning {
+        totp::provisioning(&self.secret, account)
+    }
+}
+
+impl std::fmt::Debug for AppSecret {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str("AppSecret([redacted])")
+    }
+}
+
+#[derive(Clone, Debug)]
+pub struct SecondFactors {
+    db: Db,
+    key: TotpKey,
+}
+
+const ENROLLED: &str = "SELECT count(*) FROM totp_factors WHERE user_id = $1 AND confirmed_at IS NOT NULL";
+/// A new secret replaces an unconfirmed one, never a confirmed one.
+const START: Sql = sql!(
+    "INSERT INTO totp_factors (user_id, secret_sealed) VALUES ($1, $2)
+     ON CONFLICT (user_id) DO UPDATE SET secret_sealed = excluded.secret_sealed, created_at = " now "
+      WHERE totp_factors.confirmed_at IS NULL"
+);
+const SECRET: &str = "SELECT secret_sealed FROM totp_factors WHERE user_id = $1 AND (confirmed_at IS NULL) = $2";
+/// Confirms the very secret that was checked, so a restarted enrolment cannot be confirmed by a
+/// code of the one it replaced.
+const CONFIRM: Sql = sql!(
+    "UPDATE totp_factors SET confirmed_at = " now ", last_step = $3
+      WHERE user_id = $1 AND secret_sealed = $2 AND confirmed_at IS NULL"
+);
+/// One statement decides a replay: only a later step than the last accepted one moves it.
+const ACCEPT_STEP: &str = "UPDATE totp_factors SET last_step = $2
+      WHERE user_id = $1 AND confirmed_at IS NOT NULL AND (last_step IS NULL OR last_step < $2)";
+const USE_CODE: Sql = sql!(
+    "UPDATE recovery_codes SET used_at = " now " WHERE user_id = $1 AND code_hash = $2 AND used_at IS NULL"
+);
+const CODES_LEFT: &str = "SELECT count(*) FROM recovery_codes WHERE user_id = $1 AND used_at IS NULL";
+
+impl SecondFactors {
+    pub fn new(db: Db, secret: &SecretKey) -> Self {
+        Self { db, key: TotpKey::derive(secret) }
+    }
+
+    /// Whether the account has a working second factor. (Passkeys join TOTP here.)
+    pub async fn enrolled(&self, user_id: i64) -> Result<bool, sqlx::Error> {
+        let totp: i64 = on_db!(&self.db, |pool| sqlx::query_scalar(ENROLLED).bind(user_id).fetch_one(pool).await?);
+        Ok(totp > 0)
+    }
+
+    /// Starts (or restarts) setting up an app with a fresh secret; false when TOTP is already on.
+    pub async fn start_totp(&self, user_id: i64) -> Result<bool, sqlx::Error> {
+        let sealed = self.key.seal(user_id, &totp::new_secret());
+        let started = on_db!(&self.db, |pool| {
+            sqlx::query(pool.sql(&START)).bind(user_id).bind(sealed).execute(pool).await?.rows_affected()
+        });
+        Ok(started == 1)
+    }
+
+    /// The secret of a set-up that waits for its first code (`waiting`), or of the working app.
+    pub async fn app_secret(&self, user_id: i64, waiting: bool) -> anyhow::Result<Option<AppSecret>> {
+        let sealed: Option<Vec<u8>> = on_db!(&self.db, |pool| {
+            sqlx::query_scalar(SECRET).bind(user_id).bind(waiting).fetch_optional(pool).await?
+        });
+        let Some(sealed) = sealed else { return Ok(None) };
+        let secret = self.key.open(user_id, &sealed)?;
+        Ok(Some(AppSecret { sealed, secret }))
+    }
+
+    /// Confirms a waiting set-up with its first correct code; that code's step counts as used.
+    pub async fn confirm_totp(&self, user_id: i64, app: &AppSecret, code: &SecretString) -> Result<bool, sqlx::Error> {
+        let Some(step) = totp::matching_step(&app.secret, code, totp::unix_now()) else { return Ok(false) };
+        let confirmed = on_db!(&self.db, |pool| {
+            sqlx::query(pool.sql(&CONFIRM))
+                .bind(user_id)
+                .bind(&app.sealed)
+                .bind(step)
+                .execute(pool)
+                .await?
+                .rows_affected()
+        });
+        Ok(confirmed == 1)
+    }
+
+    /// Checks a code of the working app, using its step up.
+    pub async fn check_totp(
+        &self,
+        user_id: i64,
+        app: &AppSecret,
+        code: &SecretString,
+    ) -> Result<TotpCheck, sqlx::Error> {
+        let Some(step) = totp::matching_step(&app.secret, code, totp::unix_now()) else { return Ok(TotpCheck::Wrong) };
+        let accepted = on_db!(&self.db, |pool| {
+            sqlx::query(ACCEPT_STEP).bind(user_id).bind(step).execute(pool).await?.rows_affected()
+        });
+        Ok(if accepted == 1 { TotpCheck::Accepted } else { TotpCheck::Replayed })
+    }
+
+    /// Uses one recovery code (each works once); false for a wrong or used one.
+    pub async fn use_recovery_code(&self, user_id: i64, code: &SecretString) -> Result<bool, sqlx::Error> {
+        let Some(hash) = recovery::stored_hash(code) else { return Ok(false) };
+        let used = on_db!(&self.db, |pool| {
+            sqlx::query(pool.sql(&USE_CODE)).bind(user_id).bind(hash).execute(pool).await?.rows_affected()
+        });
+        Ok(used == 1)
+    }
+
+    /// How many recovery codes the account has left.
+    pub async fn recovery_codes_left(&self, user_id: i64) -> Result<i64, sqlx::Error> {
+        on_db!(&self.db, |pool| sqlx::query_scalar(CODES_LEFT).bind(user_id).fetch_one(pool).await)
+    }
+
+    /// Replaces the account's recovery codes with a new set, returned once to be shown.
+    pub async fn new_recovery_codes(&self, user_id: i64) -> Result<Vec<SecretString>, sqlx::Error> {
+        const CLEAR: &str = "DELETE FROM recovery_codes WHERE user_id = $1";
+        const ADD: &str = "INSERT INTO recovery_codes (user_id, code_hash) VALUES ($1, $2)";
+        let codes: Vec<SecretString> = (0..recovery::SET_SIZE).map(|_| recovery::new_code()).collect();
+        on_db!(&self.db, |pool| {
+            let mut tx = pool.begin_write().await?;
+            sqlx::query(CLEAR).bind(user_id).execute(&mut *tx).await?;
+            for code in &codes {
+                let hash = recovery::stored_hash(code).expect("a new code is well formed");
+                sqlx::query(ADD).bind(user_id).bind(hash).execute(&mut *tx).await?;
+            }
+            tx.commit().await?;
+        });
+        Ok(codes)
+    }
+
+    /// Removes every factor of the account (its app, set up or waiting, and its recovery codes);
+    /// answers whether an app and how many unused codes were removed.
+    pub async fn remove_all(&self, user_id: i64) -> Result<(bool, u64), sqlx::Error> {
+        const TOTP: &str = "DELETE FROM totp_factors WHERE user_id = $1 AND confirmed_at IS NOT NULL";
+        const WAITING: &str = "DELETE FROM totp_factors WHERE user_id = $1";
+        const UNUSED: &str = "DELETE FROM recovery_codes WHERE user_id = $1 AND used_at IS NULL";
+        const USED: &str = "DELETE FROM recovery_codes WHERE user_id = $1";
+        on_db!(&self.db, |pool| {
+            let mut tx = pool.begin_write().await?;
+            let app = sqlx::query(TOTP).bind(user_id).execute(&mut *tx).await?.rows_affected() == 1;
+            sqlx::query(WAITING).bind(user_id).execute(&mut *tx).await?;
+            let codes = sqlx::query(UNUSED).bind(user_id).execute(&mut *tx).await?.rows_affected();
+            sqlx::query(USED).bind(user_id).execute(&mut *tx).await?;
+            tx.commit().await?;
+            Ok((app, codes))
+        })
+    }
+}

@@ -1,0 +1,276 @@
+//! The second factor on the web: the code step of signing in (`/login/second-factor`), the set-up
+//! a team policy walks an account through before it is signed in (`/login/enrol`), the account's
+//! own set-up, removal and new recovery codes, and the page that shows recovery codes once.
+
+use askama::Template;
+use poem::{Request, Response, handler, http::StatusCode, web::Data};
+use serde::Deserialize;
+
+use super::{
+    AppError, AppState, Chrome, SignedIn,
+    form::Form,
+    middleware::{ClientAddr, SessionHandle},
+    render_with, see_other,
+};
+use crate::{
+    accounts::second_factor::{Purpose, totp::Provisioning},
+    secret::SecretString,
+    services::second_factor::FactorError,
+};
+
+/// Where a pending sign-in goes next.
+pub fn step_path(purpose: Purpose) -> &'static str {
+    match purpose {
+        Purpose::Verify => "/login/second-factor",
+        Purpose::Enrol => "/login/enrol",
+    }
+}
+
+/// Back to the sign-in page, saying the pending sign-in ran out.
+const EXPIRED: &str = "/login?expired=1";
+
+#[derive(Deserialize)]
+pub struct CodeForm {
+    #[serde(default)]
+    code: String,
+}
+
+#[derive(Deserialize)]
+pub struct PasswordForm {
+    #[serde(default)]
+    password: String,
+}
+
+#[derive(Template)]
+#[template(path = "auth/second_factor.html")]
+struct VerifyPage {
+    c: Chrome,
+    csrf_token: String,
+    error: Option<&'static str>,
+}
+
+/// GET /login/second-factor
+#[handler]
+pub async fn verify_page(
+    c: Chrome,
+    state: Data<&AppState>,
+    session: Data<&SessionHandle>,
+) -> Result<Response, AppError> {
+    match state.services.factors.pending(session.current().as_ref()).await? {
+        Some(pending) if pending.purpose == Purpose::Verify => {
+            render_with(StatusCode::OK, &VerifyPage { c, csrf_token: session.form_token(), error: None })
+        }
+        _ => Ok(see_other(EXPIRED)),
+    }
+}
+
+/// POST /login/second-factor: an app's code or a recovery code; the session id changes on success.
+#[handler]
+pub async fn verify_submit(
+    c: Chrome,
+    Form(form): Form<CodeForm>,
+    state: Data<&AppState>,
+    session: Data<&SessionHandle>,
+    client: Data<&ClientAddr>,
+) -> Result<Response, AppError> {
+    let code = SecretString::new(form.code);
+    match state.services.factors.verify(session.current().as_ref(), code, client.0.0).await {
+        Ok(signed_in) => {
+            session.adopt(signed_in);
+            Ok(see_other("/shares"))
+        }
+        Err(FactorError::WrongCode) => {
+            let error = Some(c.t.second_factor.code_wrong);
+            render_with(StatusCode::OK, &VerifyPage { c, csrf_token: session.form_token(), error })
+        }
+        Err(error) => factor_error(error),
+    }
+}
+
+/// A refusal that is not a wrong code, as its answer.
+fn factor_error(error: FactorError) -> Result<Response, AppError> {
+    match error {
+        FactorError::NoPendingSignIn => Ok(see_other(EXPIRED)),
+        FactorError::TooMany(retry_after) => Err(AppError::TooMany { reason: "second factor attempts", retry_after }),
+        FactorError::NotWaiting => Ok(see_other("/account#second-factor")),
+        FactorError::WrongCode | FactorError::WrongPassword => Err(AppError::BadRequest("wrong code or password")),
+        FactorError::Fault(fault) => Err(fault.into()),
+    }
+}
+
+#[derive(Template)]
+#[template(path = "auth/enrol.html")]
+struct EnrolPage {
+    c: Chrome,
+    csrf_token: String,
+    setup: Provisioning,
+    /// Where the code form posts.
+    action: &'static str,
+    /// The account page's set-up (signed in) rather than the sign-in's.
+    signed_in_setup: bool,
+    error: Option<&'static str>,
+}
+
+/// GET /login/enrol: the set-up the team's policy requires before signing in.
+#[handler]
+pub async fn enrol_page(
+    c: Chrome,
+    state: Data<&AppState>,
+    session: Data<&SessionHandle>,
+) -> Result<Response, AppError> {
+    match state.services.factors.enrolment(session.current().as_ref()).await {
+        Ok((_, setup)) => enrol_with(c, &session, setup, "/login/enrol", None),
+        Err(error) => factor_error(error),
+    }
+}
+
+fn enrol_with(
+    c: Chrome,
+    session: &SessionHandle,
+    setup: Provisioning,
+    action: &'static str,
+    error: Option<&'static str>,
+) -> Result<Response, AppError> {
+    let signed_in_setup = action != "/login/enrol";
+    let page = EnrolPage { c, csrf_token: session.form_token(), setup, action, signed_in_setup, error };
+    render_with(if error.is_some() { StatusCode::BAD_REQUEST } else { StatusCode::OK }, &page)
+}
+
+/// POST /login/enrol: confirms the app, signs the session in and shows the recovery codes once.
+#[handler]
+pub async fn enrol_submit(
+    req: &Request,
+    c: Chrome,
+    Form(form): Form<CodeForm>,
+    state: Data<&AppState>,
+    session: Data<&SessionHandle>,
+    client: Data<&ClientAddr>,
+) -> Result<Response, AppError> {
+    let factors = &state.services.factors;
+    match factors.enrol_and_sign_in(session.current().as_ref(), SecretString::new(form.code), client.0.0).await {
+        Ok((signed_in, codes)) => {
+            session.adopt(signed_in);
+            recovery_codes(Chrome::for_request(req), &session, codes, "/shares")
+        }
+        Err(FactorError::WrongCode) => {
+            let (_, setup) = match factors.enrolment(session.current().as_ref()).await {
+                Ok(found) => found,
+                Err(error) => return factor_error(error),
+            };
+            let error = Some(c.t.second_factor.code_wrong);
+            enrol_with(c, &session, setup, "/login/enrol", error)
+        }
+        Err(error) => factor_error(error),
+    }
+}
+
+#[derive(Template)]
+#[template(path = "auth/recovery_codes.html")]
+struct RecoveryCodesPage {
+    c: Chrome,
+    codes: Vec<SecretString>,
+    next: &'static str,
+}
+
+/// The recovery codes, shown once in the answer to the form that made them (never stored).
+fn recovery_codes(
+    mut c: Chrome,
+    session: &SessionHandle,
+    codes: Vec<SecretString>,
+    next: &'static str,
+) -> Result<Response, AppError> {
+    c.csrf_token = session.form_token();
+    let mut response = render_with(StatusCode::OK, &RecoveryCodesPage { c, codes, next })?;
+    response.headers_mut().insert("Cache-Control", poem::http::HeaderValue::from_static("no-store"));
+    Ok(response)
+}
+
+/// POST /account/totp: starts setting up an app with a fresh secret.
+#[handler]
+pub async fn start_setup(state: Data<&AppState>, SignedIn(user): SignedIn) -> Result<Response, AppError> {
+    state.services.factors.start_totp(&user).await?;
+    Ok(see_other("/account/totp"))
+}
+
+/// GET /account/totp: the waiting set-up (QR code, key, code field).
+#[handler]
+pub async fn setup_page(
+    c: Chrome,
+    state: Data<&AppState>,
+    session: Data<&SessionHandle>,
+    SignedIn(user): SignedIn,
+) -> Result<Response, AppError> {
+    match state.services.factors.waiting_setup(&user).await? {
+        Some(setup) => enrol_with(c, &session, setup, "/account/totp", None),
+        None => Ok(see_other("/account#second-factor")),
+    }
+}
+
+/// POST /account/totp/confirm: confirms the waiting set-up with its first code and shows the
+/// recovery codes once.
+#[handler]
+pub async fn confirm_setup(
+    c: Chrome,
+    Form(form): Form<CodeForm>,
+    state: Data<&AppState>,
+    session: Data<&SessionHandle>,
+    client: Data<&ClientAddr>,
+    SignedIn(user): SignedIn,
+) -> Result<Response, AppError> {
+    let factors = &state.services.factors;
+    match factors.confirm_totp(&user, SecretString::new(form.code), client.0.0).await {
+        Ok(codes) => recovery_codes(c, &session, codes, "/account"),
+        Err(FactorError::WrongCode) => match factors.waiting_setup(&user).await? {
+            Some(setup) => {
+                let error = Some(c.t.second_factor.code_wrong);
+                enrol_with(c, &session, setup, "/account/totp", error)
+            }
+            None => Ok(see_other("/account#second-factor")),
+        },
+        Err(error) => factor_error(error),
+    }
+}
+
+/// POST /account/totp/remove: asks for the current password.
+#[handler]
+pub async fn remove(
+    c: Chrome,
+    Form(form): Form<PasswordForm>,
+    state: Data<&AppState>,
+    session: Data<&SessionHandle>,
+    client: Data<&ClientAddr>,
+    SignedIn(user): SignedIn,
+) -> Result<Response, AppError> {
+    match state.services.factors.remove_totp(&user, SecretString::new(form.password), client.0.0).await {
+        Ok(()) => Ok(see_other("/account?saved=second-factor#second-factor")),
+        Err(FactorError::WrongPassword) => wrong_password(c, &state, &session, &user).await,
+        Err(error) => factor_error(error),
+    }
+}
+
+/// POST /account/recovery-codes: a new set after the current password; the old set stops working.
+#[handler]
+pub async fn renew_codes(
+    c: Chrome,
+    Form(form): Form<PasswordForm>,
+    state: Data<&AppState>,
+    session: Data<&SessionHandle>,
+    client: Data<&ClientAddr>,
+    SignedIn(user): SignedIn,
+) -> Result<Response, AppError> {
+    match state.services.factors.renew_recovery_codes(&user, SecretString::new(form.password), client.0.0).await {
+        Ok(codes) => recovery_codes(c, &session, codes, "/account"),
+        Err(FactorError::WrongPassword) => wrong_password(c, &state, &session, &user).await,
+        Err(error) => factor_error(error),
+    }
+}
+
+async fn wrong_password(
+    c: Chrome,
+    state: &AppState,
+    session: &SessionHandle,
+    user: &crate::accounts::User,
+) -> Result<Response, AppError> {
+    let message = c.t.password_current_wrong;
+    super::account::account_with_factor_error(c, state, session, user, message).await
+}

@@ -1,0 +1,301 @@
+//! The second factor after a password: TOTP codes (within one step, each once, throttled like
+//! passwords), recovery codes (each once), the pending sign-in (it expires, it reaches nothing, it
+//! ends on a new session id), the team's policy walking an account through set-up, an admin's
+//! reset and the command line's. Codes are computed from the key the set-up page shows, as an
+//! authenticator app does.
+
+use totp_rs::{Builder, Secret};
+
+use crate::{
+    both_backends,
+    cli_output::env_of,
+    support::{Backend, Browser, PASSWORD, Page, TestApp, clock, count, execute, process::run_watasu},
+};
+
+const OWNER: &str = "owner@example.test";
+const ATTACKER: &str = "203.0.113.7";
+const OWNERS_LAPTOP: &str = "198.51.100.20";
+
+fn now() -> u64 {
+    std::time::SystemTime::now().duration_since(std::time::UNIX_EPOCH).unwrap().as_secs()
+}
+
+/// The code an app shows `offset` steps from now.
+fn code(secret: &[u8], offset: i64) -> String {
+    let bytes: [u8; 20] = secret.try_into().unwrap();
+    let totp = Builder::new().with_secret(Secret::new_stack(bytes)).build().unwrap();
+    let step = (now() / 30) as i64 + offset;
+    totp.generate(step as u64 * 30).to_string()
+}
+
+/// Waits, if need be, for a step with at least ten seconds left, so that a code computed now is
+/// still of the same step when the server checks it.
+async fn room_in_this_step() {
+    while now() % 30 > 20 {
+        tokio::time::sleep(std::time::Duration::from_millis(200)).await;
+    }
+}
+
+/// A client at one address (the app believes X-Forwarded-For from the test client).
+struct Client {
+    browser: Browser,
+    address: &'static str,
+}
+
+impl Client {
+    fn new(app: &TestApp, address: &'static str) -> Self {
+        Self { browser: app.browser(), address }
+    }
+
+    async fn get(&self, path: &str) -> Page {
+        self.browser.get_with(path, &[("X-Forwarded-For", self.address)]).await
+    }
+
+    async fn post(&self, path: &str, fields: &[(&str, &str)]) -> Page {
+        let headers = [("Sec-Fetch-Site", "same-origin"), ("X-Forwarded-For", self.address)];
+        self.browser.post_form_with(path, fields, &headers).await
+    }
+
+    /// The password step; returns where it leads.
+    async fn password(&self, email: &str) -> String {
+        let csrf = self.get("/login").await.csrf_token();
+        let answer = self.post("/login", &[("csrf_token", &csrf), ("email", email), ("password", PASSWORD)]).await;
+        assert_eq!(answer.status, 303, "{}", answer.body);
+        answer.header("location").unwrap().to_owned()
+    }
+
+    /// Posts a code on the second-factor page.
+    async fn code(&self, code: &str) -> Page {
+        let page = self.get("/login/second-factor").await;
+        assert_eq!(page.status, 200, "{:?} {}", page.header("location"), page.body);
+        self.post("/login/second-factor", &[("csrf_token", &page.csrf_token()), ("code", code)]).await
+    }
+
+    async fn signed_in(&self) -> bool {
+        self.get("/shares").await.status == 200
+    }
+}
+
+async fn app_behind_proxy(backend: Backend) -> TestApp {
+    TestApp::spawn_with(backend, |s| s.trusted_proxies = vec!["127.0.0.1/32".parse().unwrap()]).await
+}
+
+/// Sets up an app from the account page of a signed-in `client`: returns its secret (read from
+/// the page as a person types it) and the recovery codes shown once.
+async fn enrol(client: &Client) -> (Vec<u8>, Vec<String>) {
+    let account = client.get("/account").await;
+    let started = client.post("/account/totp", &[("csrf_token", &account.csrf_token())]).await;
+    assert_eq!(started.header("location"), Some("/account/totp"), "{}", started.body);
+    let setup = client.get("/account/totp").await;
+    assert_eq!(setup.status, 200);
+    assert!(setup.attr(".qr svg", "viewBox").is_some(), "no QR code drawn: {}", setup.body);
+    let key = setup.texts("[data-totp-secret]").pop().unwrap().replace(' ', "");
+    let secret = Secret::try_from_base32(&key).unwrap().as_bytes().to_vec();
+    room_in_this_step().await;
+    let done =
+        client.post("/account/totp/confirm", &[("csrf_token", &setup.csrf_token()), ("code", &code(&secret, 0))]).await;
+    assert_eq!(done.status, 200, "{}", done.body);
+    let codes = done.texts("[data-recovery-codes] code");
+    assert_eq!(codes.len(), 10);
+    (secret, codes)
+}
+
+/// A sender `OWNER` with an app set up; returns the client still signed in, the app's secret
+/// and the recovery codes.
+async fn owner_with_app(app: &TestApp) -> (Client, Vec<u8>, Vec<String>) {
+    app.create_sender_with_password(OWNER, "Owner", PASSWORD).await;
+    let client = Client::new(app, OWNERS_LAPTOP);
+    assert_eq!(client.password(OWNER).await, "/shares");
+    let (secret, codes) = enrol(&client).await;
+    (client, secret, codes)
+}
+
+fn session_cookie(client: &Client) -> String {
+    client.browser.cookie("watasu_session").expect("a session cookie")
+}
+
+both_backends! {
+    async fn a_password_then_a_totp_code_signs_in_on_a_new_session_id_and_the_code_works_once(backend: Backend) {
+        let app = app_behind_proxy(backend).await;
+        let (_, secret, _) = owner_with_app(&app).await;
+        let client = Client::new(&app, OWNERS_LAPTOP);
+
+        assert_eq!(client.password(OWNER).await, "/login/second-factor");
+        let pending_id = session_cookie(&client);
+        assert!(!client.signed_in().await, "a pending sign-in reached /shares");
+        assert_eq!(client.get("/account").await.header("location"), Some("/login"));
+        room_in_this_step().await;
+        let next = code(&secret, 1);
+        let answer = client.code(&next).await;
+
+        assert_eq!(answer.header("location"), Some("/shares"), "{}", answer.body);
+        assert_ne!(session_cookie(&client), pending_id, "the session id did not change");
+        assert!(client.signed_in().await);
+        assert_eq!(count(app.db(), "SELECT count(*) FROM pending_sign_ins WHERE session_id > $1", 0).await, 0);
+        let again = Client::new(&app, OWNERS_LAPTOP);
+        again.password(OWNER).await;
+        let replayed = again.code(&next).await;
+        assert_eq!(replayed.status, 200);
+        assert!(!replayed.texts("[role=alert]").is_empty(), "{}", replayed.body);
+        assert!(!again.signed_in().await, "the same code signed in twice");
+    }
+
+    async fn a_wrong_code_changes_nothing_and_only_one_step_either_way_is_accepted(backend: Backend) {
+        let app = app_behind_proxy(backend).await;
+        let (_, secret, _) = owner_with_app(&app).await;
+        // As if the app had not been used for a while: no step counts as used yet.
+        execute(app.db(), "UPDATE totp_factors SET last_step = 0 WHERE user_id > $1", "UPDATE totp_factors SET last_step = 0 WHERE user_id > $1", 0).await;
+        let client = Client::new(&app, OWNERS_LAPTOP);
+        client.password(OWNER).await;
+        room_in_this_step().await;
+        for (wrong, what) in [("000000".to_owned(), "a wrong code"), (code(&secret, 2), "two steps ahead"), (code(&secret, -2), "two steps behind"), ("12345".to_owned(), "five digits")] {
+            let answer = client.code(&wrong).await;
+            assert_eq!(answer.status, 200, "{what}");
+            assert!(!client.signed_in().await, "{what} signed in");
+        }
+        assert_eq!(client.code(&code(&secret, -1)).await.header("location"), Some("/shares"), "one step behind");
+        let other = Client::new(&app, OWNERS_LAPTOP);
+        other.password(OWNER).await;
+        assert_eq!(other.code(&code(&secret, 1)).await.header("location"), Some("/shares"), "one step ahead");
+    }
+
+    async fn codes_are_throttled_like_passwords_and_a_strangers_guesses_do_not_lock_the_owner_out(backend: Backend) {
+        let app = app_behind_proxy(backend).await;
+        let (_, secret, _) = owner_with_app(&app).await;
+        let attacker = Client::new(&app, ATTACKER);
+        attacker.password(OWNER).await;
+        for attempt in 1..=5 {
+            assert_eq!(attacker.code("111111").await.status, 200, "free failure {attempt}");
+        }
+        let refused = attacker.code("111111").await;
+        assert_eq!(refused.status, 429, "{}", refused.body);
+        assert!(refused.header("retry-after").is_some());
+        // A right password again does not clear the code failures.
+        let again = Client::new(&app, ATTACKER);
+        again.password(OWNER).await;
+        assert_eq!(again.code("222222").await.status, 429);
+
+        let owner = Client::new(&app, OWNERS_LAPTOP);
+        owner.password(OWNER).await;
+        room_in_this_step().await;
+        assert_eq!(owner.code(&code(&secret, 1)).await.header("location"), Some("/shares"), "the owner was locked out");
+    }
+
+    async fn a_recovery_code_signs_in_once(backend: Backend) {
+        let app = app_behind_proxy(backend).await;
+        let (_, _, codes) = owner_with_app(&app).await;
+        let client = Client::new(&app, OWNERS_LAPTOP);
+        client.password(OWNER).await;
+        let typed = codes[3].to_uppercase().replace('-', " ");
+        assert_eq!(client.code(&typed).await.header("location"), Some("/shares"));
+        assert_eq!(client.get("/account").await.attr("[data-codes-left]", "data-codes-left").as_deref(), Some("9"));
+
+        let later = Client::new(&app, OWNERS_LAPTOP);
+        later.password(OWNER).await;
+        assert_eq!(later.code(&codes[3]).await.status, 200);
+        assert!(!later.signed_in().await, "a recovery code worked twice");
+        assert_eq!(later.code(&codes[4]).await.header("location"), Some("/shares"));
+    }
+
+    async fn a_pending_sign_in_expires_and_sends_the_person_back_to_sign_in(backend: Backend) {
+        let app = app_behind_proxy(backend).await;
+        let (_, secret, _) = owner_with_app(&app).await;
+        let client = Client::new(&app, OWNERS_LAPTOP);
+        client.password(OWNER).await;
+        let csrf = client.get("/login/second-factor").await.csrf_token();
+        app.set_ago("pending_sign_ins", &["expires_at"], 1, clock::ALL).await;
+
+        assert_eq!(client.get("/login/second-factor").await.header("location"), Some("/login?expired=1"));
+        room_in_this_step().await;
+        let late = client.post("/login/second-factor", &[("csrf_token", &csrf), ("code", &code(&secret, 1))]).await;
+        assert_eq!(late.header("location"), Some("/login?expired=1"));
+        assert!(!client.signed_in().await);
+        let login = client.get("/login?expired=1").await;
+        assert_eq!(login.texts("[data-expired]").len(), 1);
+    }
+
+    async fn the_teams_policy_walks_an_account_without_a_factor_through_set_up_before_signing_in(backend: Backend) {
+        let app = app_behind_proxy(backend).await;
+        app.create_admin("admin@example.test").await;
+        let admin = Client::new(&app, OWNERS_LAPTOP);
+        admin.password("admin@example.test").await;
+        let team = admin.get("/team").await;
+        let saved = admin.post("/team/sign-in-policy", &[("csrf_token", &team.csrf_token()), ("require_second_factor", "1")]).await;
+        assert_eq!(saved.header("location"), Some("/team?done=policy"));
+        assert_eq!(admin.get("/team").await.attr("#require_second_factor", "checked").as_deref(), Some(""));
+        app.create_sender_with_password(OWNER, "Owner", PASSWORD).await;
+        let client = Client::new(&app, OWNERS_LAPTOP);
+
+        assert_eq!(client.password(OWNER).await, "/login/enrol");
+        assert!(!client.signed_in().await, "signed in before setting up a factor");
+        let page = client.get("/login/enrol").await;
+        assert_eq!(page.status, 200);
+        let key = page.texts("[data-totp-secret]").pop().unwrap().replace(' ', "");
+        let secret = Secret::try_from_base32(&key).unwrap().as_bytes().to_vec();
+        assert_eq!(client.post("/login/enrol", &[("csrf_token", &page.csrf_token()), ("code", "000000")]).await.status, 400);
+        assert!(!client.signed_in().await);
+        room_in_this_step().await;
+        let done = client.post("/login/enrol", &[("csrf_token", &page.csrf_token()), ("code", &code(&secret, 0))]).await;
+
+        assert_eq!(done.status, 200, "{}", done.body);
+        assert_eq!(done.texts("[data-recovery-codes] code").len(), 10);
+        assert!(client.signed_in().await);
+        let next_time = Client::new(&app, OWNERS_LAPTOP);
+        assert_eq!(next_time.password(OWNER).await, "/login/second-factor");
+    }
+
+    async fn an_admins_reset_ends_the_members_sessions_and_removes_their_factors(backend: Backend) {
+        let app = app_behind_proxy(backend).await;
+        let (_, _, codes) = owner_with_app(&app).await;
+        let member = Client::new(&app, OWNERS_LAPTOP);
+        member.password(OWNER).await;
+        member.code(&codes[0]).await;
+        assert!(member.signed_in().await);
+        app.create_admin("admin@example.test").await;
+        let admin = Client::new(&app, ATTACKER);
+        admin.password("admin@example.test").await;
+        let member_id = count(app.db(), "SELECT id FROM users WHERE id > $1 AND role = 'sender'", 0).await;
+        let confirm = admin.get(&format!("/team/{member_id}/reset-factors")).await;
+        assert_eq!(confirm.status, 200);
+
+        let reset = admin.post(&format!("/team/{member_id}/reset-factors"), &[("csrf_token", &confirm.csrf_token())]).await;
+
+        assert_eq!(reset.header("location"), Some("/team?done=factors-reset"));
+        assert!(!member.signed_in().await, "the member is still signed in");
+        assert_eq!(count(app.db(), "SELECT count(*) FROM totp_factors WHERE user_id = $1", member_id).await, 0);
+        assert_eq!(Client::new(&app, OWNERS_LAPTOP).password(OWNER).await, "/shares", "a factor is still asked for");
+    }
+
+    async fn removing_the_app_asks_for_the_current_password(backend: Backend) {
+        let app = app_behind_proxy(backend).await;
+        let (client, _, _) = owner_with_app(&app).await;
+        let account = client.get("/account").await;
+        assert!(account.texts("[data-totp-on]").len() == 1, "{}", account.body);
+
+        let wrong = client.post("/account/totp/remove", &[("csrf_token", &account.csrf_token()), ("password", "a guess")]).await;
+        assert_eq!(wrong.status, 400);
+        assert_eq!(count(app.db(), "SELECT count(*) FROM totp_factors WHERE user_id > $1", 0).await, 1);
+        let removed = client.post("/account/totp/remove", &[("csrf_token", &account.csrf_token()), ("password", PASSWORD)]).await;
+
+        assert_eq!(removed.header("location"), Some("/account?saved=second-factor#second-factor"));
+        assert_eq!(count(app.db(), "SELECT count(*) FROM totp_factors WHERE user_id > $1", 0).await, 0);
+        assert_eq!(count(app.db(), "SELECT count(*) FROM recovery_codes WHERE user_id > $1", 0).await, 0);
+        assert_eq!(Client::new(&app, OWNERS_LAPTOP).password(OWNER).await, "/shares");
+    }
+
+    async fn the_command_line_resets_a_members_factors_and_says_what_it_did(backend: Backend) {
+        let app = app_behind_proxy(backend).await;
+        owner_with_app(&app).await;
+        let env = env_of(&app);
+        let env: Vec<(&str, &str)> = env.iter().map(|(k, v)| (*k, v.as_str())).collect();
+        let (status, stdout, stderr) =
+            tokio::task::block_in_place(|| run_watasu(&["user", "reset-factors", OWNER], &env));
+
+        assert_eq!(status, 0, "{stderr}");
+        assert!(stdout.contains("removed the authenticator app") && stdout.contains("10 unused recovery codes"), "{stdout}");
+        assert_eq!(count(app.db(), "SELECT count(*) FROM recovery_codes WHERE id > $1", 0).await, 0);
+        assert_eq!(Client::new(&app, OWNERS_LAPTOP).password(OWNER).await, "/shares");
+        let (status, _, stderr) = tokio::task::block_in_place(|| run_watasu(&["user", "reset-factors", "nobody@example.test"], &env));
+        assert_eq!(status, 2, "{stderr}");
+    }
+}
