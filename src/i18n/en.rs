@@ -356,4 +356,5 @@ pub const TEXT: Text = Text {
     },
     uploader: super::uploader::EN,
     chrome: super::chrome::EN,
+    sso: super::sso::EN,
 };

@@ -385,4 +385,5 @@ pub const TEXT: Text = Text {
     },
     uploader: super::uploader::JA,
     chrome: super::chrome::JA,
+    sso: super::sso::JA,
 };

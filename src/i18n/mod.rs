@@ -11,6 +11,7 @@ mod ja;
 mod maintenance;
 mod recipient_flow;
 mod sender_pages;
+mod sso;
 mod uploader;
 
 pub use chrome::ChromeText;
@@ -18,6 +19,7 @@ pub use deletion::DeletionText;
 pub use maintenance::MaintenanceText;
 pub use recipient_flow::RecipientFlowText;
 pub use sender_pages::SenderPagesText;
+pub use sso::SsoText;
 pub use uploader::UploaderText;
 
 /// A language watasu speaks.
@@ -302,6 +304,7 @@ pub struct Text {
     pub deletion: DeletionText,
     pub uploader: UploaderText,
     pub chrome: ChromeText,
+    pub sso: SsoText,
 }
 
 /// Title and explanation of one error page: what happened and what the person can do next.

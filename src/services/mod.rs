@@ -10,6 +10,7 @@ pub mod handover;
 pub mod mails;
 pub mod records;
 pub mod sharing;
+pub mod sso;
 pub mod telemetry;
 pub mod uploads;
 
@@ -92,6 +93,8 @@ pub struct Services {
     /// The bytes of claimed files, in ranges, and how far each download got.
     pub deliveries: delivery::Deliveries,
     pub accounts: accounts::Accounts,
+    /// Single sign-on and the switch between passwords and single sign-on only.
+    pub sso: sso::SingleSignOn,
     /// Opens and runs deletion cases (in the background, after the request).
     pub deletion: Runner,
     pub maintenance: Maintenance,
@@ -132,6 +135,7 @@ impl Services {
             handover: handover::Handover::new(&parts, mails.clone(), deliveries.clone()),
             deliveries,
             accounts: accounts::Accounts::new(&parts, sessions.clone(), mails.clone()),
+            sso: sso::SingleSignOn::new(&parts, sessions.clone()),
             records: records::Records::new(deletion.cases().clone(), maintenance.ledger().clone()),
             deletion,
             maintenance,

@@ -34,6 +34,8 @@ struct AccountPage<'a> {
     password_error: FieldError,
     /// Why the deletion form was refused (wrong password, …).
     delete_error: FieldError,
+    /// Off (single sign-on only): no password change is offered.
+    passwords: bool,
 }
 
 impl<'a> AccountPage<'a> {
@@ -58,6 +60,7 @@ impl<'a> AccountPage<'a> {
             changed: false,
             password_error: FieldError::NONE,
             delete_error: FieldError::NONE,
+            passwords: true,
         }
     }
 }
@@ -74,10 +77,12 @@ pub struct AccountQuery {
 pub async fn account_page(
     c: Chrome,
     Query(query): Query<AccountQuery>,
+    state: Data<&AppState>,
     session: Data<&SessionHandle>,
     SignedIn(user): SignedIn,
 ) -> Result<Html<String>, AppError> {
     let mut page = AccountPage::new(c, &session, &user);
+    page.passwords = state.services.accounts.passwords_allowed().await?;
     if query.saved.as_deref() == Some("time-zone") {
         let t = &page.c.t.chrome;
         let zone = page.chosen.unwrap_or(t.time_zone_by_language);

@@ -21,6 +21,7 @@ pub mod middleware;
 mod nav;
 mod pages;
 mod recipient;
+mod sso;
 mod team;
 pub(crate) mod uploads;
 
@@ -82,6 +83,10 @@ pub fn app(state: AppState) -> impl Endpoint + 'static {
         .at("/logout", poem::post(auth::logout))
         .at("/login", get(auth::login_page).post(auth::login_submit))
         .at("/setup/:token", get(auth::setup_page).post(auth::setup_submit))
+        // Single sign-on: the start, the provider's answer, and the team's sign-in methods.
+        .at("/login/sso", get(sso::start))
+        .at("/login/sso/callback", get(sso::callback))
+        .at("/team/sign-in-methods", poem::post(sso::set_methods))
         .at("/account", get(account::account_page))
         .at("/account/time-zone", poem::post(account::set_time_zone))
         .at("/account/password", poem::post(account::change_password))

@@ -32,6 +32,8 @@ struct TeamPage<'a> {
     /// What the change that led here came to.
     notice: Option<&'static str>,
     error: Option<&'static str>,
+    /// The single sign-on switch (its own partial).
+    sign_in: super::sso::SignInMethods,
 }
 
 impl TeamPage<'_> {
@@ -52,7 +54,8 @@ async fn team_page(
 ) -> Result<Response, AppError> {
     let members = state.services.accounts.team().await?;
     let csrf_token = session.form_token();
-    let page = TeamPage { c, csrf_token: &csrf_token, members, me: me.id, notice, error };
+    let sign_in = super::sso::SignInMethods::of(state).await?;
+    let page = TeamPage { c, csrf_token: &csrf_token, members, me: me.id, notice, error, sign_in };
     render_with(if error.is_some() { StatusCode::BAD_REQUEST } else { StatusCode::OK }, &page)
 }
 
@@ -74,6 +77,7 @@ pub async fn show(
     let notice = match query.done.as_deref() {
         Some("invited") => Some(c.t.team_invited),
         Some("disabled") => Some(c.lang.sender_pages().disabled_notice),
+        Some("sign-in-methods") => Some(c.t.sso.policy_saved),
         _ => None,
     };
     team_page(c, &state, &session, &user, notice, None).await
@@ -192,6 +196,10 @@ struct InvitePage<'a> {
     /// The name typed into a refused form, kept.
     name: &'a str,
     error: FieldError,
+    /// The single sign-on button's words, when it is configured.
+    sso_button: Option<String>,
+    /// Off: the invitation is accepted by single sign-on only.
+    passwords: bool,
 }
 
 /// GET /invite/{token}
@@ -203,7 +211,11 @@ pub async fn invitation_page(
     session: Data<&SessionHandle>,
 ) -> Result<Html<String>, AppError> {
     let invitation = state.services.accounts.invitation(&token).await.map_err(invitation_error)?;
+    let (sso_button, passwords) =
+        (super::sso::button_label(&c, &state), state.services.accounts.passwords_allowed().await?);
     render(&InvitePage {
+        sso_button,
+        passwords,
         c,
         action: format!("/invite/{token}"),
         csrf_token: &session.form_token(),
@@ -247,7 +259,9 @@ pub async fn accept(
             let error = field_error(c.t, &problem, "password");
             let action = format!("/invite/{token}");
             let (email, name) = (&invitation.email, &form.name);
-            let page = InvitePage { c, action, csrf_token: &csrf_token, email, name, error };
+            let sso_button = super::sso::button_label(&c, &state);
+            let page =
+                InvitePage { c, action, csrf_token: &csrf_token, email, name, error, sso_button, passwords: true };
             render_with(StatusCode::BAD_REQUEST, &page)
         }
         Err(error) => Err(invitation_error(error)),
