@@ -35,6 +35,9 @@ const HTTP_TIMEOUT: Duration = Duration::from_secs(10);
 type Client =
     CoreClient<EndpointSet, EndpointNotSet, EndpointNotSet, EndpointNotSet, EndpointMaybeSet, EndpointMaybeSet>;
 
+/// The client from the last discovery, and when it was made.
+type Discovered = Arc<Mutex<Option<(Instant, Arc<Client>)>>>;
+
 /// Where to send the browser, and what to remember until it comes back.
 pub struct Authorization {
     pub url: String,
@@ -69,7 +72,7 @@ pub enum ProviderError {
 pub struct Provider {
     config: Arc<SsoConfig>,
     http: reqwest::Client,
-    discovered: Arc<Mutex<Option<(Instant, Arc<Client>)>>>,
+    discovered: Discovered,
 }
 
 impl Provider {
