@@ -38,6 +38,7 @@ pub mod server;
 pub mod services;
 pub mod session;
 pub mod share;
+pub mod sso;
 pub mod text;
 pub mod uploads;
 pub mod web;
@@ -79,6 +80,8 @@ impl App {
         if config.settings.base_url.is_none() {
             // Port 0 was resolved by the bind: links must name the real port.
             config.base_url = url::Url::parse(&format!("http://{local_addr}/"))?;
+            // The redirect URI names the same real port.
+            config.sso = config.settings.oidc.resolve(&config.base_url)?;
         }
         let store = lifecycle::open_file_store(&config).await?;
         let config_arc = std::sync::Arc::new(config.clone());
@@ -127,6 +130,9 @@ impl App {
         let services = self.state.services.clone();
         let workers = services.start_workers();
         tracing::info!(addr = %self.local_addr, base_url = %self.state.config.base_url, backend = services.backend_name(), "watasu is serving");
+        if let Some(sso) = &self.state.config.sso {
+            tracing::info!(issuer = %sso.issuer, redirect_uri = %sso.redirect_uri, "single sign-on is on: register this redirect URI at the provider");
+        }
         let limits = server::Limits {
             header_timeout: settings.header_timeout,
             idle_timeout: settings.idle_timeout,

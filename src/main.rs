@@ -44,6 +44,9 @@ enum Command {
     /// Move stored files from DATA_DIR/files into the object store WATASU_STORAGE names.
     #[command(subcommand)]
     Storage(StorageCommand),
+    /// How the team signs in.
+    #[command(subcommand)]
+    SignIn(SignInCommand),
     /// Expiry sweeps with a run ledger (sessions, codes, invitations, mails, rate limits, retention).
     #[command(subcommand)]
     Maintenance(MaintenanceCommand),
@@ -54,6 +57,13 @@ enum StorageCommand {
     /// Copy each file the database still needs into the object store, check it against its
     /// recorded SHA-256, then remove it from the folder; safe to stop and run again, while serving.
     Migrate,
+}
+
+#[derive(Subcommand)]
+enum SignInCommand {
+    /// Turn password sign-in back on (after it was turned off for single sign-on only), for when
+    /// the provider is unavailable.
+    AllowPasswords,
 }
 
 #[derive(Subcommand)]
@@ -206,6 +216,7 @@ async fn run(command: Command, config: Config) -> anyhow::Result<()> {
         Command::Maintenance(MaintenanceCommand::Run { kind }) => cli::maintenance::run(&config, &kind).await,
         Command::Deletion(DeletionCommand::List { json }) => cli::deletion::list(&config, json).await,
         Command::Deletion(DeletionCommand::Reapply) => cli::deletion::reapply(&config).await,
+        Command::SignIn(SignInCommand::AllowPasswords) => cli::sign_in::allow_passwords(&config).await,
     }
 }
 

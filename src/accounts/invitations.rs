@@ -46,6 +46,12 @@ const FIND_OPEN: Sql = sql!(
     "SELECT id, email, role FROM invitations
       WHERE token_hash = $1 AND used_at IS NULL AND expires_at > " now
 );
+/// The newest open invitation for an address (single sign-on accepts it in place of the link).
+const FIND_OPEN_FOR: Sql = sql!(
+    "SELECT id, email, role FROM invitations
+      WHERE email = $1 AND used_at IS NULL AND expires_at > " now "
+      ORDER BY id DESC LIMIT 1"
+);
 const USE: Sql = sql!(
     "UPDATE invitations SET used_at = " now "
       WHERE id = $1 AND used_at IS NULL AND expires_at > " now
@@ -81,6 +87,13 @@ impl Invitations {
         }
         let hash = sha256_hex(token);
         on_db!(&self.db, |pool| sqlx::query_as(pool.sql(&FIND_OPEN)).bind(hash).fetch_optional(pool).await)
+    }
+
+    /// The open invitation for an address, whatever its link.
+    pub async fn find_open_for(&self, email: &EmailAddress) -> Result<Option<Invitation>, sqlx::Error> {
+        on_db!(&self.db, |pool| {
+            sqlx::query_as(pool.sql(&FIND_OPEN_FOR)).bind(email.as_str()).fetch_optional(pool).await
+        })
     }
 
     /// Uses the invitation and creates the account in one transaction; returns the new user id.

@@ -4,6 +4,7 @@ pub mod deletion;
 pub mod gc;
 pub mod maintenance;
 pub mod share;
+pub mod sign_in;
 pub mod storage;
 pub mod user;
 

@@ -3,10 +3,12 @@
 
 mod base_path;
 mod duration;
+mod oidc;
 mod storage;
 
 pub use base_path::BasePath;
 pub use duration::{format_duration, parse_bytes, parse_duration};
+pub use oidc::{OidcSettings, SsoConfig};
 pub use storage::{Storage, StorageSettings};
 
 use std::{net::SocketAddr, path::PathBuf, time::Duration};
@@ -164,6 +166,9 @@ pub struct Settings {
     /// exist. At least 32 characters.
     #[arg(long, env = "WATASU_METRICS_TOKEN", global = true)]
     pub metrics_token: Option<SecretString>,
+
+    #[command(flatten)]
+    pub oidc: OidcSettings,
 }
 
 /// A setting that failed validation; its `Display` is the one line printed at start-up.
@@ -190,6 +195,8 @@ pub struct Config {
     pub database_url: String,
     /// Where stored files live.
     pub storage: Storage,
+    /// Single sign-on, when configured.
+    pub sso: Option<SsoConfig>,
 }
 
 /// Durations that must be positive or bounded by another, and the upload cap.
@@ -284,7 +291,8 @@ impl Config {
         let base_path = BasePath::from_url(&base_url).map_err(|reason| ConfigError::new("WATASU_BASE_URL", reason))?;
         let database_url = database_url(&settings)?;
         let storage = settings.storage.storage(&settings.data_dir)?;
-        Ok(Self { settings, base_url, base_path, database_url, storage })
+        let sso = settings.oidc.resolve(&base_url)?;
+        Ok(Self { settings, base_url, base_path, database_url, storage, sso })
     }
 
     /// True when people reach the app over TLS: cookies get `Secure` and `__Host-`, pages get HSTS.

@@ -357,4 +357,5 @@ pub const TEXT: Text = Text {
     uploader: super::uploader::EN,
     chrome: super::chrome::EN,
     second_factor: super::second_factor::EN,
+    sso: super::sso::EN,
 };

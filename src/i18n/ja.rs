@@ -386,4 +386,5 @@ pub const TEXT: Text = Text {
     uploader: super::uploader::JA,
     chrome: super::chrome::JA,
     second_factor: super::second_factor::JA,
+    sso: super::sso::JA,
 };

@@ -12,6 +12,7 @@ mod maintenance;
 mod recipient_flow;
 mod second_factor;
 mod sender_pages;
+mod sso;
 mod uploader;
 
 pub use chrome::ChromeText;
@@ -20,6 +21,7 @@ pub use maintenance::MaintenanceText;
 pub use recipient_flow::RecipientFlowText;
 pub use second_factor::SecondFactorText;
 pub use sender_pages::SenderPagesText;
+pub use sso::SsoText;
 pub use uploader::UploaderText;
 
 /// A language watasu speaks.
@@ -305,6 +307,7 @@ pub struct Text {
     pub uploader: UploaderText,
     pub chrome: ChromeText,
     pub second_factor: SecondFactorText,
+    pub sso: SsoText,
 }
 
 /// Title and explanation of one error page: what happened and what the person can do next.

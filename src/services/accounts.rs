@@ -15,6 +15,7 @@ use crate::{
         invitations::{AcceptError, Invitation, Invitations},
         login::{LoginError, authenticate, confirm_current_password},
         password::{self, PasswordRuleError},
+        policy::SignInPolicies,
         setup::SetupGate,
         throttle::Throttled,
     },
@@ -44,6 +45,9 @@ pub enum AccountError {
     LinkClosed,
     #[error("an account with this email address already exists")]
     Exists,
+    /// Password sign-in is turned off (single sign-on only).
+    #[error("password sign-in is turned off")]
+    PasswordsOff,
     #[error("the form is not acceptable: {0:?}")]
     Invalid(FormProblem),
     #[error(transparent)]
@@ -96,6 +100,7 @@ pub struct Accounts {
     mails: Mails,
     uploads: crate::uploads::UploadRepository,
     factors: Factors,
+    policies: SignInPolicies,
 }
 
 impl Accounts {
@@ -110,7 +115,19 @@ impl Accounts {
             mails,
             uploads: crate::uploads::UploadRepository::new(parts.db.clone()),
             factors,
+            policies: SignInPolicies::new(parts.db.clone()),
         }
+    }
+
+    /// Whether the team signs in with passwords (off: single sign-on only). Without single
+    /// sign-on configured they stay on whatever the policy says, or nobody could sign in.
+    pub async fn passwords_allowed(&self) -> Result<bool, Fault> {
+        Ok(self.config.sso.is_none() || self.policies.current().await?.passwords_allowed)
+    }
+
+    /// Refuses a password use (sign-in, change, invitation) while passwords are off.
+    async fn require_passwords(&self) -> Result<(), AccountError> {
+        if self.passwords_allowed().await? { Ok(()) } else { Err(AccountError::PasswordsOff) }
     }
 
     /// While no account exists: opens the setup gate and answers the link that creates the first
@@ -161,6 +178,7 @@ impl Accounts {
         session: Option<&Session>,
         client: IpAddr,
     ) -> Result<SignInStep, AccountError> {
+        self.require_passwords().await?;
         let user = authenticate(&self.users, &self.limiter, email, password, client).await.map_err(|e| match e {
             LoginError::Invalid => AccountError::WrongCredentials,
             LoginError::TooMany(wait) => AccountError::TooMany(wait),
@@ -209,6 +227,7 @@ impl Accounts {
         new: SecretString,
         client: IpAddr,
     ) -> Result<NewSession, AccountError> {
+        self.require_passwords().await?;
         if !self.confirm_password(user, current, client).await? {
             tracing::info!(account_id = user.id, %client, "password change refused: wrong current password");
             return Err(AccountError::Invalid(FormProblem::CurrentPasswordWrong));
@@ -264,6 +283,7 @@ impl Accounts {
         session: Option<&Session>,
         client: IpAddr,
     ) -> Result<NewSession, AccountError> {
+        self.require_passwords().await?;
         let invitation = self.invitation(token).await?;
         let name = check_new_account(name, &invitation.email, &password)?;
         let hash = password::hash_password(password).await?;

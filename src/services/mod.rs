@@ -11,6 +11,7 @@ pub mod mails;
 pub mod records;
 pub mod second_factor;
 pub mod sharing;
+pub mod sso;
 pub mod telemetry;
 pub mod uploads;
 
@@ -95,6 +96,8 @@ pub struct Services {
     pub accounts: accounts::Accounts,
     /// Second factors, pending sign-ins and the team's sign-in policy.
     pub factors: second_factor::Factors,
+    /// Single sign-on and the switch between passwords and single sign-on only.
+    pub sso: sso::SingleSignOn,
     /// Opens and runs deletion cases (in the background, after the request).
     pub deletion: Runner,
     pub maintenance: Maintenance,
@@ -137,6 +140,7 @@ impl Services {
             deliveries,
             accounts: accounts::Accounts::new(&parts, sessions.clone(), mails.clone(), factors.clone()),
             factors,
+            sso: sso::SingleSignOn::new(&parts, sessions.clone()),
             records: records::Records::new(deletion.cases().clone(), maintenance.ledger().clone()),
             deletion,
             maintenance,

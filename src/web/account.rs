@@ -43,6 +43,8 @@ struct AccountPage<'a> {
     factors: Option<FactorStatus>,
     factors_removed: bool,
     factor_error: FieldError,
+    /// Off (single sign-on only): no password change is offered.
+    passwords: bool,
 }
 
 impl<'a> AccountPage<'a> {
@@ -70,6 +72,7 @@ impl<'a> AccountPage<'a> {
             factors: None,
             factors_removed: false,
             factor_error: FieldError::NONE,
+            passwords: true,
         }
     }
 }
@@ -93,6 +96,7 @@ pub async fn account_page(
     let mut page = AccountPage::new(c, &session, &user);
     page.factors = Some(state.services.factors.status(&user).await?);
     page.factors_removed = query.saved.as_deref() == Some("second-factor");
+    page.passwords = state.services.accounts.passwords_allowed().await?;
     if query.saved.as_deref() == Some("time-zone") {
         let t = &page.c.t.chrome;
         let zone = page.chosen.unwrap_or(t.time_zone_by_language);

@@ -142,6 +142,7 @@ pub fn account_error(error: AccountError) -> AppError {
         AccountError::LinkClosed => AppError::NotFound("link used, expired or unknown"),
         AccountError::Exists => AppError::Gone("an account for this address exists"),
         AccountError::Invalid(_) => AppError::BadRequest("invalid account form"),
+        AccountError::PasswordsOff => AppError::Forbidden("password sign-in is turned off"),
         AccountError::Fault(fault) => fault.into(),
     }
 }
@@ -155,6 +156,10 @@ struct LoginPage<'a> {
     csrf_token: &'a str,
     email: &'a str,
     error: FieldError,
+    /// The single sign-on button's words, when it is configured.
+    sso_button: Option<String>,
+    /// Off: the page shows only the single sign-on button.
+    passwords: bool,
 }
 
 #[derive(Deserialize)]
@@ -168,10 +173,20 @@ pub struct LoginQuery {
 pub async fn login_page(
     c: Chrome,
     Query(query): Query<LoginQuery>,
+    state: Data<&AppState>,
     session: Data<&SessionHandle>,
 ) -> Result<Html<String>, AppError> {
-    let expired = query.expired.is_some();
-    render(&LoginPage { c, expired, csrf_token: &session.form_token(), email: "", error: FieldError::NONE })
+    let (sso_button, passwords) =
+        (super::sso::button_label(&c, &state), state.services.accounts.passwords_allowed().await?);
+    render(&LoginPage {
+        c,
+        expired: query.expired.is_some(),
+        csrf_token: &session.form_token(),
+        email: "",
+        error: FieldError::NONE,
+        sso_button,
+        passwords,
+    })
 }
 
 #[derive(Deserialize)]
@@ -210,11 +225,21 @@ pub async fn login_submit(
         Err(AccountError::WrongCredentials) => {
             let csrf_token = session.form_token();
             let error = FieldError::whole_form(c.t.login_failed);
-            let page = LoginPage { c, expired: false, csrf_token: &csrf_token, email: &form.email, error };
+            let sso_button = super::sso::button_label(&c, &state);
+            let page = LoginPage {
+                c,
+                expired: false,
+                csrf_token: &csrf_token,
+                email: &form.email,
+                error,
+                sso_button,
+                passwords: true,
+            };
             render_with(StatusCode::OK, &page)
         }
         Err(AccountError::TooMany(retry_after)) => Err(AppError::TooMany { reason: "sign-in attempts", retry_after }),
         Err(AccountError::LinkClosed) => Err(AppError::Forbidden("session ended during sign-in")),
+        Err(AccountError::PasswordsOff) => super::sso::passwords_off(c, &state),
         Err(error) => Err(account_error(error)),
     }
 }

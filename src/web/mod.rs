@@ -22,6 +22,7 @@ mod nav;
 mod pages;
 mod recipient;
 mod second_factor;
+mod sso;
 mod team;
 pub(crate) mod uploads;
 
@@ -92,6 +93,10 @@ pub fn app(state: AppState) -> impl Endpoint + 'static {
         .at("/account/recovery-codes", poem::post(second_factor::renew_codes))
         .at("/team/sign-in-policy", poem::post(team::set_sign_in_policy))
         .at("/team/:id/reset-factors", get(team::confirm_reset_factors).post(team::reset_factors))
+        // Single sign-on: the start, the provider's answer, and the team's sign-in methods.
+        .at("/login/sso", get(sso::start))
+        .at("/login/sso/callback", get(sso::callback))
+        .at("/team/sign-in-methods", poem::post(sso::set_methods))
         .at("/account", get(account::account_page))
         .at("/account/time-zone", poem::post(account::set_time_zone))
         .at("/account/password", poem::post(account::change_password))

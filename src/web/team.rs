@@ -34,6 +34,8 @@ struct TeamPage<'a> {
     error: Option<&'static str>,
     /// Every sign-in needs a second factor (the team's policy).
     require_second_factor: bool,
+    /// The single sign-on switch (its own partial).
+    sign_in: super::sso::SignInMethods,
 }
 
 impl TeamPage<'_> {
@@ -55,7 +57,9 @@ async fn team_page(
     let members = state.services.accounts.team().await?;
     let csrf_token = session.form_token();
     let require_second_factor = state.services.factors.policy().await?.require_second_factor;
-    let page = TeamPage { c, csrf_token: &csrf_token, members, me: me.id, notice, error, require_second_factor };
+    let sign_in = super::sso::SignInMethods::of(state).await?;
+    let page =
+        TeamPage { c, csrf_token: &csrf_token, members, me: me.id, notice, error, require_second_factor, sign_in };
     render_with(if error.is_some() { StatusCode::BAD_REQUEST } else { StatusCode::OK }, &page)
 }
 
@@ -79,6 +83,7 @@ pub async fn show(
         Some("disabled") => Some(c.lang.sender_pages().disabled_notice),
         Some("policy") => Some(c.t.second_factor.policy_saved),
         Some("factors-reset") => Some(c.t.second_factor.reset_done),
+        Some("sign-in-methods") => Some(c.t.sso.policy_saved),
         _ => None,
     };
     team_page(c, &state, &session, &user, notice, None).await
@@ -197,6 +202,10 @@ struct InvitePage<'a> {
     /// The name typed into a refused form, kept.
     name: &'a str,
     error: FieldError,
+    /// The single sign-on button's words, when it is configured.
+    sso_button: Option<String>,
+    /// Off: the invitation is accepted by single sign-on only.
+    passwords: bool,
 }
 
 /// GET /invite/{token}
@@ -208,7 +217,11 @@ pub async fn invitation_page(
     session: Data<&SessionHandle>,
 ) -> Result<Html<String>, AppError> {
     let invitation = state.services.accounts.invitation(&token).await.map_err(invitation_error)?;
+    let (sso_button, passwords) =
+        (super::sso::button_label(&c, &state), state.services.accounts.passwords_allowed().await?);
     render(&InvitePage {
+        sso_button,
+        passwords,
         c,
         action: format!("/invite/{token}"),
         csrf_token: &session.form_token(),
@@ -252,7 +265,9 @@ pub async fn accept(
             let error = field_error(c.t, &problem, "password");
             let action = format!("/invite/{token}");
             let (email, name) = (&invitation.email, &form.name);
-            let page = InvitePage { c, action, csrf_token: &csrf_token, email, name, error };
+            let sso_button = super::sso::button_label(&c, &state);
+            let page =
+                InvitePage { c, action, csrf_token: &csrf_token, email, name, error, sso_button, passwords: true };
             render_with(StatusCode::BAD_REQUEST, &page)
         }
         Err(error) => Err(invitation_error(error)),

@@ -51,6 +51,7 @@ mod share_access;
 mod share_outcomes;
 mod share_rows;
 mod sign_in_limits;
+mod sso;
 mod storage_migrate;
 mod storage_settings;
 mod store_outages;

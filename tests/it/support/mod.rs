@@ -11,6 +11,7 @@ pub mod fake_store;
 pub mod http;
 pub mod installation;
 pub mod nginx;
+pub mod oidc;
 pub mod pg;
 pub mod process;
 pub mod raw;

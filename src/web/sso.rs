@@ -1,0 +1,188 @@
+//! Single sign-on on the web: `GET /login/sso` sends the browser to the provider, `GET
+//! /login/sso/callback` takes its answer; every refusal is a page that says what happened and
+//! leads back to the sign-in page. The team's switch between passwords and single sign-on only
+//! is `POST /team/sign-in-methods`.
+
+use askama::Template;
+use poem::{
+    Response, handler,
+    http::StatusCode,
+    web::{Data, Query},
+};
+use serde::Deserialize;
+
+use super::{
+    Admin, AppError, AppState, Chrome,
+    form::Form,
+    middleware::{ClientAddr, SessionHandle},
+    render_with, see_other,
+};
+use crate::services::sso::{Answer, Refusal, SsoError};
+
+/// What the team page shows of the sign-in methods.
+pub struct SignInMethods {
+    /// The provider's name; `None`: single sign-on is not configured.
+    pub sso_name: Option<String>,
+    pub passwords_allowed: bool,
+}
+
+impl SignInMethods {
+    pub async fn of(state: &AppState) -> Result<Self, AppError> {
+        let passwords_allowed = state.services.accounts.passwords_allowed().await?;
+        Ok(Self { sso_name: state.services.sso.name().map(str::to_owned), passwords_allowed })
+    }
+}
+
+/// The sign-in button's words, when single sign-on is configured.
+pub fn button_label(c: &Chrome, state: &AppState) -> Option<String> {
+    state.services.sso.name().map(|name| c.t.sso.with_name(c.t.sso.button, name))
+}
+
+#[derive(Template)]
+#[template(path = "auth/sso_refused.html")]
+struct RefusedPage {
+    c: Chrome,
+    status: u16,
+    reason: &'static str,
+    title: String,
+    lines: Vec<String>,
+}
+
+/// A page that says why the person is not signed in, with the way back to the sign-in page.
+fn refused_page(
+    c: Chrome,
+    status: StatusCode,
+    reason: &'static str,
+    title: String,
+    lines: Vec<String>,
+) -> Result<Response, AppError> {
+    render_with(status, &RefusedPage { c, status: status.as_u16(), reason, title, lines })
+}
+
+/// The page of a refused single sign-on.
+fn refusal(c: Chrome, state: &AppState, refusal: Refusal) -> Result<Response, AppError> {
+    let s = &c.t.sso;
+    let text = match refusal {
+        Refusal::Denied => s.denied,
+        Refusal::UnknownState | Refusal::Expired => s.unknown_state,
+        Refusal::CodeRefused => s.code_refused,
+        Refusal::TokenRefused => s.token_refused,
+        Refusal::EmailUnverified => s.email_unverified,
+        Refusal::NoAccount => s.no_account,
+        Refusal::Disabled => s.disabled,
+        Refusal::SubjectMismatch => s.subject_mismatch,
+    };
+    let status = match refusal {
+        Refusal::UnknownState | Refusal::Expired | Refusal::CodeRefused => StatusCode::BAD_REQUEST,
+        _ => StatusCode::FORBIDDEN,
+    };
+    let name = state.services.sso.name().unwrap_or_default();
+    let lines = vec![s.with_name(text, name)];
+    refused_page(c, status, refusal.code(), s.refused_title.to_owned(), lines)
+}
+
+/// The provider cannot be reached: 503, and the password form if passwords are on.
+async fn unavailable(c: Chrome, state: &AppState) -> Result<Response, AppError> {
+    let s = &c.t.sso;
+    let name = state.services.sso.name().unwrap_or_default();
+    let mut lines = vec![s.with_name(s.unavailable_body, name)];
+    if state.services.accounts.passwords_allowed().await? {
+        lines.push(s.unavailable_passwords.to_owned());
+    }
+    refused_page(c, StatusCode::SERVICE_UNAVAILABLE, "unavailable", s.with_name(s.unavailable_title, name), lines)
+}
+
+/// The refusal of a password use while passwords are off (403).
+pub fn passwords_off(c: Chrome, state: &AppState) -> Result<Response, AppError> {
+    let s = &c.t.sso;
+    let name = state.services.sso.name().unwrap_or_default();
+    let lines = vec![s.with_name(s.passwords_off_body, name)];
+    refused_page(c, StatusCode::FORBIDDEN, "passwords_off", s.passwords_off_title.to_owned(), lines)
+}
+
+async fn sso_error(c: Chrome, state: &AppState, error: SsoError) -> Result<Response, AppError> {
+    match error {
+        SsoError::NotConfigured => Err(AppError::NotFound("single sign-on is not configured")),
+        SsoError::Unavailable => unavailable(c, state).await,
+        SsoError::Refused(reason) => refusal(c, state, reason),
+        SsoError::Fault(fault) => Err(fault.into()),
+    }
+}
+
+/// GET /login/sso: starts a sign-in for this browser's session and sends it to the provider.
+#[handler]
+pub async fn start(
+    c: Chrome,
+    state: Data<&AppState>,
+    session: Data<&SessionHandle>,
+    client: Data<&ClientAddr>,
+) -> Result<Response, AppError> {
+    if state.services.sso.name().is_none() {
+        return Err(AppError::NotFound("single sign-on is not configured"));
+    }
+    let current = session.ensure().await?;
+    match state.services.sso.start(current.id, client.0.0).await {
+        Ok(url) => Ok(see_other(&url)),
+        Err(error) => sso_error(c, &state, error).await,
+    }
+}
+
+#[derive(Deserialize)]
+pub struct CallbackQuery {
+    #[serde(default)]
+    state: String,
+    code: Option<String>,
+    error: Option<String>,
+}
+
+/// GET /login/sso/callback: the provider's answer. Success signs the session in on a new id.
+#[handler]
+pub async fn callback(
+    c: Chrome,
+    Query(query): Query<CallbackQuery>,
+    state: Data<&AppState>,
+    session: Data<&SessionHandle>,
+    client: Data<&ClientAddr>,
+) -> Result<Response, AppError> {
+    let answer = Answer { state: &query.state, code: query.code.as_deref(), error: query.error.as_deref() };
+    match state.services.sso.finish(session.current().as_ref(), answer, client.0.0).await {
+        Ok(signed_in) => {
+            session.adopt(signed_in);
+            Ok(see_other("/shares"))
+        }
+        Err(error) => sso_error(c, &state, error).await,
+    }
+}
+
+#[derive(Deserialize)]
+pub struct MethodsForm {
+    /// `on` or `off`.
+    #[serde(default)]
+    passwords: String,
+}
+
+/// POST /team/sign-in-methods: turns password sign-in off (only with single sign-on configured)
+/// or back on, then back to the team page.
+#[handler]
+pub async fn set_methods(
+    c: Chrome,
+    Form(form): Form<MethodsForm>,
+    state: Data<&AppState>,
+    session: Data<&SessionHandle>,
+    client: Data<&ClientAddr>,
+    Admin(user): Admin,
+) -> Result<Response, AppError> {
+    let allowed = match form.passwords.as_str() {
+        "on" => true,
+        "off" => false,
+        _ => return Err(AppError::BadRequest("passwords must be on or off")),
+    };
+    match state.services.sso.set_passwords_allowed(Some(&user), allowed, Some(client.0.0)).await {
+        Ok(_) => Ok(see_other("/team?done=sign-in-methods")),
+        Err(SsoError::NotConfigured) => {
+            let message = c.t.sso.not_configured;
+            super::team::page_with_error(c, &state, &session, &user, message).await
+        }
+        Err(error) => sso_error(c, &state, error).await,
+    }
+}
