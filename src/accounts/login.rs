@@ -63,7 +63,7 @@ pub async fn authenticate(
     };
     match guarded(limiter, account, client, check).await? {
         Some(user) => {
-            tracing::info!(account_id = user.id, %client, "signed in");
+            tracing::info!(account_id = user.id, %client, "password accepted");
             Ok(user)
         }
         None => Err(LoginError::Invalid),

@@ -184,7 +184,11 @@ impl Accounts {
             LoginError::TooMany(wait) => AccountError::TooMany(wait),
             LoginError::Database(error) => error.into(),
         })?;
-        Ok(self.factors.after_password(&user, session).await?)
+        let step = self.factors.after_password(&user, session).await?;
+        if let SignInStep::Done(_) = step {
+            tracing::info!(account_id = user.id, %client, "signed in with a password alone");
+        }
+        Ok(step)
     }
 
     /// The browser's session signed in as `user_id`, on a new id (a privilege change).
