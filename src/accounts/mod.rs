@@ -3,6 +3,7 @@
 pub mod invitations;
 pub mod login;
 mod name;
+pub mod passkeys;
 pub mod password;
 pub mod policy;
 pub mod second_factor;

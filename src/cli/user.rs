@@ -61,11 +61,13 @@ pub async fn reset_factors(config: &Config, email: &str) -> anyhow::Result<()> {
     };
     services.close().await;
     let Some(reset) = done? else { return Err(usage(format!("no active account for {}", email.as_str()))) };
-    let app = if reset.totp { "removed the authenticator app" } else { "no authenticator app was set up" };
+    let removed = &reset.removed;
+    let app = if removed.totp { "removed the authenticator app" } else { "no authenticator app was set up" };
     crate::outln!(
-        "{}: {app}; {} unused recovery codes removed; {} sessions ended",
+        "{}: {app}; {} passkeys removed; {} unused recovery codes removed; {} sessions ended",
         email.as_str(),
-        reset.recovery_codes,
+        removed.passkeys,
+        removed.recovery_codes,
         reset.sessions_ended
     );
     Ok(())

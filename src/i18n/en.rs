@@ -357,5 +357,6 @@ pub const TEXT: Text = Text {
     uploader: super::uploader::EN,
     chrome: super::chrome::EN,
     second_factor: super::second_factor::EN,
+    passkeys: super::passkeys::EN,
     sso: super::sso::EN,
 };

@@ -386,5 +386,6 @@ pub const TEXT: Text = Text {
     uploader: super::uploader::JA,
     chrome: super::chrome::JA,
     second_factor: super::second_factor::JA,
+    passkeys: super::passkeys::JA,
     sso: super::sso::JA,
 };

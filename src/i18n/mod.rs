@@ -9,6 +9,7 @@ mod en;
 pub mod format;
 mod ja;
 mod maintenance;
+mod passkeys;
 mod recipient_flow;
 mod second_factor;
 mod sender_pages;
@@ -18,6 +19,7 @@ mod uploader;
 pub use chrome::ChromeText;
 pub use deletion::DeletionText;
 pub use maintenance::MaintenanceText;
+pub use passkeys::PasskeyText;
 pub use recipient_flow::RecipientFlowText;
 pub use second_factor::SecondFactorText;
 pub use sender_pages::SenderPagesText;
@@ -307,6 +309,7 @@ pub struct Text {
     pub uploader: UploaderText,
     pub chrome: ChromeText,
     pub second_factor: SecondFactorText,
+    pub passkeys: PasskeyText,
     pub sso: SsoText,
 }
 

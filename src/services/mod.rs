@@ -8,6 +8,7 @@ pub mod browsers;
 pub mod delivery;
 pub mod handover;
 pub mod mails;
+pub mod passkeys;
 pub mod records;
 pub mod second_factor;
 pub mod sharing;
@@ -96,6 +97,8 @@ pub struct Services {
     pub accounts: accounts::Accounts,
     /// Second factors, pending sign-ins and the team's sign-in policy.
     pub factors: second_factor::Factors,
+    /// Passkeys: registered on the account page, signing in alone or after a password.
+    pub passkeys: passkeys::PasskeySignIn,
     /// Single sign-on and the switch between passwords and single sign-on only.
     pub sso: sso::SingleSignOn,
     /// Opens and runs deletion cases (in the background, after the request).
@@ -133,12 +136,14 @@ impl Services {
         let maintenance = Maintenance::from_settings(db.clone(), settings).with_metrics(parts.metrics.clone());
         let uploads = uploads::Uploads::new(&parts);
         let factors = second_factor::Factors::new(&parts, sessions.clone());
+        let accounts = accounts::Accounts::new(&parts, sessions.clone(), mails.clone(), factors.clone());
         Self {
             sharing: sharing::Sharing::new(&parts, mails.clone(), uploads.clone()),
             uploads,
             handover: handover::Handover::new(&parts, mails.clone(), deliveries.clone()),
             deliveries,
-            accounts: accounts::Accounts::new(&parts, sessions.clone(), mails.clone(), factors.clone()),
+            passkeys: passkeys::PasskeySignIn::new(&parts, sessions.clone(), accounts.clone(), factors.clone()),
+            accounts,
             factors,
             sso: sso::SingleSignOn::new(&parts, sessions.clone()),
             records: records::Records::new(deletion.cases().clone(), maintenance.ledger().clone()),

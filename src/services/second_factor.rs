@@ -13,7 +13,7 @@ use crate::{
         User, Users,
         login::confirm_current_password,
         policy::{SignInPolicies, SignInPolicy},
-        second_factor::{AppSecret, PendingSignIns, Purpose, SecondFactors, TotpCheck, totp},
+        second_factor::{AppSecret, PendingSignIns, Purpose, Removed, SecondFactors, TotpCheck, totp},
         throttle::{Throttled, guarded},
     },
     ratelimit::RateLimiter,
@@ -80,6 +80,8 @@ pub struct Pending {
 #[derive(Debug, Default)]
 pub struct FactorStatus {
     pub totp: bool,
+    /// Any factor, an app or a passkey: recovery codes stand in for them.
+    pub any: bool,
     /// A set-up was started and waits for its first code.
     pub totp_waiting: bool,
     pub recovery_codes_left: i64,
@@ -88,8 +90,7 @@ pub struct FactorStatus {
 /// What an admin's (or the command line's) reset removed.
 #[derive(Debug)]
 pub struct Reset {
-    pub totp: bool,
-    pub recovery_codes: u64,
+    pub removed: Removed,
     pub sessions_ended: u64,
 }
 
@@ -158,7 +159,11 @@ impl Factors {
     }
 
     /// The pending sign-in of `session` for `purpose`, or the refusal that sends the person back.
-    async fn pending_for(&self, session: Option<&Session>, purpose: Purpose) -> Result<(Session, User), FactorError> {
+    pub(super) async fn pending_for(
+        &self,
+        session: Option<&Session>,
+        purpose: Purpose,
+    ) -> Result<(Session, User), FactorError> {
         let found = self.pending(session).await?.filter(|p| p.purpose == purpose);
         match (session, found) {
             (Some(session), Some(pending)) => Ok((session.clone(), pending.user)),
@@ -167,7 +172,7 @@ impl Factors {
     }
 
     /// Ends a pending sign-in with the session signed in, on a new id.
-    async fn finish(&self, session: &Session, user: &User) -> Result<NewSession, FactorError> {
+    pub(super) async fn finish(&self, session: &Session, user: &User) -> Result<NewSession, FactorError> {
         if !self.pending.take(session.id, user.id).await? {
             return Err(FactorError::NoPendingSignIn);
         }
@@ -240,8 +245,10 @@ impl Factors {
 
     /// The account's factors, for its page.
     pub async fn status(&self, user: &User) -> Result<FactorStatus, Fault> {
+        let totp = self.factors.has_app(user.id).await?;
         Ok(FactorStatus {
-            totp: self.factors.enrolled(user.id).await?,
+            any: self.factors.enrolled(user.id).await?,
+            totp,
             totp_waiting: self.factors.app_secret(user.id, true).await?.is_some(),
             recovery_codes_left: self.factors.recovery_codes_left(user.id).await?,
         })
@@ -285,11 +292,11 @@ impl Factors {
         Ok(codes)
     }
 
-    /// Removes the app (and the recovery codes, which only stand in for it) after the current
-    /// password is given again.
+    /// Removes the app (and the recovery codes, unless a passkey is left for them to stand in
+    /// for) after the current password is given again.
     pub async fn remove_totp(&self, user: &User, password: SecretString, client: IpAddr) -> Result<(), FactorError> {
         self.confirm_password(user, password, client).await?;
-        self.factors.remove_all(user.id).await?;
+        self.factors.remove_app(user.id).await?;
         tracing::info!(account_id = user.id, %client, "TOTP removed");
         Ok(())
     }
@@ -322,13 +329,14 @@ impl Factors {
     /// Removes every factor of `member` and ends all their sessions (and pending sign-ins).
     /// `by`: the admin; `None`: the command line. A member who had nothing is reset all the same.
     pub async fn reset(&self, member: &User, by: Option<&User>, client: Option<IpAddr>) -> Result<Reset, Fault> {
-        let (totp, recovery_codes) = self.factors.remove_all(member.id).await?;
+        let removed = self.factors.remove_all(member.id).await?;
         self.pending.drop_all_for(member.id).await?;
         let sessions_ended = self.sessions.end_all_for_user(member.id).await?;
         let by_account_id = by.map(|admin| admin.id);
         let client = client.map(|c| c.to_string()).unwrap_or_else(|| "command line".to_owned());
-        tracing::info!(account_id = member.id, ?by_account_id, %client, totp, recovery_codes, sessions_ended, "second factors reset");
-        Ok(Reset { totp, recovery_codes, sessions_ended })
+        let Removed { totp, passkeys, recovery_codes } = removed;
+        tracing::info!(account_id = member.id, ?by_account_id, %client, totp, passkeys, recovery_codes, sessions_ended, "second factors reset");
+        Ok(Reset { removed, sessions_ended })
     }
 
     pub async fn policy(&self) -> Result<SignInPolicy, Fault> {

@@ -20,6 +20,8 @@ use super::{
 use crate::{
     accounts::TimeZone,
     accounts::User,
+    accounts::passkeys::PasskeyEntry,
+    i18n::format::human_time,
     secret::SecretString,
     services::{accounts::AccountError, second_factor::FactorStatus},
 };
@@ -45,6 +47,61 @@ struct AccountPage<'a> {
     factor_error: FieldError,
     /// Off (single sign-on only): no password change is offered.
     passwords: bool,
+    /// The passkeys' section (`None` where the second factor's is not shown either).
+    passkeys: Option<PasskeySection>,
+}
+
+/// One passkey as the list shows it.
+struct PasskeyRow {
+    id: i64,
+    name: String,
+    added: String,
+    used: String,
+}
+
+/// What the account page shows of passkeys.
+struct PasskeySection {
+    /// Why passkeys cannot be used here (`None`: they can).
+    off: Option<&'static str>,
+    list: Vec<PasskeyRow>,
+    /// What the last form did (`added`, `removed`).
+    done: Option<&'static str>,
+    /// A refused form: the field it marks (`name`, or `password-{id}` of a removal) and why.
+    error: Option<(String, &'static str)>,
+}
+
+impl PasskeySection {
+    async fn of(c: &Chrome, state: &AppState, user: &User, done: Option<&str>) -> Result<Self, AppError> {
+        let p = &c.t.passkeys;
+        let off = if state.services.passkeys.available().await? {
+            None
+        } else if state.services.accounts.passwords_allowed().await? {
+            Some(p.off_address)
+        } else {
+            Some(p.off_sso)
+        };
+        let done = match done {
+            Some("passkey") => Some(p.added),
+            Some("passkey-removed") => Some(p.removed),
+            _ => None,
+        };
+        let row = |entry: PasskeyEntry| PasskeyRow {
+            added: p.added_on.replace("{date}", &human_time(entry.created_at, c.reader())),
+            used: match entry.last_used_at {
+                Some(at) => p.last_used.replace("{date}", &human_time(at, c.reader())),
+                None => p.never_used.to_owned(),
+            },
+            id: entry.id,
+            name: entry.name,
+        };
+        let list = state.services.passkeys.list(user).await?.into_iter().map(row).collect();
+        Ok(Self { off, list, done, error: None })
+    }
+
+    /// The refusal's text when it is about `field`.
+    fn error_on(&self, field: &str) -> Option<&'static str> {
+        self.error.as_ref().filter(|(marked, _)| marked == field).map(|(_, message)| *message)
+    }
 }
 
 impl<'a> AccountPage<'a> {
@@ -73,6 +130,7 @@ impl<'a> AccountPage<'a> {
             factors_removed: false,
             factor_error: FieldError::NONE,
             passwords: true,
+            passkeys: None,
         }
     }
 }
@@ -96,6 +154,7 @@ pub async fn account_page(
     let mut page = AccountPage::new(c, &session, &user);
     page.factors = Some(state.services.factors.status(&user).await?);
     page.factors_removed = query.saved.as_deref() == Some("second-factor");
+    page.passkeys = Some(PasskeySection::of(&page.c, &state, &user, query.saved.as_deref()).await?);
     page.passwords = state.services.accounts.passwords_allowed().await?;
     if query.saved.as_deref() == Some("time-zone") {
         let t = &page.c.t.chrome;
@@ -196,6 +255,24 @@ pub async fn account_with_factor_error(
 ) -> Result<Response, AppError> {
     let mut page = AccountPage::new(c, session, user);
     page.factors = Some(state.services.factors.status(user).await?);
+    page.passkeys = Some(PasskeySection::of(&page.c, state, user, None).await?);
     page.factor_error = FieldError::on("password", message);
+    render_with(StatusCode::BAD_REQUEST, &page)
+}
+
+/// The account page answering a refused passkey form (400): the field that was wrong and why.
+pub async fn account_with_passkey_error(
+    c: Chrome,
+    state: &AppState,
+    session: &SessionHandle,
+    user: &User,
+    field: &str,
+    message: &'static str,
+) -> Result<Response, AppError> {
+    let mut page = AccountPage::new(c, session, user);
+    page.factors = Some(state.services.factors.status(user).await?);
+    let mut section = PasskeySection::of(&page.c, state, user, None).await?;
+    section.error = Some((field.to_owned(), message));
+    page.passkeys = Some(section);
     render_with(StatusCode::BAD_REQUEST, &page)
 }

@@ -16,7 +16,7 @@ struct Asset {
     bytes: &'static [u8],
 }
 
-const ASSETS: [Asset; 6] = [
+const ASSETS: [Asset; 7] = [
     Asset { name: "app.css", content_type: "text/css; charset=utf-8", bytes: include_bytes!("../../static/app.css") },
     Asset {
         name: "app.js",
@@ -27,6 +27,12 @@ const ASSETS: [Asset; 6] = [
         name: "htmx.min.js",
         content_type: "text/javascript; charset=utf-8",
         bytes: include_bytes!("../../static/htmx.min.js"),
+    },
+    // The passkey forms' script: loaded by the pages that have one.
+    Asset {
+        name: "passkey.js",
+        content_type: "text/javascript; charset=utf-8",
+        bytes: include_bytes!("../../static/passkey.js"),
     },
     // The official tus client (tus-js-client 4.3.1, see static/tus.LICENSE) and the new-share
     // page's use of it: loaded by that page only.

@@ -160,6 +160,10 @@ struct LoginPage<'a> {
     sso_button: Option<String>,
     /// Off: the page shows only the single sign-on button.
     passwords: bool,
+    /// The passkey button (passwords on and the address has a domain).
+    passkeys: bool,
+    /// Why a passkey sign-in was refused.
+    passkey_error: Option<&'static str>,
 }
 
 #[derive(Deserialize)]
@@ -186,7 +190,30 @@ pub async fn login_page(
         error: FieldError::NONE,
         sso_button,
         passwords,
+        passkeys: state.services.passkeys.available().await?,
+        passkey_error: None,
     })
+}
+
+/// The sign-in page answering a refused passkey (400): why, and every way in still offered.
+pub async fn login_with_passkey_error(
+    c: Chrome,
+    state: &AppState,
+    session: &SessionHandle,
+    message: &'static str,
+) -> Result<Response, AppError> {
+    let page = LoginPage {
+        sso_button: super::sso::button_label(&c, state),
+        expired: false,
+        csrf_token: &session.form_token(),
+        email: "",
+        error: FieldError::NONE,
+        passwords: state.services.accounts.passwords_allowed().await?,
+        passkeys: state.services.passkeys.available().await?,
+        passkey_error: Some(message),
+        c,
+    };
+    render_with(StatusCode::BAD_REQUEST, &page)
 }
 
 #[derive(Deserialize)]
@@ -234,6 +261,8 @@ pub async fn login_submit(
                 error,
                 sso_button,
                 passwords: true,
+                passkeys: state.services.passkeys.available().await?,
+                passkey_error: None,
             };
             render_with(StatusCode::OK, &page)
         }

@@ -20,6 +20,7 @@ mod metrics;
 pub mod middleware;
 mod nav;
 mod pages;
+mod passkeys;
 mod recipient;
 mod second_factor;
 mod sso;
@@ -91,6 +92,14 @@ pub fn app(state: AppState) -> impl Endpoint + 'static {
         .at("/account/totp/confirm", poem::post(second_factor::confirm_setup))
         .at("/account/totp/remove", poem::post(second_factor::remove))
         .at("/account/recovery-codes", poem::post(second_factor::renew_codes))
+        // Passkeys: signing in alone or after a password, and the account's list.
+        .at("/login/passkey/options", poem::post(passkeys::sign_in_options))
+        .at("/login/passkey", poem::post(passkeys::sign_in))
+        .at("/login/second-factor/passkey/options", poem::post(passkeys::second_factor_options))
+        .at("/login/second-factor/passkey", poem::post(passkeys::second_factor))
+        .at("/account/passkeys/options", poem::post(passkeys::registration_options))
+        .at("/account/passkeys", poem::post(passkeys::register))
+        .at("/account/passkeys/:id/remove", poem::post(passkeys::remove))
         .at("/team/sign-in-policy", poem::post(team::set_sign_in_policy))
         .at("/team/:id/reset-factors", get(team::confirm_reset_factors).post(team::reset_factors))
         // Single sign-on: the start, the provider's answer, and the team's sign-in methods.

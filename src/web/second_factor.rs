@@ -47,6 +47,45 @@ struct VerifyPage {
     c: Chrome,
     csrf_token: String,
     error: Option<&'static str>,
+    /// The account has an app: the page asks for its code (else for a passkey or a recovery code).
+    app: bool,
+    /// The account's passkeys can answer instead of a code.
+    passkey: bool,
+    passkey_error: Option<&'static str>,
+}
+
+impl VerifyPage {
+    /// The page for the session's pending sign-in; `None` when there is none to verify.
+    async fn of(
+        c: Chrome,
+        state: &AppState,
+        session: &SessionHandle,
+        error: Option<&'static str>,
+        passkey_error: Option<&'static str>,
+    ) -> Result<Option<Self>, AppError> {
+        let Some(pending) = state.services.factors.pending(session.current().as_ref()).await? else { return Ok(None) };
+        if pending.purpose != Purpose::Verify {
+            return Ok(None);
+        }
+        let (app, passkey) = (
+            state.services.factors.status(&pending.user).await?.totp,
+            state.services.passkeys.offered_after_password(&pending.user).await?,
+        );
+        Ok(Some(Self { c, csrf_token: session.form_token(), error, app, passkey, passkey_error }))
+    }
+}
+
+/// The code step answering a refused passkey (400), or back to sign-in when it ran out.
+pub async fn verify_with_passkey_error(
+    c: Chrome,
+    state: &AppState,
+    session: &SessionHandle,
+    message: &'static str,
+) -> Result<Response, AppError> {
+    match VerifyPage::of(c, state, session, None, Some(message)).await? {
+        Some(page) => render_with(StatusCode::BAD_REQUEST, &page),
+        None => Ok(see_other(EXPIRED)),
+    }
 }
 
 /// GET /login/second-factor
@@ -56,11 +95,9 @@ pub async fn verify_page(
     state: Data<&AppState>,
     session: Data<&SessionHandle>,
 ) -> Result<Response, AppError> {
-    match state.services.factors.pending(session.current().as_ref()).await? {
-        Some(pending) if pending.purpose == Purpose::Verify => {
-            render_with(StatusCode::OK, &VerifyPage { c, csrf_token: session.form_token(), error: None })
-        }
-        _ => Ok(see_other(EXPIRED)),
+    match VerifyPage::of(c, &state, &session, None, None).await? {
+        Some(page) => render_with(StatusCode::OK, &page),
+        None => Ok(see_other(EXPIRED)),
     }
 }
 
@@ -81,7 +118,10 @@ pub async fn verify_submit(
         }
         Err(FactorError::WrongCode) => {
             let error = Some(c.t.second_factor.code_wrong);
-            render_with(StatusCode::OK, &VerifyPage { c, csrf_token: session.form_token(), error })
+            match VerifyPage::of(c, &state, &session, error, None).await? {
+                Some(page) => render_with(StatusCode::OK, &page),
+                None => Ok(see_other(EXPIRED)),
+            }
         }
         Err(error) => factor_error(error),
     }
@@ -173,7 +213,7 @@ struct RecoveryCodesPage {
 }
 
 /// The recovery codes, shown once in the answer to the form that made them (never stored).
-fn recovery_codes(
+pub fn recovery_codes(
     mut c: Chrome,
     session: &SessionHandle,
     codes: Vec<SecretString>,

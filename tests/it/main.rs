@@ -39,6 +39,7 @@ mod maintenance_sweeps;
 mod metrics;
 mod outbox;
 mod outbox_upgrade;
+mod passkeys;
 mod platform;
 mod recipient;
 mod recipient_flow;

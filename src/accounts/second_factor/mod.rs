@@ -26,6 +26,16 @@ pub enum TotpCheck {
     Replayed,
 }
 
+/// What removing an account's factors took away.
+#[derive(Debug, Default, PartialEq, Eq)]
+pub struct Removed {
+    /// A working app (a set-up still waiting does not count).
+    pub totp: bool,
+    pub passkeys: u64,
+    /// Unused ones.
+    pub recovery_codes: u64,
+}
+
 /// An app's secret, opened, with the sealed bytes it was read as.
 pub struct AppSecret {
     sealed: Vec<u8>,
@@ -51,7 +61,9 @@ pub struct SecondFactors {
     key: TotpKey,
 }
 
-const ENROLLED: &str = "SELECT count(*) FROM totp_factors WHERE user_id = $1 AND confirmed_at IS NOT NULL";
+/// A working app or any passkey: either stands as the step after the password.
+const ENROLLED: &str = "SELECT (SELECT count(*) FROM totp_factors WHERE user_id = $1 AND confirmed_at IS NOT NULL)
+      + (SELECT count(*) FROM passkeys WHERE user_id = $1)";
 /// A new secret replaces an unconfirmed one, never a confirmed one.
 const START: Sql = sql!(
     "INSERT INTO totp_factors (user_id, secret_sealed) VALUES ($1, $2)
@@ -78,10 +90,17 @@ impl SecondFactors {
         Self { db, key: TotpKey::derive(secret) }
     }
 
-    /// Whether the account has a working second factor. (Passkeys join TOTP here.)
+    /// Whether the account has a working second factor: an app or a passkey.
     pub async fn enrolled(&self, user_id: i64) -> Result<bool, sqlx::Error> {
-        let totp: i64 = on_db!(&self.db, |pool| sqlx::query_scalar(ENROLLED).bind(user_id).fetch_one(pool).await?);
-        Ok(totp > 0)
+        let factors: i64 = on_db!(&self.db, |pool| sqlx::query_scalar(ENROLLED).bind(user_id).fetch_one(pool).await?);
+        Ok(factors > 0)
+    }
+
+    /// Whether the account has a working authenticator app.
+    pub async fn has_app(&self, user_id: i64) -> Result<bool, sqlx::Error> {
+        const APP_ON: &str = "SELECT count(*) FROM totp_factors WHERE user_id = $1 AND confirmed_at IS NOT NULL";
+        let apps: i64 = on_db!(&self.db, |pool| sqlx::query_scalar(APP_ON).bind(user_id).fetch_one(pool).await?);
+        Ok(apps > 0)
     }
 
     /// Starts (or restarts) setting up an app with a fresh secret; false when TOTP is already on.
@@ -163,21 +182,40 @@ impl SecondFactors {
         Ok(codes)
     }
 
-    /// Removes every factor of the account (its app, set up or waiting, and its recovery codes);
-    /// answers whether an app and how many unused codes were removed.
-    pub async fn remove_all(&self, user_id: i64) -> Result<(bool, u64), sqlx::Error> {
+    /// Removes the account's app (working or waiting). The recovery codes go too once no passkey
+    /// is left for them to stand in for; false when there was no working app.
+    pub async fn remove_app(&self, user_id: i64) -> Result<bool, sqlx::Error> {
+        const APP: &str = "DELETE FROM totp_factors WHERE user_id = $1";
+        let removed = on_db!(&self.db, |pool| sqlx::query(APP).bind(user_id).execute(pool).await?.rows_affected() == 1);
+        self.drop_orphaned_codes(user_id).await?;
+        Ok(removed)
+    }
+
+    /// Drops the recovery codes of an account that has no factor left for them to replace.
+    pub async fn drop_orphaned_codes(&self, user_id: i64) -> Result<u64, sqlx::Error> {
+        const ORPHANED: &str = "DELETE FROM recovery_codes WHERE user_id = $1
+              AND NOT EXISTS (SELECT 1 FROM totp_factors WHERE user_id = $1 AND confirmed_at IS NOT NULL)
+              AND NOT EXISTS (SELECT 1 FROM passkeys WHERE user_id = $1)";
+        on_db!(&self.db, |pool| Ok(sqlx::query(ORPHANED).bind(user_id).execute(pool).await?.rows_affected()))
+    }
+
+    /// Removes every factor of the account (its app, set up or waiting, its passkeys and its
+    /// recovery codes); answers what went.
+    pub async fn remove_all(&self, user_id: i64) -> Result<Removed, sqlx::Error> {
         const TOTP: &str = "DELETE FROM totp_factors WHERE user_id = $1 AND confirmed_at IS NOT NULL";
         const WAITING: &str = "DELETE FROM totp_factors WHERE user_id = $1";
         const UNUSED: &str = "DELETE FROM recovery_codes WHERE user_id = $1 AND used_at IS NULL";
         const USED: &str = "DELETE FROM recovery_codes WHERE user_id = $1";
+        const PASSKEYS: &str = "DELETE FROM passkeys WHERE user_id = $1";
         on_db!(&self.db, |pool| {
             let mut tx = pool.begin_write().await?;
-            let app = sqlx::query(TOTP).bind(user_id).execute(&mut *tx).await?.rows_affected() == 1;
+            let totp = sqlx::query(TOTP).bind(user_id).execute(&mut *tx).await?.rows_affected() == 1;
             sqlx::query(WAITING).bind(user_id).execute(&mut *tx).await?;
-            let codes = sqlx::query(UNUSED).bind(user_id).execute(&mut *tx).await?.rows_affected();
+            let recovery_codes = sqlx::query(UNUSED).bind(user_id).execute(&mut *tx).await?.rows_affected();
             sqlx::query(USED).bind(user_id).execute(&mut *tx).await?;
+            let passkeys = sqlx::query(PASSKEYS).bind(user_id).execute(&mut *tx).await?.rows_affected();
             tx.commit().await?;
-            Ok((app, codes))
+            Ok(Removed { totp, passkeys, recovery_codes })
         })
     }
 }

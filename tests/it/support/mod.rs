@@ -3,6 +3,7 @@
 //! HTTP client per simulated browser.
 
 pub mod accounts;
+pub mod authenticator;
 pub mod browser;
 pub mod clock;
 pub mod cut_proxy;

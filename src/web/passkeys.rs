@@ -1,0 +1,226 @@
+//! Passkeys on the web: adding and removing one on the account page, signing in with one alone
+//! (`/login/passkey`), and using one as the step after a password (`/login/second-factor/passkey`).
+//!
+//! The browser's part is `static/passkey.js`: it posts the form to the `…/options` endpoint (JSON
+//! answer: the challenge), lets the browser make or use the passkey, puts the answer in the form's
+//! hidden `credential` field and submits the form. The answer is thus an ordinary form post whose
+//! result is a page like any other; without JavaScript it arrives empty and the page says that
+//! passkeys need JavaScript.
+
+use poem::{
+    IntoResponse, Response, handler,
+    http::StatusCode,
+    web::{Data, Json, Path},
+};
+use serde::Deserialize;
+use serde_json::json;
+
+use super::{
+    AppError, AppState, Chrome, SignedIn,
+    form::Form,
+    middleware::{ClientAddr, SessionHandle},
+    see_other,
+};
+use crate::{secret::SecretString, services::passkeys::PasskeyRefusal};
+
+#[derive(Deserialize)]
+pub struct PasskeyForm {
+    #[serde(default)]
+    name: String,
+    #[serde(default)]
+    password: String,
+    /// The browser's answer, as the script put it (JSON).
+    #[serde(default)]
+    credential: String,
+}
+
+/// Where a passkey step's page sends someone whose pending sign-in ran out.
+const EXPIRED: &str = "/login?expired=1";
+
+/// An options request refused, for the script: `{"error": text}`, and `location` when the person
+/// must start over elsewhere.
+fn refused_json(c: &Chrome, refusal: PasskeyRefusal) -> Result<Response, AppError> {
+    let p = &c.t.passkeys;
+    let (status, message, location) = match refusal {
+        PasskeyRefusal::Off => (StatusCode::NOT_FOUND, p.script_unsupported, None),
+        PasskeyRefusal::WrongPassword => (StatusCode::BAD_REQUEST, c.t.password_current_wrong, None),
+        PasskeyRefusal::BadName => (StatusCode::BAD_REQUEST, p.name_invalid, None),
+        PasskeyRefusal::NoPendingSignIn => (StatusCode::CONFLICT, c.t.second_factor.expired, Some(EXPIRED)),
+        PasskeyRefusal::Expired => (StatusCode::CONFLICT, p.expired, None),
+        PasskeyRefusal::NotAccepted | PasskeyRefusal::Taken => (StatusCode::BAD_REQUEST, p.not_accepted, None),
+        PasskeyRefusal::TooMany(retry_after) => {
+            return Err(AppError::TooMany { reason: "passkey password attempts", retry_after });
+        }
+        PasskeyRefusal::Fault(fault) => return Err(fault.into()),
+    };
+    let location = location.map(|path| format!("{}{path}", c.base));
+    Ok((status, Json(json!({ "error": message, "location": location }))).into_response())
+}
+
+/// A refused answer, as the text its page shows; `Err` for what is not the person's to fix.
+fn refusal_text(c: &Chrome, refusal: PasskeyRefusal) -> Result<&'static str, AppError> {
+    let p = &c.t.passkeys;
+    Ok(match refusal {
+        PasskeyRefusal::Off => p.script_unsupported,
+        PasskeyRefusal::WrongPassword => c.t.password_current_wrong,
+        PasskeyRefusal::BadName => p.name_invalid,
+        PasskeyRefusal::Expired | PasskeyRefusal::NoPendingSignIn => p.expired,
+        PasskeyRefusal::NotAccepted => p.not_accepted,
+        PasskeyRefusal::Taken => p.taken,
+        PasskeyRefusal::TooMany(retry_after) => {
+            return Err(AppError::TooMany { reason: "passkey password attempts", retry_after });
+        }
+        PasskeyRefusal::Fault(fault) => return Err(fault.into()),
+    })
+}
+
+/// POST /account/passkeys/options: the current password and the name first, then the challenge.
+#[handler]
+pub async fn registration_options(
+    c: Chrome,
+    Form(form): Form<PasskeyForm>,
+    state: Data<&AppState>,
+    session: Data<&SessionHandle>,
+    client: Data<&ClientAddr>,
+    SignedIn(user): SignedIn,
+) -> Result<Response, AppError> {
+    let current = session.current().ok_or(AppError::SignInRequired)?;
+    let password = SecretString::new(form.password);
+    match state.services.passkeys.begin_registration(&user, &current, &form.name, password, client.0.0).await {
+        Ok(options) => Ok(Json(options).into_response()),
+        Err(refusal) => refused_json(&c, refusal),
+    }
+}
+
+/// POST /account/passkeys: the browser's new passkey. The account's first factor shows its
+/// recovery codes once; otherwise back to the list.
+#[handler]
+pub async fn register(
+    c: Chrome,
+    Form(form): Form<PasskeyForm>,
+    state: Data<&AppState>,
+    session: Data<&SessionHandle>,
+    client: Data<&ClientAddr>,
+    SignedIn(user): SignedIn,
+) -> Result<Response, AppError> {
+    let current = session.current().ok_or(AppError::SignInRequired)?;
+    if form.credential.is_empty() {
+        let message = c.t.passkeys.needs_script;
+        return super::account::account_with_passkey_error(c, &state, &session, &user, "name", message).await;
+    }
+    match state.services.passkeys.register(&user, &current, &form.name, &form.credential, client.0.0).await {
+        Ok(Some(codes)) => super::second_factor::recovery_codes(c, &session, codes, "/account"),
+        Ok(None) => Ok(see_other("/account?saved=passkey#passkeys")),
+        Err(refusal) => {
+            let message = refusal_text(&c, refusal)?;
+            super::account::account_with_passkey_error(c, &state, &session, &user, "name", message).await
+        }
+    }
+}
+
+/// POST /account/passkeys/{id}/remove: asks for the current password.
+#[handler]
+pub async fn remove(
+    c: Chrome,
+    Path(id): Path<i64>,
+    Form(form): Form<PasskeyForm>,
+    state: Data<&AppState>,
+    session: Data<&SessionHandle>,
+    client: Data<&ClientAddr>,
+    SignedIn(user): SignedIn,
+) -> Result<Response, AppError> {
+    match state.services.passkeys.remove(&user, id, SecretString::new(form.password), client.0.0).await {
+        Ok(true) => Ok(see_other("/account?saved=passkey-removed#passkeys")),
+        Ok(false) => Err(AppError::NotFound("no such passkey on this account")),
+        Err(refusal) => {
+            let message = refusal_text(&c, refusal)?;
+            let field = format!("password-{id}");
+            super::account::account_with_passkey_error(c, &state, &session, &user, &field, message).await
+        }
+    }
+}
+
+/// POST /login/passkey/options: a challenge any of this site's passkeys can answer. The browser
+/// gets a session for it if it had none.
+#[handler]
+pub async fn sign_in_options(
+    c: Chrome,
+    state: Data<&AppState>,
+    session: Data<&SessionHandle>,
+) -> Result<Response, AppError> {
+    if !state.services.passkeys.available().await? {
+        return refused_json(&c, PasskeyRefusal::Off);
+    }
+    let current = session.ensure().await?;
+    match state.services.passkeys.begin_sign_in(&current).await {
+        Ok(options) => Ok(Json(options).into_response()),
+        Err(refusal) => refused_json(&c, refusal),
+    }
+}
+
+/// POST /login/passkey: the browser's answer; signed in on a new session id.
+#[handler]
+pub async fn sign_in(
+    c: Chrome,
+    Form(form): Form<PasskeyForm>,
+    state: Data<&AppState>,
+    session: Data<&SessionHandle>,
+    client: Data<&ClientAddr>,
+) -> Result<Response, AppError> {
+    let answered = match session.current() {
+        _ if form.credential.is_empty() => Err(None),
+        None => Err(Some(PasskeyRefusal::Expired)),
+        Some(current) => state.services.passkeys.sign_in(&current, &form.credential, client.0.0).await.map_err(Some),
+    };
+    match answered {
+        Ok(signed_in) => {
+            session.adopt(signed_in);
+            Ok(see_other("/shares"))
+        }
+        Err(refusal) => {
+            let message = match refusal {
+                None => c.t.passkeys.needs_script,
+                Some(refusal) => refusal_text(&c, refusal)?,
+            };
+            super::auth::login_with_passkey_error(c, &state, &session, message).await
+        }
+    }
+}
+
+/// POST /login/second-factor/passkey/options: a challenge for the pending sign-in's passkeys.
+#[handler]
+pub async fn second_factor_options(
+    c: Chrome,
+    state: Data<&AppState>,
+    session: Data<&SessionHandle>,
+) -> Result<Response, AppError> {
+    match state.services.passkeys.begin_second_factor(session.current().as_ref()).await {
+        Ok(options) => Ok(Json(options).into_response()),
+        Err(refusal) => refused_json(&c, refusal),
+    }
+}
+
+/// POST /login/second-factor/passkey: the step after the password, with a passkey.
+#[handler]
+pub async fn second_factor(
+    c: Chrome,
+    Form(form): Form<PasskeyForm>,
+    state: Data<&AppState>,
+    session: Data<&SessionHandle>,
+    client: Data<&ClientAddr>,
+) -> Result<Response, AppError> {
+    let message = if form.credential.is_empty() {
+        c.t.passkeys.needs_script
+    } else {
+        let passkeys = &state.services.passkeys;
+        match passkeys.second_factor(session.current().as_ref(), &form.credential, client.0.0).await {
+            Ok(signed_in) => {
+                session.adopt(signed_in);
+                return Ok(see_other("/shares"));
+            }
+            Err(PasskeyRefusal::NoPendingSignIn) => return Ok(see_other(EXPIRED)),
+            Err(refusal) => refusal_text(&c, refusal)?,
+        }
+    };
+    super::second_factor::verify_with_passkey_error(c, &state, &session, message).await
+}
