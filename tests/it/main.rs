@@ -10,6 +10,7 @@ mod browser_chrome;
 mod browser_dashboard;
 mod browser_mails;
 mod browser_pages;
+mod browser_passkeys;
 mod browser_recipient;
 mod browser_recipient_flow;
 mod browser_resume;

@@ -227,6 +227,23 @@ impl BrowserSession {
             .unwrap_or_else(|e| panic!("CDP {command}: {e}"))
     }
 
+    /// Gives the browser a passkey authenticator of its own, as a phone's screen lock would be:
+    /// WebDriver's virtual authenticator (CTAP2, built in, discoverable credentials, and the
+    /// person verified whenever asked).
+    pub async fn add_virtual_authenticator(&self) {
+        let body = json!({
+            "protocol": "ctap2",
+            "transport": "internal",
+            "hasResidentKey": true,
+            "hasUserVerification": true,
+            "isUserVerified": true,
+        });
+        self.client
+            .issue_cmd(SessionCommand { path: "webauthn/authenticator", body })
+            .await
+            .expect("adding a virtual authenticator");
+    }
+
     /// Saves what the window shows as `target/screenshots/<name>.png` and returns the path.
     pub async fn screenshot(&self, name: &str) -> PathBuf {
         let png = self.client.screenshot().await.expect("taking a screenshot");
@@ -325,7 +342,8 @@ fn save_screenshot(name: &str, png: &[u8]) -> PathBuf {
     path
 }
 
-/// A POST to a chromedriver extension endpoint under the session (`se/log`, `goog/cdp/execute`).
+/// A POST to a WebDriver extension endpoint under the session (`se/log`, `goog/cdp/execute`,
+/// `webauthn/authenticator`).
 #[derive(Debug)]
 struct SessionCommand {
     path: &'static str,
