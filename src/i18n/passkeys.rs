@@ -26,6 +26,9 @@ pub struct PasskeyText {
     /// "{date}" is when it last signed in.
     pub last_used: &'static str,
     pub never_used: &'static str,
+    /// The set-up a team's policy requires, offering a passkey beside the app.
+    pub enrol_title: &'static str,
+    pub enrol_lead: &'static str,
     pub name_label: &'static str,
     pub name_hint: &'static str,
     pub add_submit: &'static str,
@@ -57,6 +60,8 @@ pub const EN: PasskeyText = PasskeyText {
     added_on: "Added {date}",
     last_used: "Last used {date}",
     never_used: "Not used yet",
+    enrol_title: "Or add a passkey",
+    enrol_lead: "Use your phone's or computer's screen lock (fingerprint, face or PIN) instead of codes.",
     name_label: "Name for the new passkey",
     name_hint: "For example “My phone”. Only you see it.",
     add_submit: "Add a passkey",
@@ -87,6 +92,8 @@ pub const JA: PasskeyText = PasskeyText {
     added_on: "{date} に追加",
     last_used: "最後に使った日時：{date}",
     never_used: "まだ使われていません",
+    enrol_title: "またはパスキーを追加する",
+    enrol_lead: "コードの代わりに、スマートフォンやパソコンの画面ロック（指紋・顔・PIN）を使います。",
     name_label: "新しいパスキーの名前",
     name_hint: "たとえば「私のスマートフォン」。あなたにだけ表示されます。",
     add_submit: "パスキーを追加する",

@@ -146,6 +146,53 @@ impl PasskeySignIn {
         client: IpAddr,
     ) -> Result<Option<Vec<SecretString>>, PasskeyRefusal> {
         self.require_available().await?;
+        self.add(session, user, name, answer, client).await
+    }
+
+    /// Starts adding a passkey as the factor the team requires, inside the pending sign-in that
+    /// walks the account through set-up (its password was just given).
+    pub async fn begin_enrolment(
+        &self,
+        session: Option<&Session>,
+        name: &str,
+    ) -> Result<CreationChallengeResponse, PasskeyRefusal> {
+        self.require_available().await?;
+        PasskeyName::parse(name).ok_or(PasskeyRefusal::BadName)?;
+        let (session, user) = self.factors.pending_for(session, Purpose::Enrol).await?;
+        Ok(self.passkeys.start_registration(session.id, user.id, &user.email, &user.display_name).await?)
+    }
+
+    /// Finishes that set-up: the passkey added and the session signed in on a new id, with the
+    /// recovery codes to show once.
+    pub async fn enrol(
+        &self,
+        session: Option<&Session>,
+        name: &str,
+        answer: &str,
+        client: IpAddr,
+    ) -> Result<(NewSession, Vec<SecretString>), PasskeyRefusal> {
+        self.require_available().await?;
+        let (session, user) = self.factors.pending_for(session, Purpose::Enrol).await?;
+        let codes = self.add(&session, &user, name, answer, client).await?;
+        let signed_in = self.factors.finish(&session, &user).await?;
+        tracing::info!(account_id = user.id, %client, method = "passkey", "second factor passed");
+        let codes = match codes {
+            Some(codes) => codes,
+            None => self.second_factors.new_recovery_codes(user.id).await?,
+        };
+        Ok((signed_in, codes))
+    }
+
+    /// Verifies the browser's new passkey and adds it; the recovery codes when it is the
+    /// account's first factor.
+    async fn add(
+        &self,
+        session: &Session,
+        user: &User,
+        name: &str,
+        answer: &str,
+        client: IpAddr,
+    ) -> Result<Option<Vec<SecretString>>, PasskeyRefusal> {
         let name = PasskeyName::parse(name).ok_or(PasskeyRefusal::BadName)?;
         if let Err(error) = self.passkeys.finish_registration(session.id, user.id, &name, answer).await {
             tracing::info!(account_id = user.id, %client, reason = %error, "passkey registration refused");

@@ -97,6 +97,8 @@ pub fn app(state: AppState) -> impl Endpoint + 'static {
         .at("/login/passkey", poem::post(passkeys::sign_in))
         .at("/login/second-factor/passkey/options", poem::post(passkeys::second_factor_options))
         .at("/login/second-factor/passkey", poem::post(passkeys::second_factor))
+        .at("/login/enrol/passkey/options", poem::post(passkeys::enrolment_options))
+        .at("/login/enrol/passkey", poem::post(passkeys::enrol))
         .at("/account/passkeys/options", poem::post(passkeys::registration_options))
         .at("/account/passkeys", poem::post(passkeys::register))
         .at("/account/passkeys/:id/remove", poem::post(passkeys::remove))

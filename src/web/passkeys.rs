@@ -8,7 +8,7 @@
 //! passkeys need JavaScript.
 
 use poem::{
-    IntoResponse, Response, handler,
+    IntoResponse, Request, Response, handler,
     http::StatusCode,
     web::{Data, Json, Path},
 };
@@ -138,6 +138,47 @@ pub async fn remove(
             super::account::account_with_passkey_error(c, &state, &session, &user, &field, message).await
         }
     }
+}
+
+/// POST /login/enrol/passkey/options: the set-up a team's policy requires, with a passkey.
+#[handler]
+pub async fn enrolment_options(
+    c: Chrome,
+    Form(form): Form<PasskeyForm>,
+    state: Data<&AppState>,
+    session: Data<&SessionHandle>,
+) -> Result<Response, AppError> {
+    match state.services.passkeys.begin_enrolment(session.current().as_ref(), &form.name).await {
+        Ok(options) => Ok(Json(options).into_response()),
+        Err(refusal) => refused_json(&c, refusal),
+    }
+}
+
+/// POST /login/enrol/passkey: the new passkey signs the session in and the recovery codes are
+/// shown once.
+#[handler]
+pub async fn enrol(
+    req: &Request,
+    c: Chrome,
+    Form(form): Form<PasskeyForm>,
+    state: Data<&AppState>,
+    session: Data<&SessionHandle>,
+    client: Data<&ClientAddr>,
+) -> Result<Response, AppError> {
+    let message = if form.credential.is_empty() {
+        c.t.passkeys.needs_script
+    } else {
+        let passkeys = &state.services.passkeys;
+        match passkeys.enrol(session.current().as_ref(), &form.name, &form.credential, client.0.0).await {
+            Ok((signed_in, codes)) => {
+                session.adopt(signed_in);
+                return super::second_factor::recovery_codes(Chrome::for_request(req), &session, codes, "/shares");
+            }
+            Err(PasskeyRefusal::NoPendingSignIn) => return Ok(see_other(EXPIRED)),
+            Err(refusal) => refusal_text(&c, refusal)?,
+        }
+    };
+    super::second_factor::enrol_with_passkey_error(c, &state, &session, message).await
 }
 
 /// POST /login/passkey/options: a challenge any of this site's passkeys can answer. The browser

@@ -149,6 +149,9 @@ struct EnrolPage {
     /// The account page's set-up (signed in) rather than the sign-in's.
     signed_in_setup: bool,
     error: Option<&'static str>,
+    /// The sign-in's set-up also offers a passkey (where passkeys can be used).
+    passkey: bool,
+    passkey_error: Option<&'static str>,
 }
 
 /// GET /login/enrol: the set-up the team's policy requires before signing in.
@@ -159,21 +162,49 @@ pub async fn enrol_page(
     session: Data<&SessionHandle>,
 ) -> Result<Response, AppError> {
     match state.services.factors.enrolment(session.current().as_ref()).await {
-        Ok((_, setup)) => enrol_with(c, &session, setup, "/login/enrol", None),
+        Ok((_, setup)) => enrol_with(c, &state, &session, setup, "/login/enrol", None).await,
         Err(error) => factor_error(error),
     }
 }
 
-fn enrol_with(
+async fn enrol_with(
     c: Chrome,
+    state: &AppState,
     session: &SessionHandle,
     setup: Provisioning,
     action: &'static str,
     error: Option<&'static str>,
 ) -> Result<Response, AppError> {
     let signed_in_setup = action != "/login/enrol";
-    let page = EnrolPage { c, csrf_token: session.form_token(), setup, action, signed_in_setup, error };
+    let passkey = !signed_in_setup && state.services.passkeys.available().await?;
+    let csrf_token = session.form_token();
+    let page = EnrolPage { c, csrf_token, setup, action, signed_in_setup, error, passkey, passkey_error: None };
     render_with(if error.is_some() { StatusCode::BAD_REQUEST } else { StatusCode::OK }, &page)
+}
+
+/// The sign-in's set-up answering a refused passkey (400), or back to sign-in when it ran out.
+pub async fn enrol_with_passkey_error(
+    c: Chrome,
+    state: &AppState,
+    session: &SessionHandle,
+    message: &'static str,
+) -> Result<Response, AppError> {
+    let (_, setup) = match state.services.factors.enrolment(session.current().as_ref()).await {
+        Ok(found) => found,
+        Err(error) => return factor_error(error),
+    };
+    let csrf_token = session.form_token();
+    let page = EnrolPage {
+        c,
+        csrf_token,
+        setup,
+        action: "/login/enrol",
+        signed_in_setup: false,
+        error: None,
+        passkey: true,
+        passkey_error: Some(message),
+    };
+    render_with(StatusCode::BAD_REQUEST, &page)
 }
 
 /// POST /login/enrol: confirms the app, signs the session in and shows the recovery codes once.
@@ -198,7 +229,7 @@ pub async fn enrol_submit(
                 Err(error) => return factor_error(error),
             };
             let error = Some(c.t.second_factor.code_wrong);
-            enrol_with(c, &session, setup, "/login/enrol", error)
+            enrol_with(c, &state, &session, setup, "/login/enrol", error).await
         }
         Err(error) => factor_error(error),
     }
@@ -241,7 +272,7 @@ pub async fn setup_page(
     SignedIn(user): SignedIn,
 ) -> Result<Response, AppError> {
     match state.services.factors.waiting_setup(&user).await? {
-        Some(setup) => enrol_with(c, &session, setup, "/account/totp", None),
+        Some(setup) => enrol_with(c, &state, &session, setup, "/account/totp", None).await,
         None => Ok(see_other("/account#second-factor")),
     }
 }
@@ -263,7 +294,7 @@ pub async fn confirm_setup(
         Err(FactorError::WrongCode) => match factors.waiting_setup(&user).await? {
             Some(setup) => {
                 let error = Some(c.t.second_factor.code_wrong);
-                enrol_with(c, &session, setup, "/account/totp", error)
+                enrol_with(c, &state, &session, setup, "/account/totp", error).await
             }
             None => Ok(see_other("/account#second-factor")),
         },

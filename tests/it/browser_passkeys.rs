@@ -2,9 +2,12 @@
 //! desktop width: a sender adds a passkey on the account page (the recovery codes are shown once),
 //! signs out, and signs in again with the passkey alone; the same passkey used on another origin
 //! of the same site (the app behind a second port) is refused with a message on the page. Without
-//! JavaScript the page says passkeys need it. The harness checks every page met with axe-core.
+//! JavaScript the page says passkeys need it. A team that requires a second factor lets an account
+//! set up a passkey instead of an app, then asks for it after the password. The harness checks
+//! every page met with axe-core.
 
 use tokio::net::{TcpListener, TcpStream};
+use watasu::accounts::policy::{SignInPolicies, SignInPolicy};
 
 use crate::{
     both_backends,
@@ -18,12 +21,11 @@ async fn wait_for_path(browser: &BrowserSession, path: &str) {
     browser.wait_until(&format!("the page at {path}"), DEFAULT_WAIT, async |b| b.current_path().await == path).await;
 }
 
-async fn sign_in_with_password(browser: &BrowserSession, origin: &str, email: &str) {
+async fn password_step(browser: &BrowserSession, origin: &str, email: &str) {
     browser.goto(&format!("{origin}/login")).await;
     browser.fill("#email", email).await;
     browser.fill("#password", PASSWORD).await;
     browser.click("main form[action$='/login'] button[type=submit]").await;
-    wait_for_path(browser, "/shares").await;
 }
 
 /// Another origin of the same site: `http://localhost:PORT` forwarding every connection to the app.
@@ -53,7 +55,8 @@ both_backends! {
             let browser = BrowserSession::start(options.language(language)).await;
             browser.add_virtual_authenticator().await;
 
-            sign_in_with_password(&browser, &origin, &email).await;
+            password_step(&browser, &origin, &email).await;
+            wait_for_path(&browser, "/shares").await;
             browser.goto(&format!("{origin}/account")).await;
             browser.wait_for("[data-no-passkeys]", DEFAULT_WAIT).await;
             browser.fill("#passkey_name", "Phone").await;
@@ -91,6 +94,33 @@ both_backends! {
         browser.click("form[data-passkey] [data-passkey-button]").await;
         browser.wait_for("form[data-passkey] [data-passkey-error]:not([hidden])", DEFAULT_WAIT).await;
         assert!(browser.text("[data-passkey-error]").await.contains("JavaScript"));
+        browser.close().await;
+        app.stop().await;
+    }
+
+    async fn a_team_that_requires_a_second_factor_lets_an_account_set_up_a_passkey_and_use_it_after_its_password(backend: Backend) {
+        let (app, origin) = TestApp::spawn_for_passkeys(backend, |_| {}).await;
+        let policy = SignInPolicy { require_second_factor: true, passwords_allowed: true };
+        SignInPolicies::new(app.db().clone()).set(policy, None).await.unwrap();
+        app.create_sender_with_password("sender@example.test", "Sender", PASSWORD).await;
+        let browser = BrowserSession::start(BrowserOptions::phone().language("en")).await;
+        browser.add_virtual_authenticator().await;
+
+        password_step(&browser, &origin, "sender@example.test").await;
+        wait_for_path(&browser, "/login/enrol").await;
+        browser.fill("#passkey_name", "Phone").await;
+        browser.click("form[data-passkey] [data-passkey-button]").await;
+        browser.wait_for("[data-recovery-codes]", DEFAULT_WAIT).await;
+        browser.click("[data-continue]").await;
+        wait_for_path(&browser, "/shares").await;
+        browser.goto(&format!("{origin}/account")).await;
+        browser.click("main form[action$='/logout'] button").await;
+        wait_for_path(&browser, "/").await;
+
+        password_step(&browser, &origin, "sender@example.test").await;
+        wait_for_path(&browser, "/login/second-factor").await;
+        browser.click("form[data-passkey] [data-passkey-button]").await;
+        wait_for_path(&browser, "/shares").await;
         browser.close().await;
         app.stop().await;
     }

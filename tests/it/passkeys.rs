@@ -1,10 +1,11 @@
 //! Passkeys over HTTP, answered by a software passkey exactly as a browser hands an
-//! authenticator's answer to the page: adding one (after the current password), signing in with
-//! it alone, using it after the password, removing it; and every answer the relying party must
-//! refuse (another origin, another challenge, a second use, a cloned key, another account's key,
-//! a disabled account), each changing nothing.
+//! authenticator's answer to the page: adding one (after the current password, or as the set-up
+//! a team's policy requires), signing in with it alone, using it after the password, removing it;
+//! and every answer the relying party must refuse (another origin, another challenge, a second
+//! use, a cloned key, another account's key, a disabled account), each changing nothing.
 
 use serde_json::Value;
+use watasu::accounts::policy::{SignInPolicies, SignInPolicy};
 
 use crate::{
     both_backends,
@@ -208,6 +209,33 @@ both_backends! {
         assert_ne!(laptop.browser.cookie("watasu_session").unwrap(), pending_id, "the session id did not change");
         assert!(laptop.is_signed_in().await);
         assert_eq!(count(app.db(), "SELECT count(*) FROM pending_sign_ins WHERE session_id > $1", 0).await, 0);
+    }
+
+    async fn the_teams_policy_lets_an_account_set_up_a_passkey_instead_of_an_app(backend: Backend) {
+        let (app, origin) = TestApp::spawn_for_passkeys(backend, |_| {}).await;
+        let policy = SignInPolicy { require_second_factor: true, passwords_allowed: true };
+        SignInPolicies::new(app.db().clone()).set(policy, None).await.unwrap();
+        app.create_sender_with_password(OWNER, "Owner", PASSWORD).await;
+        let stranger = Client::new(&app, &origin);
+        let login = stranger.browser.get("/login").await;
+        let (status, refused) = stranger.options(&login, "/login/enrol/passkey/options", &[("name", "Phone")]).await;
+        assert_eq!((status, refused["location"].as_str()), (409, Some("/login?expired=1")), "{refused}");
+
+        let client = Client::new(&app, &origin);
+        assert_eq!(client.browser.sign_in(OWNER, PASSWORD).await.header("location"), Some("/login/enrol"));
+        let setup = client.browser.get("/login/enrol").await;
+        assert_eq!(setup.attr("form[data-passkey=create]", "action").as_deref(), Some("/login/enrol/passkey"));
+        let (status, options) = client.options(&setup, "/login/enrol/passkey/options", &[("name", "Phone")]).await;
+        assert_eq!(status, 200, "{options}");
+        let mut key = SoftPasskey::new();
+        let credential = key.register(&options, &origin);
+        let done = client.post(&setup, "/login/enrol/passkey", &[("name", "Phone"), ("credential", &credential)]).await;
+
+        assert_eq!(done.status, 200, "{}", done.body);
+        assert_eq!(done.texts("[data-recovery-codes] code").len(), 10);
+        assert!(client.is_signed_in().await);
+        let later = Client::new(&app, &origin);
+        assert_eq!(later.passkey_sign_in(&mut key).await.header("location"), Some("/shares"), "a passkey meets the policy");
     }
 
     async fn a_disabled_account_cannot_sign_in_with_its_passkey(backend: Backend) {
