@@ -57,6 +57,14 @@ fn refused_json(c: &Chrome, refusal: PasskeyRefusal) -> Result<Response, AppErro
     Ok((status, Json(json!({ "error": message, "location": location }))).into_response())
 }
 
+/// The options for the script, or why there are none.
+fn options_json(c: &Chrome, options: Result<impl serde::Serialize + Send, PasskeyRefusal>) -> Result<Response, AppError> {
+    match options {
+        Ok(options) => Ok(Json(options).into_response()),
+        Err(refusal) => refused_json(c, refusal),
+    }
+}
+
 /// A refused answer, as the text its page shows; `Err` for what is not the person's to fix.
 fn refusal_text(c: &Chrome, refusal: PasskeyRefusal) -> Result<&'static str, AppError> {
     let p = &c.t.passkeys;
@@ -86,10 +94,8 @@ pub async fn registration_options(
 ) -> Result<Response, AppError> {
     let current = session.current().ok_or(AppError::SignInRequired)?;
     let password = SecretString::new(form.password);
-    match state.services.passkeys.begin_registration(&user, &current, &form.name, password, client.0.0).await {
-        Ok(options) => Ok(Json(options).into_response()),
-        Err(refusal) => refused_json(&c, refusal),
-    }
+    let options = state.services.passkeys.begin_registration(&user, &current, &form.name, password, client.0.0).await;
+    options_json(&c, options)
 }
 
 /// POST /account/passkeys: the browser's new passkey. The account's first factor shows its
@@ -148,10 +154,7 @@ pub async fn enrolment_options(
     state: Data<&AppState>,
     session: Data<&SessionHandle>,
 ) -> Result<Response, AppError> {
-    match state.services.passkeys.begin_enrolment(session.current().as_ref(), &form.name).await {
-        Ok(options) => Ok(Json(options).into_response()),
-        Err(refusal) => refused_json(&c, refusal),
-    }
+    options_json(&c, state.services.passkeys.begin_enrolment(session.current().as_ref(), &form.name).await)
 }
 
 /// POST /login/enrol/passkey: the new passkey signs the session in and the recovery codes are
@@ -193,10 +196,7 @@ pub async fn sign_in_options(
         return refused_json(&c, PasskeyRefusal::Off);
     }
     let current = session.ensure().await?;
-    match state.services.passkeys.begin_sign_in(&current).await {
-        Ok(options) => Ok(Json(options).into_response()),
-        Err(refusal) => refused_json(&c, refusal),
-    }
+    options_json(&c, state.services.passkeys.begin_sign_in(&current).await)
 }
 
 /// POST /login/passkey: the browser's answer; signed in on a new session id.
@@ -208,24 +208,18 @@ pub async fn sign_in(
     session: Data<&SessionHandle>,
     client: Data<&ClientAddr>,
 ) -> Result<Response, AppError> {
-    let answered = match session.current() {
-        _ if form.credential.is_empty() => Err(None),
-        None => Err(Some(PasskeyRefusal::Expired)),
-        Some(current) => state.services.passkeys.sign_in(&current, &form.credential, client.0.0).await.map_err(Some),
+    let message = match session.current() {
+        _ if form.credential.is_empty() => c.t.passkeys.needs_script,
+        None => c.t.passkeys.expired,
+        Some(current) => match state.services.passkeys.sign_in(&current, &form.credential, client.0.0).await {
+            Ok(signed_in) => {
+                session.adopt(signed_in);
+                return Ok(see_other("/shares"));
+            }
+            Err(refusal) => refusal_text(&c, refusal)?,
+        },
     };
-    match answered {
-        Ok(signed_in) => {
-            session.adopt(signed_in);
-            Ok(see_other("/shares"))
-        }
-        Err(refusal) => {
-            let message = match refusal {
-                None => c.t.passkeys.needs_script,
-                Some(refusal) => refusal_text(&c, refusal)?,
-            };
-            super::auth::login_with_passkey_error(c, &state, &session, message).await
-        }
-    }
+    super::auth::login_with_passkey_error(c, &state, &session, message).await
 }
 
 /// POST /login/second-factor/passkey/options: a challenge for the pending sign-in's passkeys.
@@ -235,10 +229,7 @@ pub async fn second_factor_options(
     state: Data<&AppState>,
     session: Data<&SessionHandle>,
 ) -> Result<Response, AppError> {
-    match state.services.passkeys.begin_second_factor(session.current().as_ref()).await {
-        Ok(options) => Ok(Json(options).into_response()),
-        Err(refusal) => refused_json(&c, refusal),
-    }
+    options_json(&c, state.services.passkeys.begin_second_factor(session.current().as_ref()).await)
 }
 
 /// POST /login/second-factor/passkey: the step after the password, with a passkey.

@@ -47,7 +47,9 @@ both_backends! {
         let runs = [
             ("ja", BrowserOptions::desktop()),
             ("en", BrowserOptions::phone()),
-            ("ja", BrowserOptions::phone().without_javascript()),
+            // Without JavaScript at desktop width only: under phone emulation Chromium's renderer
+            // stops answering a click after the harness switches scripts back off (pages.rs).
+            ("ja", BrowserOptions::desktop().without_javascript()),
             ("en", BrowserOptions::desktop().without_javascript()),
         ];
         for (i, (language, options)) in runs.into_iter().enumerate() {
