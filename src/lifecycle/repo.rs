@@ -11,7 +11,7 @@ use crate::{
 };
 
 /// A share the GC may collect, with the key of its stored file.
-#[derive(Clone, Debug, sqlx::FromRow)]
+#[derive(Clone, Debug)]
 pub struct PurgeCandidate {
     pub id: i64,
     pub storage_key: String,
@@ -57,12 +57,14 @@ const CLAIMED_BY: Sql = sql!(
 );
 
 /// A statement over the shares whose file the GC may delete now ($1 the delivery grace in
-/// seconds): the candidates' condition, written once for the pass and for its backlog.
+/// seconds): the candidates' condition, written once for the pass and for its backlog. It reads
+/// `shares` alone: an empty pass is then one partial-index scan, with no join to set up (a
+/// candidate's file key is read only once there is one).
 macro_rules! purgeable {
     ($select:literal $($tail:tt)*) => {
         sql!(
             $select "
-       FROM shares s JOIN files f ON f.id = s.file_id
+       FROM shares s
       WHERE s.status <> 'purged'
         AND (s.next_purge_attempt_at IS NULL OR s.next_purge_attempt_at <= " now ")
         AND ((s.status = 'consumed' AND s.consumed_at <= " now " - " secs("$1") ")
@@ -74,7 +76,7 @@ macro_rules! purgeable {
 /// The GC's candidate query ($2 the batch). PostgreSQL's index and ORDER BY name NULLS FIRST
 /// (SQLite sorts NULLs first anyway).
 const PURGEABLE: Sql = purgeable!(
-    "SELECT s.id, f.storage_key" "
+    "SELECT s.id, s.file_id" "
       ORDER BY s.next_purge_attempt_at" { sqlite: "", postgres: " NULLS FIRST" } ", s.id
       LIMIT $2"
 );
@@ -156,9 +158,19 @@ impl LifecycleRepository {
     /// Collectable shares: consumed and past the delivery grace, or still active and expired;
     /// rows backing off after a failed delete wait; oldest attempt first.
     pub async fn select_purgeable(&self, limit: u32) -> Result<Vec<PurgeCandidate>, sqlx::Error> {
+        const FILE_KEY: &str = "SELECT storage_key FROM files WHERE id = $1";
         let grace = seconds(self.delivery_grace);
         let limit = i64::from(limit);
-        on_db!(&self.db, |pool| sqlx::query_as(pool.sql(&PURGEABLE)).bind(grace).bind(limit).fetch_all(pool).await)
+        on_db!(&self.db, |pool| {
+            let due: Vec<(i64, i64)> =
+                sqlx::query_as(pool.sql(&PURGEABLE)).bind(grace).bind(limit).fetch_all(pool).await?;
+            let mut candidates = Vec::with_capacity(due.len());
+            for (id, file_id) in due {
+                let storage_key = sqlx::query_scalar(FILE_KEY).bind(file_id).fetch_one(pool).await?;
+                candidates.push(PurgeCandidate { id, storage_key });
+            }
+            Ok(candidates)
+        })
     }
 
     /// How many shares the GC could collect now (its backlog).

@@ -58,7 +58,10 @@ fn refused_json(c: &Chrome, refusal: PasskeyRefusal) -> Result<Response, AppErro
 }
 
 /// The options for the script, or why there are none.
-fn options_json(c: &Chrome, options: Result<impl serde::Serialize + Send, PasskeyRefusal>) -> Result<Response, AppError> {
+fn options_json(
+    c: &Chrome,
+    options: Result<impl serde::Serialize + Send, PasskeyRefusal>,
+) -> Result<Response, AppError> {
     match options {
         Ok(options) => Ok(Json(options).into_response()),
         Err(refusal) => refused_json(c, refusal),
