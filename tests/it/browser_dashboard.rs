@@ -117,19 +117,24 @@ async fn a_sender_sets_up_uploads_and_sees_the_download_without_reloading() {
                       return !!bar && !document.getElementById('uploader').hidden && bar.value > 0 && bar.value < 100; })()";
     sender.wait_for_js(bar_moving, Duration::from_secs(30)).await;
     let seen_at = upload_started.elapsed();
-    let percent = sender.execute("return document.getElementById('upload-progress').value;").await;
-    let status_text = sender.text("#upload-status").await;
+    // One snapshot at once: each helper call may run axe-core on the new page state, and on a
+    // busy machine the 4 s upload could end (and the page navigate) between separate reads.
+    let snapshot = sender
+        .execute(
+            "const q = (css) => document.querySelector(css); \
+             return { percent: q('#upload-progress').value, status: q('#upload-status').textContent, \
+                      controls: !!q('#uploader [data-upload-pause]') && !!q('#uploader [data-upload-cancel]'), \
+                      disabled: q('main form[data-upload] button[type=submit]').disabled, \
+                      marked: window.__watasuMarker === 'still-here' };",
+        )
+        .await;
+    let percent = snapshot["percent"].clone();
+    let status_text = snapshot["status"].as_str().unwrap_or_default().to_owned();
     let total = watasu::i18n::binary_size::binary_size(FILE_SIZE as u64, Lang::Ja);
     assert!(status_text.contains(&total), "the status line says {status_text:?} during the upload");
-    assert!(
-        sender.exists("#uploader [data-upload-pause]").await && sender.exists("#uploader [data-upload-cancel]").await
-    );
-    assert!(sender.document_is_marked().await, "the page navigated while the bytes were still going");
-    assert_eq!(
-        sender.attr("main form[data-upload] button[type=submit]", "disabled").await.as_deref(),
-        Some("true"),
-        "the submit button can be pressed twice during the upload"
-    );
+    assert_eq!(snapshot["controls"], json!(true), "no pause or cancel during the upload");
+    assert_eq!(snapshot["disabled"], json!(true), "the submit button can be pressed twice during the upload");
+    assert_eq!(snapshot["marked"], json!(true), "the page navigated while the bytes were still going");
     sender.screenshot("dashboard-3b-uploading").await;
 
     // Then the form is posted with the finished upload: the link, shown once.

@@ -17,6 +17,7 @@ mod browser_resume;
 mod browser_second_factor;
 mod browser_sender_pages;
 mod browser_smoke;
+mod browser_sso;
 mod browser_uploads;
 mod chrome;
 mod cli_output;
