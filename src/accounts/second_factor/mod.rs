@@ -183,12 +183,12 @@ impl SecondFactors {
     }
 
     /// Removes the account's app (working or waiting). The recovery codes go too once no passkey
-    /// is left for them to stand in for; false when there was no working app.
-    pub async fn remove_app(&self, user_id: i64) -> Result<bool, sqlx::Error> {
+    /// is left for them to stand in for.
+    pub async fn remove_app(&self, user_id: i64) -> Result<(), sqlx::Error> {
         const APP: &str = "DELETE FROM totp_factors WHERE user_id = $1";
-        let removed = on_db!(&self.db, |pool| sqlx::query(APP).bind(user_id).execute(pool).await?.rows_affected() == 1);
+        on_db!(&self.db, |pool| sqlx::query(APP).bind(user_id).execute(pool).await.map(drop)?);
         self.drop_orphaned_codes(user_id).await?;
-        Ok(removed)
+        Ok(())
     }
 
     /// Drops the recovery codes of an account that has no factor left for them to replace.
