@@ -81,6 +81,15 @@ impl From<FactorError> for PasskeyRefusal {
     }
 }
 
+/// Why passkeys are off.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Unavailable {
+    /// The base URL is an IP address (WebAuthn needs a domain).
+    NoDomain,
+    /// The team signs in by single sign-on only.
+    SingleSignOnOnly,
+}
+
 #[derive(Clone)]
 pub struct PasskeySignIn {
     passkeys: Passkeys,
@@ -107,7 +116,18 @@ impl PasskeySignIn {
 
     /// Whether passkeys can be used here now: the address has a domain and passwords are on.
     pub async fn available(&self) -> Result<bool, Fault> {
-        Ok(self.passkeys.available() && self.accounts.passwords_allowed().await?)
+        Ok(self.unavailable_because().await?.is_none())
+    }
+
+    /// Why passkeys cannot be used here now, if they cannot.
+    pub async fn unavailable_because(&self) -> Result<Option<Unavailable>, Fault> {
+        Ok(if !self.passkeys.available() {
+            Some(Unavailable::NoDomain)
+        } else if !self.accounts.passwords_allowed().await? {
+            Some(Unavailable::SingleSignOnOnly)
+        } else {
+            None
+        })
     }
 
     async fn require_available(&self) -> Result<(), PasskeyRefusal> {
@@ -249,7 +269,7 @@ impl PasskeySignIn {
 
     /// Whether the pending sign-in's account can use a passkey as its second step.
     pub async fn offered_after_password(&self, user: &User) -> Result<bool, Fault> {
-        Ok(self.available().await? && !self.passkeys.list(user.id).await?.is_empty())
+        Ok(self.passkeys.any(user.id).await? && self.available().await?)
     }
 
     /// Starts the second step of a pending sign-in with one of its account's passkeys.

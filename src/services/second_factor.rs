@@ -243,6 +243,11 @@ impl Factors {
         Ok((signed_in, codes))
     }
 
+    /// Whether the account has a working authenticator app.
+    pub async fn has_app(&self, user: &User) -> Result<bool, Fault> {
+        Ok(self.factors.has_app(user.id).await?)
+    }
+
     /// The account's factors, for its page.
     pub async fn status(&self, user: &User) -> Result<FactorStatus, Fault> {
         let totp = self.factors.has_app(user.id).await?;

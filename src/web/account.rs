@@ -23,7 +23,7 @@ use crate::{
     accounts::passkeys::PasskeyEntry,
     i18n::format::human_time,
     secret::SecretString,
-    services::{accounts::AccountError, second_factor::FactorStatus},
+    services::{accounts::AccountError, passkeys::Unavailable, second_factor::FactorStatus},
 };
 
 #[derive(Template)]
@@ -73,13 +73,10 @@ struct PasskeySection {
 impl PasskeySection {
     async fn of(c: &Chrome, state: &AppState, user: &User, done: Option<&str>) -> Result<Self, AppError> {
         let p = &c.t.passkeys;
-        let off = if state.services.passkeys.available().await? {
-            None
-        } else if state.services.accounts.passwords_allowed().await? {
-            Some(p.off_address)
-        } else {
-            Some(p.off_sso)
-        };
+        let off = state.services.passkeys.unavailable_because().await?.map(|why| match why {
+            Unavailable::NoDomain => p.off_address,
+            Unavailable::SingleSignOnOnly => p.off_sso,
+        });
         let done = match done {
             Some("passkey") => Some(p.added),
             Some("passkey-removed") => Some(p.removed),

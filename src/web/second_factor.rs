@@ -68,7 +68,7 @@ impl VerifyPage {
             return Ok(None);
         }
         let (app, passkey) = (
-            state.services.factors.status(&pending.user).await?.totp,
+            state.services.factors.has_app(&pending.user).await?,
             state.services.passkeys.offered_after_password(&pending.user).await?,
         );
         Ok(Some(Self { c, csrf_token: session.form_token(), error, app, passkey, passkey_error }))

@@ -30,7 +30,7 @@ use crate::{
 };
 
 /// The longest label, in characters.
-pub const NAME_MAX: usize = 64;
+const NAME_MAX: usize = 64;
 
 /// A passkey's label as its owner typed it: one line, 1 to 64 characters.
 #[derive(Clone, Debug, PartialEq, Eq)]
@@ -131,6 +131,12 @@ impl Passkeys {
         mac.update(&user_id.to_be_bytes());
         let digest = mac.finalize().into_bytes();
         Uuid::from_bytes(digest[..16].try_into().expect("16 of 32 bytes"))
+    }
+
+    /// Whether the account has any passkey.
+    pub async fn any(&self, user_id: i64) -> Result<bool, sqlx::Error> {
+        const ANY: &str = "SELECT EXISTS (SELECT 1 FROM passkeys WHERE user_id = $1)";
+        on_db!(&self.db, |pool| sqlx::query_scalar(ANY).bind(user_id).fetch_one(pool).await)
     }
 
     pub async fn list(&self, user_id: i64) -> Result<Vec<PasskeyEntry>, sqlx::Error> {
