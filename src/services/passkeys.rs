@@ -252,8 +252,15 @@ impl PasskeySignIn {
     }
 
     /// Finishes a sign-in with a passkey alone: the session signed in on a new id.
-    pub async fn sign_in(&self, session: &Session, answer: &str, client: IpAddr) -> Result<NewSession, PasskeyRefusal> {
+    /// A browser without a session (it never asked for the options) has no ceremony to answer.
+    pub async fn sign_in(
+        &self,
+        session: Option<&Session>,
+        answer: &str,
+        client: IpAddr,
+    ) -> Result<NewSession, PasskeyRefusal> {
         self.require_available().await?;
+        let session = session.ok_or(PasskeyRefusal::Expired)?;
         let user_id = match self.passkeys.finish_sign_in(session.id, answer).await {
             Ok(user_id) => user_id,
             Err(error) => {

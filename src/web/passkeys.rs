@@ -85,6 +85,32 @@ fn refusal_text(c: &Chrome, refusal: PasskeyRefusal) -> Result<&'static str, App
     })
 }
 
+/// What posting the browser's answer came to.
+enum Answered<T> {
+    Done(T),
+    /// The pending sign-in it belonged to ran out: back to signing in.
+    PendingSignInGone,
+    /// The text the page shows: passkeys need JavaScript (the answer arrived empty), or why the
+    /// answer was refused.
+    Refused(&'static str),
+}
+
+/// Verifies the browser's `credential` with `verify`, unless it arrived empty.
+async fn answered<T>(
+    c: &Chrome,
+    credential: &str,
+    verify: impl Future<Output = Result<T, PasskeyRefusal>>,
+) -> Result<Answered<T>, AppError> {
+    if credential.is_empty() {
+        return Ok(Answered::Refused(c.t.passkeys.needs_script));
+    }
+    Ok(match verify.await {
+        Ok(done) => Answered::Done(done),
+        Err(PasskeyRefusal::NoPendingSignIn) => Answered::PendingSignInGone,
+        Err(refusal) => Answered::Refused(refusal_text(c, refusal)?),
+    })
+}
+
 /// POST /account/passkeys/options: the current password and the name first, then the challenge.
 #[handler]
 pub async fn registration_options(
@@ -171,20 +197,18 @@ pub async fn enrol(
     session: Data<&SessionHandle>,
     client: Data<&ClientAddr>,
 ) -> Result<Response, AppError> {
-    let message = if form.credential.is_empty() {
-        c.t.passkeys.needs_script
-    } else {
-        let passkeys = &state.services.passkeys;
-        match passkeys.enrol(session.current().as_ref(), &form.name, &form.credential, client.0.0).await {
-            Ok((signed_in, codes)) => {
-                session.adopt(signed_in);
-                return super::second_factor::recovery_codes(Chrome::for_request(req), &session, codes, "/shares");
-            }
-            Err(PasskeyRefusal::NoPendingSignIn) => return Ok(see_other(EXPIRED)),
-            Err(refusal) => refusal_text(&c, refusal)?,
+    let current = session.current();
+    let enrolled = state.services.passkeys.enrol(current.as_ref(), &form.name, &form.credential, client.0.0);
+    match answered(&c, &form.credential, enrolled).await? {
+        Answered::Done((signed_in, codes)) => {
+            session.adopt(signed_in);
+            super::second_factor::recovery_codes(Chrome::for_request(req), &session, codes, "/shares")
         }
-    };
-    super::second_factor::enrol_with_passkey_error(c, &state, &session, message).await
+        Answered::PendingSignInGone => Ok(see_other(EXPIRED)),
+        Answered::Refused(message) => {
+            super::second_factor::enrol_with_passkey_error(c, &state, &session, message).await
+        }
+    }
 }
 
 /// POST /login/passkey/options: a challenge any of this site's passkeys can answer. The browser
@@ -211,16 +235,16 @@ pub async fn sign_in(
     session: Data<&SessionHandle>,
     client: Data<&ClientAddr>,
 ) -> Result<Response, AppError> {
-    let message = match session.current() {
-        _ if form.credential.is_empty() => c.t.passkeys.needs_script,
-        None => c.t.passkeys.expired,
-        Some(current) => match state.services.passkeys.sign_in(&current, &form.credential, client.0.0).await {
-            Ok(signed_in) => {
-                session.adopt(signed_in);
-                return Ok(see_other("/shares"));
-            }
-            Err(refusal) => refusal_text(&c, refusal)?,
-        },
+    let current = session.current();
+    let signed_in = state.services.passkeys.sign_in(current.as_ref(), &form.credential, client.0.0);
+    let message = match answered(&c, &form.credential, signed_in).await? {
+        Answered::Done(signed_in) => {
+            session.adopt(signed_in);
+            return Ok(see_other("/shares"));
+        }
+        // Never: a sign-in with a passkey alone has no pending sign-in.
+        Answered::PendingSignInGone => c.t.passkeys.expired,
+        Answered::Refused(message) => message,
     };
     super::auth::login_with_passkey_error(c, &state, &session, message).await
 }
@@ -244,18 +268,16 @@ pub async fn second_factor(
     session: Data<&SessionHandle>,
     client: Data<&ClientAddr>,
 ) -> Result<Response, AppError> {
-    let message = if form.credential.is_empty() {
-        c.t.passkeys.needs_script
-    } else {
-        let passkeys = &state.services.passkeys;
-        match passkeys.second_factor(session.current().as_ref(), &form.credential, client.0.0).await {
-            Ok(signed_in) => {
-                session.adopt(signed_in);
-                return Ok(see_other("/shares"));
-            }
-            Err(PasskeyRefusal::NoPendingSignIn) => return Ok(see_other(EXPIRED)),
-            Err(refusal) => refusal_text(&c, refusal)?,
+    let current = session.current();
+    let signed_in = state.services.passkeys.second_factor(current.as_ref(), &form.credential, client.0.0);
+    match answered(&c, &form.credential, signed_in).await? {
+        Answered::Done(signed_in) => {
+            session.adopt(signed_in);
+            Ok(see_other("/shares"))
         }
-    };
-    super::second_factor::verify_with_passkey_error(c, &state, &session, message).await
+        Answered::PendingSignInGone => Ok(see_other(EXPIRED)),
+        Answered::Refused(message) => {
+            super::second_factor::verify_with_passkey_error(c, &state, &session, message).await
+        }
+    }
 }
