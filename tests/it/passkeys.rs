@@ -300,6 +300,29 @@ both_backends! {
         assert!(!client.is_signed_in().await);
     }
 
+    async fn a_team_on_single_sign_on_only_cannot_use_passkeys_it_added_before(backend: Backend) {
+        let (app, origin) = TestApp::spawn_for_passkeys(backend, |s| {
+            // Never reached: passwords and passkeys are judged without the provider.
+            s.oidc.issuer = Some("http://127.0.0.1:9".to_owned());
+            s.oidc.client_id = Some("watasu".to_owned());
+            s.oidc.client_secret = Some(watasu::secret::SecretString::new("a secret"));
+        })
+        .await;
+        app.create_sender_with_password(OWNER, "Owner", PASSWORD).await;
+        let owner = Client::signed_in(&app, &origin, OWNER).await;
+        let mut key = SoftPasskey::new();
+        assert_eq!(owner.add_passkey(&mut key, "Phone").await.status, 200);
+        let policy = SignInPolicy { require_second_factor: false, passwords_allowed: false };
+        SignInPolicies::new(app.db().clone()).set(policy, None).await.unwrap();
+
+        let login = Client::new(&app, &origin).browser.get("/login").await;
+        assert!(login.attr("form[data-passkey]", "action").is_none(), "a passkey button on single sign-on only");
+        let account = owner.browser.get("/account").await;
+        assert_eq!(account.texts("[data-passkeys-off]").len(), 1);
+        let (status, _) = owner.options(&account, "/login/passkey/options", &[]).await;
+        assert_eq!(status, 404, "a passkey sign-in started on single sign-on only");
+    }
+
     async fn on_an_ip_address_passkeys_are_not_offered_and_say_why(backend: Backend) {
         let app = TestApp::spawn(backend).await;
         app.create_sender_with_password(OWNER, "Owner", PASSWORD).await;
