@@ -7,12 +7,15 @@ use std::{
     io::BufRead,
     path::{Path, PathBuf},
     process::{Child, Command, Stdio},
+    time::Duration,
 };
 
 use super::{Backend, Browser, TestApp};
 
 pub const CLIENT_ID: &str = "watasu-tests";
 pub const CLIENT_SECRET: &str = "a client secret only the tests know";
+/// Node starts the provider in about a second; a busy machine may take many times that.
+const START_TIMEOUT: Duration = Duration::from_secs(60);
 
 /// The provider's folder (`node_modules/oidc-provider` inside): `WATASU_OIDC_PROVIDER`, else the
 /// newest one `scripts/test` installed in the user's cache. Missing fails with the way to install.
@@ -84,11 +87,17 @@ impl OidcProvider {
             .stderr(log.reopen().unwrap())
             .spawn()
             .expect("starting node (scripts/test installs it)");
-        let mut line = String::new();
         let mut stdout = std::io::BufReader::new(child.stdout.take().unwrap());
-        stdout.read_line(&mut line).unwrap();
-        // Its later notices must find a reader, or node dies writing them.
-        std::thread::spawn(move || std::io::copy(&mut stdout, &mut std::io::sink()));
+        let (first_line, read) = std::sync::mpsc::channel();
+        std::thread::spawn(move || {
+            let mut line = String::new();
+            let _ = stdout.read_line(&mut line);
+            let _ = first_line.send(line);
+            // Its later notices must find a reader, or node dies writing them.
+            std::io::copy(&mut stdout, &mut std::io::sink())
+        });
+        // A provider that neither listens nor exits fails the test instead of hanging the run.
+        let line = read.recv_timeout(START_TIMEOUT).unwrap_or_default();
         let Some(issuer) = line.trim().strip_prefix("listening on http://") else {
             let _ = child.kill();
             panic!("oidc-provider did not start: {line} {}", std::fs::read_to_string(log.path()).unwrap_or_default());
@@ -98,7 +107,10 @@ impl OidcProvider {
 
     /// Registers the app's redirect URI, which builds the provider proper.
     pub async fn register(&self, redirect_uri: &str) {
-        let answer = reqwest::Client::new()
+        let answer = reqwest::Client::builder()
+            .timeout(START_TIMEOUT)
+            .build()
+            .unwrap()
             .post(format!("{}/test/redirect-uri", self.issuer()))
             .body(redirect_uri.to_owned())
             .send()

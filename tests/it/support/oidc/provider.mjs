@@ -29,7 +29,12 @@ const { default: Provider } = await import(
 
 const mode = process.env.OIDC_MODE || 'normal';
 
-const rsa = () => crypto.generateKeyPairSync('rsa', { modulusLength: 2048 }).privateKey;
+// Each key is generated as PEM and read back. A key object straight from generateKeyPairSync shares
+// its lock with the job that made it, and Node 20 deadlocks at random when the GC frees that job
+// while the key is being used (exported or signing with).
+const rsa = () => crypto.createPrivateKey(
+  crypto.generateKeyPairSync('rsa', { modulusLength: 2048, privateKeyEncoding: { type: 'pkcs8', format: 'pem' } }).privateKey,
+);
 const signingKey = rsa();
 const strangerKey = rsa();
 const jwk = { ...signingKey.export({ format: 'jwk' }), kid: 'test-key', use: 'sig', alg: 'RS256' };
