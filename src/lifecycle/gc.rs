@@ -60,7 +60,9 @@ impl ShareGc {
 
     /// One pass over at most `limit` candidates and `limit` expired uploads, recorded in the
     /// maintenance ledger per item and timed in the metrics. A pass that finds nothing writes
-    /// nothing, so the empty pass stays two indexed reads.
+    /// nothing. A pass after a response looks at shares only: it runs while pages are served,
+    /// and its empty pass is then the one indexed read of the candidates; expired uploads wait
+    /// for the timer's pass (one GC interval at most), since no recipient waits for them.
     pub async fn collect(&self, limit: u32, trigger: Trigger) -> Result<GcReport, sqlx::Error> {
         let started = Instant::now();
         let outcome = self.pass(limit, trigger).await;
@@ -70,7 +72,8 @@ impl ShareGc {
 
     async fn pass(&self, limit: u32, trigger: Trigger) -> Result<GcReport, sqlx::Error> {
         let candidates = self.repo.select_purgeable(limit).await?;
-        let expired_uploads = self.uploads.expired(limit).await?;
+        let expired_uploads =
+            if trigger == Trigger::Request { Vec::new() } else { self.uploads.expired(limit).await? };
         if candidates.is_empty() && expired_uploads.is_empty() {
             return Ok(GcReport::default());
         }

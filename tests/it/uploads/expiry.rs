@@ -57,6 +57,20 @@ crate::both_backends! {
         assert_eq!(app.state.gc.gc().collect(100, Trigger::Cli).await.unwrap(), Default::default(), "the next pass is empty");
     }
 
+    async fn an_after_response_pass_leaves_expired_uploads_to_the_timer(backend: Backend) {
+        let app = settled(backend).await;
+        let tus = Tus::sender(&app, "tus-timer@example.test").await;
+        let finished = tus.upload(b"done").await;
+        let key = storage_key(&app, &finished).await;
+        app.shift_back("uploads", &["created_at", "expires_at"], clock::DAY + clock::MINUTE, clock::ALL).await;
+
+        assert_eq!(app.state.gc.gc().collect(100, Trigger::Request).await.unwrap(), Default::default());
+        assert!(files_dir(&app).join(&key).exists());
+        assert_eq!(app.state.gc.gc().collect(100, Trigger::Timer).await.unwrap().uploads, 1);
+        assert!(!files_dir(&app).join(&key).exists());
+        assert_eq!(count(app.db(), "SELECT COUNT(*) FROM uploads WHERE $1 = $1", 0).await, 0);
+    }
+
     async fn the_leftover_sweep_keeps_a_live_partial_and_removes_an_orphan_one(backend: Backend) {
         let app = settled(backend).await;
         let tus = Tus::sender(&app, "tus-leftover@example.test").await;
