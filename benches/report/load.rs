@@ -78,7 +78,9 @@ pub fn landing(work: &Path, base: &str, token: &str, cookies: &Path, seconds: u6
 pub fn page(work: &Path, base: &str, path: &str, cookies: &Path, seconds: u64, warmup: u64) -> WrkResult {
     let args = [path, cookies.to_str().unwrap()];
     let script = include_str!("landing.lua");
-    wrk(work, base, script, "page-warmup", &args, warmup);
+    if warmup > 0 {
+        wrk(work, base, script, "page-warmup", &args, warmup);
+    }
     wrk(work, base, script, "page", &args, seconds)
 }
 

@@ -21,12 +21,19 @@ impl Samples {
     }
 
     pub fn median(&self) -> f64 {
+        self.quantile(0.5)
+    }
+
+    /// The value below which the fraction `q` of the samples lie, interpolated between the two
+    /// nearest (the median of an even count is the mean of the middle two).
+    pub fn quantile(&self, q: f64) -> f64 {
         let values = self.sorted();
-        match values.len() {
-            0 => f64::NAN,
-            n if n % 2 == 1 => values[n / 2],
-            n => (values[n / 2 - 1] + values[n / 2]) / 2.0,
+        if values.is_empty() {
+            return f64::NAN;
         }
+        let at = q * (values.len() - 1) as f64;
+        let (low, high) = (at.floor() as usize, at.ceil() as usize);
+        values[low] + (values[high] - values[low]) * (at - low as f64)
     }
 
     pub fn min(&self) -> f64 {
@@ -47,6 +54,19 @@ impl Samples {
             self.len()
         )
     }
+}
+
+/// `median (quartiles p25–p75; lowest–highest, n pairs)` of ratios taken pair by pair.
+pub fn show_ratios(ratios: &Samples) -> String {
+    format!(
+        "{:.3} (p25–p75 {:.3}–{:.3}; {:.2}–{:.2}, {} pairs)",
+        ratios.median(),
+        ratios.quantile(0.25),
+        ratios.quantile(0.75),
+        ratios.min(),
+        ratios.max(),
+        ratios.len()
+    )
 }
 
 /// The ratio of two medians, with the range the spreads allow (lowest over highest to highest

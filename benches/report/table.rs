@@ -2,7 +2,11 @@
 
 use std::time::Duration;
 
-use super::{BackendFigures, Footprint, Options, load::WrkResult, samples::ratio};
+use super::{
+    BackendFigures, Footprint, Options,
+    load::WrkResult,
+    samples::{ratio, show_ratios},
+};
 
 /// The empty candidate query's execution time seed 000 reports (PostgreSQL, 200,000 rows).
 const SEED_CANDIDATE_MS: f64 = 0.018;
@@ -197,10 +201,11 @@ pub fn render(o: &Options, f: &Footprint, backends: &[BackendFigures], took: Dur
             format!("Landing page p99, access-time GC on vs off, {}", b.name),
             format!("on: p99 {}", gc.on_p99_ms.show(1, " ms")),
             format!("off: p99 {}", gc.off_p99_ms.show(1, " ms")),
-            ratio(&gc.on_p99_ms, &gc.off_p99_ms),
+            show_ratios(&gc.pair_ratios),
             format!(
-                "{} s runs alternating off and on, each on a fresh server; req/s on {:.0}, off {:.0} (medians); \
-                 GC passes after responses, at most one every 200 ms; {}",
+                "two servers on one database, both warmed up; {} s runs in pairs, ABBA order; the ratio is each \
+                 pair's on over off; req/s on {:.0}, off {:.0} (medians); GC passes after responses, at most one \
+                 every 200 ms; {}",
                 gc.seconds,
                 gc.on_rps.median(),
                 gc.off_rps.median(),
