@@ -1,19 +1,19 @@
-//! Local files streamed with read-ahead: positional reads straight into the chunks the response
-//! sends, the next chunk read while the one before waits to be written. The writer never waits for
-//! a read it could have had earlier, chunks are up to four times the 256 KiB reads before, and
-//! nothing is copied out of a buffer of `tokio::fs::File`'s own (docs/decisions.md has the measurements).
+//! Local files streamed with read-ahead: each chunk is a mapping of the file, read from the disk on
+//! the blocking pool while the chunk before waits to be written. The writer copies straight from
+//! the page cache: no buffer is allocated, zeroed or filled by a copy (docs/decisions.md has the
+//! measurements).
 
 use std::{
     fs::File,
     io,
-    os::unix::fs::FileExt,
+    os::fd::AsRawFd,
     sync::{
         Arc,
         atomic::{AtomicUsize, Ordering},
     },
 };
 
-use bytes::{Bytes, BytesMut};
+use bytes::Bytes;
 use futures_util::stream::{self, BoxStream, StreamExt};
 use tokio::sync::mpsc;
 
@@ -54,14 +54,20 @@ pub fn chunks(file: File, start: u64, len: u64) -> BoxStream<'static, io::Result
     // chunk before: a thousand downloads to phones do not use up the blocking pool.
     tokio::spawn(async move {
         let (file, reading) = (Arc::new(file), Reading::start());
-        let end = start.saturating_add(len);
+        // Nothing past the file's end is mapped: touching it would be a fault, not an error.
+        let end = match file.metadata() {
+            Ok(metadata) => start.saturating_add(len).min(metadata.len()),
+            Err(error) => {
+                let _ = sender.send(Err(error)).await;
+                return;
+            }
+        };
         let mut offset = start;
         while offset < end {
             let want = usize::try_from(end - offset).unwrap_or(usize::MAX).min(reading.chunk());
             let file = file.clone();
-            let read = tokio::task::spawn_blocking(move || read_chunk(&file, offset, want)).await;
+            let read = tokio::task::spawn_blocking(move || map_chunk(&file, offset, want)).await;
             let chunk = match read.unwrap_or_else(|panicked| Err(io::Error::other(panicked))) {
-                Ok(chunk) if chunk.is_empty() => return,
                 Ok(chunk) => chunk,
                 Err(error) => {
                     let _ = sender.send(Err(error)).await;
@@ -78,20 +84,58 @@ pub fn chunks(file: File, start: u64, len: u64) -> BoxStream<'static, io::Result
     stream::unfold(receiver, |mut receiver| async move { Some((receiver.recv().await?, receiver)) }).boxed()
 }
 
-/// Up to `want` bytes at `offset`; empty at the end of the file.
-fn read_chunk(file: &File, offset: u64, want: usize) -> io::Result<Bytes> {
-    let mut buffer = BytesMut::zeroed(want);
-    let mut filled = 0;
-    while filled < want {
-        match file.read_at(&mut buffer[filled..], offset + filled as u64) {
-            Ok(0) => break,
-            Ok(read) => filled += read,
-            Err(e) if e.kind() == io::ErrorKind::Interrupted => {}
-            Err(e) => return Err(e),
-        }
+/// The `want` bytes of `file` at `offset`, mapped, and read from the disk before the mapping is
+/// handed over: the writer copies straight from the page cache and never waits for the disk.
+fn map_chunk(file: &File, offset: u64, want: usize) -> io::Result<Bytes> {
+    let page = page_size();
+    let skip = (offset % page) as usize;
+    let map_len = skip + want;
+    // SAFETY: a fresh read-only mapping of a file; nothing else aliases it. Stored files are
+    // written once under a temporary name and never change after the rename, so what is mapped
+    // stays valid (an unlinked file stays mapped whole).
+    let address = unsafe {
+        libc::mmap(
+            std::ptr::null_mut(),
+            map_len,
+            libc::PROT_READ,
+            libc::MAP_SHARED | libc::MAP_POPULATE,
+            file.as_raw_fd(),
+            (offset - skip as u64) as libc::off_t,
+        )
+    };
+    if address == libc::MAP_FAILED {
+        return Err(io::Error::last_os_error());
     }
-    buffer.truncate(filled);
-    Ok(buffer.freeze())
+    Ok(Bytes::from_owner(Mapping { address, map_len }).slice(skip..))
+}
+
+fn page_size() -> u64 {
+    // SAFETY: sysconf only reads a constant of the system.
+    unsafe { libc::sysconf(libc::_SC_PAGESIZE) as u64 }
+}
+
+/// A read-only file mapping, unmapped when the last `Bytes` of it drops.
+struct Mapping {
+    address: *mut libc::c_void,
+    map_len: usize,
+}
+
+// SAFETY: the mapping is read-only and owned by this value alone.
+unsafe impl Send for Mapping {}
+unsafe impl Sync for Mapping {}
+
+impl AsRef<[u8]> for Mapping {
+    fn as_ref(&self) -> &[u8] {
+        // SAFETY: `address` maps `map_len` readable bytes until `drop`.
+        unsafe { std::slice::from_raw_parts(self.address.cast(), self.map_len) }
+    }
+}
+
+impl Drop for Mapping {
+    fn drop(&mut self) {
+        // SAFETY: unmaps exactly what `map_chunk` mapped, once, after the last borrow.
+        unsafe { libc::munmap(self.address, self.map_len) };
+    }
 }
 
 #[cfg(test)]
