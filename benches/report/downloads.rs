@@ -30,6 +30,9 @@ pub struct Downloads {
     pub resumed: Samples,
     pub busy_watasu: Samples,
     pub busy_nginx: Samples,
+    /// Each round's watasu over nginx, quiet and busy.
+    pub ratios: Samples,
+    pub busy_ratios: Samples,
     pub peak_kib: u64,
     pub rss_before_kib: u64,
 }
@@ -54,9 +57,11 @@ pub async fn compare(db: &Db, server: &Watasu, data: &Path, stored: &Path, work:
         if busy {
             figures.busy_nginx.push(plain.mb_per_s());
             figures.busy_watasu.push(whole.mb_per_s());
+            figures.busy_ratios.push(whole.mb_per_s() / plain.mb_per_s());
         } else {
             figures.nginx.push(plain.mb_per_s());
             figures.watasu.push(whole.mb_per_s());
+            figures.ratios.push(whole.mb_per_s() / plain.mb_per_s());
             figures.resumed.push(download(db, server, data, stored, true, work).await.mb_per_s());
         }
     }

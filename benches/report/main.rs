@@ -162,6 +162,10 @@ async fn main() {
         .unwrap_or_else(|| Path::new(env!("CARGO_MANIFEST_DIR")).join("target/bench"));
     let work = WorkDir::create(dir.join("work"));
 
+    if std::env::var("WATASU_BENCH_ONLY").as_deref() == Ok("downloads") {
+        downloads_only(&work.0, &options).await;
+        return;
+    }
     eprintln!("bench: footprint");
     let footprint = footprint(&work.0).await;
     eprintln!("bench: starting PostgreSQL");
@@ -185,6 +189,29 @@ async fn main() {
     println!("{report}");
     std::fs::write(dir.join("report.md"), &report).unwrap();
     eprintln!("bench: written to {}", dir.join("report.md").display());
+}
+
+/// The download comparison alone (`WATASU_BENCH_ONLY=downloads`), printed as it is measured:
+/// for working on the download path without the whole run.
+async fn downloads_only(work: &Path, o: &Options) {
+    let data = work.join("downloads");
+    std::fs::create_dir_all(&data).unwrap();
+    let url = format!("sqlite://{}?mode=rwc", data.join("watasu.db").display());
+    let db = Db::connect(&url, Duration::from_secs(30)).await.unwrap();
+    db.migrate().await.unwrap();
+    seed::fill(&db, 1).await;
+    let source = work.join("source.bin");
+    let (path, size) = (source.clone(), o.file_bytes);
+    blocking(move || transfer::make_source(&path, size)).await;
+    let mut server = Watasu::spawn(&data, &url, &[], &work.join("downloads.log"));
+    server.wait_ready().await;
+    let d = downloads::compare(&db, &server, &data, &source, work, o.rounds).await;
+    server.stop();
+    println!("quiet: watasu {} nginx {}", d.watasu.show(0, " MB/s"), d.nginx.show(0, " MB/s"));
+    println!("quiet: watasu/nginx {}", samples::show_ratios(&d.ratios));
+    println!("busy:  watasu {} nginx {}", d.busy_watasu.show(0, " MB/s"), d.busy_nginx.show(0, " MB/s"));
+    println!("busy:  watasu/nginx {}", samples::show_ratios(&d.busy_ratios));
+    println!("resumed {}; peak RSS {} KiB ({} KiB before)", d.resumed.show(0, " MB/s"), d.peak_kib, d.rss_before_kib);
 }
 
 /// The run's scratch folder (data folders, 2 GiB files, logs), removed at the end, also after a

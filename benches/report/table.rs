@@ -71,9 +71,9 @@ pub fn render(o: &Options, f: &Footprint, backends: &[BackendFigures], took: Dur
                 format!("Download of a {file} share over loopback (curl), quiet machine"),
                 d.watasu.show(0, " MB/s"),
                 format!("nginx, sendfile on: {}", d.nginx.show(0, " MB/s")),
-                ratio(&d.watasu, &d.nginx),
+                show_ratios(&d.ratios),
                 format!(
-                    "rounds alternate nginx and watasu; watasu peak RSS {} over all its downloads ({} before)",
+                    "rounds alternate nginx and watasu, each round a ratio; watasu peak RSS {} over all its downloads ({} before)",
                     mib(d.peak_kib),
                     mib(d.rss_before_kib)
                 ),
@@ -83,7 +83,7 @@ pub fn render(o: &Options, f: &Footprint, backends: &[BackendFigures], took: Dur
                 "The same, beside a neighbour keeping one core busy".into(),
                 d.busy_watasu.show(0, " MB/s"),
                 format!("nginx: {}", d.busy_nginx.show(0, " MB/s")),
-                ratio(&d.busy_watasu, &d.busy_nginx),
+                show_ratios(&d.busy_ratios),
                 "the neighbour is a shell loop started before each round's two downloads".into(),
             ]);
             row([
