@@ -47,21 +47,15 @@ impl Drop for Reading {
     }
 }
 
-/// The `len` bytes of `file` from `start` (fewer if the file ends first).
-pub fn chunks(file: File, start: u64, len: u64) -> BoxStream<'static, io::Result<Bytes>> {
+/// The `len` bytes of `file` (whose size is `size_bytes`) from `start`, fewer if the file ends
+/// first: nothing past its end is mapped, as touching that would be a fault, not an error.
+pub fn chunks(file: File, size_bytes: u64, start: u64, len: u64) -> BoxStream<'static, io::Result<Bytes>> {
     let (sender, receiver) = mpsc::channel(1);
+    let end = start.saturating_add(len).min(size_bytes);
     // Each read is its own blocking task, so no thread is held while a slow client drains the
     // chunk before: a thousand downloads to phones do not use up the blocking pool.
     tokio::spawn(async move {
         let (file, reading) = (Arc::new(file), Reading::start());
-        // Nothing past the file's end is mapped: touching it would be a fault, not an error.
-        let end = match file.metadata() {
-            Ok(metadata) => start.saturating_add(len).min(metadata.len()),
-            Err(error) => {
-                let _ = sender.send(Err(error)).await;
-                return;
-            }
-        };
         let mut offset = start;
         while offset < end {
             let want = usize::try_from(end - offset).unwrap_or(usize::MAX).min(reading.chunk());
@@ -154,7 +148,8 @@ mod tests {
     }
 
     async fn read(file: &tempfile::NamedTempFile, start: u64, len: u64) -> (Vec<u8>, usize) {
-        let chunks: Vec<Bytes> = chunks(file.reopen().unwrap(), start, len).try_collect().await.unwrap();
+        let size = file.as_file().metadata().unwrap().len();
+        let chunks: Vec<Bytes> = chunks(file.reopen().unwrap(), size, start, len).try_collect().await.unwrap();
         (chunks.concat(), chunks.len())
     }
 

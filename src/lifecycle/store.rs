@@ -233,7 +233,7 @@ impl FileStore for LocalFileStore {
 
     async fn open_range(&self, key: &str, start: u64, len: u64) -> Result<OpenedFile, StoreError> {
         let (file, size_bytes) = self.open_file(key).await?;
-        Ok(OpenedFile::from_chunks(read_ahead::chunks(file.into_std().await, start, len), size_bytes))
+        Ok(OpenedFile::from_chunks(read_ahead::chunks(file.into_std().await, size_bytes, start, len), size_bytes))
     }
 
     async fn delete(&self, key: &str) -> Result<Deleted, StoreError> {
