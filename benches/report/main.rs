@@ -355,12 +355,12 @@ async fn measure_backend(name: &'static str, url: &str, data: &Path, work: &Path
     let mut server = Watasu::spawn(data, url, &[], &work.join(format!("{tag}.log")));
     server.wait_ready().await;
     eprintln!("bench: {name}: landing page");
-    let landing_on = landing(work, &server, &token, &cookies, o.seconds, o).await;
+    let landing_on = landing(work, &server, &token, &cookies, o.seconds, o.warmup).await;
     let logins = if is_sqlite {
         eprintln!("bench: {name}: landing page during {} sign-ins per second", o.logins_per_second);
         let during = Duration::from_secs(o.warmup + o.seconds) + Duration::from_millis(500);
         let (page, logins) = tokio::join!(
-            landing(work, &server, &token, &cookies, o.seconds, o),
+            landing(work, &server, &token, &cookies, o.seconds, o.warmup),
             load::logins(&db, &server.base, o.logins_per_second, during)
         );
         Some((page, logins, memory_kib(server.pid(), "VmRSS").unwrap_or(0)))
@@ -402,9 +402,8 @@ async fn measure_backend(name: &'static str, url: &str, data: &Path, work: &Path
     }
 }
 
-async fn landing(work: &Path, server: &Watasu, token: &str, cookies: &Path, seconds: u64, o: &Options) -> WrkResult {
+async fn landing(work: &Path, server: &Watasu, token: &str, cookies: &Path, seconds: u64, warmup: u64) -> WrkResult {
     let (work, base, token, cookies) = (work.to_owned(), server.base.clone(), token.to_owned(), cookies.to_owned());
-    let warmup = o.warmup;
     blocking(move || load::landing(&work, &base, &token, &cookies, seconds, warmup)).await
 }
 
@@ -418,18 +417,14 @@ async fn gc_comparison(data: &Path, url: &str, work: &Path, token: &str, cookies
     let mut on = Watasu::spawn(data, url, &[], &work.join("gc-on.log"));
     off.wait_ready().await;
     on.wait_ready().await;
-    let run = |server: &Watasu, seconds: u64, warmup: u64| {
-        let (work, base, token, cookies) = (work.to_owned(), server.base.clone(), token.to_owned(), cookies.to_owned());
-        blocking(move || load::landing(&work, &base, &token, &cookies, seconds, warmup))
-    };
     for server in [&off, &on] {
-        run(server, o.warmup, 0).await;
+        landing(work, server, token, cookies, o.warmup, 0).await;
     }
     for pair in 0..o.rounds * GC_PAIRS_PER_ROUND {
         let order = if pair % 2 == 0 { [false, true] } else { [true, false] };
         let mut p99 = [0.0; 2];
         for gc_on in order {
-            let result = run(if gc_on { &on } else { &off }, seconds, 0).await;
+            let result = landing(work, if gc_on { &on } else { &off }, token, cookies, seconds, 0).await;
             let (p99s, rps) = if gc_on {
                 (&mut figures.on_p99_ms, &mut figures.on_rps)
             } else {
