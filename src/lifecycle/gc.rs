@@ -62,7 +62,7 @@ impl ShareGc {
     /// maintenance ledger per item and timed in the metrics. A pass that finds nothing writes
     /// nothing. A pass after a response looks at shares only: it runs while pages are served,
     /// and its empty pass is then the one indexed read of the candidates; expired uploads wait
-    /// for the timer's pass (one GC interval at most), since no recipient waits for them.
+    /// for the timer's next pass, since no recipient waits for them.
     pub async fn collect(&self, limit: u32, trigger: Trigger) -> Result<GcReport, sqlx::Error> {
         let started = Instant::now();
         let outcome = self.pass(limit, trigger).await;
