@@ -259,10 +259,15 @@ impl Factors {
         })
     }
 
-    /// Starts setting up an app from the account page (a fresh secret each time); false when the
-    /// account already has one.
-    pub async fn start_totp(&self, user: &User) -> Result<bool, Fault> {
-        Ok(self.factors.start_totp(user.id).await?)
+    /// Starts setting up an app from the account page (a fresh secret each time) after the current
+    /// password: a stolen session must not tie the owner's next sign-in to an app the thief holds.
+    /// Nothing starts when the account already has an app.
+    pub async fn start_totp(&self, user: &User, password: SecretString, client: IpAddr) -> Result<(), FactorError> {
+        self.confirm_password(user, password, client).await?;
+        if self.factors.start_totp(user.id).await? {
+            tracing::info!(account_id = user.id, %client, "TOTP set-up started");
+        }
+        Ok(())
     }
 
     /// What the account's set-up page shows, while one waits for its first code.

@@ -256,11 +256,21 @@ pub fn recovery_codes(
     Ok(response)
 }
 
-/// POST /account/totp: starts setting up an app with a fresh secret.
+/// POST /account/totp: starts setting up an app with a fresh secret, after the current password.
 #[handler]
-pub async fn start_setup(state: Data<&AppState>, SignedIn(user): SignedIn) -> Result<Response, AppError> {
-    state.services.factors.start_totp(&user).await?;
-    Ok(see_other("/account/totp"))
+pub async fn start_setup(
+    c: Chrome,
+    Form(form): Form<PasswordForm>,
+    state: Data<&AppState>,
+    session: Data<&SessionHandle>,
+    client: Data<&ClientAddr>,
+    SignedIn(user): SignedIn,
+) -> Result<Response, AppError> {
+    match state.services.factors.start_totp(&user, SecretString::new(form.password), client.0.0).await {
+        Ok(()) => Ok(see_other("/account/totp")),
+        Err(FactorError::WrongPassword) => wrong_password(c, &state, &session, &user).await,
+        Err(error) => factor_error(error),
+    }
 }
 
 /// GET /account/totp: the waiting set-up (QR code, key, code field).

@@ -21,7 +21,7 @@ fn now() -> u64 {
 }
 
 /// The code an app shows `offset` steps from now.
-fn code(secret: &[u8], offset: i64) -> String {
+pub fn code(secret: &[u8], offset: i64) -> String {
     let bytes: [u8; 20] = secret.try_into().unwrap();
     let totp = Builder::new().with_secret(Secret::new_stack(bytes)).build().unwrap();
     let step = (now() / 30) as i64 + offset;
@@ -30,7 +30,7 @@ fn code(secret: &[u8], offset: i64) -> String {
 
 /// Waits, if need be, for a step with at least ten seconds left, so that a code computed now is
 /// still of the same step when the server checks it.
-async fn room_in_this_step() {
+pub async fn room_in_this_step() {
     while now() % 30 > 20 {
         tokio::time::sleep(std::time::Duration::from_millis(200)).await;
     }
@@ -84,7 +84,7 @@ async fn app_behind_proxy(backend: Backend) -> TestApp {
 /// the page as a person types it) and the recovery codes shown once.
 async fn enrol(client: &Client) -> (Vec<u8>, Vec<String>) {
     let account = client.get("/account").await;
-    let started = client.post("/account/totp", &[("csrf_token", &account.csrf_token())]).await;
+    let started = client.post("/account/totp", &[("csrf_token", &account.csrf_token()), ("password", PASSWORD)]).await;
     assert_eq!(started.header("location"), Some("/account/totp"), "{}", started.body);
     let setup = client.get("/account/totp").await;
     assert_eq!(setup.status, 200);
@@ -283,6 +283,39 @@ both_backends! {
         assert_eq!(Client::new(&app, OWNERS_LAPTOP).password(OWNER).await, "/shares");
     }
 
+    async fn a_signed_in_session_cannot_set_up_an_app_without_the_current_password(backend: Backend) {
+        let app = app_behind_proxy(backend).await;
+        app.create_sender_with_password(OWNER, "Owner", PASSWORD).await;
+        // Someone holding the owner's signed-in session, without the password.
+        let holder = Client::new(&app, ATTACKER);
+        assert_eq!(holder.password(OWNER).await, "/shares");
+        let account = holder.get("/account").await;
+
+        let refused = holder.post("/account/totp", &[("csrf_token", &account.csrf_token()), ("password", "a guess")]).await;
+
+        assert_eq!(refused.status, 400, "{}", refused.body);
+        assert_eq!(refused.attr("#start_password", "aria-invalid").as_deref(), Some("true"), "{}", refused.body);
+        assert_eq!(count(app.db(), "SELECT count(*) FROM totp_factors WHERE user_id > $1", 0).await, 0);
+        assert_eq!(holder.get("/account/totp").await.header("location"), Some("/account#second-factor"));
+        assert_eq!(Client::new(&app, OWNERS_LAPTOP).password(OWNER).await, "/shares", "the owner now owes a code");
+    }
+
+    async fn the_database_holds_neither_the_apps_key_nor_a_recovery_code(backend: Backend) {
+        let app = app_behind_proxy(backend).await;
+        let (_, secret, codes) = owner_with_app(&app).await;
+        let key = Secret::new(secret.clone().into_boxed_slice()).to_base32().to_lowercase();
+        let hex: String = secret.iter().map(|b| format!("{b:02x}")).collect();
+        let mut kept = vec![key, hex];
+        kept.extend(codes.iter().flat_map(|c| [c.clone(), c.replace('-', "")]));
+
+        for (table, text) in crate::support::tables_as_text(app.db()).await {
+            let text = text.to_lowercase();
+            for secret in &kept {
+                assert!(!text.contains(secret.as_str()), "{table} holds {secret:?}");
+            }
+        }
+    }
+
     async fn the_command_line_resets_a_members_factors_and_says_what_it_did(backend: Backend) {
         let app = app_behind_proxy(backend).await;
         owner_with_app(&app).await;
@@ -293,6 +326,8 @@ both_backends! {
 
         assert_eq!(status, 0, "{stderr}");
         assert!(stdout.contains("removed the authenticator app") && stdout.contains("10 unused recovery codes"), "{stdout}");
+        let logged = stderr.lines().find(|l| l.contains("second factors reset")).unwrap_or_else(|| panic!("not logged: {stderr}"));
+        assert!(logged.contains("account_id=") && logged.contains("command line"), "{logged}");
         assert_eq!(count(app.db(), "SELECT count(*) FROM recovery_codes WHERE id > $1", 0).await, 0);
         assert_eq!(Client::new(&app, OWNERS_LAPTOP).password(OWNER).await, "/shares");
         let (status, _, stderr) = tokio::task::block_in_place(|| run_watasu(&["user", "reset-factors", "nobody@example.test"], &env));
