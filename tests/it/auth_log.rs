@@ -2,7 +2,10 @@
 //! wrong code, verification and lock names the share, the client and a session reference, and the
 //! log never holds the code, the link token, a cookie value or the address. The sender's: a
 //! password sign-in, a passkey added, a passkey refused and a passkey sign-in name the account (where
-//! known) and the client, never the password, the passkey's answer or a cookie value.
+//! known) and the client, never the password, the passkey's answer or a cookie value. The second
+//! factor's set-up, codes and removal, and single sign-on's start, account, sign-in and refusal do
+//! the same, never holding the app's key, a code, a recovery code, the client secret or the
+//! provider's code and state; the redirect URI to register is printed at start-up.
 
 use std::{
     collections::HashSet,
@@ -12,10 +15,12 @@ use std::{
 
 use crate::{
     both_backends,
+    second_factor::{code as totp_code, room_in_this_step},
     support::{
         Browser,
         authenticator::SoftPasskey,
         fresh_database,
+        oidc::{CLIENT_ID, CLIENT_SECRET, Consent, Mode, OidcProvider, drive},
         process::{Server, free_local_addr, run_watasu},
         smtp::ReceivedMail,
     },
@@ -40,6 +45,36 @@ async fn code_mailed_after(data_dir: &Path, before: &HashSet<std::path::PathBuf>
         assert!(Instant::now() < deadline, "no code mail in the outbox");
         tokio::time::sleep(Duration::from_millis(50)).await;
     }
+}
+
+/// Checks that each event has a line naming `fields`.
+fn assert_events(log: &str, events: &[(&str, &[&str])]) {
+    for (event, fields) in events {
+        let line = log.lines().find(|l| l.contains(event)).unwrap_or_else(|| panic!("no {event:?} in:\n{log}"));
+        for field in *fields {
+            assert!(line.contains(field), "{event:?} lacks {field}: {line}");
+        }
+    }
+}
+
+/// A sender made with `user add`, its password, and a fresh database for `backend`.
+async fn sender_with_password(backend: crate::support::Backend, dir: &Path) -> (String, String) {
+    let url = fresh_database(backend, dir).await;
+    let add = [
+        "user",
+        "add",
+        "--email",
+        "sender@example.test",
+        "--name",
+        "Sato",
+        "--data-dir",
+        dir.to_str().unwrap(),
+        "--database-url",
+        &url,
+    ];
+    let (code, stdout, stderr) = run_watasu(&add, &[]);
+    assert_eq!(code, 0, "{stderr}");
+    (url, stdout.split("password (shown once): ").nth(1).unwrap().trim().to_owned())
 }
 
 both_backends! {
@@ -87,11 +122,7 @@ both_backends! {
 
     async fn sender_sign_in_events_are_logged_with_account_and_client_and_nothing_secret(backend: Backend) {
         let dir = tempfile::tempdir().unwrap();
-        let url = fresh_database(backend, dir.path()).await;
-        let add = ["user", "add", "--email", "sender@example.test", "--name", "Sato", "--data-dir", dir.path().to_str().unwrap(), "--database-url", &url];
-        let (code, stdout, stderr) = run_watasu(&add, &[]);
-        assert_eq!(code, 0, "{stderr}");
-        let password = stdout.split("password (shown once): ").nth(1).unwrap().trim().to_owned();
+        let (url, password) = sender_with_password(backend, dir.path()).await;
         let addr = free_local_addr();
         let origin = format!("http://localhost:{}", addr.rsplit(':').next().unwrap());
         let server = Server::start_on(&addr, dir.path(), &["--database-url", &url, "--base-url", &format!("{origin}/")]);
@@ -116,13 +147,13 @@ both_backends! {
         server.wait_for_log("signed in with a passkey", Duration::from_secs(10));
 
         let log = server.log();
-        for event in ["signed in with a password alone", "passkey registered", "passkey sign-in refused", "signed in with a passkey"] {
-            let line = log.lines().find(|l| l.contains(event)).unwrap_or_else(|| panic!("no {event:?} in:\n{log}"));
-            let fields: &[&str] = if event.contains("refused") { &["client="] } else { &["account_id=", "client="] };
-            for field in fields {
-                assert!(line.contains(field), "{event:?} lacks {field}: {line}");
-            }
-        }
+        let known: &[&str] = &["account_id=", "client="];
+        assert_events(&log, &[
+            ("signed in with a password alone", known),
+            ("passkey registered", known),
+            ("passkey sign-in refused", &["client="]),
+            ("signed in with a passkey", known),
+        ]);
         let cookie = browser.cookie("watasu_session").unwrap();
         assert!(!log.contains(&password), "the log holds the password:\n{log}");
         assert!(!log.contains(&cookie), "the log holds a cookie:\n{log}");
@@ -133,6 +164,99 @@ both_backends! {
                     assert!(!log.contains(secret), "the log holds the answer's {part}:\n{log}");
                 }
             }
+        }
+    }
+
+    async fn second_factor_events_are_logged_with_account_and_client_and_nothing_secret(backend: Backend) {
+        let dir = tempfile::tempdir().unwrap();
+        let (url, password) = sender_with_password(backend, dir.path()).await;
+        let server = Server::start(dir.path(), &["--database-url", &url]);
+        let phone = Browser::new(&server.base());
+        assert_eq!(phone.sign_in("sender@example.test", &password).await.status, 303);
+
+        let account = phone.get("/account").await;
+        let started = phone.post_form("/account/totp", &[("csrf_token", &account.csrf_token()), ("password", &password)]).await;
+        assert_eq!(started.header("location"), Some("/account/totp"), "{}", started.body);
+        let setup = phone.get("/account/totp").await;
+        let key = setup.texts("[data-totp-secret]").pop().unwrap().replace(' ', "");
+        let secret = totp_rs::Secret::try_from_base32(&key).unwrap().as_bytes().to_vec();
+        room_in_this_step().await;
+        let first = totp_code(&secret, 0);
+        let done = phone.post_form("/account/totp/confirm", &[("csrf_token", &setup.csrf_token()), ("code", &first)]).await;
+        let recovery_codes = done.texts("[data-recovery-codes] code");
+        assert_eq!(recovery_codes.len(), 10, "{}", done.body);
+        let laptop = Browser::new(&server.base());
+        assert_eq!(laptop.sign_in("sender@example.test", &password).await.header("location"), Some("/login/second-factor"));
+        let step = laptop.get("/login/second-factor").await;
+        let wrong = totp_code(&secret, 5);
+        laptop.post_form("/login/second-factor", &[("csrf_token", &step.csrf_token()), ("code", &wrong)]).await;
+        room_in_this_step().await;
+        let next = totp_code(&secret, 1);
+        let passed = laptop.post_form("/login/second-factor", &[("csrf_token", &step.csrf_token()), ("code", &next)]).await;
+        assert_eq!(passed.header("location"), Some("/shares"), "{}", passed.body);
+        let account = laptop.get("/account").await;
+        laptop.post_form("/account/totp/remove", &[("csrf_token", &account.csrf_token()), ("password", &password)]).await;
+        server.wait_for_log("TOTP removed", Duration::from_secs(10));
+
+        let log = server.log();
+        let known: &[&str] = &["account_id=", "client="];
+        assert_events(&log, &[
+            ("TOTP set-up started", known),
+            ("TOTP enrolled", known),
+            ("second factor failed", known),
+            ("second factor passed", known),
+            ("TOTP removed", known),
+        ]);
+        assert!(!log.contains(&password), "the log holds the password:\n{log}");
+        assert!(!log.to_lowercase().contains(&key.to_lowercase()), "the log holds the app's key:\n{log}");
+        for code in &recovery_codes {
+            assert!(!log.contains(code.as_str()) && !log.contains(&code.replace('-', "")), "the log holds a recovery code:\n{log}");
+        }
+        // Six digits could turn up in a timestamp by chance: only the factor's own lines are read.
+        for line in log.lines().filter(|l| l.contains("TOTP") || l.contains("second factor")) {
+            for code in [&first, &wrong, &next] {
+                assert!(!line.contains(code.as_str()), "a line holds a code: {line}");
+            }
+        }
+    }
+
+    async fn single_sign_on_events_are_logged_with_account_and_client_and_nothing_secret(backend: Backend) {
+        let provider = tokio::task::spawn_blocking(|| OidcProvider::start(Mode::Normal)).await.unwrap();
+        let dir = tempfile::tempdir().unwrap();
+        let url = fresh_database(backend, dir.path()).await;
+        let addr = free_local_addr();
+        let base = format!("http://{addr}/");
+        let issuer = provider.issuer();
+        let sso = ["--oidc-issuer", &issuer, "--oidc-client-id", CLIENT_ID, "--oidc-client-secret", CLIENT_SECRET, "--oidc-allowed-domains", "corp.test"];
+        let server = Server::start_on(&addr, dir.path(), &[&["--database-url", &url, "--base-url", &base][..], &sso].concat());
+        let redirect_uri = format!("http://{addr}/login/sso/callback");
+        assert!(server.log().lines().any(|l| l.contains("register this redirect URI") && l.contains(&redirect_uri)), "{}", server.log());
+        provider.register(&redirect_uri).await;
+
+        let param = |callback: &str, name: &str| callback.split(&format!("{name}=")).nth(1).unwrap().split('&').next().unwrap().to_owned();
+        let browser = Browser::new(&server.base());
+        let callback = drive(&browser, "alice@corp.test", Consent::Allow).await;
+        assert_eq!(browser.get(&callback).await.header("location"), Some("/shares"));
+        let stranger = Browser::new(&server.base());
+        let theirs = drive(&stranger, "bob@corp.test", Consent::Allow).await;
+        let forged = theirs.replace(&param(&theirs, "state"), &"ab".repeat(32));
+        assert_eq!(stranger.get(&forged).await.status, 400);
+        server.wait_for_log("single sign-on refused", Duration::from_secs(10));
+
+        let log = server.log();
+        let known: &[&str] = &["account_id=", "client="];
+        assert_events(&log, &[
+            ("single sign-on started", &["client="]),
+            ("account created by single sign-on", known),
+            ("signed in by single sign-on", known),
+            ("single sign-on refused", &["client=", "unknown_state"]),
+        ]);
+        let mut secrets = vec![CLIENT_SECRET.to_owned(), browser.cookie("watasu_session").unwrap()];
+        for callback in [&callback, &theirs] {
+            secrets.extend([param(callback, "code"), param(callback, "state")]);
+        }
+        for secret in &secrets {
+            assert!(!log.contains(secret.as_str()), "the log holds {secret:?}:\n{log}");
         }
     }
 }
