@@ -7,7 +7,7 @@ use watasu::accounts::{EmailAddress, Role, Users, invitations::Invitations};
 use crate::{
     both_backends,
     support::{
-        Browser, PASSWORD, Page, TestApp, count,
+        Browser, PASSWORD, Page, TestApp, count, execute,
         oidc::{Consent, Mode, app_with_provider, drive},
         process::run_watasu,
     },
@@ -79,6 +79,27 @@ both_backends! {
         assert_eq!(reason(&browser.get(&callback).await).as_deref(), Some("unknown_state"), "a state worked twice");
     }
 
+    async fn an_answer_after_the_sign_ins_ten_minutes_is_refused_and_changes_nothing(backend: Backend) {
+        let (app, _provider) = app_with_provider(backend, Mode::Normal, &["corp.test"]).await;
+        let browser = app.browser();
+        let callback = drive(&browser, "alice@corp.test", Consent::Allow).await;
+        let moved = execute(
+            app.db(),
+            "UPDATE sso_logins SET expires_at = unixepoch('subsec') - $1",
+            "UPDATE sso_logins SET expires_at = now() - make_interval(secs => $1)",
+            1,
+        )
+        .await;
+        assert_eq!(moved, 1);
+
+        let late = browser.get(&callback).await;
+
+        assert_eq!((late.status.as_u16(), reason(&late).as_deref()), (400, Some("expired")), "{}", late.body);
+        assert!(!signed_in(&browser).await);
+        assert!(user(&app, "alice@corp.test").await.is_none());
+        assert_eq!(reason(&browser.get(&callback).await).as_deref(), Some("unknown_state"), "a late answer stayed pending");
+    }
+
     async fn a_replayed_code_is_refused_by_the_provider(backend: Backend) {
         let (app, _provider) = app_with_provider(backend, Mode::Normal, &["corp.test"]).await;
         let browser = app.browser();
@@ -95,14 +116,24 @@ both_backends! {
         assert!(!signed_in(&thief).await);
     }
 
-    async fn tokens_for_another_audience_with_a_bad_signature_or_expired_are_refused(backend: Backend) {
-        for mode in [Mode::WrongAudience, Mode::BadSignature, Mode::Expired] {
+    async fn tokens_for_another_audience_issuer_or_sign_in_badly_signed_expired_or_from_the_future_are_refused(backend: Backend) {
+        let modes = [Mode::WrongAudience, Mode::WrongIssuer, Mode::WrongNonce, Mode::BadSignature, Mode::Expired, Mode::FromTheFuture];
+        for mode in modes {
             let (app, _provider) = app_with_provider(backend, mode, &["corp.test"]).await;
             let (status, why, browser) = refused(&app, "alice@corp.test").await;
             assert_eq!((status, why.as_deref()), (403, Some("token_refused")), "{mode:?}");
             assert!(!signed_in(&browser).await, "{mode:?}");
             assert!(user(&app, "alice@corp.test").await.is_none(), "{mode:?} created an account");
         }
+    }
+
+    async fn a_provider_clock_half_a_minute_off_either_way_is_tolerated(backend: Backend) {
+        let (app, _provider) = app_with_provider(backend, Mode::WithinSkew, &["corp.test"]).await;
+        let browser = app.browser();
+        let callback = drive(&browser, "alice@corp.test", Consent::Allow).await;
+
+        assert_eq!(browser.get(&callback).await.header("location"), Some("/shares"));
+        assert!(signed_in(&browser).await);
     }
 
     async fn denied_consent_leads_back_to_sign_in_with_nothing_changed(backend: Backend) {

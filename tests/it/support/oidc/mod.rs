@@ -46,8 +46,12 @@ fn install_dir() -> PathBuf {
 pub enum Mode {
     Normal,
     WrongAudience,
+    WrongIssuer,
+    WrongNonce,
     Expired,
+    FromTheFuture,
     BadSignature,
+    WithinSkew,
 }
 
 impl Mode {
@@ -55,8 +59,12 @@ impl Mode {
         match self {
             Self::Normal => "normal",
             Self::WrongAudience => "wrong-audience",
+            Self::WrongIssuer => "wrong-issuer",
+            Self::WrongNonce => "wrong-nonce",
             Self::Expired => "expired",
+            Self::FromTheFuture => "from-the-future",
             Self::BadSignature => "bad-signature",
+            Self::WithinSkew => "within-skew",
         }
     }
 }

@@ -5,8 +5,10 @@
 //   unverified/alice@corp.test  the same address, email_verified false
 //   other/alice@corp.test       the same address under another subject
 // OIDC_MODE makes the ID token wrong in one way, re-signed by this provider so that the app's own
-// checks are what refuse it: wrong-audience, expired, bad-signature (signed with a key nobody
-// published). Settings come from the environment: OIDC_CLIENT_ID, OIDC_CLIENT_SECRET.
+// checks are what refuse it: wrong-audience, wrong-issuer, wrong-nonce, expired, from-the-future
+// (issued ten minutes ahead), bad-signature (signed with a key nobody published); or within-skew,
+// a clock 30 s off both ways, which the app must still take. Settings come from the environment:
+// OIDC_CLIENT_ID, OIDC_CLIENT_SECRET.
 //
 // It listens on a free port at once and prints `listening on ISSUER`; the app is then started
 // with that issuer, and its redirect URI is given by `POST /test/redirect-uri` (the body), which
@@ -84,11 +86,21 @@ function rewrite(idToken) {
   const [header, payload] = idToken.split('.');
   const claims = JSON.parse(Buffer.from(payload, 'base64url').toString());
   let key = signingKey;
+  const now = Math.floor(Date.now() / 1000);
   if (mode === 'wrong-audience') claims.aud = 'another-client';
+  if (mode === 'wrong-issuer') claims.iss = 'https://issuer.invalid';
+  if (mode === 'wrong-nonce') claims.nonce = 'a nonce of another sign-in';
   if (mode === 'expired') {
-    const now = Math.floor(Date.now() / 1000);
     claims.iat = now - 3600;
     claims.exp = now - 600;
+  }
+  if (mode === 'from-the-future') {
+    claims.iat = now + 600;
+    claims.exp = now + 4200;
+  }
+  if (mode === 'within-skew') {
+    claims.iat = now + 30;
+    claims.exp = now - 30;
   }
   if (mode === 'bad-signature') key = strangerKey;
   const input = `${header}.${b64(JSON.stringify(claims))}`;
