@@ -7,7 +7,10 @@
 //! every page met with axe-core.
 
 use tokio::net::{TcpListener, TcpStream};
-use watasu::accounts::policy::{SignInPolicies, SignInPolicy};
+use watasu::{
+    accounts::policy::{SignInPolicies, SignInPolicy},
+    i18n::Lang,
+};
 
 use crate::{
     both_backends,
@@ -49,7 +52,8 @@ both_backends! {
     async fn a_sender_adds_a_passkey_and_signs_in_with_it_alone_but_not_from_another_origin(backend: Backend) {
         let (app, origin) = TestApp::spawn_for_passkeys(backend, |_| {}).await;
         let elsewhere = second_origin(&app).await;
-        for (i, (language, options)) in [("ja", BrowserOptions::phone()), ("en", BrowserOptions::desktop())].into_iter().enumerate() {
+        let languages = [("ja", Lang::Ja, BrowserOptions::phone()), ("en", Lang::En, BrowserOptions::desktop())];
+        for (i, (language, lang, options)) in languages.into_iter().enumerate() {
             let email = format!("sender{i}@example.test");
             app.create_sender_with_password(&email, "Sender", PASSWORD).await;
             let browser = BrowserSession::start(options.language(language)).await;
@@ -84,6 +88,8 @@ both_backends! {
             browser.goto(&format!("{elsewhere}/login")).await;
             browser.click("form[data-passkey] [data-passkey-button]").await;
             browser.wait_for("form[data-passkey] [data-passkey-error]:not([hidden])", DEFAULT_WAIT).await;
+            // The server's refusal, not the browser's: the browser signs for this host on any port.
+            assert_eq!(browser.text("form[data-passkey] [data-passkey-error]").await, lang.text().passkeys.not_accepted);
             browser.goto(&format!("{elsewhere}/shares")).await;
             wait_for_path(&browser, "/login").await;
             browser.close().await;
