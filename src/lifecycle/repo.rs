@@ -57,31 +57,38 @@ const CLAIMED_BY: Sql = sql!(
 );
 
 /// A statement over the shares whose file the GC may delete now ($1 the delivery grace in
-/// seconds): the candidates' condition, written once for the pass and for its backlog. It reads
-/// `shares` alone: an empty pass is then one partial-index scan, with no join to set up (a
-/// candidate's file key is read only once there is one).
+/// seconds): expired active shares (`shares_expiry_idx`), then consumed shares past the grace
+/// (`shares_delivered_idx`), each a range scan that stops at "now", so an empty pass reads no
+/// live share. Written once for the pass and for its backlog: `$open` comes before the first
+/// part's `FROM`, `$between` between the parts, the rest after the second.
 macro_rules! purgeable {
-    ($select:literal $($tail:tt)*) => {
+    ($open:literal, $between:literal, $($close:tt)*) => {
         sql!(
-            $select "
+            $open "
        FROM shares s
-      WHERE s.status <> 'purged'
-        AND (s.next_purge_attempt_at IS NULL OR s.next_purge_attempt_at <= " now ")
-        AND ((s.status = 'consumed' AND s.consumed_at <= " now " - " secs("$1") ")
-             OR (s.status <> 'consumed' AND s.expires_at <= " now "))" $($tail)*
+      WHERE s.status = 'active' AND s.expires_at <= " now "
+        AND (s.next_purge_attempt_at IS NULL OR s.next_purge_attempt_at <= " now ")" $between "
+       FROM shares s
+      WHERE s.status = 'consumed' AND s.consumed_at <= " now " - " secs("$1") "
+        AND (s.next_purge_attempt_at IS NULL OR s.next_purge_attempt_at <= " now ")" $($close)*
         )
     };
 }
 
-/// The GC's candidate query ($2 the batch). PostgreSQL's index and ORDER BY name NULLS FIRST
-/// (SQLite sorts NULLs first anyway).
+/// The GC's candidate query ($2 the batch): the oldest of each part, then shares never tried
+/// before those whose retry came due. PostgreSQL names NULLS FIRST (SQLite sorts NULLs first).
 const PURGEABLE: Sql = purgeable!(
-    "SELECT s.id, s.file_id" "
-      ORDER BY s.next_purge_attempt_at" { sqlite: "", postgres: " NULLS FIRST" } ", s.id
+    "SELECT id, file_id FROM (SELECT * FROM (SELECT s.id, s.file_id, s.next_purge_attempt_at",
+    "
+      ORDER BY s.expires_at LIMIT $2) AS expired
+     UNION ALL SELECT * FROM (SELECT s.id, s.file_id, s.next_purge_attempt_at",
+    "
+      ORDER BY s.consumed_at LIMIT $2) AS delivered) AS due
+      ORDER BY due.next_purge_attempt_at" { sqlite: "", postgres: " NULLS FIRST" } ", due.id
       LIMIT $2"
 );
 /// How many shares wait for the GC now (for the metrics).
-const BACKLOG: Sql = purgeable!("SELECT COUNT(*)");
+const BACKLOG: Sql = purgeable!("SELECT (SELECT COUNT(*)", ") + (SELECT COUNT(*)", ")");
 /// The candidate query on SQLite, public so the test of its plan explains this very statement.
 #[doc(hidden)]
 pub const PURGEABLE_SQLITE: &str = PURGEABLE.sqlite;

@@ -1,5 +1,6 @@
-//! The GC's candidate query and the partial index that keeps an empty pass cheap: the plan is
-//! that of the very statement the GC runs (exported by the lifecycle module), not of a copy.
+//! The GC's candidate query and the partial indexes that keep an empty pass cheap however many
+//! shares are purged or live: the plan is that of the very statement the GC runs (exported by
+//! the lifecycle module), not of a copy.
 
 use std::time::Instant;
 
@@ -18,9 +19,9 @@ use crate::{
 /// Seed 000's delivery grace, as the statement's first parameter.
 const GRACE_SECONDS: f64 = 15.0 * 60.0;
 
-// The partial index among many purged rows.
+// The partial indexes among many purged and live rows.
 both_backends! {
-    async fn the_purge_candidate_query_uses_the_partial_index_among_100000_purged_rows(backend: Backend) {
+    async fn the_purge_candidate_query_searches_its_two_indexes_among_100000_purged_and_20000_live_rows(backend: Backend) {
         let app = quiet_app(backend).await;
         let sender = app.create_sender("sender@example.test", "Sender Sato").await;
         let started = Instant::now();
@@ -47,6 +48,30 @@ both_backends! {
             sender,
         )
         .await;
+        // Live shares: half active until tomorrow, half consumed a minute ago (within the grace).
+        execute(
+            app.db(),
+            "WITH RECURSIVE n(i) AS (SELECT 1 UNION ALL SELECT i + 1 FROM n WHERE i < 20000)
+             INSERT INTO files (owner_id, storage_key, original_name, content_type, size_bytes, sha256)
+             SELECT $1, printf('live-%06d', i), 'new.txt', 'text/plain', 1, '' FROM n",
+            "INSERT INTO files (owner_id, storage_key, original_name, content_type, size_bytes, sha256)
+             SELECT $1, format('live-%s', i), 'new.txt', 'text/plain', 1, '' FROM generate_series(1, 20000) AS i",
+            sender,
+        )
+        .await;
+        execute(
+            app.db(),
+            "INSERT INTO shares (file_id, sender_id, token_hash, recipient_email, status, expires_at, consumed_at)
+             SELECT id, $1, printf('live-token-%d', id), 'new@example.test', CASE id % 2 WHEN 0 THEN 'active' ELSE 'consumed' END,
+                    unixepoch('subsec') + 86400, CASE id % 2 WHEN 0 THEN NULL ELSE unixepoch('subsec') - 60 END
+               FROM files WHERE storage_key LIKE 'live-%'",
+            "INSERT INTO shares (file_id, sender_id, token_hash, recipient_email, status, expires_at, consumed_at)
+             SELECT id, $1, format('live-token-%s', id), 'new@example.test', CASE id % 2 WHEN 0 THEN 'active' ELSE 'consumed' END,
+                    now() + interval '1 day', CASE id % 2 WHEN 0 THEN NULL ELSE now() - interval '1 minute' END
+               FROM files WHERE storage_key LIKE 'live-%'",
+            sender,
+        )
+        .await;
         let (live, _) = local_share(&app, sender).await;
         let (expired, _) = local_share(&app, sender).await;
         app.expire_share(expired).await;
@@ -54,7 +79,7 @@ both_backends! {
             Db::Sqlite(pool) => sqlx::query("ANALYZE").execute(pool).await.map(drop).unwrap(),
             Db::Postgres(pool) => sqlx::query("ANALYZE").execute(pool).await.map(drop).unwrap(),
         }
-        println!("[{backend:?}] 100000 purged rows inserted and analysed in {:?}", started.elapsed());
+        println!("[{backend:?}] 100000 purged and 20000 live rows inserted and analysed in {:?}", started.elapsed());
         assert!(count(app.db(), "SELECT count(*) FROM shares WHERE status = 'purged' AND id > $1", 0).await >= 100_000);
         let candidates = app.state.lifecycle.select_purgeable(5).await.unwrap();
         assert_eq!(candidates.iter().map(|c| c.id).collect::<Vec<_>>(), [expired], "live share {live} is not due");
@@ -86,7 +111,18 @@ both_backends! {
         };
 
         println!("[{backend:?}] plan of the purge-candidate query:\n{plan}");
-        assert!(plan.contains("shares_purgeable_idx"), "the partial index is not used:\n{plan}");
-        assert!(!plan.contains("Seq Scan on shares"), "shares are scanned whole:\n{plan}");
+        for index in ["shares_expiry_idx", "shares_delivered_idx"] {
+            assert!(plan.contains(index), "{index} is not used:\n{plan}");
+        }
+        // A range search on each index, never a walk through one or through the table.
+        assert!(!plan.contains("Seq Scan on shares") && !plan.contains("SCAN s "), "shares are scanned whole:\n{plan}");
+        assert!(
+            plan.contains("expires_at<?") || plan.contains("Index Cond: (expires_at <="),
+            "the expiry index is walked, not searched:\n{plan}"
+        );
+        assert!(
+            plan.contains("consumed_at<?") || plan.contains("Index Cond: (consumed_at <="),
+            "the delivered index is walked, not searched:\n{plan}"
+        );
     }
 }
