@@ -1,5 +1,5 @@
 //! GC benchmark (prints numbers; asserts nothing): with 1,000,000 purged shares in the database,
-//! the median time of an empty purge-candidate query with and without the partial index, and the
+//! the median time of an empty purge-candidate query with and without its two partial indexes, and the
 //! landing page's latency under load with the after-response GC on and off, on both backends.
 //!
 //! Run: `cargo bench --bench gc` (release build). Settings: BENCH_ROWS (1000000),
@@ -27,7 +27,7 @@ async fn main() {
     let connections = env_number("BENCH_CONNECTIONS", 64) as usize;
     let cluster = tokio::task::spawn_blocking(pg::PgCluster::start).await.unwrap();
     let mut table = vec![
-        "| backend | purged rows | empty candidate query, median (no partial index) | (with partial index) | landing p50 / p99, GC off | landing p50 / p99, GC on | p99 ratio on/off | req/s off / on |".to_owned(),
+        "| backend | purged rows | empty candidate query, median (no partial indexes) | (with partial indexes) | landing p50 / p99, GC off | landing p50 / p99, GC on | p99 ratio on/off | req/s off / on |".to_owned(),
         "|---|---|---|---|---|---|---|---|".to_owned(),
     ];
     for backend in ["sqlite", "postgres"] {

@@ -44,9 +44,9 @@ async fn explain_analyze(db: &Db) -> f64 {
 /// it once and reuse the answer), minus the same loop evaluating a constant.
 async fn sqlite_repeated(db: &Db) -> f64 {
     let Db::Sqlite(pool) = db else { unreachable!() };
-    // `s.id > -n.i` holds for every row; it only ties the subquery to the loop.
-    let correlated =
-        PURGEABLE_SQLITE.replacen("WHERE s.status <> 'purged'", "WHERE s.status <> 'purged' AND s.id > -n.i", 1);
+    // `s.id > -n.i` holds for every row; it only ties both parts of the query to the loop.
+    let correlated = PURGEABLE_SQLITE
+        .replace("AND (s.next_purge_attempt_at IS NULL", "AND s.id > -n.i AND (s.next_purge_attempt_at IS NULL");
     assert_ne!(correlated, PURGEABLE_SQLITE, "the candidate query changed shape");
     let time = |inner: String| async move {
         let sql = format!(

@@ -186,7 +186,8 @@ pub fn render(o: &Options, f: &Footprint, backends: &[BackendFigures], took: Dur
             format!("seed 000: {SEED_CANDIDATE_MS} ms at 200,000 rows"),
             format!("{:.2}", c.execution_ms.median() / SEED_CANDIDATE_MS),
             format!(
-                "{rows_text} purged rows; {}; the round trip the server waits for: {}",
+                "{rows_text} purged rows and {} live shares (the code step's); {}; the round trip the server waits for: {}",
+                thousands(o.code_shares as u64),
                 if b.name == "PostgreSQL" {
                     "`EXPLAIN (ANALYZE, TIMING OFF)` execution time"
                 } else {

@@ -62,18 +62,21 @@ pub async fn fill(db: &Db, rows: u64) -> String {
     token.expose().to_owned()
 }
 
+/// Drops (`remove`) or creates again the GC's two candidate indexes (migration 0018).
 pub async fn drop_index(db: &Db, remove: bool) {
-    let (sqlite, postgres) = if remove {
-        ("DROP INDEX shares_purgeable_idx", "DROP INDEX shares_purgeable_idx")
+    let statements: &[&'static str] = if remove {
+        &["DROP INDEX shares_expiry_idx", "DROP INDEX shares_delivered_idx"]
     } else {
-        (
-            "CREATE INDEX shares_purgeable_idx ON shares (next_purge_attempt_at, id) WHERE status <> 'purged'",
-            "CREATE INDEX shares_purgeable_idx ON shares (next_purge_attempt_at NULLS FIRST, id) WHERE status <> 'purged'",
-        )
+        &[
+            "CREATE INDEX shares_expiry_idx ON shares (expires_at) WHERE status = 'active'",
+            "CREATE INDEX shares_delivered_idx ON shares (consumed_at) WHERE status = 'consumed'",
+        ]
     };
-    match db {
-        Db::Sqlite(pool) => sqlx::query(sqlite).execute(pool).await.map(drop).unwrap(),
-        Db::Postgres(pool) => sqlx::query(postgres).execute(pool).await.map(drop).unwrap(),
+    for &statement in statements {
+        match db {
+            Db::Sqlite(pool) => sqlx::query(statement).execute(pool).await.map(drop).unwrap(),
+            Db::Postgres(pool) => sqlx::query(statement).execute(pool).await.map(drop).unwrap(),
+        }
     }
 }
 
