@@ -29,6 +29,7 @@ pub mod i18n;
 pub mod lifecycle;
 pub mod mail;
 pub mod maintenance;
+pub mod memory;
 pub mod metrics;
 pub mod otp;
 pub mod ratelimit;
@@ -169,19 +170,6 @@ pub fn restrict_new_file_modes() {
     // SAFETY: umask only sets the process's file mode creation mask; it cannot fail.
     unsafe {
         libc::umask(0o077);
-    }
-}
-
-/// Hands big allocations back to the system when they are freed. glibc raises its mmap
-/// threshold each time an mmapped block is freed, so after the first sign-in every argon2 buffer
-/// (19 MiB) comes from a thread's arena and stays there: one per blocking thread, hundreds of MiB
-/// after a burst of sign-ins (docs/decisions.md). A fixed threshold turns that raising off;
-/// 4 MiB keeps the download's 1 MiB chunks in the arenas, where they are reused.
-pub fn return_big_allocations() {
-    #[cfg(target_env = "gnu")]
-    // SAFETY: mallopt only changes a setting of the allocator, before any thread is started.
-    unsafe {
-        libc::mallopt(libc::M_MMAP_THRESHOLD, 4 << 20);
     }
 }
 

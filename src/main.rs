@@ -153,7 +153,7 @@ enum UserCommand {
 
 fn main() -> ExitCode {
     watasu::restrict_new_file_modes();
-    watasu::return_big_allocations();
+    watasu::memory::return_big_allocations();
     let cli = match Cli::try_parse() {
         Ok(cli) => cli,
         Err(error) if matches!(error.kind(), ErrorKind::DisplayHelp | ErrorKind::DisplayVersion) => error.exit(),

@@ -213,6 +213,7 @@ impl Services {
             )),
             tokio::spawn(run_deletion_worker(self.deletion.clone(), deletion::WORKER_INTERVAL, until_stopped())),
             tokio::spawn(telemetry::run_upkeep(self.parts.metrics.clone(), until_stopped())),
+            tokio::spawn(crate::memory::trim_free_pages(crate::memory::TRIM_INTERVAL, until_stopped())),
         ];
         Workers { stop, tasks }
     }
