@@ -300,6 +300,41 @@ both_backends! {
         assert_eq!(Client::new(&app, OWNERS_LAPTOP).password(OWNER).await, "/shares", "the owner now owes a code");
     }
 
+    async fn a_set_up_left_waiting_past_its_fifteen_minutes_can_no_longer_be_seen_or_confirmed(backend: Backend) {
+        let app = app_behind_proxy(backend).await;
+        app.create_sender_with_password(OWNER, "Owner", PASSWORD).await;
+        let owner = Client::new(&app, OWNERS_LAPTOP);
+        assert_eq!(owner.password(OWNER).await, "/shares");
+        let account = owner.get("/account").await;
+        owner.post("/account/totp", &[("csrf_token", &account.csrf_token()), ("password", PASSWORD)]).await;
+        let setup = owner.get("/account/totp").await;
+        let key = setup.texts("[data-totp-secret]").pop().unwrap().replace(' ', "");
+        let secret = Secret::try_from_base32(&key).unwrap().as_bytes().to_vec();
+        let waiting = owner.get("/account").await;
+        assert_eq!(waiting.attr("[data-continue-totp]", "href").as_deref(), Some("/account/totp"), "{}", waiting.body);
+        assert!(waiting.attr("#start_password", "name").is_none(), "{}", waiting.body);
+        // The owner walks away; sixteen minutes later someone holds a session of the account.
+        let aged = execute(
+            app.db(),
+            "UPDATE totp_factors SET created_at = created_at - $1",
+            "UPDATE totp_factors SET created_at = created_at - make_interval(secs => $1)",
+            16 * 60,
+        )
+        .await;
+        assert_eq!(aged, 1);
+        let holder = Client::new(&app, ATTACKER);
+        assert_eq!(holder.password(OWNER).await, "/shares");
+
+        assert_eq!(holder.get("/account/totp").await.header("location"), Some("/account#second-factor"));
+        let account = holder.get("/account").await;
+        assert!(account.attr("[data-continue-totp]", "href").is_none(), "{}", account.body);
+        assert_eq!(account.attr("#start_password", "name").as_deref(), Some("password"), "{}", account.body);
+        room_in_this_step().await;
+        holder.post("/account/totp/confirm", &[("csrf_token", &account.csrf_token()), ("code", &code(&secret, 0))]).await;
+        assert_eq!(count(app.db(), "SELECT count(*) FROM totp_factors WHERE confirmed_at IS NOT NULL AND user_id > $1", 0).await, 0);
+        assert_eq!(Client::new(&app, OWNERS_LAPTOP).password(OWNER).await, "/shares", "the owner now owes a code");
+    }
+
     async fn the_database_holds_neither_the_apps_key_nor_a_recovery_code(backend: Backend) {
         let app = app_behind_proxy(backend).await;
         let (_, secret, codes) = owner_with_app(&app).await;

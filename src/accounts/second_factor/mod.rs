@@ -11,7 +11,7 @@ pub use pending::{PendingSignIns, Purpose};
 pub use seal::{TotpKey, Unreadable};
 
 use crate::{
-    db::{Db, Dialect, Sql},
+    db::{Db, Dialect, Sql, seconds},
     on_db,
     secret::{SecretKey, SecretString},
     sql,
@@ -70,7 +70,13 @@ const START: Sql = sql!(
      ON CONFLICT (user_id) DO UPDATE SET secret_sealed = excluded.secret_sealed, created_at = " now "
       WHERE totp_factors.confirmed_at IS NULL"
 );
-const SECRET: &str = "SELECT secret_sealed FROM totp_factors WHERE user_id = $1 AND (confirmed_at IS NULL) = $2";
+/// A set-up waits for its first code as long as a pending sign-in does ($3): an abandoned one must
+/// not stay readable, or anyone later holding the session could confirm it with their own app,
+/// past the password that starting a set-up asks for.
+const SECRET: Sql = sql!(
+    "SELECT secret_sealed FROM totp_factors WHERE user_id = $1 AND (confirmed_at IS NULL) = $2
+        AND (confirmed_at IS NOT NULL OR created_at > " now " - " secs("$3") ")"
+);
 /// Confirms the very secret that was checked, so a restarted enrolment cannot be confirmed by a
 /// code of the one it replaced.
 const CONFIRM: Sql = sql!(
@@ -112,10 +118,16 @@ impl SecondFactors {
         Ok(started == 1)
     }
 
-    /// The secret of a set-up that waits for its first code (`waiting`), or of the working app.
+    /// The secret of a set-up that waits for its first code (`waiting`, started within
+    /// [`pending::ENROL_TTL`]), or of the working app.
     pub async fn app_secret(&self, user_id: i64, waiting: bool) -> anyhow::Result<Option<AppSecret>> {
         let sealed: Option<Vec<u8>> = on_db!(&self.db, |pool| {
-            sqlx::query_scalar(SECRET).bind(user_id).bind(waiting).fetch_optional(pool).await?
+            sqlx::query_scalar(pool.sql(&SECRET))
+                .bind(user_id)
+                .bind(waiting)
+                .bind(seconds(pending::ENROL_TTL))
+                .fetch_optional(pool)
+                .await?
         });
         let Some(sealed) = sealed else { return Ok(None) };
         let secret = self.key.open(user_id, &sealed)?;
