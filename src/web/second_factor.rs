@@ -266,11 +266,8 @@ pub async fn start_setup(
     client: Data<&ClientAddr>,
     SignedIn(user): SignedIn,
 ) -> Result<Response, AppError> {
-    match state.services.factors.start_totp(&user, SecretString::new(form.password), client.0.0).await {
-        Ok(()) => Ok(see_other("/account/totp")),
-        Err(FactorError::WrongPassword) => wrong_password(c, &state, &session, &user).await,
-        Err(error) => factor_error(error),
-    }
+    let started = state.services.factors.start_totp(&user, SecretString::new(form.password), client.0.0).await;
+    after_password(started, c, &state, &session, &user, |_, ()| Ok(see_other("/account/totp"))).await
 }
 
 /// GET /account/totp: the waiting set-up (QR code, key, code field).
@@ -322,11 +319,11 @@ pub async fn remove(
     client: Data<&ClientAddr>,
     SignedIn(user): SignedIn,
 ) -> Result<Response, AppError> {
-    match state.services.factors.remove_totp(&user, SecretString::new(form.password), client.0.0).await {
-        Ok(()) => Ok(see_other("/account?saved=second-factor#second-factor")),
-        Err(FactorError::WrongPassword) => wrong_password(c, &state, &session, &user).await,
-        Err(error) => factor_error(error),
-    }
+    let removed = state.services.factors.remove_totp(&user, SecretString::new(form.password), client.0.0).await;
+    after_password(removed, c, &state, &session, &user, |_, ()| {
+        Ok(see_other("/account?saved=second-factor#second-factor"))
+    })
+    .await
 }
 
 /// POST /account/recovery-codes: a new set after the current password; the old set stops working.
@@ -339,19 +336,27 @@ pub async fn renew_codes(
     client: Data<&ClientAddr>,
     SignedIn(user): SignedIn,
 ) -> Result<Response, AppError> {
-    match state.services.factors.renew_recovery_codes(&user, SecretString::new(form.password), client.0.0).await {
-        Ok(codes) => recovery_codes(c, &session, codes, "/account"),
-        Err(FactorError::WrongPassword) => wrong_password(c, &state, &session, &user).await,
-        Err(error) => factor_error(error),
-    }
+    let factors = &state.services.factors;
+    let renewed = factors.renew_recovery_codes(&user, SecretString::new(form.password), client.0.0).await;
+    after_password(renewed, c, &state, &session, &user, |c, codes| recovery_codes(c, &session, codes, "/account")).await
 }
 
-async fn wrong_password(
+/// The answer to an account form that asked for the current password: `done` with what the change
+/// gave, or the account page marking the password when it was wrong.
+async fn after_password<T>(
+    outcome: Result<T, FactorError>,
     c: Chrome,
     state: &AppState,
     session: &SessionHandle,
     user: &crate::accounts::User,
+    done: impl FnOnce(Chrome, T) -> Result<Response, AppError>,
 ) -> Result<Response, AppError> {
-    let message = c.t.password_current_wrong;
-    super::account::account_with_factor_error(c, state, session, user, message).await
+    match outcome {
+        Ok(value) => done(c, value),
+        Err(FactorError::WrongPassword) => {
+            let message = c.t.password_current_wrong;
+            super::account::account_with_factor_error(c, state, session, user, message).await
+        }
+        Err(error) => factor_error(error),
+    }
 }
