@@ -191,8 +191,9 @@ fn main() -> ExitCode {
 async fn run(command: Command, config: Config) -> anyhow::Result<()> {
     match command {
         Command::Serve => {
+            let shutdown = shutdown_signal();
             let app = App::build(config).await?;
-            app.run(shutdown_signal()).await?;
+            app.run(shutdown).await?;
             tracing::info!("stopped");
             Ok(())
         }
@@ -254,12 +255,18 @@ fn init_logging() {
         .init();
 }
 
-async fn shutdown_signal() {
-    let mut terminate = tokio::signal::unix::signal(tokio::signal::unix::SignalKind::terminate())
-        .expect("installing the SIGTERM handler");
-    tokio::select! {
-        _ = tokio::signal::ctrl_c() => {}
-        _ = terminate.recv() => {}
+/// Resolves at SIGTERM or SIGINT. Both handlers are installed when this is called, before the
+/// server starts: a signal that came before its handler would end the process on the spot, with
+/// no grace for the requests and mails in flight.
+fn shutdown_signal() -> impl std::future::Future<Output = ()> {
+    use tokio::signal::unix::{SignalKind, signal};
+    let mut terminate = signal(SignalKind::terminate()).expect("installing the SIGTERM handler");
+    let mut interrupt = signal(SignalKind::interrupt()).expect("installing the SIGINT handler");
+    async move {
+        tokio::select! {
+            _ = interrupt.recv() => {}
+            _ = terminate.recv() => {}
+        }
+        tracing::info!("shutting down: no new connections, finishing requests in flight");
     }
-    tracing::info!("shutting down: no new connections, finishing requests in flight");
 }

@@ -147,3 +147,40 @@ fn sigterm_lets_a_request_in_flight_finish_then_exits_0() {
     assert!(response.starts_with("HTTP/1.1 403"), "{response}");
     assert_eq!(server.wait_exit(Duration::from_secs(20)), Some(0));
 }
+
+/// Whether the process catches SIGTERM (bit 15 of `SigCgt` in /proc/PID/status).
+fn catches_sigterm(pid: u32) -> bool {
+    let status = std::fs::read_to_string(format!("/proc/{pid}/status")).unwrap_or_default();
+    let mask = status.lines().find_map(|l| l.strip_prefix("SigCgt:")).map(str::trim).unwrap_or("0");
+    u64::from_str_radix(mask, 16).unwrap_or(0) & (1 << 14) != 0
+}
+
+#[test]
+fn sigterm_while_starting_up_stops_cleanly_once_started() {
+    let dir = tempfile::tempdir().unwrap();
+    // A standard output already full holds the start-up at its first line (the setup link).
+    let (mut out, mut full) = std::io::pipe().unwrap();
+    full.write_all(&[b'.'; 65536]).unwrap();
+    let addr = crate::support::process::free_local_addr();
+    let mut child = std::process::Command::new(env!("CARGO_BIN_EXE_watasu"))
+        .args(["serve", "--listen", &addr, "--data-dir", dir.path().to_str().unwrap()])
+        .stdin(std::process::Stdio::null())
+        .stdout(full)
+        .stderr(std::process::Stdio::null())
+        .spawn()
+        .unwrap();
+    let started = Instant::now();
+    while !catches_sigterm(child.id()) {
+        assert!(started.elapsed() < Duration::from_secs(10), "no SIGTERM handler while starting up");
+        std::thread::sleep(Duration::from_millis(20));
+    }
+
+    let status = std::process::Command::new("kill").args(["-TERM", &child.id().to_string()]).status().unwrap();
+    assert!(status.success());
+    let mut printed = String::new();
+    out.read_to_string(&mut printed).unwrap();
+    let code = child.wait().unwrap().code();
+
+    assert_eq!(code, Some(0), "ended by the signal instead of stopping");
+    assert!(printed.contains("/setup/"), "the start-up did not go on: {printed:.200}");
+}
