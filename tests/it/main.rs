@@ -6,6 +6,7 @@ mod support;
 mod accounts;
 mod auth_log;
 mod big_upload;
+mod breached_passwords;
 mod browser_chrome;
 mod browser_dashboard;
 mod browser_mails;
