@@ -23,6 +23,7 @@ mod browser_uploads;
 mod chrome;
 mod cli_output;
 mod code_limits;
+mod code_mail_budget;
 mod codes;
 mod dashboard;
 mod data_folder;
