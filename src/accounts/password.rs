@@ -5,6 +5,8 @@ use argon2::{Argon2, PasswordHasher, PasswordVerifier, password_hash::phc::Passw
 
 use crate::secret::SecretString;
 
+pub mod breached;
+
 /// Shortest accepted password; long passphrases beat composition rules.
 pub const MIN_PASSWORD_CHARS: usize = 12;
 /// Longest accepted password: generous for passphrases, bounded so hashing stays cheap.
@@ -19,10 +21,13 @@ pub enum PasswordRuleError {
     TooLong,
     #[error("password is too common or too easy to guess")]
     TooGuessable,
+    #[error("password appears in lists of passwords leaked from other sites; choose another")]
+    Breached,
 }
 
-/// Checks a new password: long enough, never truncated, no composition rules, and not common or
-/// easily guessed (zxcvbn, with the person's own email and name counted as guessable).
+/// Checks a new password: long enough, never truncated, no composition rules, not in the list of
+/// breached passwords (ASVS 6.2.12), and not common or easily guessed (zxcvbn, with the person's
+/// own email and name counted as guessable). Every path that takes a new password calls this.
 pub fn check_new_password(password: &SecretString, user_inputs: &[&str]) -> Result<(), PasswordRuleError> {
     let chars = password.expose().chars().count();
     if chars < MIN_PASSWORD_CHARS {
@@ -30,6 +35,9 @@ pub fn check_new_password(password: &SecretString, user_inputs: &[&str]) -> Resu
     }
     if chars > MAX_PASSWORD_CHARS {
         return Err(PasswordRuleError::TooLong);
+    }
+    if breached::is_breached(password.expose()) {
+        return Err(PasswordRuleError::Breached);
     }
     if zxcvbn::zxcvbn(password.expose(), user_inputs).score() < zxcvbn::Score::Three {
         return Err(PasswordRuleError::TooGuessable);
@@ -155,8 +163,21 @@ mod tests {
     }
 
     #[test]
+    fn breached_passwords_are_refused_as_such_however_they_are_spaced_or_capitalised() {
+        for listed in ["correct horse battery staple", "Correct Horse Battery Staple", "password1234", "qwertyuiop123"]
+        {
+            assert_eq!(
+                check_new_password(&SecretString::new(listed), &[]),
+                Err(PasswordRuleError::Breached),
+                "{listed}"
+            );
+        }
+    }
+
+    #[test]
     fn common_or_personal_passwords_are_refused_whatever_their_length() {
-        for weak in ["password1234", "qwertyuiop123", "aaaaaaaaaaaaaaaa", "123456789012"] {
+        // Not in the breached list: zxcvbn's patterns and word lists refuse them.
+        for weak in ["zzzzzzzzzzzzzzzzzzz", "qwertyqwertyqwertyq", "98765432109876", "passwordpasswordpass"] {
             assert_eq!(
                 check_new_password(&SecretString::new(weak), &[]),
                 Err(PasswordRuleError::TooGuessable),

@@ -123,6 +123,7 @@ pub const TEXT: Text = Text {
     password_too_short: "The password needs at least 12 characters.",
     password_too_long: "The password is too long (at most 1024 characters).",
     password_too_guessable: "This password is too common or too easy to guess. Try a few unrelated words.",
+    password_breached: "This password appears in lists of passwords leaked from other sites, so attackers try it early. Please choose another one: a few unrelated words work well.",
     email_invalid: "Enter a valid email address, like name@example.com.",
     name_invalid: "Enter a name of 1 to 100 characters.",
     setup_submit: "Create the account",

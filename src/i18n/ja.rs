@@ -125,6 +125,7 @@ pub const TEXT: Text = Text {
     password_too_short: "パスワードは12文字以上にしてください。",
     password_too_long: "パスワードが長すぎます（1024文字まで）。",
     password_too_guessable: "このパスワードはよく使われているか、推測されやすいものです。関係のない単語をいくつか並べてみてください。",
+    password_breached: "このパスワードは、ほかのサイトから漏えいしたパスワードの一覧に載っているため、攻撃で真っ先に試されます。別のパスワードにしてください。関係のない単語をいくつか並べると安全です。",
     email_invalid: "name@example.com のような正しいメールアドレスを入力してください。",
     name_invalid: "お名前を1〜100文字で入力してください。",
     setup_submit: "アカウントを作成",

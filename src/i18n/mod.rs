@@ -261,6 +261,7 @@ pub struct Text {
     pub password_too_short: &'static str,
     pub password_too_long: &'static str,
     pub password_too_guessable: &'static str,
+    pub password_breached: &'static str,
     pub email_invalid: &'static str,
     pub name_invalid: &'static str,
     pub setup_submit: &'static str,

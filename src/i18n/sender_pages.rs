@@ -45,6 +45,11 @@ pub struct SenderPagesText {
     pub created_expires: &'static str,
     /// The created page after its link's short stay: the link lives only in the recipient's mail.
     pub created_link_gone: &'static str,
+    /// "{until}" is the time the link's code mails resume.
+    pub code_mails_spent: &'static str,
+    pub code_mails_spent_why: &'static str,
+    /// A link to the fresh-link button.
+    pub code_mails_spent_action: &'static str,
 }
 
 pub const EN: SenderPagesText = SenderPagesText {
@@ -81,6 +86,9 @@ pub const EN: SenderPagesText = SenderPagesText {
     created_recipient: "Recipient",
     created_expires: "Valid until",
     created_link_gone: "The link is no longer shown here: it was only shown right after sending. The recipient has it in their email; you can send a new link from the share page.",
+    code_mails_spent: "This link has used up the code emails it may send, so a recipient who asks for a code now gets none. The next one can leave at {until}.",
+    code_mails_spent_why: "Anyone who has the link and the recipient's address can ask for codes, so someone else may have used them up. If the recipient is still waiting:",
+    code_mails_spent_action: "send a fresh link (the old link stops working and the code emails start again).",
 };
 
 pub const JA: SenderPagesText = SenderPagesText {
@@ -117,6 +125,9 @@ pub const JA: SenderPagesText = SenderPagesText {
     created_recipient: "受け取る方",
     created_expires: "受け取り期限",
     created_link_gone: "リンクはもう表示されません（表示されるのは送信の直後だけです）。受け取る方にはメールで届いています。共有のページから新しいリンクを送ることもできます。",
+    code_mails_spent: "このリンクで送れる確認コードのメールの上限に達したため、いまコードを求めても届きません。次に送れるのは {until} 以降です。",
+    code_mails_spent_why: "リンクと受け取る方のメールアドレスを知っている人なら誰でもコードを求められるため、別の人が上限まで使った可能性があります。受け取る方がまだ待っている場合は:",
+    code_mails_spent_action: "新しいリンクを送ってください（古いリンクは使えなくなり、コードのメールもまた送れるようになります）。",
 };
 
 impl Lang {

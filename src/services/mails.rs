@@ -34,6 +34,11 @@ const CODE_RETRY_DELAYS: [Duration; 3] = [Duration::from_secs(1), Duration::from
 const CODE_MAILS_PER_SHARE: [Limit; 2] =
     [Limit::new(5, Duration::from_secs(3600)), Limit::new(10, Duration::from_secs(24 * 3600))];
 
+/// The bucket that counts a link's code mails, under the link's own limits.
+fn code_mail_bucket(limits_prefix: &str) -> String {
+    format!("{limits_prefix}mails")
+}
+
 /// When a notification should leave.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum Delivery {
@@ -158,7 +163,7 @@ impl Mails {
     }
 
     async fn send_code(&self, share_id: i64, to: &str, code: SecretString, lang: Lang, limits_prefix: &str) {
-        match self.limiter.hit(&format!("{limits_prefix}mails"), &CODE_MAILS_PER_SHARE).await {
+        match self.limiter.hit(&code_mail_bucket(limits_prefix), &CODE_MAILS_PER_SHARE).await {
             Ok(Ok(())) => {}
             Ok(Err(_)) => {
                 tracing::warn!(share_id, "code mail held back: too many code mails for this share");
@@ -180,6 +185,13 @@ impl Mails {
             }
         }
         self.events.record_quietly(share_id, EventKind::CodeMailFailed).await;
+    }
+
+    /// How long until another code mail may leave under the link whose limits start with
+    /// `limits_prefix` (zero: now). Anyone holding the link and the address can spend the budget,
+    /// so the sender's page says when it is spent; a fresh link clears it.
+    pub async fn code_mails_wait(&self, limits_prefix: &str) -> Result<Duration, Fault> {
+        Ok(self.limiter.wait_for_room(&code_mail_bucket(limits_prefix), &CODE_MAILS_PER_SHARE).await?)
     }
 
     /// Queues the sender's download receipt (if they asked for one) and tries to deliver it now;

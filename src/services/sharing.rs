@@ -73,6 +73,8 @@ pub struct Timeline {
     pub share: ShareSummary,
     pub events: Vec<ShareEvent>,
     pub mails: Vec<MailDelivery>,
+    /// How long until the current link may have another code mailed (zero: now).
+    pub code_mails_wait: Duration,
 }
 
 /// Who acts on a share: a signed-in sender (their own shares; an admin, all) or the operator at
@@ -241,7 +243,8 @@ impl Sharing {
         let Some(share) = self.shares.find(viewer, id).await? else { return Ok(None) };
         let events = self.events.list(id).await?;
         let mails = self.mails.outbox().delivery_state(id).await?;
-        Ok(Some(Timeline { share, events, mails }))
+        let code_mails_wait = self.mails.code_mails_wait(&code_limits(id)).await?;
+        Ok(Some(Timeline { share, events, mails, code_mails_wait }))
     }
 
     async fn visible(&self, actor: Actor, id: i64) -> Result<bool, Fault> {

@@ -32,6 +32,7 @@ fn password_error(t: &'static Text, error: &PasswordRuleError) -> &'static str {
         PasswordRuleError::TooShort => t.password_too_short,
         PasswordRuleError::TooLong => t.password_too_long,
         PasswordRuleError::TooGuessable => t.password_too_guessable,
+        PasswordRuleError::Breached => t.password_breached,
     }
 }
 

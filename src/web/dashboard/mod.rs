@@ -30,6 +30,7 @@ use super::{
 };
 use crate::{
     accounts::User,
+    db::Timestamp,
     i18n::{
         Text,
         binary_size::binary_size,
@@ -134,6 +135,9 @@ struct SharePage<'a> {
     can_unlock: bool,
     /// A link made just now, shown this once.
     fresh_link: Option<String>,
+    /// The link's code mails are spent (by the recipient or by anyone with the link and the
+    /// address): until when, to read and in RFC 3339. Only while a fresh link can be sent.
+    code_mails_spent: Option<SpentBudget>,
     /// What the action that led here came to.
     notice: Option<&'static str>,
     /// What the page shows, in short: the next poll sends it back and hears "no change" (204) while
@@ -142,6 +146,19 @@ struct SharePage<'a> {
     /// A poll's answer: the status and the actions go out of band into the nodes already there.
     oob: bool,
     csrf_token: &'a str,
+}
+
+/// Until when no code mail leaves for the share's current link.
+pub struct SpentBudget {
+    text: String,
+    until_rfc3339: String,
+}
+
+fn spent_budget(reader: Reader, wait: std::time::Duration) -> Option<SpentBudget> {
+    let until = chrono::Utc::now() + chrono::Duration::from_std(wait).ok()?;
+    let text = reader.lang.sender_pages().code_mails_spent.replace("{until}", &human_time(Timestamp(until), reader));
+    (!wait.is_zero())
+        .then(|| SpentBudget { text, until_rfc3339: until.to_rfc3339_opts(chrono::SecondsFormat::Secs, true) })
 }
 
 fn mail_row(t: &'static Text, reader: Reader, mail: MailDelivery) -> MailRow {
@@ -163,10 +180,11 @@ fn mail_row(t: &'static Text, reader: Reader, mail: MailDelivery) -> MailRow {
 }
 
 /// The page's state in a few URL-safe characters: the outcome first (a poll compares it to decide
-/// whether the actions changed), then whether the file is gone, the events and the mails.
-fn version(share: &ShareRow, events: usize, mails: &[MailRow]) -> String {
+/// whether the actions changed), then whether the file is gone, the events, the mails, and whether
+/// the code mails are spent (that passes with time alone, no event marks it).
+fn version(share: &ShareRow, events: usize, mails: &[MailRow], spent: bool) -> String {
     let mails: Vec<&str> = mails.iter().map(|m| m.status).collect();
-    format!("{}.{}.{events}.{}", share.status, u8::from(share.file_deleted), mails.join("-"))
+    format!("{}.{}.{events}.{}.{}", share.status, u8::from(share.file_deleted), mails.join("-"), u8::from(spent))
 }
 
 /// Who asks for the share page, in which language.
@@ -190,8 +208,10 @@ async fn share_page<'a>(
     let mails: Vec<MailRow> = timeline.mails.into_iter().map(|m| mail_row(t, reader, m)).collect();
     let status = timeline.share.status;
     let share = row(&c, timeline.share);
+    let code_mails_spent = spent_budget(reader, timeline.code_mails_wait).filter(|_| status.can_be_ended());
     Ok(SharePage {
-        version: version(&share, event_count, &mails),
+        version: version(&share, event_count, &mails, code_mails_spent.is_some()),
+        code_mails_spent,
         is_final: share.file_deleted,
         share,
         c,
