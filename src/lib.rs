@@ -138,7 +138,11 @@ impl App {
             header_timeout: settings.header_timeout,
             idle_timeout: settings.idle_timeout,
             body_timeout: settings.body_timeout,
+            small_body_timeout: settings.small_body_timeout,
+            small_body_bytes: web::middleware::FORM_BODY_LIMIT as u64,
             max_connections: settings.max_connections as usize,
+            per_client_connections: self.state.config.per_client_connections() as usize,
+            trusted_proxies: settings.trusted_proxies.clone(),
         };
         let shutdown = async {
             shutdown.await;

@@ -16,7 +16,10 @@ use std::{net::SocketAddr, path::PathBuf, time::Duration};
 use ipnet::IpNet;
 use url::Url;
 
-use crate::secret::{SecretKey, SecretString};
+use crate::{
+    secret::{SecretKey, SecretString},
+    web::middleware::ClientIpHeader,
+};
 
 /// The settings as given on the command line or in the environment.
 #[derive(clap::Args, Clone, Debug)]
@@ -123,7 +126,8 @@ pub struct Settings {
     pub idle_timeout: Duration,
 
     /// An upload that sends nothing for this long is cut. One that keeps sending is never cut,
-    /// however long it takes.
+    /// however long it takes. A connection whose client reads nothing of its response for this
+    /// long is closed too.
     #[arg(long, env = "WATASU_BODY_TIMEOUT", default_value = "60s", value_parser = parse_duration, global = true)]
     pub body_timeout: Duration,
 
@@ -131,6 +135,22 @@ pub struct Settings {
     #[arg(long, env = "WATASU_MAX_CONNECTIONS", default_value_t = 512,
           value_parser = clap::value_parser!(u32).range(1..=1_000_000), global = true)]
     pub max_connections: u32,
+
+    /// Connections one client (an address; for IPv6 its /64) may hold at once; more are answered
+    /// 429. Default: an eighth of WATASU_MAX_CONNECTIONS. Trusted proxies are held only to the cap.
+    #[arg(long, env = "WATASU_MAX_CONNECTIONS_PER_CLIENT",
+          value_parser = clap::value_parser!(u32).range(1..=1_000_000), global = true)]
+    pub max_connections_per_client: Option<u32>,
+
+    /// A request body no larger than a form (64 KiB) must arrive whole within this long after its
+    /// headers; larger uploads are held only to WATASU_BODY_TIMEOUT, so a slow phone is never cut.
+    #[arg(long, env = "WATASU_SMALL_BODY_TIMEOUT", default_value = "30s", value_parser = parse_duration, global = true)]
+    pub small_body_timeout: Duration,
+
+    /// The one header a trusted proxy names the client in: `x-forwarded-for` (what the nginx file
+    /// in contrib/ and Caddy set) or `forwarded`. The other is never read.
+    #[arg(long, env = "WATASU_CLIENT_IP_HEADER", value_enum, default_value = "x-forwarded-for", global = true)]
+    pub client_ip_header: ClientIpHeader,
 
     /// On SIGTERM or Ctrl-C, requests in flight get this long to finish.
     #[arg(long, env = "WATASU_SHUTDOWN_GRACE", default_value = "30s", value_parser = parse_duration, global = true)]
@@ -199,7 +219,7 @@ pub struct Config {
     pub sso: Option<SsoConfig>,
 }
 
-/// Durations that must be positive or bounded by another, and the upload cap.
+/// Durations that must be positive or bounded by another, the upload cap and the client share.
 fn check_durations(settings: &Settings) -> Result<(), ConfigError> {
     let minute = Duration::from_secs(60);
     if settings.share_ttl < minute {
@@ -219,6 +239,7 @@ fn check_durations(settings: &Settings) -> Result<(), ConfigError> {
         ("WATASU_HEADER_TIMEOUT", settings.header_timeout),
         ("WATASU_IDLE_TIMEOUT", settings.idle_timeout),
         ("WATASU_BODY_TIMEOUT", settings.body_timeout),
+        ("WATASU_SMALL_BODY_TIMEOUT", settings.small_body_timeout),
     ] {
         if value.is_zero() {
             return Err(ConfigError::new(setting, "must be longer than 0s"));
@@ -226,6 +247,12 @@ fn check_durations(settings: &Settings) -> Result<(), ConfigError> {
     }
     if settings.session_max_age < settings.session_idle {
         return Err(ConfigError::new("WATASU_SESSION_MAX_AGE", "must not be shorter than WATASU_SESSION_IDLE"));
+    }
+    if settings.max_connections_per_client.is_some_and(|n| n > settings.max_connections) {
+        return Err(ConfigError::new(
+            "WATASU_MAX_CONNECTIONS_PER_CLIENT",
+            "must not be more than WATASU_MAX_CONNECTIONS",
+        ));
     }
     if settings.max_upload_bytes == 0 {
         return Err(ConfigError::new("WATASU_MAX_UPLOAD_BYTES", "must be more than 0"));
@@ -293,6 +320,14 @@ impl Config {
         let storage = settings.storage.storage(&settings.data_dir)?;
         let sso = settings.oidc.resolve(&base_url)?;
         Ok(Self { settings, base_url, base_path, database_url, storage, sso })
+    }
+
+    /// Connections one client may hold at once: the setting, or the default share of the cap.
+    pub fn per_client_connections(&self) -> u32 {
+        let settings = &self.settings;
+        settings
+            .max_connections_per_client
+            .unwrap_or_else(|| crate::server::default_per_client(settings.max_connections))
     }
 
     /// True when people reach the app over TLS: cookies get `Secure` and `__Host-`, pages get HSTS.

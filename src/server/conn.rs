@@ -1,6 +1,7 @@
 //! One connection's side of the transport limits: what it is waiting for (a request's headers,
-//! the next request, or nothing while the app works), the watchdog that says when it waited too
-//! long, and the body wrappers that mark a request's start and end and cut a stalled upload.
+//! the next request, or nothing while the app works), whether its client stopped reading, the
+//! watchdog that says when it waited too long, and the body wrappers that mark a request's start
+//! and end and cut a stalled upload or a small body that takes too long.
 
 use std::{
     future::Future,
@@ -43,6 +44,10 @@ pub struct ConnState {
     phase: Mutex<Phase>,
     changed: Notify,
     close: AtomicBool,
+    /// Since when the socket has refused more bytes (the client reads nothing), if it does.
+    write_blocked: Mutex<Option<Instant>>,
+    /// The same as a flag, so that a write that goes through need not take the lock.
+    write_waiting: AtomicBool,
 }
 
 impl ConnState {
@@ -51,7 +56,24 @@ impl ConnState {
             phase: Mutex::new(Phase::Head(Instant::now())),
             changed: Notify::new(),
             close: AtomicBool::new(false),
+            write_blocked: Mutex::new(None),
+            write_waiting: AtomicBool::new(false),
         })
+    }
+
+    /// A write returned: pending starts the write-progress clock (the watchdog is told), bytes
+    /// taken stop it. Whichever phase the connection is in, a client that reads nothing is cut.
+    fn wrote(&self, result: &Poll<io::Result<usize>>) {
+        match result {
+            Poll::Pending if !self.write_waiting.swap(true, Ordering::Relaxed) => {
+                *self.write_blocked.lock().unwrap_or_else(|e| e.into_inner()) = Some(Instant::now());
+                self.changed.notify_one();
+            }
+            Poll::Ready(Ok(n)) if *n > 0 && self.write_waiting.swap(false, Ordering::Relaxed) => {
+                *self.write_blocked.lock().unwrap_or_else(|e| e.into_inner()) = None;
+            }
+            _ => {}
+        }
     }
 
     fn update(&self, f: impl FnOnce(Phase) -> Phase) {
@@ -75,11 +97,14 @@ impl ConnState {
     }
 
     fn deadline(&self, limits: &Limits) -> Option<Instant> {
-        match *self.phase.lock().unwrap_or_else(|e| e.into_inner()) {
+        let waiting_for_client = match *self.phase.lock().unwrap_or_else(|e| e.into_inner()) {
             Phase::Idle(since) => Some(since + limits.idle_timeout),
             Phase::Head(since) => Some(since + limits.header_timeout),
             Phase::Busy(_) => None,
-        }
+        };
+        let unread =
+            self.write_blocked.lock().unwrap_or_else(|e| e.into_inner()).map(|since| since + limits.body_timeout);
+        waiting_for_client.into_iter().chain(unread).min()
     }
 }
 
@@ -125,7 +150,9 @@ impl<Io: AsyncRead + Unpin> AsyncRead for Watched<Io> {
 
 impl<Io: AsyncWrite + Unpin> AsyncWrite for Watched<Io> {
     fn poll_write(mut self: Pin<&mut Self>, cx: &mut Context<'_>, buf: &[u8]) -> Poll<io::Result<usize>> {
-        Pin::new(&mut self.inner).poll_write(cx, buf)
+        let result = Pin::new(&mut self.inner).poll_write(cx, buf);
+        self.state.wrote(&result);
+        result
     }
 
     fn poll_flush(mut self: Pin<&mut Self>, cx: &mut Context<'_>) -> Poll<io::Result<()>> {
@@ -141,7 +168,9 @@ impl<Io: AsyncWrite + Unpin> AsyncWrite for Watched<Io> {
         cx: &mut Context<'_>,
         bufs: &[io::IoSlice<'_>],
     ) -> Poll<io::Result<usize>> {
-        Pin::new(&mut self.inner).poll_write_vectored(cx, bufs)
+        let result = Pin::new(&mut self.inner).poll_write_vectored(cx, bufs);
+        self.state.wrote(&result);
+        result
     }
 
     fn is_write_vectored(&self) -> bool {
@@ -177,21 +206,46 @@ impl Drop for ResponseEnd {
     }
 }
 
-/// A request body that fails with `TimedOut` when the client sends nothing for `timeout` while
-/// the app waits for it. The clock starts at the first wait after a chunk, so time the app
-/// spends between reads (writing to disk, hashing) never counts, and a body that keeps coming,
-/// however slowly or long, is never cut.
+/// What a request body is held to.
+#[derive(Clone, Copy, Debug)]
+pub struct BodyRule {
+    /// The longest wait for the next bytes.
+    pub stall_timeout: std::time::Duration,
+    /// The longest time for the whole body while it is small; `None` for an announced upload.
+    pub whole_within: Option<std::time::Duration>,
+    /// Past this many bytes a body is an upload, held to the stall rule only.
+    pub small_body_bytes: u64,
+}
+
+/// A request body that fails with `TimedOut` when the client sends nothing for the stall timeout
+/// while the app waits for it, or when a small body is not whole within its time. The stall
+/// clock starts at the first wait after a chunk, so time the app spends between reads (writing
+/// to disk, hashing) never counts, and an upload that keeps coming, however slowly or long, is
+/// never cut. A small body has no such excuse: a form sent a byte at a time would otherwise hold
+/// its connection for as long as its sender likes.
 pub struct BodyProgress {
     inner: BoxBody<Bytes, io::Error>,
-    timeout: std::time::Duration,
+    rule: BodyRule,
     stall: Option<Pin<Box<Sleep>>>,
+    whole_by: Option<Pin<Box<Sleep>>>,
+    received: u64,
     state: Arc<ConnState>,
 }
 
 impl BodyProgress {
-    pub fn wrap(body: poem::Body, timeout: std::time::Duration, state: Arc<ConnState>) -> poem::Body {
+    pub fn wrap(body: poem::Body, rule: BodyRule, state: Arc<ConnState>) -> poem::Body {
         let inner: BoxBody<Bytes, io::Error> = body.into();
-        poem::Body::from(BoxBody::new(Self { inner, timeout, stall: None, state }))
+        let whole_by = rule.whole_within.map(|within| Box::pin(tokio::time::sleep(within)));
+        poem::Body::from(BoxBody::new(Self { inner, rule, stall: None, whole_by, received: 0, state }))
+    }
+
+    /// Ends the body with `TimedOut`; the rest will not be read, so the connection must close.
+    fn cut(&mut self, why: &'static str) -> Poll<Option<Result<Frame<Bytes>, io::Error>>> {
+        self.stall = None;
+        self.whole_by = None;
+        self.state.close.store(true, Ordering::Relaxed);
+        tracing::info!(why, "request body cut; closing the connection");
+        Poll::Ready(Some(Err(io::Error::new(io::ErrorKind::TimedOut, why))))
     }
 }
 
@@ -204,19 +258,28 @@ impl HttpBody for BodyProgress {
         match Pin::new(&mut this.inner).poll_frame(cx) {
             Poll::Ready(frame) => {
                 this.stall = None;
+                if let Some(Ok(frame)) = &frame
+                    && let Some(data) = frame.data_ref()
+                {
+                    this.received += data.len() as u64;
+                    if this.received > this.rule.small_body_bytes {
+                        this.whole_by = None;
+                    }
+                }
                 Poll::Ready(frame)
             }
             Poll::Pending => {
-                let timeout = this.timeout;
+                if let Some(whole_by) = this.whole_by.as_mut()
+                    && whole_by.as_mut().poll(cx).is_ready()
+                {
+                    return this.cut("a small request body took too long");
+                }
+                let timeout = this.rule.stall_timeout;
                 let stall = this.stall.get_or_insert_with(|| Box::pin(tokio::time::sleep(timeout)));
                 if stall.as_mut().poll(cx).is_pending() {
                     return Poll::Pending;
                 }
-                this.stall = None;
-                // The rest of the body will not be read: the connection cannot carry another request.
-                this.state.close.store(true, Ordering::Relaxed);
-                tracing::info!(timeout_seconds = timeout.as_secs_f32(), "request body stalled; closing the connection");
-                Poll::Ready(Some(Err(io::Error::new(io::ErrorKind::TimedOut, "the request body stalled"))))
+                this.cut("the request body stalled")
             }
         }
     }

@@ -1,8 +1,10 @@
 //! The HTTP server loop: the app's poem endpoint served by hyper (HTTP/1.1) over the bound TCP
 //! listener, with the transport limits poem's own `Server` lacks: a deadline for a request's
 //! headers, one for an idle keep-alive connection, one for a request body that stops sending,
-//! and a cap on open connections. Without them a client that sends half a request line, or
-//! nothing, holds a connection (and a task) forever.
+//! one for a small body as a whole, one for a response nobody reads, and a cap on open
+//! connections of which one client holds only a share. Without them a client that sends half a
+//! request line, or a form at a byte a minute, holds a connection (and a task) for as long as it
+//! likes, and a few hundred such take every slot.
 //!
 //! hyper knows when bytes arrive but not when the app is busy, so each connection shares a small
 //! state with the service: the service marks a request in flight from its start until the
@@ -10,12 +12,16 @@
 //! past a deadline (see [`conn`]).
 
 mod conn;
+mod share;
+
+pub use share::{SHARE_DIVISOR, default_per_client};
 
 use std::{future::Future, io, sync::Arc, time::Duration};
 
 use bytes::Bytes;
 use http_body_util::combinators::BoxBody;
 use hyper::body::Incoming;
+use ipnet::IpNet;
 use poem::{
     Endpoint, EndpointExt, IntoEndpoint, Request,
     http::uri::Scheme,
@@ -24,20 +30,31 @@ use poem::{
 };
 use tokio::sync::{OwnedSemaphorePermit, Semaphore, watch};
 
-use conn::{BodyProgress, ConnState, ResponseEnd, Watched, overdue};
+use conn::{BodyProgress, BodyRule, ConnState, ResponseEnd, Watched, overdue};
+use share::{ClientShares, Counted};
 
 /// The transport limits, from the settings.
-#[derive(Clone, Copy, Debug)]
+#[derive(Clone, Debug)]
 pub struct Limits {
     /// A request's headers must be complete this long after its first byte (or after the
     /// connection opened).
     pub header_timeout: Duration,
     /// A keep-alive connection with no request is closed after this long.
     pub idle_timeout: Duration,
-    /// A request body that sends nothing for this long is cut; one that keeps sending never is.
+    /// A request body that sends nothing for this long is cut, and so is a connection whose
+    /// client reads nothing of its response for this long; one that keeps moving never is.
     pub body_timeout: Duration,
+    /// A body no larger than `small_body_bytes` (a form; the whole request body when its length
+    /// is announced, its first bytes when chunked) must arrive whole within this long.
+    pub small_body_timeout: Duration,
+    /// What counts as a small body: the largest form the app reads.
+    pub small_body_bytes: u64,
     /// Connections open at once; further ones wait in the listen queue until one closes.
     pub max_connections: usize,
+    /// Connections one client (an address, an IPv6 /64) may hold at once; more are answered 429.
+    pub per_client_connections: usize,
+    /// Reverse proxies: their connections carry many clients, so only the cap holds them.
+    pub trusted_proxies: Vec<IpNet>,
 }
 
 /// Serves `ep` on `acceptor` until `shutdown` completes; then stops accepting, lets requests in
@@ -57,6 +74,8 @@ where
 {
     let ep = Arc::new(ep.into_endpoint().map_to_response());
     let slots = Arc::new(Semaphore::new(limits.max_connections));
+    let shares = ClientShares::new(limits.per_client_connections, limits.trusted_proxies.clone());
+    let limits = Arc::new(limits);
     // false: serving; true: stop (graceful); the second sender closes what is left after the grace.
     let (stop_tx, stop_rx) = watch::channel(false);
     let (kill_tx, kill_rx) = watch::channel(false);
@@ -80,8 +99,15 @@ where
                 continue;
             }
         };
+        let Some(counted) = shares.admit(remote_addr.as_socket_addr().map(|a| a.ip())) else {
+            // The slot goes back at once: this client already holds its share.
+            tracing::debug!(%remote_addr, "refusing a connection over its client's share");
+            share::refuse(io);
+            continue;
+        };
         let peer = Peer { local_addr, remote_addr, scheme };
-        tokio::spawn(serve_connection(io, ep.clone(), limits, peer, stop_rx.clone(), kill_rx.clone(), slot));
+        let held = Held { _slot: slot, _counted: counted };
+        tokio::spawn(serve_connection(io, ep.clone(), limits.clone(), peer, stop_rx.clone(), kill_rx.clone(), held));
     }
     drop(acceptor);
     let _ = stop_tx.send(true);
@@ -95,6 +121,12 @@ where
     Ok(())
 }
 
+/// What an open connection holds until it ends: a slot of the cap and a place in its client's share.
+struct Held {
+    _slot: OwnedSemaphorePermit,
+    _counted: Counted,
+}
+
 /// Where a connection comes from and goes to, as poem's requests carry it.
 #[derive(Clone)]
 struct Peer {
@@ -104,15 +136,15 @@ struct Peer {
 }
 
 /// One connection, until it ends, a deadline closes it, or the server stops (gracefully, then
-/// for good). The slot is given back when it ends.
+/// for good). The slot and the client's place are given back when it ends.
 async fn serve_connection<IO, E>(
     io: IO,
     ep: Arc<E>,
-    limits: Limits,
+    limits: Arc<Limits>,
     peer: Peer,
     mut stop: watch::Receiver<bool>,
     mut kill: watch::Receiver<bool>,
-    _slot: OwnedSemaphorePermit,
+    _held: Held,
 ) where
     IO: tokio::io::AsyncRead + tokio::io::AsyncWrite + Send + Unpin + 'static,
     E: Endpoint<Output = poem::Response> + 'static,
@@ -121,8 +153,9 @@ async fn serve_connection<IO, E>(
     let remote_addr = peer.remote_addr.clone();
     let service = {
         let state = state.clone();
+        let limits = limits.clone();
         hyper::service::service_fn(move |req: hyper::Request<Incoming>| {
-            handle(req, ep.clone(), state.clone(), peer.clone(), limits.body_timeout)
+            handle(req, ep.clone(), state.clone(), peer.clone(), limits.clone())
         })
     };
     let io = hyper_util::rt::TokioIo::new(Watched::new(io, state.clone()));
@@ -147,19 +180,27 @@ async fn serve_connection<IO, E>(
 }
 
 /// One request: marked in flight until its response body is dropped, its body watched for
-/// stalls, and `connection: close` added when the connection must end after it.
+/// stalls (and, when small, for its whole time), and `connection: close` added when the
+/// connection must end after it.
 async fn handle<E: Endpoint<Output = poem::Response>>(
     req: hyper::Request<Incoming>,
     ep: Arc<E>,
     state: Arc<ConnState>,
     peer: Peer,
-    body_timeout: Duration,
+    limits: Arc<Limits>,
 ) -> Result<hyper::Response<BoxBody<Bytes, io::Error>>, std::convert::Infallible> {
     let end = ResponseEnd::begin(state.clone());
     let mut req: Request = (req, peer.local_addr, peer.remote_addr, peer.scheme).into();
     if may_have_body(&req) {
+        let rule = BodyRule {
+            stall_timeout: limits.body_timeout,
+            // An announced length over the form limit is an upload: only the stall rule holds it.
+            whole_within: (announced_length(&req).unwrap_or(0) <= limits.small_body_bytes)
+                .then_some(limits.small_body_timeout),
+            small_body_bytes: limits.small_body_bytes,
+        };
         let body = req.take_body();
-        req.set_body(BodyProgress::wrap(body, body_timeout, state.clone()));
+        req.set_body(BodyProgress::wrap(body, rule, state.clone()));
     }
     let mut response = ep.get_response(req).await;
     if state.must_close() {
@@ -171,11 +212,10 @@ async fn handle<E: Endpoint<Output = poem::Response>>(
 
 /// A request that announces a body (a length above zero, or chunks).
 fn may_have_body(req: &Request) -> bool {
-    let headers = req.headers();
-    headers.contains_key("transfer-encoding")
-        || headers
-            .get("content-length")
-            .and_then(|v| v.to_str().ok())
-            .and_then(|v| v.trim().parse::<u64>().ok())
-            .is_some_and(|n| n > 0)
+    req.headers().contains_key("transfer-encoding") || announced_length(req).is_some_and(|n| n > 0)
+}
+
+/// The body length a request announces in `Content-Length` (hyper has refused a malformed one).
+fn announced_length(req: &Request) -> Option<u64> {
+    req.headers().get("content-length").and_then(|v| v.to_str().ok()).and_then(|v| v.trim().parse::<u64>().ok())
 }

@@ -69,7 +69,10 @@ impl Deref for AppState {
 pub fn app(state: AppState) -> impl Endpoint + 'static {
     let https = state.config.is_https();
     let origin: Arc<str> = state.config.origin().into();
-    let trusted = Arc::new(state.config.settings.trusted_proxies.clone());
+    let trusted = Arc::new(middleware::TrustedProxies {
+        networks: state.config.settings.trusted_proxies.clone(),
+        header: state.config.settings.client_ip_header,
+    });
     let session_settings = middleware::SessionSettings {
         sessions: state.services.browsers.clone(),
         cookies: cookie_scope::CookieScope::new(&state.config),

@@ -36,7 +36,13 @@ impl Pair {
         let (a, b) = (free_local_addr(), free_local_addr());
         let nginx = Nginx::start_balancing(&[&a, &b], "100m");
         let mut extra = s3.serve_args(&bucket);
-        extra.extend(["--base-url".to_owned(), nginx.base()]);
+        // As the README sets it up: nginx is the trusted proxy, limiting each client in front.
+        extra.extend([
+            "--base-url".to_owned(),
+            nginx.base(),
+            "--trusted-proxies".to_owned(),
+            "127.0.0.1/32".to_owned(),
+        ]);
         extra.extend(more.iter().map(|s| (*s).to_owned()));
         let extra: Vec<&str> = extra.iter().map(String::as_str).collect();
         let second_dir = tempfile::tempdir().unwrap();

@@ -14,7 +14,7 @@ mod session;
 pub use access_log::{RequestId, access_log, redact_path};
 pub use after_response::collect_after_response;
 pub use base_path::prefix_redirects;
-pub use client_addr::{ClientAddr, client_addr};
+pub use client_addr::{ClientAddr, ClientIpHeader, TrustedProxies, client_addr};
 pub use csrf::{FORM_BODY_LIMIT, csrf_guard};
 pub use lang::choose_lang;
 pub use request_metrics::request_metrics;

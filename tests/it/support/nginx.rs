@@ -1,5 +1,6 @@
-//! A real nginx in front of the app, configured as the README says (contrib/nginx/watasu-proxy.conf)
-//! with a Cloudflare-like cap on request bodies. One process (`master_process off`), so it runs as
+//! A real nginx in front of the app, configured as the README says (contrib/nginx/watasu-limits.conf
+//! in `http`, contrib/nginx/watasu-proxy.conf in the location) with a Cloudflare-like cap on
+//! request bodies. One process (`master_process off`), so it runs as
 //! whoever runs the tests and needs no folder that another user can read.
 
 use std::{
@@ -45,16 +46,19 @@ impl Nginx {
         let servers: String = upstreams.iter().map(|u| format!("server {u}; ")).collect();
         let dir = tempfile::tempdir().unwrap();
         let addr = free_local_addr();
-        let proxy_conf = Path::new(env!("CARGO_MANIFEST_DIR")).join("contrib/nginx/watasu-proxy.conf");
+        let contrib = Path::new(env!("CARGO_MANIFEST_DIR")).join("contrib/nginx");
+        let (limits_conf, proxy_conf) = (contrib.join("watasu-limits.conf"), contrib.join("watasu-proxy.conf"));
         let d = dir.path().display();
         let config = format!(
             "daemon off;\nmaster_process off;\npid {d}/nginx.pid;\nerror_log {d}/error.log info;\n\
              events {{ worker_connections 1024; }}\n\
              http {{\n  log_format requests '$request_method $uri $status $request_length $upstream_addr';\n  access_log {d}/access.log requests;\n  client_body_temp_path {d}/body;\n  proxy_temp_path {d}/proxy;\n\
              fastcgi_temp_path {d}/fastcgi;\n  uwsgi_temp_path {d}/uwsgi;\n  scgi_temp_path {d}/scgi;\n\
+             include {};\n\
              upstream watasu {{ {servers}}}\n\
              server {{\n    listen {addr};\n    client_max_body_size {max_body};\n\
              location {location} {{\n      proxy_pass http://watasu;\n      include {};\n    }}\n  }}\n}}\n",
+            limits_conf.display(),
             proxy_conf.display()
         );
         let conf_path = dir.path().join("nginx.conf");

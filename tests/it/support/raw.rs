@@ -1,5 +1,5 @@
 //! A raw TCP client, for requests no HTTP client library would send as written (backslashes in
-//! the path, half a request line, a body that stops).
+//! the path, half a request line, a body that stops), from any loopback address.
 
 use std::{net::SocketAddr, time::Duration};
 
@@ -10,14 +10,7 @@ use tokio::{
 
 /// Sends `request` as written and reads until the server closes the connection.
 pub async fn request(addr: SocketAddr, request: &[u8]) -> String {
-    let mut stream = TcpStream::connect(addr).await.unwrap();
-    stream.write_all(request).await.unwrap();
-    let mut answer = Vec::new();
-    tokio::time::timeout(Duration::from_secs(30), stream.read_to_end(&mut answer))
-        .await
-        .expect("the server answered and closed within 30 s")
-        .unwrap();
-    String::from_utf8_lossy(&answer).into_owned()
+    request_from("127.0.0.1", addr, request).await
 }
 
 /// A `GET` of `path` exactly as given, closing after the answer.
@@ -61,4 +54,24 @@ pub async fn wait_closed(stream: &mut TcpStream, limit: Duration) -> std::time::
             Err(_) => panic!("the server kept the connection open for more than {limit:?}"),
         }
     }
+}
+
+/// A connection to `addr` from the loopback address `source` (any 127.x.y.z): to the server, a
+/// client of its own.
+pub async fn connect_from(source: &str, addr: SocketAddr) -> TcpStream {
+    let socket = tokio::net::TcpSocket::new_v4().unwrap();
+    socket.bind(SocketAddr::new(source.parse().unwrap(), 0)).unwrap();
+    socket.connect(addr).await.unwrap()
+}
+
+/// Sends `request` from `source` and reads until the server closes the connection.
+pub async fn request_from(source: &str, addr: SocketAddr, request: &[u8]) -> String {
+    let mut stream = connect_from(source, addr).await;
+    stream.write_all(request).await.unwrap();
+    let mut answer = Vec::new();
+    tokio::time::timeout(Duration::from_secs(30), stream.read_to_end(&mut answer))
+        .await
+        .expect("the server answered and closed within 30 s")
+        .unwrap();
+    String::from_utf8_lossy(&answer).into_owned()
 }
