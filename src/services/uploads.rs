@@ -305,7 +305,7 @@ impl Uploads {
         let _guard = self.locks.acquire(row.id, TAKEOVER_PATIENCE).await;
         // Ended in the database before its bytes go: a share being made of it in another tab can
         // no longer claim it. One that claimed it first has its file, and this is then NotFound.
-        if !self.repo.expire(row.id).await? {
+        if !self.repo.end(row.id).await? {
             return Err(UploadError::NotFound);
         }
         match delete_files(self.store.as_ref(), &row.storage_key).await {

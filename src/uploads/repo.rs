@@ -43,7 +43,10 @@ const FINISH: Sql = sql!(
       WHERE id = $1 AND upload_offset = upload_length AND sha256 IS NULL"
 );
 const DELETE: Sql = Sql::same("DELETE FROM uploads WHERE id = $1");
-const EXPIRE: Sql = sql!("UPDATE uploads SET expires_at = " now " WHERE id = $1 AND expires_at > " now);
+/// Ends an upload for good. The digest goes too: a share claims only a digested upload, and this
+/// must hold whatever the clocks say (PostgreSQL's `now()` is when a transaction began, so a
+/// claim begun just before this statement would still see the upload unexpired).
+const END: Sql = sql!("UPDATE uploads SET expires_at = " now ", sha256 = NULL WHERE id = $1 AND expires_at > " now);
 const EXPIRE_ALL_OF_OWNER: Sql =
     sql!("UPDATE uploads SET expires_at = " now " WHERE owner_id = $1 AND expires_at > " now);
 const EXPIRED: Sql =
@@ -158,11 +161,10 @@ impl UploadRepository {
         on_db!(&self.db, |pool| sqlx::query(pool.sql(&DELETE)).bind(id).execute(pool).await.map(drop))
     }
 
-    /// Ends an upload now: it answers 404, no share can claim it, and the GC collects it. False
-    /// when it had ended already (or a share claimed it first).
-    pub async fn expire(&self, id: i64) -> Result<bool, sqlx::Error> {
-        let done =
-            on_db!(&self.db, |pool| sqlx::query(pool.sql(&EXPIRE)).bind(id).execute(pool).await?.rows_affected());
+    /// Ends an upload now: it answers 404, no share can claim it any more, and the GC collects
+    /// it. False when it had ended already, or a share claimed it first.
+    pub async fn end(&self, id: i64) -> Result<bool, sqlx::Error> {
+        let done = on_db!(&self.db, |pool| sqlx::query(pool.sql(&END)).bind(id).execute(pool).await?.rows_affected());
         Ok(done == 1)
     }
 
