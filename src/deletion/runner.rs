@@ -31,13 +31,25 @@ pub struct RetryPolicy {
     pub cap: Duration,
     /// Failures in a row after which a step waits for an admin (needs review).
     pub max_attempts: i32,
+    /// The longest one call to the file store may take: a store that hangs instead of failing
+    /// (a stalled S3 endpoint, a dead network mount) fails the step like one that refuses.
+    pub store_deadline: Duration,
 }
 
 impl Default for RetryPolicy {
     fn default() -> Self {
-        Self { base: Duration::from_secs(30), cap: Duration::from_secs(3600), max_attempts: 8 }
+        Self {
+            base: Duration::from_secs(30),
+            cap: Duration::from_secs(3600),
+            max_attempts: 8,
+            store_deadline: STORE_DEADLINE,
+        }
     }
 }
+
+/// Longer than the object store client's own bound on a request and its retries (a hung request
+/// gives up after its 30 s timeout), so this deadline catches what nothing else bounds.
+const STORE_DEADLINE: Duration = Duration::from_secs(60);
 
 impl RetryPolicy {
     pub(super) fn backoff(&self, failures_before: i32) -> Duration {

@@ -2,7 +2,7 @@
 //! record what was found, done and left; plus the final look over every store before a case may
 //! complete.
 
-use std::time::Duration;
+use std::{io, time::Duration};
 
 use super::{
     cases::{Case, CaseState, StepRecord, StepRow},
@@ -104,7 +104,7 @@ impl Runner {
             self.cases.note_found(case.id, store, Some(keys.len() as i64)).await?;
             let mut deleted = 0;
             for key in &keys {
-                match self.files.delete(key).await {
+                match self.bounded(self.files.delete(key)).await {
                     Ok(Deleted::Removed) => deleted += 1,
                     Ok(Deleted::AlreadyAbsent) | Err(StoreError::NotFound) => {}
                     Err(error) => return Err(error.into()),
@@ -113,7 +113,7 @@ impl Runner {
             self.hook(store)?;
             let mut remaining = 0;
             for key in &keys {
-                match self.files.open(key).await {
+                match self.bounded(self.files.open(key)).await {
                     Err(StoreError::NotFound) => {}
                     Ok(_) => remaining += 1,
                     Err(error) => return Err(error.into()),
@@ -124,7 +124,7 @@ impl Runner {
         if store == Store::Uploads {
             // The bytes first, while the rows still name them; the rows then go as any table's.
             for key in self.tables.upload_keys(subject).await? {
-                crate::uploads::delete_files(self.files.as_ref(), &key).await?;
+                self.bounded(crate::uploads::delete_files(self.files.as_ref(), &key)).await?;
             }
         }
         let found = self.tables.count(store, subject).await?;
@@ -137,6 +137,15 @@ impl Runner {
         self.hook(store)?;
         let remaining = self.tables.count(store, subject).await?;
         Ok((found, deleted, remaining))
+    }
+
+    /// One call to the file store within the policy's deadline; past it, a storage failure
+    /// ("timed out"), so the step backs off and the case resumes at its next attempt.
+    async fn bounded<T>(&self, call: impl Future<Output = Result<T, StoreError>>) -> Result<T, StoreError> {
+        match tokio::time::timeout(self.policy.store_deadline, call).await {
+            Ok(answer) => answer,
+            Err(_) => Err(StoreError::Io(io::Error::new(io::ErrorKind::TimedOut, STORE_TIMED_OUT))),
+        }
     }
 
     pub(super) fn hook(&self, store: Store) -> Result<(), Interrupted> {
@@ -171,7 +180,7 @@ impl Runner {
     pub(super) async fn files_on_disk(&self, subject: i64) -> anyhow::Result<i64> {
         let mut present = 0;
         for key in self.tables.storage_keys(subject).await? {
-            match self.files.open(&key).await {
+            match self.bounded(self.files.open(&key)).await {
                 Err(StoreError::NotFound) => {}
                 Ok(_) => present += 1,
                 Err(error) => return Err(error.into()),
@@ -181,13 +190,15 @@ impl Runner {
     }
 }
 
+/// What a store call past its deadline fails with.
+const STORE_TIMED_OUT: &str = "the file store did not answer in time";
+
 /// The class of a failure, safe to store: no paths, no values, no server text.
 fn failure_class(error: &anyhow::Error) -> &'static str {
-    if error.is::<sqlx::Error>() {
-        "database"
-    } else if error.is::<StoreError>() {
-        "storage"
-    } else {
-        "other"
+    match error.downcast_ref::<StoreError>() {
+        Some(StoreError::Io(io)) if io.kind() == io::ErrorKind::TimedOut => "storage timeout",
+        Some(_) => "storage",
+        None if error.is::<sqlx::Error>() => "database",
+        None => "other",
     }
 }

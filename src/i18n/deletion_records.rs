@@ -4,15 +4,21 @@
 use crate::deletion::Store;
 
 /// The reasons a step records (`step_run::failure_class` and the verification's two).
-const REASONS: [&str; 5] =
-    ["database", "storage", "other", "verification found data left", "found again by the final verification"];
+const REASONS: [&str; 6] = [
+    "database",
+    "storage",
+    "other",
+    "verification found data left",
+    "found again by the final verification",
+    "storage timeout",
+];
 /// The stores that keep data on purpose, in the order of `RecordWords::constraints`.
 const RETAINED: [Store; 3] = [Store::DeliveredMail, Store::Logs, Store::Backups];
 
 /// One language's words for a case's records.
 pub struct RecordWords {
     /// In the order of `REASONS`.
-    pub reasons: [&'static str; 5],
+    pub reasons: [&'static str; 6],
     /// `Store::constraint` of the stores in `RETAINED`; `None` where the recorded English text
     /// is the language's own.
     pub constraints: Option<[&'static str; 3]>,

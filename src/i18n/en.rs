@@ -344,6 +344,7 @@ pub const TEXT: Text = Text {
                 "other error",
                 "verification found data left",
                 "found again by the final verification",
+                "the storage did not answer in time",
             ],
             // The recorded sentences are English already.
             constraints: None,

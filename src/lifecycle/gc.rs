@@ -59,8 +59,8 @@ impl ShareGc {
     }
 
     /// One pass over at most `limit` candidates and `limit` expired uploads, recorded in the
-    /// maintenance ledger per item and timed in the metrics. A pass that finds nothing writes
-    /// nothing. A pass after a response looks at shares only: it runs while pages are served,
+    /// maintenance ledger item by item as it goes, and timed in the metrics. A pass that finds
+    /// nothing writes nothing. A pass after a response looks at shares only: it runs while pages are served,
     /// and its empty pass is then the one indexed read of the candidates; expired uploads wait
     /// for the timer's next pass, since no recipient waits for them.
     pub async fn collect(&self, limit: u32, trigger: Trigger) -> Result<GcReport, sqlx::Error> {
@@ -98,9 +98,8 @@ impl ShareGc {
         expired_uploads: Vec<(i64, String)>,
     ) -> Result<GcReport, sqlx::Error> {
         let mut report = GcReport::default();
-        let mut items = Vec::with_capacity(candidates.len());
         for candidate in candidates {
-            match self.store.delete(&candidate.storage_key).await {
+            let (outcome, reason) = match self.store.delete(&candidate.storage_key).await {
                 // Already absent counts as gone: a crash after the delete, or another collector.
                 Ok(_) => {
                     if self.repo.mark_purged(candidate.id).await? {
@@ -108,11 +107,11 @@ impl ShareGc {
                         // The expiry is the share's outcome; only now is its file done with.
                         self.events.record_expiry(candidate.id).await;
                         self.events.record_quietly(candidate.id, EventKind::Purged).await;
-                        items.push((candidate.id, Outcome::Deleted, None));
+                        (Outcome::Deleted, None)
                     } else {
                         // Another collector purged it first (or it stopped being collectable).
                         report.skipped += 1;
-                        items.push((candidate.id, Outcome::AlreadyGone, None));
+                        (Outcome::AlreadyGone, None)
                     }
                 }
                 Err(error) => {
@@ -120,12 +119,12 @@ impl ShareGc {
                     tracing::warn!(share_id = candidate.id, %error, "could not delete a share's file; backing off");
                     self.repo.mark_purge_failed(candidate.id).await?;
                     report.failed += 1;
-                    items.push((candidate.id, Outcome::Failed, Some(failure_class(&error))));
+                    (Outcome::Failed, Some(failure_class(&error)))
                 }
-            }
+            };
+            // Written as it goes: a pass the database breaks later still shows what it deleted.
+            self.ledger.record(run_id, "share", &[(candidate.id, outcome, reason.as_deref())]).await?;
         }
-        let items: Vec<_> = items.iter().map(|(id, outcome, reason)| (*id, *outcome, reason.as_deref())).collect();
-        self.ledger.record(run_id, "share", &items).await?;
         let (uploads, uploads_failed) = self.collect_uploads(run_id, expired_uploads).await?;
         report.uploads = uploads;
         report.failed += uploads_failed;

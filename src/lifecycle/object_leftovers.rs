@@ -18,6 +18,7 @@ use futures_util::{
 
 use super::{
     leftovers::{Leftover, LeftoverKind},
+    object_partial::is_piece_name,
     object_store::{ObjectFileStore, store_error},
     store::{Deleted, FileStore, PARTIAL_PREFIX, StoreError, unsupported},
 };
@@ -118,7 +119,9 @@ impl ObjectFileStore {
         }
     }
 
-    /// Aborts the multipart upload `id` that its marker names, then removes the marker.
+    /// Aborts the multipart upload `id` that its marker names, then removes the marker. The
+    /// upload counts as removed only when the store aborted it: one completed or aborted already
+    /// (a marker left behind) counts as already absent.
     async fn abort_abandoned(&self, id: &str) -> Result<Deleted, StoreError> {
         let id: MultipartId = id.to_owned();
         let marker = self.multipart_marker(&id);
@@ -128,19 +131,30 @@ impl ObjectFileStore {
             Err(error) => return Err(store_error(error)),
         };
         let path = std::str::from_utf8(&body).ok().and_then(|path| ObjectPath::parse(path).ok());
-        // Only an object of ours: a marker never makes the sweep touch anything else.
-        let ours =
-            path.filter(|p| p.as_ref().strip_prefix(self.prefix.as_str()).is_some_and(crate::session::is_token_shaped));
-        if let Some(path) = ours {
-            match self.objects.abort_multipart(&path, &id).await {
-                // S3 answers NoSuchUpload (404) when the upload was completed or aborted already.
-                Ok(()) | Err(::object_store::Error::NotFound { .. }) => {}
-                Err(error) => return Err(store_error(error)),
+        // Only an object of ours (a stored file or a tus piece): a marker never makes the sweep
+        // touch anything else.
+        let ours = path.filter(|p| p.as_ref().strip_prefix(self.prefix.as_str()).is_some_and(is_written_by_us));
+        let aborted = match ours {
+            None => {
+                tracing::warn!("a multipart marker names no object of ours; removing the marker only");
+                Deleted::AlreadyAbsent
             }
-        }
+            Some(path) => match self.objects.abort_multipart(&path, &id).await {
+                Ok(()) => Deleted::Removed,
+                // S3 answers NoSuchUpload (404) when the upload was completed or aborted already.
+                Err(::object_store::Error::NotFound { .. }) => Deleted::AlreadyAbsent,
+                Err(error) => return Err(store_error(error)),
+            },
+        };
         self.objects.delete(&marker).await.map_err(store_error)?;
-        Ok(Deleted::Removed)
+        Ok(aborted)
     }
+}
+
+/// Whether `name` (below the prefix) is an object watasu writes through a multipart upload: a
+/// stored file's key, or a piece of a resumable upload.
+fn is_written_by_us(name: &str) -> bool {
+    crate::session::is_token_shaped(name) || is_piece_name(name)
 }
 
 fn partial_leftover((key, newest): (String, DateTime<Utc>), now: DateTime<Utc>) -> Leftover {

@@ -174,6 +174,13 @@ impl ObjectFileStore {
     }
 }
 
+/// Whether `name` (below the store's prefix) is a piece's object, `.part-KEY/<piece>`: a piece
+/// over one part is a multipart upload of its own, which the leftover sweep must be able to abort.
+pub(super) fn is_piece_name(name: &str) -> bool {
+    let piece = name.strip_prefix(PARTIAL_PREFIX).and_then(|rest| rest.split_once('/'));
+    piece.is_some_and(|(key, piece)| crate::session::is_token_shaped(key) && piece_start(piece).is_some())
+}
+
 /// The start offset in a piece's name, or `None` for anything that is not a piece name.
 fn piece_start(piece: &str) -> Option<u64> {
     let (offset, nonce) = piece.split_once('-')?;
@@ -228,6 +235,20 @@ impl<R: AsyncRead + Unpin> AsyncRead for UntilCut<'_, R> {
 #[cfg(test)]
 mod tests {
     use super::piece_start;
+
+    #[test]
+    fn a_piece_name_is_a_key_folder_and_a_piece_shaped_name() {
+        let key = "ab12".repeat(16);
+        assert!(super::is_piece_name(&format!(".part-{key}/00000000000000000042-0123456789abcdef")));
+        for bad in [
+            format!(".part-{key}"),
+            format!(".part-{key}/../x"),
+            ".part-../00000000000000000042-0123456789abcdef".to_owned(),
+            format!("{key}/00000000000000000042-0123456789abcdef"),
+        ] {
+            assert!(!super::is_piece_name(&bad), "{bad}");
+        }
+    }
 
     #[test]
     fn only_piece_shaped_names_have_a_start() {

@@ -47,6 +47,15 @@ const LIVE_FILES: Sql = sql!(
       WHERE sha256 IS NOT NULL AND storage_key IN (SELECT * FROM wanted)"
 );
 
+/// Keys among $1 that a row still needs (see `known_storage_keys`).
+const NEEDED_KEYS: Sql = sql!(
+    "WITH wanted AS (SELECT " { sqlite: "value FROM json_each($1)", postgres: "unnest($1::text[])" } ")
+     SELECT f.storage_key FROM files f JOIN shares s ON s.file_id = f.id
+      WHERE s.status <> 'purged' AND f.storage_key IN (SELECT * FROM wanted)
+     UNION ALL
+     SELECT storage_key FROM uploads WHERE storage_key IN (SELECT * FROM wanted)"
+);
+
 /// The claimed file a session may fetch ($1 the token hash, $2 the session, $3 the grace).
 /// Expiry does not end it: the claim was made in time, and the grace alone bounds the delivery.
 const CLAIMED_BY: Sql = sql!(
@@ -262,31 +271,17 @@ impl LifecycleRepository {
         }
     }
 
-    /// Which of these storage keys some file or upload row still names (for the leftover sweep):
-    /// one query for the whole batch. PostgreSQL takes the keys as an array; SQLite has no arrays and takes
-    /// them as a JSON list.
+    /// Which of these storage keys a row still needs (for the leftover sweep): a file of a share
+    /// not purged yet, or any upload. A purged share's file is a leftover wherever it comes back
+    /// from (a restored bucket, a `storage migrate` killed mid-copy). One query for the whole
+    /// batch; the keys bind as for `live_files`.
     pub async fn known_storage_keys(&self, keys: &[String]) -> Result<Vec<String>, sqlx::Error> {
         match &self.db {
             Db::Sqlite(pool) => {
                 let list = serde_json::to_string(keys).expect("strings serialise");
-                sqlx::query_scalar(
-                    "SELECT storage_key FROM files WHERE storage_key IN (SELECT value FROM json_each($1))
-                     UNION ALL
-                     SELECT storage_key FROM uploads WHERE storage_key IN (SELECT value FROM json_each($1))",
-                )
-                .bind(list)
-                .fetch_all(pool)
-                .await
+                sqlx::query_scalar(pool.sql(&NEEDED_KEYS)).bind(list).fetch_all(pool).await
             }
-            Db::Postgres(pool) => {
-                sqlx::query_scalar(
-                    "SELECT storage_key FROM files WHERE storage_key = ANY($1)
-                     UNION ALL SELECT storage_key FROM uploads WHERE storage_key = ANY($1)",
-                )
-                .bind(keys)
-                .fetch_all(pool)
-                .await
-            }
+            Db::Postgres(pool) => sqlx::query_scalar(pool.sql(&NEEDED_KEYS)).bind(keys).fetch_all(pool).await,
         }
     }
 }

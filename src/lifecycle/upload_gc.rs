@@ -17,23 +17,22 @@ impl ShareGc {
         expired: Vec<(i64, String)>,
     ) -> Result<(u32, u32), sqlx::Error> {
         let (mut collected, mut failed) = (0, 0);
-        let mut items: Vec<(i64, Outcome, Option<String>)> = Vec::with_capacity(expired.len());
         for (id, key) in expired {
-            match crate::uploads::delete_files(self.store.as_ref(), &key).await {
+            let (outcome, reason) = match crate::uploads::delete_files(self.store.as_ref(), &key).await {
                 Ok(()) if self.uploads.delete_expired(id).await? => {
                     collected += 1;
-                    items.push((id, Outcome::Deleted, None));
+                    (Outcome::Deleted, None)
                 }
-                Ok(()) => items.push((id, Outcome::AlreadyGone, None)),
+                Ok(()) => (Outcome::AlreadyGone, None),
                 Err(error) => {
                     tracing::warn!(upload_id = id, %error, "could not delete an expired upload's file");
                     failed += 1;
-                    items.push((id, Outcome::Failed, Some(failure_class(&error))));
+                    (Outcome::Failed, Some(failure_class(&error)))
                 }
-            }
+            };
+            // As it goes, like the shares' items.
+            self.ledger.record(run_id, SUBJECT, &[(id, outcome, reason.as_deref())]).await?;
         }
-        let items: Vec<_> = items.iter().map(|(id, outcome, reason)| (*id, *outcome, reason.as_deref())).collect();
-        self.ledger.record(run_id, SUBJECT, &items).await?;
         Ok((collected, failed))
     }
 }

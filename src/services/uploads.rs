@@ -297,18 +297,20 @@ impl Uploads {
         Ok(Some(row))
     }
 
-    /// Ends an upload and deletes its bytes at once; if the store fails, the row expires now and
-    /// the GC finishes the job.
+    /// Ends an upload and deletes its bytes at once; if the store fails, the expired row is left
+    /// for the GC to finish the job.
     pub async fn terminate(&self, owner_id: i64, public_id: &str) -> Result<(), UploadError> {
         let row = self.find(owner_id, public_id).await?;
         // Stop a writer first, so it does not write after the delete (best effort).
         let _guard = self.locks.acquire(row.id, TAKEOVER_PATIENCE).await;
+        // Ended in the database before its bytes go: a share being made of it in another tab can
+        // no longer claim it. One that claimed it first has its file, and this is then NotFound.
+        if !self.repo.end(row.id).await? {
+            return Err(UploadError::NotFound);
+        }
         match delete_files(self.store.as_ref(), &row.storage_key).await {
             Ok(()) => self.repo.delete(row.id).await?,
-            Err(error) => {
-                tracing::warn!(upload_id = row.id, %error, "could not delete an upload's file; the GC will");
-                self.repo.expire(row.id).await?;
-            }
+            Err(error) => tracing::warn!(upload_id = row.id, %error, "could not delete an upload's file; the GC will"),
         }
         tracing::info!(account_id = owner_id, upload_id = row.id, "upload terminated");
         Ok(())

@@ -21,7 +21,8 @@ use crate::{
 
 /// An upload lives this long after its creation or the last bytes it received.
 pub const UPLOAD_TTL: Duration = Duration::from_secs(24 * 3600);
-/// A sender's unfinished uploads may reserve this many times the largest file.
+/// A sender's live uploads (unfinished, or finished and not made into a share yet) may hold this
+/// many times the largest file.
 pub const RESERVATION_FACTOR: u64 = 2;
 /// A long PATCH makes its bytes durable and moves the offset at least this often, so a killed
 /// server loses little.

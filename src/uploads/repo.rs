@@ -13,10 +13,12 @@ use super::{NewUpload, UPLOAD_TTL, UploadRow};
 const LOCK_SENDER: Sql = sql!(
     "SELECT id FROM users WHERE id = $1 AND disabled_at IS NULL" { sqlite: "", postgres: " FOR UPDATE" }
 );
-/// SUM of a BIGINT is numeric on PostgreSQL: cast back.
+/// What a sender's live uploads hold: an unfinished one its declared length, a finished one not
+/// made into a share yet its bytes (its row goes with the share). SUM of a BIGINT is numeric on
+/// PostgreSQL: cast back.
 const RESERVED: Sql = sql!(
     "SELECT CAST(COALESCE(SUM(upload_length), 0) AS BIGINT) FROM uploads
-      WHERE owner_id = $1 AND sha256 IS NULL AND expires_at > " now
+      WHERE owner_id = $1 AND expires_at > " now
 );
 const INSERT: Sql = sql!(
     "INSERT INTO uploads (public_id, owner_id, storage_key, upload_length, metadata, file_name, content_type,
@@ -41,7 +43,10 @@ const FINISH: Sql = sql!(
       WHERE id = $1 AND upload_offset = upload_length AND sha256 IS NULL"
 );
 const DELETE: Sql = Sql::same("DELETE FROM uploads WHERE id = $1");
-const EXPIRE: Sql = sql!("UPDATE uploads SET expires_at = " now " WHERE id = $1 AND expires_at > " now);
+/// Ends an upload for good. The digest goes too: a share claims only a digested upload, and this
+/// must hold whatever the clocks say (PostgreSQL's `now()` is when a transaction began, so a
+/// claim begun just before this statement would still see the upload unexpired).
+const END: Sql = sql!("UPDATE uploads SET expires_at = " now ", sha256 = NULL WHERE id = $1 AND expires_at > " now);
 const EXPIRE_ALL_OF_OWNER: Sql =
     sql!("UPDATE uploads SET expires_at = " now " WHERE owner_id = $1 AND expires_at > " now);
 const EXPIRED: Sql =
@@ -72,8 +77,8 @@ impl UploadRepository {
         Self { db }
     }
 
-    /// Inserts the upload unless the sender is disabled or its length would take the sender's
-    /// unfinished uploads past `reservation`.
+    /// Inserts the upload unless the sender is disabled or its length would take what the
+    /// sender's live uploads hold past `reservation`.
     pub async fn insert(&self, new: &NewUpload, reservation: u64) -> Result<Result<i64, Refusal>, sqlx::Error> {
         let ttl = seconds(UPLOAD_TTL);
         on_db!(&self.db, |pool| {
@@ -156,9 +161,11 @@ impl UploadRepository {
         on_db!(&self.db, |pool| sqlx::query(pool.sql(&DELETE)).bind(id).execute(pool).await.map(drop))
     }
 
-    /// Ends an upload now: it answers 404 and the GC collects it.
-    pub async fn expire(&self, id: i64) -> Result<(), sqlx::Error> {
-        on_db!(&self.db, |pool| sqlx::query(pool.sql(&EXPIRE)).bind(id).execute(pool).await.map(drop))
+    /// Ends an upload now: it answers 404, no share can claim it any more, and the GC collects
+    /// it. False when it had ended already, or a share claimed it first.
+    pub async fn end(&self, id: i64) -> Result<bool, sqlx::Error> {
+        let done = on_db!(&self.db, |pool| sqlx::query(pool.sql(&END)).bind(id).execute(pool).await?.rows_affected());
+        Ok(done == 1)
     }
 
     /// Ends every upload of a sender now (an admin disabled them).

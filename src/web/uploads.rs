@@ -177,7 +177,7 @@ fn refusal(error: UploadError) -> Response {
         UploadError::TooLarge => plain(StatusCode::PAYLOAD_TOO_LARGE, "larger than the upload allows"),
         UploadError::OverReservation => plain(
             StatusCode::INSUFFICIENT_STORAGE,
-            "your unfinished uploads already reserve the space allowed: finish or cancel one first",
+            "your uploads not yet shared already reserve the space allowed: share or cancel one first",
         ),
         UploadError::SenderDisabled => plain(StatusCode::FORBIDDEN, "sign in first"),
         UploadError::Conflict => plain(StatusCode::CONFLICT, "Upload-Offset does not match the upload"),

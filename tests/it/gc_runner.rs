@@ -231,6 +231,36 @@ both_backends! {
         assert_eq!(status(app.db(), share.id).await, "active");
     }
 
+    async fn a_gc_pass_the_database_breaks_mid_way_records_the_files_it_already_deleted(backend: Backend) {
+        let app = quiet_app(backend).await;
+        for _ in 0..2 {
+            let share = app.create_share().await;
+            app.expire_share(share.id).await;
+        }
+        break_the_second_purge(app.db()).await;
+
+        let outcome = app.state.gc.gc().collect(5, Trigger::Cli).await;
+
+        assert!(outcome.is_err(), "{outcome:?}");
+        let purged = count(app.db(), "SELECT max(id) FROM shares WHERE status = 'purged' AND id > $1", 0).await;
+        let (state, deleted): (String, i64) = {
+            let sql = "SELECT state, deleted FROM maintenance_runs WHERE kind = 'share_gc'";
+            match app.db() {
+                Db::Sqlite(pool) => sqlx::query_as(sql).fetch_one(pool).await.unwrap(),
+                Db::Postgres(pool) => sqlx::query_as(sql).fetch_one(pool).await.unwrap(),
+            }
+        };
+        assert_eq!((state.as_str(), deleted), ("failed", 1), "the run does not count the file it deleted");
+        let items: Vec<(i64, String)> = {
+            let sql = "SELECT target_id, outcome FROM maintenance_items WHERE target_kind = 'share'";
+            match app.db() {
+                Db::Sqlite(pool) => sqlx::query_as(sql).fetch_all(pool).await.unwrap(),
+                Db::Postgres(pool) => sqlx::query_as(sql).fetch_all(pool).await.unwrap(),
+            }
+        };
+        assert_eq!(items, [(purged, "deleted".to_owned())], "the purged share has no item");
+    }
+
     async fn the_after_response_pass_is_asked_for_only_once_the_body_is_sent(backend: Backend) {
         let app = TestApp::spawn_settled(backend, |_| {}).await;
         let sender = app.create_sender("sender@example.test", "Sender Sato").await;
@@ -265,5 +295,43 @@ both_backends! {
             app.state.gc.stats().requested == before + 1
         })
         .await;
+    }
+}
+
+/// Whichever share a pass purges first is purged; the purge of any other then fails inside the
+/// database, as a disk failing mid-pass would make it.
+async fn break_the_second_purge(db: &Db) {
+    match db {
+        Db::Sqlite(pool) => {
+            sqlx::query(
+                "CREATE TRIGGER break_second_purge BEFORE UPDATE OF status ON shares
+                 WHEN NEW.status = 'purged' AND (SELECT count(*) FROM shares WHERE status = 'purged') > 0
+                 BEGIN SELECT RAISE(ABORT, 'the disk under the database failed'); END",
+            )
+            .execute(pool)
+            .await
+            .unwrap();
+        }
+        Db::Postgres(pool) => {
+            sqlx::query(
+                "CREATE FUNCTION break_second_purge() RETURNS trigger LANGUAGE plpgsql AS
+                 $$ BEGIN
+                      IF EXISTS (SELECT 1 FROM shares WHERE status = 'purged') THEN
+                        RAISE EXCEPTION 'the disk under the database failed';
+                      END IF;
+                      RETURN NEW;
+                    END $$",
+            )
+            .execute(pool)
+            .await
+            .unwrap();
+            sqlx::query(
+                "CREATE TRIGGER break_second_purge BEFORE UPDATE ON shares FOR EACH ROW
+                 WHEN (NEW.status = 'purged') EXECUTE FUNCTION break_second_purge()",
+            )
+            .execute(pool)
+            .await
+            .unwrap();
+        }
     }
 }

@@ -192,7 +192,7 @@ pub fn runner(app: &TestApp, owner: &str) -> Runner {
 
 /// A runner over `store` that gives each step `max_attempts` tries, without waiting between them.
 pub fn impatient_runner(app: &TestApp, owner: &str, store: Arc<dyn FileStore>, max_attempts: i32) -> Runner {
-    let policy = RetryPolicy { base: std::time::Duration::ZERO, cap: std::time::Duration::ZERO, max_attempts };
+    let policy = RetryPolicy { base: Duration::ZERO, cap: Duration::ZERO, max_attempts, ..RetryPolicy::default() };
     runner_with_store(app, owner, store).with_policy(policy)
 }
 

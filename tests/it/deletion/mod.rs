@@ -4,6 +4,7 @@
 
 mod admin_pages;
 pub(crate) mod fixtures;
+mod misbehaving_store;
 mod object_store;
 mod races;
 mod restore;

@@ -4,6 +4,7 @@
 //! Leftovers are aged by setting the mtimes of the files that hold them: the local store's own,
 //! or those of s3s-fs's folder, whose mtimes are the objects' `last_modified`.
 
+mod killed_patch;
 mod ledger;
 mod multipart;
 
@@ -17,11 +18,12 @@ use std::{
 use object_store::{ObjectStore, PutPayload, aws::AmazonS3, path::Path as ObjectPath};
 use watasu::{
     lifecycle::{FileStore, LeftoverReport, ShareGc, store::TEMP_PREFIX},
+    maintenance::Trigger,
     share::ShareEvents,
 };
 
 use crate::{
-    lifecycle::quiet_app,
+    lifecycle::{quiet_app, text},
     support::{TestApp, s3},
 };
 
@@ -154,6 +156,7 @@ macro_rules! on_both_stores {
 on_both_stores!(
     the_leftover_sweep_reaches_leftovers_behind_more_live_files_than_its_batch,
     leftovers_younger_than_an_hour_stay,
+    a_purged_shares_file_that_comes_back_is_a_leftover,
 );
 
 async fn the_leftover_sweep_reaches_leftovers_behind_more_live_files_than_its_batch(
@@ -212,4 +215,34 @@ async fn leftovers_younger_than_an_hour_stay(backend: crate::support::Backend, p
 
     assert_eq!(report, LeftoverReport::default());
     assert_eq!(subject.names(), before, "young leftovers are left");
+}
+
+async fn a_purged_shares_file_that_comes_back_is_a_leftover(backend: crate::support::Backend, place: Where) {
+    let app = quiet_app(backend).await;
+    let sender = app.create_sender("sender@example.test", "Sender Sato").await;
+    let kept = app.create_share_with(sender, "recipient@example.test", "kept.txt", b"kept\n", HOUR).await;
+    let gone = app.create_share_with(sender, "recipient@example.test", "gone.txt", b"gone\n", HOUR).await;
+    let key_of = async |share_id| {
+        let sql = "SELECT f.storage_key FROM shares s JOIN files f ON f.id = s.file_id WHERE s.id = $1";
+        text(app.db(), sql, share_id).await
+    };
+    let (kept_key, gone_key) = (key_of(kept.id).await, key_of(gone.id).await);
+    let subject = Subject::on(&app, place);
+    subject.adopt(&app).await;
+    app.expire_share(gone.id).await;
+    assert_eq!(app.state.gc.gc().collect(5, Trigger::Cli).await.unwrap().purged, 1);
+    // The file comes back after its share was purged (a bucket or folder restored from a backup;
+    // in the bucket, the copy the app's own collection never saw).
+    if !subject.names().contains(&gone_key) {
+        subject.place(&gone_key, b"restored").await;
+    }
+    let old = SystemTime::now() - 2 * HOUR;
+    for name in subject.names() {
+        subject.set_modified(&name, old);
+    }
+
+    let report = subject.gc.remove_leftovers_in_batches(5).await.unwrap();
+
+    assert_eq!(report, LeftoverReport { orphan_files: 1, ..LeftoverReport::default() });
+    assert_eq!(subject.names(), BTreeSet::from([kept_key]), "only the live share's file is left");
 }

@@ -19,6 +19,7 @@ pub mod raw;
 pub mod recipient;
 pub mod s3;
 pub mod smtp;
+pub mod store_proxy;
 pub mod words;
 
 use std::{net::SocketAddr, sync::Arc, time::Duration};

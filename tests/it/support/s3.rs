@@ -121,11 +121,19 @@ impl S3Server {
 
     /// Parts of multipart uploads not yet completed or aborted (s3s-fs keeps them in its root).
     pub fn pending_parts(&self) -> usize {
-        std::fs::read_dir(&self.root)
-            .unwrap()
-            .flatten()
-            .filter(|entry| entry.file_name().to_string_lossy().starts_with(".upload_id-"))
-            .count()
+        self.root_names(|name| name.starts_with(".upload_id-"))
+    }
+
+    /// Multipart uploads not yet completed or aborted, with or without parts: what S3's
+    /// ListMultipartUploads would list. s3s-fs does not answer that call; it keeps each upload's
+    /// record (`.upload-<id>.json`) in its root until the upload is completed or aborted.
+    pub fn uploads_in_progress(&self) -> usize {
+        self.root_names(|name| name.starts_with(".upload-") && name.ends_with(".json"))
+    }
+
+    fn root_names(&self, wanted: impl Fn(&str) -> bool) -> usize {
+        let names = std::fs::read_dir(&self.root).unwrap().flatten();
+        names.filter(|entry| wanted(&entry.file_name().to_string_lossy())).count()
     }
 }
 

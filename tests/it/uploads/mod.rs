@@ -7,6 +7,7 @@ mod killed;
 mod pieces;
 mod protocol;
 mod sharing;
+mod terminate_race;
 
 use base64::{Engine, engine::general_purpose::STANDARD};
 use sha2::{Digest, Sha256};

@@ -189,6 +189,21 @@ both_backends! {
         assert_eq!(owner.offset(&path).await, 0);
     }
 
+    async fn finished_uploads_not_yet_shared_count_against_the_reservation(backend: Backend) {
+        let max = 1000;
+        let app = TestApp::spawn_with(backend, |s| s.max_upload_bytes = max).await;
+        let tus = Tus::sender(&app, "tus-held@example.test").await;
+        let first = tus.upload(&pattern(max as usize)).await;
+        tus.upload(&pattern(max as usize)).await;
+
+        // Twice the largest file is held already, finished or not: nothing more may be reserved.
+        let third = tus.create_named(1, "one-more.txt").await;
+
+        assert_eq!(third.status, 507, "{}", third.body);
+        assert_eq!(tus.delete(&first).await.status, 204);
+        assert_eq!(tus.create_named(1, "one-more.txt").await.status, 201);
+    }
+
     async fn the_reservation_refuses_with_507_and_termination_frees_it(backend: Backend) {
         let app = TestApp::spawn(backend).await;
         let tus = Tus::sender(&app, "tus-reserve@example.test").await;
@@ -200,7 +215,7 @@ both_backends! {
         assert!(third.body.contains("reserve"), "{}", third.body);
         assert_eq!(tus.delete(&second).await.status, 204);
         assert_eq!(tus.create_named(1, "one-more.txt").await.status, 201);
-        // Only unfinished uploads count: another sender is not held up either.
+        // Only the sender's own uploads count: another sender is not held up.
         let other = Tus::sender(&app, "tus-reserve-2@example.test").await;
         assert_eq!(other.create_named(max, "big.bin").await.status, 201);
         assert_eq!(tus.head(&first).await.status, 200);
