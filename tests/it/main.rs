@@ -39,6 +39,7 @@ mod lifecycle;
 mod maintenance;
 mod maintenance_sweeps;
 mod metrics;
+mod missing_key;
 mod outbox;
 mod outbox_upgrade;
 mod passkeys;
