@@ -4,11 +4,11 @@
 //! says nothing was lost, changes nothing, is counted, and takes the instance out of rotation
 //! (`/readyz` 503); once space is freed, `/readyz` is 200 again and the same request goes through.
 
-use std::{io::Write, path::Path};
+use std::{io::Write, path::Path, time::Duration};
 
 use watasu::secret::SecretString;
 
-use super::{METRICS_TOKEN, PASSWORD, db_state, disk_full::SmallFileSystem, metric};
+use super::{METRICS_TOKEN, PASSWORD, db_state, disk_full::SmallFileSystem, eventually, metric};
 use crate::{
     both_backends,
     support::{Backend, TestApp, pg},
@@ -24,13 +24,14 @@ fn fill(dir: &Path) {
     while filler.write_all(&[0]).is_ok() {}
 }
 
-/// A database URL whose data lives in `dir`.
-async fn database_in(backend: Backend, dir: &Path) -> String {
+/// A database URL whose data lives in `dir`. PostgreSQL: a cluster of this test's own, as the
+/// tablespace's disk goes away at the end and a shared cluster would keep buffers for it.
+async fn database_in(backend: Backend, dir: &Path) -> (String, Option<pg::PgCluster>) {
     match backend {
-        Backend::Sqlite => format!("sqlite://{}?mode=rwc", dir.join("watasu.db").display()),
+        Backend::Sqlite => (format!("sqlite://{}?mode=rwc", dir.join("watasu.db").display()), None),
         Backend::Postgres => {
-            let cluster = tokio::task::spawn_blocking(pg::shared).await.unwrap();
-            cluster.create_database_in(dir).await
+            let cluster = tokio::task::spawn_blocking(pg::PgCluster::start).await.unwrap();
+            (cluster.create_database_in(dir).await, Some(cluster))
         }
     }
 }
@@ -48,7 +49,7 @@ both_backends! {
         let mount_dir = tempfile::tempdir().unwrap();
         let database = mount_dir.path().join("database");
         let mount = SmallFileSystem::mount(&database, "64m");
-        let url = database_in(backend, &database).await;
+        let (url, cluster) = database_in(backend, &database).await;
         let app = TestApp::spawn_with(backend, |s| {
             s.database_url = Some(url);
             s.metrics_token = Some(SecretString::new(METRICS_TOKEN));
@@ -77,12 +78,18 @@ both_backends! {
 
         // Space freed: back in rotation by itself, and the same sign-in goes through.
         std::fs::remove_file(database.join("filler")).unwrap();
-        let ready = browser.get("/readyz").await;
-        assert_eq!((ready.status.as_u16(), ready.body.as_str()), (200, "ready\n"));
+        eventually(Duration::from_secs(60), "/readyz to answer ready", async || {
+            let ready = browser.get("/readyz").await;
+            (ready.status.as_u16(), ready.body.as_str()) == (200, "ready\n")
+        })
+        .await;
         let signed_in = browser.sign_in(SENDER, PASSWORD).await;
         assert_eq!(signed_in.status, 303, "{}", signed_in.body);
         assert_eq!(browser.get("/shares").await.status, 200);
         app.stop().await;
+        if let Some(cluster) = cluster {
+            tokio::task::block_in_place(|| cluster.pg_ctl_stop());
+        }
         drop(mount);
     }
 }
