@@ -14,8 +14,8 @@
 //!   transports, the outbox), [`deletion`] (verifiable deletion cases), [`maintenance`] (sweeps,
 //!   run ledger, leases, scheduler), [`ratelimit`].
 //! - Foundations: [`config`] (settings, validated once), [`db`] (the two backends, the dialect
-//!   toolkit, stored codes as enums, `Timestamp`), [`secret`], [`i18n`] (one catalogue per
-//!   language), [`text`], [`retry`], [`guarded_body`], [`metrics`] (the Prometheus series).
+//!   toolkit, stored codes as enums, `Timestamp`), [`secret`] (and [`key_check`], the key at
+//!   start-up), [`i18n`] (one catalogue per language), [`text`], [`retry`], [`guarded_body`], [`metrics`] (the Prometheus series).
 //!
 //! [`App`] wires them together and is what both `main` and the integration tests start.
 
@@ -26,6 +26,7 @@ pub mod db;
 pub mod deletion;
 pub mod guarded_body;
 pub mod i18n;
+pub mod key_check;
 pub mod lifecycle;
 pub mod mail;
 pub mod maintenance;
@@ -49,7 +50,7 @@ use std::{future::Future, net::SocketAddr};
 use anyhow::Context;
 use poem::listener::{Acceptor, Listener, TcpAcceptor, TcpListener};
 
-use crate::{config::Config, db::Db, secret::SecretKey, web::AppState};
+use crate::{config::Config, db::Db, web::AppState};
 
 /// A configured application bound to its listening socket, ready to run.
 pub struct App {
@@ -66,9 +67,13 @@ impl App {
     pub async fn build(mut config: Config) -> anyhow::Result<Self> {
         let settings = &config.settings;
         create_private_dir(&settings.data_dir)?;
-        let secret_key = load_secret_key(&config)?;
         let db = open_database(&config).await?;
-        let mailer = mail::from_settings(settings.smtp_url.as_ref().map(|s| s.expose()), &settings.data_dir)?;
+        let secret_key = key_check::load_secret_key(&config, &db).await?;
+        let mailer = mail::from_settings(
+            settings.smtp_url.as_ref().map(|s| s.expose()),
+            &settings.data_dir,
+            settings.smtp_timeout,
+        )?;
         let acceptor = TcpListener::bind(settings.listen)
             .into_acceptor()
             .await
@@ -187,14 +192,6 @@ pub fn is_loopback_host(host: &str) -> bool {
             let name = host.trim_end_matches('.').to_ascii_lowercase();
             name == "localhost" || name.ends_with(".localhost")
         }
-    }
-}
-
-/// The secret key from the settings, or the one kept in the data folder (made on first start).
-pub fn load_secret_key(config: &Config) -> anyhow::Result<SecretKey> {
-    match &config.settings.secret_key {
-        Some(hex) => SecretKey::from_hex(hex.expose()).map_err(|e| anyhow::anyhow!("WATASU_SECRET_KEY {e}")),
-        None => SecretKey::load_or_generate(&config.settings.data_dir.join("secret.key")),
     }
 }
 

@@ -50,6 +50,16 @@ enum Command {
     /// Expiry sweeps with a run ledger (sessions, codes, invitations, mails, rate limits, retention).
     #[command(subcommand)]
     Maintenance(MaintenanceCommand),
+    /// The instance secret kept in DATA_DIR/secret.key.
+    #[command(subcommand)]
+    SecretKey(SecretKeyCommand),
+}
+
+#[derive(Subcommand)]
+enum SecretKeyCommand {
+    /// Make a new key when DATA_DIR/secret.key is lost and cannot be restored: what the old key
+    /// sealed (authenticator apps, passkeys, waiting mails, pending codes) stays unreadable.
+    New,
 }
 
 #[derive(Subcommand)]
@@ -218,6 +228,7 @@ async fn run(command: Command, config: Config) -> anyhow::Result<()> {
         Command::Deletion(DeletionCommand::List { json }) => cli::deletion::list(&config, json).await,
         Command::Deletion(DeletionCommand::Reapply) => cli::deletion::reapply(&config).await,
         Command::SignIn(SignInCommand::AllowPasswords) => cli::sign_in::allow_passwords(&config).await,
+        Command::SecretKey(SecretKeyCommand::New) => cli::secret_key::new_key(&config).await,
     }
 }
 

@@ -30,9 +30,11 @@ const LEFTOVER_SWEEPS: &str = "watasu_leftover_sweeps_total";
 const LEFTOVERS_REMOVED: &str = "watasu_leftovers_removed_total";
 const LEFTOVER_FAILURES: &str = "watasu_leftover_removal_failures_total";
 const SWEPT_ROWS: &str = "watasu_maintenance_rows_total";
+const CODE_MAILS: &str = "watasu_code_mails_total";
+const DATABASE_FULL: &str = "watasu_database_full_total";
 
 /// Every series with its help text, described once when the recorder is made.
-const HELP: [(&str, &str); 16] = [
+const HELP: [(&str, &str); 18] = [
     (HTTP_REQUESTS, "HTTP requests answered, by route pattern, method and status."),
     (HTTP_DURATION, "Time to produce the response head, by route pattern and method."),
     (SHARES, "Shares in the database by state, read at scrape time."),
@@ -52,6 +54,11 @@ const HELP: [(&str, &str); 16] = [
     (LEFTOVERS_REMOVED, "Leftovers the sweep removed, by kind."),
     (LEFTOVER_FAILURES, "Leftover removals that failed."),
     (SWEPT_ROWS, "Rows the expiry sweeps handled, by sweep and outcome."),
+    (
+        CODE_MAILS,
+        "One-time code mails by result: sent, failed (refused or not done within WATASU_SMTP_TIMEOUT, after the quick retries), or held_back (too many for the share).",
+    ),
+    (DATABASE_FULL, "Requests refused because the database's disk was full (answered 507, nothing changed)."),
 ];
 
 const HTTP_BUCKETS: &[f64] = &[0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1.0, 2.5, 5.0, 10.0];
@@ -134,6 +141,18 @@ impl Metrics {
     pub fn mail_delivery(&self, result: &'static str) {
         let Some(exporter) = &self.0 else { return };
         exporter.counter(MAIL_DELIVERIES, &[("result", result.to_owned())]).increment(1);
+    }
+
+    /// One code mail's end: `sent`, `failed` or `held_back`.
+    pub fn code_mail(&self, result: &'static str) {
+        let Some(exporter) = &self.0 else { return };
+        exporter.counter(CODE_MAILS, &[("result", result.to_owned())]).increment(1);
+    }
+
+    /// One request refused because the database's disk was full.
+    pub fn database_full(&self) {
+        let Some(exporter) = &self.0 else { return };
+        exporter.counter(DATABASE_FULL, &[]).increment(1);
     }
 
     /// One leftover sweep: what it removed per kind, and its failed removals (`None`: the sweep

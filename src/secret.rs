@@ -66,23 +66,36 @@ impl SecretKey {
 
     /// Reads the key kept in `path`, or makes one and writes it there, readable by the owner only.
     pub fn load_or_generate(path: &Path) -> anyhow::Result<Self> {
+        match Self::load(path)? {
+            Some(key) => Ok(key),
+            None => Self::generate(path),
+        }
+    }
+
+    /// Reads the key kept in `path`; `None` when there is no such file.
+    pub fn load(path: &Path) -> anyhow::Result<Option<Self>> {
         use anyhow::Context;
         match fs::read_to_string(path) {
-            Ok(text) => Self::from_hex(&text).map_err(|e| anyhow::anyhow!("{}: {e}", path.display())),
-            Err(e) if e.kind() == std::io::ErrorKind::NotFound => {
-                let key = Self(rand::random());
-                let mut file = fs::OpenOptions::new()
-                    .write(true)
-                    .create_new(true)
-                    .mode(0o600)
-                    .open(path)
-                    .with_context(|| format!("creating {}", path.display()))?;
-                writeln!(file, "{}", hex::encode(key.0))?;
-                file.sync_all()?;
-                Ok(key)
-            }
+            Ok(text) => Self::from_hex(&text).map(Some).map_err(|e| anyhow::anyhow!("{}: {e}", path.display())),
+            Err(e) if e.kind() == std::io::ErrorKind::NotFound => Ok(None),
             Err(e) => Err(e).with_context(|| format!("reading {}", path.display())),
         }
+    }
+
+    /// Makes a new key and writes it to `path`, readable by the owner only; fails when the file
+    /// exists (a key is never overwritten).
+    pub fn generate(path: &Path) -> anyhow::Result<Self> {
+        use anyhow::Context;
+        let key = Self(rand::random());
+        let mut file = fs::OpenOptions::new()
+            .write(true)
+            .create_new(true)
+            .mode(0o600)
+            .open(path)
+            .with_context(|| format!("creating {}", path.display()))?;
+        writeln!(file, "{}", hex::encode(key.0))?;
+        file.sync_all()?;
+        Ok(key)
     }
 
     /// A key for one purpose, so that a leak of one derived key reveals nothing of the others.

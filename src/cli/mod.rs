@@ -3,6 +3,7 @@
 pub mod deletion;
 pub mod gc;
 pub mod maintenance;
+pub mod secret_key;
 pub mod share;
 pub mod sign_in;
 pub mod storage;

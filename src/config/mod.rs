@@ -52,6 +52,12 @@ pub struct Settings {
     #[arg(long, env = "WATASU_SMTP_URL", global = true)]
     pub smtp_url: Option<SecretString>,
 
+    /// The longest one mail may take with the relay, from connecting to its answer to the
+    /// message. A mail not done by then is given up, its connection closed, and it counts as
+    /// failed like a refused one (a code mail is retried briefly, an outbox mail later).
+    #[arg(long, env = "WATASU_SMTP_TIMEOUT", default_value = "30s", value_parser = parse_duration, global = true)]
+    pub smtp_timeout: Duration,
+
     /// Sender address of every mail watasu sends.
     #[arg(long, env = "WATASU_MAIL_FROM", default_value = "watasu <watasu@localhost>",
           value_parser = parse_mailbox, global = true)]
@@ -244,6 +250,14 @@ fn check_durations(settings: &Settings) -> Result<(), ConfigError> {
         if value.is_zero() {
             return Err(ConfigError::new(setting, "must be longer than 0s"));
         }
+    }
+    let stuck_after = crate::mail::outbox::STUCK_AFTER;
+    if settings.smtp_timeout.is_zero() || settings.smtp_timeout >= stuck_after {
+        let reason = format!(
+            "must be longer than 0s and shorter than {} (after that an outbox mail still being sent is taken back)",
+            format_duration(stuck_after)
+        );
+        return Err(ConfigError::new("WATASU_SMTP_TIMEOUT", reason));
     }
     if settings.session_max_age < settings.session_idle {
         return Err(ConfigError::new("WATASU_SESSION_MAX_AGE", "must not be shorter than WATASU_SESSION_IDLE"));

@@ -6,9 +6,11 @@
 
 mod code;
 mod dialect;
+mod full;
 
 pub use code::UnknownCode;
 pub use dialect::{Dialect, Sql};
+pub use full::{is_disk_full, write_probe, written_row};
 
 use std::{str::FromStr, time::Duration};
 

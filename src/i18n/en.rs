@@ -54,6 +54,14 @@ pub const TEXT: Text = Text {
         title: "The server's storage is full",
         body: "Your file was not kept. Please try again later, or tell the person who runs this service.",
     },
+    error_database_full: ErrorText {
+        title: "The server's storage is full",
+        body: "Nothing was lost, and nothing was changed. Please try again later, or tell the person who runs this service.",
+    },
+    error_factor_unreadable: ErrorText {
+        title: "Your authenticator app cannot be checked",
+        body: "This server's secret key was replaced, so it can no longer read your app's key. Ask your admin to reset your second factor, then set up the app again.",
+    },
     share_not_available: ErrorText {
         title: "This link is not available",
         body: "The link may be mistyped, may have expired, or the sender may have ended it. Ask the person who sent it for a new link.",

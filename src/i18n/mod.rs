@@ -110,6 +110,10 @@ pub struct Text {
     pub error_internal: ErrorText,
     pub error_unavailable: ErrorText,
     pub error_storage_full: ErrorText,
+    /// The database refused a write for lack of space: nothing was lost or changed.
+    pub error_database_full: ErrorText,
+    /// The account's authenticator app was sealed with a secret key since replaced.
+    pub error_factor_unreadable: ErrorText,
     pub share_not_available: ErrorText,
     pub share_already_downloaded: ErrorText,
     pub share_locked: ErrorText,

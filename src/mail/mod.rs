@@ -6,7 +6,7 @@ pub mod messages;
 pub mod origin;
 pub mod outbox;
 
-use std::{path::PathBuf, sync::Arc};
+use std::{path::PathBuf, sync::Arc, time::Duration};
 
 use anyhow::Context;
 use lettre::{AsyncFileTransport, AsyncSmtpTransport, AsyncTransport, Message, Tokio1Executor, address::Envelope};
@@ -26,17 +26,41 @@ pub trait Mailer: Send + Sync {
     async fn send_raw(&self, envelope: &Envelope, message: &[u8]) -> anyhow::Result<()>;
 }
 
-/// Delivers through an SMTP relay.
-pub struct SmtpMailer(AsyncSmtpTransport<Tokio1Executor>);
+/// A send the relay did not finish within the deadline: given up, its connection closed, and
+/// counted as failed like a refusal.
+#[derive(Debug, thiserror::Error)]
+#[error("the relay did not finish the mail within {0:?}")]
+pub struct SendTimedOut(pub Duration);
+
+/// Delivers through an SMTP relay, each mail within `deadline`: lettre's own timeout bounds the
+/// connect only, so a relay that accepts and then says nothing would hold a send forever. The
+/// transport keeps no pool (see Cargo.toml): a conversation cut by the deadline drops its socket
+/// with it, instead of going back into a pool half-way through a command.
+pub struct SmtpMailer {
+    transport: AsyncSmtpTransport<Tokio1Executor>,
+    deadline: Duration,
+}
+
+impl SmtpMailer {
+    async fn within<T>(
+        &self,
+        send: impl Future<Output = Result<T, lettre::transport::smtp::Error>>,
+    ) -> anyhow::Result<()> {
+        match tokio::time::timeout(self.deadline, send).await {
+            Ok(sent) => sent.map(drop).context("SMTP delivery failed"),
+            Err(_) => Err(SendTimedOut(self.deadline)).context("SMTP delivery failed"),
+        }
+    }
+}
 
 #[async_trait::async_trait]
 impl Mailer for SmtpMailer {
     async fn send(&self, message: Message) -> anyhow::Result<()> {
-        self.0.send(message).await.map(drop).context("SMTP delivery failed")
+        self.within(self.transport.send(message)).await
     }
 
     async fn send_raw(&self, envelope: &Envelope, message: &[u8]) -> anyhow::Result<()> {
-        self.0.send_raw(envelope, message).await.map(drop).context("SMTP delivery failed")
+        self.within(self.transport.send_raw(envelope, message)).await
     }
 }
 
@@ -79,15 +103,20 @@ pub fn check_smtp_url(url: &str) -> Result<(), String> {
     Ok(())
 }
 
-/// Builds the mailer the settings ask for.
-pub fn from_settings(smtp_url: Option<&str>, data_dir: &std::path::Path) -> anyhow::Result<Arc<dyn Mailer>> {
+/// Builds the mailer the settings ask for; each mail to a relay gets `deadline` (WATASU_SMTP_TIMEOUT).
+pub fn from_settings(
+    smtp_url: Option<&str>,
+    data_dir: &std::path::Path,
+    deadline: Duration,
+) -> anyhow::Result<Arc<dyn Mailer>> {
     match smtp_url {
         Some(url) => {
             let transport = AsyncSmtpTransport::<Tokio1Executor>::from_url(url)
                 .map_err(|e| anyhow::anyhow!("WATASU_SMTP_URL is not a valid SMTP URL: {e}"))?
-                .timeout(Some(std::time::Duration::from_secs(15)))
+                // The connect alone; the whole conversation is bounded by `deadline`.
+                .timeout(Some(deadline))
                 .build();
-            Ok(Arc::new(SmtpMailer(transport)))
+            Ok(Arc::new(SmtpMailer { transport, deadline }))
         }
         None => {
             let dir = data_dir.join(DEV_MAIL_DIR);

@@ -170,10 +170,9 @@ impl Maintenance {
         for sweep_kind in kind.sweeps() {
             match self.sweep_one(run_id, sweep_kind, cutoff, &mut batches, started).await {
                 Ok(SweepEnd::Done) => {}
-                Ok(SweepEnd::Busy) => {
-                    notes.push(format!("{}: another run holds it", sweep_kind.as_str()));
-                    state = RunState::Partial;
-                }
+                // A skip, not a shortfall: the run holding the lease does this sweep's work now
+                // (on a scale-out every instance's timer fires at once, and all but one skip).
+                Ok(SweepEnd::Busy) => notes.push(format!("{}: another run holds it", sweep_kind.as_str())),
                 Ok(SweepEnd::Capped(why)) => {
                     notes.push(format!("{}: stopped at the {why}", sweep_kind.as_str()));
                     state = RunState::Partial;

@@ -70,6 +70,8 @@ pub struct Mails {
     shares: ShareRepository,
     events: ShareEvents,
     limiter: RateLimiter,
+    /// Counts code mails by how they ended.
+    metrics: crate::metrics::Metrics,
 }
 
 impl Mails {
@@ -81,6 +83,7 @@ impl Mails {
             shares: ShareRepository::new(parts.db.clone()),
             events: ShareEvents::new(parts.db.clone()),
             limiter: RateLimiter::new(parts.db.clone()),
+            metrics: parts.metrics.clone(),
         }
     }
 
@@ -167,6 +170,7 @@ impl Mails {
             Ok(Ok(())) => {}
             Ok(Err(_)) => {
                 tracing::warn!(share_id, "code mail held back: too many code mails for this share");
+                self.metrics.code_mail("held_back");
                 return self.events.record_quietly(share_id, EventKind::CodeMailFailed).await;
             }
             Err(error) => return tracing::warn!(share_id, %error, "could not count code mails"),
@@ -175,15 +179,22 @@ impl Mails {
             Ok(message) => message,
             Err(error) => return tracing::warn!(share_id, %error, "could not build the code mail"),
         };
+        // Each attempt ends within WATASU_SMTP_TIMEOUT (the mailer's deadline), so this loop, and
+        // the task it runs in, always ends with one of the two events.
         for (attempt, delay) in std::iter::once(Duration::ZERO).chain(CODE_RETRY_DELAYS).enumerate() {
             tokio::time::sleep(delay).await;
             match self.mailer.send(message.clone()).await {
-                Ok(()) => return self.events.record_quietly(share_id, EventKind::CodeSent).await,
+                Ok(()) => {
+                    self.metrics.code_mail("sent");
+                    return self.events.record_quietly(share_id, EventKind::CodeSent).await;
+                }
                 Err(error) => {
                     tracing::warn!(share_id, attempt, error = %format!("{error:#}"), "code mail not delivered")
                 }
             }
         }
+        tracing::error!(share_id, "code mail given up: the relay refused it or did not finish it in time");
+        self.metrics.code_mail("failed");
         self.events.record_quietly(share_id, EventKind::CodeMailFailed).await;
     }
 

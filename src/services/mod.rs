@@ -9,6 +9,7 @@ pub mod delivery;
 pub mod handover;
 pub mod mails;
 pub mod passkeys;
+pub mod readiness;
 pub mod records;
 pub mod second_factor;
 pub mod sharing;
@@ -43,6 +44,9 @@ pub enum Fault {
     /// The file store cannot be reached now (try again: 503).
     #[error("the file store is unavailable")]
     StorageUnavailable(#[source] crate::lifecycle::StoreError),
+    /// The database's disk is full: nothing was written (507; try again later).
+    #[error("the database's disk is full")]
+    DatabaseFull(#[source] anyhow::Error),
     #[error("internal error")]
     Internal(#[source] anyhow::Error),
 }
@@ -60,7 +64,13 @@ impl Fault {
 
 impl From<sqlx::Error> for Fault {
     fn from(error: sqlx::Error) -> Self {
-        if crate::db::is_unavailable(&error) { Self::Unavailable(error.into()) } else { Self::Internal(error.into()) }
+        if crate::db::is_unavailable(&error) {
+            Self::Unavailable(error.into())
+        } else if crate::db::is_disk_full(&error) {
+            Self::DatabaseFull(error.into())
+        } else {
+            Self::Internal(error.into())
+        }
     }
 }
 
@@ -112,6 +122,8 @@ pub struct Services {
     pub mails: mails::Mails,
     /// What `GET /metrics` renders.
     pub telemetry: telemetry::Telemetry,
+    /// What `/readyz` answers.
+    pub readiness: readiness::Readiness,
     parts: Parts,
 }
 
@@ -153,6 +165,7 @@ impl Services {
             browsers: browsers::Browsers::new(sessions),
             mails,
             telemetry: telemetry::Telemetry::new(&parts),
+            readiness: readiness::Readiness::new(parts.db.clone(), parts.metrics.clone()),
             parts,
         }
     }
@@ -162,9 +175,13 @@ impl Services {
     pub async fn open(config: &Config) -> anyhow::Result<Self> {
         let settings = &config.settings;
         crate::create_private_dir(&settings.data_dir)?;
-        let secret_key = crate::load_secret_key(config)?;
         let db = crate::open_database(config).await?;
-        let mailer = crate::mail::from_settings(settings.smtp_url.as_ref().map(|s| s.expose()), &settings.data_dir)?;
+        let secret_key = crate::key_check::load_secret_key(config, &db).await?;
+        let mailer = crate::mail::from_settings(
+            settings.smtp_url.as_ref().map(|s| s.expose()),
+            &settings.data_dir,
+            settings.smtp_timeout,
+        )?;
         let store = crate::lifecycle::open_file_store(config).await?;
         let (config, metrics) = (Arc::new(config.clone()), Metrics::disabled());
         Ok(Self::new(Parts { config, db, secret_key, mailer, store, metrics }))
@@ -174,11 +191,6 @@ impl Services {
     /// web layer's keys and for tests that reach below the use cases).
     pub fn parts(&self) -> &Parts {
         &self.parts
-    }
-
-    /// Whether the database takes queries right now (for /readyz).
-    pub async fn ready(&self) -> bool {
-        self.parts.db.ping().await.is_ok()
     }
 
     pub fn backend_name(&self) -> &'static str {

@@ -100,13 +100,10 @@ impl Sessions {
         let id_hash = sha256_hex(cookie_value.expose());
         let csrf_secret = random_token().expose().to_owned();
         let max_age = seconds(self.max_age);
+        // Every row read: see `db::written_row` (a full disk would otherwise pass for a session).
         let id: i64 = on_db!(&self.db, |pool| {
-            sqlx::query_scalar(pool.sql(&CREATE))
-                .bind(&id_hash)
-                .bind(&csrf_secret)
-                .bind(max_age)
-                .fetch_one(pool)
-                .await?
+            let rows = sqlx::query_scalar(pool.sql(&CREATE)).bind(&id_hash).bind(&csrf_secret).bind(max_age);
+            crate::db::written_row(rows.fetch_all(pool).await?).ok_or(sqlx::Error::RowNotFound)?
         });
         Ok(NewSession {
             cookie_value,
@@ -164,8 +161,9 @@ impl Sessions {
                 .bind(&id_hash)
                 .bind(&csrf_secret)
                 .bind(user_id)
-                .fetch_optional(pool)
-                .await?
+                .fetch_all(pool)
+                .await
+                .map(crate::db::written_row)?
         });
         Ok(row.map(|(id, user_id)| NewSession {
             cookie_value,

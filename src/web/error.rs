@@ -46,6 +46,9 @@ pub enum AppError {
     StorageFull(#[source] std::io::Error),
     #[error("database unavailable")]
     Unavailable(#[source] anyhow::Error),
+    /// The database's disk is full: nothing was written; the same request works once there is room.
+    #[error("database full")]
+    DatabaseFull(#[source] anyhow::Error),
     /// The file store does not answer (a bucket down, a disk failing): nothing is lost, try again.
     #[error("storage unavailable")]
     StorageUnavailable(#[source] crate::lifecycle::StoreError),
@@ -58,6 +61,7 @@ impl From<crate::services::Fault> for AppError {
         match fault {
             crate::services::Fault::Unavailable(error) => Self::Unavailable(error),
             crate::services::Fault::StorageUnavailable(error) => Self::StorageUnavailable(error),
+            crate::services::Fault::DatabaseFull(error) => Self::DatabaseFull(error),
             crate::services::Fault::Internal(error) => Self::Internal(error),
         }
     }
@@ -88,7 +92,7 @@ impl poem::error::ResponseError for AppError {
             Self::SignInRequired => StatusCode::SEE_OTHER,
             Self::TooMany { .. } => StatusCode::TOO_MANY_REQUESTS,
             Self::Unavailable(_) | Self::StorageUnavailable(_) => StatusCode::SERVICE_UNAVAILABLE,
-            Self::StorageFull(_) => StatusCode::INSUFFICIENT_STORAGE,
+            Self::StorageFull(_) | Self::DatabaseFull(_) => StatusCode::INSUFFICIENT_STORAGE,
             Self::Internal(_) => StatusCode::INTERNAL_SERVER_ERROR,
         }
     }
@@ -127,6 +131,7 @@ pub async fn render_errors<E: Endpoint>(ep: std::sync::Arc<E>, req: Request) -> 
     let lang = req.extensions().get::<Lang>().copied().unwrap_or_default();
     let request_id = req.extensions().get::<RequestId>().cloned();
     let htmx = is_htmx(&req);
+    let readiness = req.data::<super::AppState>().map(|state| state.services.readiness.clone());
     let chrome = Chrome::new(&req, lang);
     let back = back_link(req.method(), req.uri().path(), chrome.signed_in);
     let error = match ep.call(req).await {
@@ -145,7 +150,23 @@ pub async fn render_errors<E: Endpoint>(ep: std::sync::Arc<E>, req: Request) -> 
         let location = if htmx { "HX-Redirect" } else { "Location" };
         return with_pattern(Response::builder().status(StatusCode::SEE_OTHER).header(location, "/login").finish());
     }
-    let status = error.status();
+    // Whichever way a handler wrapped it, a write the database refused for lack of space gets
+    // the storage-full page, is counted, and takes this instance out of the balancer's rotation.
+    let database_full = is_database_full(&error);
+    if database_full && let Some(readiness) = &readiness {
+        readiness.database_full();
+    }
+    // An authenticator app sealed under a secret key since replaced: no retry helps, an admin's
+    // reset does, and the page says so.
+    let factor_unreadable =
+        has_cause(&error, |cause| cause.downcast_ref::<crate::accounts::second_factor::Unreadable>().is_some());
+    let status = if database_full {
+        StatusCode::INSUFFICIENT_STORAGE
+    } else if factor_unreadable {
+        StatusCode::CONFLICT
+    } else {
+        error.status()
+    };
     let rid = request_id.as_ref().map(|r| r.0.as_str());
     if status.is_server_error() {
         tracing::error!(request_id = rid, status = status.as_u16(), error = ?error_chain(&error), "request failed");
@@ -162,6 +183,8 @@ pub async fn render_errors<E: Endpoint>(ep: std::sync::Arc<E>, req: Request) -> 
         Some(AppError::AlreadyDownloaded) => &t.share_already_downloaded,
         Some(AppError::ShareLocked) => &t.share_locked,
         Some(AppError::VerifyFirst) => &t.verify_first,
+        _ if database_full => &t.error_database_full,
+        _ if factor_unreadable => &t.error_factor_unreadable,
         _ => error_text(t, status),
     };
     let shown_id = status.is_server_error().then_some(rid).flatten();
@@ -186,6 +209,25 @@ pub async fn render_errors<E: Endpoint>(ep: std::sync::Arc<E>, req: Request) -> 
         response.headers_mut().insert(header::ALLOW, "GET, HEAD, POST".parse().expect("static header"));
     }
     with_pattern(response)
+}
+
+/// True when anywhere in the error's causes the database refused a write for lack of space.
+fn is_database_full(error: &poem::Error) -> bool {
+    matches!(error.downcast_ref::<AppError>(), Some(AppError::DatabaseFull(_)))
+        || has_cause(error, |cause| cause.downcast_ref::<sqlx::Error>().is_some_and(crate::db::is_disk_full))
+}
+
+/// True when one of the causes of an application error passes `test`.
+fn has_cause(error: &poem::Error, test: impl Fn(&(dyn std::error::Error + 'static)) -> bool) -> bool {
+    let Some(app) = error.downcast_ref::<AppError>() else { return false };
+    let mut source = std::error::Error::source(app);
+    while let Some(cause) = source {
+        if test(cause) {
+            return true;
+        }
+        source = cause.source();
+    }
+    false
 }
 
 /// The full cause chain of an error, for the log of a 5xx.

@@ -207,6 +207,7 @@ fn refusal(error: UploadError) -> Response {
 fn fault_answer(fault: Fault) -> Response {
     let status = match &fault {
         Fault::Unavailable(_) | Fault::StorageUnavailable(_) => StatusCode::SERVICE_UNAVAILABLE,
+        Fault::DatabaseFull(_) => StatusCode::INSUFFICIENT_STORAGE,
         Fault::Internal(_) => StatusCode::INTERNAL_SERVER_ERROR,
     };
     tracing::error!(error = ?anyhow::Error::from(fault), "upload request failed");

@@ -4,8 +4,10 @@
 //! files on disk, mails, and what people were answered.
 
 mod database;
+mod database_full;
 mod disk_full;
 mod hostile_props;
+mod hung_relay;
 mod killed;
 mod smtp_down;
 
@@ -23,6 +25,21 @@ use crate::support::{Browser, TestApp, execute};
 
 /// The password of the senders the drills sign in as.
 pub use crate::support::{PASSWORD, eventually};
+
+/// The bearer token of the drills' `/metrics`.
+pub const METRICS_TOKEN: &str = "drill-metrics-token-5b1e0f1e2d3c4b5a69788796a5b4c3d2";
+
+/// The value of the sample `name{labels…}` in a scrape of `/metrics` (`None`: no such sample).
+pub async fn metric(app: &TestApp, name: &str, labels: &[(&str, &str)]) -> Option<f64> {
+    let page = app.browser().get_with("/metrics", &[("Authorization", &format!("Bearer {METRICS_TOKEN}"))]).await;
+    assert_eq!(page.status, 200, "{}", page.body);
+    page.body.lines().filter(|line| !line.starts_with('#')).find_map(|line| {
+        let (series, value) = line.rsplit_once(' ')?;
+        let (series_name, series_labels) = series.split_once('{').unwrap_or((series, "}"));
+        let wanted = labels.iter().all(|(k, v)| series_labels.contains(&format!("{k}=\"{v}\"")));
+        (series_name == name && wanted).then(|| value.parse().expect("a sample's value is a number"))
+    })
+}
 
 /// Every row of a one-text-column query, in order.
 pub async fn lines(db: &Db, sql: &'static str) -> Vec<String> {

@@ -42,6 +42,7 @@ mod lifecycle;
 mod maintenance;
 mod maintenance_sweeps;
 mod metrics;
+mod missing_key;
 mod outbox;
 mod outbox_upgrade;
 mod passkeys;

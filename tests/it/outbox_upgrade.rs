@@ -57,7 +57,7 @@ both_backends! {
         assert!(!sealed.is_empty() && sealed != plain, "start-up left the body as it was");
         assert!(!String::from_utf8_lossy(&sealed).contains("an-old-plain-link-token"));
 
-        let mailer = mail::from_settings(Some(&smtp.url()), dir.path()).unwrap();
+        let mailer = mail::from_settings(Some(&smtp.url()), dir.path(), Duration::from_secs(30)).unwrap();
         let outbox = Outbox::new(db.clone(), &app.state().services.parts().secret_key);
         assert_eq!(outbox.deliver_due(mailer.as_ref(), 10).await.unwrap().sent, 1);
         let mails = smtp.wait_for(1, Duration::from_secs(10)).await;

@@ -134,6 +134,9 @@ struct Failure {
 fn classify(error: &anyhow::Error) -> Failure {
     use lettre::transport::{file, smtp};
     for cause in error.chain() {
+        if cause.downcast_ref::<crate::mail::SendTimedOut>().is_some() {
+            return Failure { class: "timeout".to_owned(), relay_down: true };
+        }
         if let Some(smtp) = cause.downcast_ref::<smtp::Error>() {
             if let Some(code) = smtp.status() {
                 let code = code.to_string();

@@ -32,6 +32,9 @@ use crate::{
 
 /// How often the worker looks for due mails.
 pub const WORKER_INTERVAL: Duration = Duration::from_secs(5);
+/// A row in 'sending' for longer than this was abandoned by a crashed worker: far longer than any
+/// one send may take (WATASU_SMTP_TIMEOUT must be shorter).
+pub const STUCK_AFTER: Duration = Duration::from_secs(10 * 60);
 /// Rows one delivery pass of the worker handles.
 const BATCH: u32 = 20;
 /// Passes run back to back while they keep finding a full batch, up to this many per tick.
@@ -61,8 +64,7 @@ pub struct RetryPolicy {
     pub cap: Duration,
     /// A row is 'dead' once this many attempts have failed (30 s doubling to 1 h: about 14 hours).
     pub max_attempts: u32,
-    /// A row in 'sending' for longer than this was abandoned by a crashed worker. Far longer than
-    /// one SMTP conversation (lettre gives each command 15 s).
+    /// A row in 'sending' for longer than this was abandoned by a crashed worker ([`STUCK_AFTER`]).
     pub stuck_after: Duration,
 }
 
@@ -72,7 +74,7 @@ impl Default for RetryPolicy {
             base: Duration::from_secs(30),
             cap: Duration::from_secs(3600),
             max_attempts: 20,
-            stuck_after: Duration::from_secs(10 * 60),
+            stuck_after: STUCK_AFTER,
         }
     }
 }
@@ -284,7 +286,9 @@ impl Outbox {
         let raw = self.key.seal(&recipient, &message.formatted());
         Ok(on_db!(&self.db, |pool| {
             let query = sqlx::query_scalar(pool.sql(&ENQUEUE)).bind(share_id).bind(kind).bind(from).bind(recipient);
-            query.bind(subject).bind(raw).fetch_one(pool).await?
+            // Every row read: a mail reported queued is stored (see `db::written_row`).
+            let ids = query.bind(subject).bind(raw).fetch_all(pool).await?;
+            crate::db::written_row(ids).ok_or(sqlx::Error::RowNotFound)?
         }))
     }
 
@@ -296,7 +300,9 @@ impl Outbox {
 
     /// pending → sending for one due row; `None` when another worker got it first (or it is not due).
     pub async fn claim(&self, id: i64) -> Result<Option<ClaimedMail>, sqlx::Error> {
-        on_db!(&self.db, |pool| sqlx::query_as(pool.sql(&CLAIM)).bind(id).fetch_optional(pool).await)
+        on_db!(&self.db, |pool| {
+            sqlx::query_as(pool.sql(&CLAIM)).bind(id).fetch_all(pool).await.map(crate::db::written_row)
+        })
     }
 
     /// pending → dropped for a share notification whose share was closed while it waited; true
@@ -345,8 +351,9 @@ impl Outbox {
                 .bind(error_class)
                 .bind(max_attempts)
                 .bind(wait)
-                .fetch_optional(pool)
+                .fetch_all(pool)
                 .await
+                .map(crate::db::written_row)
         })
     }
 

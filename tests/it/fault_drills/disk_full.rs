@@ -17,12 +17,12 @@ use crate::{
 const MIB: usize = 1 << 20;
 
 /// A small tmpfs mounted over a folder, unmounted when dropped (also when the test fails).
-struct SmallFileSystem {
+pub(super) struct SmallFileSystem {
     dir: PathBuf,
 }
 
 impl SmallFileSystem {
-    fn mount(dir: &Path, size: &str) -> Self {
+    pub(super) fn mount(dir: &Path, size: &str) -> Self {
         std::fs::create_dir_all(dir).unwrap();
         let options = format!("size={size},mode=0700");
         let mounted = Command::new("mount").args(["-t", "tmpfs", "-o", &options, "watasu-drill"]).arg(dir).output();

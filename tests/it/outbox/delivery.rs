@@ -1,4 +1,4 @@
-//! Delivery by the outbox worker: once, through an outage with backoff, with workers racing, after a crash, dead after twenty attempts, and given back at shutdown when the relay hangs.
+//! Delivery by the outbox worker: once, through an outage with backoff, with workers racing, after a crash, dead after twenty attempts, given back at shutdown when the relay hangs, and given up at its deadline when the relay hangs while serving.
 
 use super::*;
 
@@ -195,6 +195,37 @@ both_backends! {
         let mails = bench.smtp.wait_for(1, Duration::from_secs(20)).await;
         assert_eq!(mails[0].to, ["recipient@example.test"]);
         eventually(Duration::from_secs(10), "the row marked sent", async || bench.status(id).await == "sent").await;
+        drop(hung);
+    }
+
+    async fn a_send_to_a_hung_relay_ends_at_its_deadline_and_the_worker_goes_on_retrying_and_taking_back(backend: Backend) {
+        let bench = bench(backend).await;
+        // A relay that takes the connection (the kernel completes it) and never says a word.
+        let hung = std::net::TcpListener::bind("127.0.0.1:0").unwrap();
+        let hung_url = format!("smtp://127.0.0.1:{}", hung.local_addr().unwrap().port());
+        let first = bench.enqueue_for("first@example.test").await;
+        let args = ["--database-url", &bench.url, "--smtp-url", &hung_url, "--smtp-timeout", "1s"];
+        let server = tokio::task::block_in_place(|| Server::start(bench.dir.path(), &args));
+
+        // The worker's first send is given up at its deadline and counted as a failed attempt.
+        eventually(Duration::from_secs(30), "the hung send to be given up", async || bench.attempts(first).await == 1).await;
+        assert_eq!(bench.status(first).await, "pending");
+        assert_eq!(text(&bench.db, "SELECT last_error FROM mail_outbox WHERE id = $1", first).await, "timeout");
+        assert!(server.log().contains("outbox mail not delivered; will retry"), "{}", server.log());
+
+        // The same worker keeps running: it tries the mail again once due, and takes back a row
+        // another (crashed) worker left in 'sending'.
+        let stuck = bench.enqueue_for("stuck@example.test").await;
+        assert_eq!(bench.outbox.claim(stuck).await.unwrap().map(|m| m.id), Some(stuck));
+        clock::set_ago(&bench.db, "mail_outbox", &["claimed_at"], 11 * 60, &clock::id(stuck)).await;
+        bench.make_due(first).await;
+        eventually(Duration::from_secs(60), "a second attempt and the stuck row taken back", async || {
+            bench.attempts(first).await == 2 && bench.attempts(stuck).await >= 1
+        })
+        .await;
+        assert_ne!(bench.status(stuck).await, "sending");
+        assert!(bench.smtp.messages().is_empty());
+        drop(server);
         drop(hung);
     }
 }

@@ -51,7 +51,7 @@ async fn bench(backend: Backend) -> Bench {
     let db = Db::connect(&url, Duration::from_secs(10)).await.unwrap();
     db.migrate().await.unwrap();
     let smtp = SmtpSink::start().await;
-    let mailer = mail::from_settings(Some(&smtp.url()), dir.path()).unwrap();
+    let mailer = mail::from_settings(Some(&smtp.url()), dir.path(), Duration::from_secs(30)).unwrap();
     // The key the CLI commands run on this folder find there too.
     let key = SecretKey::load_or_generate(&dir.path().join("secret.key")).unwrap();
     Bench { outbox: Outbox::new(db.clone(), &key), dir, url, db, smtp, mailer }

@@ -97,6 +97,26 @@ impl PgCluster {
         self.url(&name)
     }
 
+    /// Creates a fresh database whose tables live in `dir` (a tablespace there, owned by the
+    /// cluster's user), and returns its URL: a test can then fill the disk under the tables while
+    /// the cluster's own files (its WAL above all) stay where they are.
+    pub async fn create_database_in(&self, dir: &Path) -> String {
+        use sqlx::Connection;
+        if let Some(user) = &self.user {
+            chown(dir, user);
+        }
+        let name = format!("t_{}", watasu::secret::random_token().expose()[..16].to_owned());
+        let mut conn =
+            sqlx::PgConnection::connect(&self.url("postgres")).await.expect("connecting to the test cluster");
+        for statement in [
+            format!("CREATE TABLESPACE {name} LOCATION '{}'", dir.display()),
+            format!("CREATE DATABASE {name} TABLESPACE {name}"),
+        ] {
+            sqlx::raw_sql(sqlx::AssertSqlSafe(statement)).execute(&mut conn).await.expect("creating a test database");
+        }
+        self.url(&name)
+    }
+
     /// Stops the cluster and removes its files once this test process has exited.
     fn spawn_watchdog(&self) {
         let script = format!(

@@ -1,0 +1,108 @@
+//! The instance secret at start-up: read from `DATA_DIR/secret.key`, or made there only while
+//! nothing in the database depends on a key. A new key over such data would leave authenticator
+//! apps, passkeys, waiting mails and pending codes unreadable, without a word.
+
+use std::path::{Path, PathBuf};
+
+use crate::{
+    config::Config,
+    db::{Db, Dialect, Sql},
+    on_db,
+    secret::SecretKey,
+    sql,
+};
+
+/// The key's file in the data folder (unless WATASU_SECRET_KEY is set).
+pub const KEY_FILE: &str = "secret.key";
+
+/// What in the database only the instance secret opens or matches.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, sqlx::FromRow)]
+pub struct KeyedData {
+    /// Authenticator apps: their secrets are sealed with a key derived from it.
+    pub apps: i64,
+    /// Passkeys: their user handles are derived from it.
+    pub passkeys: i64,
+    /// Mails waiting in the outbox: their bodies are sealed with it.
+    pub waiting_mails: i64,
+    /// One-time codes still usable: checked against a MAC under it.
+    pub pending_codes: i64,
+}
+
+const COUNT: Sql = sql!(
+    "SELECT (SELECT count(*) FROM totp_factors) AS apps,
+            (SELECT count(*) FROM passkeys) AS passkeys,
+            (SELECT count(*) FROM mail_outbox WHERE status IN ('pending', 'sending')) AS waiting_mails,
+            (SELECT count(*) FROM otp_challenges
+              WHERE consumed_at IS NULL AND invalidated_at IS NULL AND expires_at > " now ") AS pending_codes"
+);
+
+impl KeyedData {
+    pub async fn count(db: &Db) -> Result<Self, sqlx::Error> {
+        on_db!(db, |pool| sqlx::query_as(pool.sql(&COUNT)).fetch_one(pool).await)
+    }
+
+    pub fn is_empty(&self) -> bool {
+        *self == Self::default()
+    }
+
+    /// The non-zero counts, as "2 authenticator apps, 1 waiting mail".
+    pub fn describe(&self) -> String {
+        let parts = [
+            (self.apps, "authenticator app"),
+            (self.passkeys, "passkey"),
+            (self.waiting_mails, "waiting mail"),
+            (self.pending_codes, "pending code"),
+        ];
+        let named: Vec<String> = parts
+            .iter()
+            .filter(|(count, _)| *count > 0)
+            .map(|(count, what)| format!("{count} {what}{}", if *count == 1 { "" } else { "s" }))
+            .collect();
+        named.join(", ")
+    }
+}
+
+/// Start-up refused: the key file is gone and the database holds data sealed with it.
+#[derive(Debug, thiserror::Error)]
+#[error(
+    "{} is missing, but the database holds data only that key opens ({}): restore it from your backup \
+     (or set WATASU_SECRET_KEY to its value), or run `watasu secret-key new` to start over with a new key knowingly",
+    path.display(), held.describe()
+)]
+pub struct KeyMissing {
+    pub path: PathBuf,
+    pub held: KeyedData,
+}
+
+/// The instance secret: WATASU_SECRET_KEY, the data folder's key file, or a new key in that file
+/// when there is none and nothing in `db` needs the old one.
+pub async fn load_secret_key(config: &Config, db: &Db) -> anyhow::Result<SecretKey> {
+    if let Some(hex) = &config.settings.secret_key {
+        return SecretKey::from_hex(hex.expose()).map_err(|e| anyhow::anyhow!("WATASU_SECRET_KEY {e}"));
+    }
+    let path = key_path(&config.settings.data_dir);
+    if let Some(key) = SecretKey::load(&path)? {
+        return Ok(key);
+    }
+    let held = KeyedData::count(db).await?;
+    if !held.is_empty() {
+        return Err(KeyMissing { path, held }.into());
+    }
+    SecretKey::generate(&path)
+}
+
+pub fn key_path(data_dir: &Path) -> PathBuf {
+    data_dir.join(KEY_FILE)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::KeyedData;
+
+    #[test]
+    fn the_description_names_only_what_is_there_in_singular_or_plural() {
+        let held = KeyedData { apps: 2, passkeys: 0, waiting_mails: 1, pending_codes: 0 };
+        assert_eq!(held.describe(), "2 authenticator apps, 1 waiting mail");
+        assert!(KeyedData::default().is_empty());
+    }
+}
