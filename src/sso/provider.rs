@@ -196,11 +196,6 @@ impl Provider {
         let response = request.request_async(&self.http).await.map_err(|error| match error {
             RequestTokenError::ServerResponse(answer) => ProviderError::CodeRefused(answer.error().to_string()),
             RequestTokenError::Request(e) => ProviderError::Unavailable(format!("token endpoint: {e}")),
-            // The ID token is read with the answer: claims of the wrong type (`email_verified` as
-            // the string "true") are the provider's token failing a check, not the provider down.
-            RequestTokenError::Parse(e, _) if e.path().to_string().starts_with("id_token") => {
-                ProviderError::TokenRefused { reason: "claims", detail: e.to_string() }
-            }
             RequestTokenError::Parse(e, _) => ProviderError::Unavailable(format!("token endpoint answer: {e}")),
             RequestTokenError::Other(e) => ProviderError::Unavailable(format!("token endpoint: {e}")),
         })?;

@@ -22,7 +22,7 @@ const PER_SIGN_IN: [Limit; 1] = [Limit::new(TRIES_PER_SIGN_IN, super::pending::E
 #[derive(Debug, PartialEq, Eq)]
 pub enum Verdict<T> {
     Passed(T),
-    /// Wrong; `ended`: that was the pending sign-in's last try (or it had none left).
+    /// Wrong; `ended`: that was the pending sign-in's last try.
     Wrong {
         ended: bool,
     },
@@ -66,8 +66,9 @@ pub async fn guarded_code<T>(
     let sign_in = sign_in_bucket(email, session_id);
     let try_id = limiter.record(&sign_in).await?;
     if limiter.check(&sign_in, &PER_SIGN_IN).await?.is_err() {
+        // Its tries are all taken, some perhaps still being compared: this one is not compared.
         limiter.take_back(try_id).await?;
-        return Ok(Verdict::Wrong { ended: true });
+        return Err(Throttled::TooMany(whole_seconds(Duration::ZERO)));
     }
     let every = every_client_bucket(email);
     let every_id = limiter.record(&every).await?;

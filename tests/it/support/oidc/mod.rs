@@ -52,7 +52,6 @@ pub enum Mode {
     FromTheFuture,
     BadSignature,
     WithinSkew,
-    StringEmailVerified,
 }
 
 impl Mode {
@@ -66,7 +65,6 @@ impl Mode {
             Self::FromTheFuture => "from-the-future",
             Self::BadSignature => "bad-signature",
             Self::WithinSkew => "within-skew",
-            Self::StringEmailVerified => "string-email-verified",
         }
     }
 }
