@@ -78,7 +78,18 @@ pub struct Users {
 /// A new account; also the account an accepted invitation creates.
 const INSERT_USER: &str =
     "INSERT INTO users (email, display_name, password_hash, role) VALUES ($1, $2, $3, $4) RETURNING id";
-const DISABLE: Sql = sql!("UPDATE users SET disabled_at = " now " WHERE id = $1 AND id <> $2 AND disabled_at IS NULL");
+/// PostgreSQL locks every active admin's row first, in one order (no deadlock): two admins
+/// disabling each other at once would otherwise each see the other still active (write skew) and
+/// leave the team with none. The second waits here and then sees the first one's commit. SQLite's
+/// write transaction already serialises the two, so there it is a plain read.
+pub const LOCK_ACTIVE_ADMINS: Sql = sql!(
+    "SELECT id FROM users WHERE role = 'admin' AND disabled_at IS NULL ORDER BY id" { sqlite: "", postgres: " FOR UPDATE" }
+);
+/// Only an admin still active disables anyone (never themselves), so one always stays.
+const DISABLE: Sql = sql!(
+    "UPDATE users SET disabled_at = " now " WHERE id = $1 AND id <> $2 AND disabled_at IS NULL
+        AND EXISTS (SELECT 1 FROM users a WHERE a.id = $2 AND a.role = 'admin' AND a.disabled_at IS NULL)"
+);
 
 impl Users {
     pub fn new(db: Db) -> Self {
@@ -132,11 +143,15 @@ impl Users {
         on_db!(&self.db, |pool| sqlx::query_as(SQL).fetch_all(pool).await)
     }
 
-    /// Disables an account (not one's own); true when it was active. Its sessions are ended by
-    /// the caller at once.
+    /// Disables an account (not one's own) for the active admin `by`; true when it was active.
+    /// Its sessions are ended by the caller at once.
     pub async fn disable(&self, id: i64, by: i64) -> Result<bool, sqlx::Error> {
         let done = on_db!(&self.db, |pool| {
-            sqlx::query(pool.sql(&DISABLE)).bind(id).bind(by).execute(pool).await?.rows_affected()
+            let mut tx = pool.begin_write().await?;
+            sqlx::query(pool.sql(&LOCK_ACTIVE_ADMINS)).execute(&mut *tx).await?;
+            let done = sqlx::query(pool.sql(&DISABLE)).bind(id).bind(by).execute(&mut *tx).await?.rows_affected();
+            tx.commit().await?;
+            done
         });
         Ok(done == 1)
     }

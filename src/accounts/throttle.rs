@@ -89,7 +89,7 @@ pub async fn guarded<T>(
 
 /// A wait rounded up to whole seconds (Retry-After has no fractions, and rounding down would send
 /// the client back a moment too early).
-fn whole_seconds(wait: Duration) -> Duration {
+pub fn whole_seconds(wait: Duration) -> Duration {
     Duration::from_secs(wait.as_secs_f64().ceil().max(1.0) as u64)
 }
 

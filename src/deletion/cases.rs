@@ -5,6 +5,9 @@ use std::time::Duration;
 
 use super::stores::{Outcome, Store};
 use crate::{
+    // Every active admin's row is locked first: two cases for the last two admins would otherwise
+    // each see the other still active.
+    accounts::LOCK_ACTIVE_ADMINS,
     db::{Db, Dialect, Sql, Timestamp, is_unique_violation, seconds},
     on_db,
     secret::random_token,
@@ -205,13 +208,6 @@ const COUNT_BY_STATE: Sql = Sql::same("SELECT state, COUNT(*) FROM deletion_case
 const OPEN_CASE_OF: Sql =
     Sql::same("SELECT id FROM deletion_cases WHERE subject_id = $1 AND state NOT IN ('completed', 'failed')");
 
-/// PostgreSQL locks every active admin's row first, in one order (no deadlock): two cases for the
-/// last two admins would otherwise each see the other still active (write skew). The second waits
-/// here, and its check below then sees the first one's commit. SQLite's write transaction already
-/// serialises the two, so there it is a plain read.
-const LOCK_ACTIVE_ADMINS: Sql = sql!(
-    "SELECT id FROM users WHERE role = 'admin' AND disabled_at IS NULL ORDER BY id" { sqlite: "", postgres: " FOR UPDATE" }
-);
 /// Then the account row (PostgreSQL locks it), so two racing requests for it cannot both pass.
 const IS_LAST_ADMIN: Sql = sql!(
     "SELECT role = 'admin' AND disabled_at IS NULL AND NOT EXISTS (SELECT 1 FROM users o

@@ -42,6 +42,14 @@ pub struct SecondFactorText {
     pub reset_lead: &'static str,
     pub reset_submit: &'static str,
     pub reset_done: &'static str,
+    /// The sign-in page after a pending sign-in took its last wrong code.
+    pub tries_used_up: &'static str,
+    pub mail_wrong_codes_subject: &'static str,
+    /// "{n}" is the number of wrong codes that ended the sign-in.
+    pub mail_wrong_codes_body: &'static str,
+    pub mail_wrong_codes_advice: &'static str,
+    /// The account's set-up asks the current password with the first code.
+    pub confirm_password_hint: &'static str,
 }
 
 pub const EN: SecondFactorText = SecondFactorText {
@@ -88,6 +96,11 @@ pub const EN: SecondFactorText = SecondFactorText {
     reset_lead: "Their authenticator app, passkeys and recovery codes stop working and they are signed out everywhere. Do this when they lost their phone; they can then sign in with their password and set up a new app.",
     reset_submit: "Reset sign-in codes",
     reset_done: "The member's sign-in codes were reset and their sessions ended.",
+    tries_used_up: "Too many wrong codes: that sign-in was stopped for your safety. Please sign in again with your password.",
+    mail_wrong_codes_subject: "Wrong sign-in codes for your watasu account",
+    mail_wrong_codes_body: "Someone entered your password correctly and then {n} wrong sign-in codes, so that sign-in was stopped.",
+    mail_wrong_codes_advice: "If this was you, there is nothing to do. If it was not, someone else knows your password: sign in and change it now.",
+    confirm_password_hint: "For your safety, enter your current password with the first code.",
 };
 
 pub const JA: SecondFactorText = SecondFactorText {
@@ -134,4 +147,9 @@ pub const JA: SecondFactorText = SecondFactorText {
     reset_lead: "認証アプリ・パスキー・回復コードが使えなくなり、すべての端末でログアウトされます。スマートフォンをなくしたときに使ってください。その後、パスワードでログインして新しいアプリを設定できます。",
     reset_submit: "確認コードをリセットする",
     reset_done: "メンバーの確認コードをリセットし、ログイン中のセッションを終了しました。",
+    tries_used_up: "間違ったコードが多すぎたため、安全のためログインを中止しました。もう一度パスワードでログインしてください。",
+    mail_wrong_codes_subject: "watasu アカウントで間違った確認コードが入力されました",
+    mail_wrong_codes_body: "どなたかがあなたのパスワードを正しく入力したあと、間違った確認コードを{n}回入力したため、そのログインを中止しました。",
+    mail_wrong_codes_advice: "ご自身の操作であれば、何もする必要はありません。心当たりがない場合は、パスワードが他人に知られています。すぐにログインしてパスワードを変更してください。",
+    confirm_password_hint: "安全のため、最初のコードと一緒に現在のパスワードを入力してください。",
 };

@@ -135,6 +135,31 @@ pub fn invitation_mail(origin: &MailOrigin, to: &str, lang: Lang, link: &str) ->
     Ok(origin.builder(to, t.mail_invite_subject)?.multipart(MultiPart::alternative_plain_html(text, html))?)
 }
 
+#[derive(Template)]
+#[template(path = "mail/wrong_codes.txt")]
+struct WrongCodesText<'a> {
+    t: &'a Text,
+    body: &'a str,
+}
+
+#[derive(Template)]
+#[template(path = "mail/wrong_codes.html")]
+struct WrongCodesHtml<'a> {
+    t: &'a Text,
+    lang: Lang,
+    body: &'a str,
+}
+
+/// Tells an account's owner that a sign-in with their password ended on wrong codes.
+pub fn wrong_codes_mail(origin: &MailOrigin, to: &str, lang: Lang, tries: i64) -> anyhow::Result<Message> {
+    let t = lang.text();
+    let body = t.second_factor.mail_wrong_codes_body.replace("{n}", &tries.to_string());
+    let text = WrongCodesText { t, body: &body }.render()?;
+    let html = WrongCodesHtml { t, lang, body: &body }.render()?;
+    let subject = t.second_factor.mail_wrong_codes_subject;
+    Ok(origin.builder(to, subject)?.multipart(MultiPart::alternative_plain_html(text, html))?)
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

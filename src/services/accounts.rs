@@ -278,7 +278,8 @@ impl Accounts {
         self.invitations.find_open(token).await?.ok_or(AccountError::LinkClosed)
     }
 
-    /// Uses an invitation (once) to create the account, and signs the new sender in.
+    /// Uses an invitation (once) to create the account, and leads on as a right password does:
+    /// signed in, or first through setting up a factor when the team requires one.
     pub async fn accept_invitation(
         &self,
         token: &str,
@@ -286,7 +287,7 @@ impl Accounts {
         password: SecretString,
         session: Option<&Session>,
         client: IpAddr,
-    ) -> Result<NewSession, AccountError> {
+    ) -> Result<SignInStep, AccountError> {
         self.require_passwords().await?;
         let invitation = self.invitation(token).await?;
         let name = check_new_account(name, &invitation.email, &password)?;
@@ -298,7 +299,8 @@ impl Accounts {
             Err(AcceptError::Database(error)) => return Err(error.into()),
         };
         tracing::info!(account_id = user_id, %client, "invitation used");
-        self.start_session(session, user_id).await
+        let user = self.users.find_active(user_id).await?.ok_or(AccountError::LinkClosed)?;
+        Ok(self.factors.after_password(&user, session).await?)
     }
 
     /// Disables an account (not one's own): it can no longer sign in, its sessions end now, and

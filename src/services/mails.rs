@@ -9,7 +9,7 @@ use std::{sync::Arc, time::Duration};
 
 use super::{Fault, Parts};
 use crate::{
-    accounts::{TimeZone, User},
+    accounts::{TimeZone, User, second_factor::tries},
     config::Config,
     i18n::{
         Lang,
@@ -18,7 +18,9 @@ use crate::{
     mail::{
         Mailer,
         dev_outbox::{OutboxMail, read_outbox},
-        messages::{Notification, Receipt, code_mail, invitation_mail, notification_mail, receipt_mail},
+        messages::{
+            Notification, Receipt, code_mail, invitation_mail, notification_mail, receipt_mail, wrong_codes_mail,
+        },
         outbox::{MailKind, Outbox, Outcome},
     },
     ratelimit::{Limit, RateLimiter},
@@ -38,6 +40,9 @@ const CODE_MAILS_PER_SHARE: [Limit; 2] =
 fn code_mail_bucket(limits_prefix: &str) -> String {
     format!("{limits_prefix}mails")
 }
+
+/// Warnings of wrong sign-in codes an account's owner gets: one an hour is news, more is noise.
+const WRONG_CODE_WARNINGS: [Limit; 1] = [Limit::new(1, Duration::from_secs(3600))];
 
 /// When a notification should leave.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -146,6 +151,25 @@ impl Mails {
             .await
             .map_err(|e| Fault::Internal(e.into()))?;
         Ok(())
+    }
+
+    /// Tells the owner that a sign-in with their password ended on wrong codes, through the
+    /// outbox; at most one such mail an hour, however many sign-ins end so.
+    pub async fn warn_of_wrong_codes(&self, user: &User) {
+        match self.limiter.hit(&tries::warned_bucket(&user.email), &WRONG_CODE_WARNINGS).await {
+            Ok(Ok(())) => {}
+            Ok(Err(_)) => return,
+            Err(error) => return tracing::warn!(account_id = user.id, %error, "could not count wrong-code warnings"),
+        }
+        let lang = Lang::from_code(&user.lang).unwrap_or_default();
+        let tries = tries::TRIES_PER_SIGN_IN;
+        let message = match wrong_codes_mail(&self.config.mail_origin(), &user.email, lang, tries) {
+            Ok(message) => message,
+            Err(error) => return tracing::warn!(account_id = user.id, %error, "could not build the wrong-code warning"),
+        };
+        if let Err(error) = self.outbox.queue(None, MailKind::WrongCodesWarning, &message, self.mailer()).await {
+            tracing::warn!(account_id = user.id, %error, "could not queue the wrong-code warning");
+        }
     }
 
     /// The newest `limit` mails written to DATA_DIR/dev-mail when no SMTP relay is set (none when

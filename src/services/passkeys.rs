@@ -21,7 +21,7 @@ use crate::{
         second_factor::{Purpose, SecondFactors},
         throttle::Throttled,
     },
-    ratelimit::RateLimiter,
+    ratelimit::{Limit, RateLimiter, RetryAfter},
     secret::SecretString,
     session::{NewSession, Session, Sessions},
 };
@@ -89,6 +89,10 @@ pub enum Unavailable {
     /// The team signs in by single sign-on only.
     SingleSignOnOnly,
 }
+
+/// Passkey sign-ins a client may start without a session (each makes a session and a ceremony
+/// row): far more than a household or an office behind one address starts, far fewer than a flood.
+pub const ANONYMOUS_STARTS: [Limit; 1] = [Limit::new(30, Duration::from_secs(10 * 60))];
 
 #[derive(Clone)]
 pub struct PasskeySignIn {
@@ -245,10 +249,27 @@ impl PasskeySignIn {
         Ok(removed)
     }
 
-    /// Starts a sign-in with a passkey alone on `session` (made for it when the browser had none).
-    pub async fn begin_sign_in(&self, session: &Session) -> Result<RequestChallengeResponse, PasskeyRefusal> {
+    /// Starts a sign-in with a passkey alone on `session`, or on one made for it (answered, to be
+    /// adopted) when the browser had none: anyone may ask, so a client makes only so many.
+    pub async fn begin_sign_in(
+        &self,
+        session: Option<&Session>,
+        client: IpAddr,
+    ) -> Result<(RequestChallengeResponse, Option<NewSession>), PasskeyRefusal> {
         self.require_available().await?;
-        Ok(self.passkeys.start_sign_in(session.id).await?)
+        let (session_id, started) = match session {
+            Some(session) => (session.id, None),
+            None => {
+                let bucket = format!("passkey-sign-in:client:{client}");
+                if let Err(RetryAfter(wait)) = self.limiter.hit(&bucket, &ANONYMOUS_STARTS).await? {
+                    tracing::warn!(%client, "passkey sign-in refused: too many started from this client");
+                    return Err(PasskeyRefusal::TooMany(wait));
+                }
+                let new = self.sessions.create().await?;
+                (new.session.id, Some(new))
+            }
+        };
+        Ok((self.passkeys.start_sign_in(session_id).await?, started))
     }
 
     /// Finishes a sign-in with a passkey alone: the session signed in on a new id.

@@ -1,19 +1,20 @@
 //! The second factor's use cases: what a right password leads to (signed in, a code to enter, or
 //! an app to set up first), entering a code or a recovery code, setting an app up and removing
 //! it, new recovery codes, an admin's reset and the team's policy. Codes are guessed no faster
-//! than passwords: the same limits (`throttle::guarded`), in a bucket of their own per account and
-//! client, so a right password does not clear the code failures and a stranger's wrong codes do
-//! not keep the owner out.
+//! than passwords, and slower across clients: see `accounts::second_factor::tries`.
 
 use std::{net::IpAddr, time::Duration};
 
-use super::{Fault, Parts};
+use super::{Fault, Parts, mails::Mails};
 use crate::{
     accounts::{
         User, Users,
         login::confirm_current_password,
         policy::{SignInPolicies, SignInPolicy},
-        second_factor::{AppSecret, PendingSignIns, Purpose, Removed, SecondFactors, TotpCheck, totp},
+        second_factor::{
+            AppSecret, PendingSignIns, Purpose, Removed, SecondFactors, TotpCheck, totp,
+            tries::{self, Verdict, guarded_code},
+        },
         throttle::{Throttled, guarded},
     },
     ratelimit::RateLimiter,
@@ -28,6 +29,9 @@ pub enum FactorError {
     NoPendingSignIn,
     #[error("wrong code")]
     WrongCode,
+    /// A wrong code used the pending sign-in's last try: it ended, the password is asked again.
+    #[error("the pending sign-in took its last wrong code")]
+    TriesUsedUp,
     #[error("wrong current password")]
     WrongPassword,
     /// Nothing to confirm: no set-up is waiting, or the app is already on.
@@ -108,12 +112,7 @@ pub struct Factors {
     users: Users,
     sessions: Sessions,
     limiter: RateLimiter,
-}
-
-/// The throttle's account key for codes: the address plus a suffix, so the bucket still starts
-/// with the account's own prefix (the account's deletion finds it) but is not the password's.
-fn code_key(user: &User) -> String {
-    format!("{}|second-factor", user.email)
+    mails: Mails,
 }
 
 impl Factors {
@@ -125,6 +124,7 @@ impl Factors {
             users: Users::new(parts.db.clone()),
             sessions,
             limiter: RateLimiter::new(parts.db.clone()),
+            mails: Mails::new(parts),
         }
     }
 
@@ -148,6 +148,7 @@ impl Factors {
             return signed_in.map(SignInStep::Done).ok_or_else(|| Fault::Internal(anyhow::anyhow!("session ended")));
         };
         self.pending.begin(session_id, user.id, purpose).await?;
+        tries::reset_sign_in(&self.limiter, &user.email, session_id).await?;
         Ok(SignInStep::Pending { purpose, started })
     }
 
@@ -179,7 +180,8 @@ impl Factors {
         self.sessions.sign_in(session.id, user.id).await?.ok_or(FactorError::NoPendingSignIn)
     }
 
-    /// The second step of a sign-in: an app's code or a recovery code.
+    /// The second step of a sign-in: an app's code or a recovery code. The pending sign-in's
+    /// last wrong try ends it, and the owner is told by mail (see `tries`).
     pub async fn verify(
         &self,
         session: Option<&Session>,
@@ -204,9 +206,18 @@ impl Factors {
             };
             Ok(passed)
         };
-        let Some(passed) = guarded(&self.limiter, &code_key(&user), client, check).await? else {
-            tracing::info!(account_id = user.id, %client, "second factor failed");
-            return Err(FactorError::WrongCode);
+        let passed = match guarded_code(&self.limiter, &user.email, session.id, client, check).await? {
+            Verdict::Passed(passed) => passed,
+            Verdict::Wrong { ended: false } => {
+                tracing::info!(account_id = user.id, %client, "second factor failed");
+                return Err(FactorError::WrongCode);
+            }
+            Verdict::Wrong { ended: true } => {
+                self.pending.end(session.id).await?;
+                tracing::warn!(account_id = user.id, %client, tries = tries::TRIES_PER_SIGN_IN, "second factor failed: the pending sign-in ended");
+                self.mails.warn_of_wrong_codes(&user).await;
+                return Err(FactorError::TriesUsedUp);
+            }
         };
         let signed_in = self.finish(&session, &user).await?;
         match passed {
@@ -275,13 +286,17 @@ impl Factors {
         Ok(self.factors.app_secret(user.id, true).await?.map(|app| app.provisioning(&user.email)))
     }
 
-    /// Confirms the account's waiting set-up with its first code; answers the new recovery codes.
+    /// Confirms the account's waiting set-up with its first code and the current password (a
+    /// session taken while a set-up waits must not finish it with the taker's own app); answers
+    /// the new recovery codes.
     pub async fn confirm_totp(
         &self,
         user: &User,
         code: SecretString,
+        password: SecretString,
         client: IpAddr,
     ) -> Result<Vec<SecretString>, FactorError> {
+        self.confirm_password(user, password, client).await?;
         self.confirm(user, &code, client).await
     }
 
@@ -293,7 +308,7 @@ impl Factors {
     ) -> Result<Vec<SecretString>, FactorError> {
         let app: AppSecret = self.factors.app_secret(user.id, true).await?.ok_or(FactorError::NotWaiting)?;
         let check = async { Ok(self.factors.confirm_totp(user.id, &app, code).await?.then_some(())) };
-        if guarded(&self.limiter, &code_key(user), client, check).await?.is_none() {
+        if guarded(&self.limiter, &tries::code_key(&user.email), client, check).await?.is_none() {
             tracing::info!(account_id = user.id, %client, "TOTP set-up refused: wrong code");
             return Err(FactorError::WrongCode);
         }

@@ -39,6 +39,9 @@ pub enum Refusal {
     Disabled,
     /// The address arrived with another subject than the one linked to the account.
     SubjectMismatch,
+    /// The account has a password (and maybe factors) of its own and no subject yet: it is linked
+    /// only from a browser signed in to it with them.
+    LinkNeedsSignIn,
 }
 
 impl Refusal {
@@ -54,6 +57,7 @@ impl Refusal {
             Self::NoAccount => "no_account",
             Self::Disabled => "disabled",
             Self::SubjectMismatch => "subject_mismatch",
+            Self::LinkNeedsSignIn => "link_needs_sign_in",
         }
     }
 }
@@ -109,7 +113,7 @@ impl SingleSignOn {
         Self {
             provider: config.clone().map(Provider::new),
             config,
-            pending: PendingLogins::new(parts.db.clone(), &parts.secret_key),
+            pending: PendingLogins::new(&parts.secret_key),
             links: SsoLinks::new(parts.db.clone()),
             users: Users::new(parts.db.clone()),
             invitations: Invitations::new(parts.db.clone()),
@@ -123,21 +127,24 @@ impl SingleSignOn {
         self.config.as_deref().map(|c| c.name.as_str())
     }
 
-    /// Starts a sign-in for this session; answers the provider's URL to send the browser to.
-    pub async fn start(&self, session_id: i64, client: IpAddr) -> Result<String, SsoError> {
+    /// Starts a sign-in; answers the provider's URL to send the browser to and the value of the
+    /// cookie that remembers the sign-in until the answer (nothing is stored here).
+    pub async fn start(&self, client: IpAddr) -> Result<(String, String), SsoError> {
         let provider = self.provider.as_ref().ok_or(SsoError::NotConfigured)?;
         let authorization = provider.authorize().await.map_err(|e| unavailable(e, client))?;
         let (state, nonce, verifier) = (&authorization.state, &authorization.nonce, &authorization.pkce_verifier);
-        self.pending.start(session_id, state, nonce, verifier).await?;
+        let cookie = self.pending.seal(state, nonce, verifier);
         tracing::info!(%client, "single sign-on started");
-        Ok(authorization.url)
+        Ok((authorization.url, cookie))
     }
 
-    /// Takes the provider's answer: checks it belongs to this session's pending sign-in, exchanges
-    /// the code, finds or makes the account, and signs the session in on a new id.
+    /// Takes the provider's answer: checks it belongs to the sign-in this browser's `pending`
+    /// cookie remembers, exchanges the code, finds or makes the account, and signs the browser
+    /// in on a new session id.
     pub async fn finish(
         &self,
         session: Option<&Session>,
+        pending: Option<&str>,
         answer: Answer<'_>,
         client: IpAddr,
     ) -> Result<NewSession, SsoError> {
@@ -146,17 +153,14 @@ impl SingleSignOn {
             tracing::info!(account_id, %client, reason = refusal.code(), "single sign-on refused");
             SsoError::Refused(refusal)
         };
-        let pending = match session {
-            Some(session) => self.pending.take(session.id, answer.state).await?,
-            None => None,
-        };
+        let pending = pending.and_then(|cookie| self.pending.open(cookie, answer.state));
         if let Some(error) = answer.error {
             // Only the standard's short codes are worth logging; anything else is dropped.
             let error = if error.bytes().all(|b| b.is_ascii_lowercase() || b == b'_') { error } else { "other" };
             tracing::info!(%client, provider_error = error, "the provider answered with an error");
             return Err(refuse(Refusal::Denied, None));
         }
-        let (Some(session), Some(pending)) = (session, pending) else {
+        let Some(pending) = pending else {
             return Err(refuse(Refusal::UnknownState, None));
         };
         if !pending.live {
@@ -175,7 +179,8 @@ impl SingleSignOn {
             }
             Err(error) => return Err(unavailable(error, client)),
         };
-        let user = self.account_for(&identity, client).await.map_err(|e| match e {
+        let signed_in_as = session.and_then(|s| s.user_id);
+        let user = self.account_for(&identity, signed_in_as, client).await.map_err(|e| match e {
             SsoError::Refused(refusal) => refuse(refusal, None),
             other => other,
         })?;
@@ -187,29 +192,45 @@ impl SingleSignOn {
             Link::Same => {}
             Link::Conflict => return Err(refuse(Refusal::SubjectMismatch, Some(user.id))),
         }
-        let signed_in = self.sessions.sign_in(session.id, user.id).await?;
+        let session_id = match session {
+            Some(session) => session.id,
+            None => self.sessions.create().await?.session.id,
+        };
+        let signed_in = self.sessions.sign_in(session_id, user.id).await?;
         let signed_in = signed_in.ok_or_else(|| refuse(Refusal::UnknownState, Some(user.id)))?;
         tracing::info!(account_id = user.id, %client, "signed in by single sign-on");
         Ok(signed_in)
     }
 
-    /// The account a checked identity signs in as: by its verified address; else a new one for an
-    /// allowed domain; else the one an open invitation for the address creates.
-    async fn account_for(&self, identity: &Identity, client: IpAddr) -> Result<User, SsoError> {
+    /// The account a checked identity signs in as: the one linked to its subject; an existing
+    /// one of its verified address, linked only inside the allowed domains and only from a
+    /// browser already signed in to it (`signed_in`: its password, and its factor if it has one,
+    /// were given there), so neither the provider nor anyone with an address there can skip
+    /// them; else a new one for an allowed domain; else the one an open invitation creates.
+    async fn account_for(&self, identity: &Identity, signed_in: Option<i64>, client: IpAddr) -> Result<User, SsoError> {
         let email = match (&identity.email, identity.email_verified) {
             (Some(email), true) => {
                 EmailAddress::parse(email).map_err(|_| SsoError::Refused(Refusal::EmailUnverified))?
             }
             _ => return Err(SsoError::Refused(Refusal::EmailUnverified)),
         };
+        let domain = email.as_str().rsplit('@').next().unwrap_or_default();
+        let config = self.config.as_deref().ok_or(SsoError::NotConfigured)?;
         if let Some(user) = self.users.find_by_email(&email).await? {
-            return Ok(user);
+            if user.disabled {
+                return Err(SsoError::Refused(Refusal::Disabled));
+            }
+            return match self.links.subject_of(user.id).await? {
+                Some(subject) if subject == identity.subject => Ok(user),
+                Some(_) => Err(SsoError::Refused(Refusal::SubjectMismatch)),
+                None if !config.allows_domain(domain) => Err(SsoError::Refused(Refusal::NoAccount)),
+                None if signed_in != Some(user.id) => Err(SsoError::Refused(Refusal::LinkNeedsSignIn)),
+                None => Ok(user),
+            };
         }
         let name = display_name(identity.name.as_deref(), &email);
         // A hash of a secret nobody keeps: it never verifies, yet takes as long as any other.
         let unusable = password::hash_password(random_token()).await?;
-        let domain = email.as_str().rsplit('@').next().unwrap_or_default();
-        let config = self.config.as_deref().ok_or(SsoError::NotConfigured)?;
         let id = if config.allows_domain(domain) {
             match self.users.create(&email, name.as_str(), &unusable, Role::Sender).await {
                 Ok(id) => {

@@ -27,6 +27,14 @@ impl SsoLinks {
         Self { db }
     }
 
+    /// The subject linked to the account, if any.
+    pub async fn subject_of(&self, user_id: i64) -> Result<Option<String>, sqlx::Error> {
+        const SQL: &str = "SELECT sso_subject FROM users WHERE id = $1";
+        let found: Option<Option<String>> =
+            on_db!(&self.db, |pool| sqlx::query_scalar(SQL).bind(user_id).fetch_optional(pool).await?);
+        Ok(found.flatten())
+    }
+
     /// Links `subject` to the account unless it has another one; one conditional UPDATE, so two
     /// racing sign-ins with different subjects cannot both win.
     pub async fn link(&self, user_id: i64, subject: &str) -> Result<Link, sqlx::Error> {

@@ -1,12 +1,14 @@
 //! The OpenID provider as watasu talks to it (crate `openidconnect`, over reqwest with rustls).
 //! Discovery happens when a sign-in first needs it and is kept for an hour, so the app starts and
-//! passwords keep working while the provider is down. A sign-in is the authorization code flow
+//! passwords keep working while the provider is down. No request waits behind another's
+//! discovery: while one runs, the others use the client from before or are told the provider is
+//! unavailable at once, and a failed discovery is remembered for [`FAILURE_TTL`]. A sign-in is the authorization code flow
 //! with PKCE (S256), `state` and `nonce`; the ID token's signature (against the provider's
 //! published keys), issuer, audience, expiry and nonce are checked by the crate, with
 //! [`CLOCK_SKEW`] allowed either way between the provider's clock and ours.
 
 use std::{
-    sync::Arc,
+    sync::{Arc, Mutex},
     time::{Duration, Instant},
 };
 
@@ -17,7 +19,6 @@ use openidconnect::{
     reqwest,
 };
 use subtle::ConstantTimeEq;
-use tokio::sync::Mutex;
 
 use crate::{
     config::SsoConfig,
@@ -29,14 +30,39 @@ use crate::{
 pub const CLOCK_SKEW: Duration = Duration::from_secs(60);
 /// How long discovered metadata (endpoints and signing keys) is used before it is read again.
 const DISCOVERY_TTL: Duration = Duration::from_secs(3600);
+/// How long a failed discovery stands: sign-ins meanwhile get the 503 page at once rather than
+/// each waiting for a provider that just did not answer.
+const FAILURE_TTL: Duration = Duration::from_secs(30);
 /// A provider that does not answer within this long counts as unreachable.
 const HTTP_TIMEOUT: Duration = Duration::from_secs(10);
 
 type Client =
     CoreClient<EndpointSet, EndpointNotSet, EndpointNotSet, EndpointNotSet, EndpointMaybeSet, EndpointMaybeSet>;
 
-/// The client from the last discovery, and when it was made.
-type Discovered = Arc<Mutex<Option<(Instant, Arc<Client>)>>>;
+/// What the last discovery came to, and when.
+enum Discovery {
+    Ready(Instant, Arc<Client>),
+    Failed(Instant, String),
+}
+
+/// The last discovery and whether one is running now. Held only to read or write these, never
+/// across a request to the provider.
+#[derive(Default)]
+struct DiscoveryState {
+    last: Option<Discovery>,
+    running: bool,
+}
+
+type Discovered = Arc<Mutex<DiscoveryState>>;
+
+/// Marks the running discovery over however its request ends (also when it is dropped).
+struct Running<'a>(&'a Mutex<DiscoveryState>);
+
+impl Drop for Running<'_> {
+    fn drop(&mut self) {
+        self.0.lock().expect("discovery state").running = false;
+    }
+}
 
 /// Where to send the browser, and what to remember until it comes back.
 pub struct Authorization {
@@ -86,15 +112,39 @@ impl Provider {
         Self { config, http, discovered: Arc::default() }
     }
 
-    /// The client from discovery, read again once it is older than an hour. A failed discovery
-    /// is not kept: the next sign-in tries again.
+    /// The client from discovery, read again once it is older than an hour; see the module for
+    /// what a request gets while the provider is being asked or just failed.
     async fn client(&self) -> Result<Arc<Client>, ProviderError> {
-        let mut cached = self.discovered.lock().await;
-        if let Some((at, client)) = cached.as_ref()
-            && at.elapsed() < DISCOVERY_TTL
-        {
-            return Ok(client.clone());
-        }
+        let running = {
+            let mut state = self.discovered.lock().expect("discovery state");
+            match &state.last {
+                Some(Discovery::Ready(at, client)) if at.elapsed() < DISCOVERY_TTL => return Ok(client.clone()),
+                Some(Discovery::Failed(at, why)) if at.elapsed() < FAILURE_TTL => {
+                    return Err(ProviderError::Unavailable(format!("discovery failed moments ago: {why}")));
+                }
+                _ => {}
+            }
+            if state.running {
+                return match &state.last {
+                    Some(Discovery::Ready(_, client)) => Ok(client.clone()),
+                    _ => Err(ProviderError::Unavailable("discovery under way for another request".to_owned())),
+                };
+            }
+            state.running = true;
+            Running(&self.discovered)
+        };
+        let discovered = self.discover().await;
+        let mut state = self.discovered.lock().expect("discovery state");
+        state.last = Some(match &discovered {
+            Ok(client) => Discovery::Ready(Instant::now(), client.clone()),
+            Err(error) => Discovery::Failed(Instant::now(), error.to_string()),
+        });
+        drop(state);
+        drop(running);
+        discovered
+    }
+
+    async fn discover(&self) -> Result<Arc<Client>, ProviderError> {
         let issuer =
             IssuerUrl::new(self.config.issuer.clone()).map_err(|e| ProviderError::Unavailable(e.to_string()))?;
         let metadata = CoreProviderMetadata::discover_async(issuer, &self.http)
@@ -108,9 +158,7 @@ impl Provider {
             Some(ClientSecret::new(self.config.client_secret.expose().to_owned())),
         )
         .set_redirect_uri(redirect);
-        let client = Arc::new(client);
-        *cached = Some((Instant::now(), client.clone()));
-        Ok(client)
+        Ok(Arc::new(client))
     }
 
     /// A new authorization request: fresh state, nonce and PKCE verifier (256 bits each).

@@ -154,6 +154,8 @@ struct LoginPage<'a> {
     c: Chrome,
     /// A pending sign-in ran out (`?expired=1`): say so.
     expired: bool,
+    /// A pending sign-in took its last wrong code (`?tries=1`): say so.
+    tries_used_up: bool,
     csrf_token: &'a str,
     email: &'a str,
     error: FieldError,
@@ -171,6 +173,8 @@ struct LoginPage<'a> {
 pub struct LoginQuery {
     #[serde(default)]
     expired: Option<String>,
+    #[serde(default)]
+    tries: Option<String>,
 }
 
 /// GET /login
@@ -186,6 +190,7 @@ pub async fn login_page(
     render(&LoginPage {
         c,
         expired: query.expired.is_some(),
+        tries_used_up: query.tries.is_some(),
         csrf_token: &session.form_token(),
         email: "",
         error: FieldError::NONE,
@@ -206,6 +211,7 @@ pub async fn login_with_passkey_error(
     let page = LoginPage {
         sso_button: super::sso::button_label(&c, state),
         expired: false,
+        tries_used_up: false,
         csrf_token: &session.form_token(),
         email: "",
         error: FieldError::NONE,
@@ -257,6 +263,7 @@ pub async fn login_submit(
             let page = LoginPage {
                 c,
                 expired: false,
+                tries_used_up: false,
                 csrf_token: &csrf_token,
                 email: &form.email,
                 error,

@@ -212,18 +212,25 @@ pub async fn enrol(
 }
 
 /// POST /login/passkey/options: a challenge any of this site's passkeys can answer. The browser
-/// gets a session for it if it had none.
+/// gets a session for it if it had none (so many per client: see the service).
 #[handler]
 pub async fn sign_in_options(
     c: Chrome,
     state: Data<&AppState>,
     session: Data<&SessionHandle>,
+    client: Data<&ClientAddr>,
 ) -> Result<Response, AppError> {
     if !state.services.passkeys.available().await? {
         return refused_json(&c, PasskeyRefusal::Off);
     }
-    let current = session.ensure().await?;
-    options_json(&c, state.services.passkeys.begin_sign_in(&current).await)
+    let begun = state.services.passkeys.begin_sign_in(session.current().as_ref(), client.0.0).await;
+    let options = begun.map(|(options, started)| {
+        if let Some(new) = started {
+            session.adopt(new);
+        }
+        options
+    });
+    options_json(&c, options)
 }
 
 /// POST /login/passkey: the browser's answer; signed in on a new session id.

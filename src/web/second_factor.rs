@@ -28,11 +28,21 @@ pub fn step_path(purpose: Purpose) -> &'static str {
 
 /// Back to the sign-in page, saying the pending sign-in ran out.
 const EXPIRED: &str = "/login?expired=1";
+/// Back to the sign-in page, saying the pending sign-in took its last wrong code.
+const TRIES_USED_UP: &str = "/login?tries=1";
 
 #[derive(Deserialize)]
 pub struct CodeForm {
     #[serde(default)]
     code: String,
+}
+
+#[derive(Deserialize)]
+pub struct ConfirmForm {
+    #[serde(default)]
+    code: String,
+    #[serde(default)]
+    password: String,
 }
 
 #[derive(Deserialize)]
@@ -131,6 +141,7 @@ pub async fn verify_submit(
 fn factor_error(error: FactorError) -> Result<Response, AppError> {
     match error {
         FactorError::NoPendingSignIn => Ok(see_other(EXPIRED)),
+        FactorError::TriesUsedUp => Ok(see_other(TRIES_USED_UP)),
         FactorError::TooMany(retry_after) => Err(AppError::TooMany { reason: "second factor attempts", retry_after }),
         FactorError::NotWaiting => Ok(see_other("/account#second-factor")),
         FactorError::WrongCode | FactorError::WrongPassword => Err(AppError::BadRequest("wrong code or password")),
@@ -149,6 +160,8 @@ struct EnrolPage {
     /// The account page's set-up (signed in) rather than the sign-in's.
     signed_in_setup: bool,
     error: Option<&'static str>,
+    /// `error` is about the current password (the account's set-up asks it with the code).
+    password_wrong: bool,
     /// The sign-in's set-up also offers a passkey (where passkeys can be used).
     passkey: bool,
     passkey_error: Option<&'static str>,
@@ -167,18 +180,44 @@ pub async fn enrol_page(
     }
 }
 
+/// What a set-up page's form was refused for.
+enum SetUpError {
+    Code(&'static str),
+    Password(&'static str),
+}
+
+impl SetUpError {
+    fn message(self) -> &'static str {
+        match self {
+            Self::Code(message) | Self::Password(message) => message,
+        }
+    }
+}
+
 async fn enrol_with(
     c: Chrome,
     state: &AppState,
     session: &SessionHandle,
     setup: Provisioning,
     action: &'static str,
-    error: Option<&'static str>,
+    error: Option<SetUpError>,
 ) -> Result<Response, AppError> {
     let signed_in_setup = action != "/login/enrol";
     let passkey = !signed_in_setup && state.services.passkeys.available().await?;
     let csrf_token = session.form_token();
-    let page = EnrolPage { c, csrf_token, setup, action, signed_in_setup, error, passkey, passkey_error: None };
+    let password_wrong = matches!(error, Some(SetUpError::Password(_)));
+    let error = error.map(SetUpError::message);
+    let page = EnrolPage {
+        c,
+        csrf_token,
+        setup,
+        action,
+        signed_in_setup,
+        error,
+        password_wrong,
+        passkey,
+        passkey_error: None,
+    };
     render_with(if error.is_some() { StatusCode::BAD_REQUEST } else { StatusCode::OK }, &page)
 }
 
@@ -201,6 +240,7 @@ pub async fn enrol_with_passkey_error(
         action: "/login/enrol",
         signed_in_setup: false,
         error: None,
+        password_wrong: false,
         passkey: true,
         passkey_error: Some(message),
     };
@@ -228,7 +268,7 @@ pub async fn enrol_submit(
                 Ok(found) => found,
                 Err(error) => return factor_error(error),
             };
-            let error = Some(c.t.second_factor.code_wrong);
+            let error = Some(SetUpError::Code(c.t.second_factor.code_wrong));
             enrol_with(c, &state, &session, setup, "/login/enrol", error).await
         }
         Err(error) => factor_error(error),
@@ -284,28 +324,28 @@ pub async fn setup_page(
     }
 }
 
-/// POST /account/totp/confirm: confirms the waiting set-up with its first code and shows the
-/// recovery codes once.
+/// POST /account/totp/confirm: confirms the waiting set-up with its first code and the current
+/// password, and shows the recovery codes once.
 #[handler]
 pub async fn confirm_setup(
     c: Chrome,
-    Form(form): Form<CodeForm>,
+    Form(form): Form<ConfirmForm>,
     state: Data<&AppState>,
     session: Data<&SessionHandle>,
     client: Data<&ClientAddr>,
     SignedIn(user): SignedIn,
 ) -> Result<Response, AppError> {
     let factors = &state.services.factors;
-    match factors.confirm_totp(&user, SecretString::new(form.code), client.0.0).await {
-        Ok(codes) => recovery_codes(c, &session, codes, "/account"),
-        Err(FactorError::WrongCode) => match factors.waiting_setup(&user).await? {
-            Some(setup) => {
-                let error = Some(c.t.second_factor.code_wrong);
-                enrol_with(c, &state, &session, setup, "/account/totp", error).await
-            }
-            None => Ok(see_other("/account#second-factor")),
-        },
-        Err(error) => factor_error(error),
+    let (code, password) = (SecretString::new(form.code), SecretString::new(form.password));
+    let error = match factors.confirm_totp(&user, code, password, client.0.0).await {
+        Ok(codes) => return recovery_codes(c, &session, codes, "/account"),
+        Err(FactorError::WrongCode) => SetUpError::Code(c.t.second_factor.code_wrong),
+        Err(FactorError::WrongPassword) => SetUpError::Password(c.t.password_current_wrong),
+        Err(error) => return factor_error(error),
+    };
+    match factors.waiting_setup(&user).await? {
+        Some(setup) => enrol_with(c, &state, &session, setup, "/account/totp", Some(error)).await,
+        None => Ok(see_other("/account#second-factor")),
     }
 }
 

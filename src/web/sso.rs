@@ -71,6 +71,7 @@ fn refusal(c: Chrome, state: &AppState, refusal: Refusal) -> Result<Response, Ap
         Refusal::NoAccount => s.no_account,
         Refusal::Disabled => s.disabled,
         Refusal::SubjectMismatch => s.subject_mismatch,
+        Refusal::LinkNeedsSignIn => s.link_needs_sign_in,
     };
     let status = match refusal {
         Refusal::UnknownState | Refusal::Expired | Refusal::CodeRefused => StatusCode::BAD_REQUEST,
@@ -109,7 +110,8 @@ async fn sso_error(c: Chrome, state: &AppState, error: SsoError) -> Result<Respo
     }
 }
 
-/// GET /login/sso: starts a sign-in for this browser's session and sends it to the provider.
+/// GET /login/sso: starts a sign-in, remembered in a sealed cookie of its own (no row, no
+/// session), and sends the browser to the provider.
 #[handler]
 pub async fn start(
     c: Chrome,
@@ -120,9 +122,11 @@ pub async fn start(
     if state.services.sso.name().is_none() {
         return Err(AppError::NotFound("single sign-on is not configured"));
     }
-    let current = session.ensure().await?;
-    match state.services.sso.start(current.id, client.0.0).await {
-        Ok(url) => Ok(see_other(&url)),
+    match state.services.sso.start(client.0.0).await {
+        Ok((url, pending)) => {
+            session.set_pending_sso(pending, crate::sso::pending::PENDING_TTL);
+            Ok(see_other(&url))
+        }
         Err(error) => sso_error(c, &state, error).await,
     }
 }
@@ -145,7 +149,13 @@ pub async fn callback(
     client: Data<&ClientAddr>,
 ) -> Result<Response, AppError> {
     let answer = Answer { state: &query.state, code: query.code.as_deref(), error: query.error.as_deref() };
-    match state.services.sso.finish(session.current().as_ref(), answer, client.0.0).await {
+    let pending = session.pending_sso();
+    let finished = state.services.sso.finish(session.current().as_ref(), pending.as_deref(), answer, client.0.0).await;
+    // An answer for another sign-in (a forged state) leaves this browser's own one waiting.
+    if !matches!(finished, Err(SsoError::Refused(Refusal::UnknownState))) {
+        session.end_pending_sso();
+    }
+    match finished {
         Ok(signed_in) => {
             session.adopt(signed_in);
             Ok(see_other("/shares"))

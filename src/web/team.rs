@@ -20,7 +20,11 @@ use super::{
     middleware::{ClientAddr, SessionHandle},
     render, render_with, see_other,
 };
-use crate::{accounts::User, secret::SecretString, services::accounts::AccountError};
+use crate::{
+    accounts::User,
+    secret::SecretString,
+    services::{accounts::AccountError, second_factor::SignInStep},
+};
 
 #[derive(Template)]
 #[template(path = "admin/team.html")]
@@ -255,9 +259,15 @@ pub async fn accept(
     let password = SecretString::new(form.password);
     let accounts = &state.services.accounts;
     match accounts.accept_invitation(&token, &form.name, password, session.current().as_ref(), client.0.0).await {
-        Ok(signed_in) => {
+        Ok(SignInStep::Done(signed_in)) => {
             adopt_browser_zone(&state, &session.adopt(signed_in), &form.time_zone).await;
             Ok(see_other("/shares"))
+        }
+        Ok(SignInStep::Pending { purpose, started }) => {
+            if let Some(new) = started {
+                session.adopt(new);
+            }
+            Ok(see_other(super::second_factor::step_path(purpose)))
         }
         Err(AccountError::Invalid(problem)) => {
             let invitation = accounts.invitation(&token).await.map_err(invitation_error)?;

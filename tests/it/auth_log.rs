@@ -182,7 +182,9 @@ both_backends! {
         let secret = totp_rs::Secret::try_from_base32(&key).unwrap().as_bytes().to_vec();
         room_in_this_step().await;
         let first = totp_code(&secret, 0);
-        let done = phone.post_form("/account/totp/confirm", &[("csrf_token", &setup.csrf_token()), ("code", &first)]).await;
+        let csrf = setup.csrf_token();
+        let fields = [("csrf_token", csrf.as_str()), ("code", first.as_str()), ("password", password.as_str())];
+        let done = phone.post_form("/account/totp/confirm", &fields).await;
         let recovery_codes = done.texts("[data-recovery-codes] code");
         assert_eq!(recovery_codes.len(), 10, "{}", done.body);
         let laptop = Browser::new(&server.base());

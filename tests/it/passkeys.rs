@@ -323,6 +323,32 @@ both_backends! {
         assert_eq!(status, 404, "a passkey sign-in started on single sign-on only");
     }
 
+    async fn passkey_sign_ins_started_without_a_session_are_limited_per_client(backend: Backend) {
+        let (app, _origin) = TestApp::spawn_for_passkeys(backend, |s| s.trusted_proxies = vec!["127.0.0.1/32".parse().unwrap()]).await;
+        let app = &app;
+        let from = |address: &'static str| async move {
+            let browser = app.browser();
+            let login = browser.get("/login").await;
+            let headers = [("Sec-Fetch-Site", "same-origin"), ("X-Forwarded-For", address)];
+            browser.post_form_with("/login/passkey/options", &[("csrf_token", &login.csrf_token())], &headers).await.status.as_u16()
+        };
+        let sessions = || count(app.db(), "SELECT count(*) FROM sessions WHERE id > $1", 0);
+
+        let limit = watasu::services::passkeys::ANONYMOUS_STARTS[0].max;
+        let mut answers = Vec::new();
+        for _ in 0..limit + 10 {
+            answers.push(from("203.0.113.50").await);
+        }
+
+        let started = limit as usize;
+        assert_eq!(answers.iter().filter(|s| **s == 200).count(), started, "{answers:?}");
+        assert!(answers[started..].iter().all(|s| *s == 429), "{answers:?}");
+        assert_eq!(sessions().await, limit, "refused starts made rows");
+        assert_eq!(count(app.db(), "SELECT count(*) FROM passkey_ceremonies WHERE session_id > $1", 0).await, limit);
+        // Another client is not held back by it.
+        assert_eq!(from("198.51.100.60").await, 200);
+    }
+
     async fn on_an_ip_address_passkeys_are_not_offered_and_say_why(backend: Backend) {
         let app = TestApp::spawn(backend).await;
         app.create_sender_with_password(OWNER, "Owner", PASSWORD).await;

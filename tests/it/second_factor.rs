@@ -92,8 +92,9 @@ async fn enrol(client: &Client) -> (Vec<u8>, Vec<String>) {
     let key = setup.texts("[data-totp-secret]").pop().unwrap().replace(' ', "");
     let secret = Secret::try_from_base32(&key).unwrap().as_bytes().to_vec();
     room_in_this_step().await;
-    let done =
-        client.post("/account/totp/confirm", &[("csrf_token", &setup.csrf_token()), ("code", &code(&secret, 0))]).await;
+    let fields = [("csrf_token", setup.csrf_token()), ("code", code(&secret, 0)), ("password", PASSWORD.to_owned())];
+    let fields: Vec<(&str, &str)> = fields.iter().map(|(k, v)| (*k, v.as_str())).collect();
+    let done = client.post("/account/totp/confirm", &fields).await;
     assert_eq!(done.status, 200, "{}", done.body);
     let codes = done.texts("[data-recovery-codes] code");
     assert_eq!(codes.len(), 10);
@@ -159,26 +160,81 @@ both_backends! {
         assert_eq!(other.code(&code(&secret, 1)).await.header("location"), Some("/shares"), "one step ahead");
     }
 
-    async fn codes_are_throttled_like_passwords_and_a_strangers_guesses_do_not_lock_the_owner_out(backend: Backend) {
+    async fn wrong_codes_count_per_account_from_every_address_and_only_time_ends_the_wait(backend: Backend) {
         let app = app_behind_proxy(backend).await;
         let (_, secret, _) = owner_with_app(&app).await;
         let attacker = Client::new(&app, ATTACKER);
         attacker.password(OWNER).await;
-        for attempt in 1..=5 {
+        for attempt in 1..=4 {
             assert_eq!(attacker.code("111111").await.status, 200, "free failure {attempt}");
         }
-        let refused = attacker.code("111111").await;
+        assert_eq!(attacker.code("111111").await.header("location"), Some("/login?tries=1"));
+        // The failures are as recent as can be whatever the machine's speed: dated ahead.
+        app.set_ago("rate_limit_hits", &["at"], -600, "bucket LIKE '%|every-client|'").await;
+
+        // A right password again, from another address, does not clear them…
+        let elsewhere = Client::new(&app, "192.0.2.99");
+        assert_eq!(elsewhere.password(OWNER).await, "/login/second-factor");
+        let refused = elsewhere.code("222222").await;
         assert_eq!(refused.status, 429, "{}", refused.body);
         assert!(refused.header("retry-after").is_some());
-        // A right password again does not clear the code failures.
-        let again = Client::new(&app, ATTACKER);
-        again.password(OWNER).await;
-        assert_eq!(again.code("222222").await.status, 429);
-
+        // …and the owner, who is the only one to reach this step without a stranger knowing the
+        // password, waits as well.
         let owner = Client::new(&app, OWNERS_LAPTOP);
         owner.password(OWNER).await;
         room_in_this_step().await;
-        assert_eq!(owner.code(&code(&secret, 1)).await.header("location"), Some("/shares"), "the owner was locked out");
+        assert_eq!(owner.code(&code(&secret, 1)).await.status, 429);
+        app.set_ago("rate_limit_hits", &["at"], clock::HOUR, "bucket LIKE '%|every-client|'").await;
+        room_in_this_step().await;
+        assert_eq!(owner.code(&code(&secret, 1)).await.header("location"), Some("/shares"), "the wait did not end");
+    }
+
+    async fn a_pending_sign_in_takes_five_codes_from_any_number_of_addresses_then_ends_and_the_owner_is_mailed(backend: Backend) {
+        let app = app_behind_proxy(backend).await;
+        let (_, secret, _) = owner_with_app(&app).await;
+        let attacker = Client::new(&app, ATTACKER);
+        attacker.password(OWNER).await;
+        let csrf = attacker.get("/login/second-factor").await.csrf_token();
+        let addresses: Vec<String> = (1..=40).map(|i| format!("198.18.0.{i}")).collect();
+
+        let guesses = addresses.iter().enumerate().map(|(i, address)| {
+            let guess = format!("{:06}", 100_000 + i);
+            let (browser, csrf) = (&attacker.browser, &csrf);
+            async move {
+                let headers = [("Sec-Fetch-Site", "same-origin"), ("X-Forwarded-For", address.as_str())];
+                browser.post_form_with("/login/second-factor", &[("csrf_token", csrf), ("code", &guess)], &headers).await
+            }
+        });
+        let answers = futures_util::future::join_all(guesses).await;
+
+        let tried = "SELECT count(*) FROM rate_limit_hits WHERE id > $1 AND bucket LIKE '%|sign-in:%'";
+        let compared = count(app.db(), tried, 0).await;
+        assert!(compared <= 5, "{compared} codes were compared for one pending sign-in");
+        for answer in &answers {
+            assert!([200, 303, 429].contains(&answer.status.as_u16()), "{} {}", answer.status, answer.body);
+        }
+        // The burst also made the account wait; a day later the pending sign-in's last tries are
+        // its own, and wrong codes end it after five in all.
+        app.set_ago("rate_limit_hits", &["at"], clock::DAY + clock::HOUR, "bucket LIKE '%|every-client|'").await;
+        for _ in 0..5 {
+            if attacker.get("/login/second-factor").await.status != 200 {
+                break;
+            }
+            let answer = attacker.post("/login/second-factor", &[("csrf_token", &csrf), ("code", "999999")]).await;
+            assert!(answer.status == 200 || answer.header("location") == Some("/login?tries=1"), "{}", answer.body);
+        }
+        assert!(count(app.db(), tried, 0).await <= 5, "the pending sign-in took more than five codes");
+        room_in_this_step().await;
+        let late = attacker.post("/login/second-factor", &[("csrf_token", &csrf), ("code", &code(&secret, 1))]).await;
+        assert!(late.header("location").is_some_and(|l| l.starts_with("/login?")), "{:?} {}", late.status, late.body);
+        assert!(!attacker.signed_in().await, "a code signed in after the pending sign-in ended");
+        assert_eq!(count(app.db(), "SELECT count(*) FROM pending_sign_ins WHERE session_id > $1", 0).await, 0);
+        let login = attacker.get("/login?tries=1").await;
+        assert_eq!(login.texts("[data-tries-used-up]").len(), 1);
+        let mail = app.smtp.wait_for(1, std::time::Duration::from_secs(10)).await.pop().unwrap();
+        assert_eq!(mail.to, [OWNER]);
+        assert!(mail.text().contains("5"), "{}", mail.text());
+        assert!(!mail.text().contains(ATTACKER), "{}", mail.text());
     }
 
     async fn a_recovery_code_signs_in_once(backend: Backend) {
@@ -330,9 +386,36 @@ both_backends! {
         assert!(account.attr("[data-continue-totp]", "href").is_none(), "{}", account.body);
         assert_eq!(account.attr("#start_password", "name").as_deref(), Some("password"), "{}", account.body);
         room_in_this_step().await;
-        holder.post("/account/totp/confirm", &[("csrf_token", &account.csrf_token()), ("code", &code(&secret, 0))]).await;
+        let right = code(&secret, 0);
+        holder.post("/account/totp/confirm", &[("csrf_token", &account.csrf_token()), ("code", &right), ("password", PASSWORD)]).await;
         assert_eq!(count(app.db(), "SELECT count(*) FROM totp_factors WHERE confirmed_at IS NOT NULL AND user_id > $1", 0).await, 0);
         assert_eq!(Client::new(&app, OWNERS_LAPTOP).password(OWNER).await, "/shares", "the owner now owes a code");
+    }
+
+    async fn a_set_up_waiting_for_its_first_code_is_finished_only_with_the_current_password(backend: Backend) {
+        let app = app_behind_proxy(backend).await;
+        app.create_sender_with_password(OWNER, "Owner", PASSWORD).await;
+        let owner = Client::new(&app, OWNERS_LAPTOP);
+        assert_eq!(owner.password(OWNER).await, "/shares");
+        let account = owner.get("/account").await;
+        owner.post("/account/totp", &[("csrf_token", &account.csrf_token()), ("password", PASSWORD)]).await;
+        // Within its fifteen minutes, someone holding the owner's session but not the password
+        // scans the waiting key into their own app.
+        let setup = owner.get("/account/totp").await;
+        let key = setup.texts("[data-totp-secret]").pop().unwrap().replace(' ', "");
+        let secret = Secret::try_from_base32(&key).unwrap().as_bytes().to_vec();
+        room_in_this_step().await;
+        let right = code(&secret, 0);
+
+        for guess in ["", "a guess"] {
+            let refused = owner.post("/account/totp/confirm", &[("csrf_token", &setup.csrf_token()), ("code", &right), ("password", guess)]).await;
+            assert_eq!(refused.status, 400, "{}", refused.body);
+            assert_eq!(refused.attr("#confirm_password", "aria-invalid").as_deref(), Some("true"), "{}", refused.body);
+        }
+        assert_eq!(count(app.db(), "SELECT count(*) FROM totp_factors WHERE confirmed_at IS NOT NULL AND user_id > $1", 0).await, 0);
+        assert_eq!(Client::new(&app, OWNERS_LAPTOP).password(OWNER).await, "/shares", "the owner now owes a code");
+        let done = owner.post("/account/totp/confirm", &[("csrf_token", &setup.csrf_token()), ("code", &right), ("password", PASSWORD)]).await;
+        assert_eq!(done.texts("[data-recovery-codes] code").len(), 10, "{}", done.body);
     }
 
     async fn the_database_holds_neither_the_apps_key_nor_a_recovery_code(backend: Backend) {

@@ -7,8 +7,8 @@ use watasu::accounts::{EmailAddress, Role, Users, invitations::Invitations};
 use crate::{
     both_backends,
     support::{
-        Browser, PASSWORD, Page, TestApp, count, execute,
-        oidc::{Consent, Mode, app_with_provider, drive},
+        Browser, PASSWORD, Page, TestApp, count,
+        oidc::{CLIENT_ID, CLIENT_SECRET, Consent, Mode, app_with_provider, drive},
         process::run_watasu,
     },
 };
@@ -42,13 +42,17 @@ both_backends! {
         let (app, _provider) = app_with_provider(backend, Mode::Normal, &["corp.test"]).await;
         let browser = app.browser();
         let callback = drive(&browser, "alice@corp.test", Consent::Allow).await;
-        let before = browser.cookie(SESSION_COOKIE).expect("the sign-in started a session");
+        assert!(browser.cookie(SESSION_COOKIE).is_none(), "starting the sign-in made a session");
 
         let back = browser.get(&callback).await;
 
         assert_eq!((back.status.as_u16(), back.header("location")), (303, Some("/shares")), "{}", back.body);
-        assert_ne!(browser.cookie(SESSION_COOKIE).unwrap(), before, "the session id did not change");
         assert!(signed_in(&browser).await);
+        // Signing in again from this browser moves its session to a new id.
+        let before = browser.cookie(SESSION_COOKIE).unwrap();
+        let again = drive(&browser, "alice@corp.test", Consent::Allow).await;
+        assert_eq!(browser.get(&again).await.header("location"), Some("/shares"));
+        assert_ne!(browser.cookie(SESSION_COOKIE).unwrap(), before, "the session id did not change");
         let alice = user(&app, "alice@corp.test").await.expect("an account was created");
         assert_eq!((alice.role, alice.display_name.as_str()), (Role::Sender, "Test alice"));
         assert_eq!(count(app.db(), "SELECT count(*) FROM users WHERE id = $1 AND sso_subject = 'alice@corp.test'", alice.id).await, 1);
@@ -79,25 +83,26 @@ both_backends! {
         assert_eq!(reason(&browser.get(&callback).await).as_deref(), Some("unknown_state"), "a state worked twice");
     }
 
-    async fn an_answer_after_the_sign_ins_ten_minutes_is_refused_and_changes_nothing(backend: Backend) {
+    async fn a_started_sign_in_waits_ten_minutes_in_a_sealed_cookie_and_stores_nothing(backend: Backend) {
         let (app, _provider) = app_with_provider(backend, Mode::Normal, &["corp.test"]).await;
         let browser = app.browser();
+
+        let start = browser.get("/login/sso").await;
+
+        assert_eq!(start.status, 303);
+        let state = start.header("location").unwrap().split("state=").nth(1).unwrap().split('&').next().unwrap().to_owned();
+        let cookie = start.headers.get_all("set-cookie").iter().map(|v| v.to_str().unwrap().to_owned()).find(|c| c.starts_with("watasu_sso="));
+        let cookie = cookie.expect("the sign-in is remembered in its cookie");
+        for attribute in ["Max-Age=600", "HttpOnly", "SameSite=Lax"] {
+            assert!(cookie.contains(attribute), "{attribute} missing: {cookie}");
+        }
+        assert!(!cookie.contains(&state), "the cookie shows the state: {cookie}");
+        assert!(browser.cookie(SESSION_COOKIE).is_none(), "starting a sign-in made a session");
+        assert_eq!(count(app.db(), "SELECT count(*) FROM sessions WHERE id > $1", 0).await, 0);
+        // The callback takes it: the answer is accepted once.
         let callback = drive(&browser, "alice@corp.test", Consent::Allow).await;
-        let moved = execute(
-            app.db(),
-            "UPDATE sso_logins SET expires_at = unixepoch('subsec') - $1",
-            "UPDATE sso_logins SET expires_at = now() - make_interval(secs => $1)",
-            1,
-        )
-        .await;
-        assert_eq!(moved, 1);
-
-        let late = browser.get(&callback).await;
-
-        assert_eq!((late.status.as_u16(), reason(&late).as_deref()), (400, Some("expired")), "{}", late.body);
-        assert!(!signed_in(&browser).await);
-        assert!(user(&app, "alice@corp.test").await.is_none());
-        assert_eq!(reason(&browser.get(&callback).await).as_deref(), Some("unknown_state"), "a late answer stayed pending");
+        assert_eq!(browser.get(&callback).await.status, 303);
+        assert!(browser.cookie("watasu_sso").is_none_or(|c| c.is_empty()), "the cookie outlived its answer");
     }
 
     async fn a_replayed_code_is_refused_by_the_provider(backend: Backend) {
@@ -157,7 +162,8 @@ both_backends! {
     async fn a_disabled_account_is_refused(backend: Backend) {
         let (app, _provider) = app_with_provider(backend, Mode::Normal, &["corp.test"]).await;
         let bob = app.create_sender("bob@corp.test", "Bob").await;
-        assert!(Users::new(app.db().clone()).disable(bob, 0).await.unwrap());
+        let admin = app.create_admin("admin@corp.test").await;
+        assert!(Users::new(app.db().clone()).disable(bob, admin).await.unwrap());
         let (status, why, browser) = refused(&app, "bob@corp.test").await;
         assert_eq!((status, why.as_deref()), (403, Some("disabled")));
         assert!(!signed_in(&browser).await);
@@ -194,6 +200,39 @@ both_backends! {
         assert!(!signed_in(&browser).await);
     }
 
+    async fn an_account_with_a_password_is_linked_only_from_a_browser_signed_in_to_it(backend: Backend) {
+        let (app, _provider) = app_with_provider(backend, Mode::Normal, &["corp.test"]).await;
+        let admin_id = app.create_admin("admin@corp.test").await;
+        let linked = "SELECT count(*) FROM users WHERE id = $1 AND sso_subject IS NOT NULL";
+
+        let (status, why, stranger) = refused(&app, "admin@corp.test").await;
+        assert_eq!((status, why.as_deref()), (403, Some("link_needs_sign_in")));
+        assert!(!signed_in(&stranger).await);
+        assert_eq!(count(app.db(), linked, admin_id).await, 0);
+
+        let owner = app.sign_in("admin@corp.test", PASSWORD).await;
+        let callback = drive(&owner, "admin@corp.test", Consent::Allow).await;
+        let back = owner.get(&callback).await;
+        assert_eq!(back.header("location"), Some("/shares"), "{}", back.body);
+        assert_eq!(count(app.db(), linked, admin_id).await, 1);
+        let later = app.browser();
+        let callback = drive(&later, "admin@corp.test", Consent::Allow).await;
+        assert_eq!(later.get(&callback).await.header("location"), Some("/shares"));
+        assert!(signed_in(&later).await);
+    }
+
+    async fn an_account_outside_the_allowed_domains_is_never_linked(backend: Backend) {
+        let (app, _provider) = app_with_provider(backend, Mode::Normal, &["corp.test"]).await;
+        let id = app.create_sender_with_password("erin@elsewhere.test", "Erin", PASSWORD).await;
+        let erin = app.sign_in("erin@elsewhere.test", PASSWORD).await;
+
+        let callback = drive(&erin, "erin@elsewhere.test", Consent::Allow).await;
+        let page = erin.get(&callback).await;
+
+        assert_eq!((page.status.as_u16(), reason(&page).as_deref()), (403, Some("no_account")), "{}", page.body);
+        assert_eq!(count(app.db(), "SELECT count(*) FROM users WHERE id = $1 AND sso_subject IS NOT NULL", id).await, 0);
+    }
+
     async fn the_provider_down_is_a_503_page_while_passwords_still_work(backend: Backend) {
         let (app, mut provider) = app_with_provider(backend, Mode::Normal, &["corp.test"]).await;
         app.create_sender_with_password("pat@corp.test", "Pat", PASSWORD).await;
@@ -203,6 +242,34 @@ both_backends! {
         assert_eq!((start.status.as_u16(), reason(&start).as_deref()), (503, Some("unavailable")), "{}", start.body);
         assert_eq!(browser.sign_in("pat@corp.test", PASSWORD).await.status, 303);
         assert!(signed_in(&browser).await);
+    }
+
+    async fn while_the_provider_hangs_no_sign_in_queues_behind_another_and_its_failure_stands_a_while(backend: Backend) {
+        use futures_util::FutureExt;
+        // A provider that takes connections and never answers them.
+        let provider = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
+        let issuer = format!("http://{}", provider.local_addr().unwrap());
+        let app = TestApp::spawn_with(backend, |s| {
+            s.oidc.issuer = Some(issuer);
+            s.oidc.client_id = Some(CLIENT_ID.to_owned());
+            s.oidc.client_secret = Some(watasu::secret::SecretString::new(CLIENT_SECRET));
+            s.oidc.name = "Test IdP".to_owned();
+        })
+        .await;
+        let first = app.browser();
+        let hanging = tokio::spawn(async move { first.get("/login/sso").await });
+        let (held, _) = provider.accept().await.unwrap();
+
+        let second = app.browser().get("/login/sso").await;
+
+        assert_eq!((second.status.as_u16(), reason(&second).as_deref()), (503, Some("unavailable")), "{}", second.body);
+        assert!(!hanging.is_finished(), "the first sign-in was answered before its provider was");
+        drop(held);
+        assert_eq!(hanging.await.unwrap().status, 503);
+        let third = app.browser().get("/login/sso").await;
+        assert_eq!((third.status.as_u16(), reason(&third).as_deref()), (503, Some("unavailable")));
+        assert!(provider.accept().now_or_never().is_none(), "the provider was asked again at once");
+        assert_eq!(count(app.db(), "SELECT count(*) FROM sessions WHERE id > $1", 0).await, 0);
     }
 
     async fn the_token_endpoint_down_after_discovery_is_a_503_page(backend: Backend) {

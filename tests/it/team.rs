@@ -6,7 +6,7 @@ use crate::support::PASSWORD;
 use crate::support::clock;
 use crate::{
     both_backends,
-    support::{TestApp, execute},
+    support::{TestApp, count, execute},
 };
 
 both_backends! {
@@ -46,6 +46,56 @@ both_backends! {
         assert_eq!(valid_for_72_hours, 1, "the invitation is not valid for 72 hours");
         app.set_ago("invitations", &["expires_at"], 1, &clock::id(1)).await;
         assert_eq!(app.browser().get(&link).await.status, 404);
+    }
+
+    async fn an_invitation_accepted_under_the_second_factor_policy_leads_to_set_up_not_a_session(backend: Backend) {
+        let app = TestApp::spawn(backend).await;
+        app.create_admin("admin@example.test").await;
+        let admin = app.sign_in("admin@example.test", PASSWORD).await;
+        let team = admin.get("/team").await;
+        let fields = [("csrf_token", team.csrf_token()), ("require_second_factor", "1".to_owned())];
+        let fields: Vec<(&str, &str)> = fields.iter().map(|(k, v)| (*k, v.as_str())).collect();
+        assert_eq!(admin.post_form("/team/sign-in-policy", &fields).await.header("location"), Some("/team?done=policy"));
+        let link = app.invite(&admin, "new@example.test").await;
+
+        let invited = app.browser();
+        let form = invited.get(&link).await;
+        let joined = invited.post_form(&link, &[("csrf_token", &form.csrf_token()), ("name", "New Nakamura"), ("password", "violet harbor quietly ninety")]).await;
+
+        assert_eq!(joined.header("location"), Some("/login/enrol"), "{}", joined.body);
+        assert_ne!(invited.get("/shares").await.status, 200, "the new member got a session with no factor");
+        let enrol = invited.get("/login/enrol").await;
+        assert_eq!(enrol.status, 200, "{}", enrol.body);
+        assert_eq!(enrol.texts("[data-totp-secret]").len(), 1);
+        assert_eq!(count(app.db(), "SELECT count(*) FROM users WHERE id > $1", 0).await, 2);
+    }
+
+    async fn admins_disabling_each_other_at_once_always_leave_an_active_admin(backend: Backend) {
+        let app = TestApp::spawn(backend).await;
+        let emails = ["one@example.test", "two@example.test", "three@example.test"];
+        let mut ids = Vec::new();
+        for email in emails {
+            ids.push(app.create_admin(email).await);
+        }
+        for round in 1..=8 {
+            execute(app.db(), "UPDATE users SET disabled_at = NULL WHERE id > $1", "UPDATE users SET disabled_at = NULL WHERE id > $1", 0).await;
+            let mut admins = Vec::new();
+            for email in emails {
+                let browser = app.sign_in(email, PASSWORD).await;
+                let csrf = browser.get("/team").await.csrf_token();
+                admins.push((browser, csrf));
+            }
+
+            let disables = admins.iter().enumerate().flat_map(|(me, (browser, csrf))| {
+                ids.iter().enumerate().filter(move |(other, _)| *other != me).map(move |(_, id)| async move {
+                    browser.post_form(&format!("/team/{id}/disable"), &[("csrf_token", csrf)]).await
+                })
+            });
+            futures_util::future::join_all(disables).await;
+
+            let active = count(app.db(), "SELECT count(*) FROM users WHERE role = 'admin' AND disabled_at IS NULL AND id > $1", 0).await;
+            assert!(active >= 1, "round {round}: no active admin is left");
+        }
     }
 
     async fn the_team_page_is_for_admins_only(backend: Backend) {

@@ -6,7 +6,10 @@ use std::time::Duration;
 
 use crate::{
     both_backends,
-    support::{TestApp, count},
+    support::{
+        TestApp, count,
+        oidc::{Mode, app_with_provider},
+    },
 };
 
 use crate::support::RECIPIENT;
@@ -21,15 +24,17 @@ async fn events_of_kind(app: &TestApp, share_id: i64, kind: &str) -> usize {
 
 both_backends! {
     async fn showing_the_sign_in_form_or_a_share_link_stores_no_session(backend: Backend) {
-        let app = TestApp::spawn(backend).await;
+        let (app, _provider) = app_with_provider(backend, Mode::Normal, &[]).await;
         let share = app.create_share().await;
 
         for _ in 0..5 {
             assert_eq!(app.browser().get("/login").await.status, 200);
             assert_eq!(app.browser().get(&format!("/s/{}", share.token)).await.status, 200);
+            assert_eq!(app.browser().get("/login/sso").await.status, 303, "single sign-on did not start");
         }
 
-        assert_eq!(sessions(&app).await, 0, "a page view made a session row");
+        assert_eq!(sessions(&app).await, 0, "a page view or a started single sign-on made a session row");
+        assert_eq!(count(app.db(), "SELECT count(*) FROM sso_logins WHERE session_id > $1", 0).await, 0);
     }
 
     async fn a_form_posted_to_a_dead_link_starts_no_session(backend: Backend) {

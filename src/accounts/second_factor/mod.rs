@@ -6,6 +6,7 @@ pub mod pending;
 pub mod recovery;
 mod seal;
 pub mod totp;
+pub mod tries;
 
 pub use pending::{PendingSignIns, Purpose};
 pub use seal::{TotpKey, Unreadable};

@@ -72,6 +72,12 @@ impl PendingSignIns {
         Ok(taken == 1)
     }
 
+    /// Ends the session's pending sign-in, whatever it was for (its tries ran out).
+    pub async fn end(&self, session_id: i64) -> Result<(), sqlx::Error> {
+        const SQL: &str = "DELETE FROM pending_sign_ins WHERE session_id = $1";
+        on_db!(&self.db, |pool| sqlx::query(SQL).bind(session_id).execute(pool).await.map(drop))
+    }
+
     /// Drops every pending sign-in of an account (its factors were reset).
     pub async fn drop_all_for(&self, user_id: i64) -> Result<u64, sqlx::Error> {
         const SQL: &str = "DELETE FROM pending_sign_ins WHERE user_id = $1";

@@ -46,6 +46,7 @@ crate::db_code! {
         ShareNotification = "share_notification",
         DownloadReceipt = "download_receipt",
         Invitation = "invitation",
+        WrongCodesWarning = "wrong_codes_warning",
     }
 }
 

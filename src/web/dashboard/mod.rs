@@ -165,7 +165,10 @@ fn mail_row(t: &'static Text, reader: Reader, mail: MailDelivery) -> MailRow {
     MailRow {
         kind: match mail.kind {
             MailKind::DownloadReceipt => t.mail_kind_receipt,
-            MailKind::ShareNotification | MailKind::Invitation => t.mail_kind_notification,
+            // Mails to senders themselves belong to no share: they never reach this list.
+            MailKind::ShareNotification | MailKind::Invitation | MailKind::WrongCodesWarning => {
+                t.mail_kind_notification
+            }
         },
         text: match mail.status {
             MailStatus::Pending => t.mail_pending,

@@ -26,6 +26,12 @@ fn form_cookie_name(scope: &CookieScope) -> &'static str {
     scope.name("__Host-watasu-form", "__Secure-watasu-form", "watasu_form")
 }
 
+/// The cookie of a single sign-on under way: the sealed state the provider's answer is checked
+/// against (see `sso::pending`), so that starting one stores nothing.
+fn sso_cookie_name(scope: &CookieScope) -> &'static str {
+    scope.name("__Host-watasu-sso", "__Secure-watasu-sso", "watasu_sso")
+}
+
 /// What the session layer needs to know, fixed at start-up.
 #[derive(Clone)]
 pub struct SessionSettings {
@@ -92,6 +98,25 @@ impl SessionHandle {
             }
             _ => false,
         }
+    }
+
+    /// Remembers a single sign-on under way in its own cookie, for `max_age`.
+    pub fn set_pending_sso(&self, sealed: String, max_age: std::time::Duration) {
+        let mut cookie = self.base_cookie(sso_cookie_name(&self.settings.cookies), sealed);
+        cookie.set_max_age(max_age);
+        self.jar.add(cookie);
+    }
+
+    /// The single sign-on under way: its cookie's value.
+    pub fn pending_sso(&self) -> Option<String> {
+        self.jar.get(sso_cookie_name(&self.settings.cookies)).map(|cookie| cookie.value_str().to_owned())
+    }
+
+    /// Clears the single sign-on's cookie: its answer came (an answer is taken once).
+    pub fn end_pending_sso(&self) {
+        let mut gone = self.base_cookie(sso_cookie_name(&self.settings.cookies), String::new());
+        gone.set_max_age(std::time::Duration::ZERO);
+        self.jar.add(gone);
     }
 
     /// Moves the session to a new id on a privilege change; the old cookie dies at once.
