@@ -140,9 +140,11 @@ impl App {
             body_timeout: settings.body_timeout,
             max_connections: settings.max_connections as usize,
         };
+        let stopping = services.sharing.stopping().clone();
         let shutdown = async {
             shutdown.await;
             workers.ask_to_stop();
+            stopping.begin(grace);
         };
         let result = server::serve(self.acceptor, web::app(self.state), limits, shutdown, grace).await;
         services.stop(workers).await;

@@ -54,6 +54,10 @@ pub const TEXT: Text = Text {
         title: "The server's storage is full",
         body: "Your file was not kept. Please try again later, or tell the person who runs this service.",
     },
+    error_restarting: ErrorText {
+        title: "The server is restarting",
+        body: "Your file did not finish arriving before the restart, and nothing of it was kept. Please wait a minute, then send it again.",
+    },
     share_not_available: ErrorText {
         title: "This link is not available",
         body: "The link may be mistyped, may have expired, or the sender may have ended it. Ask the person who sent it for a new link.",

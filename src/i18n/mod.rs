@@ -110,6 +110,8 @@ pub struct Text {
     pub error_internal: ErrorText,
     pub error_unavailable: ErrorText,
     pub error_storage_full: ErrorText,
+    /// A request (an upload) cut because the server is restarting.
+    pub error_restarting: ErrorText,
     pub share_not_available: ErrorText,
     pub share_already_downloaded: ErrorText,
     pub share_locked: ErrorText,

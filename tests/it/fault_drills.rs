@@ -8,6 +8,7 @@ mod disk_full;
 mod hostile_props;
 mod killed;
 mod smtp_down;
+mod stopped;
 
 use std::{
     path::Path,

@@ -69,7 +69,7 @@ fn names(dir: &Path) -> Vec<String> {
     files_in(dir).into_iter().map(|(name, _)| name).collect()
 }
 
-async fn signed_in_sender(base: &str, password: &str) -> (Browser, String) {
+pub(super) async fn signed_in_sender(base: &str, password: &str) -> (Browser, String) {
     let browser = Browser::new(base);
     let login = browser.get("/login").await;
     let answer = browser
