@@ -391,4 +391,12 @@ mod tests {
         assert!(!error.to_string().contains("hunter2"));
         assert!(config(&["--smtp-url", "smtp://mailer:hunter2@smtp.example.com:587?tls=required"]).is_ok());
     }
+
+    #[test]
+    fn start_up_refuses_a_delivery_grace_under_its_floor() {
+        let error = config(&["--delivery-grace", "1m"]).unwrap_err();
+        assert_eq!(error.setting, "WATASU_DELIVERY_GRACE");
+        assert!(error.to_string().contains("at least 5m"), "{error}");
+        assert!(config(&["--delivery-grace", "5m"]).is_ok());
+    }
 }
