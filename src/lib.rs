@@ -149,9 +149,11 @@ impl App {
             per_client_connections: self.state.config.per_client_connections() as usize,
             trusted_proxies: settings.trusted_proxies.clone(),
         };
+        let stopping = services.sharing.stopping().clone();
         let shutdown = async {
             shutdown.await;
             workers.ask_to_stop();
+            stopping.begin(grace);
         };
         let result = server::serve(self.acceptor, web::app(self.state), limits, shutdown, grace).await;
         services.stop(workers).await;

@@ -83,7 +83,8 @@ pub struct Settings {
     #[arg(long, env = "WATASU_GRANT_TTL", default_value = "30m", value_parser = parse_duration, global = true)]
     pub grant_ttl: Duration,
 
-    /// A downloaded file is kept this long before the GC deletes it (longer than the slowest download).
+    /// A downloaded file is kept this long after its first byte went out, for the claiming browser
+    /// to resume (at least `DELIVERY_GRACE_MIN`; until a byte went out it waits for the share's expiry).
     #[arg(long, env = "WATASU_DELIVERY_GRACE", default_value = "15m", value_parser = parse_duration, global = true)]
     pub delivery_grace: Duration,
 
@@ -225,9 +226,17 @@ pub struct Config {
     pub sso: Option<SsoConfig>,
 }
 
+/// The shortest delivery grace: time for a browser whose download was cut to come back for the
+/// rest, and for a slow response from object storage to finish.
+pub const DELIVERY_GRACE_MIN: Duration = Duration::from_secs(5 * 60);
+
 /// Durations that must be positive or bounded by another, the upload cap and the client share.
 fn check_durations(settings: &Settings) -> Result<(), ConfigError> {
     let minute = Duration::from_secs(60);
+    if settings.delivery_grace < DELIVERY_GRACE_MIN {
+        let floor = format_duration(DELIVERY_GRACE_MIN);
+        return Err(ConfigError::new("WATASU_DELIVERY_GRACE", format!("must be at least {floor}")));
+    }
     if settings.share_ttl < minute {
         return Err(ConfigError::new("WATASU_SHARE_TTL", "must be at least 1m"));
     }
@@ -430,5 +439,13 @@ mod tests {
         assert!(error.to_string().contains("tls=required"), "{error}");
         assert!(!error.to_string().contains("hunter2"));
         assert!(config(&["--smtp-url", "smtp://mailer:hunter2@smtp.example.com:587?tls=required"]).is_ok());
+    }
+
+    #[test]
+    fn start_up_refuses_a_delivery_grace_under_its_floor() {
+        let error = config(&["--delivery-grace", "1m"]).unwrap_err();
+        assert_eq!(error.setting, "WATASU_DELIVERY_GRACE");
+        assert!(error.to_string().contains("at least 5m"), "{error}");
+        assert!(config(&["--delivery-grace", "5m"]).is_ok());
     }
 }

@@ -62,6 +62,10 @@ pub const TEXT: Text = Text {
         title: "Your authenticator app cannot be checked",
         body: "This server's secret key was replaced, so it can no longer read your app's key. Ask your admin to reset your second factor, then set up the app again.",
     },
+    error_restarting: ErrorText {
+        title: "The server is restarting",
+        body: "Your file did not finish arriving before the restart, and nothing of it was kept. Please wait a minute, then send it again.",
+    },
     share_not_available: ErrorText {
         title: "This link is not available",
         body: "The link may be mistyped, may have expired, or the sender may have ended it. Ask the person who sent it for a new link.",

@@ -114,6 +114,8 @@ pub struct Text {
     pub error_database_full: ErrorText,
     /// The account's authenticator app was sealed with a secret key since replaced.
     pub error_factor_unreadable: ErrorText,
+    /// A request (an upload) cut because the server is restarting.
+    pub error_restarting: ErrorText,
     pub share_not_available: ErrorText,
     pub share_already_downloaded: ErrorText,
     pub share_locked: ErrorText,

@@ -1,6 +1,7 @@
 //! The one-time download lifecycle (seed 000): where files live, the claim, and the garbage
 //! collector that deletes files after download or expiry, with no cron.
 
+mod delivered;
 mod fallback;
 pub mod gc;
 pub mod leftovers;

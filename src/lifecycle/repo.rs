@@ -6,6 +6,7 @@ use std::time::Duration;
 use crate::{
     db::{Db, Dialect, Sql, seconds},
     on_db, retry,
+    session::Session,
     share::writes,
     sql,
 };
@@ -56,18 +57,23 @@ const NEEDED_KEYS: Sql = sql!(
      SELECT storage_key FROM uploads WHERE storage_key IN (SELECT * FROM wanted)"
 );
 
-/// The claimed file a session may fetch ($1 the token hash, $2 the session, $3 the grace).
-/// Expiry does not end it: the claim was made in time, and the grace alone bounds the delivery.
+/// The claimed file a session may fetch ($1 the token hash, $2 the session, $3 the hash of the
+/// cookie the request came with, $4 the grace): as the grant check, a request on a cookie from
+/// before a regeneration gets nothing. Expiry does not end it: the claim was made in time, and
+/// the grace alone bounds the delivery. The grace starts at the first byte sent to the claiming
+/// session or, while none was, at the share's expiry, so a claim whose GET comes late keeps its
+/// file: `COALESCE(s.delivery_started_at, s.expires_at)`, the GC's expression below and the key of
+/// `shares_delivering_idx`, letter for letter (a planner matches an expression index by its text).
 const CLAIMED_BY: Sql = sql!(
     "SELECT s.id AS share_id, f.storage_key, f.original_name, f.size_bytes, f.sha256
-       FROM shares s JOIN files f ON f.id = s.file_id
-      WHERE s.token_hash = $1 AND s.claimed_session_id = $2 AND s.status = 'consumed'
-        AND s.consumed_at > " now " - " secs("$3")
+       FROM shares s JOIN files f ON f.id = s.file_id JOIN sessions c ON c.id = s.claimed_session_id
+      WHERE s.token_hash = $1 AND s.claimed_session_id = $2 AND c.id_hash = $3 AND s.status = 'consumed'
+        AND COALESCE(s.delivery_started_at, s.expires_at) > " now " - " secs("$4")
 );
 
 /// A statement over the shares whose file the GC may delete now ($1 the delivery grace in
 /// seconds): expired active shares (`shares_expiry_idx`), then consumed shares past the grace
-/// (`shares_delivered_idx`), each a range scan that stops at "now", so an empty pass reads no
+/// (`shares_delivering_idx`), each a range scan that stops at "now", so an empty pass reads no
 /// live share. Written once for the pass and for its backlog: `$open` comes before the first
 /// part's `FROM`, `$between` between the parts, the rest after the second.
 macro_rules! purgeable {
@@ -78,7 +84,7 @@ macro_rules! purgeable {
       WHERE s.status = 'active' AND s.expires_at <= " now "
         AND (s.next_purge_attempt_at IS NULL OR s.next_purge_attempt_at <= " now ")" $between "
        FROM shares s
-      WHERE s.status = 'consumed' AND s.consumed_at <= " now " - " secs("$1") "
+      WHERE s.status = 'consumed' AND COALESCE(s.delivery_started_at, s.expires_at) <= " now " - " secs("$1") "
         AND (s.next_purge_attempt_at IS NULL OR s.next_purge_attempt_at <= " now ")" $($close)*
         )
     };
@@ -139,34 +145,19 @@ impl LifecycleRepository {
         Ok(done == 1)
     }
 
-    /// The file of the share with this token hash, if `session_id` claimed it and the delivery
-    /// grace is still running (the GC's complement: it purges from the grace's end on).
-    pub async fn claimed_file(&self, token_hash: &str, session_id: i64) -> Result<Option<ClaimedFile>, sqlx::Error> {
+    /// The file of the share with this token hash, if `session` claimed it and the delivery grace
+    /// is still running (the GC's complement: it purges from the grace's end on).
+    pub async fn claimed_file(&self, token_hash: &str, session: &Session) -> Result<Option<ClaimedFile>, sqlx::Error> {
         let grace = seconds(self.delivery_grace);
         on_db!(&self.db, |pool| {
             sqlx::query_as(pool.sql(&CLAIMED_BY))
                 .bind(token_hash)
-                .bind(session_id)
+                .bind(session.id)
+                .bind(&session.id_hash)
                 .bind(grace)
                 .fetch_optional(pool)
                 .await
         })
-    }
-
-    /// Records that bytes `start..end` of a file of `size` bytes went out to the claiming session.
-    /// True only for the one call that completed the delivered prefix.
-    pub async fn record_delivery(&self, share_id: i64, start: u64, end: u64, size: u64) -> Result<bool, sqlx::Error> {
-        let [start, end, size] = [start, end, size].map(|n| i64::try_from(n).unwrap_or(i64::MAX));
-        let completed: Option<bool> = on_db!(&self.db, |pool| {
-            sqlx::query_scalar(pool.sql(&writes::RECORD_DELIVERY))
-                .bind(share_id)
-                .bind(start)
-                .bind(end)
-                .bind(size)
-                .fetch_optional(pool)
-                .await?
-        });
-        Ok(completed == Some(true))
     }
 
     /// Collectable shares: consumed and past the delivery grace, or still active and expired;

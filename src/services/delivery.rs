@@ -1,8 +1,9 @@
 //! Delivering a claimed file (the GET the claim's 303 points to): only to the browser session that
 //! claimed it, only during the delivery grace, in byte ranges, so a dropped connection can be
-//! resumed without a second claim. When each response ends, how far it got is recorded; the
-//! delivered prefix grows only without gaps, and the response that completes it records
-//! "download completed" and sends the sender's receipt.
+//! resumed without a second claim, on this instance or another. Each response records its range
+//! of bytes before they go out and its true end when it is over ([`crate::lifecycle`]'s
+//! `delivered`); the response after which the ranges cover the file records "download completed"
+//! and sends the sender's receipt.
 
 use std::sync::Arc;
 
@@ -32,7 +33,7 @@ impl Deliveries {
         if !is_token_shaped(token) {
             return Ok(None);
         }
-        Ok(self.lifecycle.claimed_file(&sha256_hex(token), session.id).await?)
+        Ok(self.lifecycle.claimed_file(&sha256_hex(token), session).await?)
     }
 
     /// Opens `len` bytes of the claimed file from `start`. A file already gone is the same
@@ -45,12 +46,25 @@ impl Deliveries {
         }
     }
 
+    /// Records, before they go out, that a response will have sent bytes `start..end` of the file
+    /// (`range` its record so far): the first record starts the delivery grace. Answers the
+    /// record, or `None` when it could not be written (logged; the bytes still go out).
+    pub async fn sending(&self, file: &ClaimedFile, range: Option<i64>, start: u64, end: u64) -> Option<i64> {
+        match self.lifecycle.record_sending(file.share_id, range, start, end).await {
+            Ok(id) => Some(id),
+            Err(error) => {
+                tracing::warn!(share_id = file.share_id, %error, "could not record download progress");
+                range
+            }
+        }
+    }
+
     /// Records that a response sent bytes `start..end` of the file; the one that completes the
-    /// delivered prefix records the event and sends the receipt. Never fails the caller (the
+    /// covered file records the event and sends the receipt. Never fails the caller (the
     /// response is already over): a failure is logged.
-    pub async fn delivered(&self, file: &ClaimedFile, start: u64, end: u64) {
+    pub async fn delivered(&self, file: &ClaimedFile, range: Option<i64>, start: u64, end: u64) {
         let size = u64::try_from(file.size_bytes).unwrap_or(0);
-        match self.lifecycle.record_delivery(file.share_id, start, end, size).await {
+        match self.lifecycle.record_sent(file.share_id, range, start, end, size).await {
             Ok(true) => {
                 self.events.record_quietly(file.share_id, EventKind::Completed).await;
                 tracing::info!(share_id = file.share_id, size, "download completed");

@@ -14,6 +14,7 @@ pub mod records;
 pub mod second_factor;
 pub mod sharing;
 pub mod sso;
+pub mod stopping;
 pub mod telemetry;
 pub mod uploads;
 

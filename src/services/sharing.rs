@@ -10,13 +10,14 @@ use super::{
     Fault, Parts,
     handover::code_limits,
     mails::{Delivery, Mails, Notice},
+    stopping::Stopping,
     uploads::Uploads,
 };
 use crate::{
     accounts::{EmailAddress, User},
     config::Config,
     i18n::Lang,
-    lifecycle::{FileStore, LifecycleRepository, StoredFile},
+    lifecycle::{FileStore, LifecycleRepository, StoreError, StoredFile},
     mail::outbox::MailDelivery,
     ratelimit::{Limit, RateLimiter},
     share::{
@@ -108,6 +109,8 @@ pub struct Sharing {
     store: Arc<dyn FileStore>,
     mails: Mails,
     uploads: Uploads,
+    /// Cuts a file still arriving once the server stops (see [`super::stopping`]).
+    stopping: Stopping,
 }
 
 /// What a sender may see.
@@ -128,7 +131,13 @@ impl Sharing {
             store: parts.store.clone(),
             mails,
             uploads,
+            stopping: Stopping::default(),
         }
+    }
+
+    /// The server's stop as uploads see it; `serve` begins it on SIGTERM.
+    pub fn stopping(&self) -> &Stopping {
+        &self.stopping
     }
 
     /// The sender's finished upload with this id, for the form to name; `None` when it is not
@@ -174,14 +183,21 @@ impl Sharing {
                     recipient: upload.recipient,
                     file_name: upload.file_name,
                     content_type: upload.content_type,
-                    content,
+                    content: self.stopping.cut_off(content),
                     max_bytes: self.config.settings.max_upload_bytes,
                     ttl,
                     message: upload.message,
                     lang,
                     notify_on_download: upload.notify_on_download,
                 };
-                create_share_checked(&self.links, self.store.as_ref(), request, before_issue).await?
+                match create_share_checked(&self.links, self.store.as_ref(), request, before_issue).await {
+                    // The store removed what had arrived; the sender is to send it again.
+                    Err(CreateError::Store(StoreError::Content(_))) if self.stopping.has_cut() => {
+                        tracing::info!(account_id = sender.id, "upload cut: the server is stopping; nothing was kept");
+                        return Err(CreateError::ServerStopping);
+                    }
+                    created => created?,
+                }
             }
             Source::Finished(id) => {
                 let row = self.uploads.finished(sender.id, id).await.map_err(|_| CreateError::UploadUnavailable)?;

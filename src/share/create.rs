@@ -42,6 +42,9 @@ pub enum CreateError {
     /// The finished upload named is not the sender's, not finished, or already a share's.
     #[error("the upload is not available")]
     UploadUnavailable,
+    /// The server began to stop before the file had arrived: nothing was kept.
+    #[error("the server is stopping")]
+    ServerStopping,
     #[error(transparent)]
     Share(#[from] ShareError),
 }

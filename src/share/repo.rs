@@ -4,7 +4,9 @@ use super::{NewShare, Share, ShareError, ShareStatus, writes};
 use crate::{
     db::{Db, Dialect, Sql, Timestamp, seconds},
     i18n::Lang,
-    on_db, sql,
+    on_db,
+    session::Session,
+    sql,
     text::{strip_invisible, strip_invisible_keeping_lines},
 };
 
@@ -232,12 +234,18 @@ impl ShareRepository {
         on_db!(&self.db, |pool| sqlx::query_scalar(SQL).bind(token_hash).fetch_optional(pool).await)
     }
 
-    /// When the session `session_id` claimed the share with this token hash; `None` when it did
-    /// not (another session did, or nobody yet).
-    pub async fn claimed_at(&self, token_hash: &str, session_id: i64) -> Result<Option<Timestamp>, sqlx::Error> {
-        const SQL: &str = "SELECT consumed_at FROM shares
-                            WHERE token_hash = $1 AND claimed_session_id = $2 AND consumed_at IS NOT NULL";
-        on_db!(&self.db, |pool| sqlx::query_scalar(SQL).bind(token_hash).bind(session_id).fetch_optional(pool).await)
+    /// When `session` claimed the share with this token hash; `None` when it did not (another
+    /// session did, nobody yet, or the request came on a cookie from before a regeneration).
+    pub async fn claimed_at(&self, token_hash: &str, session: &Session) -> Result<Option<Timestamp>, sqlx::Error> {
+        const SQL: &str = "SELECT s.consumed_at FROM shares s JOIN sessions c ON c.id = s.claimed_session_id
+                            WHERE s.token_hash = $1 AND s.claimed_session_id = $2 AND c.id_hash = $3
+                              AND s.consumed_at IS NOT NULL";
+        on_db!(&self.db, |pool| sqlx::query_scalar(SQL)
+            .bind(token_hash)
+            .bind(session.id)
+            .bind(&session.id_hash)
+            .fetch_optional(pool)
+            .await)
     }
 
     /// Shares and their files' bytes per state, in one pass over the table (states without

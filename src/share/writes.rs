@@ -17,16 +17,20 @@ pub(crate) const MARK_CONSUMED: Sql = sql!(
     "UPDATE shares SET status = 'consumed', consumed_at = " now ", claimed_session_id = $2
       WHERE id = $1 AND status = 'active' AND expires_at > " now
 );
-/// How far a response got ($2 its first byte, $3 one past its last, $4 the file's size): the
-/// delivered prefix grows only when the response started inside it, so a gap is never counted.
-/// `delivered_bytes` only grows, and the update that reaches the size sets `delivered_at`, after
-/// which none matches: that one returns true (the download completed now; an empty file
-/// completes with the first response that reached its end).
+/// The first byte is about to go to the claiming session: the delivery grace starts now (once).
+pub(crate) const START_DELIVERY: Sql = sql!(
+    "UPDATE shares SET delivery_started_at = " now "
+      WHERE id = $1 AND status = 'consumed' AND delivery_started_at IS NULL"
+);
+/// The prefix of the file the recorded ranges cover ($2), of a file of $3 bytes: `delivered_bytes`
+/// only grows, and the update that reaches the size sets `delivered_at`, after which none
+/// matches: that one returns true (the download completed now; an empty file completes with the
+/// first response that reached its end).
 pub(crate) const RECORD_DELIVERY: Sql = sql!(
-    "UPDATE shares SET delivered_bytes = $3,
-            delivered_at = CASE WHEN $3 >= $4 THEN " now " ELSE NULL END
-      WHERE id = $1 AND delivered_at IS NULL AND delivered_bytes >= $2 AND (delivered_bytes < $3 OR $3 >= $4)
-      RETURNING delivered_bytes >= $4"
+    "UPDATE shares SET delivered_bytes = $2,
+            delivered_at = CASE WHEN $2 >= $3 THEN " now " ELSE NULL END
+      WHERE id = $1 AND delivered_at IS NULL AND (delivered_bytes < $2 OR $2 >= $3)
+      RETURNING delivered_bytes >= $3"
 );
 pub(crate) const MARK_PURGED: Sql = sql!(
     "UPDATE shares SET status = 'purged', purged_at = " now "

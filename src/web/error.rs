@@ -52,6 +52,9 @@ pub enum AppError {
     /// The file store does not answer (a bucket down, a disk failing): nothing is lost, try again.
     #[error("storage unavailable")]
     StorageUnavailable(#[source] crate::lifecycle::StoreError),
+    /// The server is stopping (a restart): the request was cut, nothing was kept; send it again.
+    #[error("server restarting")]
+    Restarting,
     #[error("internal error")]
     Internal(#[source] anyhow::Error),
 }
@@ -91,12 +94,15 @@ impl poem::error::ResponseError for AppError {
             Self::TooLarge => StatusCode::PAYLOAD_TOO_LARGE,
             Self::SignInRequired => StatusCode::SEE_OTHER,
             Self::TooMany { .. } => StatusCode::TOO_MANY_REQUESTS,
-            Self::Unavailable(_) | Self::StorageUnavailable(_) => StatusCode::SERVICE_UNAVAILABLE,
+            Self::Unavailable(_) | Self::StorageUnavailable(_) | Self::Restarting => StatusCode::SERVICE_UNAVAILABLE,
             Self::StorageFull(_) | Self::DatabaseFull(_) => StatusCode::INSUFFICIENT_STORAGE,
             Self::Internal(_) => StatusCode::INTERNAL_SERVER_ERROR,
         }
     }
 }
+
+/// When a sender cut by a restart may try again: a restart takes seconds.
+const RESTART_RETRY_AFTER_SECONDS: u64 = 30;
 
 #[derive(Template)]
 #[template(path = "error.html", blocks = ["error_card"])]
@@ -183,6 +189,7 @@ pub async fn render_errors<E: Endpoint>(ep: std::sync::Arc<E>, req: Request) -> 
         Some(AppError::AlreadyDownloaded) => &t.share_already_downloaded,
         Some(AppError::ShareLocked) => &t.share_locked,
         Some(AppError::VerifyFirst) => &t.verify_first,
+        Some(AppError::Restarting) => &t.error_restarting,
         _ if database_full => &t.error_database_full,
         _ if factor_unreadable => &t.error_factor_unreadable,
         _ => error_text(t, status),
@@ -201,6 +208,11 @@ pub async fn render_errors<E: Endpoint>(ep: std::sync::Arc<E>, req: Request) -> 
         // Show the message in place of the whole main area instead of inside a small target.
         response.headers_mut().insert("HX-Retarget", "#main".parse().expect("static header"));
         response.headers_mut().insert("HX-Reswap", "innerHTML".parse().expect("static header"));
+    }
+    if matches!(error.downcast_ref::<AppError>(), Some(AppError::Restarting)) {
+        // The rest of the request is not read: the connection cannot carry another.
+        response.headers_mut().insert(header::CONNECTION, "close".parse().expect("static header"));
+        response.headers_mut().insert(header::RETRY_AFTER, RESTART_RETRY_AFTER_SECONDS.into());
     }
     if let Some(seconds) = retry_after {
         response.headers_mut().insert(header::RETRY_AFTER, seconds.into());

@@ -10,6 +10,7 @@ mod hostile_props;
 mod hung_relay;
 mod killed;
 mod smtp_down;
+mod stopped;
 
 use std::{
     path::Path,

@@ -183,7 +183,7 @@ crate::both_backends! {
         assert_eq!(browser.download(&share.token, &csrf).await.status(), 200);
         let cookie = browser.cookie("watasu_session").unwrap();
         let session = app.state.sessions.load(&cookie).await.unwrap().unwrap();
-        let at = app.state.shares.links.repo().claimed_at(&sha256_hex(&share.token), session.id).await.unwrap().unwrap();
+        let at = app.state.shares.links.repo().claimed_at(&sha256_hex(&share.token), &session).await.unwrap().unwrap();
 
         let own = browser.open_link(&share.token).await;
         // A browser with a session of its own, from another share.

@@ -6,9 +6,15 @@ use std::time::Duration;
 
 use sha2::{Digest, Sha256};
 
+use watasu::{
+    maintenance::Trigger,
+    services::handover::{Fetch, Refusal},
+    session::Session,
+};
+
 use crate::{
     both_backends,
-    support::{Browser, TestApp, TestShare, count, event_kinds, eventually},
+    support::{Browser, TestApp, TestShare, clock, count, event_kinds, eventually},
 };
 
 const SMALL: &[u8] = b"the file contents\n";
@@ -254,5 +260,71 @@ both_backends! {
         assert!(event_kinds(&app, share.id).await.is_empty());
         let page = granted.get(&format!("/s/{}", share.token)).await;
         assert_eq!(page.attr("#step", "data-step").as_deref(), Some("download"));
+    }
+
+    async fn a_claim_whose_get_comes_after_the_grace_gets_its_file_and_the_grace_runs_from_that_first_byte(backend: Backend) {
+        let app = TestApp::spawn_settled(backend, |s| s.access_time_gc = false).await;
+        let share = app.create_share().await;
+        let (claimer, _) = claimed(&app, &share).await;
+        let gc_pass = async || app.state.gc.try_pass(Trigger::Cli).await.unwrap().unwrap().purged;
+
+        // The GET comes 16 minutes after the claim (an overloaded server, a laptop put to sleep):
+        // no byte went out, so the file is kept and served.
+        app.set_ago("shares", &["consumed_at"], 16 * 60, &clock::id(share.id)).await;
+        assert_eq!(gc_pass().await, 0, "the file was collected before a byte went out");
+        let late = claimer.fetch_file(&share.token, &[]).await;
+        assert_eq!(late.status(), 200, "the claimer was refused before receiving a byte");
+        assert_eq!(late.bytes().await.unwrap().as_ref(), SMALL);
+        eventually(Duration::from_secs(10), "the completed download recorded", async || {
+            kind_count(&app, share.id, "download_completed").await == 1
+        })
+        .await;
+        let started = "SELECT count(*) FROM shares WHERE id = $1 AND delivery_started_at IS NOT NULL";
+        assert_eq!(count(app.db(), started, share.id).await, 1);
+        assert_eq!(gc_pass().await, 0, "the grace did not run from the first byte");
+
+        // A grace after that first byte, the file goes.
+        app.set_ago("shares", &["delivery_started_at"], 16 * 60, &clock::id(share.id)).await;
+        assert_eq!(gc_pass().await, 1);
+        assert_eq!(claimer.fetch_file(&share.token, &[]).await.status(), 410);
+    }
+
+    async fn a_request_with_the_claiming_sessions_id_but_another_cookie_gets_nothing(backend: Backend) {
+        let app = TestApp::spawn(backend).await;
+        let share = app.create_share().await;
+        claimed(&app, &share).await;
+        let session_id = count(app.db(), "SELECT claimed_session_id FROM shares WHERE id = $1", share.id).await;
+        let id_hash: String = match app.db() {
+            watasu::db::Db::Sqlite(pool) => sqlx::query_scalar("SELECT id_hash FROM sessions WHERE id = $1")
+                .bind(session_id)
+                .fetch_one(pool)
+                .await
+                .unwrap(),
+            watasu::db::Db::Postgres(pool) => sqlx::query_scalar("SELECT id_hash FROM sessions WHERE id = $1")
+                .bind(session_id)
+                .fetch_one(pool)
+                .await
+                .unwrap(),
+        };
+        let session = |id_hash: String| Session {
+            id: session_id,
+            id_hash,
+            user_id: None,
+            csrf_secret: String::new(),
+            is_admin: false,
+            time_zone: None,
+        };
+        let handover = &app.state.services.handover;
+        // The claimer's own cookie: the file.
+        let own = handover.fetch(&share.token, Some(&session(id_hash.clone()))).await;
+        assert!(matches!(own, Ok(Fetch::Claimed(_))), "{own:?}");
+        // The same row id on any other cookie (a request in flight from before a regeneration, a
+        // stolen claim): nothing, not even when it was downloaded.
+        let other = session(watasu::secret::sha256_hex("another cookie"));
+        let refused = handover.fetch(&share.token, Some(&other)).await;
+        assert!(matches!(refused, Err(Refusal::AlreadyDownloaded)), "{refused:?}");
+        assert_eq!(handover.downloaded_at(&share.token, Some(&other)).await.unwrap(), None);
+        assert!(handover.downloaded_at(&share.token, Some(&session(id_hash))).await.unwrap().is_some());
+        assert!(handover.download(&share.token, Some(&other)).await.is_err(), "the claim was honoured for another cookie");
     }
 }

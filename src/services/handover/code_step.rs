@@ -110,7 +110,7 @@ impl Handover {
     /// page tells the claimer when, and anyone else nothing more than before.
     pub async fn downloaded_at(&self, token: &str, session: Option<&Session>) -> Result<Option<Timestamp>, Refusal> {
         let Some(session) = session.filter(|_| is_token_shaped(token)) else { return Ok(None) };
-        Ok(self.access.links.repo().claimed_at(&sha256_hex(token), session.id).await?)
+        Ok(self.access.links.repo().claimed_at(&sha256_hex(token), session).await?)
     }
 }
 

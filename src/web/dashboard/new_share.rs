@@ -265,6 +265,7 @@ pub(super) fn create_error(error: CreateError) -> AppError {
         CreateError::Store(StoreError::Io(error)) => AppError::StorageUnavailable(StoreError::Io(error)),
         CreateError::Store(error) => AppError::Internal(error.into()),
         CreateError::UploadUnavailable => AppError::BadRequest("upload unavailable"),
+        CreateError::ServerStopping => AppError::Restarting,
         CreateError::SenderDisabled | CreateError::Share(_) => AppError::Internal(error.into()),
     }
 }

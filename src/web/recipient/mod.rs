@@ -230,6 +230,6 @@ pub async fn claimed_file(
     if req.method() == Method::HEAD {
         return Ok(file::file_response(&claimed, part, Body::empty()));
     }
-    let body = tally::tallied(file::stream(opened), deliveries.clone(), claimed.clone(), start);
+    let body = tally::tallied(file::stream(opened), deliveries.clone(), claimed.clone(), start, len);
     Ok(file::file_response(&claimed, part, body))
 }

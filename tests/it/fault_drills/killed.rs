@@ -69,7 +69,7 @@ fn names(dir: &Path) -> Vec<String> {
     files_in(dir).into_iter().map(|(name, _)| name).collect()
 }
 
-async fn signed_in_sender(base: &str, password: &str) -> (Browser, String) {
+pub(super) async fn signed_in_sender(base: &str, password: &str) -> (Browser, String) {
     let browser = Browser::new(base);
     let login = browser.get("/login").await;
     let answer = browser
@@ -127,8 +127,8 @@ both_backends! {
         assert_eq!(names(&inst.files_dir()), keys(&during), "files on disk");
         // The same browser (its cookies) on the new server's port.
         let browser = Browser { base: server.base(), ..browser };
-        // The claimer resumes: the bytes after the ones it had are right, but the killed server
-        // recorded nothing as delivered, so a resumed tail alone is no completed download.
+        // The claimer resumes: the bytes after the ones it had are right, and with the range the
+        // killed server recorded before sending them, they complete the download.
         let tail = browser.fetch_file(&token, &[("Range", &format!("bytes={received}-")), ("If-Range", &etag)]).await;
         assert_eq!(tail.status(), 206);
         let tail = tail.bytes().await.unwrap();
@@ -148,7 +148,7 @@ both_backends! {
         assert_eq!(other_landing.status, 200, "{}", other_landing.body);
 
         // After the delivery grace the next pass takes the downloaded file, and only that.
-        clock::set_ago(&inst.db, "shares", &["consumed_at"], 16 * 60, &clock::id(share)).await;
+        clock::set_ago(&inst.db, "shares", &["consumed_at", "delivery_started_at"], 16 * 60, &clock::id(share)).await;
         assert_eq!(Browser::new(&server.base()).get("/").await.status, 200);
         // The "purged" event is recorded just after the row is marked, so wait for the event.
         eventually(Duration::from_secs(10), "collection after the grace", async || {
@@ -168,6 +168,58 @@ both_backends! {
         assert_eq!(other_events.last().map(String::as_str), Some("opened"));
         assert_eq!(other_events.len(), before.events.iter().filter(|e| e.contains(&format!(" {other} "))).count() + 1);
         assert_eq!(inst.smtp.messages().len(), mails_before + 1, "a mail was sent twice after the restart");
+    }
+
+    async fn a_download_killed_mid_way_and_finished_on_another_instance_completes_once(backend: Backend) {
+        let inst = Installation::new(backend).await;
+        inst.add_sender(SENDER);
+        let whole: Vec<u8> = (0..BIG).map(|i| (i % 251) as u8).collect();
+        let big = inst.dir.path().join("big.bin");
+        std::fs::write(&big, &whole).unwrap();
+        let token = create_share(&inst, &big);
+        let share = share_id(&inst, 0).await;
+        // Two instances on the same database and files.
+        let mut first = inst.start(&[]);
+        let second = inst.start(&[]);
+        let (browser, csrf) = verified_browser(&inst.smtp, &first.base(), &token).await;
+        let mails_before = inst.smtp.messages().len();
+        let receipts = "SELECT count(*) FROM mail_outbox WHERE share_id = $1 AND kind = 'download_receipt'";
+
+        // The head from the first instance, which dies mid-way.
+        let mut response = browser.download(&token, &csrf).await;
+        assert_eq!(response.status(), 200);
+        let etag = response.headers()["etag"].to_str().unwrap().to_owned();
+        let mut received = Vec::new();
+        while received.len() < BIG / 4 {
+            received.extend_from_slice(&response.chunk().await.unwrap().expect("more bytes"));
+        }
+        kill_9(&mut first);
+        while let Ok(Some(chunk)) = response.chunk().await {
+            received.extend_from_slice(&chunk);
+        }
+        assert!(received.len() < BIG, "the download finished before the kill");
+        assert_eq!(event_kinds(&inst.db, share).await.last().map(String::as_str), Some("downloaded"));
+        assert_eq!(crate::support::count(&inst.db, receipts, share).await, 0, "a receipt before the tail");
+
+        // The tail from the other instance, as a browser resumes it.
+        let browser = Browser { base: second.base(), ..browser };
+        let range = format!("bytes={}-", received.len());
+        let tail = browser.fetch_file(&token, &[("Range", &range), ("If-Range", &etag)]).await;
+        assert_eq!(tail.status(), 206);
+        received.extend_from_slice(&tail.bytes().await.unwrap());
+        assert!(received == whole, "the reassembled file differs");
+
+        eventually(Duration::from_secs(10), "the resumed download completed", async || {
+            event_kinds(&inst.db, share).await.last().map(String::as_str) == Some("download_completed")
+        })
+        .await;
+        let mail = inst.smtp.wait_for(mails_before + 1, Duration::from_secs(10)).await.pop().unwrap();
+        assert_eq!(mail.to, [SENDER]);
+        let kinds = event_kinds(&inst.db, share).await;
+        assert_eq!(kinds.iter().filter(|k| *k == "downloaded").count(), 1, "{kinds:?}");
+        assert_eq!(kinds.iter().filter(|k| *k == "download_completed").count(), 1, "{kinds:?}");
+        assert_eq!(crate::support::count(&inst.db, receipts, share).await, 1, "the receipt was queued twice");
+        assert_eq!(inst.smtp.messages().len(), mails_before + 1, "the receipt went out twice");
     }
 
     async fn a_server_killed_mid_upload_leaves_no_share_and_its_temp_file_is_collected(backend: Backend) {

@@ -30,6 +30,7 @@ both_backends! {
         let (id, key) = f.share().await;
         f.files.place(&key);
         assert!(f.repo.mark_consumed(id, None).await.unwrap());
+        f.first_byte(id).await;
 
         let done = f.gc.collect(10, Trigger::Cli).await.unwrap();
 
@@ -68,6 +69,7 @@ both_backends! {
         let (id, key) = f.share().await;
         f.files.place(&key);
         assert!(f.repo.mark_consumed(id, None).await.unwrap());
+        f.first_byte(id).await;
 
         let with_grace = f.gc_with(GRACE_15_MIN, NO_TIME).collect(10, Trigger::Cli).await.unwrap();
 
@@ -87,6 +89,7 @@ both_backends! {
         let (id, key) = f.share().await;
         f.files.place(&key);
         assert!(f.repo.mark_consumed(id, None).await.unwrap());
+        f.first_byte(id).await;
         f.app.expire_share_ago(id, 60).await;
         let with_grace = f.gc_with(GRACE_15_MIN, NO_TIME);
 
@@ -104,12 +107,48 @@ both_backends! {
         assert_eq!(f.status(id).await, "purged");
     }
 
+    async fn a_claim_that_got_no_byte_keeps_its_file_until_the_expiry_then_the_grace_runs_from_the_first_byte(backend: Backend) {
+        let f = Fixture::new(backend).await;
+        let (id, key) = f.share().await;
+        f.files.place(&key);
+        assert!(f.repo.mark_consumed(id, None).await.unwrap());
+        let with_grace = f.gc_with(GRACE_15_MIN, NO_TIME);
+
+        // Claimed long ago, but no byte went out: the grace has not started.
+        f.app.set_ago("shares", &["consumed_at"], 16 * 60, &crate::support::clock::id(id)).await;
+        assert_eq!(with_grace.collect(10, Trigger::Cli).await.unwrap(), report(0, 0, 0), "purged before a byte went out");
+        assert!(f.files.exists(&key));
+
+        // The first byte, late: the grace runs from it.
+        f.first_byte(id).await;
+        assert_eq!(with_grace.collect(10, Trigger::Cli).await.unwrap(), report(0, 0, 0));
+        f.app.set_ago("shares", &["delivery_started_at"], 16 * 60, &crate::support::clock::id(id)).await;
+        assert_eq!(with_grace.collect(10, Trigger::Cli).await.unwrap(), report(1, 0, 0));
+        assert!(!f.files.exists(&key));
+        assert_eq!(f.status(id).await, "purged");
+    }
+
+    async fn a_claim_that_never_got_a_byte_is_collected_a_grace_after_the_expiry(backend: Backend) {
+        let f = Fixture::new(backend).await;
+        let (id, key) = f.share().await;
+        f.files.place(&key);
+        assert!(f.repo.mark_consumed(id, None).await.unwrap());
+        let with_grace = f.gc_with(GRACE_15_MIN, NO_TIME);
+
+        f.app.expire_share_ago(id, 14 * 60).await;
+        assert_eq!(with_grace.collect(10, Trigger::Cli).await.unwrap(), report(0, 0, 0));
+        f.app.expire_share_ago(id, 16 * 60).await;
+        assert_eq!(with_grace.collect(10, Trigger::Cli).await.unwrap(), report(1, 0, 0));
+        assert!(!f.files.exists(&key));
+    }
+
     async fn the_gc_heals_itself_when_a_delete_fails(backend: Backend) {
         let f = Fixture::new(backend).await;
         let (id, key) = f.share().await;
         f.files.place(&key);
         f.files.fail_on(&key);
         assert!(f.repo.mark_consumed(id, None).await.unwrap());
+        f.first_byte(id).await;
 
         let failing = f.gc.collect(10, Trigger::Cli).await.unwrap();
 
@@ -184,6 +223,7 @@ both_backends! {
         let f = Fixture::new(backend).await;
         let (id, key) = f.share().await; // never placed: a crash after the delete, say
         assert!(f.repo.mark_consumed(id, None).await.unwrap());
+        f.first_byte(id).await;
 
         let done = f.gc.collect(10, Trigger::Cli).await.unwrap();
 
@@ -207,6 +247,7 @@ both_backends! {
         let (id, key) = f.share().await;
         f.files.place(&key);
         assert!(f.repo.mark_consumed(id, None).await.unwrap());
+        f.first_byte(id).await;
         assert_eq!(f.gc.collect(10, Trigger::Cli).await.unwrap(), report(1, 0, 0));
 
         let again = f.gc.collect(10, Trigger::Cli).await.unwrap();

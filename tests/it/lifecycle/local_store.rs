@@ -8,6 +8,7 @@ both_backends! {
         let sender = app.create_sender("sender@example.test", "Sender Sato").await;
         let (id, path) = local_share(&app, sender).await;
         assert!(app.state.lifecycle.mark_consumed(id, None).await.unwrap());
+        app.state.lifecycle.record_sending(id, None, 0, 1).await.unwrap();
 
         let done = local_gc(&app, NO_TIME, NO_TIME).collect(10, Trigger::Cli).await.unwrap();
 
@@ -37,6 +38,7 @@ both_backends! {
         let (expired, expired_path) = local_share(&app, sender).await;
         let (healthy, healthy_path) = local_share(&app, sender).await;
         assert!(app.state.lifecycle.mark_consumed(consumed, None).await.unwrap());
+        app.state.lifecycle.record_sending(consumed, None, 0, 1).await.unwrap();
         app.expire_share(expired).await;
         app.expire_share(healthy).await;
         make_undeletable(&consumed_path);

@@ -129,6 +129,11 @@ impl Fixture {
     async fn status(&self, share_id: i64) -> String {
         status(&self.app, share_id).await
     }
+
+    /// The claimed share's first byte goes out: its delivery grace starts now.
+    async fn first_byte(&self, share_id: i64) {
+        self.repo.record_sending(share_id, None, 0, 1).await.unwrap();
+    }
 }
 
 // Seed 000's ShareLifecycleTest, case by case.

@@ -75,9 +75,9 @@ impl TestApp {
         self.expire_share_ago(share_id, 1).await;
     }
 
-    /// Makes a share's download `secs` old.
+    /// Makes a share's download `secs` old: claimed then, and its first byte sent then.
     pub async fn consumed_ago(&self, share_id: i64, secs: i64) {
-        self.set_ago("shares", &["consumed_at"], secs, &id(share_id)).await;
+        self.set_ago("shares", &["consumed_at", "delivery_started_at"], secs, &id(share_id)).await;
     }
 
     /// Ends the backoff of a share whose delete failed: its next purge attempt is a minute past.
