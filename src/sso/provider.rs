@@ -15,7 +15,7 @@ use std::{
 use openidconnect::{
     AuthorizationCode, ClientId, ClientSecret, CsrfToken, EndpointMaybeSet, EndpointNotSet, EndpointSet, IssuerUrl,
     Nonce, PkceCodeChallenge, PkceCodeVerifier, RedirectUrl, RequestTokenError, Scope, TokenResponse,
-    core::{CoreAuthenticationFlow, CoreClient, CoreProviderMetadata},
+    core::{CoreAuthenticationFlow, CoreClient, CoreProviderMetadata, CoreTokenResponse},
     reqwest,
 };
 use subtle::ConstantTimeEq;
@@ -196,6 +196,9 @@ impl Provider {
         let response = request.request_async(&self.http).await.map_err(|error| match error {
             RequestTokenError::ServerResponse(answer) => ProviderError::CodeRefused(answer.error().to_string()),
             RequestTokenError::Request(e) => ProviderError::Unavailable(format!("token endpoint: {e}")),
+            RequestTokenError::Parse(e, body) if only_the_id_token_fails(&body) => {
+                ProviderError::TokenRefused { reason: "claims", detail: e.to_string() }
+            }
             RequestTokenError::Parse(e, _) => ProviderError::Unavailable(format!("token endpoint answer: {e}")),
             RequestTokenError::Other(e) => ProviderError::Unavailable(format!("token endpoint: {e}")),
         })?;
@@ -234,4 +237,13 @@ impl Provider {
             name: claims.name().and_then(|n| n.get(None)).map(|n| n.as_str().to_owned()),
         })
     }
+}
+
+/// Whether a token answer that did not parse reads once its ID token is left out: then the token's
+/// claims are of the wrong type (`email_verified` as the string "true"), which is the provider's
+/// token failing a check, not the provider down. (The crate reads the ID token inside a flattened
+/// field, so the parse error carries no path to tell this by.)
+fn only_the_id_token_fails(body: &[u8]) -> bool {
+    let Ok(serde_json::Value::Object(mut answer)) = serde_json::from_slice(body) else { return false };
+    answer.remove("id_token").is_some() && serde_json::from_value::<CoreTokenResponse>(answer.into()).is_ok()
 }

@@ -233,6 +233,14 @@ both_backends! {
         assert_eq!(count(app.db(), "SELECT count(*) FROM users WHERE id = $1 AND sso_subject IS NOT NULL", id).await, 0);
     }
 
+    async fn an_email_verified_sent_as_a_string_is_refused_with_a_page_not_a_503(backend: Backend) {
+        let (app, _provider) = app_with_provider(backend, Mode::StringEmailVerified, &["corp.test"]).await;
+        let (status, why, browser) = refused(&app, "alice@corp.test").await;
+        assert_eq!((status, why.as_deref()), (403, Some("token_refused")));
+        assert!(!signed_in(&browser).await);
+        assert!(user(&app, "alice@corp.test").await.is_none());
+    }
+
     async fn the_provider_down_is_a_503_page_while_passwords_still_work(backend: Backend) {
         let (app, mut provider) = app_with_provider(backend, Mode::Normal, &["corp.test"]).await;
         app.create_sender_with_password("pat@corp.test", "Pat", PASSWORD).await;

@@ -52,6 +52,7 @@ pub enum Mode {
     FromTheFuture,
     BadSignature,
     WithinSkew,
+    StringEmailVerified,
 }
 
 impl Mode {
@@ -65,6 +66,7 @@ impl Mode {
             Self::FromTheFuture => "from-the-future",
             Self::BadSignature => "bad-signature",
             Self::WithinSkew => "within-skew",
+            Self::StringEmailVerified => "string-email-verified",
         }
     }
 }

@@ -7,7 +7,8 @@
 // OIDC_MODE makes the ID token wrong in one way, re-signed by this provider so that the app's own
 // checks are what refuse it: wrong-audience, wrong-issuer, wrong-nonce, expired, from-the-future
 // (issued ten minutes ahead), bad-signature (signed with a key nobody published); or within-skew,
-// a clock 30 s off both ways, which the app must still take. Settings come from the environment:
+// a clock 30 s off both ways, which the app must still take; or string-email-verified, which sends
+// `email_verified` as the string "true" instead of a boolean. Settings come from the environment:
 // OIDC_CLIENT_ID, OIDC_CLIENT_SECRET.
 //
 // It listens on a free port at once and prints `listening on ISSUER`; the app is then started
@@ -103,6 +104,7 @@ function rewrite(idToken) {
     claims.exp = now - 30;
   }
   if (mode === 'bad-signature') key = strangerKey;
+  if (mode === 'string-email-verified') claims.email_verified = 'true';
   const input = `${header}.${b64(JSON.stringify(claims))}`;
   return `${input}.${crypto.sign('sha256', Buffer.from(input), key).toString('base64url')}`;
 }
