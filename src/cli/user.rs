@@ -13,6 +13,9 @@ use crate::{
     },
 };
 
+/// Generated passwords tried before giving up: eight false positives in a row come once in 10¹⁹.
+const GENERATION_TRIES: u32 = 8;
+
 pub struct AddUser {
     pub email: String,
     pub name: String,
@@ -23,17 +26,30 @@ pub struct AddUser {
 pub async fn add_user(config: &Config, args: AddUser) -> anyhow::Result<()> {
     // Checked before anything is read from standard input; the service checks it again.
     let email = EmailAddress::parse(&args.email).map_err(usage)?;
-    let (password, generated) = if args.password_stdin {
+    let typed = if args.password_stdin {
         let mut text = String::new();
         std::io::stdin().read_to_string(&mut text)?;
-        (SecretString::new(text.trim_end_matches(['\r', '\n'])), false)
+        Some(SecretString::new(text.trim_end_matches(['\r', '\n'])))
     } else {
-        (random_token(), true)
+        None
     };
     let role = if args.admin { Role::Admin } else { Role::Sender };
     let services = Services::open(config).await?;
-    let form = NewAccountForm { name: &args.name, email: email.as_str(), password: password.clone() };
-    let added = services.accounts.add(form, role).await;
+    let (mut password, mut added);
+    let mut tries = 0;
+    loop {
+        password = typed.clone().unwrap_or_else(random_token);
+        let form = NewAccountForm { name: &args.name, email: email.as_str(), password: password.clone() };
+        added = services.accounts.add(form, role).await;
+        tries += 1;
+        // The breached-password filter refuses about one random password in 260 by chance
+        // (a false positive): a generated one is then simply replaced.
+        let by_chance = matches!(added, Err(AccountError::Invalid(FormProblem::Password(_))));
+        if typed.is_some() || !by_chance || tries == GENERATION_TRIES {
+            break;
+        }
+    }
+    let generated = typed.is_none();
     services.close().await;
     match added {
         Ok(id) => {

@@ -16,6 +16,7 @@ pub(crate) fn env_of(app: &TestApp) -> Vec<(&'static str, String)> {
     vec![
         ("WATASU_DATA_DIR", app.data_dir.path().to_str().unwrap().to_owned()),
         ("WATASU_DATABASE_URL", app.state.config.database_url.clone()),
+        ("WATASU_SECRET_KEY", crate::support::test_secret_key()),
     ]
 }
 

@@ -106,7 +106,7 @@ both_backends! {
             mac.update(code.as_bytes());
             hex::encode(mac.finalize().into_bytes())
         };
-        let instance_key = watasu::secret::SecretKey::from_hex(&"5a".repeat(32)).unwrap();
+        let instance_key = watasu::secret::SecretKey::from_hex(&crate::support::test_secret_key()).unwrap();
         let pepper = instance_key.derive("watasu otp pepper v1");
         let stored = code_mac(&app, challenge).await;
         assert_eq!(stored, mac_with(&pepper), "not HMAC-SHA256(pepper, challenge id ‖ code)");

@@ -30,7 +30,7 @@ fn serve_must_stop(install: &Installation, storage: &[String]) -> (Option<i32>, 
     let addr = free_local_addr();
     let mut child = Command::new(env!("CARGO_BIN_EXE_watasu"))
         .args(["serve", "--listen", &addr, "--data-dir", install.dir.path().to_str().unwrap()])
-        .args(["--database-url", &install.url, "--secret-key", &"5a".repeat(32)])
+        .args(["--database-url", &install.url, "--secret-key", &crate::support::test_secret_key()])
         .args(storage)
         .env_remove("RUST_LOG")
         .stdin(Stdio::null())

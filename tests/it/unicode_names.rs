@@ -37,7 +37,7 @@ both_backends! {
         let message = "Please\u{202d} open\u{2067} this\u{200b}\u{061c}";
         let args = [
             "share", "create", "--from", "sender@example.test", "--to", RECIPIENT, "--file", &file, "--message", message,
-            "--data-dir", &data, "--database-url", &url, "--smtp-url", &smtp, "--secret-key", &"5a".repeat(32),
+            "--data-dir", &data, "--database-url", &url, "--smtp-url", &smtp, "--secret-key", &crate::support::test_secret_key(),
         ];
         let (code, stdout, stderr) = tokio::task::block_in_place(|| run_watasu(&args, &[]));
         assert_eq!(code, 0, "{stderr}");

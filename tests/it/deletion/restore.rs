@@ -90,7 +90,10 @@ both_backends! {
         assert_eq!(crate::support::count(&db, "SELECT count(*) FROM deletion_cases WHERE id > $1", 0).await, 0);
 
         let dir = restored.path().to_str().unwrap();
-        let (code, out, err) = process::run_watasu(&["deletion", "reapply", "--data-dir", dir, "--database-url", &url], &[]);
+        // The secret key is restored with the database, as the README's backup section says.
+        let key = [("WATASU_SECRET_KEY", crate::support::test_secret_key())];
+        let key: Vec<(&str, &str)> = key.iter().map(|(k, v)| (*k, v.as_str())).collect();
+        let (code, out, err) = process::run_watasu(&["deletion", "reapply", "--data-dir", dir, "--database-url", &url], &key);
 
         assert_eq!(code, 0, "{out}\n{err}");
         assert!(out.contains(&format!("{reference}: re-applied as DEL-")) && out.contains("(completed)"), "{out}");
@@ -98,9 +101,9 @@ both_backends! {
         let reapplied = DeletionCases::new(db.clone()).list(10).await.unwrap();
         assert_eq!(reapplied.len(), 1);
         assert_eq!((reapplied[0].reapplies.as_deref(), reapplied[0].actor_role.as_str()), (Some(reference.as_str()), "operator"));
-        let (_, again, _) = process::run_watasu(&["deletion", "reapply", "--data-dir", dir, "--database-url", &url], &[]);
+        let (_, again, _) = process::run_watasu(&["deletion", "reapply", "--data-dir", dir, "--database-url", &url], &key);
         assert!(again.contains("re-applied 0 case(s)"), "a second reapply found something: {again}");
-        let (_, listed, _) = process::run_watasu(&["deletion", "list", "--data-dir", dir, "--database-url", &url], &[]);
+        let (_, listed, _) = process::run_watasu(&["deletion", "list", "--data-dir", dir, "--database-url", &url], &key);
         assert!(listed.contains(&reapplied[0].reference) && listed.contains("completed"), "{listed}");
         let journal = std::fs::read_to_string(restored.path().join(watasu::deletion::journal::FILE_NAME)).unwrap();
         assert!(!journal.contains(&sender.email) && !journal.contains('@'), "{journal}");
@@ -111,7 +114,7 @@ both_backends! {
         let dir = tempfile::tempdir().unwrap();
         let smtp = SmtpSink::start().await;
         let url = fresh_database(backend, dir.path()).await;
-        let (data, smtp_url, key) = (dir.path().to_owned(), smtp.url(), "5a".repeat(32));
+        let (data, smtp_url, key) = (dir.path().to_owned(), smtp.url(), crate::support::test_secret_key());
         let extra = ["--database-url", &url, "--smtp-url", &smtp_url, "--secret-key", &key];
         let extra: Vec<String> = extra.iter().map(|s| s.to_string()).collect();
         let server = tokio::task::spawn_blocking(move || {

@@ -40,7 +40,7 @@ impl Installation {
             "--smtp-url",
             &self.smtp.url(),
             "--secret-key",
-            &"5a".repeat(32),
+            &crate::support::test_secret_key(),
             "--mail-from",
             "watasu <watasu@example.test>",
         ]

@@ -84,6 +84,11 @@ struct TestCli {
     settings: Settings,
 }
 
+/// The secret key of every test app (64 hex characters), for commands run beside it.
+pub fn test_secret_key() -> String {
+    "5a".repeat(32)
+}
+
 /// Settings for a test app: random port, its own data folder, mail to `smtp`.
 pub fn test_settings(data_dir: &std::path::Path, database_url: &str, smtp: &SmtpSink) -> Settings {
     TestCli::parse_from([
@@ -97,7 +102,7 @@ pub fn test_settings(data_dir: &std::path::Path, database_url: &str, smtp: &Smtp
         "--smtp-url",
         &smtp.url(),
         "--secret-key",
-        &"5a".repeat(32),
+        &test_secret_key(),
         "--mail-from",
         "watasu <watasu@example.test>",
     ])

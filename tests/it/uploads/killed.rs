@@ -19,7 +19,7 @@ const SIZE: usize = 50 * MIB;
 
 fn settings(dir: &std::path::Path, url: &str, smtp: &SmtpSink) -> Vec<String> {
     let dir = dir.to_str().unwrap();
-    let secret = "5a".repeat(32);
+    let secret = crate::support::test_secret_key();
     let mail = smtp.url();
     ["--data-dir", dir, "--database-url", url, "--smtp-url", &mail, "--secret-key", &secret]
         .into_iter()
