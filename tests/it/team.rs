@@ -98,6 +98,20 @@ both_backends! {
         }
     }
 
+    async fn two_admins_disabling_each_other_in_the_same_instant_leave_one_active(backend: Backend) {
+        // The same race without the pages around it, so the two statements really overlap.
+        let app = TestApp::spawn(backend).await;
+        let (one, two) = (app.create_admin("one@example.test").await, app.create_admin("two@example.test").await);
+        let users = watasu::accounts::Users::new(app.db().clone());
+        for round in 1..=200 {
+            execute(app.db(), "UPDATE users SET disabled_at = NULL WHERE id > $1", "UPDATE users SET disabled_at = NULL WHERE id > $1", 0).await;
+
+            let (first, second) = tokio::join!(users.disable(two, one), users.disable(one, two));
+
+            assert!(!(first.unwrap() && second.unwrap()), "round {round}: both admins were disabled");
+        }
+    }
+
     async fn the_team_page_is_for_admins_only(backend: Backend) {
         let app = TestApp::spawn(backend).await;
         app.create_sender_with_password("s@example.test", "Sato", PASSWORD).await;
