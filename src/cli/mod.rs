@@ -1,5 +1,6 @@
-//! Command-line administration: each subcommand's work, apart from argument parsing (in main.rs).
+//! Command-line administration: the command tree (`command`) and each subcommand's work.
 
+pub mod command;
 pub mod deletion;
 pub mod gc;
 pub mod maintenance;

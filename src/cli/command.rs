@@ -1,0 +1,238 @@
+//! The command line's tree (settings, subcommands and their arguments) and what each runs.
+
+use std::{path::PathBuf, time::Duration};
+
+use clap::{Parser, Subcommand};
+
+use crate::{
+    App,
+    config::{Config, Settings, parse_duration},
+    i18n::Lang,
+    open_database,
+};
+
+/// The whole command line: the settings, then at most one subcommand (`serve` when none).
+#[derive(Parser)]
+#[command(name = "watasu", version, about = "Hand one file to one person, safely.")]
+pub struct Cli {
+    #[command(flatten)]
+    pub settings: Settings,
+    #[command(subcommand)]
+    pub command: Option<Command>,
+}
+
+#[derive(Subcommand)]
+pub enum Command {
+    /// Serve the web app (what runs when no subcommand is given).
+    Serve,
+    /// Apply pending database migrations and exit.
+    Migrate,
+    /// Manage sender accounts.
+    #[command(subcommand)]
+    User(UserCommand),
+    /// Create, list and revoke shares.
+    #[command(subcommand)]
+    Share(ShareCommand),
+    /// List deletion cases, or re-apply them after restoring a backup.
+    #[command(subcommand)]
+    Deletion(DeletionCommand),
+    /// Run one garbage-collection pass now and print what it did.
+    Gc {
+        /// Shares handled by this pass.
+        #[arg(long, default_value_t = 1000)]
+        limit: u32,
+    },
+    /// Move stored files from DATA_DIR/files into the object store WATASU_STORAGE names.
+    #[command(subcommand)]
+    Storage(StorageCommand),
+    /// How the team signs in.
+    #[command(subcommand)]
+    SignIn(SignInCommand),
+    /// Expiry sweeps with a run ledger (sessions, codes, invitations, mails, rate limits, retention).
+    #[command(subcommand)]
+    Maintenance(MaintenanceCommand),
+    /// The instance secret kept in DATA_DIR/secret.key.
+    #[command(subcommand)]
+    SecretKey(SecretKeyCommand),
+}
+
+#[derive(Subcommand)]
+pub enum SecretKeyCommand {
+    /// Make a new key when DATA_DIR/secret.key is lost and cannot be restored: what the old key
+    /// sealed (authenticator apps, passkeys, waiting mails, pending codes) stays unreadable.
+    New,
+}
+
+#[derive(Subcommand)]
+pub enum StorageCommand {
+    /// Copy each file the database still needs into the object store, check it against its
+    /// recorded SHA-256, then remove it from the folder; safe to stop and run again, while serving.
+    Migrate,
+}
+
+#[derive(Subcommand)]
+pub enum SignInCommand {
+    /// Turn password sign-in back on (after it was turned off for single sign-on only), for when
+    /// the provider is unavailable.
+    AllowPasswords,
+}
+
+#[derive(Subcommand)]
+pub enum MaintenanceCommand {
+    /// Run the sweeps now and print the ledger summary of the run.
+    Run {
+        /// One sweep: sessions, codes, invitations, outbox, rate_limits, share_retention; or all.
+        #[arg(long, default_value = "all")]
+        kind: String,
+    },
+}
+
+#[derive(Subcommand)]
+pub enum ShareCommand {
+    /// Store a file, create a share for one recipient, mail them the link, print the link.
+    Create {
+        /// The sender's account email.
+        #[arg(long)]
+        from: String,
+        /// The recipient's email address: codes are sent only here.
+        #[arg(long)]
+        to: String,
+        /// The file to hand over.
+        #[arg(long)]
+        file: PathBuf,
+        /// How long the link works, like 1h or 7d (default WATASU_SHARE_TTL).
+        #[arg(long, value_parser = parse_duration)]
+        expires_in: Option<Duration>,
+        /// A message for the recipient.
+        #[arg(long, default_value = "")]
+        message: String,
+        /// Language of the recipient's mail: ja or en (default: the sender's).
+        #[arg(long, value_parser = parse_lang)]
+        lang: Option<Lang>,
+    },
+    /// Print every share's id, status, recipient and expiry.
+    List {
+        /// Print JSON for scripts.
+        #[arg(long)]
+        json: bool,
+    },
+    /// End an active share at once; the GC then deletes its file.
+    Revoke {
+        /// The share's id or its link.
+        id_or_url: String,
+    },
+}
+
+#[derive(Subcommand)]
+pub enum DeletionCommand {
+    /// Print every deletion case: reference, state, who opened it, when.
+    List {
+        /// Print JSON for scripts.
+        #[arg(long)]
+        json: bool,
+    },
+    /// After restoring a backup: delete again the data of every case in the deletion journal.
+    Reapply,
+}
+
+fn parse_lang(text: &str) -> Result<Lang, String> {
+    Lang::from_code(text).ok_or_else(|| format!("'{text}' is not ja or en"))
+}
+
+#[derive(Subcommand)]
+pub enum UserCommand {
+    /// Create an account. Without --password-stdin a strong password is generated and printed once.
+    Add {
+        #[arg(long)]
+        email: String,
+        #[arg(long)]
+        name: String,
+        /// Make the account an admin (manages the team).
+        #[arg(long)]
+        admin: bool,
+        /// Read the password from standard input.
+        #[arg(long)]
+        password_stdin: bool,
+    },
+    /// Remove every second factor of an account (its authenticator app and recovery codes) and
+    /// end its sessions, for someone who lost them all.
+    ResetFactors {
+        /// The account's email address.
+        email: String,
+    },
+}
+
+/// Runs `command` to its end.
+pub async fn run(command: Command, config: Config) -> anyhow::Result<()> {
+    match command {
+        Command::Serve => {
+            let shutdown = shutdown_signal();
+            let app = App::build(config).await?;
+            app.run(shutdown).await?;
+            tracing::info!("stopped");
+            Ok(())
+        }
+        Command::Migrate => {
+            let db = open_database(&config).await?;
+            crate::outln!("migrations applied ({})", db.backend_name());
+            Ok(())
+        }
+        Command::User(UserCommand::Add { email, name, admin, password_stdin }) => {
+            super::user::add_user(&config, super::user::AddUser { email, name, admin, password_stdin }).await
+        }
+        Command::User(UserCommand::ResetFactors { email }) => super::user::reset_factors(&config, &email).await,
+        Command::Share(ShareCommand::Create { from, to, file, expires_in, message, lang }) => {
+            let args = super::share::CreateShareArgs { from, to, file, expires_in, message, lang };
+            super::share::create(&config, args).await
+        }
+        Command::Share(ShareCommand::List { json }) => super::share::list(&config, json).await,
+        Command::Share(ShareCommand::Revoke { id_or_url }) => super::share::revoke(&config, &id_or_url).await,
+        Command::Storage(StorageCommand::Migrate) => super::storage::migrate(&config).await,
+        Command::Gc { limit } => super::gc::run(&config, limit).await,
+        Command::Maintenance(MaintenanceCommand::Run { kind }) => super::maintenance::run(&config, &kind).await,
+        Command::Deletion(DeletionCommand::List { json }) => super::deletion::list(&config, json).await,
+        Command::Deletion(DeletionCommand::Reapply) => super::deletion::reapply(&config).await,
+        Command::SignIn(SignInCommand::AllowPasswords) => super::sign_in::allow_passwords(&config).await,
+        Command::SecretKey(SecretKeyCommand::New) => super::secret_key::new_key(&config).await,
+    }
+}
+
+/// The first line of a clap error, naming the environment variable behind a setting.
+pub fn one_line(error: &clap::Error) -> String {
+    let rendered = error.render().to_string();
+    let first = rendered.lines().next().unwrap_or("invalid arguments").trim_start_matches("error: ");
+    let flag = error.get(clap::error::ContextKind::InvalidArg).map(|a| a.to_string());
+    let Some(name) = flag.as_deref().and_then(|f| f.strip_prefix("--")).and_then(|f| f.split([' ', '=']).next()) else {
+        return first.to_owned();
+    };
+    let command = <Cli as clap::CommandFactory>::command();
+    let env = command
+        .get_arguments()
+        .find(|arg| arg.get_long() == Some(name))
+        .and_then(|arg| arg.get_env())
+        .map(|env| env.to_string_lossy().into_owned());
+    match env {
+        // Never echo a secret setting's value back.
+        Some(env) if ["URL", "TOKEN", "KEY"].iter().any(|s| env.contains(s)) => {
+            format!("invalid value for {env} (--{name})")
+        }
+        Some(env) => format!("{first} [{env}]"),
+        None => first.to_owned(),
+    }
+}
+
+/// Resolves at SIGTERM or SIGINT. Both handlers are installed when this is called, before the
+/// server starts: a signal that came before its handler would end the process on the spot, with
+/// no grace for the requests and mails in flight.
+fn shutdown_signal() -> impl std::future::Future<Output = ()> {
+    use tokio::signal::unix::{SignalKind, signal};
+    let mut terminate = signal(SignalKind::terminate()).expect("installing the SIGTERM handler");
+    let mut interrupt = signal(SignalKind::interrupt()).expect("installing the SIGINT handler");
+    async move {
+        tokio::select! {
+            _ = interrupt.recv() => {}
+            _ = terminate.recv() => {}
+        }
+        tracing::info!("shutting down: no new connections, finishing requests in flight");
+    }
+}
