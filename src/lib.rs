@@ -41,6 +41,7 @@ pub mod services;
 pub mod session;
 pub mod share;
 pub mod sso;
+pub mod storage;
 pub mod text;
 pub mod uploads;
 pub mod web;
@@ -89,7 +90,7 @@ impl App {
             // The redirect URI names the same real port.
             config.sso = config.settings.oidc.resolve(&config.base_url)?;
         }
-        let store = lifecycle::open_file_store(&config).await?;
+        let store = storage::open_file_store(&config).await?;
         let config_arc = std::sync::Arc::new(config.clone());
         let metrics = if config.settings.metrics_token.is_some() {
             metrics::Metrics::enabled()
