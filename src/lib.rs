@@ -10,7 +10,9 @@
 //!   plus deletion, maintenance and GC), built once from the settings, and the background workers.
 //! - Domain modules, each with its rules and its SQL: [`share`] (links, grants, events, and
 //!   `share::writes`, every statement that changes a share), [`otp`] (one-time codes),
-//!   [`lifecycle`] (claim, GC, the `FileStore`), [`accounts`], [`session`], [`mail`] (messages,
+//!   [`lifecycle`] (the claim, delivered ranges, the GC with its upload and leftover duties),
+//!   [`storage`] (where file contents live: the store traits, the local folder, the object
+//!   store, the migration between them), [`accounts`], [`session`], [`mail`] (messages,
 //!   transports, the outbox), [`deletion`] (verifiable deletion cases), [`maintenance`] (sweeps,
 //!   run ledger, leases, scheduler), [`ratelimit`].
 //! - Foundations: [`config`] (settings, validated once), [`db`] (the two backends, the dialect
