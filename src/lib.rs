@@ -10,7 +10,9 @@
 //!   plus deletion, maintenance and GC), built once from the settings, and the background workers.
 //! - Domain modules, each with its rules and its SQL: [`share`] (links, grants, events, and
 //!   `share::writes`, every statement that changes a share), [`otp`] (one-time codes),
-//!   [`lifecycle`] (claim, GC, the `FileStore`), [`accounts`], [`session`], [`mail`] (messages,
+//!   [`lifecycle`] (the claim, delivered ranges, the GC with its upload and leftover duties),
+//!   [`storage`] (where file contents live: the store traits, the local folder, the object
+//!   store, the migration between them), [`accounts`], [`session`], [`mail`] (messages,
 //!   transports, the outbox), [`deletion`] (verifiable deletion cases), [`maintenance`] (sweeps,
 //!   run ledger, leases, scheduler), [`ratelimit`].
 //! - Foundations: [`config`] (settings, validated once), [`db`] (the two backends, the dialect
@@ -41,6 +43,7 @@ pub mod services;
 pub mod session;
 pub mod share;
 pub mod sso;
+pub mod storage;
 pub mod text;
 pub mod uploads;
 pub mod web;
@@ -89,7 +92,7 @@ impl App {
             // The redirect URI names the same real port.
             config.sso = config.settings.oidc.resolve(&config.base_url)?;
         }
-        let store = lifecycle::open_file_store(&config).await?;
+        let store = storage::open_file_store(&config).await?;
         let config_arc = std::sync::Arc::new(config.clone());
         let metrics = if config.settings.metrics_token.is_some() {
             metrics::Metrics::enabled()

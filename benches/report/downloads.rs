@@ -10,9 +10,9 @@ use std::{
 
 use watasu::{
     db::Db,
-    lifecycle::StoredFile,
     secret::random_token,
     share::{ShareLinks, ShareRepository},
+    storage::StoredFile,
 };
 
 use super::{

@@ -15,11 +15,11 @@ use watasu::{
     accounts::EmailAddress,
     db::Db,
     i18n::Lang,
-    lifecycle::StoredFile,
     otp::Codes,
     secret::SecretKey,
     session::Sessions,
     share::{NewShare, ShareLinks, ShareRepository},
+    storage::StoredFile,
 };
 
 /// The session cookie's name over plain HTTP.

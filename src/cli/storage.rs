@@ -1,10 +1,11 @@
 //! `watasu storage migrate`: moves the files of DATA_DIR/files into the object store that
-//! WATASU_STORAGE names, while the server keeps serving them (see `lifecycle::migrate`).
+//! WATASU_STORAGE names, while the server keeps serving them (see `storage::migrate`).
 
 use crate::{
     config::{Config, Storage},
-    lifecycle::{LifecycleRepository, LocalFileStore, migrate::migrate_folder, open_object_store},
+    lifecycle::LifecycleRepository,
     services::Services,
+    storage::{LocalFileStore, migrate::migrate_folder, open_object_store},
 };
 
 pub async fn migrate(config: &Config) -> anyhow::Result<()> {

@@ -18,8 +18,8 @@ use super::{
 use crate::{
     db::Db,
     i18n::Lang,
-    lifecycle::FileStore,
     mail::{Mailer, origin::MailOrigin},
+    storage::ResumableStore,
 };
 
 /// When failed steps (and the final mail) are tried again.
@@ -76,7 +76,7 @@ const MAX_MOVES_PER_RUN: u32 = 200;
 pub struct Runner {
     pub(super) cases: DeletionCases,
     pub(super) tables: TableAdapter,
-    pub(super) files: Arc<dyn FileStore>,
+    pub(super) files: Arc<dyn ResumableStore>,
     pub(super) mailer: Arc<dyn Mailer>,
     pub(super) mail_origin: MailOrigin,
     pub(super) journal: Journal,
@@ -88,7 +88,7 @@ pub struct Runner {
 impl Runner {
     pub fn new(
         db: Db,
-        files: Arc<dyn FileStore>,
+        files: Arc<dyn ResumableStore>,
         mailer: Arc<dyn Mailer>,
         mail_origin: MailOrigin,
         journal: Journal,

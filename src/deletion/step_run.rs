@@ -9,7 +9,7 @@ use super::{
     runner::{Interrupted, PARKED, Runner},
     stores::{Action, Outcome, Store},
 };
-use crate::lifecycle::{Deleted, StoreError};
+use crate::storage::{Deleted, StoreError};
 
 impl Runner {
     /// Runs a step now, or says how long it waits (backoff) or that it waits for an admin.

@@ -13,11 +13,12 @@ use std::{
     time::{Duration, Instant},
 };
 
-use super::{FileStore, LifecycleRepository, PurgeCandidate, StoreError};
+use super::{LifecycleRepository, PurgeCandidate};
 use crate::{
     maintenance::{Kind, Ledger, Outcome, RunState, Trigger, error_class},
     metrics::Metrics,
     share::{EventKind, ShareEvents},
+    storage::{StoreError, SweptStore},
     uploads::UploadRepository,
 };
 
@@ -37,7 +38,7 @@ pub struct GcReport {
 #[derive(Clone)]
 pub struct ShareGc {
     pub(super) repo: LifecycleRepository,
-    pub(super) store: Arc<dyn FileStore>,
+    pub(super) store: Arc<dyn SweptStore>,
     events: ShareEvents,
     pub(super) ledger: Ledger,
     pub(super) uploads: UploadRepository,
@@ -46,7 +47,7 @@ pub struct ShareGc {
 }
 
 impl ShareGc {
-    pub fn new(repo: LifecycleRepository, store: Arc<dyn FileStore>, events: ShareEvents) -> Self {
+    pub fn new(repo: LifecycleRepository, store: Arc<dyn SweptStore>, events: ShareEvents) -> Self {
         let ledger = Ledger::new(repo.db().clone());
         let uploads = UploadRepository::new(repo.db().clone());
         Self { repo, store, events, ledger, uploads, metrics: Metrics::disabled() }

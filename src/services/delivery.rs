@@ -9,10 +9,11 @@ use std::sync::Arc;
 
 use super::{Fault, handover::Refusal, mails::Mails};
 use crate::{
-    lifecycle::{ClaimedFile, FileStore, LifecycleRepository, OpenedFile, StoreError},
+    lifecycle::{ClaimedFile, LifecycleRepository},
     secret::sha256_hex,
     session::{Session, is_token_shaped},
     share::{EventKind, ShareEvents},
+    storage::{FileStore, OpenedFile, StoreError},
 };
 
 #[derive(Clone)]

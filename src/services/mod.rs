@@ -24,7 +24,7 @@ use crate::{
     config::Config,
     db::Db,
     deletion::{self, Runner, journal::Journal, run_deletion_worker},
-    lifecycle::{FileStore, GcRunner, LifecycleRepository, ShareGc},
+    lifecycle::{GcRunner, LifecycleRepository, ShareGc},
     mail::{
         Mailer,
         outbox::{self, run_outbox_worker},
@@ -34,6 +34,7 @@ use crate::{
     secret::SecretKey,
     session::Sessions,
     share::ShareEvents,
+    storage::SweptStore,
 };
 
 /// What failed underneath a use case, as far as a caller must tell it apart: the database cannot
@@ -44,7 +45,7 @@ pub enum Fault {
     Unavailable(#[source] anyhow::Error),
     /// The file store cannot be reached now (try again: 503).
     #[error("the file store is unavailable")]
-    StorageUnavailable(#[source] crate::lifecycle::StoreError),
+    StorageUnavailable(#[source] crate::storage::StoreError),
     /// The database's disk is full: nothing was written (507; try again later).
     #[error("the database's disk is full")]
     DatabaseFull(#[source] anyhow::Error),
@@ -55,9 +56,9 @@ pub enum Fault {
 impl Fault {
     /// A store failure underneath a use case: its I/O (a bucket or disk that does not answer) is
     /// worth a retry; anything else is an internal error.
-    pub fn of_store(error: crate::lifecycle::StoreError) -> Self {
+    pub fn of_store(error: crate::storage::StoreError) -> Self {
         match error {
-            crate::lifecycle::StoreError::Io(_) => Self::StorageUnavailable(error),
+            crate::storage::StoreError::Io(_) => Self::StorageUnavailable(error),
             other => Self::Internal(other.into()),
         }
     }
@@ -91,7 +92,7 @@ pub struct Parts {
     pub db: Db,
     pub secret_key: SecretKey,
     pub mailer: Arc<dyn Mailer>,
-    pub store: Arc<dyn FileStore>,
+    pub store: Arc<dyn SweptStore>,
     /// This instance's series (disabled without a metrics token, and for commands).
     pub metrics: Metrics,
 }
@@ -183,7 +184,7 @@ impl Services {
             &settings.data_dir,
             settings.smtp_timeout,
         )?;
-        let store = crate::lifecycle::open_file_store(config).await?;
+        let store = crate::storage::open_file_store(config).await?;
         let (config, metrics) = (Arc::new(config.clone()), Metrics::disabled());
         Ok(Self::new(Parts { config, db, secret_key, mailer, store, metrics }))
     }

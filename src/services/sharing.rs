@@ -17,7 +17,7 @@ use crate::{
     accounts::{EmailAddress, User},
     config::Config,
     i18n::Lang,
-    lifecycle::{FileStore, LifecycleRepository, StoreError, StoredFile},
+    lifecycle::LifecycleRepository,
     mail::outbox::MailDelivery,
     ratelimit::{Limit, RateLimiter},
     share::{
@@ -25,6 +25,7 @@ use crate::{
         create::{CreateError, ShareRequest, clean_file_name, create_share_checked, create_share_from_upload},
         sender::{SenderShares, ShareSummary, Viewer},
     },
+    storage::{FileStore, StoreError, StoredFile},
 };
 
 /// Fresh links a share may be sent in a day: each is a mail to the recipient, so a few a day are

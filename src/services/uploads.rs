@@ -10,8 +10,8 @@ use super::{Fault, Parts};
 use crate::{
     config::Config,
     db::Timestamp,
-    lifecycle::{Appended, FileStore, StoreError},
     secret::random_token,
+    storage::{Appended, ResumableStore, StoreError},
     uploads::{
         CHECKPOINT_BYTES, Checksum, Metadata, NewUpload, RESERVATION_FACTOR, Refusal, TAKEOVER_PATIENCE,
         UploadRepository, UploadRow, WriteLocks, delete_files, locks::WriteGuard,
@@ -78,7 +78,7 @@ pub struct Patch {
 pub struct Uploads {
     config: Arc<Config>,
     repo: UploadRepository,
-    store: Arc<dyn FileStore>,
+    store: Arc<dyn ResumableStore>,
     locks: WriteLocks,
 }
 

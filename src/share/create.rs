@@ -9,7 +9,7 @@ use super::{IssuedShare, MIN_TTL, Message, NewShare, ShareError, ShareLinks};
 use crate::{
     accounts::EmailAddress,
     i18n::Lang,
-    lifecycle::{FileStore, StoreError},
+    storage::{FileStore, StoreError},
 };
 
 /// A share to create: who sends what to whom, for how long.

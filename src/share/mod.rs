@@ -25,9 +25,10 @@ use crate::{
     accounts::EmailAddress,
     db::Timestamp,
     i18n::Lang,
-    lifecycle::{LifecycleRepository, StoredFile},
+    lifecycle::LifecycleRepository,
     secret::{SecretString, random_token, sha256_hex},
     session::is_token_shaped,
+    storage::StoredFile,
 };
 
 crate::db_code! {

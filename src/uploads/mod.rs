@@ -16,7 +16,7 @@ pub use repo::{Refusal, UploadRepository};
 
 use crate::{
     db::Timestamp,
-    lifecycle::{Deleted, FileStore},
+    storage::{Deleted, ResumableStore},
 };
 
 /// An upload lives this long after its creation or the last bytes it received.
@@ -70,7 +70,7 @@ impl UploadRow {
 /// Removes an upload's bytes whatever stage they are at: the partial file, or the completed file.
 /// (An object store killed while joining pieces may leave both; the joined object then has no
 /// row, and the leftover sweep removes it.)
-pub async fn delete_files(store: &dyn FileStore, key: &str) -> Result<(), crate::lifecycle::StoreError> {
+pub async fn delete_files(store: &dyn ResumableStore, key: &str) -> Result<(), crate::storage::StoreError> {
     if store.delete_partial(key).await? == Deleted::AlreadyAbsent {
         store.delete(key).await?;
     }

@@ -51,7 +51,7 @@ pub enum AppError {
     DatabaseFull(#[source] anyhow::Error),
     /// The file store does not answer (a bucket down, a disk failing): nothing is lost, try again.
     #[error("storage unavailable")]
-    StorageUnavailable(#[source] crate::lifecycle::StoreError),
+    StorageUnavailable(#[source] crate::storage::StoreError),
     /// The server is stopping (a restart): the request was cut, nothing was kept; send it again.
     #[error("server restarting")]
     Restarting,

@@ -25,7 +25,7 @@ pub async fn readyz(state: Data<&AppState>) -> Response {
         tokio::time::timeout(timeout, state.services.readiness.database()).await.unwrap_or(DatabaseState::Unavailable);
     let store = state.services.parts().store.clone();
     let storage = database == DatabaseState::Ready
-        && matches!(tokio::time::timeout(timeout, crate::lifecycle::probe(&*store)).await, Ok(Ok(())));
+        && matches!(tokio::time::timeout(timeout, crate::storage::probe(&*store)).await, Ok(Ok(())));
     let (status, body) = match (database, storage) {
         (DatabaseState::Unavailable, _) => (StatusCode::SERVICE_UNAVAILABLE, "database unavailable\n"),
         (DatabaseState::Full, _) => (StatusCode::SERVICE_UNAVAILABLE, "database full\n"),

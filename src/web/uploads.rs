@@ -16,11 +16,11 @@ use super::{AppState, middleware::SessionHandle};
 use crate::{
     accounts::User,
     db::Timestamp,
-    lifecycle::StoreError,
     services::{
         Fault,
         uploads::{Patch, Progress, UploadError},
     },
+    storage::StoreError,
     uploads::{Checksum, ChecksumError, Metadata, checksum::ALGORITHMS},
 };
 

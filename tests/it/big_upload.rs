@@ -214,7 +214,7 @@ fn stored_files(data_dir: &Path) -> Vec<(String, u64)> {
 }
 
 fn is_temp(name: &str) -> bool {
-    name.starts_with(watasu::lifecycle::store::TEMP_PREFIX)
+    name.starts_with(watasu::storage::store::TEMP_PREFIX)
 }
 
 /// Whether the stored file has the generated pattern at `offset`.

@@ -116,7 +116,7 @@ pub fn files_in(dir: &Path) -> Vec<(String, u64)> {
 }
 
 pub fn is_temp(name: &str) -> bool {
-    name.starts_with(watasu::lifecycle::store::TEMP_PREFIX)
+    name.starts_with(watasu::storage::store::TEMP_PREFIX)
 }
 
 /// Signs `browser` in as the sender `email` (with [`PASSWORD`]).

@@ -10,13 +10,13 @@ use std::{
 
 use sha2::{Digest, Sha256};
 use tokio::io::{AsyncRead, AsyncReadExt, ReadBuf};
-use watasu::lifecycle::{Deleted, FileStore, LocalFileStore, StoreError, object_store::PART_BYTES};
+use watasu::storage::{Deleted, LocalFileStore, StoreError, SweptStore, object_store::PART_BYTES};
 
 use crate::support::s3::{self, S3Server};
 
 /// A store under test and the folder where its stored bytes end up.
 struct Subject {
-    store: Arc<dyn FileStore>,
+    store: Arc<dyn SweptStore>,
     files: PathBuf,
     _dir: Option<tempfile::TempDir>,
 }

@@ -6,9 +6,10 @@ use std::{sync::Arc, time::Duration};
 use tokio::sync::Semaphore;
 use watasu::{
     db::Db,
-    lifecycle::{Deleted, FileStore, GcRunner, LifecycleRepository, OpenedFile, ShareGc, StoreError, StoredFile},
+    lifecycle::{GcRunner, LifecycleRepository, ShareGc},
     maintenance::Trigger,
     share::ShareEvents,
+    storage::{Appended, Deleted, FileStore, Leftover, OpenedFile, ResumableStore, StoreError, StoredFile, SweptStore},
 };
 
 use crate::{
@@ -68,6 +69,46 @@ impl FileStore for GatedStore {
         self.entered.add_permits(1);
         self.gate.acquire().await.unwrap().forget();
         self.inner.delete(key).await
+    }
+}
+
+#[async_trait::async_trait]
+impl ResumableStore for GatedStore {
+    async fn create_partial(&self, key: &str) -> Result<(), StoreError> {
+        self.inner.create_partial(key).await
+    }
+
+    async fn append_partial<'a>(
+        &self,
+        key: &str,
+        offset: u64,
+        content: std::pin::Pin<Box<dyn tokio::io::AsyncRead + Send + 'a>>,
+        max: u64,
+    ) -> Result<Appended, StoreError> {
+        self.inner.append_partial(key, offset, content, max).await
+    }
+
+    async fn complete_partial(&self, key: &str, pieces: &[String]) -> Result<StoredFile, StoreError> {
+        self.inner.complete_partial(key, pieces).await
+    }
+
+    async fn discard_piece(&self, key: &str, piece: &str) -> Result<(), StoreError> {
+        self.inner.discard_piece(key, piece).await
+    }
+
+    async fn delete_partial(&self, key: &str) -> Result<Deleted, StoreError> {
+        self.inner.delete_partial(key).await
+    }
+}
+
+#[async_trait::async_trait]
+impl SweptStore for GatedStore {
+    fn leftovers(&self) -> futures_util::stream::BoxStream<'_, Result<Leftover, StoreError>> {
+        self.inner.leftovers()
+    }
+
+    async fn remove_leftover(&self, leftover: &Leftover) -> Result<Deleted, StoreError> {
+        self.inner.remove_leftover(leftover).await
     }
 }
 

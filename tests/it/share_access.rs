@@ -9,13 +9,13 @@ use watasu::{
     accounts::EmailAddress,
     db::Db,
     i18n::Lang,
-    lifecycle::StoredFile,
     otp::CodeOutcome,
     session::Session,
     share::{
         NewShare, Share, ShareError,
         create::{CreateError, ShareRequest, create_share},
     },
+    storage::StoredFile,
 };
 
 use crate::{

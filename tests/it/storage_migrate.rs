@@ -7,11 +7,12 @@ use std::{sync::Arc, time::Duration};
 
 use tokio::io::AsyncReadExt;
 use watasu::{
-    lifecycle::{
-        FallbackStore, FileStore, LocalFileStore, ObjectFileStore, ShareGc, StoreError,
+    lifecycle::ShareGc,
+    maintenance::Trigger,
+    storage::{
+        FallbackStore, FileStore, LocalFileStore, ObjectFileStore, StoreError, SweptStore,
         migrate::{MigrationReport, migrate_folder},
     },
-    maintenance::Trigger,
 };
 
 use crate::{
@@ -26,7 +27,7 @@ struct Stores {
     folder: LocalFileStore,
     objects: Arc<ObjectFileStore>,
     /// What the server reads and deletes through while the migration runs.
-    serving: Arc<dyn FileStore>,
+    serving: Arc<dyn SweptStore>,
     /// The folder where s3s-fs keeps the objects.
     bucket_dir: std::path::PathBuf,
 }
@@ -222,7 +223,7 @@ async fn a_bucket_setting_with_files_left_in_the_folder_reads_through_to_them() 
     settings.storage = server.storage_settings(&server.create_bucket());
     let config = watasu::config::Config::from_settings(settings).unwrap();
 
-    let store = watasu::lifecycle::open_file_store(&config).await.unwrap();
+    let store = watasu::storage::open_file_store(&config).await.unwrap();
 
     assert_eq!(read(store.as_ref(), &key).await.unwrap(), b"not moved yet\n");
     let stored = store.put(Box::pin(&b"new"[..]), 10).await.unwrap();

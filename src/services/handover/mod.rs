@@ -16,11 +16,12 @@ use super::{Fault, Parts, delivery::Deliveries, mails::Mails};
 use crate::{
     accounts::EmailAddress,
     i18n::Lang,
-    lifecycle::{ClaimedFile, FileStore, LifecycleRepository, StoreError},
+    lifecycle::{ClaimedFile, LifecycleRepository},
     otp::{CodeOutcome, Codes, Notice},
     ratelimit::{Limit, RateLimiter},
     session::Session,
     share::{EventKind, FileInfo, Share, ShareAccess, ShareError, ShareEvents, ShareStatus},
+    storage::{FileStore, StoreError},
     text::strip_invisible,
 };
 

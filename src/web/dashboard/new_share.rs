@@ -17,13 +17,13 @@ pub(super) use super::form_page::form_page;
 use crate::{
     accounts::{EmailAddress, User},
     i18n::{Lang, Text},
-    lifecycle::StoreError,
     services::{
         mails::Delivery,
         sharing::{Created, FinishedUpload, Source, Upload},
     },
     session::csrf_tokens_match,
     share::{Message, ShareTtl, TtlError, create::CreateError},
+    storage::StoreError,
 };
 
 /// Longest accepted text field of the form.

@@ -8,7 +8,7 @@ use poem::{
 };
 
 use super::range::Part;
-use crate::lifecycle::{ClaimedFile, OpenedFile};
+use crate::{lifecycle::ClaimedFile, storage::OpenedFile};
 
 /// Nothing keeps a copy of the file; Chromium still resumes a cut download with it (measured:
 /// docs/decisions.md).

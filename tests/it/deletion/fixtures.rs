@@ -17,8 +17,8 @@ use watasu::{
     accounts::{EmailAddress, Role, invitations::Invitations},
     db::Db,
     deletion::{ActorRole, Case, CaseState, OpenRequest, RetryPolicy, Runner, journal::Journal},
-    lifecycle::{Deleted, FileStore, OpenedFile, StoreError, StoredFile},
     mail::outbox::{MailKind, Outbox},
+    storage::{Appended, Deleted, FileStore, OpenedFile, ResumableStore, StoreError, StoredFile},
 };
 
 use crate::support::{Browser, TestApp, TestShare};
@@ -191,7 +191,7 @@ pub fn runner(app: &TestApp, owner: &str) -> Runner {
 }
 
 /// A runner over `store` that gives each step `max_attempts` tries, without waiting between them.
-pub fn impatient_runner(app: &TestApp, owner: &str, store: Arc<dyn FileStore>, max_attempts: i32) -> Runner {
+pub fn impatient_runner(app: &TestApp, owner: &str, store: Arc<dyn ResumableStore>, max_attempts: i32) -> Runner {
     let policy = RetryPolicy { base: Duration::ZERO, cap: Duration::ZERO, max_attempts, ..RetryPolicy::default() };
     runner_with_store(app, owner, store).with_policy(policy)
 }
@@ -202,7 +202,7 @@ pub async fn admin_case(runner: &Runner, subject_id: i64) -> Case {
     runner.open(&request).await.unwrap()
 }
 
-pub fn runner_with_store(app: &TestApp, owner: &str, store: Arc<dyn FileStore>) -> Runner {
+pub fn runner_with_store(app: &TestApp, owner: &str, store: Arc<dyn ResumableStore>) -> Runner {
     let settings = &app.state.config.settings;
     Runner::new(
         app.db().clone(),
@@ -230,13 +230,13 @@ pub async fn wait_for_state(app: &TestApp, reference: &str, state: CaseState) {
 
 /// The app's store, with deletes (or look-ups) that fail while switched on.
 pub struct FailingStore {
-    pub inner: Arc<dyn FileStore>,
+    pub inner: Arc<dyn ResumableStore>,
     pub fail_deletes: AtomicBool,
     pub fail_lookups: AtomicBool,
 }
 
 impl FailingStore {
-    pub fn new(inner: Arc<dyn FileStore>) -> Arc<Self> {
+    pub fn new(inner: Arc<dyn ResumableStore>) -> Arc<Self> {
         Arc::new(Self { inner, fail_deletes: AtomicBool::new(false), fail_lookups: AtomicBool::new(false) })
     }
 }
@@ -267,7 +267,10 @@ impl FileStore for FailingStore {
         }
         self.inner.delete(key).await
     }
+}
 
+#[async_trait::async_trait]
+impl ResumableStore for FailingStore {
     async fn create_partial(&self, key: &str) -> Result<(), StoreError> {
         self.inner.create_partial(key).await
     }
@@ -278,7 +281,7 @@ impl FileStore for FailingStore {
         offset: u64,
         content: Pin<Box<dyn AsyncRead + Send + 'a>>,
         max: u64,
-    ) -> Result<watasu::lifecycle::Appended, StoreError> {
+    ) -> Result<Appended, StoreError> {
         self.inner.append_partial(key, offset, content, max).await
     }
 

@@ -8,7 +8,7 @@ use std::{sync::Arc, time::Duration};
 use object_store::ClientOptions;
 use watasu::{
     deletion::{CaseState, Outcome, RetryPolicy},
-    lifecycle::{FileStore, ObjectFileStore, StoreError},
+    storage::{FileStore, ObjectFileStore, ResumableStore, StoreError},
 };
 
 use super::{assert_all_verified, fixtures::*, steps};
@@ -93,7 +93,7 @@ both_backends! {
         let options = ClientOptions::new().with_allow_http(true).with_timeout_disabled();
         let through_proxy = s3::shared().builder().with_endpoint(proxy.endpoint()).with_client_options(options);
         let location = app.state.config.settings.storage.location.clone().unwrap();
-        let unbounded: Arc<dyn FileStore> = Arc::new(ObjectFileStore::from_url_with(&location, through_proxy).unwrap());
+        let unbounded: Arc<dyn ResumableStore> = Arc::new(ObjectFileStore::from_url_with(&location, through_proxy).unwrap());
         let policy = RetryPolicy {
             base: Duration::from_secs(3600),
             cap: Duration::from_secs(3600),

@@ -3,7 +3,7 @@
 
 use watasu::{
     deletion::{CaseState, Outcome},
-    lifecycle::{FileStore, ObjectFileStore, StoreError},
+    storage::{FileStore, ObjectFileStore, StoreError},
 };
 
 use super::{assert_all_verified, fixtures::*, steps};

@@ -7,8 +7,8 @@ use watasu::{
     accounts::{EmailAddress, Role, Users},
     db::Db,
     deletion::{CaseState, DeletionCases},
-    lifecycle::LocalFileStore,
     share::{ShareLinks, ShareRepository, create},
+    storage::LocalFileStore,
 };
 
 use super::fixtures::*;

@@ -261,16 +261,16 @@ both_backends! {
         // never served; once it is older than the leftover age the timer removes it.
         // The timer sweeps leftovers at the maintenance interval.
         let server = inst.start(&["--gc-interval", "1s", "--maintenance-interval", "1s"]);
-        let temp_key = temp.strip_prefix(watasu::lifecycle::store::TEMP_PREFIX).unwrap();
+        let temp_key = temp.strip_prefix(watasu::storage::store::TEMP_PREFIX).unwrap();
         assert_eq!(Browser::new(&server.base()).get(&format!("/s/{temp_key}")).await.status, 404);
         // An old temp file beside it is the signal that a leftover sweep has run.
-        let old_marker = files_dir.join(format!("{}marker", watasu::lifecycle::store::TEMP_PREFIX));
+        let old_marker = files_dir.join(format!("{}marker", watasu::storage::store::TEMP_PREFIX));
         std::fs::write(&old_marker, b"old").unwrap();
         let two_hours_ago = std::time::SystemTime::now() - Duration::from_secs(7200);
         std::fs::File::options().write(true).open(&old_marker).unwrap().set_modified(two_hours_ago).unwrap();
         eventually(Duration::from_secs(10), "a leftover sweep", async || !old_marker.exists()).await;
         assert!(files_dir.join(&temp).exists(), "a young temp file was swept");
-        let old = std::time::SystemTime::now() - watasu::lifecycle::leftovers::LEFTOVER_MIN_AGE - Duration::from_secs(60);
+        let old = std::time::SystemTime::now() - watasu::lifecycle::leftover_sweep::LEFTOVER_MIN_AGE - Duration::from_secs(60);
         std::fs::File::options().write(true).open(files_dir.join(&temp)).unwrap().set_modified(old).unwrap();
         eventually(Duration::from_secs(10), "the leftover sweep", async || !files_dir.join(&temp).exists()).await;
         tokio::task::block_in_place(|| server.wait_for_log("removed leftovers", Duration::from_secs(10)));

@@ -4,7 +4,7 @@
 
 use std::io::Cursor;
 
-use watasu::lifecycle::{Appended, Deleted, StoreError, object_store::PART_BYTES};
+use watasu::storage::{Appended, Deleted, StoreError, object_store::PART_BYTES};
 
 use super::{Generated, Subject, pattern, reader, sha256_hex};
 use crate::support::s3::S3Server;
@@ -41,7 +41,7 @@ impl<'s> Partial<'s> {
         Ok(appended)
     }
 
-    async fn complete(&self) -> watasu::lifecycle::StoredFile {
+    async fn complete(&self) -> watasu::storage::StoredFile {
         self.subject.store.complete_partial(&self.key, &self.pieces).await.unwrap()
     }
 }

@@ -7,7 +7,7 @@
 use std::time::{Duration, SystemTime};
 
 use tokio::io::AsyncWriteExt;
-use watasu::{lifecycle::object_store::PART_BYTES, uploads::CHECKPOINT_BYTES};
+use watasu::{storage::object_store::PART_BYTES, uploads::CHECKPOINT_BYTES};
 
 use super::names;
 use crate::{

@@ -17,9 +17,10 @@ use std::{
 
 use object_store::{ObjectStore, PutPayload, aws::AmazonS3, path::Path as ObjectPath};
 use watasu::{
-    lifecycle::{FileStore, LeftoverReport, ShareGc, store::TEMP_PREFIX},
+    lifecycle::{LeftoverReport, ShareGc},
     maintenance::Trigger,
     share::ShareEvents,
+    storage::{SweptStore, store::TEMP_PREFIX},
 };
 
 use crate::{
@@ -53,7 +54,7 @@ impl Subject {
                 let server = s3::shared();
                 let (store, bucket) = server.store();
                 let objects = server.builder().with_bucket_name(&bucket).build().unwrap();
-                let store: Arc<dyn FileStore> = Arc::new(store);
+                let store: Arc<dyn SweptStore> = Arc::new(store);
                 let gc = ShareGc::new(app.state.lifecycle.clone(), store, ShareEvents::new(app.db().clone()));
                 Self { gc, files: server.bucket_dir(&bucket).join("files"), objects: Some(objects) }
             }

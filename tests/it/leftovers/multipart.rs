@@ -12,8 +12,9 @@ use std::{
 
 use tokio::io::{AsyncRead, AsyncReadExt, AsyncWriteExt, ReadBuf};
 use watasu::{
-    lifecycle::{FileStore, LeftoverReport, ShareGc, object_store::PART_BYTES},
+    lifecycle::{LeftoverReport, ShareGc},
     share::ShareEvents,
+    storage::{SweptStore, object_store::PART_BYTES},
 };
 
 use super::names;
@@ -42,7 +43,7 @@ both_backends! {
         let app = quiet_app(backend).await;
         let server = S3Server::start();
         let (store, bucket) = server.store();
-        let store: Arc<dyn FileStore> = Arc::new(store);
+        let store: Arc<dyn SweptStore> = Arc::new(store);
         let gc = ShareGc::new(app.state.lifecycle.clone(), store.clone(), ShareEvents::new(app.db().clone()));
         let markers = server.bucket_dir(&bucket).join("files/.multipart");
 
@@ -84,7 +85,7 @@ both_backends! {
         let app = quiet_app(backend).await;
         let server = S3Server::start();
         let (store, bucket) = server.store();
-        let store: Arc<dyn FileStore> = Arc::new(store);
+        let store: Arc<dyn SweptStore> = Arc::new(store);
         let gc = ShareGc::new(app.state.lifecycle.clone(), store.clone(), ShareEvents::new(app.db().clone()));
         let markers = server.bucket_dir(&bucket).join("files/.multipart");
         let (mut sender, received) = tokio::io::duplex(64 * 1024);

@@ -9,9 +9,13 @@ use std::{
     sync::{Mutex, MutexGuard},
 };
 
+use futures_util::stream::BoxStream;
 use sha2::{Digest, Sha256};
 use tokio::io::{AsyncRead, AsyncReadExt};
-use watasu::lifecycle::{Appended, Deleted, FileStore, OpenedFile, StoreError, StoredFile};
+use watasu::storage::{
+    Appended, Deleted, FileStore, Leftover, LeftoverKind, OpenedFile, ResumableStore, StoreError, StoredFile,
+    SweptStore,
+};
 
 #[derive(Debug, Default)]
 pub struct FakeFileStore {
@@ -92,7 +96,10 @@ impl FileStore for FakeFileStore {
         }
         Ok(if present.remove(key) { Deleted::Removed } else { Deleted::AlreadyAbsent })
     }
+}
 
+#[async_trait::async_trait]
+impl ResumableStore for FakeFileStore {
     async fn create_partial(&self, key: &str) -> Result<(), StoreError> {
         self.partials().insert(key.to_owned(), Vec::new());
         Ok(())
@@ -124,7 +131,28 @@ impl FileStore for FakeFileStore {
         Ok(StoredFile { key: key.to_owned(), size_bytes: bytes.len() as u64, sha256 })
     }
 
+    /// Appends go to one buffer per upload: there are no pieces.
+    async fn discard_piece(&self, _key: &str, _piece: &str) -> Result<(), StoreError> {
+        Ok(())
+    }
+
     async fn delete_partial(&self, key: &str) -> Result<Deleted, StoreError> {
         Ok(if self.partials().remove(key).is_some() { Deleted::Removed } else { Deleted::AlreadyAbsent })
+    }
+}
+
+#[async_trait::async_trait]
+impl SweptStore for FakeFileStore {
+    /// The fake store keeps no times, so nothing it holds is ever old enough to be a leftover.
+    fn leftovers(&self) -> BoxStream<'_, Result<Leftover, StoreError>> {
+        Box::pin(futures_util::stream::empty())
+    }
+
+    async fn remove_leftover(&self, leftover: &Leftover) -> Result<Deleted, StoreError> {
+        match leftover.kind {
+            LeftoverKind::Stored => self.delete(&leftover.name).await,
+            LeftoverKind::Partial => self.delete_partial(&leftover.name).await,
+            LeftoverKind::Temp | LeftoverKind::Multipart => Ok(Deleted::AlreadyAbsent),
+        }
     }
 }

@@ -31,7 +31,7 @@ use watasu::{
     config::{Config, Settings},
     db::Db,
     deletion::Runner,
-    lifecycle::{FileStore, GcRunner, LifecycleRepository},
+    lifecycle::{GcRunner, LifecycleRepository},
     mail::Mailer,
     maintenance::Maintenance,
     otp::Codes,
@@ -40,6 +40,7 @@ use watasu::{
     services::Services,
     session::Sessions,
     share::{ShareAccess, ShareEvents},
+    storage::SweptStore,
     web::AppState,
 };
 
@@ -142,7 +143,7 @@ pub struct TestState {
     pub db: Db,
     pub secret_key: SecretKey,
     pub mailer: Arc<dyn Mailer>,
-    pub store: Arc<dyn FileStore>,
+    pub store: Arc<dyn SweptStore>,
     pub sessions: Sessions,
     pub gc: GcRunner,
     pub maintenance: Maintenance,

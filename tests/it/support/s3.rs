@@ -11,7 +11,7 @@ use std::{
 };
 
 use object_store::aws::AmazonS3Builder;
-use watasu::{config::StorageSettings, lifecycle::ObjectFileStore, secret::SecretString};
+use watasu::{config::StorageSettings, secret::SecretString, storage::ObjectFileStore};
 
 use super::process::{clean_up_after_exit, free_local_addr, wait_until_listening};
 

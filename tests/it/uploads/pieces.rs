@@ -13,11 +13,11 @@ use base64::{Engine, engine::general_purpose::STANDARD};
 use sha2::{Digest, Sha256};
 use tokio::io::{AsyncRead, AsyncReadExt, ReadBuf};
 use watasu::{
-    lifecycle::{FileStore, ObjectFileStore},
     services::{
         Services,
         uploads::{Patch, UploadError},
     },
+    storage::{FileStore, ObjectFileStore},
     uploads::{Checksum, Metadata, NewUpload},
 };
 

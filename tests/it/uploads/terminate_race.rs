@@ -8,13 +8,13 @@ use tokio::{io::AsyncRead, sync::Semaphore};
 use watasu::{
     accounts::EmailAddress,
     i18n::Lang,
-    lifecycle::{Appended, Deleted, FileStore, OpenedFile, StoreError, StoredFile},
     services::{
         Parts, Services,
         mails::Delivery,
         sharing::{Source, Upload},
     },
     share::{Message, ShareTtl, create::CreateError},
+    storage::{Appended, Deleted, FileStore, Leftover, OpenedFile, ResumableStore, StoreError, StoredFile, SweptStore},
 };
 
 use super::{Tus, id_of};
@@ -26,7 +26,7 @@ const ROUNDS: usize = 25;
 /// The app's store, whose partial-file deletes wait at a gate: a test holds a termination
 /// between its start and its bytes' removal.
 struct GatedDeletes {
-    inner: Arc<dyn FileStore>,
+    inner: Arc<dyn SweptStore>,
     entered: Semaphore,
     gate: Semaphore,
 }
@@ -48,6 +48,13 @@ impl FileStore for GatedDeletes {
     async fn delete(&self, key: &str) -> Result<Deleted, StoreError> {
         self.inner.delete(key).await
     }
+}
+
+#[async_trait::async_trait]
+impl ResumableStore for GatedDeletes {
+    async fn create_partial(&self, key: &str) -> Result<(), StoreError> {
+        self.inner.create_partial(key).await
+    }
 
     async fn append_partial<'a>(
         &self,
@@ -63,10 +70,25 @@ impl FileStore for GatedDeletes {
         self.inner.complete_partial(key, pieces).await
     }
 
+    async fn discard_piece(&self, key: &str, piece: &str) -> Result<(), StoreError> {
+        self.inner.discard_piece(key, piece).await
+    }
+
     async fn delete_partial(&self, key: &str) -> Result<Deleted, StoreError> {
         self.entered.add_permits(1);
         self.gate.acquire().await.unwrap().forget();
         self.inner.delete_partial(key).await
+    }
+}
+
+#[async_trait::async_trait]
+impl SweptStore for GatedDeletes {
+    fn leftovers(&self) -> futures_util::stream::BoxStream<'_, Result<Leftover, StoreError>> {
+        self.inner.leftovers()
+    }
+
+    async fn remove_leftover(&self, leftover: &Leftover) -> Result<Deleted, StoreError> {
+        self.inner.remove_leftover(leftover).await
     }
 }
 

@@ -1,12 +1,13 @@
 //! Files in an S3-compatible object store (AWS S3, R2, B2, MinIO, Garage…) behind `FileStore`.
 //! Uploads stream as multipart uploads of fixed-size parts, so memory stays flat whatever the size;
-//! the SHA-256 is of the bytes as they streamed past, never a figure the store reports.
+//! the SHA-256 is of the bytes as they streamed past, never a figure the store reports. The client
+//! is held through object_store's traits only: another provider is another builder, not a rewrite.
 
 use std::{io, pin::Pin, sync::Arc};
 
 use ::object_store::{
     GetOptions, GetRange, GetResult, MultipartId, ObjectStore, PutPayload,
-    aws::{AmazonS3, AmazonS3Builder},
+    aws::AmazonS3Builder,
     multipart::{MultipartStore, PartId},
     path::Path as ObjectPath,
 };
@@ -17,7 +18,7 @@ use tokio::io::{AsyncRead, AsyncReadExt};
 
 use super::{
     leftovers::Leftover,
-    store::{Appended, Deleted, FileStore, OpenedFile, StoreError, StoredFile},
+    store::{Appended, Deleted, FileStore, OpenedFile, ResumableStore, StoreError, StoredFile, SweptStore},
 };
 use crate::secret::random_token;
 
@@ -28,10 +29,18 @@ pub const PART_BYTES: usize = 8 * 1024 * 1024;
 const PARTS_IN_FLIGHT: usize = 2;
 
 /// Files as objects named `PREFIX/KEY` in one bucket.
-#[derive(Debug)]
 pub struct ObjectFileStore {
-    pub(super) objects: Arc<AmazonS3>,
+    pub(super) objects: Arc<dyn ObjectStore>,
+    /// The same client's multipart calls: large files go up as parts through it.
+    pub(super) multipart: Arc<dyn MultipartStore>,
     pub(super) prefix: String,
+}
+
+impl std::fmt::Debug for ObjectFileStore {
+    /// The client's own description (`MultipartStore` has none: it is the same client).
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("ObjectFileStore").field("objects", &self.objects).field("prefix", &self.prefix).finish()
+    }
 }
 
 impl ObjectFileStore {
@@ -44,8 +53,14 @@ impl ObjectFileStore {
     /// The same with settings given in code instead of the environment.
     pub fn from_url_with(url: &str, builder: AmazonS3Builder) -> anyhow::Result<Self> {
         let (bucket, prefix) = parse_url(url)?;
-        let objects = builder.with_bucket_name(bucket).build()?;
-        Ok(Self { objects: Arc::new(objects), prefix: prefix.to_owned() })
+        let client = Arc::new(builder.with_bucket_name(bucket).build()?);
+        Ok(Self::over(client.clone(), client, prefix))
+    }
+
+    /// The store over any object_store client (`multipart` is the same client's multipart side),
+    /// its objects named under `prefix` (`""` or ending in `/`).
+    pub fn over(objects: Arc<dyn ObjectStore>, multipart: Arc<dyn MultipartStore>, prefix: String) -> Self {
+        Self { objects, multipart, prefix }
     }
 
     /// Stores `content` under a key chosen elsewhere (a file moving in from the local folder).
@@ -100,18 +115,18 @@ impl ObjectFileStore {
         content: &mut Pin<Box<dyn AsyncRead + Send + 'a>>,
         digest: &mut Digesting,
     ) -> Result<(), StoreError> {
-        let id = self.objects.create_multipart(path).await.map_err(store_error)?;
+        let id = self.multipart.create_multipart(path).await.map_err(store_error)?;
         let marker = self.multipart_marker(&id);
         let outcome = match self.objects.put(&marker, PutPayload::from(path.as_ref().to_owned())).await {
             Ok(_) => match self.send_parts(path, &id, first, content, digest).await {
-                Ok(parts) => self.objects.complete_multipart(path, &id, parts).await.map(drop).map_err(store_error),
+                Ok(parts) => self.multipart.complete_multipart(path, &id, parts).await.map(drop).map_err(store_error),
                 Err(error) => Err(error),
             },
             Err(error) => Err(store_error(error)),
         };
         if outcome.is_err() {
             // An aborted upload keeps none of its parts (and costs nothing to keep).
-            if let Err(abort) = self.objects.abort_multipart(path, &id).await {
+            if let Err(abort) = self.multipart.abort_multipart(path, &id).await {
                 tracing::warn!(%abort, "aborting a multipart upload failed; the leftover sweep removes it");
                 return outcome;
             }
@@ -177,10 +192,11 @@ impl ObjectFileStore {
         index: usize,
         part: Bytes,
     ) -> impl Future<Output = (usize, ::object_store::Result<PartId>)> + Send + 'static {
-        let (objects, path, id, marker) = (self.objects.clone(), path.clone(), id.clone(), self.multipart_marker(id));
+        let (objects, multipart) = (self.objects.clone(), self.multipart.clone());
+        let (path, id, marker) = (path.clone(), id.clone(), self.multipart_marker(id));
         async move {
             let sent = async {
-                let part = objects.put_part(&path, &id, index, PutPayload::from(part)).await?;
+                let part = multipart.put_part(&path, &id, index, PutPayload::from(part)).await?;
                 objects.put(&marker, PutPayload::from(path.as_ref().to_owned())).await?;
                 Ok(part)
             };
@@ -300,7 +316,10 @@ impl FileStore for ObjectFileStore {
             Ok(_) => Err(StoreError::Io(io::Error::other("the object is still there after its delete"))),
         }
     }
+}
 
+#[async_trait::async_trait]
+impl ResumableStore for ObjectFileStore {
     async fn create_partial(&self, key: &str) -> Result<(), StoreError> {
         self.create_pieces(key)
     }
@@ -326,7 +345,10 @@ impl FileStore for ObjectFileStore {
     async fn delete_partial(&self, key: &str) -> Result<Deleted, StoreError> {
         self.remove_pieces(key).await
     }
+}
 
+#[async_trait::async_trait]
+impl SweptStore for ObjectFileStore {
     fn leftovers(&self) -> futures_util::stream::BoxStream<'_, Result<Leftover, StoreError>> {
         self.list_leftovers()
     }

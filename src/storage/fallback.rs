@@ -11,22 +11,24 @@ use futures_util::{StreamExt, stream::BoxStream};
 
 use super::{
     leftovers::{Leftover, LeftoverKind},
-    store::{Appended, Deleted, FileStore, LocalFileStore, OpenedFile, StoreError, StoredFile},
+    store::{
+        Appended, Deleted, FileStore, LocalFileStore, OpenedFile, ResumableStore, StoreError, StoredFile, SweptStore,
+    },
 };
 
 pub struct FallbackStore {
-    primary: Arc<dyn FileStore>,
+    primary: Arc<dyn SweptStore>,
     legacy: LocalFileStore,
 }
 
 impl FallbackStore {
-    pub fn new(primary: Arc<dyn FileStore>, legacy: LocalFileStore) -> Self {
+    pub fn new(primary: Arc<dyn SweptStore>, legacy: LocalFileStore) -> Self {
         Self { primary, legacy }
     }
 
     /// An upload begun in the folder before the switch keeps its bytes there until it completes
     /// (and completing again after a crash finds its file there too).
-    async fn partial_store(&self, key: &str) -> &dyn FileStore {
+    async fn partial_store(&self, key: &str) -> &dyn ResumableStore {
         if self.legacy.holds_upload(key).await { &self.legacy } else { self.primary.as_ref() }
     }
 }
@@ -66,7 +68,10 @@ impl FileStore for FallbackStore {
         let legacy = self.legacy.delete(key).await?;
         Ok(either(legacy, self.primary.delete(key).await?))
     }
+}
 
+#[async_trait::async_trait]
+impl ResumableStore for FallbackStore {
     async fn create_partial(&self, key: &str) -> Result<(), StoreError> {
         self.primary.create_partial(key).await
     }
@@ -93,7 +98,10 @@ impl FileStore for FallbackStore {
         let legacy = self.legacy.delete_partial(key).await?;
         Ok(either(legacy, self.primary.delete_partial(key).await?))
     }
+}
 
+#[async_trait::async_trait]
+impl SweptStore for FallbackStore {
     /// Both stores' leftovers: the folder's are the ones the migration did not need.
     fn leftovers(&self) -> BoxStream<'_, Result<Leftover, StoreError>> {
         self.primary.leftovers().chain(self.legacy.leftovers()).boxed()

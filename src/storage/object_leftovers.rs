@@ -9,7 +9,7 @@
 
 use std::time::Duration;
 
-use ::object_store::{MultipartId, ObjectMeta, ObjectStore, multipart::MultipartStore, path::Path as ObjectPath};
+use ::object_store::{MultipartId, ObjectMeta, ObjectStore, path::Path as ObjectPath};
 use chrono::{DateTime, Utc};
 use futures_util::{
     StreamExt,
@@ -17,10 +17,10 @@ use futures_util::{
 };
 
 use super::{
-    leftovers::{Leftover, LeftoverKind},
+    leftovers::{Leftover, LeftoverKind, not_kept_here},
     object_partial::is_piece_name,
     object_store::{ObjectFileStore, store_error},
-    store::{Deleted, FileStore, PARTIAL_PREFIX, StoreError, unsupported},
+    store::{Deleted, FileStore, PARTIAL_PREFIX, ResumableStore, StoreError},
 };
 
 /// The folder, under the store's prefix, of the markers of multipart uploads in progress.
@@ -115,7 +115,7 @@ impl ObjectFileStore {
             LeftoverKind::Stored => self.delete(&leftover.name).await,
             LeftoverKind::Partial => self.delete_partial(&leftover.name).await,
             LeftoverKind::Multipart => self.abort_abandoned(&leftover.name).await,
-            LeftoverKind::Temp => Err(unsupported()),
+            LeftoverKind::Temp => Err(not_kept_here(leftover.kind)),
         }
     }
 
@@ -139,7 +139,7 @@ impl ObjectFileStore {
                 tracing::warn!("a multipart marker names no object of ours; removing the marker only");
                 Deleted::AlreadyAbsent
             }
-            Some(path) => match self.objects.abort_multipart(&path, &id).await {
+            Some(path) => match self.multipart.abort_multipart(&path, &id).await {
                 Ok(()) => Deleted::Removed,
                 // S3 answers NoSuchUpload (404) when the upload was completed or aborted already.
                 Err(::object_store::Error::NotFound { .. }) => Deleted::AlreadyAbsent,

@@ -1,5 +1,6 @@
-//! Where file contents live. `FileStore` is a trait because there are real alternatives (the local
-//! disk now, object storage later) and tests need a store that fails on demand.
+//! What a store can do, as three traits (whole files; resumable uploads; listing leftovers), and
+//! the local store. The traits exist because there are real alternatives (the local disk, object
+//! storage) and tests need a store that fails on demand.
 //!
 //! The local store never builds a path from user input: every file is named by a random key.
 //! Writes go to a temp file in the same folder, are fsynced, then renamed into place, so a
@@ -63,6 +64,8 @@ pub enum Deleted {
     AlreadyAbsent,
 }
 
+/// Whole files: stored once, read, deleted. Every store is one; tests have one that fails on
+/// demand.
 #[async_trait::async_trait]
 pub trait FileStore: Send + Sync {
     /// Stores everything `content` yields, refusing more than `max_bytes` (nothing is kept then).
@@ -78,49 +81,45 @@ pub trait FileStore: Send + Sync {
     async fn open_range(&self, key: &str, start: u64, len: u64) -> Result<OpenedFile, StoreError>;
     /// Removes a stored file. Already absent is not an error.
     async fn delete(&self, key: &str) -> Result<Deleted, StoreError>;
+}
 
+/// A store that also keeps the partial files of resumable uploads (tus): what takes uploads needs
+/// one, so a store without them cannot be given where they are used.
+#[async_trait::async_trait]
+pub trait ResumableStore: FileStore {
     /// Creates the empty partial file of a resumable upload under `key`.
-    async fn create_partial(&self, _key: &str) -> Result<(), StoreError> {
-        Err(unsupported())
-    }
+    async fn create_partial(&self, key: &str) -> Result<(), StoreError>;
     /// Appends what `content` yields at `offset` of the partial file: anything past `offset` (from
     /// a process killed mid-write) is cut off first, and what was written is durable on return.
     /// More than `max_bytes` refuses the whole append (the file is left at `offset`).
     async fn append_partial<'a>(
         &self,
-        _key: &str,
-        _offset: u64,
-        _content: Pin<Box<dyn AsyncRead + Send + 'a>>,
-        _max_bytes: u64,
-    ) -> Result<Appended, StoreError> {
-        Err(unsupported())
-    }
+        key: &str,
+        offset: u64,
+        content: Pin<Box<dyn AsyncRead + Send + 'a>>,
+        max_bytes: u64,
+    ) -> Result<Appended, StoreError>;
     /// Turns the partial file into the stored file `key` and digests it. Idempotent: once done,
     /// it digests the stored file again. `pieces` are the recorded pieces in offset order (the
     /// local store has none and ignores them).
-    async fn complete_partial(&self, _key: &str, _pieces: &[String]) -> Result<StoredFile, StoreError> {
-        Err(unsupported())
-    }
+    async fn complete_partial(&self, key: &str, pieces: &[String]) -> Result<StoredFile, StoreError>;
     /// Removes a piece whose offset advance lost or whose checksum failed. Already absent is not
-    /// an error.
-    async fn discard_piece(&self, _key: &str, _piece: &str) -> Result<(), StoreError> {
-        Ok(())
-    }
+    /// an error (nor is a store that appends to one file and keeps no pieces).
+    async fn discard_piece(&self, key: &str, piece: &str) -> Result<(), StoreError>;
     /// Removes a partial file. Already absent is not an error.
-    async fn delete_partial(&self, _key: &str) -> Result<Deleted, StoreError> {
-        Err(unsupported())
-    }
+    async fn delete_partial(&self, key: &str) -> Result<Deleted, StoreError>;
+}
 
+/// A store the leftover sweep walks: the store the application runs on. Resumable, because a
+/// partial upload nobody finished is one of the leftovers it may hold.
+#[async_trait::async_trait]
+pub trait SweptStore: ResumableStore {
     /// Everything the store holds that may be left over, each with its age: listed, not judged
     /// (the leftover sweep decides by age and by the database). A stream, so memory stays flat
-    /// however much the store holds. A store with nothing of its own to list lists nothing.
-    fn leftovers(&self) -> futures_util::stream::BoxStream<'_, Result<Leftover, StoreError>> {
-        Box::pin(futures_util::stream::empty())
-    }
+    /// however much the store holds.
+    fn leftovers(&self) -> futures_util::stream::BoxStream<'_, Result<Leftover, StoreError>>;
     /// Removes one listed leftover. Already absent is not an error.
-    async fn remove_leftover(&self, _leftover: &Leftover) -> Result<Deleted, StoreError> {
-        Err(unsupported())
-    }
+    async fn remove_leftover(&self, leftover: &Leftover) -> Result<Deleted, StoreError>;
 }
 
 /// The size and hex SHA-256 of a stored file, read back from the store.
@@ -137,11 +136,6 @@ pub(super) async fn read_back_digest(store: &dyn FileStore, key: &str) -> Result
         hasher.update(&buffer[..read]);
         size += read as u64;
     }
-}
-
-/// What a store without resumable uploads answers to their methods.
-pub(super) fn unsupported() -> StoreError {
-    StoreError::Io(io::Error::new(io::ErrorKind::Unsupported, "this store keeps no partial files"))
 }
 
 /// Files in one folder on the local disk.
@@ -244,7 +238,10 @@ impl FileStore for LocalFileStore {
             Err(e) => Err(e.into()),
         }
     }
+}
 
+#[async_trait::async_trait]
+impl ResumableStore for LocalFileStore {
     async fn create_partial(&self, key: &str) -> Result<(), StoreError> {
         self.create_partial_file(key).await
     }
@@ -263,10 +260,18 @@ impl FileStore for LocalFileStore {
         self.complete_partial_file(key).await
     }
 
+    /// The partial file is one file appended in place: there are no pieces to discard.
+    async fn discard_piece(&self, _key: &str, _piece: &str) -> Result<(), StoreError> {
+        Ok(())
+    }
+
     async fn delete_partial(&self, key: &str) -> Result<Deleted, StoreError> {
         self.delete_partial_file(key).await
     }
+}
 
+#[async_trait::async_trait]
+impl SweptStore for LocalFileStore {
     fn leftovers(&self) -> futures_util::stream::BoxStream<'_, Result<Leftover, StoreError>> {
         self.list_leftovers()
     }

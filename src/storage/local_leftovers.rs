@@ -13,8 +13,8 @@ use futures_util::stream::{self, BoxStream};
 use tokio::fs::{DirEntry, ReadDir};
 
 use super::{
-    leftovers::{Leftover, LeftoverKind},
-    store::{Deleted, FileStore, LocalFileStore, PARTIAL_PREFIX, StoreError, TEMP_PREFIX, unsupported},
+    leftovers::{Leftover, LeftoverKind, not_kept_here},
+    store::{Deleted, FileStore, LocalFileStore, PARTIAL_PREFIX, ResumableStore, StoreError, TEMP_PREFIX},
 };
 
 /// Where a walk of the folder is.
@@ -57,7 +57,7 @@ impl LocalFileStore {
             LeftoverKind::Stored => self.delete(&leftover.name).await,
             LeftoverKind::Partial => self.delete_partial(&leftover.name).await,
             LeftoverKind::Temp => self.delete_temp(&leftover.name).await,
-            LeftoverKind::Multipart => Err(unsupported()),
+            LeftoverKind::Multipart => Err(not_kept_here(leftover.kind)),
         }
     }
 

@@ -4,7 +4,7 @@ use std::{sync::Arc, time::Duration};
 
 use object_store::{ObjectStore, RetryConfig, aws::AmazonS3ConfigKey, path::Path as ObjectPath};
 
-use super::{FallbackStore, FileStore, LocalFileStore, ObjectFileStore, StoreError};
+use super::{FallbackStore, FileStore, LocalFileStore, ObjectFileStore, StoreError, SweptStore};
 use crate::{
     config::{Config, ConfigError, Storage, StorageSettings},
     secret::random_token,
@@ -18,7 +18,7 @@ fn retry_config() -> RetryConfig {
 
 /// The store of the settings, once it has answered a first request. A store that cannot be
 /// reached stops start-up with one line naming the setting to fix (never a secret).
-pub async fn open_file_store(config: &Config) -> anyhow::Result<Arc<dyn FileStore>> {
+pub async fn open_file_store(config: &Config) -> anyhow::Result<Arc<dyn SweptStore>> {
     match &config.storage {
         Storage::Local(dir) => {
             let store = LocalFileStore::new(dir).map_err(|e| {

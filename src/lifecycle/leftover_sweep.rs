@@ -9,30 +9,11 @@ use std::time::Duration;
 
 use futures_util::StreamExt;
 
-use super::{Deleted, ShareGc, StoreError};
-use crate::maintenance::{Kind, RunState, Trigger, error_class};
-
-/// What a store may hold that nothing else owns once it is old enough.
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub enum LeftoverKind {
-    /// A file being written (local store): `name` is its file name.
-    Temp,
-    /// A stored file: `name` is its key.
-    Stored,
-    /// A resumable upload's partial file or pieces: `name` is the upload's key.
-    Partial,
-    /// A multipart upload of the object store that was never completed nor aborted: `name` is
-    /// the upload's id.
-    Multipart,
-}
-
-/// One thing the store lists, and how long ago it was last written.
-#[derive(Clone, Debug, PartialEq, Eq)]
-pub struct Leftover {
-    pub kind: LeftoverKind,
-    pub name: String,
-    pub age: Duration,
-}
+use super::ShareGc;
+use crate::{
+    maintenance::{Kind, RunState, Trigger, error_class},
+    storage::{Deleted, Leftover, LeftoverKind, StoreError},
+};
 
 /// What the leftover sweep removed, per kind, and how many removals failed.
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq, serde::Serialize)]

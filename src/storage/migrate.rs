@@ -7,12 +7,11 @@
 use futures_util::TryStreamExt;
 
 use super::{
-    LifecycleRepository,
     leftovers::LeftoverKind,
     object_store::ObjectFileStore,
-    repo::LiveFile,
-    store::{FileStore, LocalFileStore, StoreError, read_back_digest},
+    store::{FileStore, LocalFileStore, StoreError, SweptStore, read_back_digest},
 };
+use crate::lifecycle::{LifecycleRepository, LiveFile};
 
 /// Keys looked up in the database per query.
 const BATCH: usize = 500;

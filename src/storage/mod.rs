@@ -1,0 +1,24 @@
+//! Where file contents live: the local folder, an S3-compatible object store, and the two at once
+//! while `watasu storage migrate` moves files from one into the other. What a store can do is
+//! told by its traits: [`FileStore`] keeps whole files, [`ResumableStore`] also keeps the partial
+//! files of resumable uploads, and [`SweptStore`] also lists what it holds to the leftover sweep.
+
+mod fallback;
+pub mod leftovers;
+mod local_leftovers;
+pub mod migrate;
+mod object_leftovers;
+mod object_partial;
+pub mod object_store;
+mod opened;
+mod partial;
+mod read_ahead;
+pub mod store;
+mod store_setup;
+
+pub use self::object_store::ObjectFileStore;
+pub use fallback::FallbackStore;
+pub use leftovers::{Leftover, LeftoverKind};
+pub use opened::OpenedFile;
+pub use store::{Appended, Deleted, FileStore, LocalFileStore, ResumableStore, StoreError, StoredFile, SweptStore};
+pub use store_setup::{open_file_store, open_object_store, probe};
