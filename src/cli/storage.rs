@@ -3,9 +3,8 @@
 
 use crate::{
     config::{Config, Storage},
-    lifecycle::LifecycleRepository,
     services::Services,
-    storage::{LocalFileStore, migrate::migrate_folder, open_object_store},
+    storage::open_object_store,
 };
 
 pub async fn migrate(config: &Config) -> anyhow::Result<()> {
@@ -16,11 +15,7 @@ pub async fn migrate(config: &Config) -> anyhow::Result<()> {
     };
     let target = open_object_store(config, url).await?;
     let services = Services::open(config).await?;
-    let folder = LocalFileStore::new(config.settings.data_dir.join("files"))?;
-    let settings = &config.settings;
-    let repo =
-        LifecycleRepository::new(services.parts().db.clone(), settings.delivery_grace, settings.purge_retry_base);
-    let report = migrate_folder(&repo, &folder, &target).await;
+    let report = services.file_moves.folder_into(&target).await;
     services.close().await;
     let report = report?;
     crate::outln!(

@@ -15,6 +15,7 @@ pub mod second_factor;
 pub mod sharing;
 pub mod sso;
 pub mod stopping;
+pub mod storage;
 pub mod telemetry;
 pub mod uploads;
 
@@ -97,6 +98,14 @@ pub struct Parts {
     pub metrics: Metrics,
 }
 
+impl Parts {
+    /// The lifecycle repository under this instance's delivery grace and purge back-off.
+    pub fn lifecycle(&self) -> LifecycleRepository {
+        let settings = &self.config.settings;
+        LifecycleRepository::new(self.db.clone(), settings.delivery_grace, settings.purge_retry_base)
+    }
+}
+
 /// Every use case, wired once.
 #[derive(Clone)]
 pub struct Services {
@@ -124,6 +133,8 @@ pub struct Services {
     pub mails: mails::Mails,
     /// What `GET /metrics` renders.
     pub telemetry: telemetry::Telemetry,
+    /// `watasu storage migrate`.
+    pub file_moves: storage::FileMoves,
     /// What `/readyz` answers.
     pub readiness: readiness::Readiness,
     parts: Parts,
@@ -135,7 +146,7 @@ impl Services {
         let db = &parts.db;
         let mails = mails::Mails::new(&parts);
         let sessions = Sessions::new(db.clone(), settings.session_idle, settings.session_max_age);
-        let lifecycle = LifecycleRepository::new(db.clone(), settings.delivery_grace, settings.purge_retry_base);
+        let lifecycle = parts.lifecycle();
         let deliveries = delivery::Deliveries::new(
             lifecycle.clone(),
             parts.store.clone(),
@@ -167,6 +178,7 @@ impl Services {
             browsers: browsers::Browsers::new(sessions),
             mails,
             telemetry: telemetry::Telemetry::new(&parts),
+            file_moves: storage::FileMoves::new(&parts),
             readiness: readiness::Readiness::new(parts.db.clone(), parts.metrics.clone()),
             parts,
         }

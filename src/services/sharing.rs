@@ -121,12 +121,11 @@ pub fn viewer(user: &User) -> Viewer {
 
 impl Sharing {
     pub fn new(parts: &Parts, mails: Mails, uploads: Uploads) -> Self {
-        let settings = &parts.config.settings;
         Self {
             config: parts.config.clone(),
             links: ShareLinks::new(ShareRepository::new(parts.db.clone())),
             shares: SenderShares::new(parts.db.clone()),
-            lifecycle: LifecycleRepository::new(parts.db.clone(), settings.delivery_grace, settings.purge_retry_base),
+            lifecycle: parts.lifecycle(),
             events: ShareEvents::new(parts.db.clone()),
             limiter: RateLimiter::new(parts.db.clone()),
             store: parts.store.clone(),

@@ -33,11 +33,7 @@ impl Telemetry {
             shares: ShareRepository::new(parts.db.clone()),
             cases: DeletionCases::new(parts.db.clone()),
             outbox: Outbox::new(parts.db.clone(), &parts.secret_key),
-            lifecycle: LifecycleRepository::new(
-                parts.db.clone(),
-                parts.config.settings.delivery_grace,
-                parts.config.settings.purge_retry_base,
-            ),
+            lifecycle: parts.lifecycle(),
         }
     }
 

@@ -143,7 +143,7 @@ impl Handover {
             codes: Codes::new(db.clone(), &parts.secret_key),
             events: ShareEvents::new(db.clone()),
             limiter: RateLimiter::new(db.clone()),
-            lifecycle: LifecycleRepository::new(db.clone(), settings.delivery_grace, settings.purge_retry_base),
+            lifecycle: parts.lifecycle(),
             store: parts.store.clone(),
             mails,
             deliveries,
