@@ -2,7 +2,7 @@
 //!
 //! The map, from the outside in:
 //!
-//! - Entry points: `main` (the CLI's argument parsing), [`cli`] (each administration command),
+//! - Entry points: `main` (logging, runtime, exit code), [`cli`] (the command tree and each command),
 //!   [`web`] (routes, handlers, extractors, templates, middleware, error pages) and [`server`]
 //!   (the hyper loop with its transport deadlines). They parse input into domain types, call one
 //!   use case in [`services`], and render what it answers; none of them holds SQL.
@@ -14,10 +14,12 @@
 //!   [`storage`] (where file contents live: the store traits, the local folder, the object
 //!   store, the migration between them), [`accounts`], [`session`], [`mail`] (messages,
 //!   transports, the outbox), [`deletion`] (verifiable deletion cases), [`maintenance`] (sweeps,
-//!   run ledger, leases, scheduler), [`ratelimit`].
+//!   run ledger, leases, scheduler), [`ratelimit`], [`uploads`] (resumable tus uploads), [`sso`]
+//!   (the OpenID provider, pending sign-ins, account links).
 //! - Foundations: [`config`] (settings, validated once), [`db`] (the two backends, the dialect
 //!   toolkit, stored codes as enums, `Timestamp`), [`secret`] (and [`key_check`], the key at
-//!   start-up), [`i18n`] (one catalogue per language), [`text`], [`retry`], [`guarded_body`], [`metrics`] (the Prometheus series).
+//!   start-up), [`i18n`] (one catalogue per language), [`text`], [`retry`], [`guarded_body`],
+//!   [`metrics`] (the Prometheus series), [`memory`] (giving freed memory back to the system).
 //!
 //! [`App`] wires them together and is what both `main` and the integration tests start.
 
