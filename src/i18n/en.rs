@@ -1,6 +1,6 @@
 //! English strings.
 
-use super::{DeletionText, ErrorText, MaintenanceText, Text, deletion_records::RecordWords};
+use super::{DeletionText, ErrorText, Text, deletion_records::RecordWords};
 
 pub const TEXT: Text = Text {
     lang_name: "English",
@@ -264,26 +264,7 @@ pub const TEXT: Text = Text {
     maint_items_title: "Item by item",
     maint_no_items: "This run handled no rows.",
     maint_more: "Show more",
-    maintenance: MaintenanceText {
-        kinds: [
-            "All sweeps",
-            "Sessions",
-            "Codes",
-            "Invitations",
-            "Outbox",
-            "Rate limits",
-            "Share retention",
-            "File clean-up",
-            "Leftover files",
-        ],
-        triggers: ["Timer", "After a request", "HTTP trigger", "Command line"],
-        states: ["Accepted", "Running", "Succeeded", "Partial", "Failed"],
-        outcomes: ["Deleted", "Skipped", "Already gone", "Failed"],
-        targets: ["Session", "Code", "Invitation", "Mail", "Rate-limit entry", "Share's personal data", "Share"],
-        // The runner writes its notes in English.
-        notes: None,
-        item_reasons: None,
-    },
+    maintenance: super::maintenance::EN,
     removed_after_retention: "(erased after the retention period)",
     deletion: DeletionText {
         nav: "Deletions",
@@ -320,35 +301,7 @@ pub const TEXT: Text = Text {
         team_summary: "Delete account and data…",
         team_hint: "Opens a deletion case: the account is disabled and its links end at once, then its data is deleted.",
         team_submit: "Delete this account and its data",
-        states: [
-            "Received",
-            "Validated",
-            "In progress",
-            "Partially completed",
-            "Verification pending",
-            "Completed",
-            "Failed",
-        ],
-        outcomes: ["Pending", "Deleted", "Nothing found", "Will retry", "Needs review", "Kept (documented)"],
-        actions: ["Delete", "Anonymise", "Keep"],
-        roles: ["The sender", "An admin", "The command line"],
-        stores: [
-            "Sessions",
-            "Invitations",
-            "One-time codes",
-            "Download permissions",
-            "Mail already delivered",
-            "Stored mails",
-            "Share timelines",
-            "Rate-limit records",
-            "Shares",
-            "Unfinished uploads",
-            "Files on disk",
-            "File records",
-            "Logs",
-            "Backups",
-            "Account",
-        ],
+        lang: super::Lang::En,
         records: RecordWords {
             reasons: [
                 "database error",

@@ -1,6 +1,6 @@
 //! 日本語の文言。
 
-use super::{DeletionText, ErrorText, MaintenanceText, Text, deletion_records::RecordWords};
+use super::{DeletionText, ErrorText, Text, deletion_records::RecordWords};
 
 pub const TEXT: Text = Text {
     lang_name: "日本語",
@@ -266,42 +266,7 @@ pub const TEXT: Text = Text {
     maint_items_title: "1件ずつの結果",
     maint_no_items: "この実行が扱った行はありません。",
     maint_more: "続きを表示",
-    maintenance: MaintenanceText {
-        kinds: [
-            "すべての処理",
-            "セッション",
-            "確認コード",
-            "招待",
-            "送信メール",
-            "回数制限の記録",
-            "共有の保存期間",
-            "ファイルの後片付け",
-            "残ったファイルの掃除",
-        ],
-        triggers: ["定期実行", "リクエスト後", "HTTP からの依頼", "コマンドライン"],
-        states: ["受付済み", "実行中", "成功", "一部失敗", "失敗"],
-        outcomes: ["削除", "対象外", "既になし", "失敗"],
-        targets: ["セッション", "確認コード", "招待", "メール", "回数制限の記録", "共有の個人データ", "共有"],
-        notes: Some([
-            "別の実行が処理中でした",
-            "一度に処理する件数の上限で止めました",
-            "処理時間の上限で止めました",
-            "処理権を失いました",
-            "データベースに接続できませんでした",
-            "データベースのエラー",
-            "中断: 実行が完了しないまま止まりました",
-            "中断: 処理権の期限が切れました",
-            "保存先のエラー",
-        ]),
-        item_reasons: Some([
-            "アクセスが拒否されました",
-            "保存先が読み取り専用です",
-            "保存先の空き容量がありません",
-            "時間切れになりました",
-            "ファイルが見つかりません",
-            "その他のエラー",
-        ]),
-    },
+    maintenance: super::maintenance::JA,
     removed_after_retention: "（保存期間を過ぎたため消去）",
     deletion: DeletionText {
         nav: "削除ケース",
@@ -338,27 +303,7 @@ pub const TEXT: Text = Text {
         team_summary: "アカウントとデータの削除…",
         team_hint: "削除ケースを開始します。アカウントはすぐに無効になりリンクも止まり、そのあとデータが削除されます。",
         team_submit: "このアカウントとデータを削除する",
-        states: ["受付済み", "確認済み", "処理中", "一部完了", "検証待ち", "完了", "失敗"],
-        outcomes: ["保留", "削除済み", "該当データなし", "再試行予定", "要確認", "保持（文書化された制約）"],
-        actions: ["削除", "匿名化", "保持"],
-        roles: ["本人", "管理者", "コマンドライン"],
-        stores: [
-            "セッション",
-            "招待",
-            "ワンタイムコード",
-            "ダウンロード許可",
-            "配信済みのメール",
-            "保存中のメール",
-            "共有の履歴",
-            "回数制限の記録",
-            "共有",
-            "送信前のアップロード",
-            "ディスク上のファイル",
-            "ファイルの記録",
-            "ログ",
-            "バックアップ",
-            "アカウント",
-        ],
+        lang: super::Lang::Ja,
         records: RecordWords {
             reasons: [
                 "データベースのエラー",

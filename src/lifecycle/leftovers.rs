@@ -10,7 +10,7 @@ use std::time::Duration;
 use futures_util::StreamExt;
 
 use super::{Deleted, ShareGc, StoreError};
-use crate::maintenance::{Kind, RunState, Trigger, error_class};
+use crate::maintenance::{Kind, Note, Reason, RunState, Trigger, error_class};
 
 /// What a store may hold that nothing else owns once it is old enough.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -89,10 +89,10 @@ impl ShareGc {
             }
             Err(error) => {
                 self.metrics.leftover_sweep(None);
-                let class = match &error {
+                let class = Note::of(match &error {
                     LeftoverError::Database(error) => error_class(error),
-                    LeftoverError::Store(_) => "storage error".to_owned(),
-                };
+                    LeftoverError::Store(_) => Reason::StorageError,
+                });
                 if let Err(finish) = self.ledger.finish(run_id, RunState::Failed, Some(&class)).await {
                     tracing::warn!(run_id, error = %finish, "could not record a failed leftover sweep");
                 }
