@@ -327,6 +327,18 @@ mod tests {
     }
 
     #[test]
+    fn the_code_sentences_state_the_codes_length_and_validity() {
+        use crate::otp::{CODE_LENGTH, CODE_VALIDITY};
+        let (digits, minutes) = (CODE_LENGTH.to_string(), (CODE_VALIDITY.as_secs() / 60).to_string());
+        for lang in Lang::ALL {
+            let t = lang.text();
+            assert!(t.code_label.contains(&digits) && t.code_malformed.contains(&digits), "{lang:?}");
+            assert!(t.mail_code_validity.contains(&minutes), "{lang:?}");
+            assert!(lang.recipient_flow().code_sent_if.contains(&minutes), "{lang:?}");
+        }
+    }
+
+    #[test]
     fn no_header_or_unknown_languages_fall_back_to_japanese() {
         assert_eq!(Lang::negotiate(None), Lang::Ja);
         assert_eq!(Lang::negotiate(Some("fr-FR, de;q=0.8")), Lang::Ja);
