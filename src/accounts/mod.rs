@@ -59,7 +59,7 @@ pub struct User {
     pub email: String,
     pub display_name: String,
     pub role: Role,
-    pub lang: String,
+    pub lang: crate::i18n::Lang,
     pub disabled: bool,
 }
 

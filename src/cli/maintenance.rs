@@ -8,8 +8,8 @@ use crate::{
 };
 
 pub async fn run(config: &Config, kind: &str) -> anyhow::Result<()> {
-    let Some(kind) = Kind::parse(kind) else {
-        let known: Vec<_> = std::iter::once(Kind::All).chain(Kind::SWEEPS).map(Kind::as_str).collect();
+    let Some(kind) = Kind::requestable(kind) else {
+        let known: Vec<_> = std::iter::once(Kind::All).chain(Kind::SWEEPS).map(Kind::code).collect();
         return Err(super::usage(format!("unknown kind '{kind}'; one of: {}", known.join(", "))));
     };
     let services = Services::open(config).await?;

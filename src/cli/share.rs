@@ -15,7 +15,7 @@ use crate::{
         mails::{Delivery, Notice},
         sharing::{Actor, Change, Source, Upload},
     },
-    share::{Message, ShareTtl, TtlError, create::CreateError},
+    share::{Message, ShareStatus, ShareTtl, TtlError, create::CreateError},
 };
 
 pub struct CreateShareArgs {
@@ -54,7 +54,7 @@ pub async fn create(config: &Config, args: CreateShareArgs) -> anyhow::Result<()
         source: Source::Stream(Box::pin(file)),
         ttl,
         message,
-        lang: args.lang.or_else(|| Lang::from_code(&sender.lang)).unwrap_or_default(),
+        lang: args.lang.unwrap_or(sender.lang),
         notify_on_download: true,
     };
     let created =
@@ -109,10 +109,10 @@ pub async fn list(config: &Config, json: bool) -> anyhow::Result<()> {
     } else {
         crate::outln!("id\tstatus\trecipient\texpires_at");
         for share in &shares {
-            let status = match (share.status.as_str(), share.revoked, share.expired) {
-                ("active", true, _) => "revoked",
-                ("active", false, true) => "expired",
-                (status, _, _) => status,
+            let status = match (share.status, share.revoked, share.expired) {
+                (ShareStatus::Active, true, _) => "revoked",
+                (ShareStatus::Active, false, true) => "expired",
+                (status, _, _) => status.code(),
             };
             let expires = share.expires_at.0.to_rfc3339_opts(chrono::SecondsFormat::Secs, true);
             crate::outln!("{}\t{status}\t{}\t{expires}", share.id, share.recipient_email);

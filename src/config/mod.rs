@@ -4,6 +4,8 @@
 mod base_path;
 mod duration;
 mod oidc;
+#[cfg(test)]
+mod readme;
 mod storage;
 
 pub use base_path::BasePath;
@@ -232,13 +234,13 @@ pub const DELIVERY_GRACE_MIN: Duration = Duration::from_secs(5 * 60);
 
 /// Durations that must be positive or bounded by another, the upload cap and the client share.
 fn check_durations(settings: &Settings) -> Result<(), ConfigError> {
-    let minute = Duration::from_secs(60);
     if settings.delivery_grace < DELIVERY_GRACE_MIN {
         let floor = format_duration(DELIVERY_GRACE_MIN);
         return Err(ConfigError::new("WATASU_DELIVERY_GRACE", format!("must be at least {floor}")));
     }
-    if settings.share_ttl < minute {
-        return Err(ConfigError::new("WATASU_SHARE_TTL", "must be at least 1m"));
+    if settings.share_ttl < crate::share::MIN_TTL {
+        let floor = format_duration(crate::share::MIN_TTL);
+        return Err(ConfigError::new("WATASU_SHARE_TTL", format!("must be at least {floor}")));
     }
     if settings.share_ttl_max < settings.share_ttl {
         return Err(ConfigError::new("WATASU_SHARE_TTL_MAX", "must not be shorter than WATASU_SHARE_TTL"));

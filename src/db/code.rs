@@ -22,7 +22,7 @@ macro_rules! db_code {
 
         impl $name {
             /// Every value, in declaration order.
-            pub const ALL: &'static [Self] = &[$(Self::$variant),+];
+            pub const ALL: [Self; [$(stringify!($variant)),+].len()] = [$(Self::$variant),+];
 
             /// The code stored in the database.
             pub fn code(self) -> &'static str {
@@ -40,6 +40,19 @@ macro_rules! db_code {
         impl std::fmt::Display for $name {
             fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
                 f.write_str(self.code())
+            }
+        }
+
+        /// A code equals its stored text, so checks against a row read as raw text stay short.
+        impl PartialEq<&str> for $name {
+            fn eq(&self, other: &&str) -> bool {
+                self.code() == *other
+            }
+        }
+
+        impl PartialEq<str> for $name {
+            fn eq(&self, other: &str) -> bool {
+                self.code() == other
             }
         }
 
@@ -92,6 +105,7 @@ mod tests {
         assert_eq!(Colour::Red.code(), "red");
         let error = Colour::parse("green").unwrap_err();
         assert_eq!(error.to_string(), "unknown Colour code \"green\"");
-        assert_eq!(Colour::ALL, &[Colour::Red, Colour::Blue]);
+        assert_eq!(Colour::ALL, [Colour::Red, Colour::Blue]);
+        assert!(Colour::Red == "red" && Colour::Blue != "red");
     }
 }

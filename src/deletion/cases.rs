@@ -3,7 +3,7 @@
 
 use std::time::Duration;
 
-use super::stores::{Outcome, Store};
+use super::stores::{Action, Outcome, Store};
 use crate::{
     // Every active admin's row is locked first: two cases for the last two admins would otherwise
     // each see the other still active.
@@ -47,23 +47,14 @@ impl CaseState {
     }
 }
 
-/// Who opened a case.
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub enum ActorRole {
-    /// The sender, for their own account.
-    Own,
-    Admin,
-    /// The command line (re-applying after a restore).
-    Operator,
-}
-
-impl ActorRole {
-    pub fn code(self) -> &'static str {
-        match self {
-            Self::Own => "self",
-            Self::Admin => "admin",
-            Self::Operator => "operator",
-        }
+crate::db_code! {
+    /// Who opened a case.
+    pub enum ActorRole {
+        /// The sender, for their own account.
+        Own = "self",
+        Admin = "admin",
+        /// The command line (re-applying after a restore).
+        Operator = "operator",
     }
 }
 
@@ -77,7 +68,7 @@ pub struct Case {
     /// The account row's creation time: with the id, it names exactly one account, ever.
     pub subject_created_at: Timestamp,
     pub actor_id: Option<i64>,
-    pub actor_role: String,
+    pub actor_role: ActorRole,
     pub reapplies: Option<String>,
     state: CaseState,
     pub notify_email: Option<String>,
@@ -105,8 +96,8 @@ impl Case {
 #[derive(Clone, Debug, sqlx::FromRow)]
 pub struct StepRow {
     pub position: i32,
-    pub store: String,
-    pub action: String,
+    pub store: Store,
+    pub action: Action,
     outcome: Outcome,
     pub reason: Option<String>,
     pub found: Option<i64>,
@@ -123,18 +114,14 @@ impl StepRow {
     pub fn outcome(&self) -> Outcome {
         self.outcome
     }
-
-    pub fn store(&self) -> Option<Store> {
-        Store::parse(&self.store)
-    }
 }
 
 /// One finished attempt of a step.
 #[derive(Clone, Debug, sqlx::FromRow)]
 pub struct EvidenceRow {
-    pub store: String,
-    pub action: String,
-    pub outcome: String,
+    pub store: Store,
+    pub action: Action,
+    pub outcome: Outcome,
     pub searched_by: String,
     pub found: Option<i64>,
     pub deleted: Option<i64>,
@@ -148,7 +135,7 @@ pub struct EvidenceRow {
 #[derive(Clone, Debug, sqlx::FromRow)]
 pub struct NeedsReview {
     pub reference: String,
-    pub store: String,
+    pub store: Store,
     pub reason: Option<String>,
     pub attempts: i32,
     pub updated_at: Timestamp,

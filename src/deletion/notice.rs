@@ -4,7 +4,7 @@
 use askama::Template;
 use lettre::{Message, message::header::ContentType};
 
-use super::{Outcome, cases::StepRow};
+use super::{Outcome, Store, cases::StepRow};
 use crate::{
     i18n::{DeletionText, Lang, Text},
     mail::origin::MailOrigin,
@@ -33,8 +33,8 @@ pub fn final_mail(
     let lines = steps
         .iter()
         .map(|s| {
-            let outcome = if s.store == "account" { Outcome::Deleted } else { s.outcome() };
-            (d.store(&s.store), d.outcome(outcome.code()))
+            let outcome = if s.store == Store::Account { Outcome::Deleted } else { s.outcome() };
+            (d.store(s.store), d.outcome(outcome))
         })
         .collect();
     let body = FinalText { t, d, reference, lines }.render()?;

@@ -17,7 +17,6 @@ use super::{
 };
 use crate::{
     db::Db,
-    i18n::Lang,
     mail::{Mailer, origin::MailOrigin},
     storage::ResumableStore,
 };
@@ -222,7 +221,7 @@ impl Runner {
     async fn work(&self, case: &Case) -> anyhow::Result<Option<Duration>> {
         let state = case.state();
         let steps = self.cases.steps(case.id).await?;
-        let next = steps.iter().find(|s| !s.outcome().is_done() && s.store() != Some(Store::Account));
+        let next = steps.iter().find(|s| !s.outcome().is_done() && s.store != Store::Account);
         if let Some(step) = next {
             return self.try_step(case, step).await;
         }
@@ -236,7 +235,7 @@ impl Runner {
         if case.final_mail.is_none() {
             return self.final_mail(case, &steps).await;
         }
-        let account = steps.iter().find(|s| s.store() == Some(Store::Account)).expect("every case has an account step");
+        let account = steps.iter().find(|s| s.store == Store::Account).expect("every case has an account step");
         if !account.outcome().is_done() {
             return self.try_step(case, account).await;
         }
@@ -256,8 +255,7 @@ impl Runner {
             self.cases.final_mail_done(case.id, "none").await?;
             return Ok(None);
         };
-        let lang =
-            self.cases.subject_lang(case.subject_id).await?.and_then(|l| Lang::from_code(&l)).unwrap_or_default();
+        let lang = self.cases.subject_lang(case.subject_id).await?.unwrap_or_default();
         let sent = match notice::final_mail(&self.mail_origin, to, lang, &case.reference, steps) {
             Ok(message) => self.mailer.send(message).await,
             Err(error) => Err(error),

@@ -14,7 +14,7 @@ use crate::storage::{Deleted, StoreError};
 impl Runner {
     /// Runs a step now, or says how long it waits (backoff) or that it waits for an admin.
     pub(super) async fn try_step(&self, case: &Case, step: &StepRow) -> anyhow::Result<Option<Duration>> {
-        let store = step.store().ok_or_else(|| anyhow::anyhow!("unknown store {}", step.store))?;
+        let store = step.store;
         if step.outcome() == Outcome::NeedsReview {
             if case.state() == CaseState::InProgress {
                 self.cases.transition(case.id, CaseState::InProgress, CaseState::PartiallyCompleted).await?;
@@ -158,7 +158,7 @@ impl Runner {
     /// the files step) is deleted from disk before its row goes, while its key is still known.
     pub(super) async fn final_look(&self, case: &Case, steps: &[StepRow]) -> anyhow::Result<bool> {
         let mut reopened = false;
-        for store in steps.iter().filter_map(StepRow::store) {
+        for store in steps.iter().map(|s| s.store) {
             if store.action() != Action::Delete || store == Store::Account {
                 continue;
             }

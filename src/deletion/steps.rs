@@ -180,7 +180,7 @@ impl DeletionCases {
     }
 
     /// The account's language, for the final mail (the row is still there when it is written).
-    pub async fn subject_lang(&self, subject_id: i64) -> Result<Option<String>, sqlx::Error> {
+    pub async fn subject_lang(&self, subject_id: i64) -> Result<Option<crate::i18n::Lang>, sqlx::Error> {
         on_db!(self.db(), |pool| {
             sqlx::query_scalar(pool.sql(&SUBJECT_LANG)).bind(subject_id).fetch_optional(pool).await
         })

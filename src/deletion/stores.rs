@@ -9,43 +9,35 @@
 
 use crate::{db::Db, on_db};
 
-/// A place that can hold a sender's data.
-#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
-pub enum Store {
-    Sessions,
-    Invitations,
-    Codes,
-    Grants,
-    DeliveredMail,
-    Outbox,
-    ShareEvents,
-    RateLimits,
-    Shares,
-    /// Resumable uploads not (yet) made into shares: their bytes and rows.
-    Uploads,
-    StoredFiles,
-    FileRecords,
-    Logs,
-    Backups,
-    Account,
+crate::db_code! {
+    /// A place that can hold a sender's data.
+    pub enum Store {
+        Sessions = "sessions",
+        Invitations = "invitations",
+        Codes = "codes",
+        Grants = "grants",
+        DeliveredMail = "delivered_mail",
+        Outbox = "mail_outbox",
+        ShareEvents = "share_events",
+        RateLimits = "rate_limits",
+        Shares = "shares",
+        /// Resumable uploads not (yet) made into shares: their bytes and rows.
+        Uploads = "uploads",
+        StoredFiles = "stored_files",
+        FileRecords = "file_records",
+        Logs = "logs",
+        Backups = "backups",
+        Account = "account",
+    }
 }
 
-/// What a step does to its store.
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub enum Action {
-    Delete,
-    Anonymise,
-    /// Kept, for the documented reason the step names.
-    Retain,
-}
-
-impl Action {
-    pub fn code(self) -> &'static str {
-        match self {
-            Self::Delete => "delete",
-            Self::Anonymise => "anonymise",
-            Self::Retain => "retain",
-        }
+crate::db_code! {
+    /// What a step does to its store.
+    pub enum Action {
+        Delete = "delete",
+        Anonymise = "anonymise",
+        /// Kept, for the documented reason the step names.
+        Retain = "retain",
     }
 }
 
@@ -88,30 +80,6 @@ impl Store {
         Self::Backups,
         Self::Account,
     ];
-
-    pub fn code(self) -> &'static str {
-        match self {
-            Self::Sessions => "sessions",
-            Self::Invitations => "invitations",
-            Self::Codes => "codes",
-            Self::Grants => "grants",
-            Self::DeliveredMail => "delivered_mail",
-            Self::Outbox => "mail_outbox",
-            Self::ShareEvents => "share_events",
-            Self::RateLimits => "rate_limits",
-            Self::Shares => "shares",
-            Self::Uploads => "uploads",
-            Self::StoredFiles => "stored_files",
-            Self::FileRecords => "file_records",
-            Self::Logs => "logs",
-            Self::Backups => "backups",
-            Self::Account => "account",
-        }
-    }
-
-    pub fn parse(code: &str) -> Option<Self> {
-        Self::ORDER.into_iter().find(|s| s.code() == code)
-    }
 
     pub fn position(self) -> usize {
         Self::ORDER.iter().position(|&s| s == self).unwrap_or(0)

@@ -41,9 +41,9 @@ impl RecordWords {
 
     /// The evidence's search key, translated only while it is the text this version records
     /// (the evidence says what was done then, not what would be done now).
-    pub fn searched_by<'a>(&self, store: &str, recorded: &'a str) -> &'a str {
-        match (Store::parse(store), &self.searched_by) {
-            (Some(s), Some(words)) if s.searched_by() == recorded => words[s.position()],
+    pub fn searched_by<'a>(&self, store: Store, recorded: &'a str) -> &'a str {
+        match &self.searched_by {
+            Some(words) if store.searched_by() == recorded => words[store.position()],
             _ => recorded,
         }
     }
@@ -62,14 +62,14 @@ mod tests {
             assert!(!words.is_empty() && words != reason, "no Japanese for {reason:?}");
         }
         for store in Store::ORDER {
-            let (recorded, words) = (store.searched_by(), ja.searched_by(store.code(), store.searched_by()));
+            let (recorded, words) = (store.searched_by(), ja.searched_by(store, store.searched_by()));
             // A bare column name (`users.id`) reads the same in every language.
             let bare_column = !recorded.contains(' ');
             assert!(!words.is_empty() && (words != recorded || bare_column), "no Japanese for {store:?}");
             assert!(!words.contains(" of ") && !words.contains("then"), "{store:?}: {words}");
         }
         assert_eq!(ja.reason("a newer reason"), "a newer reason");
-        assert_eq!(ja.searched_by("sessions", "an older key"), "an older key");
+        assert_eq!(ja.searched_by(Store::Sessions, "an older key"), "an older key");
     }
 
     #[test]
@@ -78,6 +78,6 @@ mod tests {
         assert_eq!(en.reason("storage"), "storage error");
         let kept = Store::Logs.constraint().unwrap();
         assert_eq!(en.reason(kept), kept);
-        assert_eq!(en.searched_by("shares", Store::Shares.searched_by()), Store::Shares.searched_by());
+        assert_eq!(en.searched_by(Store::Shares, Store::Shares.searched_by()), Store::Shares.searched_by());
     }
 }

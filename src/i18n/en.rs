@@ -1,6 +1,6 @@
 //! English strings.
 
-use super::{DeletionText, ErrorText, MaintenanceText, Text, deletion_records::RecordWords};
+use super::{DeletionText, ErrorText, Text, deletion_records::RecordWords};
 
 pub const TEXT: Text = Text {
     lang_name: "English",
@@ -85,17 +85,27 @@ pub const TEXT: Text = Text {
     landing_title: "A file is waiting for you",
     sent_by_before: "",
     sent_by_after: " has sent you a file.",
-    landing_explain: "To keep it safe, we first confirm that this link reached the right person: we send a 6-digit code to the email address the file was sent to.",
+    landing_explain: concat!(
+        "To keep it safe, we first confirm that this link reached the right person: we send a ",
+        crate::code_length!(),
+        "-digit code to the email address the file was sent to."
+    ),
     email_label: "Your email address",
     email_hint: "The address this link was sent to.",
     email_submit: "Send me a code",
     code_sent_title: "Check your email",
-    code_sent_body: "If this is the address the file was sent to, a 6-digit code is on its way. It is valid for 10 minutes.",
+    code_sent_body: concat!(
+        "If this is the address the file was sent to, a ",
+        crate::code_length!(),
+        "-digit code is on its way. It is valid for ",
+        crate::code_validity_minutes!(),
+        " minutes."
+    ),
     spam_hint: "No mail after a few minutes? Look in your spam or junk mail folder.",
-    code_label: "6-digit code",
+    code_label: concat!(crate::code_length!(), "-digit code"),
     code_submit: "Confirm",
     code_wrong: "That code is not right. Tries left:",
-    code_malformed: "Enter the 6 digits from the email.",
+    code_malformed: concat!("Enter the ", crate::code_length!(), " digits from the email."),
     code_dead: "This code no longer works (it expired, was already used, or was entered wrongly too often). Send yourself a new code.",
     resend_code: "Send a new code",
     other_address: "Use a different email address",
@@ -111,7 +121,11 @@ pub const TEXT: Text = Text {
     download_button: "Download the file",
     mail_code_subject: "Your watasu confirmation code",
     mail_code_intro: "Your confirmation code is:",
-    mail_code_validity: "It is valid for 10 minutes. Enter it on the page where you asked for it.",
+    mail_code_validity: concat!(
+        "It is valid for ",
+        crate::code_validity_minutes!(),
+        " minutes. Enter it on the page where you asked for it."
+    ),
     mail_code_ignore: "If you did not ask for this code, you can ignore this email.",
     mail_notify_subject_after: " has sent you a file",
     mail_notify_open: "Open this link to receive it:",
@@ -264,26 +278,7 @@ pub const TEXT: Text = Text {
     maint_items_title: "Item by item",
     maint_no_items: "This run handled no rows.",
     maint_more: "Show more",
-    maintenance: MaintenanceText {
-        kinds: [
-            "All sweeps",
-            "Sessions",
-            "Codes",
-            "Invitations",
-            "Outbox",
-            "Rate limits",
-            "Share retention",
-            "File clean-up",
-            "Leftover files",
-        ],
-        triggers: ["Timer", "After a request", "HTTP trigger", "Command line"],
-        states: ["Accepted", "Running", "Succeeded", "Partial", "Failed"],
-        outcomes: ["Deleted", "Skipped", "Already gone", "Failed"],
-        targets: ["Session", "Code", "Invitation", "Mail", "Rate-limit entry", "Share's personal data", "Share"],
-        // The runner writes its notes in English.
-        notes: None,
-        item_reasons: None,
-    },
+    maintenance: super::maintenance::EN,
     removed_after_retention: "(erased after the retention period)",
     deletion: DeletionText {
         nav: "Deletions",
@@ -320,35 +315,7 @@ pub const TEXT: Text = Text {
         team_summary: "Delete account and data…",
         team_hint: "Opens a deletion case: the account is disabled and its links end at once, then its data is deleted.",
         team_submit: "Delete this account and its data",
-        states: [
-            "Received",
-            "Validated",
-            "In progress",
-            "Partially completed",
-            "Verification pending",
-            "Completed",
-            "Failed",
-        ],
-        outcomes: ["Pending", "Deleted", "Nothing found", "Will retry", "Needs review", "Kept (documented)"],
-        actions: ["Delete", "Anonymise", "Keep"],
-        roles: ["The sender", "An admin", "The command line"],
-        stores: [
-            "Sessions",
-            "Invitations",
-            "One-time codes",
-            "Download permissions",
-            "Mail already delivered",
-            "Stored mails",
-            "Share timelines",
-            "Rate-limit records",
-            "Shares",
-            "Unfinished uploads",
-            "Files on disk",
-            "File records",
-            "Logs",
-            "Backups",
-            "Account",
-        ],
+        lang: super::Lang::En,
         records: RecordWords {
             reasons: [
                 "database error",

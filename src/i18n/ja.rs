@@ -1,6 +1,6 @@
 //! 日本語の文言。
 
-use super::{DeletionText, ErrorText, MaintenanceText, Text, deletion_records::RecordWords};
+use super::{DeletionText, ErrorText, Text, deletion_records::RecordWords};
 
 pub const TEXT: Text = Text {
     lang_name: "日本語",
@@ -87,17 +87,27 @@ pub const TEXT: Text = Text {
     landing_title: "ファイルが届いています",
     sent_by_before: "",
     sent_by_after: " さんから、あなた宛てのファイルです。",
-    landing_explain: "安全のため、|まず|正しい方に|届いたことを|確認します。|ファイルの|送り先として|登録された|メールアドレスに、|6桁の|確認コードを|お送りします。",
+    landing_explain: concat!(
+        "安全のため、|まず|正しい方に|届いたことを|確認します。|ファイルの|送り先として|登録された|メールアドレスに、|",
+        crate::code_length!(),
+        "桁の|確認コードを|お送りします。"
+    ),
     email_label: "あなたのメールアドレス",
     email_hint: "このリンクを受け取ったメールアドレスを入力してください。",
     email_submit: "確認コードを送る",
     code_sent_title: "メールをご確認ください",
-    code_sent_body: "入力されたアドレスがファイルの送り先と同じなら、そのアドレスに6桁の確認コードを送りました。コードは10分間有効です。",
+    code_sent_body: concat!(
+        "入力されたアドレスがファイルの送り先と同じなら、そのアドレスに",
+        crate::code_length!(),
+        "桁の確認コードを送りました。コードは",
+        crate::code_validity_minutes!(),
+        "分間有効です。"
+    ),
     spam_hint: "数分たってもメールが届かない場合は、迷惑メールフォルダもご確認ください。",
-    code_label: "6桁の確認コード",
+    code_label: concat!(crate::code_length!(), "桁の確認コード"),
     code_submit: "確認する",
     code_wrong: "コードが違います。入力できる残り回数:",
-    code_malformed: "メールに書かれた6桁の数字を入力してください。",
+    code_malformed: concat!("メールに書かれた", crate::code_length!(), "桁の数字を入力してください。"),
     code_dead: "このコードは|使えなくなりました|（期限切れ、|使用済み、|または|入力ミスが|多すぎます）。|新しい|コードを|送ってください。",
     resend_code: "新しいコードを送る",
     other_address: "別のメールアドレスを入力する",
@@ -113,7 +123,11 @@ pub const TEXT: Text = Text {
     download_button: "ファイルをダウンロード",
     mail_code_subject: "watasu 確認コードのお知らせ",
     mail_code_intro: "確認コードは次のとおりです:",
-    mail_code_validity: "有効期限は10分です。コードを請求したページに入力してください。",
+    mail_code_validity: concat!(
+        "有効期限は",
+        crate::code_validity_minutes!(),
+        "分です。コードを請求したページに入力してください。"
+    ),
     mail_code_ignore: "このコードに心当たりがない場合は、このメールを無視してください。",
     mail_notify_subject_after: " さんからファイルが届いています",
     mail_notify_open: "次のリンクを開いて受け取ってください:",
@@ -266,42 +280,7 @@ pub const TEXT: Text = Text {
     maint_items_title: "1件ずつの結果",
     maint_no_items: "この実行が扱った行はありません。",
     maint_more: "続きを表示",
-    maintenance: MaintenanceText {
-        kinds: [
-            "すべての処理",
-            "セッション",
-            "確認コード",
-            "招待",
-            "送信メール",
-            "回数制限の記録",
-            "共有の保存期間",
-            "ファイルの後片付け",
-            "残ったファイルの掃除",
-        ],
-        triggers: ["定期実行", "リクエスト後", "HTTP からの依頼", "コマンドライン"],
-        states: ["受付済み", "実行中", "成功", "一部失敗", "失敗"],
-        outcomes: ["削除", "対象外", "既になし", "失敗"],
-        targets: ["セッション", "確認コード", "招待", "メール", "回数制限の記録", "共有の個人データ", "共有"],
-        notes: Some([
-            "別の実行が処理中でした",
-            "一度に処理する件数の上限で止めました",
-            "処理時間の上限で止めました",
-            "処理権を失いました",
-            "データベースに接続できませんでした",
-            "データベースのエラー",
-            "中断: 実行が完了しないまま止まりました",
-            "中断: 処理権の期限が切れました",
-            "保存先のエラー",
-        ]),
-        item_reasons: Some([
-            "アクセスが拒否されました",
-            "保存先が読み取り専用です",
-            "保存先の空き容量がありません",
-            "時間切れになりました",
-            "ファイルが見つかりません",
-            "その他のエラー",
-        ]),
-    },
+    maintenance: super::maintenance::JA,
     removed_after_retention: "（保存期間を過ぎたため消去）",
     deletion: DeletionText {
         nav: "削除ケース",
@@ -338,27 +317,7 @@ pub const TEXT: Text = Text {
         team_summary: "アカウントとデータの削除…",
         team_hint: "削除ケースを開始します。アカウントはすぐに無効になりリンクも止まり、そのあとデータが削除されます。",
         team_submit: "このアカウントとデータを削除する",
-        states: ["受付済み", "確認済み", "処理中", "一部完了", "検証待ち", "完了", "失敗"],
-        outcomes: ["保留", "削除済み", "該当データなし", "再試行予定", "要確認", "保持（文書化された制約）"],
-        actions: ["削除", "匿名化", "保持"],
-        roles: ["本人", "管理者", "コマンドライン"],
-        stores: [
-            "セッション",
-            "招待",
-            "ワンタイムコード",
-            "ダウンロード許可",
-            "配信済みのメール",
-            "保存中のメール",
-            "共有の履歴",
-            "回数制限の記録",
-            "共有",
-            "送信前のアップロード",
-            "ディスク上のファイル",
-            "ファイルの記録",
-            "ログ",
-            "バックアップ",
-            "アカウント",
-        ],
+        lang: super::Lang::Ja,
         records: RecordWords {
             reasons: [
                 "データベースのエラー",

@@ -26,32 +26,21 @@ pub use sender_pages::SenderPagesText;
 pub use sso::SsoText;
 pub use uploader::UploaderText;
 
-/// A language watasu speaks.
-#[derive(Clone, Copy, Debug, PartialEq, Eq, Default, serde::Serialize, serde::Deserialize)]
-#[serde(rename_all = "lowercase")]
-pub enum Lang {
-    #[default]
-    Ja,
-    En,
+crate::db_code! {
+    /// A language watasu speaks.
+    #[derive(Default, serde::Deserialize)]
+    #[serde(rename_all = "lowercase")]
+    pub enum Lang {
+        #[default]
+        Ja = "ja",
+        En = "en",
+    }
 }
 
 impl Lang {
-    pub const ALL: [Lang; 2] = [Lang::Ja, Lang::En];
-
-    /// The language code used in URLs, cookies, the database and `<html lang>`.
-    pub fn code(self) -> &'static str {
-        match self {
-            Lang::Ja => "ja",
-            Lang::En => "en",
-        }
-    }
-
+    /// A language named in a header, a cookie, a form or an argument: any case, spaces around.
     pub fn from_code(code: &str) -> Option<Self> {
-        match code.trim().to_ascii_lowercase().as_str() {
-            "ja" => Some(Lang::Ja),
-            "en" => Some(Lang::En),
-            _ => None,
-        }
+        Self::parse(&code.trim().to_ascii_lowercase()).ok()
     }
 
     /// Every string of the interface in this language.
@@ -338,19 +327,14 @@ mod tests {
     }
 
     #[test]
-    fn every_deletion_code_has_words_in_both_languages() {
-        use crate::deletion::{CaseState, Outcome, Store};
+    fn the_code_sentences_state_the_codes_length_and_validity() {
+        use crate::otp::{CODE_LENGTH, CODE_VALIDITY};
+        let (digits, minutes) = (CODE_LENGTH.to_string(), (CODE_VALIDITY.as_secs() / 60).to_string());
         for lang in Lang::ALL {
-            let d = &lang.text().deletion;
-            let states: Vec<_> = CaseState::ALL.iter().map(|s| (s.code(), d.state(s.code()))).collect();
-            let outcomes: Vec<_> = Outcome::ALL.iter().map(|o| (o.code(), d.outcome(o.code()))).collect();
-            let stores = Store::ORDER.map(|s| (s.code(), d.store(s.code())));
-            let actions = ["delete", "anonymise", "retain"].map(|a| (a, d.action(a)));
-            let roles = ["self", "admin", "operator"].map(|r| (r, d.role(r)));
-            let all = [&states[..], &outcomes[..], &stores[..], &actions[..], &roles[..]].concat();
-            for (code, text) in all {
-                assert!(!text.is_empty() && text != "?", "{lang:?} has no words for {code:?}");
-            }
+            let t = lang.text();
+            assert!(t.code_label.contains(&digits) && t.code_malformed.contains(&digits), "{lang:?}");
+            assert!(t.mail_code_validity.contains(&minutes), "{lang:?}");
+            assert!(lang.recipient_flow().code_sent_if.contains(&minutes), "{lang:?}");
         }
     }
 

@@ -37,8 +37,12 @@ pub struct RecipientFlowText {
 }
 
 pub const EN: RecipientFlowText = RecipientFlowText {
-    code_sent_to: "We sent a 6-digit code to the address you entered:",
-    code_sent_if: "if it is the address this file was sent to. The code is valid for 10 minutes.",
+    code_sent_to: concat!("We sent a ", crate::code_length!(), "-digit code to the address you entered:"),
+    code_sent_if: concat!(
+        "if it is the address this file was sent to. The code is valid for ",
+        crate::code_validity_minutes!(),
+        " minutes."
+    ),
     code_resent: "A new code was sent at {time}. Earlier codes no longer work.",
     code_limit_reached: "You have asked for a code too many times. You can ask for a new one in {minutes} min.",
     code_limit_over: "You can ask for a new code again now.",
@@ -55,8 +59,12 @@ pub const EN: RecipientFlowText = RecipientFlowText {
 };
 
 pub const JA: RecipientFlowText = RecipientFlowText {
-    code_sent_to: "次の|アドレスに、|6桁の|確認コードを|お送りしました。",
-    code_sent_if: "ただし、|このファイルの|送り先と|同じ|アドレスの|場合に|限ります。|コードは|10分間|有効です。",
+    code_sent_to: concat!("次の|アドレスに、|", crate::code_length!(), "桁の|確認コードを|お送りしました。"),
+    code_sent_if: concat!(
+        "ただし、|このファイルの|送り先と|同じ|アドレスの|場合に|限ります。|コードは|",
+        crate::code_validity_minutes!(),
+        "分間|有効です。"
+    ),
     code_resent: "{time}に|新しい|コードを|お送りしました。|それより|前の|コードは|使えません。",
     code_limit_reached: "コードの|請求回数が|上限に|達しました。|あと{minutes}分で|新しい|コードを|請求できます。",
     code_limit_over: "もう一度、|新しい|コードを|請求できます。",

@@ -15,7 +15,7 @@ use std::{
 
 use super::{LifecycleRepository, PurgeCandidate};
 use crate::{
-    maintenance::{Kind, Ledger, Outcome, RunState, Trigger, error_class},
+    maintenance::{Kind, Ledger, Note, Outcome, RunState, Target, Trigger, error_class},
     metrics::Metrics,
     share::{EventKind, ShareEvents},
     storage::{StoreError, SweptStore},
@@ -84,7 +84,9 @@ impl ShareGc {
             Err(error) => {
                 // A run left `running` would read as still in progress until it is declared
                 // stale; say at once that it failed, and why (the class only: no data).
-                if let Err(finish) = self.ledger.finish(run_id, RunState::Failed, Some(&error_class(&error))).await {
+                if let Err(finish) =
+                    self.ledger.finish(run_id, RunState::Failed, Some(&Note::of(error_class(&error)))).await
+                {
                     tracing::warn!(run_id, error = %finish, "could not record a failed GC pass");
                 }
                 Err(error)
@@ -124,7 +126,7 @@ impl ShareGc {
                 }
             };
             // Written as it goes: a pass the database breaks later still shows what it deleted.
-            self.ledger.record(run_id, "share", &[(candidate.id, outcome, reason.as_deref())]).await?;
+            self.ledger.record(run_id, Target::Share, &[(candidate.id, outcome, reason.as_deref())]).await?;
         }
         let (uploads, uploads_failed) = self.collect_uploads(run_id, expired_uploads).await?;
         report.uploads = uploads;

@@ -11,7 +11,7 @@ use futures_util::StreamExt;
 
 use super::ShareGc;
 use crate::{
-    maintenance::{Kind, RunState, Trigger, error_class},
+    maintenance::{Kind, Note, Reason, RunState, Trigger, error_class},
     storage::{Deleted, Leftover, LeftoverKind, StoreError},
 };
 
@@ -70,10 +70,10 @@ impl ShareGc {
             }
             Err(error) => {
                 self.metrics.leftover_sweep(None);
-                let class = match &error {
+                let class = Note::of(match &error {
                     LeftoverError::Database(error) => error_class(error),
-                    LeftoverError::Store(_) => "storage error".to_owned(),
-                };
+                    LeftoverError::Store(_) => Reason::StorageError,
+                });
                 if let Err(finish) = self.ledger.finish(run_id, RunState::Failed, Some(&class)).await {
                     tracing::warn!(run_id, error = %finish, "could not record a failed leftover sweep");
                 }

@@ -3,10 +3,7 @@
 //! of its own subject, "upload".
 
 use super::{ShareGc, gc::failure_class};
-use crate::maintenance::Outcome;
-
-/// The ledger's subject for uploads.
-const SUBJECT: &str = "upload";
+use crate::maintenance::{Outcome, Target};
 
 impl ShareGc {
     /// Deletes the files and rows of these expired uploads; a failed delete leaves the row for
@@ -31,7 +28,7 @@ impl ShareGc {
                 }
             };
             // As it goes, like the shares' items.
-            self.ledger.record(run_id, SUBJECT, &[(id, outcome, reason.as_deref())]).await?;
+            self.ledger.record(run_id, Target::Upload, &[(id, outcome, reason.as_deref())]).await?;
         }
         Ok((collected, failed))
     }

@@ -7,7 +7,7 @@ use std::future::Future;
 
 use sqlx::{PgConnection, PgPool, SqliteConnection, SqlitePool};
 
-use super::Outcome;
+use super::{Outcome, Target};
 use crate::{
     db::{Dialect, Sql},
     sql,
@@ -42,7 +42,7 @@ pub(super) trait Batch: Dialect {
         &self,
         conn: &mut <Self::Database as sqlx::Database>::Connection,
         run_id: i64,
-        target_kind: &str,
+        target_kind: Target,
         items: Items<'_>,
     ) -> impl Future<Output = Result<(), sqlx::Error>> + Send;
 }
@@ -59,11 +59,11 @@ impl Batch for SqlitePool {
         &self,
         conn: &mut SqliteConnection,
         run_id: i64,
-        target_kind: &str,
+        target_kind: Target,
         items: Items<'_>,
     ) -> Result<(), sqlx::Error> {
         // One JSON array of [id, outcome, reason] rows.
-        let rows: Vec<_> = items.iter().map(|(id, outcome, reason)| (id, outcome.as_str(), reason)).collect();
+        let rows: Vec<_> = items.iter().map(|(id, outcome, reason)| (id, outcome.code(), reason)).collect();
         let rows = serde_json::to_string(&rows).expect("ids and short strings serialise");
         let insert = sqlx::query(self.sql(&INSERT_ITEMS)).bind(run_id).bind(target_kind).bind(rows);
         insert.execute(&mut *conn).await?;
@@ -85,12 +85,12 @@ impl Batch for PgPool {
         &self,
         conn: &mut PgConnection,
         run_id: i64,
-        target_kind: &str,
+        target_kind: Target,
         items: Items<'_>,
     ) -> Result<(), sqlx::Error> {
         // Three arrays, one per column.
         let ids: Vec<i64> = items.iter().map(|(id, _, _)| *id).collect();
-        let outcomes: Vec<&str> = items.iter().map(|(_, o, _)| o.as_str()).collect();
+        let outcomes: Vec<&str> = items.iter().map(|(_, o, _)| o.code()).collect();
         let reasons: Vec<Option<&str>> = items.iter().map(|(_, _, r)| *r).collect();
         let insert = sqlx::query(self.sql(&INSERT_ITEMS)).bind(run_id).bind(target_kind).bind(&ids);
         insert.bind(&outcomes).bind(&reasons).execute(&mut *conn).await?;

@@ -2,7 +2,7 @@
 //! idempotency key is kept as a hash, so the ledger never holds an address, a token or a file name.
 
 use super::{
-    Kind, RunState, Trigger,
+    Kind, Note, Outcome, RunState, Target, Trigger,
     batch::{Batch, Items},
 };
 use crate::{
@@ -16,8 +16,8 @@ use crate::{
 #[derive(Clone, Debug, sqlx::FromRow, serde::Serialize)]
 pub struct Run {
     pub id: i64,
-    pub kind: String,
-    pub trigger: String,
+    pub kind: Kind,
+    pub trigger: Trigger,
     pub state: RunState,
     #[serde(serialize_with = "iso")]
     pub cutoff: Option<Timestamp>,
@@ -26,7 +26,7 @@ pub struct Run {
     pub skipped: i64,
     pub already_gone: i64,
     pub failed: i64,
-    pub note: Option<String>,
+    pub note: Option<Note>,
     #[serde(serialize_with = "iso_required")]
     pub accepted_at: Timestamp,
     #[serde(serialize_with = "iso")]
@@ -55,8 +55,8 @@ fn iso_required<S: serde::Serializer>(value: &Timestamp, s: S) -> Result<S::Ok, 
 /// How many rows of one kind ended one way in a run.
 #[derive(Clone, Debug, sqlx::FromRow, serde::Serialize)]
 pub struct TargetCount {
-    pub target_kind: String,
-    pub outcome: String,
+    pub target_kind: Target,
+    pub outcome: Outcome,
     pub count: i64,
 }
 
@@ -64,9 +64,9 @@ pub struct TargetCount {
 #[derive(Clone, Debug, sqlx::FromRow, serde::Serialize)]
 pub struct RunItem {
     pub id: i64,
-    pub target_kind: String,
+    pub target_kind: Target,
     pub target_id: i64,
-    pub outcome: String,
+    pub outcome: Outcome,
     pub reason: Option<String>,
     #[serde(serialize_with = "iso_required")]
     pub at: Timestamp,
@@ -98,13 +98,13 @@ const FINISH: Sql = run_sql!(returning
     "UPDATE maintenance_runs SET state = $2, note = $3, finished_at = " now "
       WHERE id = $1 AND state = 'running' RETURNING ");
 const ABANDON_STALE: Sql = sql!(
-    "UPDATE maintenance_runs SET state = 'failed', note = 'abandoned: the run stopped without finishing',
+    "UPDATE maintenance_runs SET state = 'failed', note = 'abandoned',
             finished_at = " now "
       WHERE state IN ('accepted', 'running')
         AND coalesce(started_at, accepted_at) <= " now " - " secs("$1")
 );
 const ABANDON: Sql = sql!(
-    "UPDATE maintenance_runs SET state = 'failed', note = 'abandoned: its lease ran out', finished_at = " now "
+    "UPDATE maintenance_runs SET state = 'failed', note = 'lease_ran_out', finished_at = " now "
       WHERE id = $1 AND state = 'running'"
 );
 const ADD_COUNTS: Sql = Sql::same(
@@ -137,7 +137,7 @@ impl Ledger {
     pub async fn accept(&self, kind: Kind, trigger: Trigger, key: &str) -> Result<(Run, bool), sqlx::Error> {
         let key_hash = key_hash(key);
         let inserted = on_db!(&self.db, |pool| {
-            let query = sqlx::query_as(pool.sql(&ACCEPT)).bind(kind.as_str()).bind(trigger.as_str());
+            let query = sqlx::query_as(pool.sql(&ACCEPT)).bind(kind).bind(trigger);
             query.bind(&key_hash).fetch_one(pool).await
         });
         match inserted {
@@ -170,14 +170,14 @@ impl Ledger {
     pub async fn open_running(&self, kind: Kind, trigger: Trigger) -> Result<i64, sqlx::Error> {
         let key_hash = key_hash(random_token().expose());
         on_db!(&self.db, |pool| {
-            let query = sqlx::query_scalar(pool.sql(&OPEN_RUNNING)).bind(kind.as_str()).bind(trigger.as_str());
+            let query = sqlx::query_scalar(pool.sql(&OPEN_RUNNING)).bind(kind).bind(trigger);
             query.bind(&key_hash).fetch_one(pool).await
         })
     }
 
     /// running → a final state; the finished run. `None` when the run was not running (e.g.
     /// declared abandoned).
-    pub async fn finish(&self, id: i64, state: RunState, note: Option<&str>) -> Result<Option<Run>, sqlx::Error> {
+    pub async fn finish(&self, id: i64, state: RunState, note: Option<&Note>) -> Result<Option<Run>, sqlx::Error> {
         on_db!(&self.db, |pool| {
             sqlx::query_as(pool.sql(&FINISH)).bind(id).bind(state).bind(note).fetch_optional(pool).await
         })
@@ -201,7 +201,7 @@ impl Ledger {
 
     /// Records items outside any other transaction (the GC, whose file deletes are not
     /// transactional anyway).
-    pub async fn record(&self, run_id: i64, target_kind: &str, items: Items<'_>) -> Result<(), sqlx::Error> {
+    pub async fn record(&self, run_id: i64, target_kind: Target, items: Items<'_>) -> Result<(), sqlx::Error> {
         on_db!(&self.db, |pool| {
             let mut tx = pool.begin_write().await?;
             pool.record_items(&mut tx, run_id, target_kind, items).await?;

@@ -10,30 +10,33 @@
 mod batch;
 mod lease;
 mod ledger;
+mod note;
 mod runner;
 mod scheduler;
 mod sweep;
 
 pub use lease::Leases;
 pub use ledger::{Ledger, Run, RunItem, TargetCount};
+pub use note::{Note, NotePart, Reason};
 pub use runner::{Budget, Maintenance, TriggerOutcome};
 pub use scheduler::{Schedule, run_scheduler};
 pub use sweep::{BatchReport, Sweep, SweepRun, SweepSettings};
 
-/// What a run sweeps: one kind, or every sweep in turn.
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub enum Kind {
-    All,
-    Sessions,
-    Codes,
-    Invitations,
-    Outbox,
-    RateLimits,
-    ShareRetention,
-    /// The garbage collector's passes (seed 000), recorded here per share.
-    ShareGc,
-    /// The store's leftover sweep, recorded by its counts (leftovers have no rows to name).
-    Leftovers,
+crate::db_code! {
+    /// What a run sweeps: one kind, or every sweep in turn.
+    pub enum Kind {
+        All = "all",
+        Sessions = "sessions",
+        Codes = "codes",
+        Invitations = "invitations",
+        Outbox = "outbox",
+        RateLimits = "rate_limits",
+        ShareRetention = "share_retention",
+        /// The garbage collector's passes (seed 000), recorded here per share.
+        ShareGc = "share_gc",
+        /// The store's leftover sweep, recorded by its counts (leftovers have no rows to name).
+        Leftovers = "leftovers",
+    }
 }
 
 impl Kind {
@@ -42,23 +45,9 @@ impl Kind {
     pub const SWEEPS: [Kind; 6] =
         [Kind::Codes, Kind::Sessions, Kind::Invitations, Kind::Outbox, Kind::RateLimits, Kind::ShareRetention];
 
-    pub fn as_str(self) -> &'static str {
-        match self {
-            Kind::All => "all",
-            Kind::Sessions => "sessions",
-            Kind::Codes => "codes",
-            Kind::Invitations => "invitations",
-            Kind::Outbox => "outbox",
-            Kind::RateLimits => "rate_limits",
-            Kind::ShareRetention => "share_retention",
-            Kind::ShareGc => "share_gc",
-            Kind::Leftovers => "leftovers",
-        }
-    }
-
     /// The kinds a person may ask for (the GC has its own triggers).
-    pub fn parse(text: &str) -> Option<Self> {
-        std::iter::once(Kind::All).chain(Kind::SWEEPS).find(|k| k.as_str() == text)
+    pub fn requestable(text: &str) -> Option<Self> {
+        std::iter::once(Kind::All).chain(Kind::SWEEPS).find(|k| k.code() == text)
     }
 
     pub fn sweeps(self) -> Vec<Kind> {
@@ -69,47 +58,41 @@ impl Kind {
     }
 }
 
-/// Who started a run.
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub enum Trigger {
-    Timer,
-    /// After a response was sent (the access-time GC).
-    Request,
-    /// The authenticated `POST /maintenance/runs`.
-    Http,
-    Cli,
-}
-
-impl Trigger {
-    pub fn as_str(self) -> &'static str {
-        match self {
-            Trigger::Timer => "timer",
-            Trigger::Request => "request",
-            Trigger::Http => "http",
-            Trigger::Cli => "cli",
-        }
+crate::db_code! {
+    /// Who started a run.
+    pub enum Trigger {
+        Timer = "timer",
+        /// After a response was sent (the access-time GC).
+        Request = "request",
+        /// The authenticated `POST /maintenance/runs`.
+        Http = "http",
+        Cli = "cli",
     }
 }
 
-/// What a run did to one row.
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub enum Outcome {
-    Deleted,
-    /// The row was no longer expired when the delete re-checked it.
-    Skipped,
-    /// Someone else removed the row first.
-    AlreadyGone,
-    Failed,
+crate::db_code! {
+    /// What a run did to one row.
+    pub enum Outcome {
+        Deleted = "deleted",
+        /// The row was no longer expired when the delete re-checked it.
+        Skipped = "skipped",
+        /// Someone else removed the row first.
+        AlreadyGone = "already_gone",
+        Failed = "failed",
+    }
 }
 
-impl Outcome {
-    pub fn as_str(self) -> &'static str {
-        match self {
-            Outcome::Deleted => "deleted",
-            Outcome::Skipped => "skipped",
-            Outcome::AlreadyGone => "already_gone",
-            Outcome::Failed => "failed",
-        }
+crate::db_code! {
+    /// The kind of row a ledger item names: what a sweep walks, the GC's shares and uploads.
+    pub enum Target {
+        Session = "session",
+        Code = "code",
+        Invitation = "invitation",
+        Mail = "mail",
+        RateLimitHit = "rate_limit_hit",
+        SharePersonalData = "share_personal_data",
+        Share = "share",
+        Upload = "upload",
     }
 }
 
@@ -125,12 +108,9 @@ crate::db_code! {
 }
 
 /// A database error as a class fit for the ledger: never the message, which may quote data.
-pub fn error_class(error: &sqlx::Error) -> String {
+pub fn error_class(error: &sqlx::Error) -> Reason {
     if crate::db::is_unavailable(error) {
-        return "database unavailable".to_owned();
+        return Reason::DatabaseUnavailable;
     }
-    match error.as_database_error().and_then(|e| e.code()) {
-        Some(code) => format!("database error {code}"),
-        None => "database error".to_owned(),
-    }
+    Reason::DatabaseError(error.as_database_error().and_then(|e| e.code()).map(|code| code.into_owned()))
 }

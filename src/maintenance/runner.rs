@@ -5,7 +5,7 @@
 use std::time::{Duration, Instant};
 
 use super::{
-    Kind, Leases, Ledger, Run, RunState, Trigger, error_class,
+    Kind, Leases, Ledger, Note, NotePart, Reason, Run, RunState, Trigger, error_class,
     sweep::{Sweep, SweepSettings},
 };
 use crate::{db::Db, metrics::Metrics, secret::random_token};
@@ -68,7 +68,8 @@ pub struct Maintenance {
 /// How one sweep within a run ended.
 enum SweepEnd {
     Done,
-    Capped(&'static str),
+    /// At the batch or the time cap.
+    Capped(Reason),
     Busy,
     LeaseLost,
 }
@@ -131,7 +132,7 @@ impl Maintenance {
     /// most once per minimum interval, whoever asks, across instances.
     pub async fn trigger(&self, kind: Kind, key: Option<&str>) -> Result<TriggerOutcome, sqlx::Error> {
         let replay = |run: Run| {
-            if run.kind == kind.as_str() { TriggerOutcome::Replayed(run) } else { TriggerOutcome::KeyReused }
+            if run.kind == kind { TriggerOutcome::Replayed(run) } else { TriggerOutcome::KeyReused }
         };
         if let Some(key) = key
             && let Some(run) = self.ledger.find_by_key(key).await?
@@ -162,7 +163,7 @@ impl Maintenance {
             return self.get(run_id).await;
         };
         let cutoff = run.cutoff.expect("a started run has its cutoff");
-        let kind = Kind::parse(&run.kind).unwrap_or(Kind::All);
+        let kind = run.kind;
         let started = Instant::now();
         let mut batches = 0;
         let mut notes = Vec::new();
@@ -172,28 +173,28 @@ impl Maintenance {
                 Ok(SweepEnd::Done) => {}
                 // A skip, not a shortfall: the run holding the lease does this sweep's work now
                 // (on a scale-out every instance's timer fires at once, and all but one skip).
-                Ok(SweepEnd::Busy) => notes.push(format!("{}: another run holds it", sweep_kind.as_str())),
-                Ok(SweepEnd::Capped(why)) => {
-                    notes.push(format!("{}: stopped at the {why}", sweep_kind.as_str()));
+                Ok(SweepEnd::Busy) => notes.push(NotePart { sweep: Some(sweep_kind), reason: Reason::Busy }),
+                Ok(SweepEnd::Capped(cap)) => {
+                    notes.push(NotePart { sweep: Some(sweep_kind), reason: cap });
                     state = RunState::Partial;
                     break;
                 }
                 Ok(SweepEnd::LeaseLost) => {
-                    notes.push(format!("{}: lost its lease", sweep_kind.as_str()));
+                    notes.push(NotePart { sweep: Some(sweep_kind), reason: Reason::LeaseLost });
                     state = RunState::Failed;
                     break;
                 }
                 Err(error) => {
-                    tracing::warn!(run_id, sweep = sweep_kind.as_str(), %error, "maintenance sweep failed");
-                    notes.push(format!("{}: {}", sweep_kind.as_str(), error_class(&error)));
+                    tracing::warn!(run_id, sweep = sweep_kind.code(), %error, "maintenance sweep failed");
+                    notes.push(NotePart { sweep: Some(sweep_kind), reason: error_class(&error) });
                     state = RunState::Failed;
                     break;
                 }
             }
         }
-        let note = (!notes.is_empty()).then(|| notes.join("; "));
+        let note = (!notes.is_empty()).then(|| Note::new(notes));
         // None: the run was declared abandoned meanwhile; the ledger has the last word.
-        let run = match self.ledger.finish(run_id, state, note.as_deref()).await? {
+        let run = match self.ledger.finish(run_id, state, note.as_ref()).await? {
             Some(run) => run,
             None => self.get(run_id).await?,
         };
@@ -215,7 +216,7 @@ impl Maintenance {
         batches: &mut u32,
         started: Instant,
     ) -> Result<SweepEnd, sqlx::Error> {
-        let name = kind.as_str();
+        let name = kind.code();
         let holder = run_id.to_string();
         let Some(taken) = self.leases.acquire(name, &holder, self.lease_ttl).await? else {
             return Ok(SweepEnd::Busy);
@@ -230,10 +231,10 @@ impl Maintenance {
         let end = async {
             loop {
                 if *batches >= self.budget.max_batches {
-                    return Ok(SweepEnd::Capped("batch cap"));
+                    return Ok(SweepEnd::Capped(Reason::BatchCap));
                 }
                 if started.elapsed() >= self.budget.max_time {
-                    return Ok(SweepEnd::Capped("time cap"));
+                    return Ok(SweepEnd::Capped(Reason::TimeCap));
                 }
                 let batch_started = Instant::now();
                 let ids = walk.scan(self.budget.batch_size).await?;

@@ -8,7 +8,7 @@ use std::time::Duration;
 
 use chrono::{DateTime, Utc};
 
-use super::{Kind, Outcome, batch::Batch};
+use super::{Kind, Outcome, Target, batch::Batch};
 use crate::{
     db::{Db, Dialect, Sql, Timestamp},
     on_db, sql,
@@ -91,7 +91,7 @@ const SHARE_RETENTION: Statements = statements!(
 pub struct Sweep {
     pub kind: Kind,
     /// The name a ledger item gives the row.
-    pub target_kind: &'static str,
+    pub target_kind: Target,
     statements: &'static Statements,
     /// Rows are swept once they met the condition this long before the run's cutoff.
     keep: Duration,
@@ -102,12 +102,12 @@ pub struct Sweep {
 impl Sweep {
     pub fn new(kind: Kind, settings: SweepSettings) -> Self {
         let (target_kind, statements, keep, idle) = match kind {
-            Kind::Sessions => ("session", &SESSIONS, Duration::ZERO, settings.session_idle),
-            Kind::Codes => ("code", &CODES, CODE_KEEP, Duration::ZERO),
-            Kind::Invitations => ("invitation", &INVITATIONS, INVITATION_KEEP, Duration::ZERO),
-            Kind::Outbox => ("mail", &OUTBOX, settings.retention, Duration::ZERO),
-            Kind::RateLimits => ("rate_limit_hit", &RATE_LIMITS, crate::ratelimit::LONGEST_WINDOW, Duration::ZERO),
-            Kind::ShareRetention => ("share_personal_data", &SHARE_RETENTION, settings.retention, Duration::ZERO),
+            Kind::Sessions => (Target::Session, &SESSIONS, Duration::ZERO, settings.session_idle),
+            Kind::Codes => (Target::Code, &CODES, CODE_KEEP, Duration::ZERO),
+            Kind::Invitations => (Target::Invitation, &INVITATIONS, INVITATION_KEEP, Duration::ZERO),
+            Kind::Outbox => (Target::Mail, &OUTBOX, settings.retention, Duration::ZERO),
+            Kind::RateLimits => (Target::RateLimitHit, &RATE_LIMITS, crate::ratelimit::LONGEST_WINDOW, Duration::ZERO),
+            Kind::ShareRetention => (Target::SharePersonalData, &SHARE_RETENTION, settings.retention, Duration::ZERO),
             Kind::All | Kind::ShareGc | Kind::Leftovers => unreachable!("{kind:?} is not a sweep"),
         };
         Self { kind, target_kind, statements, keep, idle }

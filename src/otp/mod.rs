@@ -24,8 +24,27 @@ use crate::{
     sql,
 };
 
+/// The digits of a mailed code, as a literal the catalogue's sentences are built from at compile
+/// time (`concat!`); [`CODE_LENGTH`] is the same number for the code.
+#[macro_export]
+macro_rules! code_length {
+    () => {
+        6
+    };
+}
+
+/// The minutes a mailed code works, as a literal for the catalogue like [`code_length!`].
+#[macro_export]
+macro_rules! code_validity_minutes {
+    () => {
+        10
+    };
+}
+
+/// How many digits a mailed code has.
+pub const CODE_LENGTH: usize = code_length!();
 /// How long a mailed code works.
-pub const CODE_VALIDITY: Duration = Duration::from_secs(10 * 60);
+pub const CODE_VALIDITY: Duration = Duration::from_secs(code_validity_minutes!() * 60);
 /// Tries per code, the right one included.
 pub const MAX_TRIES: i32 = 5;
 /// Wrong codes a share accepts across all its codes before it locks (ASVS 6.6.3).
@@ -107,7 +126,8 @@ impl Codes {
         mailed: bool,
         typed: &str,
     ) -> Result<Option<SecretString>, sqlx::Error> {
-        let code = format!("{:06}", rand::rng().random_range(0..1_000_000u32));
+        let code = rand::rng().random_range(0..10u32.pow(CODE_LENGTH as u32));
+        let code = format!("{code:0CODE_LENGTH$}");
         let validity = seconds(CODE_VALIDITY);
         const INSERT: Sql = sql!("INSERT INTO otp_challenges (share_id, session_id, code_mac, expires_at, mailed, typed_address)
              VALUES ($1, $2, '', " now " + " secs("$3") ", $4, $5) RETURNING id");
@@ -164,7 +184,7 @@ impl Codes {
     pub async fn verify(&self, share_id: i64, session_id: i64, submitted: &str) -> Result<CodeOutcome, sqlx::Error> {
         let submitted = ascii_digits(submitted.trim());
         let submitted = submitted.as_str();
-        if submitted.len() != 6 || !submitted.bytes().all(|b| b.is_ascii_digit()) {
+        if submitted.len() != CODE_LENGTH || !submitted.bytes().all(|b| b.is_ascii_digit()) {
             return Ok(CodeOutcome::Malformed);
         }
         let (id, code_mac, attempts, share_tries) = match self.take_try(share_id, session_id).await? {

@@ -20,7 +20,6 @@ use crate::{
         throttle::Throttled,
     },
     config::Config,
-    i18n::Lang,
     ratelimit::RateLimiter,
     secret::SecretString,
     session::{NewSession, Session, Sessions},
@@ -267,7 +266,7 @@ impl Accounts {
         }
         let token = self.invitations.create(&email, Role::Sender, admin.id).await?;
         let link = self.config.url_for(&format!("/invite/{}", token.expose()));
-        let lang = Lang::from_code(&admin.lang).unwrap_or_default();
+        let lang = admin.lang;
         self.mails.invite(email.as_str(), lang, &link).await?;
         tracing::info!(account_id = admin.id, "invitation sent");
         Ok(())

@@ -161,7 +161,7 @@ impl Mails {
             Ok(Err(_)) => return,
             Err(error) => return tracing::warn!(account_id = user.id, %error, "could not count wrong-code warnings"),
         }
-        let lang = Lang::from_code(&user.lang).unwrap_or_default();
+        let lang = user.lang;
         let tries = tries::TRIES_PER_SIGN_IN;
         let message = match wrong_codes_mail(&self.config.mail_origin(), &user.email, lang, tries) {
             Ok(message) => message,
@@ -242,7 +242,7 @@ impl Mails {
             Ok(None) => return,
             Err(error) => return tracing::warn!(share_id, %error, "could not look up the download receipt"),
         };
-        let lang = Lang::from_code(&target.sender_lang).unwrap_or_default();
+        let lang = target.sender_lang;
         let zone = target.sender_time_zone.as_deref().and_then(TimeZone::parse);
         let reader = Reader { lang, zone };
         let time = |at: Option<crate::db::Timestamp>| at.map(|at| human_time(at, reader)).unwrap_or_default();

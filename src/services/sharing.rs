@@ -296,7 +296,7 @@ impl Sharing {
         // The new link starts with the limits of a new share: nobody who held the old one keeps a say.
         self.limiter.clear(&code_limits(id)).await?;
         let link = self.config.url_for(&format!("/s/{}", token.expose()));
-        let lang = Lang::from_code(&sender.lang).unwrap_or_default();
+        let lang = sender.lang;
         self.notify(sender, id, &link, lang, Delivery::Background).await;
         self.events.record_quietly(id, EventKind::LinkRenewed).await;
         tracing::info!(account_id = sender.id, share_id = id, "fresh link sent");

@@ -24,7 +24,7 @@ pub struct FileInfo {
 #[derive(Clone, Debug, sqlx::FromRow)]
 pub struct ReceiptTarget {
     pub sender_email: String,
-    pub sender_lang: String,
+    pub sender_lang: Lang,
     /// The zone the sender reads times in (an IANA name), if they chose one.
     pub sender_time_zone: Option<String>,
     pub recipient_email: String,
@@ -50,7 +50,7 @@ struct ShareRow {
     recipient_email: String,
     sender_name: String,
     message: String,
-    lang: String,
+    lang: Lang,
     status: ShareStatus,
     expires_at: Timestamp,
     locked: bool,
@@ -67,7 +67,7 @@ impl TryFrom<ShareRow> for Share {
             // Also what was stored before names and messages were cleaned.
             sender_name: strip_invisible(&row.sender_name),
             message: strip_invisible_keeping_lines(&row.message),
-            lang: Lang::from_code(&row.lang).unwrap_or_default(),
+            lang: row.lang,
             status: row.status,
             expires_at: row.expires_at,
             locked: row.locked,
@@ -79,7 +79,7 @@ impl TryFrom<ShareRow> for Share {
 #[derive(Clone, Debug, sqlx::FromRow, serde::Serialize)]
 pub struct ShareListing {
     pub id: i64,
-    pub status: String,
+    pub status: ShareStatus,
     pub recipient_email: String,
     #[serde(serialize_with = "serialize_timestamp")]
     pub expires_at: Timestamp,

@@ -127,9 +127,9 @@ fn case_row(c: &Chrome, case: &Case) -> CaseRow {
     let d = &c.t.deletion;
     CaseRow {
         reference: case.reference.clone(),
-        state: d.state(case.state().code()),
+        state: d.state(case.state()),
         state_code: case.state().code(),
-        opened_by: d.role(&case.actor_role),
+        opened_by: d.role(case.actor_role),
         opened: human_time(case.created_at, c.reader()),
         updated: human_time(case.updated_at, c.reader()),
     }
@@ -153,7 +153,7 @@ pub async fn list(c: Chrome, state: Data<&AppState>, _admin: Admin) -> Result<Ht
         .await?
         .into_iter()
         .map(|r| {
-            let store = c.t.deletion.store(&r.store);
+            let store = c.t.deletion.store(r.store);
             let at = human_time(r.updated_at, c.reader());
             (r, store, at)
         })
@@ -163,7 +163,7 @@ pub async fn list(c: Chrome, state: Data<&AppState>, _admin: Admin) -> Result<Ht
 
 /// A step as the case page shows it.
 struct StepLine {
-    store_code: String,
+    store_code: &'static str,
     store: &'static str,
     action: &'static str,
     outcome_code: &'static str,
@@ -179,11 +179,11 @@ fn step_line(c: &Chrome, s: &StepRow) -> StepLine {
     let d = &c.t.deletion;
     let number = |n: Option<i64>| n.map(|n| n.to_string()).unwrap_or_default();
     StepLine {
-        store_code: s.store.clone(),
-        store: d.store(&s.store),
-        action: d.action(&s.action),
+        store_code: s.store.code(),
+        store: d.store(s.store),
+        action: d.action(s.action),
         outcome_code: s.outcome().code(),
-        outcome: d.outcome(s.outcome().code()),
+        outcome: d.outcome(s.outcome()),
         reason: s.reason.as_deref().map(|r| d.records.reason(r)).unwrap_or_default().to_owned(),
         found: number(s.found),
         remaining: number(s.remaining),
@@ -225,7 +225,7 @@ pub async fn show(
         .await?
         .into_iter()
         .map(|e| {
-            let (store, outcome) = (d.store(&e.store), d.outcome(&e.outcome));
+            let (store, outcome) = (d.store(e.store), d.outcome(e.outcome));
             let at = human_time(e.finished_at, c.reader());
             (e, store, outcome, at)
         })

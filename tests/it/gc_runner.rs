@@ -258,7 +258,7 @@ both_backends! {
         )
         .await;
         assert_eq!(open, 0, "the broken pass's run is still shown as running");
-        let (state, note): (String, Option<String>) = {
+        let (state, note): (String, Option<watasu::maintenance::Note>) = {
             let sql = "SELECT state, note FROM maintenance_runs WHERE kind = 'share_gc'";
             match app.db() {
                 Db::Sqlite(pool) => sqlx::query_as(sql).fetch_one(pool).await.unwrap(),

@@ -183,7 +183,7 @@ both_backends! {
             email: "sato@example.test".to_owned(),
             display_name: "経理部 第二課 請求書担当の佐藤花子".to_owned(),
             role: watasu::accounts::Role::Sender,
-            lang: "ja".to_owned(),
+            lang: watasu::i18n::Lang::Ja,
             disabled: false,
         };
         let link = app.state.config.url_for(&format!("/s/{}", share.token));

@@ -59,7 +59,7 @@ pub(super) async fn share(
         source: Source::Finished(id),
         ttl: parsed.ttl,
         message: parsed.message,
-        lang: Lang::from_code(&fields.mail_lang).or_else(|| Lang::from_code(&user.lang)).unwrap_or_default(),
+        lang: Lang::from_code(&fields.mail_lang).unwrap_or(user.lang),
         notify_on_download: fields.notify,
     };
     match sharing.create(user, from_upload, async || Ok(()), Delivery::Background).await {

@@ -53,7 +53,7 @@ pub async fn new_share_form(
     SignedIn(user): SignedIn,
 ) -> Result<Html<String>, AppError> {
     let expires_in = crate::config::format_duration(state.services.sharing.default_ttl());
-    let fields = Fields { expires_in, mail_lang: user.lang.clone(), notify: true, ..Default::default() };
+    let fields = Fields { expires_in, mail_lang: user.lang.code().to_owned(), notify: true, ..Default::default() };
     render(&form_page(&state, c, &session.form_token(), &fields, None))
 }
 
@@ -222,7 +222,7 @@ async fn store_file(
         source: Source::Stream(Box::pin(field.into_async_read())),
         ttl: parsed.ttl,
         message: parsed.message,
-        lang: Lang::from_code(&fields.mail_lang).or_else(|| Lang::from_code(&user.lang)).unwrap_or_default(),
+        lang: Lang::from_code(&fields.mail_lang).unwrap_or(user.lang),
         notify_on_download: fields.notify,
     };
     // The file is the last field: anything after it (a second file…) refuses the whole form, but

@@ -25,7 +25,7 @@ pub async fn trigger(req: &Request, state: Data<&AppState>) -> Response {
         return unauthorized();
     }
     let kind_text = req.params::<KindQuery>().ok().and_then(|q| q.kind).unwrap_or_else(|| "all".to_owned());
-    let Some(kind) = Kind::parse(&kind_text) else {
+    let Some(kind) = Kind::requestable(&kind_text) else {
         return problem(StatusCode::BAD_REQUEST, "unknown kind");
     };
     let key = req.header("idempotency-key");

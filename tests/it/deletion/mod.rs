@@ -59,7 +59,7 @@ both_backends! {
         let case = app.state.deletion.cases().find_by_reference(&reference).await.unwrap().unwrap();
         assert_eq!(case.actor_role, ActorRole::Own.code());
         assert_all_verified(&app, case.id).await;
-        let found: Vec<_> = steps(&app, case.id).await.into_iter().map(|s| (s.outcome().code(), s.store)).map(|(o, s)| (s, o)).collect();
+        let found: Vec<_> = steps(&app, case.id).await.into_iter().map(|s| (s.outcome().code(), s.store.code().to_owned())).map(|(o, s)| (s, o)).collect();
         for store in ["sessions", "invitations", "codes", "grants", "mail_outbox", "share_events", "rate_limits", "shares", "stored_files", "file_records", "account"] {
             assert!(found.contains(&(store.to_owned(), "deleted")), "{store} not deleted: {found:?}");
         }
@@ -166,7 +166,7 @@ both_backends! {
         let evidence = app.state.deletion.cases().evidence(case.id).await.unwrap();
         for store in ["sessions", "shares", "stored_files", "file_records", "codes"] {
             let row = evidence.iter().find(|e| e.store == store).unwrap();
-            assert_eq!((row.outcome.as_str(), row.found), ("not_found", Some(0)), "{store}");
+            assert_eq!((row.outcome.code(), row.found), ("not_found", Some(0)), "{store}");
             assert_eq!(row.searched_by, Store::parse(store).unwrap().searched_by());
         }
         assert_eq!(evidence.iter().find(|e| e.store == "sessions").unwrap().searched_by, "sessions.user_id");

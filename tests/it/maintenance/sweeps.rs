@@ -208,7 +208,7 @@ both_backends! {
         assert_eq!(mails, HashSet::from(["pending:1".into(), "sent:0".into()]), "old sent and dead mails go");
         assert_eq!(text_set("SELECT bucket FROM rate_limit_hits WHERE bucket IN ('old', 'fresh')").await, HashSet::from(["fresh".into()]));
         let summary = app.state.maintenance.ledger().summary(run.id).await.unwrap();
-        let kinds: HashSet<_> = summary.iter().map(|s| s.target_kind.as_str()).collect();
+        let kinds: HashSet<_> = summary.iter().map(|s| s.target_kind.code()).collect();
         assert_eq!(kinds, HashSet::from(["session", "code", "invitation", "mail", "rate_limit_hit"]));
     }
 

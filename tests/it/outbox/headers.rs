@@ -59,7 +59,7 @@ both_backends! {
             email: "sato@example.test".to_owned(),
             display_name: "Sender Sato".to_owned(),
             role: Role::Sender,
-            lang: "en".to_owned(),
+            lang: Lang::En,
             disabled: false,
         };
         let link = app.state.config.url_for(&format!("/s/{}", share.token));
