@@ -66,16 +66,17 @@ impl Pair {
             .collect()
     }
 
-    /// The instance that answered the last request to `path` with `method` (nginx logs a request
-    /// just after its answer went out, so the line may take a moment).
-    async fn server_of(&self, method: &str, path: &str) -> String {
+    /// The instance that answered the `nth` request (from 1) to `path` with `method`. nginx logs a
+    /// request just after its answer went out, so the line may take a moment: counting, not
+    /// taking the last line, keeps an earlier request's line from standing in for it.
+    async fn server_of(&self, method: &str, path: &str, nth: usize) -> String {
         let deadline = std::time::Instant::now() + Duration::from_secs(10);
         loop {
             let served = self.served();
-            if let Some(found) = served.iter().rev().find(|(m, p, _)| m == method && p == path) {
+            if let Some(found) = served.iter().filter(|(m, p, _)| m == method && p == path).nth(nth - 1) {
                 return found.2.clone();
             }
-            assert!(std::time::Instant::now() < deadline, "nginx passed on no {method} {path}: {served:?}");
+            assert!(std::time::Instant::now() < deadline, "nginx passed on no {method} {path} #{nth}: {served:?}");
             tokio::time::sleep(Duration::from_millis(20)).await;
         }
     }
@@ -132,7 +133,7 @@ impl Pair {
 async fn a_share_made_through_one_instance_is_verified_and_downloaded_once_through_the_other() {
     let pair = Pair::start().await;
     let token = pair.share_through_the_form(b"the file contents\n").await;
-    let creator = pair.server_of("POST", "/shares/new").await;
+    let creator = pair.server_of("POST", "/shares/new", 1).await;
 
     let recipient = pair.browser();
     let before = pair.install.smtp.messages().len();
@@ -143,7 +144,7 @@ async fn a_share_made_through_one_instance_is_verified_and_downloaded_once_throu
     let verified = recipient.submit_code(&token, &code_step.csrf_token(), &code).await;
     assert_eq!(verified.status, 303, "{}", verified.body);
     let path = format!("/s/{token}/code");
-    let verifier = pair.server_of("POST", &path).await;
+    let verifier = pair.server_of("POST", &path, 1).await;
     assert_ne!(verifier, creator, "{:?}", pair.served());
 
     let page = recipient.open_link(&token).await;
@@ -151,7 +152,7 @@ async fn a_share_made_through_one_instance_is_verified_and_downloaded_once_throu
     pair.next_request_avoids(&creator).await;
     let claim = recipient.claim(&token, &csrf).await;
     assert_eq!(claim.status(), 303);
-    assert_ne!(pair.server_of("POST", &format!("/s/{token}/download")).await, creator);
+    assert_ne!(pair.server_of("POST", &format!("/s/{token}/download"), 1).await, creator);
     let file = recipient.fetch_file(&token, &[]).await;
     assert_eq!(file.status(), 200);
     assert_eq!(file.bytes().await.unwrap().as_ref(), b"the file contents\n");
@@ -211,12 +212,12 @@ async fn a_download_cut_off_on_one_instance_resumes_on_the_other() {
     let first = browser.fetch_file(&token, &[("Range", "bytes=0-39999")]).await;
     assert_eq!(first.status(), 206);
     let mut received = first.bytes().await.unwrap().to_vec();
-    let first_server = pair.server_of("GET", &path).await;
+    let first_server = pair.server_of("GET", &path, 1).await;
     pair.next_request_avoids(&first_server).await;
     let rest = browser.fetch_file(&token, &[("Range", "bytes=40000-")]).await;
     assert_eq!(rest.status(), 206);
     received.extend_from_slice(&rest.bytes().await.unwrap());
-    assert_ne!(pair.server_of("GET", &path).await, first_server, "{:?}", pair.served());
+    assert_ne!(pair.server_of("GET", &path, 2).await, first_server, "{:?}", pair.served());
     assert_eq!(received, content);
 }
 
@@ -262,7 +263,7 @@ async fn a_tus_upload_whose_patches_alternate_between_the_instances_completes() 
         let page = tus.patch(&path, window[0] as u64, &content[window[0]..window[1]]).await;
         assert_eq!(page.status, 204, "{}", page.body);
         assert_eq!(page.header("upload-offset"), Some(window[1].to_string().as_str()));
-        instances.push(pair.server_of("PATCH", &path).await);
+        instances.push(pair.server_of("PATCH", &path, instances.len() + 1).await);
     }
 
     assert!(instances.windows(2).all(|w| w[0] != w[1]), "the PATCHes did not alternate: {instances:?}");
