@@ -70,7 +70,11 @@ impl RateLimiter {
     /// Records one attempt (a failure that later checks count) without checking anything.
     pub async fn record(&self, bucket: &str) -> Result<i64, sqlx::Error> {
         const INSERT: &str = "INSERT INTO rate_limit_hits (bucket) VALUES ($1) RETURNING id";
-        on_db!(&self.db, |pool| sqlx::query_scalar(INSERT).bind(bucket).fetch_one(pool).await)
+        on_db!(&self.db, |pool| sqlx::query_scalar(INSERT)
+            .bind(bucket)
+            .fetch_all(pool)
+            .await
+            .and_then(crate::db::one_written_row))
     }
 
     /// Checks the attempts already recorded in `bucket` against every limit, recording nothing.

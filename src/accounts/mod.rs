@@ -170,8 +170,9 @@ impl Users {
                 .bind(display_name)
                 .bind(password_hash)
                 .bind(role)
-                .fetch_one(pool)
+                .fetch_all(pool)
                 .await
+                .and_then(crate::db::one_written_row)
         });
         result.map_err(|e| if is_unique_violation(&e) { CreateUserError::DuplicateEmail } else { e.into() })
     }

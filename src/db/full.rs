@@ -23,6 +23,12 @@ pub fn written_row<T>(rows: Vec<T>) -> Option<T> {
     rows.into_iter().next()
 }
 
+/// [`written_row`] for a statement that always returns a row: none is `RowNotFound`, as
+/// `fetch_one` would say.
+pub fn one_written_row<T>(rows: Vec<T>) -> Result<T, sqlx::Error> {
+    written_row(rows).ok_or(sqlx::Error::RowNotFound)
+}
+
 /// The probe's scratch row, in the one table every instance writes to at any time: inserted and
 /// deleted in one transaction, so it is never seen and leaves nothing behind.
 const PROBE_BUCKET: &str = "watasu:write-probe";

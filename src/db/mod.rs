@@ -10,7 +10,7 @@ mod full;
 
 pub use code::UnknownCode;
 pub use dialect::{Dialect, Sql};
-pub use full::{is_disk_full, write_probe, written_row};
+pub use full::{is_disk_full, one_written_row, write_probe, written_row};
 
 use std::{str::FromStr, time::Duration};
 

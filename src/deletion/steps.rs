@@ -176,7 +176,10 @@ impl DeletionCases {
 
     /// Counts a failed attempt at the final mail; returns the attempts so far.
     pub async fn final_mail_failed(&self, case_id: i64) -> Result<i32, sqlx::Error> {
-        on_db!(self.db(), |pool| sqlx::query_scalar(pool.sql(&FINAL_MAIL_FAILED)).bind(case_id).fetch_one(pool).await)
+        on_db!(self.db(), |pool| {
+            let rows = sqlx::query_scalar(pool.sql(&FINAL_MAIL_FAILED)).bind(case_id).fetch_all(pool).await;
+            rows.and_then(crate::db::one_written_row)
+        })
     }
 
     /// The account's language, for the final mail (the row is still there when it is written).

@@ -44,8 +44,9 @@ impl LifecycleRepository {
                 .bind(share_id)
                 .bind(stored(start))
                 .bind(stored(end))
-                .fetch_one(pool)
+                .fetch_all(pool)
                 .await
+                .and_then(crate::db::one_written_row)
         })
     }
 
@@ -80,8 +81,9 @@ impl LifecycleRepository {
                 .bind(share_id)
                 .bind(covered.min(stored(size)))
                 .bind(stored(size))
-                .fetch_optional(pool)
-                .await?;
+                .fetch_all(pool)
+                .await
+                .map(crate::db::written_row)?;
             if completed == Some(true) {
                 sqlx::query(pool.sql(&FORGET_RANGES)).bind(share_id).execute(pool).await?;
             }

@@ -97,7 +97,13 @@ impl Leases {
     pub async fn try_take(&self, name: &str, holder: &str, ttl: Duration) -> Result<bool, sqlx::Error> {
         let ttl = seconds(ttl);
         let taken: Option<String> = on_db!(&self.db, |pool| {
-            sqlx::query_scalar(pool.sql(&TAKE)).bind(name).bind(holder).bind(ttl).fetch_optional(pool).await?
+            sqlx::query_scalar(pool.sql(&TAKE))
+                .bind(name)
+                .bind(holder)
+                .bind(ttl)
+                .fetch_all(pool)
+                .await
+                .map(crate::db::written_row)?
         });
         Ok(taken.is_some())
     }

@@ -138,7 +138,7 @@ impl Ledger {
         let key_hash = key_hash(key);
         let inserted = on_db!(&self.db, |pool| {
             let query = sqlx::query_as(pool.sql(&ACCEPT)).bind(kind).bind(trigger);
-            query.bind(&key_hash).fetch_one(pool).await
+            query.bind(&key_hash).fetch_all(pool).await.and_then(crate::db::one_written_row)
         });
         match inserted {
             Ok(run) => Ok((run, true)),
@@ -162,7 +162,11 @@ impl Ledger {
     /// accepted → running; fixes the cutoff from the database clock, once. `None` when the run
     /// was not waiting (already started by someone else, or finished).
     pub async fn start(&self, id: i64) -> Result<Option<Run>, sqlx::Error> {
-        on_db!(&self.db, |pool| sqlx::query_as(pool.sql(&START)).bind(id).fetch_optional(pool).await)
+        on_db!(&self.db, |pool| sqlx::query_as(pool.sql(&START))
+            .bind(id)
+            .fetch_all(pool)
+            .await
+            .map(crate::db::written_row))
     }
 
     /// A run that starts at once (the GC): accepted and started in one statement, under a random
@@ -171,7 +175,7 @@ impl Ledger {
         let key_hash = key_hash(random_token().expose());
         on_db!(&self.db, |pool| {
             let query = sqlx::query_scalar(pool.sql(&OPEN_RUNNING)).bind(kind).bind(trigger);
-            query.bind(&key_hash).fetch_one(pool).await
+            query.bind(&key_hash).fetch_all(pool).await.and_then(crate::db::one_written_row)
         })
     }
 
@@ -179,7 +183,13 @@ impl Ledger {
     /// declared abandoned).
     pub async fn finish(&self, id: i64, state: RunState, note: Option<&Note>) -> Result<Option<Run>, sqlx::Error> {
         on_db!(&self.db, |pool| {
-            sqlx::query_as(pool.sql(&FINISH)).bind(id).bind(state).bind(note).fetch_optional(pool).await
+            sqlx::query_as(pool.sql(&FINISH))
+                .bind(id)
+                .bind(state)
+                .bind(note)
+                .fetch_all(pool)
+                .await
+                .map(crate::db::written_row)
         })
     }
 

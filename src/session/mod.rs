@@ -103,7 +103,7 @@ impl Sessions {
         // Every row read: see `db::written_row` (a full disk would otherwise pass for a session).
         let id: i64 = on_db!(&self.db, |pool| {
             let rows = sqlx::query_scalar(pool.sql(&CREATE)).bind(&id_hash).bind(&csrf_secret).bind(max_age);
-            crate::db::written_row(rows.fetch_all(pool).await?).ok_or(sqlx::Error::RowNotFound)?
+            crate::db::one_written_row(rows.fetch_all(pool).await?)?
         });
         Ok(NewSession {
             cookie_value,

@@ -80,8 +80,9 @@ impl Ceremonies {
                 .bind(session_id)
                 .bind(purpose)
                 .bind(user_id)
-                .fetch_optional(pool)
-                .await?
+                .fetch_all(pool)
+                .await
+                .map(crate::db::written_row)?
         });
         Ok(serde_json::from_str(&state.ok_or(PasskeyError::NoCeremony)?)?)
     }

@@ -289,7 +289,7 @@ impl Outbox {
             let query = sqlx::query_scalar(pool.sql(&ENQUEUE)).bind(share_id).bind(kind).bind(from).bind(recipient);
             // Every row read: a mail reported queued is stored (see `db::written_row`).
             let ids = query.bind(subject).bind(raw).fetch_all(pool).await?;
-            crate::db::written_row(ids).ok_or(sqlx::Error::RowNotFound)?
+            crate::db::one_written_row(ids)?
         }))
     }
 
