@@ -4,7 +4,8 @@
 //! in place, so there is nothing to load at start and nothing to fetch at run time.
 //!
 //! A filter answers "maybe listed" for about 0.4% of passwords that are not: such a person is
-//! only asked for another password. It never misses a listed one.
+//! only asked for another password. It never misses a listed one. `examples/breached_filter_measure.rs`
+//! measures both numbers.
 
 use sha2::{Digest, Sha256};
 use xorf::{BinaryFuse8, BinaryFuse8Ref, DmaSerializable, Filter, FilterRef};
