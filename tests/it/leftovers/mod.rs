@@ -141,14 +141,13 @@ fn token(len: usize) -> String {
 macro_rules! on_both_stores {
     ($($name:ident),* $(,)?) => {$(
         mod $name {
-            crate::both_backends! {
-                async fn local(backend: Backend) {
-                    crate::leftovers::$name(backend, crate::leftovers::Where::Local).await
-                }
-                async fn s3(backend: Backend) {
-                    crate::leftovers::$name(backend, crate::leftovers::Where::S3).await
-                }
+            async fn local(backend: crate::support::Backend) {
+                crate::leftovers::$name(backend, crate::leftovers::Where::Local).await
             }
+            async fn s3(backend: crate::support::Backend) {
+                crate::leftovers::$name(backend, crate::leftovers::Where::S3).await
+            }
+            crate::both_backends!(local, s3);
         }
     )*};
 }

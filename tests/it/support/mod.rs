@@ -56,26 +56,23 @@ pub enum Backend {
     Postgres,
 }
 
-/// Runs one test body on SQLite and on PostgreSQL, as two separately named tests.
-/// The body sees `backend: Backend`.
+/// Runs each named test function, an ordinary `async fn name(backend: Backend)` beside the call, on
+/// SQLite and on PostgreSQL: `both_backends!(name)` makes the tests `name::sqlite` and
+/// `name::postgres`. The bodies stay outside the macro, where rustfmt and an editor see them.
 #[macro_export]
 macro_rules! both_backends {
-    ($(async fn $name:ident($backend:ident: Backend) $body:block)*) => {$(
+    ($($name:ident),+ $(,)?) => {$(
         mod $name {
-            #[allow(unused_imports)]
-            use super::*;
             #[tokio::test(flavor = "multi_thread", worker_threads = 4)]
             async fn sqlite() {
-                let $backend = $crate::support::Backend::Sqlite;
-                $body
+                super::$name($crate::support::Backend::Sqlite).await
             }
             #[tokio::test(flavor = "multi_thread", worker_threads = 4)]
             async fn postgres() {
-                let $backend = $crate::support::Backend::Postgres;
-                $body
+                super::$name($crate::support::Backend::Postgres).await
             }
         }
-    )*};
+    )+};
 }
 
 #[derive(Parser)]
