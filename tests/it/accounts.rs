@@ -117,6 +117,7 @@ async fn repeated_failed_sign_ins_are_slowed_with_429(backend: Backend) {
     for attempt in 1..=5 {
         assert_eq!(browser.sign_in("s@example.test", "not the password at all").await.status, 200, "attempt {attempt}");
     }
+    app.hold_rate_limits().await;
     let limited = browser.sign_in("s@example.test", PASSWORD).await;
     assert_eq!(limited.status, 429);
     let retry: u64 = limited.header("retry-after").unwrap().parse().unwrap();
