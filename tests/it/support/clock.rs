@@ -118,11 +118,6 @@ impl TestApp {
         self.set_ago("sessions", &["expires_at"], secs, &id(session_id)).await;
     }
 
-    /// Moves a one-time code's expiry just into the past.
-    pub async fn expire_code(&self, challenge_id: i64) {
-        self.set_ago("otp_challenges", &["expires_at"], 1, &id(challenge_id)).await;
-    }
-
     /// Moves a queued mail's next attempt just into the past, so the outbox sends it now.
     pub async fn mail_due(&self, filter: &str) {
         self.set_ago("mail_outbox", &["next_attempt_at"], 1, filter).await;

@@ -174,7 +174,6 @@ impl TestState {
 
 /// A running app with everything it talks to.
 pub struct TestApp {
-    pub backend: Backend,
     pub addr: SocketAddr,
     pub base: String,
     pub state: TestState,
@@ -231,7 +230,6 @@ impl TestApp {
             let _ = rx.await;
         }));
         Self {
-            backend,
             addr,
             base: format!("http://{addr}"),
             state,
