@@ -246,7 +246,7 @@ async fn the_file_stays_through_the_grace_and_goes_after_it(backend: Backend) {
     // done): it must leave the file.
     let deadline = Instant::now() + Duration::from_secs(10);
     let report = loop {
-        if let Some(report) = app.state.gc.try_pass(watasu::maintenance::Trigger::Cli).await {
+        if let Some(report) = app.state.services.gc.try_pass(watasu::maintenance::Trigger::Cli).await {
             break report.unwrap();
         }
         assert!(Instant::now() < deadline, "no pass could run");

@@ -205,7 +205,7 @@ async fn a_gc_pass_the_database_breaks_mid_way_is_recorded_as_failed(backend: Ba
         }
     }
 
-    let outcome = app.state.gc.gc().collect(5, Trigger::Cli).await;
+    let outcome = app.state.services.gc.gc().collect(5, Trigger::Cli).await;
 
     assert!(outcome.is_err(), "{outcome:?}");
     let runs = count(app.db(), "SELECT count(*) FROM maintenance_runs WHERE kind = 'share_gc' AND id > $1", 0).await;
@@ -239,7 +239,7 @@ async fn a_gc_pass_the_database_breaks_mid_way_records_the_files_it_already_dele
     }
     break_the_second_purge(app.db()).await;
 
-    let outcome = app.state.gc.gc().collect(5, Trigger::Cli).await;
+    let outcome = app.state.services.gc.gc().collect(5, Trigger::Cli).await;
 
     assert!(outcome.is_err(), "{outcome:?}");
     let purged = count(app.db(), "SELECT max(id) FROM shares WHERE status = 'purged' AND id > $1", 0).await;
@@ -272,27 +272,27 @@ async fn the_after_response_pass_is_asked_for_only_once_the_body_is_sent(backend
     app.state.shares.grants.grant(session.session.id, share.id).await.unwrap();
     let browser = app.browser();
     browser.set_cookie("watasu_session", session.cookie_value.expose());
-    let claimed = app.state.gc.stats().requested;
+    let claimed = app.state.services.gc.stats().requested;
     assert_eq!(browser.claim(&share.token, &session.session.csrf_secret).await.status(), 303);
     // The claim's 303 has an empty body: its own pass is asked for once that was sent.
     eventually(Duration::from_secs(10), "the claim's pass to be asked for", async || {
-        app.state.gc.stats().requested == claimed + 1
+        app.state.services.gc.stats().requested == claimed + 1
     })
     .await;
-    let before = app.state.gc.stats().requested;
+    let before = app.state.services.gc.stats().requested;
 
     let mut response = browser.fetch_file(&share.token, &[]).await;
     assert_eq!(response.status(), 200);
     let mut received = response.chunk().await.unwrap().expect("the body starts").len();
 
     // The handler has returned and the body has begun: no pass may have been asked for yet.
-    assert_eq!(app.state.gc.stats().requested, before, "the pass was asked for before the body was sent");
+    assert_eq!(app.state.services.gc.stats().requested, before, "the pass was asked for before the body was sent");
     while let Some(chunk) = response.chunk().await.unwrap() {
         received += chunk.len();
     }
     assert_eq!(received, content.len());
     eventually(Duration::from_secs(10), "the pass to be asked for once the body was sent", async || {
-        app.state.gc.stats().requested == before + 1
+        app.state.services.gc.stats().requested == before + 1
     })
     .await;
 }

@@ -17,7 +17,7 @@ const TTL: Duration = Duration::from_secs(60);
 
 async fn a_lease_given_back_while_another_run_takes_it_is_never_reported_as_taken_over(backend: Backend) {
     let app = quiet_app(backend).await;
-    let leases = app.state.maintenance.leases().clone();
+    let leases = app.state.services.maintenance.leases().clone();
     let mut taken = 0;
     for round in 0..300 {
         let (live, next) = (format!("live-{round}"), format!("next-{round}"));
@@ -45,7 +45,7 @@ async fn a_lease_given_back_while_another_run_takes_it_is_never_reported_as_take
 
 async fn an_expired_lease_is_taken_over_and_names_its_previous_holder(backend: Backend) {
     let app = quiet_app(backend).await;
-    let leases = app.state.maintenance.leases();
+    let leases = app.state.services.maintenance.leases();
     assert!(leases.acquire("sessions", "41", TTL).await.unwrap().is_some());
     assert_eq!(leases.acquire("sessions", "42", TTL).await.unwrap(), None, "taken while held");
     crate::support::execute(
@@ -63,7 +63,7 @@ async fn an_expired_lease_is_taken_over_and_names_its_previous_holder(backend: B
 async fn a_lease_left_by_a_killed_run_is_taken_over_once_it_expires(backend: Backend) {
     let app = quiet_app(backend).await;
     let expired = insert_sessions(app.db(), 5, SessionAge::Expired).await;
-    let m = app.state.maintenance.clone();
+    let m = app.state.services.maintenance.clone();
     // A run that took the sessions lease and was then killed: it never renews or finishes.
     let (killed, _) = m.ledger().accept(Kind::Sessions, Trigger::Cli, "killed").await.unwrap();
     m.ledger().start(killed.id).await.unwrap().unwrap();
@@ -94,7 +94,7 @@ async fn a_lease_left_by_a_killed_run_is_taken_over_once_it_expires(backend: Bac
 async fn concurrent_runs_of_one_sweep_delete_every_row_exactly_once(backend: Backend) {
     let app = quiet_app(backend).await;
     let ids = insert_sessions(app.db(), 600, SessionAge::Expired).await;
-    let m = app.state.maintenance.clone().with_budget(small_budget(50, 1000));
+    let m = app.state.services.maintenance.clone().with_budget(small_budget(50, 1000));
     let start = std::sync::Arc::new(tokio::sync::Barrier::new(8));
     let tasks: Vec<_> = (0..8)
         .map(|_| {

@@ -14,7 +14,7 @@ async fn the_keyset_cursor_moves_past_a_row_the_sweep_skipped(backend: Backend) 
     let app = quiet_app(backend).await;
     let db = app.db();
     let ids = insert_sessions(db, 4, SessionAge::Expired).await;
-    let m = &app.state.maintenance;
+    let m = &app.state.services.maintenance;
     let (run, _) = m.ledger().accept(Kind::Sessions, Trigger::Cli, "keyset").await.unwrap();
     let cutoff = m.ledger().start(run.id).await.unwrap().unwrap().cutoff.unwrap();
     let sweep = m.sweep(Kind::Sessions);

@@ -110,7 +110,7 @@ async fn a_shares_whole_life_shows_in_the_scrape_by_route_pattern_and_state_with
     let deadline = Instant::now() + Duration::from_secs(10);
     while share_status(&app, share.id).await == 0 {
         // Ours, or the one the download asked for: either counts.
-        let _ = app.state.gc.try_pass(Trigger::Cli).await;
+        let _ = app.state.services.gc.try_pass(Trigger::Cli).await;
         assert!(Instant::now() < deadline, "the downloaded share was never collected");
         tokio::time::sleep(Duration::from_millis(20)).await;
     }
@@ -185,7 +185,7 @@ async fn an_expired_share_counts_in_the_gc_backlog_until_a_pass_collects_it(back
     app.expire_share(share.id).await;
     assert_eq!(sample(&scraped(&app).await, "watasu_gc_backlog", &[]), Some(1.0));
 
-    let report = app.state.gc.try_pass(Trigger::Cli).await.expect("no other pass runs").unwrap();
+    let report = app.state.services.gc.try_pass(Trigger::Cli).await.expect("no other pass runs").unwrap();
     assert_eq!(report.purged, 1);
     let after = scraped(&app).await;
     assert_eq!(sample(&after, "watasu_gc_backlog", &[]), Some(0.0));

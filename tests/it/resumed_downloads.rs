@@ -237,7 +237,7 @@ async fn a_purged_share_is_gone_for_the_claimer_too(backend: Backend) {
     let share = app.create_share().await;
     let (claimer, _) = claimed(&app, &share).await;
     app.consumed_ago(share.id, 16 * 60).await;
-    let report = app.state.gc.try_pass(watasu::maintenance::Trigger::Cli).await.unwrap().unwrap();
+    let report = app.state.services.gc.try_pass(watasu::maintenance::Trigger::Cli).await.unwrap().unwrap();
     assert_eq!(report.purged, 1, "{report:?}");
     // Back inside the grace by the clock: only the purge refuses it now.
     app.consumed_ago(share.id, 0).await;
@@ -266,7 +266,7 @@ async fn a_claim_whose_get_comes_after_the_grace_gets_its_file_and_the_grace_run
     let app = TestApp::spawn_settled(backend, |s| s.access_time_gc = false).await;
     let share = app.create_share().await;
     let (claimer, _) = claimed(&app, &share).await;
-    let gc_pass = async || app.state.gc.try_pass(Trigger::Cli).await.unwrap().unwrap().purged;
+    let gc_pass = async || app.state.services.gc.try_pass(Trigger::Cli).await.unwrap().unwrap().purged;
 
     // The GET comes 16 minutes after the claim (an overloaded server, a laptop put to sleep):
     // no byte went out, so the file is kept and served.

@@ -41,7 +41,7 @@ fn seen_of(page: &Page) -> String {
 }
 
 async fn purge(app: &TestApp) {
-    app.state.gc.gc().collect(10, Trigger::Cli).await.unwrap();
+    app.state.services.gc.gc().collect(10, Trigger::Cli).await.unwrap();
 }
 
 async fn an_expired_share_reads_expired_unused_and_keeps_that_outcome_after_its_file_is_deleted(backend: Backend) {

@@ -89,14 +89,14 @@ async fn a_gc_pass_while_the_store_is_down_backs_off_and_removes_the_object_once
     assert_eq!(objects_in(&s3, &bucket), 1);
 
     s3.stop();
-    let report = app.state.gc.gc().collect(10, Trigger::Cli).await.unwrap();
+    let report = app.state.services.gc.gc().collect(10, Trigger::Cli).await.unwrap();
     assert_eq!((report.purged, report.failed), (0, 1), "{report:?}");
     s3.restart();
     assert_eq!(objects_in(&s3, &bucket), 1, "the object went while the store was down");
     assert!(!event_kinds(&app, share.id).await.contains(&"purged".to_owned()));
 
     eventually(Duration::from_secs(30), "the purge after the back-off", async || {
-        let _ = app.state.gc.gc().collect(10, Trigger::Cli).await;
+        let _ = app.state.services.gc.gc().collect(10, Trigger::Cli).await;
         event_kinds(&app, share.id).await.contains(&"purged".to_owned())
     })
     .await;

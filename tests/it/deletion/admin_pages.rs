@@ -57,7 +57,8 @@ async fn the_admin_tables_stack_on_a_phone_and_spread_on_a_desktop() {
     let failing = impatient_runner(&app, "failing", store.clone(), 1);
     let case = admin_case(&failing, sender.id).await;
     failing.run_case(case.id).await.unwrap();
-    let run = app.state.maintenance.run_now(watasu::maintenance::Kind::Sessions, watasu::maintenance::Trigger::Cli);
+    let run =
+        app.state.services.maintenance.run_now(watasu::maintenance::Kind::Sessions, watasu::maintenance::Trigger::Cli);
     run.await.unwrap();
     let paths = [
         "/admin/deletions".to_owned(),

@@ -216,7 +216,7 @@ pub fn runner_with_store(app: &TestApp, owner: &str, store: Arc<dyn FileStore>) 
 
 /// Waits until the case with this reference is in `state` (the app's own runner works on it).
 pub async fn wait_for_state(app: &TestApp, reference: &str, state: CaseState) {
-    let cases = app.state.deletion.cases();
+    let cases = app.state.services.deletion.cases();
     let deadline = Instant::now() + Duration::from_secs(60);
     loop {
         let case = cases.find_by_reference(reference).await.unwrap().expect("the case exists");

@@ -73,7 +73,7 @@ async fn a_store_that_answers_deleted_and_keeps_the_object_never_lets_the_case_c
     // The store tells the truth again and an admin sends the case back: it completes.
     proxy.set(Mode::Forward);
     // Held first, so that the app's own worker does not take the case once it is due.
-    assert!(app.state.deletion.cases().claim(case.id, "lied-to", Duration::from_secs(600)).await.unwrap());
+    assert!(app.state.services.deletion.cases().claim(case.id, "lied-to", Duration::from_secs(600)).await.unwrap());
     app.state.services.records.retry_parked_steps(case.id).await.unwrap();
     let state = runner(&app, "lied-to").run_case(case.id).await.unwrap();
 

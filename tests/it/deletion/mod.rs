@@ -23,7 +23,7 @@ use crate::{
 
 /// Every step of a case, in run order.
 async fn steps(app: &TestApp, case_id: i64) -> Vec<watasu::deletion::StepRow> {
-    app.state.deletion.cases().steps(case_id).await.unwrap()
+    app.state.services.deletion.cases().steps(case_id).await.unwrap()
 }
 
 /// Asserts the case completed with every store done and every deleting store verified empty.
@@ -59,7 +59,7 @@ async fn a_sender_deletes_their_account_and_every_store_ends_verified(backend: B
     assert_eq!(sender.browser.get("/shares").await.header("location"), Some("/login"), "still signed in");
     assert_eq!(phone.get("/shares").await.header("location"), Some("/login"), "still signed in elsewhere");
     wait_for_state(&app, &reference, CaseState::Completed).await;
-    let case = app.state.deletion.cases().find_by_reference(&reference).await.unwrap().unwrap();
+    let case = app.state.services.deletion.cases().find_by_reference(&reference).await.unwrap().unwrap();
     assert_eq!(case.actor_role, ActorRole::Own.code());
     assert_all_verified(&app, case.id).await;
     let found: Vec<_> =
@@ -136,7 +136,7 @@ async fn a_crash_after_any_step_resumes_without_repeating_or_missing_anything(ba
         assert_eq!(leftovers(&app, &sender).await, vec![], "missed after a crash at {store:?}");
         let final_mails = app.smtp.messages().into_iter().filter(|m| m.to == [sender.email.clone()]).count();
         assert_eq!(final_mails, 1, "final mail after a crash at {store:?}");
-        let evidence = app.state.deletion.cases().evidence(case.id).await.unwrap();
+        let evidence = app.state.services.deletion.cases().evidence(case.id).await.unwrap();
         for step in steps(&app, case.id).await {
             let deleted = evidence.iter().filter(|e| e.store == step.store && e.outcome == "deleted").count();
             assert!(deleted <= 1, "{} recorded as deleted {deleted} times after a crash at {store:?}", step.store);
@@ -195,7 +195,7 @@ async fn not_found_is_recorded_only_after_a_search_by_the_right_key(backend: Bac
     let quiet = runner(&app, "quiet");
     let case = quiet.open(&request).await.unwrap();
     assert_eq!(quiet.run_case(case.id).await.unwrap(), Some(CaseState::Completed));
-    let evidence = app.state.deletion.cases().evidence(case.id).await.unwrap();
+    let evidence = app.state.services.deletion.cases().evidence(case.id).await.unwrap();
     for store in ["sessions", "shares", "stored_files", "file_records", "codes"] {
         let row = evidence.iter().find(|e| e.store == store).unwrap();
         assert_eq!((row.outcome.as_str(), row.found), ("not_found", Some(0)), "{store}");
@@ -213,6 +213,7 @@ async fn not_found_is_recorded_only_after_a_search_by_the_right_key(backend: Bac
     assert_eq!(blind.run_case(case.id).await.unwrap(), Some(CaseState::PartiallyCompleted));
     let files: Vec<_> = app
         .state
+        .services
         .deletion
         .cases()
         .evidence(case.id)
@@ -228,7 +229,7 @@ async fn not_found_is_recorded_only_after_a_search_by_the_right_key(backend: Bac
 async fn a_case_only_moves_forward(backend: Backend) {
     let app = deletion_app(backend).await;
     let subject = app.create_sender("leaving@example.test", "Sato").await;
-    let cases = app.state.deletion.cases();
+    let cases = app.state.services.deletion.cases();
     let request = OpenRequest { subject_id: subject, actor_id: None, role: ActorRole::Admin, reapplies: None };
     let held = runner(&app, "held");
     let case = held.open(&request).await.unwrap();

@@ -27,7 +27,7 @@ async fn a_case_whose_account_is_not_the_one_it_was_opened_for_fails_and_deletes
 
     assert_eq!(held.run_case(case.id).await.unwrap(), Some(CaseState::Failed));
 
-    let cases = app.state.deletion.cases();
+    let cases = app.state.services.deletion.cases();
     assert_eq!(cases.find(case.id).await.unwrap().unwrap().state(), CaseState::Failed);
     assert!(cases.steps(case.id).await.unwrap().iter().all(|s| !s.outcome().is_done()), "a step ran");
     assert_eq!(count(app.db(), "SELECT count(*) FROM users WHERE id = $1", sender.id).await, 1);
@@ -50,7 +50,7 @@ async fn a_second_case_for_an_account_with_an_open_one_is_refused(backend: Backe
 
     assert!(matches!(second, Err(OpenError::AlreadyOpen)), "{second:?}");
     assert_eq!(count(app.db(), "SELECT count(*) FROM deletion_cases WHERE subject_id = $1", subject).await, 1);
-    assert_eq!(app.state.deletion.cases().find(first.id).await.unwrap().unwrap().state(), CaseState::Received);
+    assert_eq!(app.state.services.deletion.cases().find(first.id).await.unwrap().unwrap().state(), CaseState::Received);
     // Concurrent openers: still one case.
     let racers: Vec<_> = (0..8)
         .map(|_| {

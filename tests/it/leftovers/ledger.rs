@@ -56,8 +56,8 @@ async fn the_start_up_sweep_is_a_timer_run_and_gc_ticks_do_not_repeat_it(backend
     let subject = Subject::on(&app, Where::Local);
     place_old_orphans(&subject).await;
     let before = subject.names();
-    let ticks = app.state.gc.stats().started;
-    while app.state.gc.stats().finished < ticks + 3 {
+    let ticks = app.state.services.gc.stats().started;
+    while app.state.services.gc.stats().finished < ticks + 3 {
         assert!(Instant::now() < deadline, "the GC timer stopped ticking");
         tokio::time::sleep(Duration::from_millis(10)).await;
     }

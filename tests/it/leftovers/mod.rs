@@ -48,7 +48,7 @@ struct Subject {
 impl Subject {
     fn on(app: &TestApp, place: Where) -> Self {
         match place {
-            Where::Local => Self { gc: app.state.gc.gc().clone(), files: local_files(app), objects: None },
+            Where::Local => Self { gc: app.state.services.gc.gc().clone(), files: local_files(app), objects: None },
             Where::S3 => {
                 let server = s3::shared();
                 let (store, bucket) = server.store();
@@ -229,7 +229,7 @@ async fn a_purged_shares_file_that_comes_back_is_a_leftover(backend: crate::supp
     let subject = Subject::on(&app, place);
     subject.adopt(&app).await;
     app.expire_share(gone.id).await;
-    assert_eq!(app.state.gc.gc().collect(5, Trigger::Cli).await.unwrap().purged, 1);
+    assert_eq!(app.state.services.gc.gc().collect(5, Trigger::Cli).await.unwrap().purged, 1);
     // The file comes back after its share was purged (a bucket or folder restored from a backup;
     // in the bucket, the copy the app's own collection never saw).
     if !subject.names().contains(&gone_key) {

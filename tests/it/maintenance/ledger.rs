@@ -144,7 +144,7 @@ async fn the_timer_and_page_views_run_and_record_their_passes(backend: Backend) 
 async fn the_admin_page_lists_runs_failures_first(backend: Backend) {
     let app = quiet_app(backend).await;
     insert_sessions(app.db(), 2, SessionAge::Expired).await;
-    let m = &app.state.maintenance;
+    let m = &app.state.services.maintenance;
     let ok = m.run_now(Kind::Sessions, Trigger::Cli).await.unwrap();
     let (broken, _) = m.ledger().accept(Kind::Codes, Trigger::Cli, "broken").await.unwrap();
     m.ledger().start(broken.id).await.unwrap();

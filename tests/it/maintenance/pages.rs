@@ -8,7 +8,7 @@ use crate::support::words::cells_with_raw_words;
 async fn the_japanese_maintenance_pages_show_no_raw_code(backend: Backend) {
     let app = quiet_app(backend).await;
     insert_sessions(app.db(), 2, SessionAge::Expired).await;
-    let m = &app.state.maintenance;
+    let m = &app.state.services.maintenance;
     let ok = m.run_now(Kind::Sessions, Trigger::Cli).await.unwrap();
     let (gc, _) = m.ledger().accept(Kind::ShareGc, Trigger::Timer, "gc").await.unwrap();
     m.ledger().start(gc.id).await.unwrap();

@@ -7,7 +7,7 @@ async fn a_session_renewed_between_scan_and_delete_survives(backend: Backend) {
     let app = quiet_app(backend).await;
     let db = app.db();
     let ids = insert_sessions(db, 3, SessionAge::Expired).await;
-    let m = &app.state.maintenance;
+    let m = &app.state.services.maintenance;
     let (run, _) = m.ledger().accept(Kind::Sessions, Trigger::Cli, "toctou").await.unwrap();
     let cutoff = m.ledger().start(run.id).await.unwrap().expect("the run starts").cutoff.unwrap();
     let sweep = m.sweep(Kind::Sessions);
@@ -30,7 +30,7 @@ async fn the_cutoff_is_fixed_when_the_run_starts(backend: Backend) {
     let db = app.db();
     let expired = insert_sessions(db, 4, SessionAge::Expired).await;
     let expiring_soon = insert_sessions(db, 4, SessionAge::ExpiresIn(3600.0)).await;
-    let m = &app.state.maintenance;
+    let m = &app.state.services.maintenance;
     let (run, _) = m.ledger().accept(Kind::Sessions, Trigger::Cli, "cutoff").await.unwrap();
     let started = m.ledger().start(run.id).await.unwrap().unwrap().cutoff.unwrap();
     // Time moves through the database: the run started 8 s ago (its cutoff with it), and the
@@ -73,7 +73,7 @@ async fn the_cutoff_is_fixed_when_the_run_starts(backend: Backend) {
 async fn a_run_stops_at_its_batch_cap_and_the_next_run_finishes(backend: Backend) {
     let app = quiet_app(backend).await;
     insert_sessions(app.db(), 10, SessionAge::Expired).await;
-    let m = app.state.maintenance.clone().with_budget(small_budget(3, 2));
+    let m = app.state.services.maintenance.clone().with_budget(small_budget(3, 2));
     let capped = m.run_now(Kind::Sessions, Trigger::Cli).await.unwrap();
     assert_eq!((capped.state.code(), capped.deleted, capped.batches), ("partial", 6, 2));
     assert!(capped.note.as_deref().unwrap().contains("batch cap"), "{:?}", capped.note);
@@ -81,7 +81,8 @@ async fn a_run_stops_at_its_batch_cap_and_the_next_run_finishes(backend: Backend
     let rest = m.run_now(Kind::Sessions, Trigger::Cli).await.unwrap();
     assert_eq!((rest.state.code(), rest.deleted), ("succeeded", 4));
 
-    let no_time = app.state.maintenance.clone().with_budget(Budget { max_time: Duration::ZERO, ..small_budget(3, 9) });
+    let no_time =
+        app.state.services.maintenance.clone().with_budget(Budget { max_time: Duration::ZERO, ..small_budget(3, 9) });
     insert_sessions(app.db(), 1, SessionAge::Expired).await;
     let timed_out = no_time.run_now(Kind::Sessions, Trigger::Cli).await.unwrap();
     assert_eq!((timed_out.state.code(), timed_out.deleted), ("partial", 0));
@@ -92,7 +93,7 @@ async fn items_record_every_outcome(backend: Backend) {
     let app = quiet_app(backend).await;
     let db = app.db();
     let ids = insert_sessions(db, 3, SessionAge::Expired).await;
-    let m = &app.state.maintenance;
+    let m = &app.state.services.maintenance;
     let (run, _) = m.ledger().accept(Kind::Sessions, Trigger::Cli, "outcomes").await.unwrap();
     let cutoff = m.ledger().start(run.id).await.unwrap().unwrap().cutoff.unwrap();
     let sweep = m.sweep(Kind::Sessions);
@@ -214,7 +215,7 @@ async fn each_sweep_removes_only_what_has_expired(backend: Backend) {
         "INSERT INTO rate_limit_hits (bucket, at) VALUES ('old', unixepoch('subsec') - 172800), ('fresh', unixepoch('subsec'))",
         "INSERT INTO rate_limit_hits (bucket, at) VALUES ('old', now() - interval '2 days'), ('fresh', now())").await;
 
-    let run = app.state.maintenance.run_now(Kind::All, Trigger::Cli).await.unwrap();
+    let run = app.state.services.maintenance.run_now(Kind::All, Trigger::Cli).await.unwrap();
     assert_eq!(run.state.code(), "succeeded", "{:?}", run.note);
 
     for id in expired.iter().chain(&idle) {
@@ -242,7 +243,7 @@ async fn each_sweep_removes_only_what_has_expired(backend: Backend) {
         text_set("SELECT bucket FROM rate_limit_hits WHERE bucket IN ('old', 'fresh')").await,
         HashSet::from(["fresh".into()])
     );
-    let summary = app.state.maintenance.ledger().summary(run.id).await.unwrap();
+    let summary = app.state.services.maintenance.ledger().summary(run.id).await.unwrap();
     let kinds: HashSet<_> = summary.iter().map(|s| s.target_kind.as_str()).collect();
     assert_eq!(kinds, HashSet::from(["session", "code", "invitation", "mail", "rate_limit_hit"]));
 }
@@ -269,7 +270,7 @@ async fn the_retention_sweep_scrubs_old_purged_shares_and_leaves_recent_ones(bac
         "UPDATE shares SET purged_at = now() - interval '31 days', created_at = now() - interval '40 days' WHERE id = $1", old).await;
     clock::set_ago(db, "shares", &["created_at"], 40 * 86400, &clock::id(active)).await;
 
-    let run = app.state.maintenance.run_now(Kind::ShareRetention, Trigger::Cli).await.unwrap();
+    let run = app.state.services.maintenance.run_now(Kind::ShareRetention, Trigger::Cli).await.unwrap();
     assert_eq!((run.state.code(), run.deleted), ("succeeded", 1));
 
     let personal = |id: i64| async move {
@@ -291,7 +292,7 @@ async fn the_retention_sweep_scrubs_old_purged_shares_and_leaves_recent_ones(bac
     assert_eq!(page.status, 200);
     assert!(page.body.contains("保存期間を過ぎたため消去") && !page.body.contains("old-purged.pdf"), "{}", page.body);
     // Scrubbed shares are not looked at again.
-    let again = app.state.maintenance.run_now(Kind::ShareRetention, Trigger::Cli).await.unwrap();
+    let again = app.state.services.maintenance.run_now(Kind::ShareRetention, Trigger::Cli).await.unwrap();
     assert_eq!(again.deleted + again.skipped + again.already_gone, 0);
 }
 

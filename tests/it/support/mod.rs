@@ -30,10 +30,8 @@ use watasu::{
     App,
     config::{Config, Settings},
     db::Db,
-    deletion::Runner,
-    lifecycle::{FileStore, GcRunner, LifecycleRepository},
+    lifecycle::{FileStore, LifecycleRepository},
     mail::Mailer,
-    maintenance::Maintenance,
     otp::Codes,
     ratelimit::RateLimiter,
     secret::SecretKey,
@@ -125,9 +123,9 @@ pub async fn fresh_database(backend: Backend, data_dir: &std::path::Path) -> Str
     }
 }
 
-/// The app as tests reach it: the services the server runs (the same GC runner, maintenance and
-/// deletion runner), and repositories over the same pool, key, mailer and store, for arranging
-/// rows and checking them.
+/// The app as tests reach it: the services the server runs (its GC runner, maintenance and
+/// deletion runner among them: `state.services.gc`), and repositories over the same pool, key,
+/// mailer and store, for arranging rows and checking them.
 pub struct TestState {
     pub services: Services,
     pub config: Config,
@@ -136,9 +134,6 @@ pub struct TestState {
     pub mailer: Arc<dyn Mailer>,
     pub store: Arc<dyn FileStore>,
     pub sessions: Sessions,
-    pub gc: GcRunner,
-    pub maintenance: Maintenance,
-    pub deletion: Runner,
     pub shares: ShareAccess,
     pub codes: Codes,
     pub events: ShareEvents,
@@ -154,9 +149,6 @@ impl TestState {
         let db = parts.db.clone();
         Self {
             sessions: Sessions::new(db.clone(), settings.session_idle, settings.session_max_age),
-            gc: services.gc.clone(),
-            maintenance: services.maintenance.clone(),
-            deletion: services.deletion.clone(),
             shares: ShareAccess::over(db.clone(), settings.grant_ttl),
             codes: Codes::new(db.clone(), &parts.secret_key),
             events: ShareEvents::new(db.clone()),

@@ -47,7 +47,7 @@ async fn an_expired_upload_is_404_and_the_gc_deletes_its_bytes_and_row_with_a_le
     app.shift_back("uploads", &["expires_at"], 2 * clock::MINUTE, clock::ALL).await;
     assert_eq!(tus.head(&path).await.status, 404);
     assert_eq!(tus.patch(&path, 3, b"d").await.status, 404);
-    let report = app.state.gc.gc().collect(100, Trigger::Cli).await.unwrap();
+    let report = app.state.services.gc.gc().collect(100, Trigger::Cli).await.unwrap();
     assert_eq!(report.uploads, 2);
     assert!(!files_dir(&app).join(format!(".part-{partial_key}")).exists());
     assert!(!files_dir(&app).join(&finished_key).exists());
@@ -60,7 +60,7 @@ async fn an_expired_upload_is_404_and_the_gc_deletes_its_bytes_and_row_with_a_le
     .await;
     assert_eq!(items, 2);
     assert_eq!(
-        app.state.gc.gc().collect(100, Trigger::Cli).await.unwrap(),
+        app.state.services.gc.gc().collect(100, Trigger::Cli).await.unwrap(),
         Default::default(),
         "the next pass is empty"
     );
@@ -73,9 +73,9 @@ async fn an_after_response_pass_leaves_expired_uploads_to_the_timer(backend: Bac
     let key = storage_key(&app, &finished).await;
     app.shift_back("uploads", &["created_at", "expires_at"], clock::DAY + clock::MINUTE, clock::ALL).await;
 
-    assert_eq!(app.state.gc.gc().collect(100, Trigger::Request).await.unwrap(), Default::default());
+    assert_eq!(app.state.services.gc.gc().collect(100, Trigger::Request).await.unwrap(), Default::default());
     assert!(files_dir(&app).join(&key).exists());
-    assert_eq!(app.state.gc.gc().collect(100, Trigger::Timer).await.unwrap().uploads, 1);
+    assert_eq!(app.state.services.gc.gc().collect(100, Trigger::Timer).await.unwrap().uploads, 1);
     assert!(!files_dir(&app).join(&key).exists());
     assert_eq!(count(app.db(), "SELECT COUNT(*) FROM uploads WHERE $1 = $1", 0).await, 0);
 }
@@ -92,7 +92,7 @@ async fn the_leftover_sweep_keeps_a_live_partial_and_removes_an_orphan_one(backe
     for file in [&live_file, &finished_file, &orphan] {
         age(file, 7200);
     }
-    let report = app.state.gc.gc().remove_leftovers().await.unwrap();
+    let report = app.state.services.gc.gc().remove_leftovers().await.unwrap();
     assert_eq!(report.orphan_files, 1);
     assert!(!orphan.exists());
     assert!(live_file.exists() && finished_file.exists());
@@ -112,7 +112,7 @@ async fn disabling_a_sender_expires_their_uploads_and_the_gc_frees_the_space(bac
     assert_eq!(answer.status, 303);
     assert_eq!(tus.head(&path).await.status, 403);
     assert_eq!(tus.patch(&path, 0, b"abc").await.status, 403);
-    let report = app.state.gc.gc().collect(100, Trigger::Cli).await.unwrap();
+    let report = app.state.services.gc.gc().collect(100, Trigger::Cli).await.unwrap();
     assert_eq!(report.uploads, 1);
     assert_eq!(count(app.db(), "SELECT COUNT(*) FROM uploads WHERE $1 = $1", 0).await, 0);
 }
@@ -143,8 +143,8 @@ async fn a_senders_account_deletion_removes_their_uploads_and_counts_them_in_the
     assert_eq!(count(app.db(), "SELECT COUNT(*) FROM uploads WHERE $1 = $1", 0).await, 0);
     assert!(!files_dir(&app).join(format!(".part-{}", keys[0])).exists());
     assert!(!files_dir(&app).join(&keys[1]).exists());
-    let case = app.state.deletion.cases().find_by_reference(&reference).await.unwrap().unwrap();
-    let evidence = app.state.deletion.cases().evidence(case.id).await.unwrap();
+    let case = app.state.services.deletion.cases().find_by_reference(&reference).await.unwrap().unwrap();
+    let evidence = app.state.services.deletion.cases().evidence(case.id).await.unwrap();
     let uploads = evidence.iter().find(|e| e.store == "uploads").expect("the evidence names the uploads");
     assert_eq!((uploads.found, uploads.deleted), (Some(2), Some(2)));
 }
