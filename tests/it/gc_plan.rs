@@ -4,6 +4,7 @@
 
 use crate::support::Backend;
 use std::time::Instant;
+use watasu::on_db;
 
 use sqlx::AssertSqlSafe;
 use watasu::{
@@ -76,10 +77,7 @@ async fn the_purge_candidate_query_searches_its_two_indexes_among_100000_purged_
     let (live, _) = local_share(&app, sender).await;
     let (expired, _) = local_share(&app, sender).await;
     app.expire_share(expired).await;
-    match app.db() {
-        Db::Sqlite(pool) => sqlx::query("ANALYZE").execute(pool).await.map(drop).unwrap(),
-        Db::Postgres(pool) => sqlx::query("ANALYZE").execute(pool).await.map(drop).unwrap(),
-    }
+    on_db!(app.db(), |pool| sqlx::query("ANALYZE").execute(pool).await.map(drop).unwrap());
     println!("[{backend:?}] 100000 purged and 20000 live rows inserted and analysed in {:?}", started.elapsed());
     assert!(count(app.db(), "SELECT count(*) FROM shares WHERE status = 'purged' AND id > $1", 0).await >= 100_000);
     let candidates = app.state.lifecycle.select_purgeable(5).await.unwrap();

@@ -3,6 +3,7 @@
 
 use crate::support::Backend;
 use std::{sync::Arc, time::Duration};
+use watasu::on_db;
 
 use tokio::sync::Semaphore;
 use watasu::{
@@ -79,20 +80,14 @@ fn gated_runner(app: &TestApp, store: Arc<GatedStore>) -> GcRunner {
 
 async fn status(db: &Db, share_id: i64) -> String {
     let sql = "SELECT status FROM shares WHERE id = $1";
-    match db {
-        Db::Sqlite(pool) => sqlx::query_scalar(sql).bind(share_id).fetch_one(pool).await.unwrap(),
-        Db::Postgres(pool) => sqlx::query_scalar(sql).bind(share_id).fetch_one(pool).await.unwrap(),
-    }
+    on_db!(db, |pool| sqlx::query_scalar(sql).bind(share_id).fetch_one(pool).await.unwrap())
 }
 
 /// The run the GC recorded for a share, as (trigger, state, note).
 async fn gc_run_of(db: &Db, share_id: i64) -> (String, String, Option<String>) {
     let sql = "SELECT r.trigger, r.state, r.note FROM maintenance_runs r JOIN maintenance_items i ON i.run_id = r.id
                 WHERE r.kind = 'share_gc' AND i.target_id = $1";
-    match db {
-        Db::Sqlite(pool) => sqlx::query_as(sql).bind(share_id).fetch_one(pool).await.unwrap(),
-        Db::Postgres(pool) => sqlx::query_as(sql).bind(share_id).fetch_one(pool).await.unwrap(),
-    }
+    on_db!(db, |pool| sqlx::query_as(sql).bind(share_id).fetch_one(pool).await.unwrap())
 }
 
 /// A share whose file is in `store`, collectable at once when `expired`.
@@ -100,10 +95,7 @@ async fn share_in(app: &TestApp, store: &GatedStore, expired: bool) -> i64 {
     let share = app.create_share().await;
     let key: String = {
         let sql = "SELECT f.storage_key FROM shares s JOIN files f ON f.id = s.file_id WHERE s.id = $1";
-        match app.db() {
-            Db::Sqlite(pool) => sqlx::query_scalar(sql).bind(share.id).fetch_one(pool).await.unwrap(),
-            Db::Postgres(pool) => sqlx::query_scalar(sql).bind(share.id).fetch_one(pool).await.unwrap(),
-        }
+        on_db!(app.db(), |pool| sqlx::query_scalar(sql).bind(share.id).fetch_one(pool).await.unwrap())
     };
     store.inner.place(&key);
     if expired {
@@ -219,10 +211,7 @@ async fn a_gc_pass_the_database_breaks_mid_way_is_recorded_as_failed(backend: Ba
     assert_eq!(open, 0, "the broken pass's run is still shown as running");
     let (state, note): (String, Option<String>) = {
         let sql = "SELECT state, note FROM maintenance_runs WHERE kind = 'share_gc'";
-        match app.db() {
-            Db::Sqlite(pool) => sqlx::query_as(sql).fetch_one(pool).await.unwrap(),
-            Db::Postgres(pool) => sqlx::query_as(sql).fetch_one(pool).await.unwrap(),
-        }
+        on_db!(app.db(), |pool| sqlx::query_as(sql).fetch_one(pool).await.unwrap())
     };
     assert_eq!(state, "failed");
     let note = note.expect("the failure is explained");
@@ -245,18 +234,12 @@ async fn a_gc_pass_the_database_breaks_mid_way_records_the_files_it_already_dele
     let purged = count(app.db(), "SELECT max(id) FROM shares WHERE status = 'purged' AND id > $1", 0).await;
     let (state, deleted): (String, i64) = {
         let sql = "SELECT state, deleted FROM maintenance_runs WHERE kind = 'share_gc'";
-        match app.db() {
-            Db::Sqlite(pool) => sqlx::query_as(sql).fetch_one(pool).await.unwrap(),
-            Db::Postgres(pool) => sqlx::query_as(sql).fetch_one(pool).await.unwrap(),
-        }
+        on_db!(app.db(), |pool| sqlx::query_as(sql).fetch_one(pool).await.unwrap())
     };
     assert_eq!((state.as_str(), deleted), ("failed", 1), "the run does not count the file it deleted");
     let items: Vec<(i64, String)> = {
         let sql = "SELECT target_id, outcome FROM maintenance_items WHERE target_kind = 'share'";
-        match app.db() {
-            Db::Sqlite(pool) => sqlx::query_as(sql).fetch_all(pool).await.unwrap(),
-            Db::Postgres(pool) => sqlx::query_as(sql).fetch_all(pool).await.unwrap(),
-        }
+        on_db!(app.db(), |pool| sqlx::query_as(sql).fetch_all(pool).await.unwrap())
     };
     assert_eq!(items, [(purged, "deleted".to_owned())], "the purged share has no item");
 }

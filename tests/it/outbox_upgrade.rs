@@ -3,6 +3,7 @@
 
 use crate::support::Backend;
 use std::time::Duration;
+use watasu::on_db;
 
 use watasu::{
     App,
@@ -25,10 +26,7 @@ const LINK: &str = "https://watasu.example.test/s/an-old-plain-link-token-012345
 
 async fn stored_body(db: &Db) -> Vec<u8> {
     const SQL: &str = "SELECT message FROM mail_outbox ORDER BY id DESC LIMIT 1";
-    match db {
-        Db::Sqlite(pool) => sqlx::query_scalar(SQL).fetch_one(pool).await.unwrap(),
-        Db::Postgres(pool) => sqlx::query_scalar(SQL).fetch_one(pool).await.unwrap(),
-    }
+    on_db!(db, |pool| sqlx::query_scalar(SQL).fetch_one(pool).await.unwrap())
 }
 
 async fn a_mail_body_an_older_version_stored_in_the_clear_is_sealed_at_start_and_still_delivered(backend: Backend) {
@@ -50,10 +48,7 @@ async fn a_mail_body_an_older_version_stored_in_the_clear_is_sealed_at_start_and
     let plain = notification_mail(&from, "r@example.test", Lang::En, &n).unwrap().formatted();
     const INSERT: &str = "INSERT INTO mail_outbox (kind, envelope_from, recipient, message)
                               VALUES ('share_notification', 'watasu@example.test', 'r@example.test', $1)";
-    match &db {
-        Db::Sqlite(pool) => drop(sqlx::query(INSERT).bind(&plain).execute(pool).await.unwrap()),
-        Db::Postgres(pool) => drop(sqlx::query(INSERT).bind(&plain).execute(pool).await.unwrap()),
-    };
+    on_db!(&db, |pool| drop(sqlx::query(INSERT).bind(&plain).execute(pool).await.unwrap()));
     assert_eq!(stored_body(&db).await, plain, "the row is stored as an older version did");
 
     let smtp = SmtpSink::start().await;

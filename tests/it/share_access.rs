@@ -4,6 +4,7 @@
 
 use crate::support::Backend;
 use std::time::Duration;
+use watasu::on_db;
 
 use sha2::{Digest, Sha256};
 use watasu::{
@@ -26,10 +27,7 @@ use crate::{
 
 /// Reads one text column of one row (`… WHERE id = $1`).
 async fn text(db: &Db, sql: &'static str, id: i64) -> String {
-    match db {
-        Db::Sqlite(pool) => sqlx::query_scalar(sql).bind(id).fetch_one(pool).await.unwrap(),
-        Db::Postgres(pool) => sqlx::query_scalar(sql).bind(id).fetch_one(pool).await.unwrap(),
-    }
+    on_db!(db, |pool| sqlx::query_scalar(sql).bind(id).fetch_one(pool).await.unwrap())
 }
 
 /// A live session, as the session middleware would hand it to a handler.

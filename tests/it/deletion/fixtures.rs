@@ -11,6 +11,7 @@ use std::{
     },
     time::{Duration, Instant},
 };
+use watasu::on_db;
 
 use tokio::io::AsyncRead;
 use watasu::{
@@ -91,18 +92,12 @@ async fn unfinished_upload(app: &TestApp, browser: &Browser, owner_id: i64) -> S
         .unwrap();
     assert_eq!(created.status(), 201);
     const SQL: &str = "SELECT storage_key FROM uploads WHERE owner_id = $1";
-    match app.db() {
-        Db::Sqlite(pool) => sqlx::query_scalar(SQL).bind(owner_id).fetch_one(pool).await.unwrap(),
-        Db::Postgres(pool) => sqlx::query_scalar(SQL).bind(owner_id).fetch_one(pool).await.unwrap(),
-    }
+    on_db!(app.db(), |pool| sqlx::query_scalar(SQL).bind(owner_id).fetch_one(pool).await.unwrap())
 }
 
 async fn storage_key(db: &Db, share_id: i64) -> String {
     const SQL: &str = "SELECT f.storage_key FROM shares s JOIN files f ON f.id = s.file_id WHERE s.id = $1";
-    match db {
-        Db::Sqlite(pool) => sqlx::query_scalar(SQL).bind(share_id).fetch_one(pool).await.unwrap(),
-        Db::Postgres(pool) => sqlx::query_scalar(SQL).bind(share_id).fetch_one(pool).await.unwrap(),
-    }
+    on_db!(db, |pool| sqlx::query_scalar(SQL).bind(share_id).fetch_one(pool).await.unwrap())
 }
 
 /// The recipient's walk to a grant: a code, a grant, events and a per-share rate-limit record.

@@ -2,6 +2,7 @@
 //! must name no address, file name or token.
 
 use std::{path::Path, process::Command, time::Duration};
+use watasu::on_db;
 
 use watasu::{
     accounts::{EmailAddress, Role, Users},
@@ -146,10 +147,8 @@ async fn the_evidence_and_the_log_name_no_address_file_name_or_token(backend: Ba
         notify_on_download: true,
     };
     let token = create::create_share(&links, &store, request).await.unwrap().token.expose().to_owned();
-    let storage_key: String = match &db {
-        Db::Sqlite(pool) => sqlx::query_scalar("SELECT storage_key FROM files").fetch_one(pool).await.unwrap(),
-        Db::Postgres(pool) => sqlx::query_scalar("SELECT storage_key FROM files").fetch_one(pool).await.unwrap(),
-    };
+    let storage_key: String =
+        on_db!(&db, |pool| sqlx::query_scalar("SELECT storage_key FROM files").fetch_one(pool).await.unwrap());
     let recipient = Browser::new(&server.base());
     let landing = recipient.get(&format!("/s/{token}")).await;
     recipient

@@ -4,6 +4,7 @@
 
 use crate::support::Backend;
 use std::time::{Duration, Instant, SystemTime};
+use watasu::on_db;
 
 use watasu::{db::Db, maintenance::Trigger};
 
@@ -17,10 +18,7 @@ use crate::{
 /// The leftover runs as (trigger, state, deleted, failed), oldest first.
 async fn leftover_runs(db: &Db) -> Vec<(String, String, i64, i64)> {
     let sql = "SELECT trigger, state, deleted, failed FROM maintenance_runs WHERE kind = 'leftovers' ORDER BY id";
-    match db {
-        Db::Sqlite(pool) => sqlx::query_as(sql).fetch_all(pool).await.unwrap(),
-        Db::Postgres(pool) => sqlx::query_as(sql).fetch_all(pool).await.unwrap(),
-    }
+    on_db!(db, |pool| sqlx::query_as(sql).fetch_all(pool).await.unwrap())
 }
 
 async fn leftover_items(app: &TestApp) -> i64 {

@@ -8,6 +8,7 @@ mod claims_and_gc;
 mod local_store;
 
 use std::{path::PathBuf, sync::Arc, time::Duration};
+use watasu::on_db;
 
 use watasu::{
     db::Db,
@@ -39,10 +40,7 @@ pub(crate) async fn quiet_app(backend: Backend) -> TestApp {
 
 /// A single text value from `sql` (in each dialect) with one integer parameter.
 pub(crate) async fn text(db: &Db, sql: &'static str, bind: i64) -> String {
-    match db {
-        Db::Sqlite(pool) => sqlx::query_scalar(sql).bind(bind).fetch_one(pool).await.unwrap(),
-        Db::Postgres(pool) => sqlx::query_scalar(sql).bind(bind).fetch_one(pool).await.unwrap(),
-    }
+    on_db!(db, |pool| sqlx::query_scalar(sql).bind(bind).fetch_one(pool).await.unwrap())
 }
 
 async fn status(app: &TestApp, share_id: i64) -> String {

@@ -9,6 +9,7 @@ mod sweeps;
 mod trigger;
 
 use std::{collections::HashSet, time::Duration};
+use watasu::on_db;
 
 use reqwest::StatusCode;
 use sqlx::Row;
@@ -109,10 +110,7 @@ pub(crate) async fn renew_session(db: &Db, id: i64) {
 
 pub(crate) async fn item_outcome(db: &Db, run_id: i64, target_id: i64) -> String {
     let sql = "SELECT outcome FROM maintenance_items WHERE run_id = $1 AND target_id = $2";
-    match db {
-        Db::Sqlite(pool) => sqlx::query_scalar(sql).bind(run_id).bind(target_id).fetch_one(pool).await.unwrap(),
-        Db::Postgres(pool) => sqlx::query_scalar(sql).bind(run_id).bind(target_id).fetch_one(pool).await.unwrap(),
-    }
+    on_db!(db, |pool| sqlx::query_scalar(sql).bind(run_id).bind(target_id).fetch_one(pool).await.unwrap())
 }
 
 /// Moves a run's start (and so its cutoff) `seconds` into the past.

@@ -2,6 +2,7 @@
 
 use super::*;
 use crate::support::Backend;
+use watasu::on_db;
 
 async fn a_session_renewed_between_scan_and_delete_survives(backend: Backend) {
     let app = quiet_app(backend).await;
@@ -225,10 +226,7 @@ async fn each_sweep_removes_only_what_has_expired(backend: Backend) {
         assert!(session_exists(db, *id).await, "live session {id} stays");
     }
     let text_set = |sql: &'static str| async move {
-        let values: Vec<String> = match db {
-            Db::Sqlite(pool) => sqlx::query_scalar(sql).fetch_all(pool).await.unwrap(),
-            Db::Postgres(pool) => sqlx::query_scalar(sql).fetch_all(pool).await.unwrap(),
-        };
+        let values: Vec<String> = on_db!(db, |pool| sqlx::query_scalar(sql).fetch_all(pool).await.unwrap());
         values.into_iter().collect::<HashSet<_>>()
     };
     assert_eq!(text_set("SELECT code_mac FROM otp_challenges").await, HashSet::from(["recent".into(), "live".into()]));
@@ -275,10 +273,7 @@ async fn the_retention_sweep_scrubs_old_purged_shares_and_leaves_recent_ones(bac
 
     let personal = |id: i64| async move {
         let sql = "SELECT s.recipient_email || '|' || s.message || '|' || f.original_name FROM shares s JOIN files f ON f.id = s.file_id WHERE s.id = $1";
-        let value: String = match db {
-            Db::Sqlite(pool) => sqlx::query_scalar(sql).bind(id).fetch_one(pool).await.unwrap(),
-            Db::Postgres(pool) => sqlx::query_scalar(sql).bind(id).fetch_one(pool).await.unwrap(),
-        };
+        let value: String = on_db!(db, |pool| sqlx::query_scalar(sql).bind(id).fetch_one(pool).await.unwrap());
         value
     };
     assert_eq!(personal(old).await, "||", "recipient, message and file name are gone");
