@@ -5,6 +5,7 @@ use crate::{
     both_backends,
     support::{TestApp, without_csrf},
 };
+use watasu::on_db;
 
 use crate::support::PASSWORD;
 
@@ -35,10 +36,8 @@ async fn the_setup_page_creates_the_first_admin_once(backend: Backend) {
     assert_eq!(browser.get(&path).await.status, 404, "the setup page still works");
     let again = app.browser();
     assert_eq!(again.get(&path).await.status, 404);
-    let role: String = match app.db() {
-        watasu::db::Db::Sqlite(pool) => sqlx::query_scalar("SELECT role FROM users").fetch_one(pool).await.unwrap(),
-        watasu::db::Db::Postgres(pool) => sqlx::query_scalar("SELECT role FROM users").fetch_one(pool).await.unwrap(),
-    };
+    let role: String =
+        on_db!(app.db(), |pool| sqlx::query_scalar("SELECT role FROM users").fetch_one(pool).await.unwrap());
     assert_eq!(role, "admin");
 }
 

@@ -3,6 +3,7 @@
 //! wrong codes that locks the share.
 
 use std::sync::Arc;
+use watasu::on_db;
 
 use hmac::{KeyInit, Mac};
 use sha2::{Digest, Sha256};
@@ -45,10 +46,7 @@ async fn attempts(app: &TestApp, challenge_id: i64) -> i64 {
 
 async fn code_mac(app: &TestApp, challenge_id: i64) -> String {
     const SQL: &str = "SELECT code_mac FROM otp_challenges WHERE id = $1";
-    match app.db() {
-        watasu::db::Db::Sqlite(pool) => sqlx::query_scalar(SQL).bind(challenge_id).fetch_one(pool).await.unwrap(),
-        watasu::db::Db::Postgres(pool) => sqlx::query_scalar(SQL).bind(challenge_id).fetch_one(pool).await.unwrap(),
-    }
+    on_db!(app.db(), |pool| sqlx::query_scalar(SQL).bind(challenge_id).fetch_one(pool).await.unwrap())
 }
 
 /// Verifies every `(session, guess)` at once, all tasks released together by one barrier.

@@ -3,6 +3,7 @@
 
 use crate::support::Backend;
 use std::time::{Duration, Instant};
+use watasu::on_db;
 
 use crate::{
     both_backends,
@@ -10,14 +11,9 @@ use crate::{
 };
 
 async fn status_of(app: &TestApp, share_id: i64) -> String {
-    match app.db() {
-        watasu::db::Db::Sqlite(pool) => {
-            sqlx::query_scalar("SELECT status FROM shares WHERE id = $1").bind(share_id).fetch_one(pool).await.unwrap()
-        }
-        watasu::db::Db::Postgres(pool) => {
-            sqlx::query_scalar("SELECT status FROM shares WHERE id = $1").bind(share_id).fetch_one(pool).await.unwrap()
-        }
-    }
+    on_db!(app.db(), |pool| {
+        sqlx::query_scalar("SELECT status FROM shares WHERE id = $1").bind(share_id).fetch_one(pool).await.unwrap()
+    })
 }
 
 fn stored_files(app: &TestApp) -> usize {

@@ -2,6 +2,7 @@
 
 use super::*;
 use crate::support::Backend;
+use watasu::on_db;
 
 async fn the_ledger_never_holds_an_address_a_token_or_a_file_name(backend: Backend) {
     let app = quiet_app(backend).await;
@@ -116,14 +117,9 @@ async fn the_timer_and_page_views_run_and_record_their_passes(backend: Backend) 
         async move {
             let sql = "SELECT count(*) FROM maintenance_items i JOIN maintenance_runs r ON r.id = i.run_id
                             WHERE r.trigger = $1 AND r.kind = $2 AND i.target_id = $3 AND i.outcome = 'deleted'";
-            let n: i64 = match &db {
-                Db::Sqlite(pool) => {
-                    sqlx::query_scalar(sql).bind(trigger).bind(kind).bind(target).fetch_one(pool).await.unwrap()
-                }
-                Db::Postgres(pool) => {
-                    sqlx::query_scalar(sql).bind(trigger).bind(kind).bind(target).fetch_one(pool).await.unwrap()
-                }
-            };
+            let n: i64 = on_db!(&db, |pool| {
+                sqlx::query_scalar(sql).bind(trigger).bind(kind).bind(target).fetch_one(pool).await.unwrap()
+            });
             n == 1
         }
     };

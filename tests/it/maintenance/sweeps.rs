@@ -110,22 +110,13 @@ async fn items_record_every_outcome(backend: Backend) {
     // A file that cannot be deleted: the GC's item says failed, with a reason that names no path.
     let share = app.create_share().await;
     app.expire_share(share.id).await;
-    let key: String = match db {
-        Db::Sqlite(pool) => {
-            sqlx::query_scalar("SELECT f.storage_key FROM shares s JOIN files f ON f.id = s.file_id WHERE s.id = $1")
-                .bind(share.id)
-                .fetch_one(pool)
-                .await
-                .unwrap()
-        }
-        Db::Postgres(pool) => {
-            sqlx::query_scalar("SELECT f.storage_key FROM shares s JOIN files f ON f.id = s.file_id WHERE s.id = $1")
-                .bind(share.id)
-                .fetch_one(pool)
-                .await
-                .unwrap()
-        }
-    };
+    let key: String = on_db!(db, |pool| {
+        sqlx::query_scalar("SELECT f.storage_key FROM shares s JOIN files f ON f.id = s.file_id WHERE s.id = $1")
+            .bind(share.id)
+            .fetch_one(pool)
+            .await
+            .unwrap()
+    });
     let path = app.data_dir.path().join("files").join(&key);
     std::fs::remove_file(&path).unwrap();
     std::fs::create_dir(&path).unwrap();

@@ -2,6 +2,7 @@
 
 use super::*;
 use crate::support::Backend;
+use watasu::on_db;
 
 async fn the_dashboard_sees_a_shares_mails_and_deleting_the_share_keeps_their_record(backend: Backend) {
     let app = TestApp::spawn(backend).await;
@@ -70,22 +71,13 @@ async fn share_create_with_the_relay_down_queues_the_mail_prints_the_url_and_exi
     assert!(mails[0].text().contains(&url));
     // …and the link works: its token is the one the share row was issued for.
     let hash = sha256_hex(&token);
-    let issued: i64 = match &bench.db {
-        Db::Sqlite(pool) => {
-            sqlx::query_scalar("SELECT count(*) FROM shares WHERE token_hash = $1 AND status = 'active'")
-                .bind(&hash)
-                .fetch_one(pool)
-                .await
-                .unwrap()
-        }
-        Db::Postgres(pool) => {
-            sqlx::query_scalar("SELECT count(*) FROM shares WHERE token_hash = $1 AND status = 'active'")
-                .bind(&hash)
-                .fetch_one(pool)
-                .await
-                .unwrap()
-        }
-    };
+    let issued: i64 = on_db!(&bench.db, |pool| {
+        sqlx::query_scalar("SELECT count(*) FROM shares WHERE token_hash = $1 AND status = 'active'")
+            .bind(&hash)
+            .fetch_one(pool)
+            .await
+            .unwrap()
+    });
     assert_eq!(issued, 1);
 }
 

@@ -2,6 +2,7 @@
 
 use super::*;
 use crate::support::Backend;
+use watasu::on_db;
 
 async fn migrations_apply_twice_without_harm(backend: Backend) {
     let dir = tempfile::tempdir().unwrap();
@@ -12,10 +13,7 @@ async fn migrations_apply_twice_without_harm(backend: Backend) {
     // The whole data model is there after the first migration.
     for table in ["users", "files", "shares", "otp_challenges", "sessions", "download_grants", "share_events"] {
         let sql = sqlx::AssertSqlSafe(format!("SELECT count(*) FROM {table}"));
-        let count: i64 = match &db {
-            watasu::db::Db::Sqlite(pool) => sqlx::query_scalar(sql).fetch_one(pool).await.unwrap(),
-            watasu::db::Db::Postgres(pool) => sqlx::query_scalar(sql).fetch_one(pool).await.unwrap(),
-        };
+        let count: i64 = on_db!(&db, |pool| sqlx::query_scalar(sql).fetch_one(pool).await.unwrap());
         assert_eq!(count, 0, "{table}");
     }
 }
@@ -23,10 +21,7 @@ async fn migrations_apply_twice_without_harm(backend: Backend) {
 async fn the_users_table_refuses_an_address_that_is_not_lower_cased(backend: Backend) {
     let app = TestApp::spawn(backend).await;
     let insert = "INSERT INTO users (email, display_name, password_hash, role) VALUES ('A@x.test', 'a', 'h', 'sender')";
-    let refused = match app.db() {
-        watasu::db::Db::Sqlite(pool) => sqlx::query(insert).execute(pool).await.is_err(),
-        watasu::db::Db::Postgres(pool) => sqlx::query(insert).execute(pool).await.is_err(),
-    };
+    let refused = on_db!(app.db(), |pool| sqlx::query(insert).execute(pool).await.is_err());
     assert!(refused, "an upper-case email passed the CHECK");
 }
 
@@ -62,14 +57,8 @@ async fn a_session_ends_after_its_idle_time_and_at_its_absolute_expiry(backend: 
 async fn only_the_hash_of_a_session_id_is_stored(backend: Backend) {
     let app = TestApp::spawn(backend).await;
     let created = sessions(&app).create().await.unwrap();
-    let stored: String = match app.db() {
-        watasu::db::Db::Sqlite(pool) => {
-            sqlx::query_scalar("SELECT id_hash FROM sessions").fetch_one(pool).await.unwrap()
-        }
-        watasu::db::Db::Postgres(pool) => {
-            sqlx::query_scalar("SELECT id_hash FROM sessions").fetch_one(pool).await.unwrap()
-        }
-    };
+    let stored: String =
+        on_db!(app.db(), |pool| { sqlx::query_scalar("SELECT id_hash FROM sessions").fetch_one(pool).await.unwrap() });
     assert_ne!(stored, created.cookie_value.expose());
     assert_eq!(stored, watasu::secret::sha256_hex(created.cookie_value.expose()));
 }
