@@ -4,7 +4,6 @@
 //! the account page.
 
 use crate::support::Backend;
-use std::time::Duration;
 
 use serde_json::{Value, json};
 
@@ -64,7 +63,7 @@ fn sender_pages(share_id: i64) -> Vec<String> {
 async fn an_admin_on_a_phone_gets_a_compact_header_large_targets_and_their_zone(backend: Backend) {
     let app = TestApp::spawn(backend).await;
     let admin_id = app.create_admin("admin@example.test").await;
-    let share = app.create_share_with(admin_id, "r@example.test", "a.txt", b"x", Duration::from_secs(3600)).await;
+    let share = app.fake_share().sender(admin_id).recipient("r@example.test").file("a.txt", b"x").create().await;
     let browser = BrowserSession::start(BrowserOptions::phone().language("en")).await;
     browser.cdp("Emulation.setTimezoneOverride", json!({ "timezoneId": BROWSER_ZONE })).await;
 
@@ -119,7 +118,7 @@ async fn an_admin_on_a_phone_gets_a_compact_header_large_targets_and_their_zone(
 async fn the_whole_navigation_shows_in_the_row_on_a_desktop(backend: Backend) {
     let app = TestApp::spawn(backend).await;
     let admin_id = app.create_admin("admin@example.test").await;
-    let share = app.create_share_with(admin_id, "r@example.test", "a.txt", b"x", Duration::from_secs(3600)).await;
+    let share = app.fake_share().sender(admin_id).recipient("r@example.test").file("a.txt", b"x").create().await;
     let browser = BrowserSession::start(BrowserOptions::desktop().without_javascript().language("ja")).await;
     browser.goto(&format!("{}/login", app.base)).await;
     browser.fill("#email", "admin@example.test").await;

@@ -27,7 +27,7 @@ const POLL_WAIT: Duration = Duration::from_secs(20);
 async fn signed_in(app: &TestApp, options: BrowserOptions, email: &str) -> (BrowserSession, TestShare) {
     let sender = app.create_sender_with_password(email, "Sender Sato", PASSWORD).await;
     let share =
-        app.create_share_with(sender, "client@example.test", "plan.pdf", b"plan", Duration::from_secs(3600)).await;
+        app.fake_share().sender(sender).recipient("client@example.test").file("plan.pdf", b"plan").create().await;
     let browser = BrowserSession::start(options.language("en")).await;
     browser.goto(&format!("{}/login", app.base)).await;
     browser.fill("#email", email).await;

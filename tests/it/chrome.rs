@@ -38,8 +38,7 @@ async fn every_signed_in_page_has_the_navigation_with_its_page_marked(backend: B
             "{path}: a sign-in link for a signed-in sender"
         );
     }
-    let share =
-        app.create_share_with(admin_id, "r@example.test", "a.txt", b"x", std::time::Duration::from_secs(3600)).await;
+    let share = app.fake_share().sender(admin_id).recipient("r@example.test").file("a.txt", b"x").create().await;
     let below = admin.get(&format!("/shares/{}", share.id)).await;
     assert_eq!(current_mark(&below, "/shares").as_deref(), Some("true"), "a share's page belongs to the list");
 }

@@ -80,7 +80,7 @@ async fn an_office_behind_one_address_meets_the_client_limit_only_far_beyond_nor
 async fn a_locked_share_tells_the_recipient_to_ask_the_sender_and_an_unlock_starts_afresh(backend: Backend) {
     let app = TestApp::spawn(backend).await;
     let sender = app.create_sender_with_password("sender@example.test", "Sender Sato", "correct horse battery").await;
-    let share = app.create_share_with(sender, RECIPIENT, "a.txt", b"a", Duration::from_secs(3600)).await;
+    let share = app.fake_share().sender(sender).file("a.txt", b"a").create().await;
     let recipient = app.browser();
     for _ in 0..3 {
         assert_eq!(recipient.ask_for_code(&share.token, "typo@example.test").await.status, 200);
@@ -112,7 +112,7 @@ async fn a_locked_share_tells_the_recipient_to_ask_the_sender_and_an_unlock_star
 async fn code_mails_per_share_are_capped_without_changing_any_answer_and_a_new_link_starts_afresh(backend: Backend) {
     let app = TestApp::spawn(backend).await;
     let sender = app.create_sender_with_password("sender@example.test", "Sender Sato", "correct horse battery").await;
-    let share = app.create_share_with(sender, RECIPIENT, "a.txt", b"a", Duration::from_secs(3600)).await;
+    let share = app.fake_share().sender(sender).file("a.txt", b"a").create().await;
     let mut answers = Vec::new();
     for mailed in 1..=6 {
         answers.push(app.browser().ask_for_code(&share.token, RECIPIENT).await);

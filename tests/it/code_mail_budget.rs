@@ -21,7 +21,7 @@ fn spent_until(page: &Page) -> Option<DateTime<Utc>> {
 async fn the_share_page_says_when_the_code_mails_are_spent_and_a_fresh_link_starts_them_again(backend: Backend) {
     let app = TestApp::spawn(backend).await;
     let sender = app.create_sender_with_password("sender@example.test", "Sender Sato", PASSWORD).await;
-    let share = app.create_share_with(sender, RECIPIENT, "a.txt", b"a", Duration::from_secs(3600)).await;
+    let share = app.fake_share().sender(sender).file("a.txt", b"a").create().await;
     let dashboard = app.sign_in("sender@example.test", PASSWORD).await;
     let path = format!("/shares/{}", share.id);
     let before = dashboard.get_with(&path, &[("Accept-Language", "en")]).await;
@@ -64,7 +64,7 @@ async fn the_share_page_says_when_the_code_mails_are_spent_and_a_fresh_link_star
 async fn a_fresh_link_takes_the_spent_notice_away(backend: Backend) {
     let app = TestApp::spawn(backend).await;
     let sender = app.create_sender_with_password("sender@example.test", "Sender Sato", PASSWORD).await;
-    let share = app.create_share_with(sender, RECIPIENT, "a.txt", b"a", Duration::from_secs(3600)).await;
+    let share = app.fake_share().sender(sender).file("a.txt", b"a").create().await;
     for mailed in 1..=5 {
         app.browser().ask_for_code(&share.token, RECIPIENT).await;
         app.smtp.wait_for(mailed, Duration::from_secs(10)).await;

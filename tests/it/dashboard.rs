@@ -205,7 +205,7 @@ async fn shares_made_on_the_command_line_show_in_the_senders_list(backend: Backe
     let browser = app.signed_in_sender("s@example.test").await;
     let sender_id = crate::support::count(app.db(), "SELECT id FROM users WHERE id = $1", 1).await;
     // create_share_with is the code path of `watasu share create`.
-    app.create_share_with(sender_id, "cli@example.test", "from-cli.txt", b"x", Duration::from_secs(3600)).await;
+    app.fake_share().sender(sender_id).recipient("cli@example.test").file("from-cli.txt", b"x").create().await;
     let list = browser.get("/shares").await;
     assert_eq!(list.texts(".share-recipient"), ["cli@example.test"]);
 }

@@ -24,7 +24,7 @@ async fn fifty_concurrent_downloads_give_exactly_one_file_and_the_rest_410(backe
     let app = TestApp::spawn(backend).await;
     let sender = app.create_sender("s@example.test", "S").await;
     let content: &'static [u8] = Box::leak(vec![7u8; 1 << 20].into_boxed_slice());
-    let share = app.create_share_with(sender, "r@example.test", "one.bin", content, Duration::from_secs(3600)).await;
+    let share = app.fake_share().sender(sender).recipient("r@example.test").file("one.bin", content).create().await;
     let mut browsers = Vec::new();
     for _ in 0..50 {
         browsers.push(app.granted_browser(&share).await);
@@ -149,7 +149,7 @@ async fn a_dropped_download_leaves_the_share_consumed(backend: Backend) {
     let app = TestApp::spawn(backend).await;
     let sender = app.create_sender("s@example.test", "S").await;
     let content: &'static [u8] = Box::leak(vec![1u8; 32 << 20].into_boxed_slice());
-    let share = app.create_share_with(sender, "r@example.test", "big.bin", content, Duration::from_secs(3600)).await;
+    let share = app.fake_share().sender(sender).recipient("r@example.test").file("big.bin", content).create().await;
     let (browser, csrf) = app.granted_browser(&share).await;
     let mut response = browser.download(&share.token, &csrf).await;
     assert_eq!(response.status(), 200);

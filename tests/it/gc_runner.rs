@@ -250,7 +250,7 @@ async fn the_after_response_pass_is_asked_for_only_once_the_body_is_sent(backend
     // Larger than every socket buffer between us and the server: the body cannot be sent
     // whole while we do not read.
     let content: &'static [u8] = Box::leak(vec![7u8; 64 << 20].into_boxed_slice());
-    let share = app.create_share_with(sender, "r@example.test", "big.bin", content, HOUR).await;
+    let share = app.fake_share().sender(sender).recipient("r@example.test").file("big.bin", content).create().await;
     let session = app.state.sessions.create().await.unwrap();
     app.state.shares.grants.grant(session.session.id, share.id).await.unwrap();
     let browser = app.browser();

@@ -203,7 +203,7 @@ async fn html_special_and_japanese_file_names_are_escaped_and_encoded(backend: B
     let app = TestApp::spawn(backend).await;
     let sender = app.create_sender("s@example.test", "<script>alert('s')</script>").await;
     for name in ["<img src=x onerror=alert(1)>\".txt", "見積書 2026年.pdf"] {
-        let share = app.create_share_with(sender, RECIPIENT, name, b"x", Duration::from_secs(3600)).await;
+        let share = app.fake_share().sender(sender).file(name, b"x").create().await;
         let browser = app.browser();
         let landing = browser.get(&format!("/s/{}", share.token)).await;
         assert!(!landing.body.contains("<script>alert"), "the sender name is not escaped");

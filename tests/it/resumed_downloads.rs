@@ -56,7 +56,7 @@ async fn claimed(app: &TestApp, share: &TestShare) -> (Browser, String) {
 
 async fn big_share(app: &TestApp, content: &'static [u8]) -> TestShare {
     let sender = app.create_sender("s@example.test", "S").await;
-    app.create_share_with(sender, "r@example.test", "big.bin", content, Duration::from_secs(3600)).await
+    app.fake_share().sender(sender).recipient("r@example.test").file("big.bin", content).create().await
 }
 
 fn header(response: &reqwest::Response, name: &str) -> String {

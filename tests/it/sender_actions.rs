@@ -35,7 +35,7 @@ async fn ending_a_share_asks_first_on_its_own_page_and_then_says_it_ended(backen
     let sender = app.create_sender_with_password("owner@example.test", "Sender Sato", PASSWORD).await;
     let browser = app.sign_in("owner@example.test", PASSWORD).await;
     let share =
-        app.create_share_with(sender, "client@example.test", "plan.pdf", b"plan", Duration::from_secs(3600)).await;
+        app.fake_share().sender(sender).recipient("client@example.test").file("plan.pdf", b"plan").create().await;
     let s = Lang::En.sender_pages();
 
     let page = english(&browser, &format!("/shares/{}", share.id)).await;

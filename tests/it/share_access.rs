@@ -69,19 +69,8 @@ fn new_share(sender_id: i64, ttl: Duration) -> NewShare {
     }
 }
 
-fn share_request(sender_id: i64, ttl: Duration) -> ShareRequest<'static> {
-    ShareRequest {
-        sender_id,
-        recipient: EmailAddress::parse("recipient@example.test").unwrap(),
-        file_name: "report.txt",
-        content_type: "text/plain",
-        content: Box::pin(&b"the file contents\n"[..]),
-        max_bytes: u64::MAX,
-        ttl,
-        message: Default::default(),
-        lang: Lang::En,
-        notify_on_download: false,
-    }
+fn share_request(app: &TestApp, sender_id: i64, ttl: Duration) -> ShareRequest<'_> {
+    app.fake_share().content_type("text/plain").message("").quiet().ttl(ttl).request(sender_id)
 }
 
 fn stored_files(app: &TestApp) -> Vec<String> {
@@ -230,7 +219,8 @@ async fn a_share_must_live_at_least_one_minute_and_a_refused_one_leaves_nothing_
         let issued = app.state.shares.links.issue(&new_share(sender, ttl)).await;
         assert!(matches!(issued, Err(ShareError::TtlTooShort)), "issue with {ttl:?} gave {issued:?}");
 
-        let created = create_share(&app.state.shares.links, app.state.store.as_ref(), share_request(sender, ttl)).await;
+        let created =
+            create_share(&app.state.shares.links, app.state.store.as_ref(), share_request(&app, sender, ttl)).await;
         assert!(matches!(created, Err(CreateError::TtlTooShort)), "create_share with {ttl:?} gave {created:?}");
     }
 
@@ -240,7 +230,8 @@ async fn a_share_must_live_at_least_one_minute_and_a_refused_one_leaves_nothing_
     // The boundary itself is allowed.
     let minute = Duration::from_secs(60);
     assert!(app.state.shares.links.issue(&new_share(sender, minute)).await.is_ok());
-    let created = create_share(&app.state.shares.links, app.state.store.as_ref(), share_request(sender, minute)).await;
+    let created =
+        create_share(&app.state.shares.links, app.state.store.as_ref(), share_request(&app, sender, minute)).await;
     assert!(created.is_ok(), "{created:?}");
 }
 

@@ -3,7 +3,6 @@
 //! links, repeats grouped, and a live part whose poll says "no change" until something changes.
 
 use crate::support::Backend;
-use std::time::Duration;
 
 use watasu::{
     i18n::Lang,
@@ -21,7 +20,7 @@ async fn sender_with_share(app: &TestApp) -> (Browser, TestShare) {
     let sender = app.create_sender_with_password("owner@example.test", "Sender Sato", PASSWORD).await;
     let browser = app.sign_in("owner@example.test", PASSWORD).await;
     let share =
-        app.create_share_with(sender, "client@example.test", "plan.pdf", b"plan", Duration::from_secs(3600)).await;
+        app.fake_share().sender(sender).recipient("client@example.test").file("plan.pdf", b"plan").create().await;
     (browser, share)
 }
 
@@ -78,8 +77,7 @@ async fn an_expired_share_reads_expired_unused_and_keeps_that_outcome_after_its_
 async fn a_revoked_or_downloaded_share_keeps_its_own_outcome_and_records_no_expiry(backend: Backend) {
     let app = TestApp::spawn_with(backend, |s| s.access_time_gc = false).await;
     let (browser, share) = sender_with_share(&app).await;
-    let other =
-        app.create_share_with(share.sender_id, "b@example.test", "b.txt", b"b", Duration::from_secs(3600)).await;
+    let other = app.fake_share().sender(share.sender_id).recipient("b@example.test").file("b.txt", b"b").create().await;
     let page = english(&browser, &format!("/shares/{}", share.id)).await;
     let ended = browser.post_form(&format!("/shares/{}/revoke", share.id), &[("csrf_token", &page.csrf_token())]).await;
     assert_eq!(ended.status, 303);

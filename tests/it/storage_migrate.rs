@@ -60,7 +60,7 @@ async fn shares(app: &TestApp, count: usize, content: &'static [u8]) -> Vec<(Tes
         app.create_sender(&format!("sender-{count}-{}@example.test", crate::support::rand_suffix()), "Sato").await;
     let mut made = Vec::new();
     for _ in 0..count {
-        let share = app.create_share_with(sender, "recipient@example.test", "f.txt", content, HOUR).await;
+        let share = app.fake_share().sender(sender).file("f.txt", content).create().await;
         let key = key_of(app, &share).await;
         made.push((share, key));
     }

@@ -33,7 +33,7 @@ async fn a_chosen_zone_is_used_and_named_on_the_senders_pages(backend: Backend) 
     let app = TestApp::spawn(backend).await;
     let id = app.create_sender_with_password("s@example.test", "Sato", PASSWORD).await;
     let sender = app.sign_in("s@example.test", PASSWORD).await;
-    let share = app.create_share_with(id, "r@example.test", "a.txt", b"x", Duration::from_secs(3600)).await;
+    let share = app.fake_share().sender(id).recipient("r@example.test").file("a.txt", b"x").create().await;
     let english = share_times(&sender, share.id, "en").await;
     assert!(!english.is_empty() && english.iter().all(|t| t.ends_with(" UTC")), "{english:?}");
     let japanese = share_times(&sender, share.id, "ja").await;

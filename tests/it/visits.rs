@@ -113,7 +113,7 @@ async fn only_a_browser_navigating_to_the_link_is_an_open_not_a_previewer_or_a_s
 async fn a_share_is_sent_at_most_five_fresh_links_a_day(backend: Backend) {
     let app = TestApp::spawn(backend).await;
     let sender = app.create_sender_with_password("sender@example.test", "Sender Sato", "correct horse battery").await;
-    let share = app.create_share_with(sender, RECIPIENT, "a.txt", b"a", Duration::from_secs(3600)).await;
+    let share = app.fake_share().sender(sender).file("a.txt", b"a").create().await;
     let dashboard = app.sign_in("sender@example.test", "correct horse battery").await;
     let csrf = dashboard.get(&format!("/shares/{}", share.id)).await.csrf_token();
     let mut statuses = Vec::new();

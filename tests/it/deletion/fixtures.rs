@@ -53,10 +53,9 @@ pub async fn populate(app: &TestApp, email: &str) -> Sender {
         .post_form("/login", &[("csrf_token", &form.csrf_token()), ("email", email), ("password", "not it at all")])
         .await;
     assert_eq!(refused.status, 200, "{}", refused.body);
-    let hour = Duration::from_secs(3600);
     let mut shares = Vec::new();
     for (name, content) in FILE_NAMES.iter().zip([&b"merger\n"[..], &b"report\n"[..]]) {
-        shares.push(app.create_share_with(id, RECIPIENT, name, content, hour).await);
+        shares.push(app.fake_share().sender(id).file(name, content).create().await);
     }
     verify_recipient(app, &shares[0]).await;
     let outbox = Outbox::new(app.db().clone(), &app.state.secret_key);

@@ -16,7 +16,7 @@ use watasu::{
     accounts::{EmailAddress, Role, Users},
     db::Db,
     deletion::{ActorRole, CaseState, Interrupted, OpenError, OpenRequest, Outcome, Store},
-    share::create::{CreateError, ShareRequest, create_share},
+    share::create::{CreateError, create_share},
 };
 
 use super::{assert_all_verified, fixtures::*, steps};
@@ -103,18 +103,8 @@ async fn a_file_stored_for_a_sender_disabled_before_its_rows_leaves_no_share_no_
     let app = deletion_app(backend).await;
     let sender = app.create_sender("leaving@example.test", "Sato").await;
     app.set_ago("users", &["disabled_at"], 0, &clock::id(sender)).await;
-    let request = ShareRequest {
-        sender_id: sender,
-        recipient: EmailAddress::parse(RECIPIENT).unwrap(),
-        file_name: "late.txt",
-        content_type: "text/plain",
-        content: Box::pin(&b"arrived after the account was disabled\n"[..]),
-        max_bytes: u64::MAX,
-        ttl: Duration::from_secs(3600),
-        message: watasu::share::Message::parse("").unwrap(),
-        lang: watasu::i18n::Lang::En,
-        notify_on_download: false,
-    };
+    let late = app.fake_share().file("late.txt", b"arrived after the account was disabled\n");
+    let request = late.content_type("text/plain").message("").quiet().request(sender);
 
     let created = create_share(&app.state.shares.links, app.state.store.as_ref(), request).await;
 

@@ -106,7 +106,7 @@ async fn ask_codes(app: &TestApp, count: usize) -> Vec<TestShare> {
     for i in 0..count {
         let recipient = format!("r{i}@example.test");
         let share =
-            app.create_share_with(sender, &recipient, "report.txt", b"the report\n", Duration::from_secs(3600)).await;
+            app.fake_share().sender(sender).recipient(&recipient).file("report.txt", b"the report\n").create().await;
         let browser = app.browser();
         let landing = browser.get(&format!("/s/{}", share.token)).await;
         assert_eq!(landing.status, 200, "{}", landing.body);

@@ -38,8 +38,7 @@ fn assert_same_page(a: &Page, b: &Page, what: &str) {
 async fn with_the_relay_down_recipients_see_no_difference_and_every_queued_mail_arrives_later(backend: Backend) {
     let app = TestApp::spawn(backend).await;
     let sender_id = app.create_sender_with_password(SENDER, "Sender Sato", PASSWORD).await;
-    let share =
-        app.create_share_with(sender_id, RECIPIENT, "report.txt", b"the report\n", Duration::from_secs(3600)).await;
+    let share = app.fake_share().sender(sender_id).file("report.txt", b"the report\n").create().await;
 
     // The relay up: the answers to the right and to a wrong address, and the code mail.
     let (early, up_landing, up_right) = ask_for_code(&app, &share, RECIPIENT).await;

@@ -165,7 +165,7 @@ async fn the_leftover_sweep_reaches_leftovers_behind_more_live_files_than_its_ba
     let app = quiet_app(backend).await;
     let sender = app.create_sender("sender@example.test", "Sender Sato").await;
     for _ in 0..40 {
-        app.create_share_with(sender, "recipient@example.test", "live.txt", b"live\n", HOUR).await;
+        app.fake_share().sender(sender).file("live.txt", b"live\n").create().await;
     }
     let subject = Subject::on(&app, place);
     subject.adopt(&app).await;
@@ -219,8 +219,8 @@ async fn leftovers_younger_than_an_hour_stay(backend: crate::support::Backend, p
 async fn a_purged_shares_file_that_comes_back_is_a_leftover(backend: crate::support::Backend, place: Where) {
     let app = quiet_app(backend).await;
     let sender = app.create_sender("sender@example.test", "Sender Sato").await;
-    let kept = app.create_share_with(sender, "recipient@example.test", "kept.txt", b"kept\n", HOUR).await;
-    let gone = app.create_share_with(sender, "recipient@example.test", "gone.txt", b"gone\n", HOUR).await;
+    let kept = app.fake_share().sender(sender).file("kept.txt", b"kept\n").create().await;
+    let gone = app.fake_share().sender(sender).file("gone.txt", b"gone\n").create().await;
     let key_of = async |share_id| {
         let sql = "SELECT f.storage_key FROM shares s JOIN files f ON f.id = s.file_id WHERE s.id = $1";
         text(app.db(), sql, share_id).await

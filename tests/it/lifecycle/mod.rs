@@ -22,7 +22,6 @@ use crate::{
     support::{Backend, TestApp, count, execute, fake_store::FakeFileStore},
 };
 
-const HOUR: Duration = Duration::from_secs(3600);
 const NO_TIME: Duration = Duration::ZERO;
 /// Seed 000's production-like values: 15 minutes of delivery grace, 60 minutes of first backoff.
 const GRACE_15_MIN: Duration = Duration::from_secs(15 * 60);
@@ -112,8 +111,7 @@ impl Fixture {
 
     /// An active share valid for an hour; returns its id and its file's storage key.
     async fn share(&self) -> (i64, String) {
-        let share =
-            self.app.create_share_with(self.sender, "recipient@example.test", "report.txt", b"contents\n", HOUR).await;
+        let share = self.app.fake_share().sender(self.sender).file("report.txt", b"contents\n").create().await;
         (share.id, storage_key(&self.app, share.id).await)
     }
 
@@ -144,7 +142,7 @@ fn local_gc(app: &TestApp, grace: Duration, retry_base: Duration) -> ShareGc {
 
 /// An active share of a real file on the local disk; returns its id and the file's path.
 pub(crate) async fn local_share(app: &TestApp, sender: i64) -> (i64, PathBuf) {
-    let share = app.create_share_with(sender, "recipient@example.test", "report.txt", b"real bytes\n", HOUR).await;
+    let share = app.fake_share().sender(sender).file("report.txt", b"real bytes\n").create().await;
     let path = file_path(app, &storage_key(app, share.id).await);
     assert!(path.is_file(), "the store put the file at {}", path.display());
     (share.id, path)

@@ -11,7 +11,7 @@ async fn the_ledger_never_holds_an_address_a_token_or_a_file_name(backend: Backe
     let recipient = "Recipient.Private@Example.test";
     let file_name = "給与明細-secret-report.pdf";
     let sender = app.create_sender(sender_email, "Private Sender").await;
-    let share = app.create_share_with(sender, recipient, file_name, b"private bytes", Duration::from_secs(3600)).await;
+    let share = app.fake_share().sender(sender).recipient(recipient).file(file_name, b"private bytes").create().await;
     // The recipient asks for a code: a session, a code, rate-limit hits and a mail.
     let browser = Browser::new(&app.base);
     let landing = browser.get(&format!("/s/{}", share.token)).await;

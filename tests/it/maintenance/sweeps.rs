@@ -167,7 +167,7 @@ async fn each_sweep_removes_only_what_has_expired(backend: Backend) {
     let live = insert_sessions(db, 2, SessionAge::ExpiresIn(3600.0)).await;
     let sender = app.create_sender("keeper@example.test", "Keeper").await;
     // Codes: expired two hours ago, expired a minute ago, still live.
-    let share = app.create_share_with(sender, "someone@example.test", "a.txt", b"a", Duration::from_secs(3600)).await;
+    let share = app.fake_share().sender(sender).recipient("someone@example.test").file("a.txt", b"a").create().await;
     for (mac, offset) in [("old", -7200.0), ("recent", -60.0), ("live", 600.0)] {
         match db {
             Db::Sqlite(pool) => sqlx::query("INSERT INTO otp_challenges (share_id, session_id, code_mac, expires_at) VALUES ($1, $2, $3, unixepoch('subsec') + $4)")
@@ -244,7 +244,7 @@ async fn the_retention_sweep_scrubs_old_purged_shares_and_leaves_recent_ones(bac
     let mut shares = Vec::new();
     for name in ["old-purged.pdf", "recent-purged.pdf", "old-active.pdf"] {
         let share =
-            app.create_share_with(sender, "friend@example.test", name, b"bytes", Duration::from_secs(3600)).await;
+            app.fake_share().sender(sender).recipient("friend@example.test").file(name, b"bytes").create().await;
         shares.push(share.id);
     }
     let [old, recent, active] = [shares[0], shares[1], shares[2]];

@@ -18,6 +18,7 @@ pub mod process;
 pub mod raw;
 pub mod recipient;
 pub mod s3;
+pub mod shares;
 pub mod smtp;
 pub mod store_proxy;
 pub mod words;
@@ -45,6 +46,7 @@ pub use accounts::PASSWORD;
 pub use db::{count, execute, tables_as_text};
 pub use http::{Browser, Page, without_csrf};
 pub use recipient::{RECIPIENT, event_kinds, without_csrf_and_typed};
+pub use shares::TestShare;
 pub use smtp::SmtpSink;
 
 /// The two database backends every behaviour test runs on.
@@ -261,13 +263,6 @@ impl Drop for TestApp {
     }
 }
 
-/// A share created through the same code path as the CLI and the dashboard.
-pub struct TestShare {
-    pub id: i64,
-    pub token: String,
-    pub sender_id: i64,
-}
-
 impl TestApp {
     /// Creates a sender account (password hashing skipped: tests do not sign in with it).
     pub async fn create_sender(&self, email: &str, name: &str) -> i64 {
@@ -287,46 +282,6 @@ impl TestApp {
             .create(&email, name, &hash, watasu::accounts::Role::Sender)
             .await
             .unwrap()
-    }
-
-    /// Stores `content` and creates a share of it for `recipient`, valid for `ttl`.
-    pub async fn create_share_with(
-        &self,
-        sender_id: i64,
-        recipient: &str,
-        file_name: &str,
-        content: &'static [u8],
-        ttl: Duration,
-    ) -> TestShare {
-        let request = watasu::share::create::ShareRequest {
-            sender_id,
-            recipient: watasu::accounts::EmailAddress::parse(recipient).unwrap(),
-            file_name,
-            content_type: "application/octet-stream",
-            content: Box::pin(content),
-            max_bytes: u64::MAX,
-            ttl,
-            message: watasu::share::Message::parse("Here is the file.").unwrap(),
-            lang: watasu::i18n::Lang::En,
-            notify_on_download: true,
-        };
-        let issued = watasu::share::create::create_share(&self.state.shares.links, self.state.store.as_ref(), request)
-            .await
-            .unwrap();
-        TestShare { id: issued.share_id, token: issued.token.expose().to_owned(), sender_id }
-    }
-
-    /// A one-hour share of a small text file from a fresh sender to recipient@example.test.
-    pub async fn create_share(&self) -> TestShare {
-        let sender = self.create_sender(&format!("sender-{}@example.test", rand_suffix()), "Sender Sato").await;
-        self.create_share_with(
-            sender,
-            "Recipient@Example.test",
-            "report.txt",
-            b"the file contents\n",
-            Duration::from_secs(3600),
-        )
-        .await
     }
 }
 
