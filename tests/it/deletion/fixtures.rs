@@ -55,7 +55,7 @@ pub async fn populate(app: &TestApp, email: &str) -> Sender {
     assert_eq!(refused.status, 200, "{}", refused.body);
     let mut shares = Vec::new();
     for (name, content) in FILE_NAMES.iter().zip([&b"merger\n"[..], &b"report\n"[..]]) {
-        shares.push(app.fake_share().sender(id).file(name, content).create().await);
+        shares.push(app.fake_share().sender(id).recipient(RECIPIENT).file(name, content).create().await);
     }
     verify_recipient(app, &shares[0]).await;
     let outbox = Outbox::new(app.db().clone(), &app.state.secret_key);
