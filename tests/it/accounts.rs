@@ -1,9 +1,8 @@
 //! Sender accounts on the web: first-run setup, signing in and out, the password change.
 
-use crate::support::Backend;
 use crate::{
     both_backends,
-    support::{TestApp, without_csrf},
+    support::{Backend, TestApp, without_csrf},
 };
 use watasu::on_db;
 

@@ -7,7 +7,6 @@
 //! the same, never holding the app's key, a code, a recovery code, the client secret or the
 //! provider's code and state; the redirect URI to register is printed at start-up.
 
-use crate::support::Backend;
 use std::{
     collections::HashSet,
     path::Path,
@@ -18,7 +17,7 @@ use crate::{
     both_backends,
     second_factor::{code as totp_code, room_in_this_step},
     support::{
-        Browser,
+        Backend, Browser,
         authenticator::SoftPasskey,
         fresh_database,
         oidc::{CLIENT_ID, CLIENT_SECRET, Consent, Mode, OidcProvider, drive},

@@ -2,7 +2,6 @@
 //! invitation, a password change, `watasu user add`), with a message that says why and keeps what
 //! the person typed but the password.
 
-use crate::support::Backend;
 use std::{
     io::Write,
     process::{Command, Stdio},
@@ -10,7 +9,7 @@ use std::{
 
 use crate::{
     both_backends,
-    support::{PASSWORD, TestApp, fresh_database},
+    support::{Backend, PASSWORD, TestApp, fresh_database},
 };
 
 /// The famous passphrase, spelled so that only the list's normalisation catches it.

@@ -3,14 +3,12 @@
 //! desktop too), and with JavaScript the browser's time zone is adopted at sign-in and offered on
 //! the account page.
 
-use crate::support::Backend;
-
 use serde_json::{Value, json};
 
 use crate::{
     both_backends,
     support::{
-        PASSWORD, TestApp,
+        Backend, PASSWORD, TestApp,
         browser::{BrowserOptions, BrowserSession, DEFAULT_WAIT},
     },
 };

@@ -6,7 +6,6 @@
 //! set up a passkey instead of an app, then asks for it after the password. The harness checks
 //! every page met with axe-core.
 
-use crate::support::Backend;
 use tokio::net::{TcpListener, TcpStream};
 use watasu::{
     accounts::policy::{SignInPolicies, SignInPolicy},
@@ -16,7 +15,7 @@ use watasu::{
 use crate::{
     both_backends,
     support::{
-        PASSWORD, TestApp,
+        Backend, PASSWORD, TestApp,
         browser::{BrowserOptions, BrowserSession, DEFAULT_WAIT},
     },
 };

@@ -4,13 +4,12 @@
 //! press of the download button after the delivery grace gets the "already downloaded" page that
 //! says when this browser downloaded; and a phone never scrolls sideways.
 
-use crate::support::Backend;
 use std::{path::Path, time::Duration};
 
 use watasu::i18n::Lang;
 
 use crate::support::{
-    RECIPIENT, TestApp, TestShare,
+    Backend, RECIPIENT, TestApp, TestShare,
     browser::{BrowserOptions, BrowserSession, DEFAULT_WAIT},
     count, execute,
 };

@@ -3,14 +3,13 @@
 //! the QR code and key are shown, the first code confirms it, the recovery codes are shown once,
 //! and the next sign-in asks for a code. The harness checks every page met with axe-core.
 
-use crate::support::Backend;
 use totp_rs::{Builder, Secret};
 use watasu::accounts::policy::{SignInPolicies, SignInPolicy};
 
 use crate::{
     both_backends,
     support::{
-        PASSWORD, TestApp,
+        Backend, PASSWORD, TestApp,
         browser::{BrowserOptions, BrowserSession, DEFAULT_WAIT},
     },
 };

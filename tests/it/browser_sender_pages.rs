@@ -4,7 +4,6 @@
 //! refuses one over the limit before sending it. Each page met is checked with axe-core
 //! (the harness does it; the explicit checks cover states met between two steps).
 
-use crate::support::Backend;
 use std::time::Duration;
 
 use serde_json::{Value, json};
@@ -13,7 +12,7 @@ use watasu::i18n::Lang;
 use crate::{
     both_backends,
     support::{
-        PASSWORD, TestApp, TestShare,
+        Backend, PASSWORD, TestApp, TestShare,
         browser::{BrowserOptions, BrowserSession, DEFAULT_WAIT},
         count,
     },

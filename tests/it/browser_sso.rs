@@ -4,10 +4,10 @@
 //! denied consent first leads to a page that explains and links back to sign-in. The harness checks
 //! every page of ours met with axe-core (the provider's pages are not ours).
 
-use crate::support::Backend;
 use crate::{
     both_backends,
     support::{
+        Backend,
         browser::{BrowserOptions, BrowserSession, DEFAULT_WAIT},
         oidc::{Mode, app_with_provider},
     },

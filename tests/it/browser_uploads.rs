@@ -4,7 +4,6 @@
 //! whose stored SHA-256 is the source's; with the server killed (-9) halfway and started again,
 //! the same upload resumes, and nothing partial is shared meanwhile.
 
-use crate::support::Backend;
 use std::{
     io::Write,
     path::{Path, PathBuf},
@@ -17,6 +16,7 @@ use crate::{
     both_backends,
     fault_drills::lines,
     support::{
+        Backend,
         browser::{BrowserOptions, BrowserSession, DEFAULT_WAIT},
         installation::{Installation, kill_9},
         nginx::Nginx,

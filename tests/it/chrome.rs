@@ -2,10 +2,9 @@
 //! the favicon, error pages that lead back, and account forms that keep what was typed and tie
 //! their errors to the fields.
 
-use crate::support::Backend;
 use crate::{
     both_backends,
-    support::{PASSWORD, TestApp, http::Page},
+    support::{Backend, PASSWORD, TestApp, http::Page},
 };
 
 /// The `aria-current` of the header's link to `href`.

@@ -1,7 +1,6 @@
 //! The command line as a real process: output into a pipe whose reader is gone ends quietly, and
 //! `share create` refuses an over-long message with one clear line, by the same rule as the form.
 
-use crate::support::Backend;
 use std::process::{Command, Stdio};
 
 use watasu::share::MESSAGE_LIMIT;
@@ -9,7 +8,7 @@ use watasu::share::MESSAGE_LIMIT;
 use crate::{
     both_backends,
     lifecycle::quiet_app,
-    support::{TestApp, count, process::run_watasu},
+    support::{Backend, TestApp, count, process::run_watasu},
 };
 
 /// The environment that points the binary at the test app's data folder and database.

@@ -2,12 +2,11 @@
 //! its own requests, the share only by the code mails really sent, refused requests count nothing,
 //! and a fresh link starts afresh.
 
-use crate::support::Backend;
 use std::time::{Duration, Instant};
 
 use crate::{
     both_backends,
-    support::{RECIPIENT, TestApp, TestShare, event_kinds, execute, without_csrf},
+    support::{Backend, RECIPIENT, TestApp, TestShare, event_kinds, execute, without_csrf},
 };
 
 async fn a_stranger_with_the_link_uses_up_only_their_own_code_requests(backend: Backend) {

@@ -2,14 +2,13 @@
 //! address can spend it, so the share's page says when it is spent and until when, and points at
 //! the fresh link, which starts it again.
 
-use crate::support::Backend;
 use std::time::Duration;
 
 use chrono::{DateTime, Utc};
 
 use crate::{
     both_backends,
-    support::{PASSWORD, Page, RECIPIENT, TestApp},
+    support::{Backend, PASSWORD, Page, RECIPIENT, TestApp},
 };
 
 /// The notice's resume time, if the page shows the notice.

@@ -3,14 +3,13 @@
 //! another address is answered while they are still held, directly and through the nginx files
 //! of contrib/.
 
-use crate::support::Backend;
 use std::time::{Duration, Instant};
 
 use tokio::{io::AsyncWriteExt, net::TcpStream};
 
 use crate::{
     both_backends,
-    support::{TestApp, nginx::Nginx, raw},
+    support::{Backend, TestApp, nginx::Nginx, raw},
 };
 
 /// Connections the trickling client opens: more than the cap of either test.

@@ -1,12 +1,11 @@
 //! The sender's dashboard: uploads that stream to disk under a cap, the link shown once, the list
 //! and the share page, revoking, and the ownership rule (someone else's share is a 404).
 
-use crate::support::Backend;
 use std::time::Duration;
 
 use crate::{
     both_backends,
-    support::{Browser, Page, TestApp},
+    support::{Backend, Browser, Page, TestApp},
 };
 
 /// Posts the new-share form as a browser without JavaScript would, following a success to the

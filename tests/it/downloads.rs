@@ -1,13 +1,12 @@
 //! One-time downloads over HTTP: the claim, the 410 page, GET never consuming, and the garbage
 //! collector running after responses and on its timer.
 
-use crate::support::Backend;
 use std::time::{Duration, Instant};
 use watasu::on_db;
 
 use crate::{
     both_backends,
-    support::{TestApp, TestShare, count, eventually, execute},
+    support::{Backend, TestApp, TestShare, count, eventually, execute},
 };
 
 async fn status_of(app: &TestApp, share_id: i64) -> String {

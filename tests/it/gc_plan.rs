@@ -2,20 +2,19 @@
 //! shares are purged or live: the plan is that of the very statement the GC runs (exported by
 //! the lifecycle module), not of a copy.
 
-use crate::support::Backend;
 use std::time::Instant;
-use watasu::on_db;
 
 use sqlx::AssertSqlSafe;
 use watasu::{
     db::Db,
     lifecycle::{PURGEABLE_POSTGRES, PURGEABLE_SQLITE},
+    on_db,
 };
 
 use crate::{
     both_backends,
     lifecycle::{local_share, quiet_app},
-    support::{count, execute},
+    support::{Backend, count, execute},
 };
 
 /// Seed 000's delivery grace, as the statement's first parameter.

@@ -1,22 +1,21 @@
 //! The GC runner: one pass in flight per process, a pass asked for by a response always runs
 //! (after the response's body is sent), and a pass the database breaks mid-way is recorded failed.
 
-use crate::support::Backend;
 use std::{sync::Arc, time::Duration};
-use watasu::on_db;
 
 use tokio::sync::Semaphore;
 use watasu::{
     db::Db,
     lifecycle::{Deleted, FileStore, GcRunner, LifecycleRepository, OpenedFile, ShareGc, StoreError, StoredFile},
     maintenance::Trigger,
+    on_db,
     share::ShareEvents,
 };
 
 use crate::{
     both_backends,
     lifecycle::quiet_app,
-    support::{TestApp, count, eventually, fake_store::FakeFileStore},
+    support::{Backend, TestApp, count, eventually, fake_store::FakeFileStore},
 };
 
 const HOUR: Duration = Duration::from_secs(3600);

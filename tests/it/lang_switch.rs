@@ -1,11 +1,10 @@
 //! The language switch links back to the page it is on, and only ever to this origin.
 
-use crate::support::Backend;
 use scraper::{Html, Selector};
 
 use crate::{
     both_backends,
-    support::{TestApp, raw},
+    support::{Backend, TestApp, raw},
 };
 
 /// The hrefs of the language switch's links in a raw HTTP answer.

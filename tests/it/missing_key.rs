@@ -3,7 +3,6 @@
 //! restore or which command starts over knowingly; and an account whose authenticator app can no
 //! longer be opened gets a page that says so, never a 500.
 
-use crate::support::Backend;
 use std::{
     os::unix::fs::PermissionsExt,
     path::Path,
@@ -21,7 +20,7 @@ use watasu::{
 
 use crate::{
     both_backends,
-    support::{PASSWORD, TestApp, execute, fresh_database, process::run_watasu},
+    support::{Backend, PASSWORD, TestApp, execute, fresh_database, process::run_watasu},
 };
 
 /// Runs `watasu serve` on `common` until it exits; `None` when it was still serving after

@@ -1,9 +1,7 @@
 //! A mail an older version queued with its body in the clear: start-up seals it, and it is still
 //! delivered, link intact.
 
-use crate::support::Backend;
 use std::time::Duration;
-use watasu::on_db;
 
 use watasu::{
     App,
@@ -15,11 +13,12 @@ use watasu::{
         messages::{Notification, notification_mail},
         outbox::Outbox,
     },
+    on_db,
 };
 
 use crate::{
     both_backends,
-    support::{SmtpSink, fresh_database, test_settings},
+    support::{Backend, SmtpSink, fresh_database, test_settings},
 };
 
 const LINK: &str = "https://watasu.example.test/s/an-old-plain-link-token-0123456789";

@@ -1,6 +1,5 @@
 //! The recipient's walk over HTTP with JavaScript off (plain forms), and its security properties.
 
-use crate::support::Backend;
 use std::{
     sync::{
         Arc,
@@ -11,7 +10,7 @@ use std::{
 
 use crate::{
     both_backends,
-    support::{Browser, Page, RECIPIENT, TestApp, count, event_kinds, without_csrf, without_csrf_and_typed},
+    support::{Backend, Browser, Page, RECIPIENT, TestApp, count, event_kinds, without_csrf, without_csrf_and_typed},
 };
 
 async fn the_landing_page_says_who_sent_a_file_but_not_which(backend: Backend) {

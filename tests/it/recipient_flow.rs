@@ -3,7 +3,6 @@
 //! address (never the registered one) and says what the last post did; limits and the coming lock
 //! are said before they bite; the "already downloaded" page tells the browser that downloaded when.
 
-use crate::support::Backend;
 use std::time::Duration;
 
 use watasu::{
@@ -11,7 +10,7 @@ use watasu::{
     secret::sha256_hex,
 };
 
-use crate::support::{Page, RECIPIENT, TestApp, TestShare, count, execute, without_csrf_and_typed};
+use crate::support::{Backend, Page, RECIPIENT, TestApp, TestShare, count, execute, without_csrf_and_typed};
 
 const TYPO: &str = "recipiant@example.test";
 

@@ -2,7 +2,6 @@
 //! fetches it, during the delivery grace, whole or in one range; "download completed" (and the
 //! sender's receipt) comes once the bytes went out without a gap.
 
-use crate::support::Backend;
 use std::time::Duration;
 
 use sha2::{Digest, Sha256};
@@ -15,7 +14,7 @@ use watasu::{
 
 use crate::{
     both_backends,
-    support::{Browser, TestApp, TestShare, clock, count, event_kinds, eventually},
+    support::{Backend, Browser, TestApp, TestShare, clock, count, event_kinds, eventually},
 };
 
 const SMALL: &[u8] = b"the file contents\n";

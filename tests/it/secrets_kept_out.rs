@@ -3,13 +3,12 @@
 //! token, the code or a cookie value (the form cookie, both session cookies), and the recipient's
 //! address is only where the share keeps it; and the real binary's log holds none of them either.
 
-use crate::support::Backend;
 use std::time::Duration;
 
 use crate::{
     both_backends,
     lifecycle::quiet_app,
-    support::{Browser, SmtpSink, TestApp, process::Server, tables_as_text},
+    support::{Backend, Browser, SmtpSink, TestApp, process::Server, tables_as_text},
 };
 
 /// The address as the share was created for it and as the recipient types it.

@@ -2,14 +2,13 @@
 //! first on a page of their own (plain GET, no JavaScript needed) and report what they did; an
 //! invitation and an upload lead to result pages whose reload repeats nothing.
 
-use crate::support::Backend;
 use std::time::Duration;
 
 use watasu::i18n::Lang;
 
 use crate::{
     both_backends,
-    support::{Browser, PASSWORD, Page, TestApp, count},
+    support::{Backend, Browser, PASSWORD, Page, TestApp, count},
 };
 
 async fn english(browser: &Browser, path: &str) -> Page {

@@ -2,9 +2,7 @@
 //! the token only identifies a share; a download needs a grant earned with a verified code on this
 //! session, for this share, while the link, the session and the grant are all still alive.
 
-use crate::support::Backend;
 use std::time::Duration;
-use watasu::on_db;
 
 use sha2::{Digest, Sha256};
 use watasu::{
@@ -12,6 +10,7 @@ use watasu::{
     db::Db,
     i18n::Lang,
     lifecycle::StoredFile,
+    on_db,
     otp::CodeOutcome,
     session::Session,
     share::{
@@ -22,7 +21,7 @@ use watasu::{
 
 use crate::{
     both_backends,
-    support::{TestApp, count},
+    support::{Backend, TestApp, count},
 };
 
 /// Reads one text column of one row (`… WHERE id = $1`).

@@ -2,8 +2,6 @@
 //! locked) with the file's deletion as a line of its own, a timeline with the expiry and new
 //! links, repeats grouped, and a live part whose poll says "no change" until something changes.
 
-use crate::support::Backend;
-
 use watasu::{
     i18n::Lang,
     maintenance::Trigger,
@@ -12,7 +10,7 @@ use watasu::{
 
 use crate::{
     both_backends,
-    support::{Browser, PASSWORD, Page, TestApp, TestShare, execute},
+    support::{Backend, Browser, PASSWORD, Page, TestApp, TestShare, execute},
 };
 
 /// A sender signed in over HTTP (pages in English) and a one-hour share of theirs.

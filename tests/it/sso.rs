@@ -2,13 +2,12 @@
 //! by verified address, creation for allowed domains, invitations, every refusal as a friendly
 //! page that changes nothing, the provider down, and the switch to single sign-on only.
 
-use crate::support::Backend;
 use watasu::accounts::{EmailAddress, Role, Users, invitations::Invitations};
 
 use crate::{
     both_backends,
     support::{
-        Browser, PASSWORD, Page, TestApp, count,
+        Backend, Browser, PASSWORD, Page, TestApp, count,
         oidc::{CLIENT_ID, CLIENT_SECRET, Consent, Mode, app_with_provider, drive},
         process::run_watasu,
     },

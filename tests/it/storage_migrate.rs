@@ -3,7 +3,6 @@
 //! a stopped run carries on, a file whose copy is damaged stays, and a file deleted by the GC
 //! while the migration copies it is gone from both places afterwards.
 
-use crate::support::Backend;
 use std::{sync::Arc, time::Duration};
 
 use tokio::io::AsyncReadExt;
@@ -18,7 +17,7 @@ use watasu::{
 use crate::{
     both_backends,
     lifecycle::quiet_app,
-    support::{TestApp, TestShare, s3},
+    support::{Backend, TestApp, TestShare, s3},
 };
 
 const HOUR: Duration = Duration::from_secs(3600);

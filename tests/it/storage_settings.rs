@@ -1,7 +1,6 @@
 //! WATASU_STORAGE through the real binary: a bucket that works serves and stores there, and every
 //! way of naming a store that cannot work stops start-up with one line naming the setting.
 
-use crate::support::Backend;
 use std::{
     process::{Command, Stdio},
     time::{Duration, Instant},
@@ -10,7 +9,7 @@ use std::{
 use crate::{
     both_backends,
     support::{
-        TestApp,
+        Backend, TestApp,
         installation::Installation,
         process::free_local_addr,
         s3::{S3Server, shared},

@@ -1,12 +1,11 @@
 //! The bucket down for a while: a new share, a download and a GC pass meet it with a friendly 503 or a
 //! failure that backs off, lose nothing, and succeed once the store is back.
 
-use crate::support::Backend;
 use std::time::Duration;
 
 use watasu::{i18n::Lang, maintenance::Trigger};
 
-use crate::support::{TestApp, event_kinds, eventually, s3::S3Server};
+use crate::support::{Backend, TestApp, event_kinds, eventually, s3::S3Server};
 
 /// An app whose files live in a bucket of its own `s3s-fs`, which the test stops and starts.
 async fn app_on_own_bucket(backend: crate::support::Backend) -> (TestApp, S3Server, String) {

@@ -2,13 +2,12 @@
 //! `/files/` on unchanged, walked as a browser would. Every link, form, asset, redirect and
 //! cookie it answers with stays below `/files`; outside it there is only the 404 page.
 
-use crate::support::Backend;
 use scraper::{Html, Selector};
 
 use crate::{
     both_backends,
     support::{
-        Browser, Page, RECIPIENT,
+        Backend, Browser, Page, RECIPIENT,
         browser::{BrowserOptions, BrowserSession},
         installation::Installation,
         nginx::Nginx,

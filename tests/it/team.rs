@@ -1,13 +1,12 @@
 //! The team: invitations that work once for 72 hours, the admin-only page, disabling a sender.
 
-use crate::support::Backend;
 use std::time::Duration;
 
 use crate::support::PASSWORD;
 use crate::support::clock;
 use crate::{
     both_backends,
-    support::{TestApp, count, execute},
+    support::{Backend, TestApp, count, execute},
 };
 
 async fn an_invitation_link_makes_an_account_once(backend: Backend) {

@@ -2,12 +2,11 @@
 //! adopted at sign-in), every time on their pages and in their receipt uses and names it, and
 //! without one the language decides (Japan time in Japanese, UTC in English).
 
-use crate::support::Backend;
 use std::time::Duration;
 
 use crate::{
     both_backends,
-    support::{PASSWORD, TestApp, count, http::Browser},
+    support::{Backend, PASSWORD, TestApp, count, http::Browser},
 };
 
 const ZONE_STORED: &str = "SELECT count(*) FROM users WHERE id = $1 AND time_zone IS NOT NULL";

@@ -3,7 +3,6 @@
 //! nobody reads) are disconnected after their timeout, an upload that keeps coming is not, and
 //! connections past the cap wait. One client's share of the cap: `crowding.rs`.
 
-use crate::support::Backend;
 use std::time::{Duration, Instant};
 
 use futures_util::StreamExt;
@@ -14,7 +13,7 @@ use tokio::{
 
 use crate::{
     both_backends,
-    support::{Page, TestApp, raw},
+    support::{Backend, Page, TestApp, raw},
     uploads::Tus,
 };
 

@@ -2,12 +2,11 @@
 //! characters in a file name, a sender's display name or a message never reach the recipient's
 //! pages, the download's Content-Disposition or the mails.
 
-use crate::support::Backend;
 use std::time::{Duration, Instant};
 
 use crate::{
     both_backends,
-    support::{RECIPIENT, TestApp, TestShare, process::run_watasu},
+    support::{Backend, RECIPIENT, TestApp, TestShare, process::run_watasu},
 };
 
 const INVISIBLE: [char; 12] = [

@@ -2,13 +2,12 @@
 //! signed double-submit cookie), one timeline entry however often a link is opened or a download
 //! refused, and a daily cap on the fresh links a share's recipient is mailed.
 
-use crate::support::Backend;
 use std::time::Duration;
 
 use crate::{
     both_backends,
     support::{
-        TestApp, count,
+        Backend, TestApp, count,
         oidc::{Mode, app_with_provider},
     },
 };

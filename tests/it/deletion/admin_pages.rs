@@ -2,8 +2,7 @@
 //! code; the tables' scroll regions reachable from the keyboard, each cell labelled for a phone.
 
 use super::*;
-use crate::support::Backend;
-use crate::support::{PASSWORD, words::cells_with_raw_words};
+use crate::support::{Backend, PASSWORD, words::cells_with_raw_words};
 
 async fn the_japanese_deletion_pages_show_words_for_every_code_reason_and_key(backend: Backend) {
     let app = deletion_app(backend).await;

@@ -11,7 +11,6 @@ use std::{
     },
     time::{Duration, Instant},
 };
-use watasu::on_db;
 
 use tokio::io::AsyncRead;
 use watasu::{
@@ -20,6 +19,7 @@ use watasu::{
     deletion::{ActorRole, Case, CaseState, OpenRequest, RetryPolicy, Runner, journal::Journal},
     lifecycle::{Deleted, FileStore, OpenedFile, StoreError, StoredFile},
     mail::outbox::{MailKind, Outbox},
+    on_db,
 };
 
 use crate::support::{Browser, TestApp, TestShare};

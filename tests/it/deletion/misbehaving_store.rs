@@ -3,7 +3,6 @@
 //! catches it, and the case does not complete), one takes the request and never answers (the step
 //! times out, backs off, and the case resumes once the store answers again).
 
-use crate::support::Backend;
 use std::{sync::Arc, time::Duration};
 
 use object_store::ClientOptions;
@@ -16,7 +15,7 @@ use super::{assert_all_verified, fixtures::*, steps};
 use crate::{
     both_backends,
     support::{
-        TestApp, count, s3,
+        Backend, TestApp, count, s3,
         store_proxy::{Mode, StoreProxy},
     },
 };

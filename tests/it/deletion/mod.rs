@@ -10,7 +10,6 @@ mod races;
 mod restore;
 mod states;
 
-use crate::support::Backend;
 use std::sync::atomic::Ordering;
 
 use watasu::deletion::{ActorRole, CaseState, Interrupted, OpenRequest, Outcome, Store};
@@ -18,7 +17,7 @@ use watasu::deletion::{ActorRole, CaseState, Interrupted, OpenRequest, Outcome, 
 use self::fixtures::*;
 use crate::{
     both_backends,
-    support::{TestApp, count},
+    support::{Backend, TestApp, count},
 };
 
 /// Every step of a case, in run order.

@@ -1,7 +1,6 @@
 //! A deletion case on the object store: the sender's objects are deleted and looked for again
 //! (a HEAD) before the step counts as verified; the other sender's objects stay.
 
-use crate::support::Backend;
 use watasu::{
     deletion::{CaseState, Outcome},
     lifecycle::{FileStore, ObjectFileStore, StoreError},
@@ -10,7 +9,7 @@ use watasu::{
 use super::{assert_all_verified, fixtures::*, steps};
 use crate::{
     both_backends,
-    support::{TestApp, s3},
+    support::{Backend, TestApp, s3},
 };
 
 async fn a_deletion_case_deletes_and_verifies_the_senders_objects_in_the_bucket(backend: Backend) {

@@ -2,7 +2,6 @@
 //! second case for one account, an upload still arriving when its sender's case opens, a file that
 //! turns up after its step, and the sign-in records kept under the account's address.
 
-use crate::support::Backend;
 use std::{
     io,
     pin::Pin,
@@ -23,7 +22,7 @@ use super::{assert_all_verified, fixtures::*, steps};
 use crate::support::clock;
 use crate::{
     both_backends,
-    support::{TestApp, count},
+    support::{Backend, TestApp, count},
 };
 
 const BOUNDARY: &str = "----watasu-race-upload";

@@ -2,13 +2,13 @@
 //! must name no address, file name or token.
 
 use std::{path::Path, process::Command, time::Duration};
-use watasu::on_db;
 
 use watasu::{
     accounts::{EmailAddress, Role, Users},
     db::Db,
     deletion::{CaseState, DeletionCases},
     lifecycle::LocalFileStore,
+    on_db,
     share::{ShareLinks, ShareRepository, create},
 };
 

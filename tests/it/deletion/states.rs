@@ -1,13 +1,12 @@
 //! Deletion case states seldom reached: `failed` (the account the case was opened for is no longer
 //! the one in the database) and a second case for an account that already has one open.
 
-use crate::support::Backend;
 use watasu::deletion::{ActorRole, CaseState, OpenError, OpenRequest};
 
 use super::fixtures::*;
 use crate::{
     both_backends,
-    support::{count, execute},
+    support::{Backend, count, execute},
 };
 
 async fn a_case_whose_account_is_not_the_one_it_was_opened_for_fails_and_deletes_nothing(backend: Backend) {

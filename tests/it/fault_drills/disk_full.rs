@@ -3,7 +3,6 @@
 //! not fit is answered 507 with a page that says so, its partial file is removed, and the server
 //! stays healthy and takes the same upload once there is room again.
 
-use crate::support::Backend;
 use std::{
     path::{Path, PathBuf},
     process::Command,
@@ -12,7 +11,7 @@ use std::{
 use super::{PASSWORD, db_state, files_in, is_temp, sign_in, upload_body, upload_request};
 use crate::{
     both_backends,
-    support::{Browser, Page, TestApp},
+    support::{Backend, Browser, Page, TestApp},
 };
 
 const MIB: usize = 1 << 20;

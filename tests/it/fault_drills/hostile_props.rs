@@ -5,7 +5,6 @@
 //!
 //! The runner is seeded: a failure reproduces, and the shrunk case is in the panic message.
 
-use crate::support::Backend;
 use proptest::{
     prelude::*,
     test_runner::{Config, RngAlgorithm, TestCaseError, TestRng, TestRunner},
@@ -15,7 +14,7 @@ use super::{PASSWORD, forget_rate_limits, lines, sign_in, upload_body, upload_re
 use crate::{
     both_backends,
     hostile_input::{Snapshot, assert_friendly, percent_encode, snapshot},
-    support::{Page, TestApp, count, without_csrf_and_typed},
+    support::{Backend, Page, TestApp, count, without_csrf_and_typed},
 };
 
 use crate::support::RECIPIENT;

@@ -2,7 +2,6 @@
 //! download and in the middle of an upload, then started again on the same data folder and
 //! database.
 
-use crate::support::Backend;
 use std::{path::Path, time::Duration};
 
 use bytes::Bytes;
@@ -15,7 +14,7 @@ use crate::support::clock;
 use crate::{
     both_backends,
     support::{
-        Browser, SmtpSink,
+        Backend, Browser, SmtpSink,
         installation::{Installation, kill_9},
     },
 };

@@ -3,13 +3,12 @@
 //! briefly and then shows on the sender's share page; notification mails and receipts wait in the
 //! outbox and go out once the relay is back, each exactly once.
 
-use crate::support::Backend;
 use std::time::Duration;
 
 use super::{PASSWORD, db_state, event_kinds, eventually, forget_rate_limits, sign_in, upload_body, upload_request};
 use crate::{
     both_backends,
-    support::{Browser, Page, TestApp, TestShare, without_csrf_and_typed},
+    support::{Backend, Browser, Page, TestApp, TestShare, without_csrf_and_typed},
 };
 
 const SENDER: &str = "sato@example.test";

@@ -2,7 +2,6 @@
 //! gets a page saying the server is restarting (not a reset connection), and what had arrived
 //! is removed at once, not left for the leftover sweep.
 
-use crate::support::Backend;
 use std::time::Duration;
 
 use bytes::Bytes;
@@ -12,7 +11,7 @@ use super::{
 };
 use crate::{
     both_backends,
-    support::{Page, installation::Installation},
+    support::{Backend, Page, installation::Installation},
 };
 
 const SENDER: &str = "drill-sender@example.test";

@@ -4,7 +4,6 @@
 //! and counts it once. s3s-fs does not answer ListMultipartUploads, so the test reads the
 //! server's root, where each upload keeps its record and parts until it is completed or aborted.
 
-use crate::support::Backend;
 use std::time::{Duration, SystemTime};
 
 use tokio::io::AsyncWriteExt;
@@ -14,7 +13,7 @@ use super::names;
 use crate::{
     both_backends,
     support::{
-        Browser, count, eventually,
+        Backend, Browser, count, eventually,
         installation::{Installation, kill_9},
         s3::S3Server,
     },

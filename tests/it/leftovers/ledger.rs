@@ -2,17 +2,15 @@
 //! (not every GC tick), recorded in the ledger with its counts and no items, and run at once by
 //! `watasu gc`.
 
-use crate::support::Backend;
 use std::time::{Duration, Instant, SystemTime};
-use watasu::on_db;
 
-use watasu::{db::Db, maintenance::Trigger};
+use watasu::{db::Db, maintenance::Trigger, on_db};
 
 use super::{Subject, Where, token};
 use crate::{
     both_backends,
     lifecycle::quiet_app,
-    support::{TestApp, db::count},
+    support::{Backend, TestApp, db::count},
 };
 
 /// The leftover runs as (trigger, state, deleted, failed), oldest first.

@@ -8,12 +8,12 @@ mod claims_and_gc;
 mod local_store;
 
 use std::{path::PathBuf, sync::Arc, time::Duration};
-use watasu::on_db;
 
 use watasu::{
     db::Db,
     lifecycle::{GcReport, GcRunner, LifecycleRepository, ShareGc},
     maintenance::Trigger,
+    on_db,
     share::ShareEvents,
 };
 

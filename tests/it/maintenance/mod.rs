@@ -9,7 +9,6 @@ mod sweeps;
 mod trigger;
 
 use std::{collections::HashSet, time::Duration};
-use watasu::on_db;
 
 use reqwest::StatusCode;
 use sqlx::Row;
@@ -17,6 +16,7 @@ use watasu::{
     db::Db,
     lifecycle::{LifecycleRepository, ShareGc},
     maintenance::{Budget, Kind, Trigger},
+    on_db,
     share::ShareEvents,
 };
 

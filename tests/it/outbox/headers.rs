@@ -2,7 +2,6 @@
 //! `Auto-Submitted: auto-generated`, a Reply-To that reaches the sender on the notification and
 //! none on the others; no link token or code in any header; the sender's address in the body.
 
-use crate::support::Backend;
 use std::collections::HashSet;
 
 use watasu::{
@@ -11,7 +10,7 @@ use watasu::{
 };
 
 use super::*;
-use crate::support::{PASSWORD, SmtpSink, recipient::RECIPIENT};
+use crate::support::{Backend, PASSWORD, SmtpSink, recipient::RECIPIENT};
 
 /// One received mail read by a real MIME parser, with its raw header block.
 struct Headers {

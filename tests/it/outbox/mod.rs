@@ -10,7 +10,6 @@ mod headers;
 mod shares;
 
 use std::{sync::Arc, time::Duration};
-use watasu::on_db;
 
 use tokio::sync::Barrier;
 use watasu::{
@@ -21,6 +20,7 @@ use watasu::{
         messages::{Notification, notification_mail},
         outbox::{DeliveryReport, MailKind, Outbox},
     },
+    on_db,
     secret::{SecretKey, sha256_hex},
 };
 

@@ -1,7 +1,6 @@
 //! What survives: a PATCH cut off mid-body keeps its durable prefix, two racing PATCHes leave
 //! exactly the source, and a server killed with -9 resumes from a correct offset.
 
-use crate::support::Backend;
 use std::time::Duration;
 
 use tokio::io::AsyncWriteExt;
@@ -9,7 +8,7 @@ use tokio::io::AsyncWriteExt;
 use super::{Tus, pattern, sha256_hex, stored_sha256};
 use crate::{
     both_backends,
-    support::{TestApp, eventually},
+    support::{Backend, TestApp, eventually},
 };
 
 /// Sends a PATCH head declaring all of `content` but only its first `sent` bytes, then drops the

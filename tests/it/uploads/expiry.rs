@@ -2,13 +2,12 @@
 //! ledger item; the leftover sweep tells live partial files from orphans; a disabled sender's
 //! uploads expire at once.
 
-use crate::support::Backend;
 use std::time::{Duration, SystemTime};
 
 use watasu::maintenance::Trigger;
 
 use super::{Tus, id_of};
-use crate::support::{TestApp, clock, count};
+use crate::support::{Backend, TestApp, clock, count};
 
 async fn settled(backend: crate::support::Backend) -> TestApp {
     TestApp::spawn_settled(backend, |s| s.access_time_gc = false).await

@@ -2,7 +2,6 @@
 //! the same data folder and database: the upload resumes from a durable offset whose bytes are
 //! the source's, and the finished file shares with the source's digest.
 
-use crate::support::Backend;
 use std::{os::unix::process::ExitStatusExt, time::Duration};
 
 use tokio::io::AsyncWriteExt;
@@ -10,7 +9,7 @@ use watasu::db::Db;
 
 use super::{Tus, id_of, pattern, sha256_hex};
 use crate::support::{
-    Browser, Page, SmtpSink, fresh_database,
+    Backend, Browser, Page, SmtpSink, fresh_database,
     process::{Server, run_watasu},
 };
 

@@ -2,7 +2,6 @@
 //! the one writer whose offset advance won, and an upload whose PATCHes alternate between two
 //! instances (one database, one S3 store, no shared disk) completes with the source's digest.
 
-use crate::support::Backend;
 use std::{
     io::Cursor,
     pin::Pin,
@@ -26,7 +25,7 @@ use super::{pattern, sha256_hex};
 use crate::{
     both_backends,
     file_stores::count_files,
-    support::{TestApp, s3},
+    support::{Backend, TestApp, s3},
 };
 
 fn piece_name(offset: u64, writer: u8) -> String {

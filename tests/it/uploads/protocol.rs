@@ -1,13 +1,12 @@
 //! Every answer of the tus protocol as this server speaks it (core, creation, expiration,
 //! termination, checksum), and who may ask.
 
-use crate::support::Backend;
 use reqwest::Method;
 
 use super::{Tus, id_of, pattern, sha256_hex, stored_sha256};
 use crate::{
     both_backends,
-    support::{Page, TestApp, count},
+    support::{Backend, Page, TestApp, count},
 };
 
 async fn uploads_of(app: &TestApp) -> i64 {

@@ -1,11 +1,10 @@
 //! A share made from a finished upload: the new-share form names the upload instead of carrying
 //! the file, and everything else is as for a file in the form.
 
-use crate::support::Backend;
 use std::time::Duration;
 
 use super::{Tus, id_of, pattern, sha256_hex};
-use crate::support::{Page, TestApp, count};
+use crate::support::{Backend, Page, TestApp, count};
 
 const RECIPIENT: &str = "client@example.test";
 

@@ -2,7 +2,6 @@
 //! wins, and no share is ever left without its file. Once with the delete held at the store (the
 //! interleaving that lost the file), then as a real race, many times over.
 
-use crate::support::Backend;
 use std::{pin::Pin, sync::Arc, time::Duration};
 
 use tokio::{io::AsyncRead, sync::Semaphore};
@@ -19,7 +18,7 @@ use watasu::{
 };
 
 use super::{Tus, id_of};
-use crate::support::{Page, TestApp, count};
+use crate::support::{Backend, Page, TestApp, count};
 
 const SENDER: &str = "two-tabs@example.test";
 const ROUNDS: usize = 25;
