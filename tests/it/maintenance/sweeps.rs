@@ -2,7 +2,10 @@
 
 use super::*;
 use crate::support::Backend;
-use watasu::on_db;
+use watasu::{
+    db::{Dialect, Sql},
+    on_db, sql,
+};
 
 async fn a_session_renewed_between_scan_and_delete_survives(backend: Backend) {
     let app = quiet_app(backend).await;
@@ -169,12 +172,19 @@ async fn each_sweep_removes_only_what_has_expired(backend: Backend) {
     // Codes: expired two hours ago, expired a minute ago, still live.
     let share = app.fake_share().sender(sender).recipient("someone@example.test").file("a.txt", b"a").create().await;
     for (mac, offset) in [("old", -7200.0), ("recent", -60.0), ("live", 600.0)] {
-        match db {
-            Db::Sqlite(pool) => sqlx::query("INSERT INTO otp_challenges (share_id, session_id, code_mac, expires_at) VALUES ($1, $2, $3, unixepoch('subsec') + $4)")
-                .bind(share.id).bind(live[0]).bind(mac).bind(offset).execute(pool).await.unwrap().rows_affected(),
-            Db::Postgres(pool) => sqlx::query("INSERT INTO otp_challenges (share_id, session_id, code_mac, expires_at) VALUES ($1, $2, $3, now() + make_interval(secs => $4))")
-                .bind(share.id).bind(live[0]).bind(mac).bind(offset).execute(pool).await.unwrap().rows_affected(),
-        };
+        const CHALLENGE: Sql = sql!(
+            "INSERT INTO otp_challenges (share_id, session_id, code_mac, expires_at) VALUES ($1, $2, $3, "
+            now " + " secs("$4") ")"
+        );
+        on_db!(db, |pool| sqlx::query(pool.sql(&CHALLENGE))
+            .bind(share.id)
+            .bind(live[0])
+            .bind(mac)
+            .bind(offset)
+            .execute(pool)
+            .await
+            .unwrap()
+            .rows_affected());
     }
     // Invitations: used 8 days ago, expired 8 days ago, expired yesterday, pending.
     for (email, used, expires) in [
@@ -184,23 +194,38 @@ async fn each_sweep_removes_only_what_has_expired(backend: Backend) {
         ("open@x.test", None, 2.0),
     ] {
         let days = 24.0 * 3600.0;
-        match db {
-            Db::Sqlite(pool) => sqlx::query("INSERT INTO invitations (token_hash, email, expires_at, used_at) VALUES ($1, $1, unixepoch('subsec') + $2, unixepoch('subsec') + $3)")
-                .bind(email).bind(expires * days).bind(used.map(|u| u * days)).execute(pool).await.unwrap().rows_affected(),
-            Db::Postgres(pool) => sqlx::query("INSERT INTO invitations (token_hash, email, expires_at, used_at) VALUES ($1, $1, now() + make_interval(secs => $2), now() + make_interval(secs => $3))")
-                .bind(email).bind(expires * days).bind(used.map(|u| u * days)).execute(pool).await.unwrap().rows_affected(),
-        };
+        const INVITATION: Sql = sql!(
+            "INSERT INTO invitations (token_hash, email, expires_at, used_at) VALUES ($1, $1, "
+            now " + " secs("$2") ", " now " + " secs("$3") ")"
+        );
+        on_db!(db, |pool| sqlx::query(pool.sql(&INVITATION))
+            .bind(email)
+            .bind(expires * days)
+            .bind(used.map(|u| u * days))
+            .execute(pool)
+            .await
+            .unwrap()
+            .rows_affected());
     }
     // Mails: sent 31 days ago, dead 31 days ago, pending 31 days ago, sent yesterday.
     for (status, age_days) in [("sent", 31.0), ("dead", 31.0), ("pending", 31.0), ("sent", 1.0)] {
         let age = age_days * 24.0 * 3600.0;
         let sent_at = (status == "sent").then_some(age);
-        match db {
-            Db::Sqlite(pool) => sqlx::query("INSERT INTO mail_outbox (kind, recipient, message, status, created_at, sent_at) VALUES ('share_notification', $1, CASE WHEN $1 = 'sent' THEN X'' ELSE X'41' END, $1, unixepoch('subsec') - $2, unixepoch('subsec') - $3)")
-                .bind(status).bind(age).bind(sent_at).execute(pool).await.unwrap().rows_affected(),
-            Db::Postgres(pool) => sqlx::query("INSERT INTO mail_outbox (kind, recipient, message, status, created_at, sent_at) VALUES ('share_notification', $1, CASE WHEN $1 = 'sent' THEN ''::bytea ELSE 'A'::bytea END, $1, now() - make_interval(secs => $2), now() - make_interval(secs => $3))")
-                .bind(status).bind(age).bind(sent_at).execute(pool).await.unwrap().rows_affected(),
-        };
+        // The message is bytes: an empty one for a sent mail, one byte otherwise.
+        const MAIL: Sql = sql!(
+            "INSERT INTO mail_outbox (kind, recipient, message, status, created_at, sent_at) \
+             VALUES ('share_notification', $1, CASE WHEN $1 = 'sent' THEN "
+            { sqlite: "X'' ELSE X'41'", postgres: "''::bytea ELSE 'A'::bytea" }
+            " END, $1, " now " - " secs("$2") ", " now " - " secs("$3") ")"
+        );
+        on_db!(db, |pool| sqlx::query(pool.sql(&MAIL))
+            .bind(status)
+            .bind(age)
+            .bind(sent_at)
+            .execute(pool)
+            .await
+            .unwrap()
+            .rows_affected());
     }
     // Rate-limit hits: two days old, and fresh.
     sql(db,
