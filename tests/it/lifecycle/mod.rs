@@ -10,11 +10,12 @@ mod local_store;
 use std::{path::PathBuf, sync::Arc, time::Duration};
 
 use watasu::{
-    db::Db,
+    db::{Db, Dialect, Sql},
     lifecycle::{GcReport, GcRunner, LifecycleRepository, ShareGc},
     maintenance::Trigger,
     on_db,
     share::ShareEvents,
+    sql,
 };
 
 use crate::{
@@ -61,22 +62,13 @@ async fn purged_events(app: &TestApp, share_id: i64) -> i64 {
 
 /// Seconds from the database's now until the share's next purge attempt.
 async fn seconds_until_next_attempt(app: &TestApp, share_id: i64) -> f64 {
-    match app.db() {
-        Db::Sqlite(pool) => {
-            sqlx::query_scalar("SELECT next_purge_attempt_at - unixepoch('subsec') FROM shares WHERE id = $1")
-                .bind(share_id)
-                .fetch_one(pool)
-                .await
-                .unwrap()
-        }
-        Db::Postgres(pool) => sqlx::query_scalar(
-            "SELECT EXTRACT(EPOCH FROM next_purge_attempt_at - now())::float8 FROM shares WHERE id = $1",
-        )
-        .bind(share_id)
-        .fetch_one(pool)
-        .await
-        .unwrap(),
-    }
+    const UNTIL: Sql = sql!(
+        "SELECT "
+        { sqlite: "next_purge_attempt_at - unixepoch('subsec')",
+          postgres: "EXTRACT(EPOCH FROM next_purge_attempt_at - now())::float8" }
+        " FROM shares WHERE id = $1"
+    );
+    on_db!(app.db(), |pool| sqlx::query_scalar(pool.sql(&UNTIL)).bind(share_id).fetch_one(pool).await.unwrap())
 }
 
 fn file_path(app: &TestApp, key: &str) -> PathBuf {
