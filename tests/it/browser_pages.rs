@@ -4,8 +4,6 @@
 //! share page's refresh) are tested in the other browser tests; this one only visits. It runs on
 //! SQLite alone: which database answers does not change a page's markup.
 
-use std::time::Duration;
-
 use crate::support::{
     Backend, PASSWORD, TestApp,
     browser::{BrowserOptions, BrowserSession, DEFAULT_WAIT},
@@ -51,7 +49,7 @@ async fn every_page_passes_axe_core_in_both_languages_at_both_widths() {
     let admin_id = app.create_admin(ADMIN).await;
     let member_id = app.create_sender_with_password("member@example.test", "Member Mori", PASSWORD).await;
     let share =
-        app.create_share_with(admin_id, "client@example.test", "plan.pdf", b"plan", Duration::from_secs(3600)).await;
+        app.fake_share().sender(admin_id).recipient("client@example.test").file("plan.pdf", b"plan").create().await;
     let invitation = app.invite(&app.sign_in(ADMIN, PASSWORD).await, "new@example.test").await;
     outbox_app.create_admin(ADMIN).await;
 

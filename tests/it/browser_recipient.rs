@@ -29,7 +29,7 @@ const GONE_CARD: &str = "section.card-error[data-status='410']";
 /// A one-hour share of `file_name` from a sender with a Japanese name to [`RECIPIENT`].
 async fn share_of(app: &TestApp, file_name: &str, content: &'static [u8]) -> TestShare {
     let sender = app.create_sender("sender@example.test", SENDER_NAME).await;
-    app.create_share_with(sender, RECIPIENT, file_name, content, Duration::from_secs(3600)).await
+    app.fake_share().sender(sender).file(file_name, content).create().await
 }
 
 /// A six-digit code that is not `code`.

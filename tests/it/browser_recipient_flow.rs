@@ -9,7 +9,7 @@ use std::{path::Path, time::Duration};
 use watasu::i18n::Lang;
 
 use crate::support::{
-    RECIPIENT, TestApp, TestShare,
+    Backend, RECIPIENT, TestApp, TestShare,
     browser::{BrowserOptions, BrowserSession, DEFAULT_WAIT},
     count, execute,
 };
@@ -177,16 +177,19 @@ async fn forgiving_walk(app: &TestApp, options: BrowserOptions, lang: Lang, labe
 
 // JavaScript off runs on a desktop: chromedriver's click on a phone-emulated page without
 // JavaScript never returns (the renderer stops answering it).
-crate::both_backends! {
-    async fn the_forgiving_walk_with_javascript_on_a_phone_in_japanese(backend: Backend) {
-        let app = TestApp::spawn(backend).await;
-        forgiving_walk(&app, BrowserOptions::phone(), Lang::Ja, "js-phone").await;
-        app.stop().await;
-    }
-
-    async fn the_forgiving_walk_with_javascript_off_on_a_desktop_in_english(backend: Backend) {
-        let app = TestApp::spawn(backend).await;
-        forgiving_walk(&app, BrowserOptions::desktop().without_javascript().language("en"), Lang::En, "nojs").await;
-        app.stop().await;
-    }
+async fn the_forgiving_walk_with_javascript_on_a_phone_in_japanese(backend: Backend) {
+    let app = TestApp::spawn(backend).await;
+    forgiving_walk(&app, BrowserOptions::phone(), Lang::Ja, "js-phone").await;
+    app.stop().await;
 }
+
+async fn the_forgiving_walk_with_javascript_off_on_a_desktop_in_english(backend: Backend) {
+    let app = TestApp::spawn(backend).await;
+    forgiving_walk(&app, BrowserOptions::desktop().without_javascript().language("en"), Lang::En, "nojs").await;
+    app.stop().await;
+}
+
+crate::both_backends!(
+    the_forgiving_walk_with_javascript_on_a_phone_in_japanese,
+    the_forgiving_walk_with_javascript_off_on_a_desktop_in_english
+);

@@ -34,7 +34,7 @@ async fn chromium_resumes_a_cut_download_with_range_and_if_range_and_saves_the_e
     proxy.forward_to(app.addr, SIZE * 3 / 10);
     let content: &'static [u8] = Box::leak((0..SIZE).map(|i| (i % 251) as u8).collect::<Vec<u8>>().into_boxed_slice());
     let sender = app.create_sender("sender@example.test", "Sender").await;
-    let share = app.create_share_with(sender, RECIPIENT, "big.bin", content, Duration::from_secs(3600)).await;
+    let share = app.fake_share().sender(sender).file("big.bin", content).create().await;
     let downloads = tempfile::tempdir().unwrap();
     let browser = BrowserSession::start(BrowserOptions::desktop().downloads_to(downloads.path())).await;
 

@@ -9,7 +9,7 @@ use watasu::accounts::policy::{SignInPolicies, SignInPolicy};
 use crate::{
     both_backends,
     support::{
-        PASSWORD, TestApp,
+        Backend, PASSWORD, TestApp,
         browser::{BrowserOptions, BrowserSession, DEFAULT_WAIT},
     },
 };
@@ -39,56 +39,56 @@ async fn password_step(browser: &BrowserSession, base: &str, email: &str) {
     browser.click("main form button[type=submit]").await;
 }
 
-both_backends! {
-    async fn an_account_sets_up_an_app_when_the_team_requires_it_and_signs_in_with_its_codes(backend: Backend) {
-        let app = TestApp::spawn(backend).await;
-        let policy = SignInPolicy { require_second_factor: true, passwords_allowed: true };
-        SignInPolicies::new(app.db().clone()).set(policy, None).await.unwrap();
-        let runs = [
-            ("ja", BrowserOptions::desktop()),
-            ("en", BrowserOptions::phone()),
-            // Without JavaScript at desktop width only: under phone emulation Chromium's renderer
-            // stops answering a click after the harness switches scripts back off (pages.rs).
-            ("ja", BrowserOptions::desktop().without_javascript()),
-            ("en", BrowserOptions::desktop().without_javascript()),
-        ];
-        for (i, (language, options)) in runs.into_iter().enumerate() {
-            let email = format!("admin{i}@example.test");
-            let id = app.create_admin(&email).await;
-            let browser = BrowserSession::start(options.language(language)).await;
+async fn an_account_sets_up_an_app_when_the_team_requires_it_and_signs_in_with_its_codes(backend: Backend) {
+    let app = TestApp::spawn(backend).await;
+    let policy = SignInPolicy { require_second_factor: true, passwords_allowed: true };
+    SignInPolicies::new(app.db().clone()).set(policy, None).await.unwrap();
+    let runs = [
+        ("ja", BrowserOptions::desktop()),
+        ("en", BrowserOptions::phone()),
+        // Without JavaScript at desktop width only: under phone emulation Chromium's renderer
+        // stops answering a click after the harness switches scripts back off (pages.rs).
+        ("ja", BrowserOptions::desktop().without_javascript()),
+        ("en", BrowserOptions::desktop().without_javascript()),
+    ];
+    for (i, (language, options)) in runs.into_iter().enumerate() {
+        let email = format!("admin{i}@example.test");
+        let id = app.create_admin(&email).await;
+        let browser = BrowserSession::start(options.language(language)).await;
 
-            password_step(&browser, &app.base, &email).await;
-            wait_for_path(&browser, "/login/enrol").await;
-            browser.wait_for(".qr svg", DEFAULT_WAIT).await;
-            let key = browser.text("[data-totp-secret]").await;
-            browser.fill("#code", "000000").await;
-            browser.click("main form button[type=submit]").await;
-            browser.wait_for("#code-error", DEFAULT_WAIT).await;
-            let key_again = browser.text("[data-totp-secret]").await;
-            assert_eq!(key, key_again, "a refused code changed the key");
-            browser.fill("#code", &code(&key, 0).await).await;
-            browser.click("main form button[type=submit]").await;
-            browser.wait_for("[data-recovery-codes]", DEFAULT_WAIT).await;
-            assert_eq!(browser.find_all("[data-recovery-codes] li").await.len(), 10);
-            browser.click("[data-continue]").await;
-            wait_for_path(&browser, "/shares").await;
+        password_step(&browser, &app.base, &email).await;
+        wait_for_path(&browser, "/login/enrol").await;
+        browser.wait_for(".qr svg", DEFAULT_WAIT).await;
+        let key = browser.text("[data-totp-secret]").await;
+        browser.fill("#code", "000000").await;
+        browser.click("main form button[type=submit]").await;
+        browser.wait_for("#code-error", DEFAULT_WAIT).await;
+        let key_again = browser.text("[data-totp-secret]").await;
+        assert_eq!(key, key_again, "a refused code changed the key");
+        browser.fill("#code", &code(&key, 0).await).await;
+        browser.click("main form button[type=submit]").await;
+        browser.wait_for("[data-recovery-codes]", DEFAULT_WAIT).await;
+        assert_eq!(browser.find_all("[data-recovery-codes] li").await.len(), 10);
+        browser.click("[data-continue]").await;
+        wait_for_path(&browser, "/shares").await;
 
-            for page in ["/account".to_owned(), "/team".to_owned(), format!("/team/{id}/reset-factors")] {
-                browser.goto(&format!("{}{page}", app.base)).await;
-                browser.wait_for("main h1", DEFAULT_WAIT).await;
-            }
-            browser.goto(&format!("{}/account", app.base)).await;
-            browser.wait_for("[data-totp-on]", DEFAULT_WAIT).await;
-            browser.click("main form[action$='/logout'] button").await;
-            wait_for_path(&browser, "/").await;
-
-            password_step(&browser, &app.base, &email).await;
-            wait_for_path(&browser, "/login/second-factor").await;
-            browser.fill("#code", &code(&key, 1).await).await;
-            browser.click("main form button[type=submit]").await;
-            wait_for_path(&browser, "/shares").await;
-            browser.close().await;
+        for page in ["/account".to_owned(), "/team".to_owned(), format!("/team/{id}/reset-factors")] {
+            browser.goto(&format!("{}{page}", app.base)).await;
+            browser.wait_for("main h1", DEFAULT_WAIT).await;
         }
-        app.stop().await;
+        browser.goto(&format!("{}/account", app.base)).await;
+        browser.wait_for("[data-totp-on]", DEFAULT_WAIT).await;
+        browser.click("main form[action$='/logout'] button").await;
+        wait_for_path(&browser, "/").await;
+
+        password_step(&browser, &app.base, &email).await;
+        wait_for_path(&browser, "/login/second-factor").await;
+        browser.fill("#code", &code(&key, 1).await).await;
+        browser.click("main form button[type=submit]").await;
+        wait_for_path(&browser, "/shares").await;
+        browser.close().await;
     }
+    app.stop().await;
 }
+
+both_backends!(an_account_sets_up_an_app_when_the_team_requires_it_and_signs_in_with_its_codes);

@@ -7,6 +7,7 @@
 use crate::{
     both_backends,
     support::{
+        Backend,
         browser::{BrowserOptions, BrowserSession, DEFAULT_WAIT},
         oidc::{Mode, app_with_provider},
     },
@@ -29,26 +30,28 @@ async fn to_the_providers_consent(browser: &BrowserSession, base: &str, login: &
     browser.wait_for("form[data-prompt=consent]", DEFAULT_WAIT).await;
 }
 
-both_backends! {
-    async fn a_person_signs_in_through_the_provider_and_a_denied_consent_explains_itself(backend: Backend) {
-        let (app, _provider) = app_with_provider(backend, Mode::Normal, &["corp.test"]).await;
-        for (i, (language, options)) in [("ja", BrowserOptions::phone()), ("en", BrowserOptions::desktop())].into_iter().enumerate() {
-            let browser = BrowserSession::start(options.language(language)).await;
-            let email = format!("person{i}@corp.test");
+async fn a_person_signs_in_through_the_provider_and_a_denied_consent_explains_itself(backend: Backend) {
+    let (app, _provider) = app_with_provider(backend, Mode::Normal, &["corp.test"]).await;
+    for (i, (language, options)) in
+        [("ja", BrowserOptions::phone()), ("en", BrowserOptions::desktop())].into_iter().enumerate()
+    {
+        let browser = BrowserSession::start(options.language(language)).await;
+        let email = format!("person{i}@corp.test");
 
-            to_the_providers_consent(&browser, &app.base, &email).await;
-            browser.click("form[action$=abort] button").await;
-            browser.wait_for("[data-reason=denied]", DEFAULT_WAIT).await;
-            browser.click("main a[href$='/login']").await;
-            wait_for_path(&browser, "/login").await;
+        to_the_providers_consent(&browser, &app.base, &email).await;
+        browser.click("form[action$=abort] button").await;
+        browser.wait_for("[data-reason=denied]", DEFAULT_WAIT).await;
+        browser.click("main a[href$='/login']").await;
+        wait_for_path(&browser, "/login").await;
 
-            to_the_providers_consent(&browser, &app.base, &email).await;
-            browser.click("form[data-prompt=consent] button").await;
-            wait_for_path(&browser, "/shares").await;
-            browser.goto(&format!("{}/account", app.base)).await;
-            assert_eq!(browser.text(".account-email").await, email);
-            browser.close().await;
-        }
-        app.stop().await;
+        to_the_providers_consent(&browser, &app.base, &email).await;
+        browser.click("form[data-prompt=consent] button").await;
+        wait_for_path(&browser, "/shares").await;
+        browser.goto(&format!("{}/account", app.base)).await;
+        assert_eq!(browser.text(".account-email").await, email);
+        browser.close().await;
     }
+    app.stop().await;
 }
+
+both_backends!(a_person_signs_in_through_the_provider_and_a_denied_consent_explains_itself);

@@ -16,6 +16,7 @@ use crate::{
     both_backends,
     fault_drills::lines,
     support::{
+        Backend,
         browser::{BrowserOptions, BrowserSession, DEFAULT_WAIT},
         installation::{Installation, kill_9},
         nginx::Nginx,
@@ -171,96 +172,100 @@ fn assert_chunked_under_the_cap(deployment: &Deployment) -> u64 {
     patches.iter().map(|(_, _, _, bytes)| *bytes).sum()
 }
 
-both_backends! {
-    async fn a_300_mb_file_crosses_a_100_mb_proxy_cap_in_resumable_chunks(backend: Backend) {
-        let deployment = Deployment::new(backend).await;
-        // The cap is real: one request with the whole file is refused by nginx itself.
-        let whole = reqwest::Client::new()
-            .post(format!("{}/shares/new", deployment.nginx.base()))
-            .header("Content-Length", FILE_SIZE.to_string())
-            .body(vec![0u8; 1024])
-            .send()
-            .await
-            .unwrap();
-        assert_eq!(whole.status(), 413, "nginx let a 300 MB body through");
+async fn a_300_mb_file_crosses_a_100_mb_proxy_cap_in_resumable_chunks(backend: Backend) {
+    let deployment = Deployment::new(backend).await;
+    // The cap is real: one request with the whole file is refused by nginx itself.
+    let whole = reqwest::Client::new()
+        .post(format!("{}/shares/new", deployment.nginx.base()))
+        .header("Content-Length", FILE_SIZE.to_string())
+        .body(vec![0u8; 1024])
+        .send()
+        .await
+        .unwrap();
+    assert_eq!(whole.status(), 413, "nginx let a 300 MB body through");
 
-        let files = tempfile::tempdir().unwrap();
-        let (source, digest) = write_source(files.path());
-        let browser = filled_form(&deployment, &source).await;
-        browser.click("main form[data-upload] button[type=submit]").await;
-        let took = wait_for_the_link(&browser).await;
+    let files = tempfile::tempdir().unwrap();
+    let (source, digest) = write_source(files.path());
+    let browser = filled_form(&deployment, &source).await;
+    browser.click("main form[data-upload] button[type=submit]").await;
+    let took = wait_for_the_link(&browser).await;
 
-        assert_eq!(deployment.shared_files().await, [format!("{digest} {FILE_SIZE}")]);
-        assert_eq!(deployment.upload_offset().await, None, "the finished upload became the share's file");
-        let sent = assert_chunked_under_the_cap(&deployment);
-        assert_eq!(sent / MB, FILE_SIZE / MB, "bytes sent in PATCH requests, headers included");
-        eprintln!("300 MB through nginx (cap {PROXY_CAP}) in {took:?}");
-        browser.close().await;
-    }
-
-    async fn an_upload_resumes_after_the_server_is_killed_halfway(backend: Backend) {
-        let mut deployment = Deployment::new(backend).await;
-        let files = tempfile::tempdir().unwrap();
-        let (source, digest) = write_source(files.path());
-        let browser = filled_form(&deployment, &source).await;
-        // Slowed down, so that the kill lands in the middle of a chunk.
-        throttle(&browser, 40 * MB).await;
-        browser.click("main form[data-upload] button[type=submit]").await;
-        let halfway = wait_for_offset(&deployment, FILE_SIZE / 2).await;
-        kill_9(&mut deployment.server);
-        // Nothing partial is shared: no share, no file row, and the upload has no digest.
-        assert!(deployment.shared_files().await.is_empty());
-        let digests = lines(&deployment.inst.db, "SELECT COALESCE(sha256, 'none') FROM uploads").await;
-        assert_eq!(digests, ["none"]);
-
-        deployment.server = deployment.inst.start_on(&deployment.addr, &SERVE_ARGS);
-        wait_for_the_link(&browser).await;
-        assert_eq!(deployment.shared_files().await, [format!("{digest} {FILE_SIZE}")]);
-        let sent = assert_chunked_under_the_cap(&deployment);
-        // Resumed, not started again: at most the chunk in flight at the kill was sent twice.
-        assert!(sent < FILE_SIZE + 2 * CHUNK, "{sent} bytes sent for a {FILE_SIZE}-byte file (killed at {halfway})");
-        browser.close().await;
-    }
-
-    async fn the_uploader_pauses_resumes_cancels_and_picks_up_after_a_reload(backend: Backend) {
-        let deployment = Deployment::new(backend).await;
-        let words = &watasu::i18n::Lang::Ja.text().uploader;
-        let files = tempfile::tempdir().unwrap();
-        let size = 30 * MB;
-        let (source, digest) = write_source_of(files.path(), size);
-
-        // Cancel: the upload is terminated on the server and the form is ready again.
-        let browser = filled_form(&deployment, &source).await;
-        throttle(&browser, 5 * MB).await;
-        browser.click("main form[data-upload] button[type=submit]").await;
-        browser.wait_for_js("document.getElementById('upload-progress').value > 0", UPLOAD_WAIT).await;
-        browser.click("#uploader [data-upload-cancel]").await;
-        wait_for_status(&browser, words.cancelled).await;
-        assert_eq!(deployment.upload_offset().await, None, "the cancelled upload is still on the server");
-        assert_eq!(browser.attr("#uploader", "hidden").await.as_deref(), Some("true"));
-        assert_eq!(browser.attr("main form[data-upload] button[type=submit]", "disabled").await, None);
-
-        // Pause and resume, then a reload in the middle: choosing the same file again goes on
-        // with the same upload, and the share gets the whole file.
-        browser.click("main form[data-upload] button[type=submit]").await;
-        wait_for_offset(&deployment, 1).await;
-        browser.click("#uploader [data-upload-pause]").await;
-        wait_for_status(&browser, words.paused).await;
-        assert_eq!(browser.text("#uploader [data-upload-pause]").await, words.resume);
-        browser.click("#uploader [data-upload-pause]").await;
-        let before_reload = wait_for_offset(&deployment, size / 3).await;
-        browser.reload().await;
-        browser.fill("#recipient", RECIPIENT).await;
-        let input = browser.find("input[type=file]").await;
-        input.send_keys(source.to_str().unwrap()).await.expect("choosing the file again");
-        browser.click("main form[data-upload] button[type=submit]").await;
-        wait_for_the_link(&browser).await;
-        assert_eq!(deployment.shared_files().await, [format!("{digest} {size}")]);
-        let proxied = deployment.proxied();
-        let creations = proxied.iter().filter(|(m, p, status, _)| m == "POST" && p == "/uploads" && *status == 201).count();
-        assert_eq!(creations, 2, "one upload cancelled, one resumed across pause and reload: {proxied:?}");
-        let sent: u64 = proxied.iter().filter(|(m, _, _, _)| m == "PATCH").map(|(_, _, _, bytes)| *bytes).sum();
-        assert!(sent < 2 * size, "{sent} bytes sent for a {size}-byte file: the reload (at {before_reload}) started over");
-        browser.close().await;
-    }
+    assert_eq!(deployment.shared_files().await, [format!("{digest} {FILE_SIZE}")]);
+    assert_eq!(deployment.upload_offset().await, None, "the finished upload became the share's file");
+    let sent = assert_chunked_under_the_cap(&deployment);
+    assert_eq!(sent / MB, FILE_SIZE / MB, "bytes sent in PATCH requests, headers included");
+    eprintln!("300 MB through nginx (cap {PROXY_CAP}) in {took:?}");
+    browser.close().await;
 }
+
+async fn an_upload_resumes_after_the_server_is_killed_halfway(backend: Backend) {
+    let mut deployment = Deployment::new(backend).await;
+    let files = tempfile::tempdir().unwrap();
+    let (source, digest) = write_source(files.path());
+    let browser = filled_form(&deployment, &source).await;
+    // Slowed down, so that the kill lands in the middle of a chunk.
+    throttle(&browser, 40 * MB).await;
+    browser.click("main form[data-upload] button[type=submit]").await;
+    let halfway = wait_for_offset(&deployment, FILE_SIZE / 2).await;
+    kill_9(&mut deployment.server);
+    // Nothing partial is shared: no share, no file row, and the upload has no digest.
+    assert!(deployment.shared_files().await.is_empty());
+    let digests = lines(&deployment.inst.db, "SELECT COALESCE(sha256, 'none') FROM uploads").await;
+    assert_eq!(digests, ["none"]);
+
+    deployment.server = deployment.inst.start_on(&deployment.addr, &SERVE_ARGS);
+    wait_for_the_link(&browser).await;
+    assert_eq!(deployment.shared_files().await, [format!("{digest} {FILE_SIZE}")]);
+    let sent = assert_chunked_under_the_cap(&deployment);
+    // Resumed, not started again: at most the chunk in flight at the kill was sent twice.
+    assert!(sent < FILE_SIZE + 2 * CHUNK, "{sent} bytes sent for a {FILE_SIZE}-byte file (killed at {halfway})");
+    browser.close().await;
+}
+
+async fn the_uploader_pauses_resumes_cancels_and_picks_up_after_a_reload(backend: Backend) {
+    let deployment = Deployment::new(backend).await;
+    let words = &watasu::i18n::Lang::Ja.text().uploader;
+    let files = tempfile::tempdir().unwrap();
+    let size = 30 * MB;
+    let (source, digest) = write_source_of(files.path(), size);
+
+    // Cancel: the upload is terminated on the server and the form is ready again.
+    let browser = filled_form(&deployment, &source).await;
+    throttle(&browser, 5 * MB).await;
+    browser.click("main form[data-upload] button[type=submit]").await;
+    browser.wait_for_js("document.getElementById('upload-progress').value > 0", UPLOAD_WAIT).await;
+    browser.click("#uploader [data-upload-cancel]").await;
+    wait_for_status(&browser, words.cancelled).await;
+    assert_eq!(deployment.upload_offset().await, None, "the cancelled upload is still on the server");
+    assert_eq!(browser.attr("#uploader", "hidden").await.as_deref(), Some("true"));
+    assert_eq!(browser.attr("main form[data-upload] button[type=submit]", "disabled").await, None);
+
+    // Pause and resume, then a reload in the middle: choosing the same file again goes on
+    // with the same upload, and the share gets the whole file.
+    browser.click("main form[data-upload] button[type=submit]").await;
+    wait_for_offset(&deployment, 1).await;
+    browser.click("#uploader [data-upload-pause]").await;
+    wait_for_status(&browser, words.paused).await;
+    assert_eq!(browser.text("#uploader [data-upload-pause]").await, words.resume);
+    browser.click("#uploader [data-upload-pause]").await;
+    let before_reload = wait_for_offset(&deployment, size / 3).await;
+    browser.reload().await;
+    browser.fill("#recipient", RECIPIENT).await;
+    let input = browser.find("input[type=file]").await;
+    input.send_keys(source.to_str().unwrap()).await.expect("choosing the file again");
+    browser.click("main form[data-upload] button[type=submit]").await;
+    wait_for_the_link(&browser).await;
+    assert_eq!(deployment.shared_files().await, [format!("{digest} {size}")]);
+    let proxied = deployment.proxied();
+    let creations = proxied.iter().filter(|(m, p, status, _)| m == "POST" && p == "/uploads" && *status == 201).count();
+    assert_eq!(creations, 2, "one upload cancelled, one resumed across pause and reload: {proxied:?}");
+    let sent: u64 = proxied.iter().filter(|(m, _, _, _)| m == "PATCH").map(|(_, _, _, bytes)| *bytes).sum();
+    assert!(sent < 2 * size, "{sent} bytes sent for a {size}-byte file: the reload (at {before_reload}) started over");
+    browser.close().await;
+}
+
+both_backends!(
+    a_300_mb_file_crosses_a_100_mb_proxy_cap_in_resumable_chunks,
+    an_upload_resumes_after_the_server_is_killed_halfway,
+    the_uploader_pauses_resumes_cancels_and_picks_up_after_a_reload
+);

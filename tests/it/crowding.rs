@@ -9,7 +9,7 @@ use tokio::{io::AsyncWriteExt, net::TcpStream};
 
 use crate::{
     both_backends,
-    support::{TestApp, nginx::Nginx, raw},
+    support::{Backend, TestApp, nginx::Nginx, raw},
 };
 
 /// Connections the trickling client opens: more than the cap of either test.
@@ -94,43 +94,46 @@ async fn healthz_from(source: &str, addr: &str) -> String {
 /// nginx's limit per address in contrib/nginx/watasu-proxy.conf.
 const NGINX_PER_CLIENT: usize = 64;
 
-both_backends! {
-    async fn hundreds_of_trickling_connections_from_one_address_leave_another_address_answered(backend: Backend) {
-        let app = TestApp::spawn_with(backend, |s| {
-            s.max_connections = 256;
-            (s.header_timeout, s.small_body_timeout, s.body_timeout, s.idle_timeout) = (HOUR, HOUR, HOUR, HOUR);
-        })
-        .await;
-        let share = app.state.config.per_client_connections() as usize;
-        assert!(share < 256 && TRICKLING > 256, "the test needs a trickle past the cap and a share below it");
-        let addr = app.addr.to_string();
+async fn hundreds_of_trickling_connections_from_one_address_leave_another_address_answered(backend: Backend) {
+    let app = TestApp::spawn_with(backend, |s| {
+        s.max_connections = 256;
+        (s.header_timeout, s.small_body_timeout, s.body_timeout, s.idle_timeout) = (HOUR, HOUR, HOUR, HOUR);
+    })
+    .await;
+    let share = app.state.config.per_client_connections() as usize;
+    assert!(share < 256 && TRICKLING > 256, "the test needs a trickle past the cap and a share below it");
+    let addr = app.addr.to_string();
 
-        let trickling = trickle("127.0.0.2", &addr).await;
-        // Connections are accepted in order: this one only after every trickling one was placed.
-        let answer = healthz_from("127.0.0.3", &addr).await;
-        assert!(answer.starts_with("HTTP/1.1 200"), "{answer}");
+    let trickling = trickle("127.0.0.2", &addr).await;
+    // Connections are accepted in order: this one only after every trickling one was placed.
+    let answer = healthz_from("127.0.0.3", &addr).await;
+    assert!(answer.starts_with("HTTP/1.1 200"), "{answer}");
 
-        let (_, answered_429) = wait_for_refusals(&trickling, |ended, _| ended >= TRICKLING - share).await;
-        assert!(answered_429 > 0, "no connection over the share was told why");
-        assert_eq!(still_open(&trickling), share, "the trickling client's share was not held throughout");
-    }
-
-    async fn through_the_nginx_files_one_trickling_address_leaves_another_answered(backend: Backend) {
-        // A cap the trickling sign-in forms alone would fill, were nginx not limiting each address.
-        let app = TestApp::spawn_with(backend, |s| {
-            s.max_connections = 100;
-            s.trusted_proxies = vec!["127.0.0.1/32".parse().unwrap()];
-            (s.header_timeout, s.small_body_timeout, s.body_timeout, s.idle_timeout) = (HOUR, HOUR, HOUR, HOUR);
-        })
-        .await;
-        let nginx = Nginx::start(&app.addr.to_string(), "100m");
-        let trickling = trickle("127.0.0.2", &nginx.addr).await;
-        let answer = healthz_from("127.0.0.3", &nginx.addr).await;
-        assert!(answer.starts_with("HTTP/1.1 200"), "{answer}");
-        // nginx counts a connection once its headers are in: the forms past its limit are told 429
-        // (the half headers wait at nginx and never reach the app).
-        let forms_refused = TRICKLING / 2 - NGINX_PER_CLIENT;
-        let (_, answered_429) = wait_for_refusals(&trickling, |_, answered| answered >= forms_refused).await;
-        assert_eq!(answered_429, forms_refused, "{}", nginx.error_log());
-    }
+    let (_, answered_429) = wait_for_refusals(&trickling, |ended, _| ended >= TRICKLING - share).await;
+    assert!(answered_429 > 0, "no connection over the share was told why");
+    assert_eq!(still_open(&trickling), share, "the trickling client's share was not held throughout");
 }
+
+async fn through_the_nginx_files_one_trickling_address_leaves_another_answered(backend: Backend) {
+    // A cap the trickling sign-in forms alone would fill, were nginx not limiting each address.
+    let app = TestApp::spawn_with(backend, |s| {
+        s.max_connections = 100;
+        s.trusted_proxies = vec!["127.0.0.1/32".parse().unwrap()];
+        (s.header_timeout, s.small_body_timeout, s.body_timeout, s.idle_timeout) = (HOUR, HOUR, HOUR, HOUR);
+    })
+    .await;
+    let nginx = Nginx::start(&app.addr.to_string(), "100m");
+    let trickling = trickle("127.0.0.2", &nginx.addr).await;
+    let answer = healthz_from("127.0.0.3", &nginx.addr).await;
+    assert!(answer.starts_with("HTTP/1.1 200"), "{answer}");
+    // nginx counts a connection once its headers are in: the forms past its limit are told 429
+    // (the half headers wait at nginx and never reach the app).
+    let forms_refused = TRICKLING / 2 - NGINX_PER_CLIENT;
+    let (_, answered_429) = wait_for_refusals(&trickling, |_, answered| answered >= forms_refused).await;
+    assert_eq!(answered_429, forms_refused, "{}", nginx.error_log());
+}
+
+both_backends!(
+    hundreds_of_trickling_connections_from_one_address_leave_another_address_answered,
+    through_the_nginx_files_one_trickling_address_leaves_another_answered
+);

@@ -17,6 +17,7 @@ use std::{
     pin::Pin,
     task::{Context, Poll},
 };
+use watasu::on_db;
 
 use bytes::Bytes;
 use http_body::Frame;
@@ -44,10 +45,7 @@ pub async fn metric(app: &TestApp, name: &str, labels: &[(&str, &str)]) -> Optio
 
 /// Every row of a one-text-column query, in order.
 pub async fn lines(db: &Db, sql: &'static str) -> Vec<String> {
-    match db {
-        Db::Sqlite(pool) => sqlx::query_scalar(sql).fetch_all(pool).await.unwrap(),
-        Db::Postgres(pool) => sqlx::query_scalar(sql).fetch_all(pool).await.unwrap(),
-    }
+    on_db!(db, |pool| sqlx::query_scalar(sql).fetch_all(pool).await.unwrap())
 }
 
 /// What a fault must not change behind anyone's back: the rows that carry promises.

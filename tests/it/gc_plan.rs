@@ -8,122 +8,120 @@ use sqlx::AssertSqlSafe;
 use watasu::{
     db::Db,
     lifecycle::{PURGEABLE_POSTGRES, PURGEABLE_SQLITE},
+    on_db,
 };
 
 use crate::{
     both_backends,
     lifecycle::{local_share, quiet_app},
-    support::{count, execute},
+    support::{Backend, count, execute},
 };
 
 /// Seed 000's delivery grace, as the statement's first parameter.
 const GRACE_SECONDS: f64 = 15.0 * 60.0;
 
 // The partial indexes among many purged and live rows.
-both_backends! {
-    async fn the_purge_candidate_query_searches_its_two_indexes_among_100000_purged_and_20000_live_rows(backend: Backend) {
-        let app = quiet_app(backend).await;
-        let sender = app.create_sender("sender@example.test", "Sender Sato").await;
-        let started = Instant::now();
-        execute(
-            app.db(),
-            "WITH RECURSIVE n(i) AS (SELECT 1 UNION ALL SELECT i + 1 FROM n WHERE i < 100000)
+async fn the_purge_candidate_query_searches_its_two_indexes_among_100000_purged_and_20000_live_rows(backend: Backend) {
+    let app = quiet_app(backend).await;
+    let sender = app.create_sender("sender@example.test", "Sender Sato").await;
+    let started = Instant::now();
+    execute(
+        app.db(),
+        "WITH RECURSIVE n(i) AS (SELECT 1 UNION ALL SELECT i + 1 FROM n WHERE i < 100000)
              INSERT INTO files (owner_id, storage_key, original_name, content_type, size_bytes, sha256)
              SELECT $1, printf('purged-%06d', i), 'old.txt', 'text/plain', 1, '' FROM n",
-            "INSERT INTO files (owner_id, storage_key, original_name, content_type, size_bytes, sha256)
+        "INSERT INTO files (owner_id, storage_key, original_name, content_type, size_bytes, sha256)
              SELECT $1, format('purged-%s', i), 'old.txt', 'text/plain', 1, '' FROM generate_series(1, 100000) AS i",
-            sender,
-        )
-        .await;
-        execute(
-            app.db(),
-            "INSERT INTO shares (file_id, sender_id, token_hash, recipient_email, status, expires_at, consumed_at, purged_at)
+        sender,
+    )
+    .await;
+    execute(
+        app.db(),
+        "INSERT INTO shares (file_id, sender_id, token_hash, recipient_email, status, expires_at, consumed_at, purged_at)
              SELECT id, $1, printf('purged-token-%d', id), 'old@example.test', 'purged',
                     unixepoch('subsec') - 86400, unixepoch('subsec') - 90000, unixepoch('subsec') - 80000
                FROM files WHERE storage_key LIKE 'purged-%'",
-            "INSERT INTO shares (file_id, sender_id, token_hash, recipient_email, status, expires_at, consumed_at, purged_at)
+        "INSERT INTO shares (file_id, sender_id, token_hash, recipient_email, status, expires_at, consumed_at, purged_at)
              SELECT id, $1, format('purged-token-%s', id), 'old@example.test', 'purged',
                     now() - interval '1 day', now() - interval '25 hours', now() - interval '22 hours'
                FROM files WHERE storage_key LIKE 'purged-%'",
-            sender,
-        )
-        .await;
-        // Live shares: half active until tomorrow, half consumed a minute ago (no byte sent yet: their
-        // grace waits for the expiry).
-        execute(
-            app.db(),
-            "WITH RECURSIVE n(i) AS (SELECT 1 UNION ALL SELECT i + 1 FROM n WHERE i < 20000)
+        sender,
+    )
+    .await;
+    // Live shares: half active until tomorrow, half consumed a minute ago (no byte sent yet: their
+    // grace waits for the expiry).
+    execute(
+        app.db(),
+        "WITH RECURSIVE n(i) AS (SELECT 1 UNION ALL SELECT i + 1 FROM n WHERE i < 20000)
              INSERT INTO files (owner_id, storage_key, original_name, content_type, size_bytes, sha256)
              SELECT $1, printf('live-%06d', i), 'new.txt', 'text/plain', 1, '' FROM n",
-            "INSERT INTO files (owner_id, storage_key, original_name, content_type, size_bytes, sha256)
+        "INSERT INTO files (owner_id, storage_key, original_name, content_type, size_bytes, sha256)
              SELECT $1, format('live-%s', i), 'new.txt', 'text/plain', 1, '' FROM generate_series(1, 20000) AS i",
-            sender,
-        )
-        .await;
-        execute(
-            app.db(),
-            "INSERT INTO shares (file_id, sender_id, token_hash, recipient_email, status, expires_at, consumed_at)
+        sender,
+    )
+    .await;
+    execute(
+        app.db(),
+        "INSERT INTO shares (file_id, sender_id, token_hash, recipient_email, status, expires_at, consumed_at)
              SELECT id, $1, printf('live-token-%d', id), 'new@example.test', CASE id % 2 WHEN 0 THEN 'active' ELSE 'consumed' END,
                     unixepoch('subsec') + 86400, CASE id % 2 WHEN 0 THEN NULL ELSE unixepoch('subsec') - 60 END
                FROM files WHERE storage_key LIKE 'live-%'",
-            "INSERT INTO shares (file_id, sender_id, token_hash, recipient_email, status, expires_at, consumed_at)
+        "INSERT INTO shares (file_id, sender_id, token_hash, recipient_email, status, expires_at, consumed_at)
              SELECT id, $1, format('live-token-%s', id), 'new@example.test', CASE id % 2 WHEN 0 THEN 'active' ELSE 'consumed' END,
                     now() + interval '1 day', CASE id % 2 WHEN 0 THEN NULL ELSE now() - interval '1 minute' END
                FROM files WHERE storage_key LIKE 'live-%'",
-            sender,
-        )
-        .await;
-        let (live, _) = local_share(&app, sender).await;
-        let (expired, _) = local_share(&app, sender).await;
-        app.expire_share(expired).await;
-        match app.db() {
-            Db::Sqlite(pool) => sqlx::query("ANALYZE").execute(pool).await.map(drop).unwrap(),
-            Db::Postgres(pool) => sqlx::query("ANALYZE").execute(pool).await.map(drop).unwrap(),
-        }
-        println!("[{backend:?}] 100000 purged and 20000 live rows inserted and analysed in {:?}", started.elapsed());
-        assert!(count(app.db(), "SELECT count(*) FROM shares WHERE status = 'purged' AND id > $1", 0).await >= 100_000);
-        let candidates = app.state.lifecycle.select_purgeable(5).await.unwrap();
-        assert_eq!(candidates.iter().map(|c| c.id).collect::<Vec<_>>(), [expired], "live share {live} is not due");
+        sender,
+    )
+    .await;
+    let (live, _) = local_share(&app, sender).await;
+    let (expired, _) = local_share(&app, sender).await;
+    app.expire_share(expired).await;
+    on_db!(app.db(), |pool| sqlx::query("ANALYZE").execute(pool).await.map(drop).unwrap());
+    println!("[{backend:?}] 100000 purged and 20000 live rows inserted and analysed in {:?}", started.elapsed());
+    assert!(count(app.db(), "SELECT count(*) FROM shares WHERE status = 'purged' AND id > $1", 0).await >= 100_000);
+    let candidates = app.state.lifecycle.select_purgeable(5).await.unwrap();
+    assert_eq!(candidates.iter().map(|c| c.id).collect::<Vec<_>>(), [expired], "live share {live} is not due");
 
-        let plan = match app.db() {
-            Db::Sqlite(pool) => {
-                let rows: Vec<(i64, i64, i64, String)> =
-                    sqlx::query_as(AssertSqlSafe(format!("EXPLAIN QUERY PLAN {PURGEABLE_SQLITE}")))
-                        .bind(GRACE_SECONDS)
-                        .bind(5_i64)
-                        .fetch_all(pool)
-                        .await
-                        .unwrap();
-                rows.into_iter().map(|(_, _, _, detail)| detail).collect::<Vec<_>>().join("\n")
-            }
-            Db::Postgres(pool) => {
-                // A generic plan: the one a prepared statement with parameters may use.
-                let mut tx = pool.begin().await.unwrap();
-                sqlx::query("SET LOCAL plan_cache_mode = force_generic_plan").execute(&mut *tx).await.unwrap();
-                let rows: Vec<String> =
-                    sqlx::query_scalar(AssertSqlSafe(format!("EXPLAIN (FORMAT TEXT) {PURGEABLE_POSTGRES}")))
-                        .bind(GRACE_SECONDS)
-                        .bind(5_i64)
-                        .fetch_all(&mut *tx)
-                        .await
-                        .unwrap();
-                rows.join("\n")
-            }
-        };
-
-        println!("[{backend:?}] plan of the purge-candidate query:\n{plan}");
-        for index in ["shares_expiry_idx", "shares_delivering_idx"] {
-            assert!(plan.contains(index), "{index} is not used:\n{plan}");
+    let plan = match app.db() {
+        Db::Sqlite(pool) => {
+            let rows: Vec<(i64, i64, i64, String)> =
+                sqlx::query_as(AssertSqlSafe(format!("EXPLAIN QUERY PLAN {PURGEABLE_SQLITE}")))
+                    .bind(GRACE_SECONDS)
+                    .bind(5_i64)
+                    .fetch_all(pool)
+                    .await
+                    .unwrap();
+            rows.into_iter().map(|(_, _, _, detail)| detail).collect::<Vec<_>>().join("\n")
         }
-        // A range search on each index, never a walk through one or through the table.
-        assert!(!plan.contains("Seq Scan on shares") && !plan.contains("SCAN s "), "shares are scanned whole:\n{plan}");
-        assert!(
-            plan.contains("expires_at<?") || plan.contains("Index Cond: (expires_at <="),
-            "the expiry index is walked, not searched:\n{plan}"
-        );
-        assert!(
-            plan.contains("shares_delivering_idx (<expr><?)") || plan.contains("Index Cond: (COALESCE("),
-            "the delivering index is walked, not searched:\n{plan}"
-        );
+        Db::Postgres(pool) => {
+            // A generic plan: the one a prepared statement with parameters may use.
+            let mut tx = pool.begin().await.unwrap();
+            sqlx::query("SET LOCAL plan_cache_mode = force_generic_plan").execute(&mut *tx).await.unwrap();
+            let rows: Vec<String> =
+                sqlx::query_scalar(AssertSqlSafe(format!("EXPLAIN (FORMAT TEXT) {PURGEABLE_POSTGRES}")))
+                    .bind(GRACE_SECONDS)
+                    .bind(5_i64)
+                    .fetch_all(&mut *tx)
+                    .await
+                    .unwrap();
+            rows.join("\n")
+        }
+    };
+
+    println!("[{backend:?}] plan of the purge-candidate query:\n{plan}");
+    for index in ["shares_expiry_idx", "shares_delivering_idx"] {
+        assert!(plan.contains(index), "{index} is not used:\n{plan}");
     }
+    // A range search on each index, never a walk through one or through the table.
+    assert!(!plan.contains("Seq Scan on shares") && !plan.contains("SCAN s "), "shares are scanned whole:\n{plan}");
+    assert!(
+        plan.contains("expires_at<?") || plan.contains("Index Cond: (expires_at <="),
+        "the expiry index is walked, not searched:\n{plan}"
+    );
+    assert!(
+        plan.contains("shares_delivering_idx (<expr><?)") || plan.contains("Index Cond: (COALESCE("),
+        "the delivering index is walked, not searched:\n{plan}"
+    );
 }
+
+both_backends!(the_purge_candidate_query_searches_its_two_indexes_among_100000_purged_and_20000_live_rows);

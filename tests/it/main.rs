@@ -1,6 +1,5 @@
 //! Integration tests: the real app over HTTP, on both database backends.
 
-#[allow(dead_code)] // the harness offers more than each area uses
 mod support;
 
 mod accounts;

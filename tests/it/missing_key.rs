@@ -20,7 +20,7 @@ use watasu::{
 
 use crate::{
     both_backends,
-    support::{PASSWORD, TestApp, execute, fresh_database, process::run_watasu},
+    support::{Backend, PASSWORD, TestApp, execute, fresh_database, process::run_watasu},
 };
 
 /// Runs `watasu serve` on `common` until it exits; `None` when it was still serving after
@@ -72,79 +72,84 @@ fn mode(path: &Path) -> u32 {
     std::fs::metadata(path).unwrap().permissions().mode() & 0o777
 }
 
-both_backends! {
-    async fn a_missing_key_over_sealed_data_stops_every_start_until_it_is_restored_or_replaced_knowingly(backend: Backend) {
-        let dir = tempfile::tempdir().unwrap();
-        let url = fresh_database(backend, dir.path()).await;
-        let db = Db::connect(&url, Duration::from_secs(10)).await.unwrap();
-        db.migrate().await.unwrap();
-        let key_file = dir.path().join("secret.key");
-        let key = SecretKey::load_or_generate(&key_file).unwrap();
-        queue_a_mail(&db, &key).await;
-        db.close().await;
-        let kept = std::fs::read(&key_file).unwrap();
-        std::fs::remove_file(&key_file).unwrap();
-        let common = ["--data-dir", dir.path().to_str().unwrap(), "--database-url", &url];
+async fn a_missing_key_over_sealed_data_stops_every_start_until_it_is_restored_or_replaced_knowingly(backend: Backend) {
+    let dir = tempfile::tempdir().unwrap();
+    let url = fresh_database(backend, dir.path()).await;
+    let db = Db::connect(&url, Duration::from_secs(10)).await.unwrap();
+    db.migrate().await.unwrap();
+    let key_file = dir.path().join("secret.key");
+    let key = SecretKey::load_or_generate(&key_file).unwrap();
+    queue_a_mail(&db, &key).await;
+    db.close().await;
+    let kept = std::fs::read(&key_file).unwrap();
+    std::fs::remove_file(&key_file).unwrap();
+    let common = ["--data-dir", dir.path().to_str().unwrap(), "--database-url", &url];
 
-        let (code, stderr) = tokio::task::block_in_place(|| serve_until_exit(&common, Duration::from_secs(30)));
-        assert_eq!(code, Some(1), "the server started without its key:\n{stderr}");
-        let line = stderr.lines().last().unwrap_or_default();
-        for said in ["secret.key is missing", "(1 waiting mail)", "restore it from your backup", "watasu secret-key new"] {
-            assert!(line.starts_with("watasu: ") && line.contains(said), "{said:?} not in {line:?}");
-        }
-        assert!(!key_file.exists(), "a new key was made anyway");
-        let (code, _, stderr) = watasu(&["share", "list"], &common);
-        assert_eq!(code, 1, "a command ran without the key: {stderr}");
-        assert!(stderr.contains("secret.key is missing"), "{stderr}");
-        assert!(!key_file.exists());
-
-        // The key restored: everything runs again.
-        std::fs::write(&key_file, &kept).unwrap();
-        let (code, _, stderr) = watasu(&["share", "list"], &common);
-        assert_eq!(code, 0, "{stderr}");
-
-        // Lost for good: a new key, made knowingly, says what it leaves behind.
-        std::fs::remove_file(&key_file).unwrap();
-        let (code, stdout, stderr) = watasu(&["secret-key", "new"], &common);
-        assert_eq!(code, 0, "{stderr}");
-        assert!(stdout.contains("made a new secret key") && stdout.contains("1 waiting mail"), "{stdout}");
-        assert_eq!(mode(&key_file), 0o600);
-        assert_ne!(std::fs::read(&key_file).unwrap(), kept);
-        let (code, _, stderr) = watasu(&["secret-key", "new"], &common);
-        assert_eq!(code, 2, "an existing key was replaced: {stderr}");
-        let (code, _, stderr) = watasu(&["share", "list"], &common);
-        assert_eq!(code, 0, "{stderr}");
+    let (code, stderr) = tokio::task::block_in_place(|| serve_until_exit(&common, Duration::from_secs(30)));
+    assert_eq!(code, Some(1), "the server started without its key:\n{stderr}");
+    let line = stderr.lines().last().unwrap_or_default();
+    for said in ["secret.key is missing", "(1 waiting mail)", "restore it from your backup", "watasu secret-key new"] {
+        assert!(line.starts_with("watasu: ") && line.contains(said), "{said:?} not in {line:?}");
     }
+    assert!(!key_file.exists(), "a new key was made anyway");
+    let (code, _, stderr) = watasu(&["share", "list"], &common);
+    assert_eq!(code, 1, "a command ran without the key: {stderr}");
+    assert!(stderr.contains("secret.key is missing"), "{stderr}");
+    assert!(!key_file.exists());
 
-    async fn a_sign_in_whose_app_cannot_be_opened_gets_a_page_that_says_so(backend: Backend) {
-        let app = TestApp::spawn(backend).await;
-        let user = app.create_sender_with_password("sato@example.test", "Sender Sato", PASSWORD).await;
-        // An app set up under the instance's earlier key, since replaced.
-        let earlier = SecretKey::from_hex(&"c3".repeat(32)).unwrap();
-        assert!(SecondFactors::new(app.db().clone(), &earlier).start_totp(user).await.unwrap());
-        execute(
-            app.db(),
-            "UPDATE totp_factors SET confirmed_at = unixepoch('subsec') WHERE user_id = $1",
-            "UPDATE totp_factors SET confirmed_at = now() WHERE user_id = $1",
-            user,
-        )
-        .await;
-        let browser = app.browser();
-        let answer = browser.sign_in("sato@example.test", PASSWORD).await;
-        assert_eq!(answer.header("location"), Some("/login/second-factor"), "{}", answer.body);
+    // The key restored: everything runs again.
+    std::fs::write(&key_file, &kept).unwrap();
+    let (code, _, stderr) = watasu(&["share", "list"], &common);
+    assert_eq!(code, 0, "{stderr}");
 
-        let step = browser.get("/login/second-factor").await;
-        let page = match step.status.as_u16() {
-            200 => browser.post_form("/login/second-factor", &[("csrf_token", &step.csrf_token()), ("code", "123456")]).await,
-            _ => step,
-        };
-
-        assert_eq!(page.status, 409, "{}", page.body);
-        assert_eq!(page.texts("h1"), [Lang::Ja.text().error_factor_unreadable.title], "{}", page.body);
-        assert!(!page.texts("a[href]").is_empty(), "no way back: {}", page.body);
-        for leak in ["Unreadable", "TOTP", "does not open"] {
-            assert!(!page.body.contains(leak), "the page leaks {leak:?}: {}", page.body);
-        }
-        app.stop().await;
-    }
+    // Lost for good: a new key, made knowingly, says what it leaves behind.
+    std::fs::remove_file(&key_file).unwrap();
+    let (code, stdout, stderr) = watasu(&["secret-key", "new"], &common);
+    assert_eq!(code, 0, "{stderr}");
+    assert!(stdout.contains("made a new secret key") && stdout.contains("1 waiting mail"), "{stdout}");
+    assert_eq!(mode(&key_file), 0o600);
+    assert_ne!(std::fs::read(&key_file).unwrap(), kept);
+    let (code, _, stderr) = watasu(&["secret-key", "new"], &common);
+    assert_eq!(code, 2, "an existing key was replaced: {stderr}");
+    let (code, _, stderr) = watasu(&["share", "list"], &common);
+    assert_eq!(code, 0, "{stderr}");
 }
+
+async fn a_sign_in_whose_app_cannot_be_opened_gets_a_page_that_says_so(backend: Backend) {
+    let app = TestApp::spawn(backend).await;
+    let user = app.create_sender_with_password("sato@example.test", "Sender Sato", PASSWORD).await;
+    // An app set up under the instance's earlier key, since replaced.
+    let earlier = SecretKey::from_hex(&"c3".repeat(32)).unwrap();
+    assert!(SecondFactors::new(app.db().clone(), &earlier).start_totp(user).await.unwrap());
+    execute(
+        app.db(),
+        "UPDATE totp_factors SET confirmed_at = unixepoch('subsec') WHERE user_id = $1",
+        "UPDATE totp_factors SET confirmed_at = now() WHERE user_id = $1",
+        user,
+    )
+    .await;
+    let browser = app.browser();
+    let answer = browser.sign_in("sato@example.test", PASSWORD).await;
+    assert_eq!(answer.header("location"), Some("/login/second-factor"), "{}", answer.body);
+
+    let step = browser.get("/login/second-factor").await;
+    let page = match step.status.as_u16() {
+        200 => {
+            browser.post_form("/login/second-factor", &[("csrf_token", &step.csrf_token()), ("code", "123456")]).await
+        }
+        _ => step,
+    };
+
+    assert_eq!(page.status, 409, "{}", page.body);
+    assert_eq!(page.texts("h1"), [Lang::Ja.text().error_factor_unreadable.title], "{}", page.body);
+    assert!(!page.texts("a[href]").is_empty(), "no way back: {}", page.body);
+    for leak in ["Unreadable", "TOTP", "does not open"] {
+        assert!(!page.body.contains(leak), "the page leaks {leak:?}: {}", page.body);
+    }
+    app.stop().await;
+}
+
+both_backends!(
+    a_missing_key_over_sealed_data_stops_every_start_until_it_is_restored_or_replaced_knowingly,
+    a_sign_in_whose_app_cannot_be_opened_gets_a_page_that_says_so
+);

@@ -9,7 +9,7 @@ use std::{
 use crate::{
     both_backends,
     support::{
-        TestApp,
+        Backend, TestApp,
         installation::Installation,
         process::free_local_addr,
         s3::{S3Server, shared},
@@ -65,59 +65,65 @@ fn assert_refused(install: &Installation, storage: &[String], code: i32, setting
     last
 }
 
-both_backends! {
-    async fn a_bucket_that_answers_holds_the_files_of_serve_and_of_the_cli(backend: Backend) {
-        let install = Installation::new(backend).await;
-        let s3 = shared();
-        let bucket = s3.create_bucket();
-        let storage = s3.serve_args(&bucket);
-        let storage: Vec<&str> = storage.iter().map(String::as_str).collect();
-        let server = install.start(&storage);
-        let ready = reqwest::get(format!("{}/readyz", server.base())).await.unwrap();
-        assert_eq!(ready.status(), 200);
+async fn a_bucket_that_answers_holds_the_files_of_serve_and_of_the_cli(backend: Backend) {
+    let install = Installation::new(backend).await;
+    let s3 = shared();
+    let bucket = s3.create_bucket();
+    let storage = s3.serve_args(&bucket);
+    let storage: Vec<&str> = storage.iter().map(String::as_str).collect();
+    let server = install.start(&storage);
+    let ready = reqwest::get(format!("{}/readyz", server.base())).await.unwrap();
+    assert_eq!(ready.status(), 200);
 
-        install.add_sender("sato@example.test");
-        let upload = install.dir.path().join("report.txt");
-        std::fs::write(&upload, b"the file contents\n").unwrap();
-        let mut args = vec!["share", "create", "--from", "sato@example.test", "--to", "r@example.test"];
-        args.extend(["--file", upload.to_str().unwrap()]);
-        args.extend(&storage);
-        install.run(&args);
-        let stored: Vec<_> = std::fs::read_dir(s3.bucket_dir(&bucket).join("files")).unwrap().flatten().collect();
-        assert_eq!(stored.len(), 1, "{stored:?}");
-        assert_eq!(std::fs::read(stored[0].path()).unwrap(), b"the file contents\n");
-        assert!(!install.files_dir().exists() || std::fs::read_dir(install.files_dir()).unwrap().next().is_none());
-        drop(server);
-    }
-
-    async fn a_store_that_cannot_work_stops_start_up_with_one_line_naming_the_setting(backend: Backend) {
-        let install = Installation::new(backend).await;
-        let s3 = shared();
-        let good = s3.serve_args(&s3.create_bucket());
-
-        let line = assert_refused(&install, &with(good.clone(), "--storage", "gs://files"), 2, "WATASU_STORAGE");
-        assert!(line.contains("s3://BUCKET"), "{line}");
-        let line = assert_refused(&install, &with(good.clone(), "--storage", "s3://no-such-bucket/files"), 1, "WATASU_STORAGE");
-        assert!(line.contains("\"no-such-bucket\" does not exist"), "{line}");
-        let line = assert_refused(&install, &with(good.clone(), "--aws-secret-access-key", WRONG_SECRET), 1, "AWS_ACCESS_KEY_ID");
-        assert!(line.contains("refuses these credentials"), "{line}");
-        let nobody = format!("http://{}", free_local_addr());
-        let line = assert_refused(&install, &with(good, "--aws-endpoint-url", &nobody), 1, "AWS_ENDPOINT_URL");
-        assert!(line.contains(&format!("the store at {nobody} does not answer")), "{line}");
-    }
-
-    async fn readiness_reports_a_store_that_stopped_answering_and_heals_with_it(backend: Backend) {
-        let s3 = S3Server::start();
-        let bucket = s3.create_bucket();
-        let storage = s3.storage_settings(&bucket);
-        let app = TestApp::spawn_with(backend, |s| s.storage = storage).await;
-        let browser = app.browser();
-        assert_eq!(browser.get("/readyz").await.status, 200);
-        s3.stop();
-        let page = browser.get("/readyz").await;
-        assert_eq!((page.status.as_u16(), page.body.as_str()), (503, "storage unavailable\n"));
-        s3.restart();
-        let page = browser.get("/readyz").await;
-        assert_eq!((page.status.as_u16(), page.body.as_str()), (200, "ready\n"));
-    }
+    install.add_sender("sato@example.test");
+    let upload = install.dir.path().join("report.txt");
+    std::fs::write(&upload, b"the file contents\n").unwrap();
+    let mut args = vec!["share", "create", "--from", "sato@example.test", "--to", "r@example.test"];
+    args.extend(["--file", upload.to_str().unwrap()]);
+    args.extend(&storage);
+    install.run(&args);
+    let stored: Vec<_> = std::fs::read_dir(s3.bucket_dir(&bucket).join("files")).unwrap().flatten().collect();
+    assert_eq!(stored.len(), 1, "{stored:?}");
+    assert_eq!(std::fs::read(stored[0].path()).unwrap(), b"the file contents\n");
+    assert!(!install.files_dir().exists() || std::fs::read_dir(install.files_dir()).unwrap().next().is_none());
+    drop(server);
 }
+
+async fn a_store_that_cannot_work_stops_start_up_with_one_line_naming_the_setting(backend: Backend) {
+    let install = Installation::new(backend).await;
+    let s3 = shared();
+    let good = s3.serve_args(&s3.create_bucket());
+
+    let line = assert_refused(&install, &with(good.clone(), "--storage", "gs://files"), 2, "WATASU_STORAGE");
+    assert!(line.contains("s3://BUCKET"), "{line}");
+    let line =
+        assert_refused(&install, &with(good.clone(), "--storage", "s3://no-such-bucket/files"), 1, "WATASU_STORAGE");
+    assert!(line.contains("\"no-such-bucket\" does not exist"), "{line}");
+    let line =
+        assert_refused(&install, &with(good.clone(), "--aws-secret-access-key", WRONG_SECRET), 1, "AWS_ACCESS_KEY_ID");
+    assert!(line.contains("refuses these credentials"), "{line}");
+    let nobody = format!("http://{}", free_local_addr());
+    let line = assert_refused(&install, &with(good, "--aws-endpoint-url", &nobody), 1, "AWS_ENDPOINT_URL");
+    assert!(line.contains(&format!("the store at {nobody} does not answer")), "{line}");
+}
+
+async fn readiness_reports_a_store_that_stopped_answering_and_heals_with_it(backend: Backend) {
+    let s3 = S3Server::start();
+    let bucket = s3.create_bucket();
+    let storage = s3.storage_settings(&bucket);
+    let app = TestApp::spawn_with(backend, |s| s.storage = storage).await;
+    let browser = app.browser();
+    assert_eq!(browser.get("/readyz").await.status, 200);
+    s3.stop();
+    let page = browser.get("/readyz").await;
+    assert_eq!((page.status.as_u16(), page.body.as_str()), (503, "storage unavailable\n"));
+    s3.restart();
+    let page = browser.get("/readyz").await;
+    assert_eq!((page.status.as_u16(), page.body.as_str()), (200, "ready\n"));
+}
+
+both_backends!(
+    a_bucket_that_answers_holds_the_files_of_serve_and_of_the_cli,
+    a_store_that_cannot_work_stops_start_up_with_one_line_naming_the_setting,
+    readiness_reports_a_store_that_stopped_answering_and_heals_with_it
+);

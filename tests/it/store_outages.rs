@@ -5,7 +5,7 @@ use std::time::Duration;
 
 use watasu::{i18n::Lang, maintenance::Trigger};
 
-use crate::support::{TestApp, event_kinds, eventually, s3::S3Server};
+use crate::support::{Backend, TestApp, event_kinds, eventually, s3::S3Server};
 
 /// An app whose files live in a bucket of its own `s3s-fs`, which the test stops and starts.
 async fn app_on_own_bucket(backend: crate::support::Backend) -> (TestApp, S3Server, String) {
@@ -33,74 +33,78 @@ fn objects_in(s3: &S3Server, bucket: &str) -> usize {
     std::fs::read_dir(s3.bucket_dir(bucket).join("files")).map(|dir| dir.flatten().count()).unwrap_or(0)
 }
 
-crate::both_backends! {
-    async fn a_new_share_sent_while_the_store_is_down_is_a_friendly_503_and_goes_through_once_it_is_back(backend: Backend) {
-        let (app, s3, bucket) = app_on_own_bucket(backend).await;
-        let sender = app.signed_in_sender("sato@example.test").await;
-        let csrf = sender.get("/shares/new").await.csrf_token();
+async fn a_new_share_sent_while_the_store_is_down_is_a_friendly_503_and_goes_through_once_it_is_back(backend: Backend) {
+    let (app, s3, bucket) = app_on_own_bucket(backend).await;
+    let sender = app.signed_in_sender("sato@example.test").await;
+    let csrf = sender.get("/shares/new").await.csrf_token();
 
-        s3.stop();
-        for lang in [Lang::Ja, Lang::En] {
-            sender.set_cookie("lang", lang.code());
-            let (status, body) = post_new_share(&sender, &csrf).await;
-            let text = &lang.text().error_unavailable;
-            assert_eq!(status, 503, "{body}");
-            assert!(body.contains(text.title) && body.contains(text.body), "{lang:?}: {body}");
-        }
-        assert_eq!(crate::support::count(app.db(), "SELECT COUNT(*) FROM shares WHERE id > $1", 0).await, 0);
-        s3.restart();
+    s3.stop();
+    for lang in [Lang::Ja, Lang::En] {
+        sender.set_cookie("lang", lang.code());
         let (status, body) = post_new_share(&sender, &csrf).await;
-        assert_eq!(status, 303, "{body}");
-        assert_eq!(objects_in(&s3, &bucket), 1);
+        let text = &lang.text().error_unavailable;
+        assert_eq!(status, 503, "{body}");
+        assert!(body.contains(text.title) && body.contains(text.body), "{lang:?}: {body}");
     }
-
-    async fn a_download_while_the_store_is_down_is_a_friendly_503_and_works_once_it_is_back(backend: Backend) {
-        let (app, s3, _bucket) = app_on_own_bucket(backend).await;
-        let share = app.create_share().await;
-        let (browser, csrf) = app.verified_browser(&share).await;
-
-        s3.stop();
-        for lang in [Lang::Ja, Lang::En] {
-            browser.set_cookie("lang", lang.code());
-            let refused = browser.claim(&share.token, &csrf).await;
-            assert_eq!(refused.status(), 503);
-            let body = refused.text().await.unwrap();
-            let text = &lang.text().error_unavailable;
-            assert!(body.contains(text.title) && body.contains(text.body), "{lang:?}: {body}");
-        }
-        // The failed read used up nothing: no claim, and the link still offers its download.
-        assert!(!event_kinds(&app, share.id).await.contains(&"downloaded".to_owned()));
-        s3.restart();
-        let page = browser.open_link(&share.token).await;
-        assert_eq!(page.attr("#step", "data-step").as_deref(), Some("download"), "{}", page.body);
-
-        let file = browser.download(&share.token, &csrf).await;
-        assert_eq!(file.status(), 200);
-        assert_eq!(file.bytes().await.unwrap().as_ref(), b"the file contents\n");
-        assert_eq!(event_kinds(&app, share.id).await.iter().filter(|k| *k == "downloaded").count(), 1);
-        let (other, other_csrf) = app.granted_browser(&share).await;
-        assert_eq!(other.download(&share.token, &other_csrf).await.status(), 410);
-    }
-
-    async fn a_gc_pass_while_the_store_is_down_backs_off_and_removes_the_object_once_it_is_back(backend: Backend) {
-        let (app, s3, bucket) = app_on_own_bucket(backend).await;
-        let share = app.create_share().await;
-        app.expire_share(share.id).await;
-        assert_eq!(objects_in(&s3, &bucket), 1);
-
-        s3.stop();
-        let report = app.state.gc.gc().collect(10, Trigger::Cli).await.unwrap();
-        assert_eq!((report.purged, report.failed), (0, 1), "{report:?}");
-        s3.restart();
-        assert_eq!(objects_in(&s3, &bucket), 1, "the object went while the store was down");
-        assert!(!event_kinds(&app, share.id).await.contains(&"purged".to_owned()));
-
-        eventually(Duration::from_secs(30), "the purge after the back-off", async || {
-            let _ = app.state.gc.gc().collect(10, Trigger::Cli).await;
-            event_kinds(&app, share.id).await.contains(&"purged".to_owned())
-        })
-        .await;
-        assert_eq!(objects_in(&s3, &bucket), 0);
-        assert_eq!(event_kinds(&app, share.id).await.iter().filter(|k| *k == "purged").count(), 1);
-    }
+    assert_eq!(crate::support::count(app.db(), "SELECT COUNT(*) FROM shares WHERE id > $1", 0).await, 0);
+    s3.restart();
+    let (status, body) = post_new_share(&sender, &csrf).await;
+    assert_eq!(status, 303, "{body}");
+    assert_eq!(objects_in(&s3, &bucket), 1);
 }
+
+async fn a_download_while_the_store_is_down_is_a_friendly_503_and_works_once_it_is_back(backend: Backend) {
+    let (app, s3, _bucket) = app_on_own_bucket(backend).await;
+    let share = app.create_share().await;
+    let (browser, csrf) = app.verified_browser(&share).await;
+
+    s3.stop();
+    for lang in [Lang::Ja, Lang::En] {
+        browser.set_cookie("lang", lang.code());
+        let refused = browser.claim(&share.token, &csrf).await;
+        assert_eq!(refused.status(), 503);
+        let body = refused.text().await.unwrap();
+        let text = &lang.text().error_unavailable;
+        assert!(body.contains(text.title) && body.contains(text.body), "{lang:?}: {body}");
+    }
+    // The failed read used up nothing: no claim, and the link still offers its download.
+    assert!(!event_kinds(&app, share.id).await.contains(&"downloaded".to_owned()));
+    s3.restart();
+    let page = browser.open_link(&share.token).await;
+    assert_eq!(page.attr("#step", "data-step").as_deref(), Some("download"), "{}", page.body);
+
+    let file = browser.download(&share.token, &csrf).await;
+    assert_eq!(file.status(), 200);
+    assert_eq!(file.bytes().await.unwrap().as_ref(), b"the file contents\n");
+    assert_eq!(event_kinds(&app, share.id).await.iter().filter(|k| *k == "downloaded").count(), 1);
+    let (other, other_csrf) = app.granted_browser(&share).await;
+    assert_eq!(other.download(&share.token, &other_csrf).await.status(), 410);
+}
+
+async fn a_gc_pass_while_the_store_is_down_backs_off_and_removes_the_object_once_it_is_back(backend: Backend) {
+    let (app, s3, bucket) = app_on_own_bucket(backend).await;
+    let share = app.create_share().await;
+    app.expire_share(share.id).await;
+    assert_eq!(objects_in(&s3, &bucket), 1);
+
+    s3.stop();
+    let report = app.state.services.gc.gc().collect(10, Trigger::Cli).await.unwrap();
+    assert_eq!((report.purged, report.failed), (0, 1), "{report:?}");
+    s3.restart();
+    assert_eq!(objects_in(&s3, &bucket), 1, "the object went while the store was down");
+    assert!(!event_kinds(&app, share.id).await.contains(&"purged".to_owned()));
+
+    eventually(Duration::from_secs(30), "the purge after the back-off", async || {
+        let _ = app.state.services.gc.gc().collect(10, Trigger::Cli).await;
+        event_kinds(&app, share.id).await.contains(&"purged".to_owned())
+    })
+    .await;
+    assert_eq!(objects_in(&s3, &bucket), 0);
+    assert_eq!(event_kinds(&app, share.id).await.iter().filter(|k| *k == "purged").count(), 1);
+}
+
+crate::both_backends!(
+    a_new_share_sent_while_the_store_is_down_is_a_friendly_503_and_goes_through_once_it_is_back,
+    a_download_while_the_store_is_down_is_a_friendly_503_and_works_once_it_is_back,
+    a_gc_pass_while_the_store_is_down_backs_off_and_removes_the_object_once_it_is_back
+);

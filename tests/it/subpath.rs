@@ -7,7 +7,7 @@ use scraper::{Html, Selector};
 use crate::{
     both_backends,
     support::{
-        Browser, Page, RECIPIENT,
+        Backend, Browser, Page, RECIPIENT,
         browser::{BrowserOptions, BrowserSession},
         installation::Installation,
         nginx::Nginx,
@@ -240,60 +240,64 @@ fn assert_mails_link_below_the_subpath(app: &Subpath) {
     }
 }
 
-both_backends! {
-    async fn the_whole_app_works_below_a_subpath_behind_nginx(backend: Backend) {
-        let app = Subpath::start(backend).await;
-        let password = app.install.add_sender(SENDER);
-        let browser = landing_assets_and_language(&app).await;
-        sign_in(&app, &browser, &password).await;
-        let form_page = get(&browser, "/files/shares/new", &app.base_url()).await;
-        assert_eq!(form_page.status, 200);
-        tus_upload(&app, &browser, &form_page).await;
-        let link = new_share(&app, &browser, &form_page).await;
-        recipient_downloads(&app, &link).await;
-        assert_mails_link_below_the_subpath(&app);
-    }
-
-    async fn outside_the_subpath_there_is_only_the_404_page_and_probes_live_below_it(backend: Backend) {
-        let app = Subpath::start(backend).await;
-        let base_url = app.base_url();
-        let direct = Browser::new(&format!("http://{}", app.app_addr));
-        for path in ["/", "/login", "/healthz", "/static/x/app.css", "/filesx"] {
-            let page = direct.get(path).await;
-            assert_eq!(page.status, 404, "{path}");
-            assert_eq!(page.attr("[data-status]", "data-status").as_deref(), Some("404"), "{path}: {}", page.body);
-            assert_below_subpath(path, &page, &base_url);
-        }
-        let browser = app.browser();
-        let missing = get(&browser, "/files/nowhere", &base_url).await;
-        assert_eq!(missing.attr("[data-status]", "data-status").as_deref(), Some("404"));
-        for probe in ["/files/healthz", "/files/readyz"] {
-            assert_eq!(browser.get(probe).await.status, 200, "{probe}");
-        }
-        // An HTMX request that needs a sign-in is sent to the sign-in page below the subpath.
-        let htmx = browser.get_with("/files/shares", &[("HX-Request", "true")]).await;
-        assert_eq!(htmx.header("hx-redirect"), Some("/files/login"));
-        let plain = get(&browser, "/files/shares", &base_url).await;
-        assert_eq!(plain.header("location"), Some("/files/login"));
-    }
-
-    async fn a_real_browser_loads_the_start_page_and_its_assets_below_the_subpath(backend: Backend) {
-        let app = Subpath::start(backend).await;
-        let browser = BrowserSession::start(BrowserOptions::desktop()).await;
-        browser.goto(&format!("{}/", app.base_url())).await;
-        // htmx and app.js ran, the stylesheet applied, and every resource came from below /files/.
-        assert_eq!(browser.execute("return typeof htmx;").await, "object");
-        let styled = "return Array.from(document.styleSheets).filter(s => s.cssRules.length > 0).length;";
-        assert_eq!(browser.execute(styled).await, 1);
-        let loaded = browser.execute("return performance.getEntriesByType('resource').map(e => e.name);").await;
-        let loaded: Vec<String> = serde_json::from_value(loaded).unwrap();
-        assert!(loaded.len() >= 3, "{loaded:?}");
-        let assets = format!("{}/static/", app.base_url());
-        assert!(loaded.iter().all(|url| url.starts_with(&assets)), "{loaded:?}");
-        assert_eq!(browser.csp_violations().await, Vec::<String>::new());
-        browser.close().await;
-    }
+async fn the_whole_app_works_below_a_subpath_behind_nginx(backend: Backend) {
+    let app = Subpath::start(backend).await;
+    let password = app.install.add_sender(SENDER);
+    let browser = landing_assets_and_language(&app).await;
+    sign_in(&app, &browser, &password).await;
+    let form_page = get(&browser, "/files/shares/new", &app.base_url()).await;
+    assert_eq!(form_page.status, 200);
+    tus_upload(&app, &browser, &form_page).await;
+    let link = new_share(&app, &browser, &form_page).await;
+    recipient_downloads(&app, &link).await;
+    assert_mails_link_below_the_subpath(&app);
 }
+
+async fn outside_the_subpath_there_is_only_the_404_page_and_probes_live_below_it(backend: Backend) {
+    let app = Subpath::start(backend).await;
+    let base_url = app.base_url();
+    let direct = Browser::new(&format!("http://{}", app.app_addr));
+    for path in ["/", "/login", "/healthz", "/static/x/app.css", "/filesx"] {
+        let page = direct.get(path).await;
+        assert_eq!(page.status, 404, "{path}");
+        assert_eq!(page.attr("[data-status]", "data-status").as_deref(), Some("404"), "{path}: {}", page.body);
+        assert_below_subpath(path, &page, &base_url);
+    }
+    let browser = app.browser();
+    let missing = get(&browser, "/files/nowhere", &base_url).await;
+    assert_eq!(missing.attr("[data-status]", "data-status").as_deref(), Some("404"));
+    for probe in ["/files/healthz", "/files/readyz"] {
+        assert_eq!(browser.get(probe).await.status, 200, "{probe}");
+    }
+    // An HTMX request that needs a sign-in is sent to the sign-in page below the subpath.
+    let htmx = browser.get_with("/files/shares", &[("HX-Request", "true")]).await;
+    assert_eq!(htmx.header("hx-redirect"), Some("/files/login"));
+    let plain = get(&browser, "/files/shares", &base_url).await;
+    assert_eq!(plain.header("location"), Some("/files/login"));
+}
+
+async fn a_real_browser_loads_the_start_page_and_its_assets_below_the_subpath(backend: Backend) {
+    let app = Subpath::start(backend).await;
+    let browser = BrowserSession::start(BrowserOptions::desktop()).await;
+    browser.goto(&format!("{}/", app.base_url())).await;
+    // htmx and app.js ran, the stylesheet applied, and every resource came from below /files/.
+    assert_eq!(browser.execute("return typeof htmx;").await, "object");
+    let styled = "return Array.from(document.styleSheets).filter(s => s.cssRules.length > 0).length;";
+    assert_eq!(browser.execute(styled).await, 1);
+    let loaded = browser.execute("return performance.getEntriesByType('resource').map(e => e.name);").await;
+    let loaded: Vec<String> = serde_json::from_value(loaded).unwrap();
+    assert!(loaded.len() >= 3, "{loaded:?}");
+    let assets = format!("{}/static/", app.base_url());
+    assert!(loaded.iter().all(|url| url.starts_with(&assets)), "{loaded:?}");
+    assert_eq!(browser.csp_violations().await, Vec::<String>::new());
+    browser.close().await;
+}
+
+both_backends!(
+    the_whole_app_works_below_a_subpath_behind_nginx,
+    outside_the_subpath_there_is_only_the_404_page_and_probes_live_below_it,
+    a_real_browser_loads_the_start_page_and_its_assets_below_the_subpath
+);
 
 #[test]
 fn a_base_url_with_a_query_or_a_pattern_like_path_stops_start_up_with_one_line_naming_it() {

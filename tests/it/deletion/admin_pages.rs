@@ -2,46 +2,46 @@
 //! code; the tables' scroll regions reachable from the keyboard, each cell labelled for a phone.
 
 use super::*;
-use crate::support::{PASSWORD, words::cells_with_raw_words};
+use crate::support::{Backend, PASSWORD, words::cells_with_raw_words};
 
-both_backends! {
-    async fn the_japanese_deletion_pages_show_words_for_every_code_reason_and_key(backend: Backend) {
-        let app = deletion_app(backend).await;
-        app.create_admin("admin@example.test").await;
-        let admin = app.sign_in("admin@example.test", PASSWORD).await;
-        let sender = populate(&app, "leaving@example.test").await;
-        let store = FailingStore::new(app.state.store.clone());
-        store.fail_deletes.store(true, Ordering::SeqCst);
-        let failing = impatient_runner(&app, "failing", store.clone(), 1);
-        let case = admin_case(&failing, sender.id).await;
-        assert_eq!(failing.run_case(case.id).await.unwrap(), Some(CaseState::PartiallyCompleted));
+async fn the_japanese_deletion_pages_show_words_for_every_code_reason_and_key(backend: Backend) {
+    let app = deletion_app(backend).await;
+    app.create_admin("admin@example.test").await;
+    let admin = app.sign_in("admin@example.test", PASSWORD).await;
+    let sender = populate(&app, "leaving@example.test").await;
+    let store = FailingStore::new(app.state.store.clone());
+    store.fail_deletes.store(true, Ordering::SeqCst);
+    let failing = impatient_runner(&app, "failing", store.clone(), 1);
+    let case = admin_case(&failing, sender.id).await;
+    assert_eq!(failing.run_case(case.id).await.unwrap(), Some(CaseState::PartiallyCompleted));
 
-        let list = admin.get("/admin/deletions").await;
-        let page = admin.get(&format!("/admin/deletions/{}", case.reference)).await;
+    let list = admin.get("/admin/deletions").await;
+    let page = admin.get(&format!("/admin/deletions/{}", case.reference)).await;
 
-        assert_eq!(list.status, 200);
-        assert_eq!(page.status, 200);
-        let review = list.texts("#needs-review .review-item");
-        assert!(review[0].contains("ファイル保存先のエラー"), "{review:?}");
-        let reason = |store: &str| page.texts(&format!("[data-store={store}] td[data-label=\"理由\"]"));
-        assert_eq!(reason("stored_files"), ["ファイル保存先のエラー"]);
-        let keys = page.texts(".evidence-row[data-store=codes] td[data-label=\"検索キー\"]");
-        assert_eq!(keys, ["shares.sender_id の共有の otp_challenges.share_id"]);
-        for page in [&list, &page] {
-            assert_eq!(cells_with_raw_words(page), Vec::<(String, Vec<String>)>::new(), "{}", page.body);
-        }
-        // Each scrollable table is a named region the keyboard reaches.
-        let regions = page.html();
-        let selector = scraper::Selector::parse(".table-scroll").unwrap();
-        let regions: Vec<_> = regions.select(&selector).collect();
-        assert_eq!(regions.len(), 2);
-        for region in regions {
-            let attr = |name| region.value().attr(name);
-            assert_eq!((attr("tabindex"), attr("role")), (Some("0"), Some("region")));
-            assert!(attr("aria-label").is_some_and(|l| !l.is_empty()));
-        }
+    assert_eq!(list.status, 200);
+    assert_eq!(page.status, 200);
+    let review = list.texts("#needs-review .review-item");
+    assert!(review[0].contains("ファイル保存先のエラー"), "{review:?}");
+    let reason = |store: &str| page.texts(&format!("[data-store={store}] td[data-label=\"理由\"]"));
+    assert_eq!(reason("stored_files"), ["ファイル保存先のエラー"]);
+    let keys = page.texts(".evidence-row[data-store=codes] td[data-label=\"検索キー\"]");
+    assert_eq!(keys, ["shares.sender_id の共有の otp_challenges.share_id"]);
+    for page in [&list, &page] {
+        assert_eq!(cells_with_raw_words(page), Vec::<(String, Vec<String>)>::new(), "{}", page.body);
+    }
+    // Each scrollable table is a named region the keyboard reaches.
+    let regions = page.html();
+    let selector = scraper::Selector::parse(".table-scroll").unwrap();
+    let regions: Vec<_> = regions.select(&selector).collect();
+    assert_eq!(regions.len(), 2);
+    for region in regions {
+        let attr = |name| region.value().attr(name);
+        assert_eq!((attr("tabindex"), attr("role")), (Some("0"), Some("region")));
+        assert!(attr("aria-label").is_some_and(|l| !l.is_empty()));
     }
 }
+
+both_backends!(the_japanese_deletion_pages_show_words_for_every_code_reason_and_key);
 
 /// The admin pages in Chromium: on a phone every table row stacks with each cell's label beside
 /// it and nothing reaches past the right edge; on a desktop the page widens for the tables.
@@ -56,7 +56,8 @@ async fn the_admin_tables_stack_on_a_phone_and_spread_on_a_desktop() {
     let failing = impatient_runner(&app, "failing", store.clone(), 1);
     let case = admin_case(&failing, sender.id).await;
     failing.run_case(case.id).await.unwrap();
-    let run = app.state.maintenance.run_now(watasu::maintenance::Kind::Sessions, watasu::maintenance::Trigger::Cli);
+    let run =
+        app.state.services.maintenance.run_now(watasu::maintenance::Kind::Sessions, watasu::maintenance::Trigger::Cli);
     run.await.unwrap();
     let paths = [
         "/admin/deletions".to_owned(),

@@ -18,6 +18,7 @@ use watasu::{
     db::Db,
     deletion::{ActorRole, Case, CaseState, OpenRequest, RetryPolicy, Runner, journal::Journal},
     mail::outbox::{MailKind, Outbox},
+    on_db,
     storage::{Appended, Deleted, FileStore, OpenedFile, ResumableStore, StoreError, StoredFile},
 };
 
@@ -52,10 +53,9 @@ pub async fn populate(app: &TestApp, email: &str) -> Sender {
         .post_form("/login", &[("csrf_token", &form.csrf_token()), ("email", email), ("password", "not it at all")])
         .await;
     assert_eq!(refused.status, 200, "{}", refused.body);
-    let hour = Duration::from_secs(3600);
     let mut shares = Vec::new();
     for (name, content) in FILE_NAMES.iter().zip([&b"merger\n"[..], &b"report\n"[..]]) {
-        shares.push(app.create_share_with(id, RECIPIENT, name, content, hour).await);
+        shares.push(app.fake_share().sender(id).recipient(RECIPIENT).file(name, content).create().await);
     }
     verify_recipient(app, &shares[0]).await;
     let outbox = Outbox::new(app.db().clone(), &app.state.secret_key);
@@ -91,18 +91,12 @@ async fn unfinished_upload(app: &TestApp, browser: &Browser, owner_id: i64) -> S
         .unwrap();
     assert_eq!(created.status(), 201);
     const SQL: &str = "SELECT storage_key FROM uploads WHERE owner_id = $1";
-    match app.db() {
-        Db::Sqlite(pool) => sqlx::query_scalar(SQL).bind(owner_id).fetch_one(pool).await.unwrap(),
-        Db::Postgres(pool) => sqlx::query_scalar(SQL).bind(owner_id).fetch_one(pool).await.unwrap(),
-    }
+    on_db!(app.db(), |pool| sqlx::query_scalar(SQL).bind(owner_id).fetch_one(pool).await.unwrap())
 }
 
 async fn storage_key(db: &Db, share_id: i64) -> String {
     const SQL: &str = "SELECT f.storage_key FROM shares s JOIN files f ON f.id = s.file_id WHERE s.id = $1";
-    match db {
-        Db::Sqlite(pool) => sqlx::query_scalar(SQL).bind(share_id).fetch_one(pool).await.unwrap(),
-        Db::Postgres(pool) => sqlx::query_scalar(SQL).bind(share_id).fetch_one(pool).await.unwrap(),
-    }
+    on_db!(db, |pool| sqlx::query_scalar(SQL).bind(share_id).fetch_one(pool).await.unwrap())
 }
 
 /// The recipient's walk to a grant: a code, a grant, events and a per-share rate-limit record.
@@ -216,7 +210,7 @@ pub fn runner_with_store(app: &TestApp, owner: &str, store: Arc<dyn ResumableSto
 
 /// Waits until the case with this reference is in `state` (the app's own runner works on it).
 pub async fn wait_for_state(app: &TestApp, reference: &str, state: CaseState) {
-    let cases = app.state.deletion.cases();
+    let cases = app.state.services.deletion.cases();
     let deadline = Instant::now() + Duration::from_secs(60);
     loop {
         let case = cases.find_by_reference(reference).await.unwrap().expect("the case exists");

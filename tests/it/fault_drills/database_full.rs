@@ -44,52 +44,52 @@ async fn empty_sqlite_wal(app: &TestApp) {
     }
 }
 
-both_backends! {
-    async fn a_write_on_a_full_database_disk_is_refused_clearly_and_readiness_follows_the_free_space(backend: Backend) {
-        let mount_dir = tempfile::tempdir().unwrap();
-        let database = mount_dir.path().join("database");
-        let mount = SmallFileSystem::mount(&database, "64m");
-        let (url, cluster) = database_in(backend, &database).await;
-        let app = TestApp::spawn_with(backend, |s| {
-            s.database_url = Some(url);
-            s.metrics_token = Some(SecretString::new(METRICS_TOKEN));
-        })
-        .await;
-        app.create_sender_with_password(SENDER, "Sender Sato", PASSWORD).await;
-        assert_eq!(app.browser().get("/readyz").await.status, 200);
-        empty_sqlite_wal(&app).await;
-        let before = db_state(app.db()).await;
-        fill(&database);
+async fn a_write_on_a_full_database_disk_is_refused_clearly_and_readiness_follows_the_free_space(backend: Backend) {
+    let mount_dir = tempfile::tempdir().unwrap();
+    let database = mount_dir.path().join("database");
+    let mount = SmallFileSystem::mount(&database, "64m");
+    let (url, cluster) = database_in(backend, &database).await;
+    let app = TestApp::spawn_with(backend, |s| {
+        s.database_url = Some(url);
+        s.metrics_token = Some(SecretString::new(METRICS_TOKEN));
+    })
+    .await;
+    app.create_sender_with_password(SENDER, "Sender Sato", PASSWORD).await;
+    assert_eq!(app.browser().get("/readyz").await.status, 200);
+    empty_sqlite_wal(&app).await;
+    let before = db_state(app.db()).await;
+    fill(&database);
 
-        let browser = app.browser();
-        let refused = browser.sign_in(SENDER, PASSWORD).await;
+    let browser = app.browser();
+    let refused = browser.sign_in(SENDER, PASSWORD).await;
 
-        assert_eq!(refused.status, 507, "{}", refused.body);
-        let full = watasu::i18n::Lang::Ja.text().error_database_full.title;
-        assert_eq!(refused.texts("h1"), [full], "{}", refused.body);
-        for leak in ["disk is full", "53100", "could not extend", "sqlx", "No space", "/tmp"] {
-            assert!(!refused.body.contains(leak), "the page leaks {leak:?}: {}", refused.body);
-        }
-        assert_eq!(db_state(app.db()).await, before, "a refused write changed the database");
-        assert_eq!(metric(&app, "watasu_database_full_total", &[]).await, Some(1.0));
-        let ready = browser.get("/readyz").await;
-        assert_eq!((ready.status.as_u16(), ready.body.as_str()), (503, "database full\n"));
-        assert_eq!(browser.get("/readyz").await.status, 503, "still full, still out of rotation");
-
-        // Space freed: back in rotation by itself, and the same sign-in goes through.
-        std::fs::remove_file(database.join("filler")).unwrap();
-        eventually(Duration::from_secs(60), "/readyz to answer ready", async || {
-            let ready = browser.get("/readyz").await;
-            (ready.status.as_u16(), ready.body.as_str()) == (200, "ready\n")
-        })
-        .await;
-        let signed_in = browser.sign_in(SENDER, PASSWORD).await;
-        assert_eq!(signed_in.status, 303, "{}", signed_in.body);
-        assert_eq!(browser.get("/shares").await.status, 200);
-        app.stop().await;
-        if let Some(cluster) = cluster {
-            tokio::task::block_in_place(|| cluster.pg_ctl_stop());
-        }
-        drop(mount);
+    assert_eq!(refused.status, 507, "{}", refused.body);
+    let full = watasu::i18n::Lang::Ja.text().error_database_full.title;
+    assert_eq!(refused.texts("h1"), [full], "{}", refused.body);
+    for leak in ["disk is full", "53100", "could not extend", "sqlx", "No space", "/tmp"] {
+        assert!(!refused.body.contains(leak), "the page leaks {leak:?}: {}", refused.body);
     }
+    assert_eq!(db_state(app.db()).await, before, "a refused write changed the database");
+    assert_eq!(metric(&app, "watasu_database_full_total", &[]).await, Some(1.0));
+    let ready = browser.get("/readyz").await;
+    assert_eq!((ready.status.as_u16(), ready.body.as_str()), (503, "database full\n"));
+    assert_eq!(browser.get("/readyz").await.status, 503, "still full, still out of rotation");
+
+    // Space freed: back in rotation by itself, and the same sign-in goes through.
+    std::fs::remove_file(database.join("filler")).unwrap();
+    eventually(Duration::from_secs(60), "/readyz to answer ready", async || {
+        let ready = browser.get("/readyz").await;
+        (ready.status.as_u16(), ready.body.as_str()) == (200, "ready\n")
+    })
+    .await;
+    let signed_in = browser.sign_in(SENDER, PASSWORD).await;
+    assert_eq!(signed_in.status, 303, "{}", signed_in.body);
+    assert_eq!(browser.get("/shares").await.status, 200);
+    app.stop().await;
+    if let Some(cluster) = cluster {
+        tokio::task::block_in_place(|| cluster.pg_ctl_stop());
+    }
+    drop(mount);
 }
+
+both_backends!(a_write_on_a_full_database_disk_is_refused_clearly_and_readiness_follows_the_free_space);

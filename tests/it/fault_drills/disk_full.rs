@@ -11,7 +11,7 @@ use std::{
 use super::{PASSWORD, db_state, files_in, is_temp, sign_in, upload_body, upload_request};
 use crate::{
     both_backends,
-    support::{Browser, Page, TestApp},
+    support::{Backend, Browser, Page, TestApp},
 };
 
 const MIB: usize = 1 << 20;
@@ -49,51 +49,51 @@ async fn upload(browser: &Browser, base: &str, csrf: &str, content: &[u8]) -> Pa
     Page::read(upload_request(&browser.client, base, body.into()).send().await.unwrap()).await
 }
 
-both_backends! {
-    async fn an_upload_that_fills_the_disk_is_refused_clearly_leaves_nothing_and_the_next_one_works(backend: Backend) {
-        let mut mount = None;
-        let app = TestApp::spawn_with(backend, |s| {
-            mount = Some(SmallFileSystem::mount(&s.data_dir.join("files"), "16m"));
-        })
-        .await;
-        let mount = mount.unwrap();
-        let files = app.data_dir.path().join("files");
-        app.create_sender_with_password("s@example.test", "Sender Sato", PASSWORD).await;
-        let browser = app.browser();
-        sign_in(&browser, "s@example.test").await;
-        let csrf = browser.get("/shares/new").await.csrf_token();
+async fn an_upload_that_fills_the_disk_is_refused_clearly_leaves_nothing_and_the_next_one_works(backend: Backend) {
+    let mut mount = None;
+    let app = TestApp::spawn_with(backend, |s| {
+        mount = Some(SmallFileSystem::mount(&s.data_dir.join("files"), "16m"));
+    })
+    .await;
+    let mount = mount.unwrap();
+    let files = app.data_dir.path().join("files");
+    app.create_sender_with_password("s@example.test", "Sender Sato", PASSWORD).await;
+    let browser = app.browser();
+    sign_in(&browser, "s@example.test").await;
+    let csrf = browser.get("/shares/new").await.csrf_token();
 
-        // Something else has taken all but about 2 MiB; the upload is 3 MiB.
-        std::fs::write(files.join("filler"), vec![0u8; 14 * MIB]).unwrap();
-        let content: Vec<u8> = (0..3 * MIB).map(|i| (i % 253) as u8).collect();
-        let before = db_state(app.db()).await;
-        let page = upload(&browser, &app.base, &csrf, &content).await;
+    // Something else has taken all but about 2 MiB; the upload is 3 MiB.
+    std::fs::write(files.join("filler"), vec![0u8; 14 * MIB]).unwrap();
+    let content: Vec<u8> = (0..3 * MIB).map(|i| (i % 253) as u8).collect();
+    let before = db_state(app.db()).await;
+    let page = upload(&browser, &app.base, &csrf, &content).await;
 
-        assert_eq!(page.status, 507, "{}", page.body);
-        assert!(page.header("content-type").is_some_and(|ct| ct.starts_with("text/html")));
-        let full = watasu::i18n::Lang::Ja.text().error_storage_full.title;
-        assert_eq!(page.texts("h1"), [full], "{}", page.body);
-        for leak in ["No space", "os error", "ENOSPC", "StoreError", "sqlx", "/tmp"] {
-            assert!(!page.body.contains(leak), "the page leaks {leak:?}: {}", page.body);
-        }
-        assert_eq!(files_in(&files), [("filler".to_owned(), (14 * MIB) as u64)], "the partial file was left");
-        assert_eq!(db_state(app.db()).await, before, "a refused upload changed the database");
-
-        // Healthy all along, and the same upload goes through once there is room.
-        assert_eq!(browser.get("/readyz").await.status, 200);
-        assert_eq!(browser.get("/shares").await.status, 200);
-        std::fs::remove_file(files.join("filler")).unwrap();
-        let page = upload(&browser, &app.base, &csrf, &content).await.follow_created(&browser.client, &app.base).await;
-        assert_eq!(page.status, 200, "{}", page.body);
-        let stored = files_in(&files);
-        assert_eq!(stored.len(), 1, "{stored:?}");
-        assert!(!is_temp(&stored[0].0) && stored[0].1 == content.len() as u64, "{stored:?}");
-        assert_eq!(std::fs::read(files.join(&stored[0].0)).unwrap(), content);
-        let after = db_state(app.db()).await;
-        assert_eq!(after.shares.len(), before.shares.len() + 1);
-        assert!(after.files.last().unwrap().contains(&stored[0].0));
-        // Unmounted first, so the app's data folder can be removed whole.
-        drop(mount);
-        app.stop().await;
+    assert_eq!(page.status, 507, "{}", page.body);
+    assert!(page.header("content-type").is_some_and(|ct| ct.starts_with("text/html")));
+    let full = watasu::i18n::Lang::Ja.text().error_storage_full.title;
+    assert_eq!(page.texts("h1"), [full], "{}", page.body);
+    for leak in ["No space", "os error", "ENOSPC", "StoreError", "sqlx", "/tmp"] {
+        assert!(!page.body.contains(leak), "the page leaks {leak:?}: {}", page.body);
     }
+    assert_eq!(files_in(&files), [("filler".to_owned(), (14 * MIB) as u64)], "the partial file was left");
+    assert_eq!(db_state(app.db()).await, before, "a refused upload changed the database");
+
+    // Healthy all along, and the same upload goes through once there is room.
+    assert_eq!(browser.get("/readyz").await.status, 200);
+    assert_eq!(browser.get("/shares").await.status, 200);
+    std::fs::remove_file(files.join("filler")).unwrap();
+    let page = upload(&browser, &app.base, &csrf, &content).await.follow_created(&browser.client, &app.base).await;
+    assert_eq!(page.status, 200, "{}", page.body);
+    let stored = files_in(&files);
+    assert_eq!(stored.len(), 1, "{stored:?}");
+    assert!(!is_temp(&stored[0].0) && stored[0].1 == content.len() as u64, "{stored:?}");
+    assert_eq!(std::fs::read(files.join(&stored[0].0)).unwrap(), content);
+    let after = db_state(app.db()).await;
+    assert_eq!(after.shares.len(), before.shares.len() + 1);
+    assert!(after.files.last().unwrap().contains(&stored[0].0));
+    // Unmounted first, so the app's data folder can be removed whole.
+    drop(mount);
+    app.stop().await;
 }
+
+both_backends!(an_upload_that_fills_the_disk_is_refused_clearly_leaves_nothing_and_the_next_one_works);

@@ -106,7 +106,7 @@ async fn ask_codes(app: &TestApp, count: usize) -> Vec<TestShare> {
     for i in 0..count {
         let recipient = format!("r{i}@example.test");
         let share =
-            app.create_share_with(sender, &recipient, "report.txt", b"the report\n", Duration::from_secs(3600)).await;
+            app.fake_share().sender(sender).recipient(&recipient).file("report.txt", b"the report\n").create().await;
         let browser = app.browser();
         let landing = browser.get(&format!("/s/{}", share.token)).await;
         assert_eq!(landing.status, 200, "{}", landing.body);
@@ -137,30 +137,35 @@ async fn every_code_mail_failed(app: &TestApp, shares: &[TestShare]) {
     assert_eq!(failed, Some(shares.len() as f64), "the failed code mails are counted");
 }
 
-both_backends! {
-    async fn a_relay_that_accepts_and_never_answers_fails_each_code_mail_at_its_deadline_and_frees_its_sockets(backend: Backend) {
-        let relay = SilentRelay::start().await;
-        let app = app_mailing_to(backend, relay.url()).await;
+async fn a_relay_that_accepts_and_never_answers_fails_each_code_mail_at_its_deadline_and_frees_its_sockets(
+    backend: Backend,
+) {
+    let relay = SilentRelay::start().await;
+    let app = app_mailing_to(backend, relay.url()).await;
 
-        let shares = ask_codes(&app, 3).await;
+    let shares = ask_codes(&app, 3).await;
 
-        every_code_mail_failed(&app, &shares).await;
-        // One connection per attempt, none kept for later: each hung one was closed at its deadline.
-        assert_eq!(relay.accepted.load(Ordering::SeqCst), 4 * shares.len());
-        eventually(Duration::from_secs(10), "every connection the relay took to be closed", async || {
-            relay.closed.load(Ordering::SeqCst) == relay.accepted.load(Ordering::SeqCst)
-        })
-        .await;
-        app.stop().await;
-    }
-
-    async fn a_relay_whose_accept_queue_is_full_fails_every_code_mail_at_its_deadline(backend: Backend) {
-        let relay = FullQueueRelay::start();
-        let app = app_mailing_to(backend, relay.url()).await;
-
-        let shares = ask_codes(&app, 12).await;
-
-        every_code_mail_failed(&app, &shares).await;
-        app.stop().await;
-    }
+    every_code_mail_failed(&app, &shares).await;
+    // One connection per attempt, none kept for later: each hung one was closed at its deadline.
+    assert_eq!(relay.accepted.load(Ordering::SeqCst), 4 * shares.len());
+    eventually(Duration::from_secs(10), "every connection the relay took to be closed", async || {
+        relay.closed.load(Ordering::SeqCst) == relay.accepted.load(Ordering::SeqCst)
+    })
+    .await;
+    app.stop().await;
 }
+
+async fn a_relay_whose_accept_queue_is_full_fails_every_code_mail_at_its_deadline(backend: Backend) {
+    let relay = FullQueueRelay::start();
+    let app = app_mailing_to(backend, relay.url()).await;
+
+    let shares = ask_codes(&app, 12).await;
+
+    every_code_mail_failed(&app, &shares).await;
+    app.stop().await;
+}
+
+both_backends!(
+    a_relay_that_accepts_and_never_answers_fails_each_code_mail_at_its_deadline_and_frees_its_sockets,
+    a_relay_whose_accept_queue_is_full_fails_every_code_mail_at_its_deadline
+);

@@ -49,7 +49,7 @@ struct Subject {
 impl Subject {
     fn on(app: &TestApp, place: Where) -> Self {
         match place {
-            Where::Local => Self { gc: app.state.gc.gc().clone(), files: local_files(app), objects: None },
+            Where::Local => Self { gc: app.state.services.gc.gc().clone(), files: local_files(app), objects: None },
             Where::S3 => {
                 let server = s3::shared();
                 let (store, bucket) = server.store();
@@ -142,14 +142,13 @@ fn token(len: usize) -> String {
 macro_rules! on_both_stores {
     ($($name:ident),* $(,)?) => {$(
         mod $name {
-            crate::both_backends! {
-                async fn local(backend: Backend) {
-                    crate::leftovers::$name(backend, crate::leftovers::Where::Local).await
-                }
-                async fn s3(backend: Backend) {
-                    crate::leftovers::$name(backend, crate::leftovers::Where::S3).await
-                }
+            async fn local(backend: crate::support::Backend) {
+                crate::leftovers::$name(backend, crate::leftovers::Where::Local).await
             }
+            async fn s3(backend: crate::support::Backend) {
+                crate::leftovers::$name(backend, crate::leftovers::Where::S3).await
+            }
+            crate::both_backends!(local, s3);
         }
     )*};
 }
@@ -167,7 +166,7 @@ async fn the_leftover_sweep_reaches_leftovers_behind_more_live_files_than_its_ba
     let app = quiet_app(backend).await;
     let sender = app.create_sender("sender@example.test", "Sender Sato").await;
     for _ in 0..40 {
-        app.create_share_with(sender, "recipient@example.test", "live.txt", b"live\n", HOUR).await;
+        app.fake_share().sender(sender).file("live.txt", b"live\n").create().await;
     }
     let subject = Subject::on(&app, place);
     subject.adopt(&app).await;
@@ -221,8 +220,8 @@ async fn leftovers_younger_than_an_hour_stay(backend: crate::support::Backend, p
 async fn a_purged_shares_file_that_comes_back_is_a_leftover(backend: crate::support::Backend, place: Where) {
     let app = quiet_app(backend).await;
     let sender = app.create_sender("sender@example.test", "Sender Sato").await;
-    let kept = app.create_share_with(sender, "recipient@example.test", "kept.txt", b"kept\n", HOUR).await;
-    let gone = app.create_share_with(sender, "recipient@example.test", "gone.txt", b"gone\n", HOUR).await;
+    let kept = app.fake_share().sender(sender).file("kept.txt", b"kept\n").create().await;
+    let gone = app.fake_share().sender(sender).file("gone.txt", b"gone\n").create().await;
     let key_of = async |share_id| {
         let sql = "SELECT f.storage_key FROM shares s JOIN files f ON f.id = s.file_id WHERE s.id = $1";
         text(app.db(), sql, share_id).await
@@ -231,7 +230,7 @@ async fn a_purged_shares_file_that_comes_back_is_a_leftover(backend: crate::supp
     let subject = Subject::on(&app, place);
     subject.adopt(&app).await;
     app.expire_share(gone.id).await;
-    assert_eq!(app.state.gc.gc().collect(5, Trigger::Cli).await.unwrap().purged, 1);
+    assert_eq!(app.state.services.gc.gc().collect(5, Trigger::Cli).await.unwrap().purged, 1);
     // The file comes back after its share was purged (a bucket or folder restored from a backup;
     // in the bucket, the copy the app's own collection never saw).
     if !subject.names().contains(&gone_key) {

@@ -3,6 +3,7 @@
 //! than the minimum age, and its parts are gone from the server. Each test starts its own s3s-fs,
 //! since it counts the parts the server holds.
 
+use crate::support::Backend;
 use std::{
     pin::Pin,
     sync::Arc,
@@ -38,75 +39,82 @@ async fn until(what: &str, done: impl Fn() -> bool) {
     }
 }
 
-both_backends! {
-    async fn an_abandoned_multipart_upload_is_aborted_once_its_marker_is_old_enough(backend: Backend) {
-        let app = quiet_app(backend).await;
-        let server = S3Server::start();
-        let (store, bucket) = server.store();
-        let store: Arc<dyn SweptStore> = Arc::new(store);
-        let gc = ShareGc::new(app.state.lifecycle.clone(), store.clone(), ShareEvents::new(app.db().clone()));
-        let markers = server.bucket_dir(&bucket).join("files/.multipart");
+async fn an_abandoned_multipart_upload_is_aborted_once_its_marker_is_old_enough(backend: Backend) {
+    let app = quiet_app(backend).await;
+    let server = S3Server::start();
+    let (store, bucket) = server.store();
+    let store: Arc<dyn SweptStore> = Arc::new(store);
+    let gc = ShareGc::new(app.state.lifecycle.clone(), store.clone(), ShareEvents::new(app.db().clone()));
+    let markers = server.bucket_dir(&bucket).join("files/.multipart");
 
-        // A finished upload of several parts leaves neither parts nor a marker behind.
-        let whole = vec![7u8; PART_BYTES + 1];
-        store.put(Box::pin(std::io::Cursor::new(whole)), u64::MAX).await.unwrap();
-        assert_eq!(server.pending_parts(), 0);
-        assert!(!markers.exists() || names(&markers).is_empty(), "a finished upload keeps no marker");
+    // A finished upload of several parts leaves neither parts nor a marker behind.
+    let whole = vec![7u8; PART_BYTES + 1];
+    store.put(Box::pin(std::io::Cursor::new(whole)), u64::MAX).await.unwrap();
+    assert_eq!(server.pending_parts(), 0);
+    assert!(!markers.exists() || names(&markers).is_empty(), "a finished upload keeps no marker");
 
-        // One full part sent, then the sender stalls and its process "dies".
-        let uploading = store.clone();
-        let task = tokio::spawn(async move {
-            let content = std::io::Cursor::new(vec![1u8; PART_BYTES]).chain(Stalled);
-            uploading.put(Box::pin(content), u64::MAX).await
-        });
-        until("the first part's arrival", || server.pending_parts() > 0).await;
-        task.abort();
-        assert!(task.await.unwrap_err().is_cancelled());
-        let marker = names(&markers);
-        assert_eq!(marker.len(), 1, "the abandoned upload has its marker");
-        assert!(server.pending_parts() > 0, "its parts stay on the server");
+    // One full part sent, then the sender stalls and its process "dies".
+    let uploading = store.clone();
+    let task = tokio::spawn(async move {
+        let content = std::io::Cursor::new(vec![1u8; PART_BYTES]).chain(Stalled);
+        uploading.put(Box::pin(content), u64::MAX).await
+    });
+    until("the first part's arrival", || server.pending_parts() > 0).await;
+    task.abort();
+    assert!(task.await.unwrap_err().is_cancelled());
+    let marker = names(&markers);
+    assert_eq!(marker.len(), 1, "the abandoned upload has its marker");
+    assert!(server.pending_parts() > 0, "its parts stay on the server");
 
-        // Younger than an hour, it may still be running somewhere: left alone.
-        assert_eq!(gc.remove_leftovers().await.unwrap(), LeftoverReport::default());
-        assert!(server.pending_parts() > 0);
+    // Younger than an hour, it may still be running somewhere: left alone.
+    assert_eq!(gc.remove_leftovers().await.unwrap(), LeftoverReport::default());
+    assert!(server.pending_parts() > 0);
 
-        let marker_file = markers.join(marker.first().unwrap());
-        std::fs::File::options().write(true).open(&marker_file).unwrap()
-            .set_modified(SystemTime::now() - Duration::from_secs(2 * 3600)).unwrap();
-        let report = gc.remove_leftovers().await.unwrap();
+    let marker_file = markers.join(marker.first().unwrap());
+    std::fs::File::options()
+        .write(true)
+        .open(&marker_file)
+        .unwrap()
+        .set_modified(SystemTime::now() - Duration::from_secs(2 * 3600))
+        .unwrap();
+    let report = gc.remove_leftovers().await.unwrap();
 
-        assert_eq!(report, LeftoverReport { multipart_uploads: 1, ..LeftoverReport::default() });
-        assert_eq!(server.pending_parts(), 0, "the upload was aborted");
-        assert!(names(&markers).is_empty(), "its marker is gone");
-        assert_eq!(gc.remove_leftovers().await.unwrap(), LeftoverReport::default(), "nothing is left to sweep");
-    }
-
-    async fn an_upload_still_sending_parts_keeps_its_marker_young(backend: Backend) {
-        let app = quiet_app(backend).await;
-        let server = S3Server::start();
-        let (store, bucket) = server.store();
-        let store: Arc<dyn SweptStore> = Arc::new(store);
-        let gc = ShareGc::new(app.state.lifecycle.clone(), store.clone(), ShareEvents::new(app.db().clone()));
-        let markers = server.bucket_dir(&bucket).join("files/.multipart");
-        let (mut sender, received) = tokio::io::duplex(64 * 1024);
-        let uploading = store.clone();
-        let task = tokio::spawn(async move { uploading.put(Box::pin(received), u64::MAX).await });
-        sender.write_all(&vec![1u8; PART_BYTES]).await.unwrap();
-        until("the first part's arrival", || server.pending_parts() > 0).await;
-        let marker = markers.join(names(&markers).first().expect("the upload has its marker"));
-        // As if the first part had been sent two hours ago and the upload were slow.
-        let two_hours_ago = SystemTime::now() - Duration::from_secs(2 * 3600);
-        std::fs::File::options().write(true).open(&marker).unwrap().set_modified(two_hours_ago).unwrap();
-
-        sender.write_all(&vec![2u8; PART_BYTES]).await.unwrap();
-        let young = || std::fs::metadata(&marker).and_then(|m| m.modified()).is_ok_and(|at| at > two_hours_ago);
-        until("the marker's renewal by the next part", young).await;
-
-        assert_eq!(gc.remove_leftovers().await.unwrap(), LeftoverReport::default(), "a live upload is no leftover");
-        drop(sender);
-        let stored = task.await.unwrap().unwrap();
-        assert_eq!(stored.size_bytes, 2 * PART_BYTES as u64, "the upload completes, nothing aborted");
-        assert_eq!(server.pending_parts(), 0);
-        assert!(names(&markers).is_empty(), "a finished upload keeps no marker");
-    }
+    assert_eq!(report, LeftoverReport { multipart_uploads: 1, ..LeftoverReport::default() });
+    assert_eq!(server.pending_parts(), 0, "the upload was aborted");
+    assert!(names(&markers).is_empty(), "its marker is gone");
+    assert_eq!(gc.remove_leftovers().await.unwrap(), LeftoverReport::default(), "nothing is left to sweep");
 }
+
+async fn an_upload_still_sending_parts_keeps_its_marker_young(backend: Backend) {
+    let app = quiet_app(backend).await;
+    let server = S3Server::start();
+    let (store, bucket) = server.store();
+    let store: Arc<dyn SweptStore> = Arc::new(store);
+    let gc = ShareGc::new(app.state.lifecycle.clone(), store.clone(), ShareEvents::new(app.db().clone()));
+    let markers = server.bucket_dir(&bucket).join("files/.multipart");
+    let (mut sender, received) = tokio::io::duplex(64 * 1024);
+    let uploading = store.clone();
+    let task = tokio::spawn(async move { uploading.put(Box::pin(received), u64::MAX).await });
+    sender.write_all(&vec![1u8; PART_BYTES]).await.unwrap();
+    until("the first part's arrival", || server.pending_parts() > 0).await;
+    let marker = markers.join(names(&markers).first().expect("the upload has its marker"));
+    // As if the first part had been sent two hours ago and the upload were slow.
+    let two_hours_ago = SystemTime::now() - Duration::from_secs(2 * 3600);
+    std::fs::File::options().write(true).open(&marker).unwrap().set_modified(two_hours_ago).unwrap();
+
+    sender.write_all(&vec![2u8; PART_BYTES]).await.unwrap();
+    let young = || std::fs::metadata(&marker).and_then(|m| m.modified()).is_ok_and(|at| at > two_hours_ago);
+    until("the marker's renewal by the next part", young).await;
+
+    assert_eq!(gc.remove_leftovers().await.unwrap(), LeftoverReport::default(), "a live upload is no leftover");
+    drop(sender);
+    let stored = task.await.unwrap().unwrap();
+    assert_eq!(stored.size_bytes, 2 * PART_BYTES as u64, "the upload completes, nothing aborted");
+    assert_eq!(server.pending_parts(), 0);
+    assert!(names(&markers).is_empty(), "a finished upload keeps no marker");
+}
+
+both_backends!(
+    an_abandoned_multipart_upload_is_aborted_once_its_marker_is_old_enough,
+    an_upload_still_sending_parts_keeps_its_marker_young
+);

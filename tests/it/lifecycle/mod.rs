@@ -10,10 +10,12 @@ mod local_store;
 use std::{path::PathBuf, sync::Arc, time::Duration};
 
 use watasu::{
-    db::Db,
+    db::{Db, Dialect, Sql},
     lifecycle::{GcReport, GcRunner, LifecycleRepository, ShareGc},
     maintenance::Trigger,
+    on_db,
     share::ShareEvents,
+    sql,
 };
 
 use crate::{
@@ -21,7 +23,6 @@ use crate::{
     support::{Backend, TestApp, count, execute, fake_store::FakeFileStore},
 };
 
-const HOUR: Duration = Duration::from_secs(3600);
 const NO_TIME: Duration = Duration::ZERO;
 /// Seed 000's production-like values: 15 minutes of delivery grace, 60 minutes of first backoff.
 const GRACE_15_MIN: Duration = Duration::from_secs(15 * 60);
@@ -39,10 +40,7 @@ pub(crate) async fn quiet_app(backend: Backend) -> TestApp {
 
 /// A single text value from `sql` (in each dialect) with one integer parameter.
 pub(crate) async fn text(db: &Db, sql: &'static str, bind: i64) -> String {
-    match db {
-        Db::Sqlite(pool) => sqlx::query_scalar(sql).bind(bind).fetch_one(pool).await.unwrap(),
-        Db::Postgres(pool) => sqlx::query_scalar(sql).bind(bind).fetch_one(pool).await.unwrap(),
-    }
+    on_db!(db, |pool| sqlx::query_scalar(sql).bind(bind).fetch_one(pool).await.unwrap())
 }
 
 async fn status(app: &TestApp, share_id: i64) -> String {
@@ -64,22 +62,13 @@ async fn purged_events(app: &TestApp, share_id: i64) -> i64 {
 
 /// Seconds from the database's now until the share's next purge attempt.
 async fn seconds_until_next_attempt(app: &TestApp, share_id: i64) -> f64 {
-    match app.db() {
-        Db::Sqlite(pool) => {
-            sqlx::query_scalar("SELECT next_purge_attempt_at - unixepoch('subsec') FROM shares WHERE id = $1")
-                .bind(share_id)
-                .fetch_one(pool)
-                .await
-                .unwrap()
-        }
-        Db::Postgres(pool) => sqlx::query_scalar(
-            "SELECT EXTRACT(EPOCH FROM next_purge_attempt_at - now())::float8 FROM shares WHERE id = $1",
-        )
-        .bind(share_id)
-        .fetch_one(pool)
-        .await
-        .unwrap(),
-    }
+    const UNTIL: Sql = sql!(
+        "SELECT "
+        { sqlite: "next_purge_attempt_at - unixepoch('subsec')",
+          postgres: "EXTRACT(EPOCH FROM next_purge_attempt_at - now())::float8" }
+        " FROM shares WHERE id = $1"
+    );
+    on_db!(app.db(), |pool| sqlx::query_scalar(pool.sql(&UNTIL)).bind(share_id).fetch_one(pool).await.unwrap())
 }
 
 fn file_path(app: &TestApp, key: &str) -> PathBuf {
@@ -114,8 +103,7 @@ impl Fixture {
 
     /// An active share valid for an hour; returns its id and its file's storage key.
     async fn share(&self) -> (i64, String) {
-        let share =
-            self.app.create_share_with(self.sender, "recipient@example.test", "report.txt", b"contents\n", HOUR).await;
+        let share = self.app.fake_share().sender(self.sender).file("report.txt", b"contents\n").create().await;
         (share.id, storage_key(&self.app, share.id).await)
     }
 
@@ -146,7 +134,7 @@ fn local_gc(app: &TestApp, grace: Duration, retry_base: Duration) -> ShareGc {
 
 /// An active share of a real file on the local disk; returns its id and the file's path.
 pub(crate) async fn local_share(app: &TestApp, sender: i64) -> (i64, PathBuf) {
-    let share = app.create_share_with(sender, "recipient@example.test", "report.txt", b"real bytes\n", HOUR).await;
+    let share = app.fake_share().sender(sender).file("report.txt", b"real bytes\n").create().await;
     let path = file_path(app, &storage_key(app, share.id).await);
     assert!(path.is_file(), "the store put the file at {}", path.display());
     (share.id, path)

@@ -13,10 +13,12 @@ use std::{collections::HashSet, time::Duration};
 use reqwest::StatusCode;
 use sqlx::Row;
 use watasu::{
-    db::Db,
+    db::{Db, Dialect, Sql},
     lifecycle::{LifecycleRepository, ShareGc},
     maintenance::{Budget, Kind, Trigger},
+    on_db,
     share::ShareEvents,
+    sql,
 };
 
 use crate::support::{PASSWORD, clock};
@@ -109,23 +111,22 @@ pub(crate) async fn renew_session(db: &Db, id: i64) {
 
 pub(crate) async fn item_outcome(db: &Db, run_id: i64, target_id: i64) -> String {
     let sql = "SELECT outcome FROM maintenance_items WHERE run_id = $1 AND target_id = $2";
-    match db {
-        Db::Sqlite(pool) => sqlx::query_scalar(sql).bind(run_id).bind(target_id).fetch_one(pool).await.unwrap(),
-        Db::Postgres(pool) => sqlx::query_scalar(sql).bind(run_id).bind(target_id).fetch_one(pool).await.unwrap(),
-    }
+    on_db!(db, |pool| sqlx::query_scalar(sql).bind(run_id).bind(target_id).fetch_one(pool).await.unwrap())
 }
 
 /// Moves a run's start (and so its cutoff) `seconds` into the past.
 async fn move_cutoff_back(db: &Db, run_id: i64, seconds: i64) {
-    let sqlite = "UPDATE maintenance_runs SET cutoff = cutoff - $2, started_at = started_at - $2 WHERE id = $1";
-    let postgres = "UPDATE maintenance_runs SET cutoff = cutoff - interval '1 second' * $2,
-                           started_at = started_at - interval '1 second' * $2 WHERE id = $1";
-    match db {
-        Db::Sqlite(pool) => sqlx::query(sqlite).bind(run_id).bind(seconds).execute(pool).await.unwrap().rows_affected(),
-        Db::Postgres(pool) => {
-            sqlx::query(postgres).bind(run_id).bind(seconds).execute(pool).await.unwrap().rows_affected()
-        }
-    };
+    const MOVE: Sql = sql!(
+        "UPDATE maintenance_runs SET cutoff = cutoff - " secs("$2") ", started_at = started_at - " secs("$2")
+        " WHERE id = $1"
+    );
+    on_db!(db, |pool| sqlx::query(pool.sql(&MOVE))
+        .bind(run_id)
+        .bind(seconds)
+        .execute(pool)
+        .await
+        .unwrap()
+        .rows_affected());
 }
 
 async fn http_runs(app: &TestApp) -> i64 {

@@ -10,7 +10,7 @@ use watasu::{
 };
 
 use super::*;
-use crate::support::{PASSWORD, SmtpSink, recipient::RECIPIENT};
+use crate::support::{Backend, PASSWORD, SmtpSink, recipient::RECIPIENT};
 
 /// One received mail read by a real MIME parser, with its raw header block.
 struct Headers {
@@ -49,54 +49,61 @@ fn last(smtp: &SmtpSink, pick: impl Fn(&crate::support::smtp::ReceivedMail) -> b
     smtp.messages().into_iter().rev().find(pick).expect("the mail arrived").data
 }
 
-both_backends! {
-    async fn every_mail_is_automatic_with_its_own_message_id_and_only_the_notification_answers_the_sender(backend: Backend) {
-        let app = TestApp::spawn(backend).await;
-        let host = app.state.config.base_url.host_str().unwrap().to_owned();
-        let share = app.create_share().await;
-        let sender = User {
-            id: share.sender_id,
-            email: "sato@example.test".to_owned(),
-            display_name: "Sender Sato".to_owned(),
-            role: Role::Sender,
-            lang: Lang::En,
-            disabled: false,
-        };
-        let link = app.state.config.url_for(&format!("/s/{}", share.token));
+async fn every_mail_is_automatic_with_its_own_message_id_and_only_the_notification_answers_the_sender(
+    backend: Backend,
+) {
+    let app = TestApp::spawn(backend).await;
+    let host = app.state.config.base_url.host_str().unwrap().to_owned();
+    let share = app.create_share().await;
+    let sender = User {
+        id: share.sender_id,
+        email: "sato@example.test".to_owned(),
+        display_name: "Sender Sato".to_owned(),
+        role: Role::Sender,
+        lang: Lang::En,
+        disabled: false,
+    };
+    let link = app.state.config.url_for(&format!("/s/{}", share.token));
 
-        let notice = app.state.services.mails.notify_recipient(share.id, &sender, &link, Lang::En, Delivery::Now).await;
-        assert!(matches!(notice, watasu::services::mails::Notice::Tried(Some(_))), "{notice:?}");
-        let notification = last(&app.smtp, |m| m.data.contains("Reply-To"));
-        let (browser, csrf) = app.verified_browser(&share).await;
-        let code_mail = app.smtp.messages().into_iter().rev().find(|m| m.code().is_some()).unwrap();
-        let code = code_mail.code().unwrap();
-        let response = browser.download(&share.token, &csrf).await;
-        assert_eq!(response.bytes().await.unwrap().as_ref(), b"the file contents\n");
-        let receipt = app.smtp.wait_for(3, Duration::from_secs(10)).await.pop().unwrap();
-        assert!(receipt.to[0].starts_with("sender-"), "{:?}", receipt.to);
-        app.create_admin("admin@example.test").await;
-        let admin = app.sign_in("admin@example.test", PASSWORD).await;
-        let invite_path = app.invite(&admin, "new@example.test").await;
-        let invitation = last(&app.smtp, |m| m.to == ["new@example.test"]);
-        let invite_token = invite_path.trim_start_matches("/invite/");
+    let notice = app.state.services.mails.notify_recipient(share.id, &sender, &link, Lang::En, Delivery::Now).await;
+    assert!(matches!(notice, watasu::services::mails::Notice::Tried(Some(_))), "{notice:?}");
+    let notification = last(&app.smtp, |m| m.data.contains("Reply-To"));
+    let (browser, csrf) = app.verified_browser(&share).await;
+    let code_mail = app.smtp.messages().into_iter().rev().find(|m| m.code().is_some()).unwrap();
+    let code = code_mail.code().unwrap();
+    let response = browser.download(&share.token, &csrf).await;
+    assert_eq!(response.bytes().await.unwrap().as_ref(), b"the file contents\n");
+    let receipt = app.smtp.wait_for(3, Duration::from_secs(10)).await.pop().unwrap();
+    assert!(receipt.to[0].starts_with("sender-"), "{:?}", receipt.to);
+    app.create_admin("admin@example.test").await;
+    let admin = app.sign_in("admin@example.test", PASSWORD).await;
+    let invite_path = app.invite(&admin, "new@example.test").await;
+    let invitation = last(&app.smtp, |m| m.to == ["new@example.test"]);
+    let invite_token = invite_path.trim_start_matches("/invite/");
 
-        let secrets = [share.token.as_str(), code.as_str(), invite_token];
-        let mails = [("notification", &notification), ("code", &code_mail.data), ("receipt", &receipt.data), ("invitation", &invitation)];
-        let mut ids = HashSet::new();
-        for (kind, data) in mails {
-            let h = headers(data);
-            assert_common(kind, &h, &host, &secrets);
-            assert!(ids.insert(h.message_id.clone()), "{kind} repeats a Message-ID");
-            let expected_reply_to = (kind == "notification").then_some("sato@example.test");
-            assert_eq!(h.reply_to.as_deref(), expected_reply_to, "{kind}: {}", h.raw);
-        }
-        assert_eq!(code_mail.to, [RECIPIENT]);
-
-        // The sender's address beside their name, in the text and in the HTML part.
-        let parsed = mail_parser::MessageParser::default().parse(&notification).unwrap();
-        assert!(parsed.body_text(0).unwrap().contains("Sender Sato (sato@example.test) has sent you a file."));
-        let html = scraper::Html::parse_document(&parsed.body_html(0).unwrap());
-        let line = html.select(&scraper::Selector::parse("p").unwrap()).next().unwrap().text().collect::<String>();
-        assert_eq!(line, "Sender Sato (sato@example.test) has sent you a file.");
+    let secrets = [share.token.as_str(), code.as_str(), invite_token];
+    let mails = [
+        ("notification", &notification),
+        ("code", &code_mail.data),
+        ("receipt", &receipt.data),
+        ("invitation", &invitation),
+    ];
+    let mut ids = HashSet::new();
+    for (kind, data) in mails {
+        let h = headers(data);
+        assert_common(kind, &h, &host, &secrets);
+        assert!(ids.insert(h.message_id.clone()), "{kind} repeats a Message-ID");
+        let expected_reply_to = (kind == "notification").then_some("sato@example.test");
+        assert_eq!(h.reply_to.as_deref(), expected_reply_to, "{kind}: {}", h.raw);
     }
+    assert_eq!(code_mail.to, [RECIPIENT]);
+
+    // The sender's address beside their name, in the text and in the HTML part.
+    let parsed = mail_parser::MessageParser::default().parse(&notification).unwrap();
+    assert!(parsed.body_text(0).unwrap().contains("Sender Sato (sato@example.test) has sent you a file."));
+    let html = scraper::Html::parse_document(&parsed.body_html(0).unwrap());
+    let line = html.select(&scraper::Selector::parse("p").unwrap()).next().unwrap().text().collect::<String>();
+    assert_eq!(line, "Sender Sato (sato@example.test) has sent you a file.");
 }
+
+both_backends!(every_mail_is_automatic_with_its_own_message_id_and_only_the_notification_answers_the_sender);

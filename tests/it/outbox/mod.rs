@@ -20,6 +20,7 @@ use watasu::{
         messages::{Notification, notification_mail},
         outbox::{DeliveryReport, MailKind, Outbox},
     },
+    on_db,
     secret::{SecretKey, sha256_hex},
 };
 
@@ -124,10 +125,7 @@ fn notification(to: &str) -> lettre::Message {
 }
 
 async fn text(db: &Db, sql: &'static str, bind: i64) -> String {
-    match db {
-        Db::Sqlite(pool) => sqlx::query_scalar(sql).bind(bind).fetch_one(pool).await.unwrap(),
-        Db::Postgres(pool) => sqlx::query_scalar(sql).bind(bind).fetch_one(pool).await.unwrap(),
-    }
+    on_db!(db, |pool| sqlx::query_scalar(sql).bind(bind).fetch_one(pool).await.unwrap())
 }
 
 fn report(sent: u32, failed: u32, dead: u32) -> DeliveryReport {
@@ -162,10 +160,7 @@ where
 /// quoted-printable).
 async fn assert_row_holds_no_link(db: &Db, id: i64, url: &str, token: &str) {
     const SQL: &str = "SELECT * FROM mail_outbox WHERE id = $1";
-    let values = match db {
-        Db::Sqlite(pool) => columns_as_bytes(&sqlx::query(SQL).bind(id).fetch_one(pool).await.unwrap()),
-        Db::Postgres(pool) => columns_as_bytes(&sqlx::query(SQL).bind(id).fetch_one(pool).await.unwrap()),
-    };
+    let values = on_db!(db, |pool| columns_as_bytes(&sqlx::query(SQL).bind(id).fetch_one(pool).await.unwrap()));
     assert!(values.iter().any(|(name, bytes)| name == "message" && !bytes.is_empty()), "the mail is still queued");
     let lower = |b: &[u8]| String::from_utf8_lossy(b).to_ascii_lowercase();
     for (name, bytes) in &values {

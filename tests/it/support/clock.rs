@@ -1,7 +1,10 @@
 //! Moving time: rows are aged through the database's own clock, so a test never sleeps for time
 //! to pass. Everything that "waits" an hour, a day or past an expiry is written here once.
 
-use watasu::db::Db;
+use watasu::{
+    db::{Db, Dialect, Sql},
+    on_db, sql,
+};
 
 use super::TestApp;
 
@@ -49,6 +52,10 @@ pub const MINUTE: i64 = 60;
 pub const HOUR: i64 = 3600;
 pub const DAY: i64 = 86_400;
 
+/// How far ahead [`TestApp::hold_rate_limits`] dates attempts: longer than a test's next few
+/// requests take on the busiest machine.
+const HELD_AHEAD: i64 = 10 * MINUTE;
+
 impl TestApp {
     /// [`set_ago`] on this app's database.
     pub async fn set_ago(&self, table: &str, columns: &[&str], secs: i64, filter: &str) -> u64 {
@@ -60,9 +67,30 @@ impl TestApp {
         shift_back(self.db(), table, columns, secs, filter).await
     }
 
-    /// Makes every recorded rate-limit attempt `secs` older.
+    /// Makes every recorded rate-limit attempt `secs` older. Attempts [`Self::hold_rate_limits`]
+    /// dated ahead count from now: the wait they held runs on from this moment.
     pub async fn age_rate_limits(&self, secs: i64) {
-        self.shift_back("rate_limit_hits", &["at"], secs, ALL).await;
+        let ahead = self.rate_limits_ahead().await;
+        self.shift_back("rate_limit_hits", &["at"], secs + ahead, ALL).await;
+    }
+
+    /// Holds the failure throttles' waits whole until the test ages them: every recorded attempt
+    /// is dated ahead, and a wait counted from the latest failure is then never shortened (the
+    /// time since a failure still to come is zero). A 429 the test expects next comes however
+    /// slowly a busy machine gets there. (Sliding-window limits would wait longer instead.)
+    pub async fn hold_rate_limits(&self) {
+        self.shift_back("rate_limit_hits", &["at"], -HELD_AHEAD, ALL).await;
+    }
+
+    /// Whole seconds the latest recorded attempt lies ahead of now (zero: none does).
+    async fn rate_limits_ahead(&self) -> i64 {
+        const AHEAD: Sql = sql!(
+            "SELECT COALESCE("
+            { sqlite: "max(at) - unixepoch('subsec')", postgres: "EXTRACT(EPOCH FROM max(at) - now())::float8" }
+            ", 0.0) FROM rate_limit_hits"
+        );
+        let ahead: f64 = on_db!(self.db(), |pool| sqlx::query_scalar(pool.sql(&AHEAD)).fetch_one(pool).await.unwrap());
+        ahead.max(0.0).ceil() as i64
     }
 
     /// Moves a share's expiry `secs` into the past.
@@ -88,11 +116,6 @@ impl TestApp {
     /// Moves a session's absolute expiry `secs` into the past.
     pub async fn expire_session_ago(&self, session_id: i64, secs: i64) {
         self.set_ago("sessions", &["expires_at"], secs, &id(session_id)).await;
-    }
-
-    /// Moves a one-time code's expiry just into the past.
-    pub async fn expire_code(&self, challenge_id: i64) {
-        self.set_ago("otp_challenges", &["expires_at"], 1, &id(challenge_id)).await;
     }
 
     /// Moves a queued mail's next attempt just into the past, so the outbox sends it now.

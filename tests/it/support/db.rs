@@ -2,13 +2,11 @@
 //! and a text dump of every table.
 
 use watasu::db::Db;
+use watasu::on_db;
 
 /// Runs a `SELECT count(*) … WHERE … = $1` (or any single-integer query) on either backend.
 pub async fn count(db: &Db, sql: &'static str, bind: i64) -> i64 {
-    match db {
-        Db::Sqlite(pool) => sqlx::query_scalar(sql).bind(bind).fetch_one(pool).await.unwrap(),
-        Db::Postgres(pool) => sqlx::query_scalar(sql).bind(bind).fetch_one(pool).await.unwrap(),
-    }
+    on_db!(db, |pool| sqlx::query_scalar(sql).bind(bind).fetch_one(pool).await.unwrap())
 }
 
 /// Runs one statement (given in each dialect) with one integer parameter; returns rows affected.

@@ -18,6 +18,7 @@ pub mod process;
 pub mod raw;
 pub mod recipient;
 pub mod s3;
+pub mod shares;
 pub mod smtp;
 pub mod store_proxy;
 pub mod words;
@@ -30,10 +31,8 @@ use watasu::{
     App,
     config::{Config, Settings},
     db::Db,
-    deletion::Runner,
-    lifecycle::{GcRunner, LifecycleRepository},
+    lifecycle::LifecycleRepository,
     mail::Mailer,
-    maintenance::Maintenance,
     otp::Codes,
     ratelimit::RateLimiter,
     secret::SecretKey,
@@ -48,6 +47,7 @@ pub use accounts::PASSWORD;
 pub use db::{count, execute, tables_as_text};
 pub use http::{Browser, Page, without_csrf};
 pub use recipient::{RECIPIENT, event_kinds, without_csrf_and_typed};
+pub use shares::TestShare;
 pub use smtp::SmtpSink;
 
 /// The two database backends every behaviour test runs on.
@@ -57,26 +57,23 @@ pub enum Backend {
     Postgres,
 }
 
-/// Runs one test body on SQLite and on PostgreSQL, as two separately named tests.
-/// The body sees `backend: Backend`.
+/// Runs each named test function, an ordinary `async fn name(backend: Backend)` beside the call, on
+/// SQLite and on PostgreSQL: `both_backends!(name)` makes the tests `name::sqlite` and
+/// `name::postgres`. The bodies stay outside the macro, where rustfmt and an editor see them.
 #[macro_export]
 macro_rules! both_backends {
-    ($(async fn $name:ident($backend:ident: Backend) $body:block)*) => {$(
+    ($($name:ident),+ $(,)?) => {$(
         mod $name {
-            #[allow(unused_imports)]
-            use super::*;
             #[tokio::test(flavor = "multi_thread", worker_threads = 4)]
             async fn sqlite() {
-                let $backend = $crate::support::Backend::Sqlite;
-                $body
+                super::$name($crate::support::Backend::Sqlite).await
             }
             #[tokio::test(flavor = "multi_thread", worker_threads = 4)]
             async fn postgres() {
-                let $backend = $crate::support::Backend::Postgres;
-                $body
+                super::$name($crate::support::Backend::Postgres).await
             }
         }
-    )*};
+    )+};
 }
 
 #[derive(Parser)]
@@ -134,9 +131,9 @@ pub async fn fresh_database(backend: Backend, data_dir: &std::path::Path) -> Str
     }
 }
 
-/// The app as tests reach it: the services the server runs (the same GC runner, maintenance and
-/// deletion runner), and repositories over the same pool, key, mailer and store, for arranging
-/// rows and checking them.
+/// The app as tests reach it: the services the server runs (its GC runner, maintenance and
+/// deletion runner among them: `state.services.gc`), and repositories over the same pool, key,
+/// mailer and store, for arranging rows and checking them.
 pub struct TestState {
     pub services: Services,
     pub config: Config,
@@ -145,9 +142,6 @@ pub struct TestState {
     pub mailer: Arc<dyn Mailer>,
     pub store: Arc<dyn SweptStore>,
     pub sessions: Sessions,
-    pub gc: GcRunner,
-    pub maintenance: Maintenance,
-    pub deletion: Runner,
     pub shares: ShareAccess,
     pub codes: Codes,
     pub events: ShareEvents,
@@ -163,9 +157,6 @@ impl TestState {
         let db = parts.db.clone();
         Self {
             sessions: Sessions::new(db.clone(), settings.session_idle, settings.session_max_age),
-            gc: services.gc.clone(),
-            maintenance: services.maintenance.clone(),
-            deletion: services.deletion.clone(),
             shares: ShareAccess::over(db.clone(), settings.grant_ttl),
             codes: Codes::new(db.clone(), &parts.secret_key),
             events: ShareEvents::new(db.clone()),
@@ -183,7 +174,6 @@ impl TestState {
 
 /// A running app with everything it talks to.
 pub struct TestApp {
-    pub backend: Backend,
     pub addr: SocketAddr,
     pub base: String,
     pub state: TestState,
@@ -240,7 +230,6 @@ impl TestApp {
             let _ = rx.await;
         }));
         Self {
-            backend,
             addr,
             base: format!("http://{addr}"),
             state,
@@ -280,13 +269,6 @@ impl Drop for TestApp {
     }
 }
 
-/// A share created through the same code path as the CLI and the dashboard.
-pub struct TestShare {
-    pub id: i64,
-    pub token: String,
-    pub sender_id: i64,
-}
-
 impl TestApp {
     /// Creates a sender account (password hashing skipped: tests do not sign in with it).
     pub async fn create_sender(&self, email: &str, name: &str) -> i64 {
@@ -306,46 +288,6 @@ impl TestApp {
             .create(&email, name, &hash, watasu::accounts::Role::Sender)
             .await
             .unwrap()
-    }
-
-    /// Stores `content` and creates a share of it for `recipient`, valid for `ttl`.
-    pub async fn create_share_with(
-        &self,
-        sender_id: i64,
-        recipient: &str,
-        file_name: &str,
-        content: &'static [u8],
-        ttl: Duration,
-    ) -> TestShare {
-        let request = watasu::share::create::ShareRequest {
-            sender_id,
-            recipient: watasu::accounts::EmailAddress::parse(recipient).unwrap(),
-            file_name,
-            content_type: "application/octet-stream",
-            content: Box::pin(content),
-            max_bytes: u64::MAX,
-            ttl,
-            message: watasu::share::Message::parse("Here is the file.").unwrap(),
-            lang: watasu::i18n::Lang::En,
-            notify_on_download: true,
-        };
-        let issued = watasu::share::create::create_share(&self.state.shares.links, self.state.store.as_ref(), request)
-            .await
-            .unwrap();
-        TestShare { id: issued.share_id, token: issued.token.expose().to_owned(), sender_id }
-    }
-
-    /// A one-hour share of a small text file from a fresh sender to recipient@example.test.
-    pub async fn create_share(&self) -> TestShare {
-        let sender = self.create_sender(&format!("sender-{}@example.test", rand_suffix()), "Sender Sato").await;
-        self.create_share_with(
-            sender,
-            "Recipient@Example.test",
-            "report.txt",
-            b"the file contents\n",
-            Duration::from_secs(3600),
-        )
-        .await
     }
 }
 

@@ -9,7 +9,7 @@ use watasu::db::Db;
 
 use super::{Tus, id_of, pattern, sha256_hex};
 use crate::support::{
-    Browser, Page, SmtpSink, fresh_database,
+    Backend, Browser, Page, SmtpSink, fresh_database,
     process::{Server, run_watasu},
 };
 
@@ -52,62 +52,68 @@ async fn stored_offset(db: &Db) -> i64 {
     watasu::on_db!(db, |pool| sqlx::query_scalar("SELECT upload_offset FROM uploads").fetch_one(pool).await.unwrap())
 }
 
-crate::both_backends! {
-    async fn a_server_killed_mid_patch_resumes_from_a_durable_offset_and_the_share_has_the_sources_digest(backend: Backend) {
-        let dir = tempfile::tempdir().unwrap();
-        let url = fresh_database(backend, dir.path()).await;
-        let smtp = SmtpSink::start().await;
-        let args = settings(dir.path(), &url, &smtp);
-        let args: Vec<&str> = args.iter().map(String::as_str).collect();
-        let mut add = vec!["user", "add", "--email", SENDER, "--name", "Killed Upload"];
-        add.extend(&args);
-        let (code, stdout, stderr) = tokio::task::block_in_place(|| run_watasu(&add, &[]));
-        assert_eq!(code, 0, "{stdout}{stderr}");
-        let password = stdout.lines().find_map(|l| l.strip_prefix("password (shown once): ")).unwrap().trim().to_owned();
-        let server_args = &args[2..]; // `serve` takes the data folder itself
-        let mut server = tokio::task::block_in_place(|| Server::start(dir.path(), server_args));
-        let db = Db::connect(&url, Duration::from_secs(10)).await.unwrap();
-        let tus = signed_in(&server, &password).await;
-        let content = pattern(SIZE);
-        let path = tus.create(SIZE as u64).await;
+async fn a_server_killed_mid_patch_resumes_from_a_durable_offset_and_the_share_has_the_sources_digest(
+    backend: Backend,
+) {
+    let dir = tempfile::tempdir().unwrap();
+    let url = fresh_database(backend, dir.path()).await;
+    let smtp = SmtpSink::start().await;
+    let args = settings(dir.path(), &url, &smtp);
+    let args: Vec<&str> = args.iter().map(String::as_str).collect();
+    let mut add = vec!["user", "add", "--email", SENDER, "--name", "Killed Upload"];
+    add.extend(&args);
+    let (code, stdout, stderr) = tokio::task::block_in_place(|| run_watasu(&add, &[]));
+    assert_eq!(code, 0, "{stdout}{stderr}");
+    let password = stdout.lines().find_map(|l| l.strip_prefix("password (shown once): ")).unwrap().trim().to_owned();
+    let server_args = &args[2..]; // `serve` takes the data folder itself
+    let mut server = tokio::task::block_in_place(|| Server::start(dir.path(), server_args));
+    let db = Db::connect(&url, Duration::from_secs(10)).await.unwrap();
+    let tus = signed_in(&server, &password).await;
+    let content = pattern(SIZE);
+    let path = tus.create(SIZE as u64).await;
 
-        // One PATCH declaring the whole file, sent a MiB at a time until a checkpoint is recorded.
-        let head = patch_head(&server, &tus, &path);
-        let mut stream = tokio::net::TcpStream::connect(&server.addr).await.unwrap();
-        stream.write_all(head.as_bytes()).await.unwrap();
-        let mut sent = 0;
-        while stored_offset(&db).await == 0 {
-            assert!(sent < SIZE - MIB, "no checkpoint was recorded while {sent} bytes went out");
-            stream.write_all(&content[sent..sent + MIB]).await.unwrap();
-            sent += MIB;
-            tokio::time::sleep(Duration::from_millis(20)).await;
-        }
-        server.signal("KILL");
-        let status = tokio::task::block_in_place(|| server.child.wait()).unwrap();
-        assert_eq!(status.signal(), Some(9));
-        drop(stream);
-
-        let server = tokio::task::block_in_place(|| Server::start(dir.path(), server_args));
-        let tus = signed_in(&server, &password).await;
-        let offset = tus.offset(&path).await as usize;
-        assert!(offset > 0 && offset <= sent, "offset {offset} after sending {sent}");
-        let key: String = watasu::on_db!(&db, |pool| sqlx::query_scalar("SELECT storage_key FROM uploads").fetch_one(pool).await.unwrap());
-        let partial = std::fs::read(dir.path().join("files").join(format!(".part-{key}"))).unwrap();
-        assert!(partial.len() >= offset && partial[..offset] == content[..offset], "the durable prefix is the source's");
-        let rest = tus.patch(&path, offset as u64, &content[offset..]).await;
-        assert_eq!(rest.status, 204, "{}", rest.body);
-
-        let form = reqwest::multipart::Form::new()
-            .text("csrf_token", tus.csrf.clone())
-            .text("recipient", "client@example.test")
-            .text("expires_in", "1d")
-            .text("upload", id_of(&path).to_owned());
-        let request = tus.browser.client.post(tus.browser.url("/shares/new")).header("Sec-Fetch-Site", "same-origin");
-        let answer = Page::read(request.multipart(form).send().await.unwrap()).await;
-        let created = answer.follow_created(&tus.browser.client, &tus.browser.base).await;
-        assert_eq!(created.status, 200, "{}", created.body);
-        let digest: String = watasu::on_db!(&db, |pool| sqlx::query_scalar("SELECT sha256 FROM files").fetch_one(pool).await.unwrap());
-        assert_eq!(digest, sha256_hex(&content));
-        assert!(std::fs::read(dir.path().join("files").join(&key)).unwrap() == content, "the stored file is the source");
+    // One PATCH declaring the whole file, sent a MiB at a time until a checkpoint is recorded.
+    let head = patch_head(&server, &tus, &path);
+    let mut stream = tokio::net::TcpStream::connect(&server.addr).await.unwrap();
+    stream.write_all(head.as_bytes()).await.unwrap();
+    let mut sent = 0;
+    while stored_offset(&db).await == 0 {
+        assert!(sent < SIZE - MIB, "no checkpoint was recorded while {sent} bytes went out");
+        stream.write_all(&content[sent..sent + MIB]).await.unwrap();
+        sent += MIB;
+        tokio::time::sleep(Duration::from_millis(20)).await;
     }
+    server.signal("KILL");
+    let status = tokio::task::block_in_place(|| server.child.wait()).unwrap();
+    assert_eq!(status.signal(), Some(9));
+    drop(stream);
+
+    let server = tokio::task::block_in_place(|| Server::start(dir.path(), server_args));
+    let tus = signed_in(&server, &password).await;
+    let offset = tus.offset(&path).await as usize;
+    assert!(offset > 0 && offset <= sent, "offset {offset} after sending {sent}");
+    let key: String = watasu::on_db!(&db, |pool| sqlx::query_scalar("SELECT storage_key FROM uploads")
+        .fetch_one(pool)
+        .await
+        .unwrap());
+    let partial = std::fs::read(dir.path().join("files").join(format!(".part-{key}"))).unwrap();
+    assert!(partial.len() >= offset && partial[..offset] == content[..offset], "the durable prefix is the source's");
+    let rest = tus.patch(&path, offset as u64, &content[offset..]).await;
+    assert_eq!(rest.status, 204, "{}", rest.body);
+
+    let form = reqwest::multipart::Form::new()
+        .text("csrf_token", tus.csrf.clone())
+        .text("recipient", "client@example.test")
+        .text("expires_in", "1d")
+        .text("upload", id_of(&path).to_owned());
+    let request = tus.browser.client.post(tus.browser.url("/shares/new")).header("Sec-Fetch-Site", "same-origin");
+    let answer = Page::read(request.multipart(form).send().await.unwrap()).await;
+    let created = answer.follow_created(&tus.browser.client, &tus.browser.base).await;
+    assert_eq!(created.status, 200, "{}", created.body);
+    let digest: String =
+        watasu::on_db!(&db, |pool| sqlx::query_scalar("SELECT sha256 FROM files").fetch_one(pool).await.unwrap());
+    assert_eq!(digest, sha256_hex(&content));
+    assert!(std::fs::read(dir.path().join("files").join(&key)).unwrap() == content, "the stored file is the source");
 }
+
+crate::both_backends!(a_server_killed_mid_patch_resumes_from_a_durable_offset_and_the_share_has_the_sources_digest);

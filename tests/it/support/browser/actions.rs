@@ -26,13 +26,6 @@ impl BrowserSession {
         self.check_page().await;
     }
 
-    pub async fn back(&self) {
-        if let Err(e) = self.client.back().await {
-            self.fail(&format!("going back: {e}")).await;
-        }
-        self.check_page().await;
-    }
-
     pub async fn current_url(&self) -> url::Url {
         self.client.current_url().await.expect("reading the URL")
     }
@@ -44,10 +37,6 @@ impl BrowserSession {
             Some(query) => format!("{}?{query}", url.path()),
             None => url.path().to_owned(),
         }
-    }
-
-    pub async fn title(&self) -> String {
-        self.client.title().await.expect("reading the title")
     }
 
     /// The page's HTML as the browser has it now (after any scripts ran).
@@ -125,17 +114,6 @@ impl BrowserSession {
             }
             if Instant::now() >= deadline {
                 self.fail(&format!("no element matched `{css}` within {timeout:?}")).await;
-            }
-            tokio::time::sleep(Duration::from_millis(50)).await;
-        }
-    }
-
-    /// Waits until no element matches `css`.
-    pub async fn wait_for_gone(&self, css: &str, timeout: Duration) {
-        let deadline = Instant::now() + timeout;
-        while self.exists(css).await {
-            if Instant::now() >= deadline {
-                self.fail(&format!("`{css}` was still there after {timeout:?}")).await;
             }
             tokio::time::sleep(Duration::from_millis(50)).await;
         }

@@ -66,17 +66,6 @@ fn start_driver() -> Driver {
     Driver { url, chromium, dir, log, profiles: AtomicUsize::new(0) }
 }
 
-/// Without a Japanese font the pages still work, but screenshots show boxes instead of text.
-fn warn_without_japanese_font() {
-    let found = Command::new("fc-list").arg(":lang=ja").output().map(|o| !o.stdout.is_empty());
-    if matches!(found, Ok(false)) {
-        eprintln!(
-            "warning: no Japanese font is installed, so screenshots will show boxes for Japanese \
-             text. Install one: apt-get install fonts-noto-cjk"
-        );
-    }
-}
-
 /// Stops chromedriver (and its browsers) and removes the profiles once this process has exited.
 fn spawn_watchdog(driver_pid: u32, dir: &Path) {
     let cleanup = format!(

@@ -140,15 +140,6 @@ impl BrowserSession {
         }
     }
 
-    /// The underlying WebDriver client, for anything the helpers do not cover.
-    pub fn client(&self) -> &Client {
-        &self.client
-    }
-
-    pub fn options(&self) -> &BrowserOptions {
-        &self.options
-    }
-
     /// Runs `script` as the body of a function in the page and returns what it returns
     /// (`return document.title;`). Runs under WebDriver, so the page's CSP does not stop it.
     pub async fn execute(&self, script: &str) -> Value {
