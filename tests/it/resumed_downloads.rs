@@ -293,18 +293,9 @@ async fn a_request_with_the_claiming_sessions_id_but_another_cookie_gets_nothing
     let share = app.create_share().await;
     claimed(&app, &share).await;
     let session_id = count(app.db(), "SELECT claimed_session_id FROM shares WHERE id = $1", share.id).await;
-    let id_hash: String = match app.db() {
-        watasu::db::Db::Sqlite(pool) => sqlx::query_scalar("SELECT id_hash FROM sessions WHERE id = $1")
-            .bind(session_id)
-            .fetch_one(pool)
-            .await
-            .unwrap(),
-        watasu::db::Db::Postgres(pool) => sqlx::query_scalar("SELECT id_hash FROM sessions WHERE id = $1")
-            .bind(session_id)
-            .fetch_one(pool)
-            .await
-            .unwrap(),
-    };
+    let id_hash: String = watasu::on_db!(app.db(), |pool| {
+        sqlx::query_scalar("SELECT id_hash FROM sessions WHERE id = $1").bind(session_id).fetch_one(pool).await.unwrap()
+    });
     let session = |id_hash: String| Session {
         id: session_id,
         id_hash,

@@ -13,7 +13,6 @@ use bytes::Bytes;
 use http_body::Frame;
 use watasu::{
     accounts::{EmailAddress, Role, Users},
-    db::Db,
     deletion::{ActorRole, CaseState, Interrupted, OpenError, OpenRequest, Outcome, Store},
     share::create::{CreateError, create_share},
 };
@@ -172,26 +171,10 @@ async fn a_final_look_that_finds_a_stored_file_reopens_its_step_instead_of_compl
     let stored = app.state.store.put(Box::pin(&b"a late file\n"[..]), u64::MAX).await.unwrap();
     const INSERT: &str = "INSERT INTO files (owner_id, storage_key, original_name, content_type, size_bytes, sha256)
                               VALUES ($1, $2, 'late.txt', 'text/plain', $3, $4)";
-    match app.db() {
-        Db::Sqlite(pool) => sqlx::query(INSERT)
-            .bind(subject)
-            .bind(&stored.key)
-            .bind(stored.size_bytes as i64)
-            .bind(&stored.sha256)
-            .execute(pool)
-            .await
-            .unwrap()
-            .rows_affected(),
-        Db::Postgres(pool) => sqlx::query(INSERT)
-            .bind(subject)
-            .bind(&stored.key)
-            .bind(stored.size_bytes as i64)
-            .bind(&stored.sha256)
-            .execute(pool)
-            .await
-            .unwrap()
-            .rows_affected(),
-    };
+    watasu::on_db!(app.db(), |pool| {
+        let insert = sqlx::query(INSERT).bind(subject).bind(&stored.key).bind(stored.size_bytes as i64);
+        insert.bind(&stored.sha256).execute(pool).await.unwrap().rows_affected()
+    });
 
     let resumed = runner(&app, "late").interrupt_after(Store::StoredFiles).run_case(case.id).await;
 

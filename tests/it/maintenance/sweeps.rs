@@ -129,18 +129,13 @@ async fn items_record_every_outcome(backend: Backend) {
     assert_eq!(gc.collect(10, Trigger::Cli).await.unwrap().failed, 1);
     let gc_run = count(db, "SELECT max(id) FROM maintenance_runs WHERE kind = 'share_gc' AND id > $1", 0).await;
     assert_eq!(item_outcome(db, gc_run, share.id).await, "failed");
-    let reason: String = match db {
-        Db::Sqlite(pool) => sqlx::query_scalar("SELECT reason FROM maintenance_items WHERE run_id = $1")
+    let reason: String = watasu::on_db!(db, |pool| {
+        sqlx::query_scalar("SELECT reason FROM maintenance_items WHERE run_id = $1")
             .bind(gc_run)
             .fetch_one(pool)
             .await
-            .unwrap(),
-        Db::Postgres(pool) => sqlx::query_scalar("SELECT reason FROM maintenance_items WHERE run_id = $1")
-            .bind(gc_run)
-            .fetch_one(pool)
-            .await
-            .unwrap(),
-    };
+            .unwrap()
+    });
     assert!(!reason.is_empty() && !reason.contains(&key) && !reason.contains('/'), "{reason}");
     let gc_state = m.ledger().get(gc_run).await.unwrap().unwrap().state;
     assert_eq!(gc_state.code(), "partial");
