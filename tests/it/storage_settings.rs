@@ -11,7 +11,7 @@ use crate::{
     support::{
         Backend, TestApp,
         installation::Installation,
-        process::free_local_addr,
+        process::{free_local_addr, unanswered_local_addr},
         s3::{S3Server, shared},
     },
 };
@@ -102,7 +102,7 @@ async fn a_store_that_cannot_work_stops_start_up_with_one_line_naming_the_settin
     let line =
         assert_refused(&install, &with(good.clone(), "--aws-secret-access-key", WRONG_SECRET), 1, "AWS_ACCESS_KEY_ID");
     assert!(line.contains("refuses these credentials"), "{line}");
-    let nobody = format!("http://{}", free_local_addr());
+    let nobody = format!("http://{}", unanswered_local_addr());
     let line = assert_refused(&install, &with(good, "--aws-endpoint-url", &nobody), 1, "AWS_ENDPOINT_URL");
     assert!(line.contains(&format!("the store at {nobody} does not answer")), "{line}");
 }

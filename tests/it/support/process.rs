@@ -52,6 +52,14 @@ pub fn wait_until_listening(addr: &str, timeout: Duration, what: impl FnOnce() -
     }
 }
 
+/// An address where nothing listens, nor will while the suite runs: a free port of 127.0.0.254,
+/// which no server of the suite binds (they bind 127.0.0.1), so a connection there is refused at
+/// once. A free port of 127.0.0.1 could be taken by another test's server in the meantime.
+pub fn unanswered_local_addr() -> String {
+    let port = TcpListener::bind("127.0.0.254:0").unwrap().local_addr().unwrap().port();
+    format!("127.0.0.254:{port}")
+}
+
 /// A `127.0.0.1:port` that nothing listens on right now.
 pub fn free_local_addr() -> String {
     let port = TcpListener::bind("127.0.0.1:0").unwrap().local_addr().unwrap().port();
