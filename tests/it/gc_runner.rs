@@ -3,114 +3,32 @@
 
 use std::{sync::Arc, time::Duration};
 
-use tokio::sync::Semaphore;
 use watasu::{
     db::Db,
     lifecycle::{GcRunner, LifecycleRepository, ShareGc},
     maintenance::Trigger,
     on_db,
     share::ShareEvents,
-    storage::{Appended, Deleted, FileStore, Leftover, OpenedFile, ResumableStore, StoreError, StoredFile, SweptStore},
 };
 
 use crate::{
     both_backends,
     lifecycle::quiet_app,
-    support::{Backend, TestApp, count, eventually, fake_store::FakeFileStore},
+    support::{
+        Backend, TestApp, count, eventually,
+        fake_store::FakeFileStore,
+        wrapped_store::{Call, Gate, Wrapped},
+    },
 };
 
 const HOUR: Duration = Duration::from_secs(3600);
 
 /// A fake store whose deletes wait at a gate, so a test can hold a pass in flight and see that
 /// it is there.
-struct GatedStore {
-    inner: FakeFileStore,
-    entered: Semaphore,
-    gate: Semaphore,
-}
+type GatedStore = Wrapped<FakeFileStore, Gate>;
 
-impl GatedStore {
-    fn new() -> Arc<Self> {
-        Arc::new(Self { inner: FakeFileStore::new(), entered: Semaphore::new(0), gate: Semaphore::new(0) })
-    }
-
-    /// Waits until a delete is waiting at the gate.
-    async fn wait_entered(&self) {
-        tokio::time::timeout(Duration::from_secs(30), self.entered.acquire())
-            .await
-            .expect("no pass reached the store")
-            .unwrap()
-            .forget();
-    }
-
-    fn open_gate(&self) {
-        self.gate.add_permits(1_000);
-    }
-}
-
-#[async_trait::async_trait]
-impl FileStore for GatedStore {
-    async fn put<'a>(
-        &self,
-        content: std::pin::Pin<Box<dyn tokio::io::AsyncRead + Send + 'a>>,
-        max: u64,
-    ) -> Result<StoredFile, StoreError> {
-        self.inner.put(content, max).await
-    }
-
-    async fn open(&self, key: &str) -> Result<OpenedFile, StoreError> {
-        self.inner.open(key).await
-    }
-
-    async fn open_range(&self, key: &str, start: u64, len: u64) -> Result<OpenedFile, StoreError> {
-        self.inner.open_range(key, start, len).await
-    }
-
-    async fn delete(&self, key: &str) -> Result<Deleted, StoreError> {
-        self.entered.add_permits(1);
-        self.gate.acquire().await.unwrap().forget();
-        self.inner.delete(key).await
-    }
-}
-
-#[async_trait::async_trait]
-impl ResumableStore for GatedStore {
-    async fn create_partial(&self, key: &str) -> Result<(), StoreError> {
-        self.inner.create_partial(key).await
-    }
-
-    async fn append_partial<'a>(
-        &self,
-        key: &str,
-        offset: u64,
-        content: std::pin::Pin<Box<dyn tokio::io::AsyncRead + Send + 'a>>,
-        max: u64,
-    ) -> Result<Appended, StoreError> {
-        self.inner.append_partial(key, offset, content, max).await
-    }
-
-    async fn complete_partial(&self, key: &str, pieces: &[String]) -> Result<StoredFile, StoreError> {
-        self.inner.complete_partial(key, pieces).await
-    }
-
-    async fn discard_piece(&self, key: &str, piece: &str) -> Result<(), StoreError> {
-        self.inner.discard_piece(key, piece).await
-    }
-
-    async fn delete_partial(&self, key: &str) -> Result<Deleted, StoreError> {
-        self.inner.delete_partial(key).await
-    }
-}
-
-#[async_trait::async_trait]
-impl SweptStore for GatedStore {
-    fn leftovers(&self) -> futures_util::stream::BoxStream<'_, Result<Leftover, StoreError>> {
-        self.inner.leftovers()
-    }
-
-    async fn remove_leftover(&self, leftover: &Leftover) -> Result<Deleted, StoreError> {
-        self.inner.remove_leftover(leftover).await
-    }
+fn gated_store() -> Arc<GatedStore> {
+    Wrapped::new(Arc::new(FakeFileStore::new()), Gate::new(Call::Delete))
 }
 
 fn gated_runner(app: &TestApp, store: Arc<GatedStore>) -> GcRunner {
@@ -146,7 +64,7 @@ async fn share_in(app: &TestApp, store: &GatedStore, expired: bool) -> i64 {
 
 async fn only_one_gc_pass_runs_at_a_time_in_a_process(backend: Backend) {
     let app = quiet_app(backend).await;
-    let store = GatedStore::new();
+    let store = gated_store();
     let share = share_in(&app, &store, true).await;
     let runner = gated_runner(&app, store.clone());
 
@@ -154,13 +72,13 @@ async fn only_one_gc_pass_runs_at_a_time_in_a_process(backend: Backend) {
         let runner = runner.clone();
         async move { runner.try_pass(Trigger::Timer).await }
     });
-    store.wait_entered().await;
+    store.hook.wait_entered().await;
 
     assert!(runner.try_pass(Trigger::Cli).await.is_none(), "a second pass ran beside the one in flight");
     assert!(runner.clone().try_pass(Trigger::Timer).await.is_none(), "a clone of the runner shares the flag");
     assert_eq!((runner.stats().started, runner.stats().skipped_busy), (1, 2));
 
-    store.open_gate();
+    store.hook.open();
     let report = timer.await.unwrap().expect("the first pass ran").unwrap();
     assert_eq!((report.purged, report.failed, report.skipped), (1, 0, 0));
     assert_eq!(status(app.db(), share).await, "purged");
@@ -170,7 +88,7 @@ async fn only_one_gc_pass_runs_at_a_time_in_a_process(backend: Backend) {
 
 async fn a_pass_asked_for_while_the_timers_is_in_flight_still_runs_afterwards(backend: Backend) {
     let app = quiet_app(backend).await;
-    let store = GatedStore::new();
+    let store = gated_store();
     let first = share_in(&app, &store, true).await;
     let late = share_in(&app, &store, false).await;
     let runner = gated_runner(&app, store.clone());
@@ -178,7 +96,7 @@ async fn a_pass_asked_for_while_the_timers_is_in_flight_still_runs_afterwards(ba
         let runner = runner.clone();
         async move { runner.try_pass(Trigger::Timer).await }
     });
-    store.wait_entered().await;
+    store.hook.wait_entered().await;
 
     // The timer's pass chose its candidates before this share became collectable; then the
     // last request of the day ends and asks for a pass, which finds the timer's in flight.
@@ -188,7 +106,7 @@ async fn a_pass_asked_for_while_the_timers_is_in_flight_still_runs_afterwards(ba
         runner.stats().skipped_busy >= 1
     })
     .await;
-    store.open_gate();
+    store.hook.open();
     let report = timer.await.unwrap().unwrap().unwrap();
     assert_eq!(report.purged, 1, "the timer's pass took only the share due when it started");
     assert_eq!(status(app.db(), first).await, "purged");

@@ -4,7 +4,6 @@
 
 use std::{
     io,
-    pin::Pin,
     sync::{
         Arc,
         atomic::{AtomicBool, Ordering},
@@ -12,17 +11,19 @@ use std::{
     time::{Duration, Instant},
 };
 
-use tokio::io::AsyncRead;
 use watasu::{
     accounts::{EmailAddress, Role, invitations::Invitations},
     db::Db,
     deletion::{ActorRole, Case, CaseState, OpenRequest, RetryPolicy, Runner, journal::Journal},
     mail::outbox::{MailKind, Outbox},
     on_db,
-    storage::{Appended, Deleted, FileStore, OpenedFile, ResumableStore, StoreError, StoredFile},
+    storage::{ResumableStore, StoreError},
 };
 
-use crate::support::{Browser, TestApp, TestShare};
+use crate::support::{
+    Browser, TestApp, TestShare,
+    wrapped_store::{Call, Hook, Wrapped},
+};
 
 pub use crate::support::PASSWORD;
 pub const RECIPIENT: &str = "client@example.test";
@@ -223,71 +224,26 @@ pub async fn wait_for_state(app: &TestApp, reference: &str, state: CaseState) {
 }
 
 /// The app's store, with deletes (or look-ups) that fail while switched on.
-pub struct FailingStore {
-    pub inner: Arc<dyn ResumableStore>,
+pub type FailingStore = Wrapped<dyn ResumableStore, Failures>;
+
+/// The switches of a [`FailingStore`].
+#[derive(Default)]
+pub struct Failures {
     pub fail_deletes: AtomicBool,
     pub fail_lookups: AtomicBool,
 }
 
-impl FailingStore {
-    pub fn new(inner: Arc<dyn ResumableStore>) -> Arc<Self> {
-        Arc::new(Self { inner, fail_deletes: AtomicBool::new(false), fail_lookups: AtomicBool::new(false) })
-    }
-}
-
 #[async_trait::async_trait]
-impl FileStore for FailingStore {
-    async fn put<'a>(&self, content: Pin<Box<dyn AsyncRead + Send + 'a>>, max: u64) -> Result<StoredFile, StoreError> {
-        self.inner.put(content, max).await
-    }
-
-    async fn open(&self, key: &str) -> Result<OpenedFile, StoreError> {
-        if self.fail_lookups.load(Ordering::SeqCst) {
+impl Hook for Failures {
+    async fn before(&self, call: Call) -> Result<(), StoreError> {
+        let failing = match call {
+            Call::Open | Call::OpenRange => &self.fail_lookups,
+            Call::Delete => &self.fail_deletes,
+            _ => return Ok(()),
+        };
+        if failing.load(Ordering::SeqCst) {
             return Err(StoreError::Io(io::Error::other("the test store was told to fail")));
         }
-        self.inner.open(key).await
-    }
-
-    async fn open_range(&self, key: &str, start: u64, len: u64) -> Result<OpenedFile, StoreError> {
-        if self.fail_lookups.load(Ordering::SeqCst) {
-            return Err(StoreError::Io(io::Error::other("the test store was told to fail")));
-        }
-        self.inner.open_range(key, start, len).await
-    }
-
-    async fn delete(&self, key: &str) -> Result<Deleted, StoreError> {
-        if self.fail_deletes.load(Ordering::SeqCst) {
-            return Err(StoreError::Io(io::Error::other("the test store was told to fail")));
-        }
-        self.inner.delete(key).await
-    }
-}
-
-#[async_trait::async_trait]
-impl ResumableStore for FailingStore {
-    async fn create_partial(&self, key: &str) -> Result<(), StoreError> {
-        self.inner.create_partial(key).await
-    }
-
-    async fn append_partial<'a>(
-        &self,
-        key: &str,
-        offset: u64,
-        content: Pin<Box<dyn AsyncRead + Send + 'a>>,
-        max: u64,
-    ) -> Result<Appended, StoreError> {
-        self.inner.append_partial(key, offset, content, max).await
-    }
-
-    async fn complete_partial(&self, key: &str, pieces: &[String]) -> Result<StoredFile, StoreError> {
-        self.inner.complete_partial(key, pieces).await
-    }
-
-    async fn discard_piece(&self, key: &str, piece: &str) -> Result<(), StoreError> {
-        self.inner.discard_piece(key, piece).await
-    }
-
-    async fn delete_partial(&self, key: &str) -> Result<Deleted, StoreError> {
-        self.inner.delete_partial(key).await
+        Ok(())
     }
 }

@@ -157,8 +157,8 @@ async fn a_store_that_keeps_failing_waits_for_review_then_completes_once_fixed(b
     app.create_admin("admin@example.test").await;
     let admin = app.sign_in("admin@example.test", PASSWORD).await;
     let sender = populate(&app, "leaving@example.test").await;
-    let store = FailingStore::new(app.state.store.clone());
-    store.fail_deletes.store(true, Ordering::SeqCst);
+    let store = FailingStore::new(app.state.store.clone(), Failures::default());
+    store.hook.fail_deletes.store(true, Ordering::SeqCst);
     let failing = impatient_runner(&app, "failing", store.clone(), 3);
     let case = admin_case(&failing, sender.id).await;
 
@@ -178,7 +178,7 @@ async fn a_store_that_keeps_failing_waits_for_review_then_completes_once_fixed(b
     assert_eq!(page.attr("[data-store=stored_files]", "data-outcome").as_deref(), Some("needs_review"));
     assert_eq!(page.attr("[data-store=account]", "data-outcome").as_deref(), Some("pending"));
 
-    store.fail_deletes.store(false, Ordering::SeqCst);
+    store.hook.fail_deletes.store(false, Ordering::SeqCst);
     let retried = admin
         .post_form(&format!("/admin/deletions/{}/retry", case.reference), &[("csrf_token", &page.csrf_token())])
         .await;
@@ -209,8 +209,8 @@ async fn not_found_is_recorded_only_after_a_search_by_the_right_key(backend: Bac
 
     // A look on disk that cannot be made is not "nothing found".
     let sender = populate(&app, "leaving@example.test").await;
-    let store = FailingStore::new(app.state.store.clone());
-    store.fail_lookups.store(true, Ordering::SeqCst);
+    let store = FailingStore::new(app.state.store.clone(), Failures::default());
+    store.hook.fail_lookups.store(true, Ordering::SeqCst);
     let blind = impatient_runner(&app, "blind", store, 2);
     let case = admin_case(&blind, sender.id).await;
     assert_eq!(blind.run_case(case.id).await.unwrap(), Some(CaseState::PartiallyCompleted));

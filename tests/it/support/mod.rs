@@ -22,6 +22,7 @@ pub mod shares;
 pub mod smtp;
 pub mod store_proxy;
 pub mod words;
+pub mod wrapped_store;
 
 use std::{net::SocketAddr, sync::Arc, time::Duration};
 

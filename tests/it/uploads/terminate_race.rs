@@ -2,9 +2,8 @@
 //! wins, and no share is ever left without its file. Once with the delete held at the store (the
 //! interleaving that lost the file), then as a real race, many times over.
 
-use std::{pin::Pin, sync::Arc, time::Duration};
+use std::time::Duration;
 
-use tokio::{io::AsyncRead, sync::Semaphore};
 use watasu::{
     accounts::EmailAddress,
     i18n::Lang,
@@ -14,83 +13,16 @@ use watasu::{
         sharing::{Source, Upload},
     },
     share::{Message, ShareTtl, create::CreateError},
-    storage::{Appended, Deleted, FileStore, Leftover, OpenedFile, ResumableStore, StoreError, StoredFile, SweptStore},
 };
 
 use super::{Tus, id_of};
-use crate::support::{Backend, Page, TestApp, count};
+use crate::support::{
+    Backend, Page, TestApp, count,
+    wrapped_store::{Call, Gate, Wrapped},
+};
 
 const SENDER: &str = "two-tabs@example.test";
 const ROUNDS: usize = 25;
-
-/// The app's store, whose partial-file deletes wait at a gate: a test holds a termination
-/// between its start and its bytes' removal.
-struct GatedDeletes {
-    inner: Arc<dyn SweptStore>,
-    entered: Semaphore,
-    gate: Semaphore,
-}
-
-#[async_trait::async_trait]
-impl FileStore for GatedDeletes {
-    async fn put<'a>(&self, content: Pin<Box<dyn AsyncRead + Send + 'a>>, max: u64) -> Result<StoredFile, StoreError> {
-        self.inner.put(content, max).await
-    }
-
-    async fn open(&self, key: &str) -> Result<OpenedFile, StoreError> {
-        self.inner.open(key).await
-    }
-
-    async fn open_range(&self, key: &str, start: u64, len: u64) -> Result<OpenedFile, StoreError> {
-        self.inner.open_range(key, start, len).await
-    }
-
-    async fn delete(&self, key: &str) -> Result<Deleted, StoreError> {
-        self.inner.delete(key).await
-    }
-}
-
-#[async_trait::async_trait]
-impl ResumableStore for GatedDeletes {
-    async fn create_partial(&self, key: &str) -> Result<(), StoreError> {
-        self.inner.create_partial(key).await
-    }
-
-    async fn append_partial<'a>(
-        &self,
-        key: &str,
-        offset: u64,
-        content: Pin<Box<dyn AsyncRead + Send + 'a>>,
-        max: u64,
-    ) -> Result<Appended, StoreError> {
-        self.inner.append_partial(key, offset, content, max).await
-    }
-
-    async fn complete_partial(&self, key: &str, pieces: &[String]) -> Result<StoredFile, StoreError> {
-        self.inner.complete_partial(key, pieces).await
-    }
-
-    async fn discard_piece(&self, key: &str, piece: &str) -> Result<(), StoreError> {
-        self.inner.discard_piece(key, piece).await
-    }
-
-    async fn delete_partial(&self, key: &str) -> Result<Deleted, StoreError> {
-        self.entered.add_permits(1);
-        self.gate.acquire().await.unwrap().forget();
-        self.inner.delete_partial(key).await
-    }
-}
-
-#[async_trait::async_trait]
-impl SweptStore for GatedDeletes {
-    fn leftovers(&self) -> futures_util::stream::BoxStream<'_, Result<Leftover, StoreError>> {
-        self.inner.leftovers()
-    }
-
-    async fn remove_leftover(&self, leftover: &Leftover) -> Result<Deleted, StoreError> {
-        self.inner.remove_leftover(leftover).await
-    }
-}
 
 fn files_dir(app: &TestApp) -> std::path::PathBuf {
     app.data_dir.path().join("files")
@@ -133,8 +65,9 @@ async fn a_share_made_while_its_upload_is_being_deleted_is_refused_and_the_file_
     let tus = Tus::sender(&app, SENDER).await;
     let path = tus.upload(b"a file deleted in one tab, shared in the other").await;
     let key = storage_key(&app, &path).await;
-    let store =
-        Arc::new(GatedDeletes { inner: app.state.store.clone(), entered: Semaphore::new(0), gate: Semaphore::new(0) });
+    // The app's store, whose partial-file deletes wait at a gate: the test holds a termination
+    // between its start and its bytes' removal.
+    let store = Wrapped::new(app.state.store.clone(), Gate::new(Call::DeletePartial));
     let services = Services::new(Parts { store: store.clone(), ..app.state.services.parts().clone() });
     let email = EmailAddress::parse(SENDER).unwrap();
     let sender = services.accounts.active_by_email(&email).await.unwrap().unwrap();
@@ -144,7 +77,7 @@ async fn a_share_made_while_its_upload_is_being_deleted_is_refused_and_the_file_
         let (uploads, id, owner) = (services.uploads.clone(), id.clone(), sender.id);
         async move { uploads.terminate(owner, &id).await }
     });
-    tokio::time::timeout(Duration::from_secs(30), store.entered.acquire()).await.unwrap().unwrap().forget();
+    store.hook.wait_entered().await;
     // The other tab, while the first one's delete is under way.
     let upload = Upload {
         recipient: EmailAddress::parse("client@example.test").unwrap(),
@@ -157,7 +90,7 @@ async fn a_share_made_while_its_upload_is_being_deleted_is_refused_and_the_file_
         notify_on_download: false,
     };
     let made = services.sharing.create(&sender, upload, async || Ok(()), Delivery::Background).await;
-    store.gate.add_permits(1_000);
+    store.hook.open();
     terminating.await.unwrap().unwrap();
 
     assert!(matches!(made, Err(CreateError::UploadUnavailable)), "a share was made of a file being deleted: {made:?}");
