@@ -13,6 +13,7 @@ use crate::support::{
     browser::{BrowserOptions, BrowserSession, DEFAULT_WAIT},
     count, execute,
 };
+use watasu::db::Sql;
 
 const TYPO: &str = "recipiant@example.test";
 const EMAIL_SUBMIT: &str = "#step form[action$='/email'] button[type=submit]";
@@ -163,7 +164,7 @@ async fn forgiving_walk(app: &TestApp, options: BrowserOptions, lang: Lang, labe
     // The other ends of the flow, for the layout check and the line-break report.
     let locked = app.create_share().await;
     let lock = "UPDATE shares SET locked_at = expires_at WHERE id = $1";
-    execute(app.db(), lock, lock, locked.id).await;
+    execute(app.db(), Sql::same(lock), locked.id).await;
     browser.goto(&format!("{}/s/{}", app.base, locked.token)).await;
     browser.wait_for("section.card-error[data-status='403']", DEFAULT_WAIT).await;
     check_layout(&browser, "the locked page").await;

@@ -8,6 +8,7 @@ use crate::{
     both_backends,
     support::{Backend, RECIPIENT, TestApp, TestShare, event_kinds, execute, without_csrf},
 };
+use watasu::sql;
 
 async fn a_stranger_with_the_link_uses_up_only_their_own_code_requests(backend: Backend) {
     let app = TestApp::spawn(backend).await;
@@ -84,13 +85,7 @@ async fn a_locked_share_tells_the_recipient_to_ask_the_sender_and_an_unlock_star
     for _ in 0..3 {
         assert_eq!(recipient.ask_for_code(&share.token, "typo@example.test").await.status, 200);
     }
-    execute(
-        app.db(),
-        "UPDATE shares SET locked_at = unixepoch('subsec'), wrong_codes = 15 WHERE id = $1",
-        "UPDATE shares SET locked_at = now(), wrong_codes = 15 WHERE id = $1",
-        share.id,
-    )
-    .await;
+    execute(app.db(), sql!("UPDATE shares SET locked_at = " now ", wrong_codes = 15 WHERE id = $1"), share.id).await;
 
     let locked = recipient.get_with(&format!("/s/{}", share.token), &[("Accept-Language", "en")]).await;
     let dashboard = app.sign_in("sender@example.test", "correct horse battery").await;

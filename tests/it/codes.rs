@@ -15,6 +15,7 @@ use crate::{
     both_backends,
     support::{Backend, TestApp, TestShare, count, execute},
 };
+use watasu::sql;
 
 /// A share and a browser session that asks for its codes.
 async fn share_and_session(app: &TestApp) -> (TestShare, i64) {
@@ -240,8 +241,7 @@ async fn an_expired_code_no_longer_works(backend: Backend) {
     let code = issue(&app, share.id, session_id).await;
     let expired = execute(
         app.db(),
-        "UPDATE otp_challenges SET expires_at = unixepoch('subsec') - 1 WHERE id = $1",
-        "UPDATE otp_challenges SET expires_at = now() - interval '1 second' WHERE id = $1",
+        sql!("UPDATE otp_challenges SET expires_at = " now " - " secs("1") " WHERE id = $1"),
         newest_challenge(&app, share.id).await,
     )
     .await;

@@ -7,6 +7,7 @@ use crate::{
     both_backends,
     support::{Backend, Browser, Page, TestApp},
 };
+use watasu::sql;
 
 /// Posts the new-share form as a browser without JavaScript would, following a success to the
 /// created page.
@@ -161,8 +162,7 @@ async fn a_fresh_link_replaces_the_old_one_and_lifts_a_lock(backend: Backend) {
     app.smtp.wait_for(1, Duration::from_secs(10)).await;
     crate::support::execute(
         app.db(),
-        "UPDATE shares SET locked_at = unixepoch('subsec'), wrong_codes = 15 WHERE id = $1",
-        "UPDATE shares SET locked_at = now(), wrong_codes = 15 WHERE id = $1",
+        sql!("UPDATE shares SET locked_at = " now ", wrong_codes = 15 WHERE id = $1"),
         id,
     )
     .await;
@@ -186,8 +186,7 @@ async fn a_locked_share_can_be_unlocked_by_its_sender(backend: Backend) {
     let id = share_id_of(&upload(&browser, Some(&csrf), "c@example.test", "a.txt", b"x".to_vec()).await);
     crate::support::execute(
         app.db(),
-        "UPDATE shares SET locked_at = unixepoch('subsec'), wrong_codes = 15 WHERE id = $1",
-        "UPDATE shares SET locked_at = now(), wrong_codes = 15 WHERE id = $1",
+        sql!("UPDATE shares SET locked_at = " now ", wrong_codes = 15 WHERE id = $1"),
         id,
     )
     .await;

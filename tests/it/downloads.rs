@@ -8,6 +8,7 @@ use crate::{
     both_backends,
     support::{Backend, TestApp, TestShare, count, eventually, execute},
 };
+use watasu::db::Sql;
 
 async fn status_of(app: &TestApp, share_id: i64) -> String {
     on_db!(app.db(), |pool| {
@@ -64,21 +65,9 @@ async fn the_sender_is_mailed_once_the_file_was_downloaded(backend: Backend) {
     assert!(mail.text().contains("report.txt") && mail.text().contains("recipient@example.test"));
 
     // Switched off for a share: no receipt.
-    execute(
-        app.db(),
-        "UPDATE shares SET notify_on_download = 0 WHERE id = $1",
-        "UPDATE shares SET notify_on_download = false WHERE id = $1",
-        share.id,
-    )
-    .await;
+    execute(app.db(), Sql::same("UPDATE shares SET notify_on_download = false WHERE id = $1"), share.id).await;
     let quiet = app.create_share().await;
-    execute(
-        app.db(),
-        "UPDATE shares SET notify_on_download = 0 WHERE id = $1",
-        "UPDATE shares SET notify_on_download = false WHERE id = $1",
-        quiet.id,
-    )
-    .await;
+    execute(app.db(), Sql::same("UPDATE shares SET notify_on_download = false WHERE id = $1"), quiet.id).await;
     let (browser, csrf) = app.granted_browser(&quiet).await;
     let response = browser.download(&quiet.token, &csrf).await;
     assert_eq!(response.status(), 200);

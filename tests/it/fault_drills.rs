@@ -24,6 +24,7 @@ use http_body::Frame;
 use watasu::db::Db;
 
 use crate::support::{Browser, TestApp, execute};
+use watasu::db::Sql;
 
 /// The password of the senders the drills sign in as.
 pub use crate::support::{PASSWORD, eventually};
@@ -126,7 +127,7 @@ pub async fn sign_in(browser: &Browser, email: &str) {
 /// Lets the rate limiter forget earlier submissions: a drill sends more than a person would.
 pub async fn forget_rate_limits(app: &TestApp) {
     let sql = "DELETE FROM rate_limit_hits WHERE id > $1";
-    execute(app.db(), sql, sql, 0).await;
+    execute(app.db(), Sql::same(sql), 0).await;
 }
 
 /// The multipart boundary of the uploads the drills send.

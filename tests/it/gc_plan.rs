@@ -6,7 +6,7 @@ use std::time::Instant;
 
 use sqlx::AssertSqlSafe;
 use watasu::{
-    db::Db,
+    db::{Db, Sql},
     lifecycle::{PURGEABLE_POSTGRES, PURGEABLE_SQLITE},
     on_db,
 };
@@ -25,26 +25,29 @@ async fn the_purge_candidate_query_searches_its_two_indexes_among_100000_purged_
     let app = quiet_app(backend).await;
     let sender = app.create_sender("sender@example.test", "Sender Sato").await;
     let started = Instant::now();
+    // Each dialect makes rows, names them and counts time its own way (a recursive CTE, printf and
+    // seconds; generate_series, format and intervals): these statements are written out for each.
     execute(
         app.db(),
-        "WITH RECURSIVE n(i) AS (SELECT 1 UNION ALL SELECT i + 1 FROM n WHERE i < 100000)
+        Sql {
+            sqlite: "WITH RECURSIVE n(i) AS (SELECT 1 UNION ALL SELECT i + 1 FROM n WHERE i < 100000)
              INSERT INTO files (owner_id, storage_key, original_name, content_type, size_bytes, sha256)
              SELECT $1, printf('purged-%06d', i), 'old.txt', 'text/plain', 1, '' FROM n",
-        "INSERT INTO files (owner_id, storage_key, original_name, content_type, size_bytes, sha256)
+            postgres: "INSERT INTO files (owner_id, storage_key, original_name, content_type, size_bytes, sha256)
              SELECT $1, format('purged-%s', i), 'old.txt', 'text/plain', 1, '' FROM generate_series(1, 100000) AS i",
+        },
         sender,
     )
     .await;
     execute(
         app.db(),
-        "INSERT INTO shares (file_id, sender_id, token_hash, recipient_email, status, expires_at, consumed_at, purged_at)
+        Sql { sqlite: "INSERT INTO shares (file_id, sender_id, token_hash, recipient_email, status, expires_at, consumed_at, purged_at)
              SELECT id, $1, printf('purged-token-%d', id), 'old@example.test', 'purged',
                     unixepoch('subsec') - 86400, unixepoch('subsec') - 90000, unixepoch('subsec') - 80000
-               FROM files WHERE storage_key LIKE 'purged-%'",
-        "INSERT INTO shares (file_id, sender_id, token_hash, recipient_email, status, expires_at, consumed_at, purged_at)
+               FROM files WHERE storage_key LIKE 'purged-%'", postgres: "INSERT INTO shares (file_id, sender_id, token_hash, recipient_email, status, expires_at, consumed_at, purged_at)
              SELECT id, $1, format('purged-token-%s', id), 'old@example.test', 'purged',
                     now() - interval '1 day', now() - interval '25 hours', now() - interval '22 hours'
-               FROM files WHERE storage_key LIKE 'purged-%'",
+               FROM files WHERE storage_key LIKE 'purged-%'" },
         sender,
     )
     .await;
@@ -52,24 +55,25 @@ async fn the_purge_candidate_query_searches_its_two_indexes_among_100000_purged_
     // grace waits for the expiry).
     execute(
         app.db(),
-        "WITH RECURSIVE n(i) AS (SELECT 1 UNION ALL SELECT i + 1 FROM n WHERE i < 20000)
+        Sql {
+            sqlite: "WITH RECURSIVE n(i) AS (SELECT 1 UNION ALL SELECT i + 1 FROM n WHERE i < 20000)
              INSERT INTO files (owner_id, storage_key, original_name, content_type, size_bytes, sha256)
              SELECT $1, printf('live-%06d', i), 'new.txt', 'text/plain', 1, '' FROM n",
-        "INSERT INTO files (owner_id, storage_key, original_name, content_type, size_bytes, sha256)
+            postgres: "INSERT INTO files (owner_id, storage_key, original_name, content_type, size_bytes, sha256)
              SELECT $1, format('live-%s', i), 'new.txt', 'text/plain', 1, '' FROM generate_series(1, 20000) AS i",
+        },
         sender,
     )
     .await;
     execute(
         app.db(),
-        "INSERT INTO shares (file_id, sender_id, token_hash, recipient_email, status, expires_at, consumed_at)
+        Sql { sqlite: "INSERT INTO shares (file_id, sender_id, token_hash, recipient_email, status, expires_at, consumed_at)
              SELECT id, $1, printf('live-token-%d', id), 'new@example.test', CASE id % 2 WHEN 0 THEN 'active' ELSE 'consumed' END,
                     unixepoch('subsec') + 86400, CASE id % 2 WHEN 0 THEN NULL ELSE unixepoch('subsec') - 60 END
-               FROM files WHERE storage_key LIKE 'live-%'",
-        "INSERT INTO shares (file_id, sender_id, token_hash, recipient_email, status, expires_at, consumed_at)
+               FROM files WHERE storage_key LIKE 'live-%'", postgres: "INSERT INTO shares (file_id, sender_id, token_hash, recipient_email, status, expires_at, consumed_at)
              SELECT id, $1, format('live-token-%s', id), 'new@example.test', CASE id % 2 WHEN 0 THEN 'active' ELSE 'consumed' END,
                     now() + interval '1 day', CASE id % 2 WHEN 0 THEN NULL ELSE now() - interval '1 minute' END
-               FROM files WHERE storage_key LIKE 'live-%'",
+               FROM files WHERE storage_key LIKE 'live-%'" },
         sender,
     )
     .await;

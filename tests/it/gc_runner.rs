@@ -127,33 +127,7 @@ async fn a_gc_pass_the_database_breaks_mid_way_is_recorded_as_failed(backend: Ba
     let share = app.create_share().await;
     app.expire_share(share.id).await;
     // Every purge now fails inside the database, after the pass has opened its run.
-    match app.db() {
-        Db::Sqlite(pool) => {
-            sqlx::query(
-                "CREATE TRIGGER break_purge BEFORE UPDATE OF status ON shares WHEN NEW.status = 'purged'
-                     BEGIN SELECT RAISE(ABORT, 'the disk under the database failed'); END",
-            )
-            .execute(pool)
-            .await
-            .unwrap();
-        }
-        Db::Postgres(pool) => {
-            sqlx::query(
-                "CREATE FUNCTION break_purge() RETURNS trigger LANGUAGE plpgsql AS
-                     $$ BEGIN RAISE EXCEPTION 'the disk under the database failed'; END $$",
-            )
-            .execute(pool)
-            .await
-            .unwrap();
-            sqlx::query(
-                "CREATE TRIGGER break_purge BEFORE UPDATE ON shares FOR EACH ROW
-                     WHEN (NEW.status = 'purged') EXECUTE FUNCTION break_purge()",
-            )
-            .execute(pool)
-            .await
-            .unwrap();
-        }
-    }
+    break_purges(app.db(), "TRUE").await;
 
     let outcome = app.state.services.gc.gc().collect(5, Trigger::Cli).await;
 
@@ -184,7 +158,8 @@ async fn a_gc_pass_the_database_breaks_mid_way_records_the_files_it_already_dele
         let share = app.create_share().await;
         app.expire_share(share.id).await;
     }
-    break_the_second_purge(app.db()).await;
+    // Whichever share the pass purges first is purged; the purge of any other then fails.
+    break_purges(app.db(), "EXISTS (SELECT 1 FROM shares WHERE status = 'purged')").await;
 
     let outcome = app.state.services.gc.gc().collect(5, Trigger::Cli).await;
 
@@ -246,40 +221,28 @@ both_backends!(
     the_after_response_pass_is_asked_for_only_once_the_body_is_sent
 );
 
-/// Whichever share a pass purges first is purged; the purge of any other then fails inside the
-/// database, as a disk failing mid-pass would make it.
-async fn break_the_second_purge(db: &Db) {
-    match db {
-        Db::Sqlite(pool) => {
-            sqlx::query(
-                "CREATE TRIGGER break_second_purge BEFORE UPDATE OF status ON shares
-                 WHEN NEW.status = 'purged' AND (SELECT count(*) FROM shares WHERE status = 'purged') > 0
-                 BEGIN SELECT RAISE(ABORT, 'the disk under the database failed'); END",
-            )
-            .execute(pool)
-            .await
-            .unwrap();
-        }
-        Db::Postgres(pool) => {
-            sqlx::query(
-                "CREATE FUNCTION break_second_purge() RETURNS trigger LANGUAGE plpgsql AS
-                 $$ BEGIN
-                      IF EXISTS (SELECT 1 FROM shares WHERE status = 'purged') THEN
-                        RAISE EXCEPTION 'the disk under the database failed';
-                      END IF;
-                      RETURN NEW;
-                    END $$",
-            )
-            .execute(pool)
-            .await
-            .unwrap();
-            sqlx::query(
-                "CREATE TRIGGER break_second_purge BEFORE UPDATE ON shares FOR EACH ROW
-                 WHEN (NEW.status = 'purged') EXECUTE FUNCTION break_second_purge()",
-            )
-            .execute(pool)
-            .await
-            .unwrap();
-        }
+/// Makes a share's purge fail inside the database whenever `condition` holds, as a disk failing
+/// mid-pass would. SQLite tests the condition in its trigger's WHEN; PostgreSQL in the trigger's
+/// function, as its WHEN takes no subquery.
+async fn break_purges(db: &Db, condition: &'static str) {
+    const FAILED: &str = "the disk under the database failed";
+    let statements = match db {
+        Db::Sqlite(_) => vec![format!(
+            "CREATE TRIGGER break_purge BEFORE UPDATE OF status ON shares
+             WHEN NEW.status = 'purged' AND ({condition})
+             BEGIN SELECT RAISE(ABORT, '{FAILED}'); END"
+        )],
+        Db::Postgres(_) => vec![
+            format!(
+                "CREATE FUNCTION break_purge() RETURNS trigger LANGUAGE plpgsql AS
+                 $$ BEGIN IF {condition} THEN RAISE EXCEPTION '{FAILED}'; END IF; RETURN NEW; END $$"
+            ),
+            "CREATE TRIGGER break_purge BEFORE UPDATE ON shares FOR EACH ROW
+             WHEN (NEW.status = 'purged') EXECUTE FUNCTION break_purge()"
+                .to_owned(),
+        ],
+    };
+    for statement in statements {
+        on_db!(db, |pool| sqlx::query(sqlx::AssertSqlSafe(statement)).execute(pool).await.map(drop).unwrap());
     }
 }

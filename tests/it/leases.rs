@@ -5,11 +5,14 @@
 use crate::support::Backend;
 use std::time::Duration;
 
-use watasu::maintenance::{Kind, Run, Trigger};
+use watasu::{
+    maintenance::{Kind, Run, Trigger},
+    sql,
+};
 
 use crate::{
     both_backends,
-    maintenance::{SessionAge, insert_sessions, quiet_app, session_exists, small_budget, sql},
+    maintenance::{SessionAge, insert_sessions, quiet_app, run_sql, session_exists, small_budget},
     support::count,
 };
 
@@ -50,8 +53,7 @@ async fn an_expired_lease_is_taken_over_and_names_its_previous_holder(backend: B
     assert_eq!(leases.acquire("sessions", "42", TTL).await.unwrap(), None, "taken while held");
     crate::support::execute(
         app.db(),
-        "UPDATE maintenance_leases SET expires_at = unixepoch('subsec') - $1 WHERE name = 'sessions'",
-        "UPDATE maintenance_leases SET expires_at = now() - interval '1 second' * $1 WHERE name = 'sessions'",
+        sql!("UPDATE maintenance_leases SET expires_at = " now " - " secs("$1") " WHERE name = 'sessions'"),
         1,
     )
     .await;
@@ -77,10 +79,9 @@ async fn a_lease_left_by_a_killed_run_is_taken_over_once_it_expires(backend: Bac
     assert!(session_exists(app.db(), expired[0]).await);
 
     // Its lease runs out, by the database's clock.
-    sql(
+    run_sql(
         app.db(),
-        "UPDATE maintenance_leases SET expires_at = unixepoch('subsec') - 1 WHERE name = 'sessions'",
-        "UPDATE maintenance_leases SET expires_at = now() - interval '1 second' WHERE name = 'sessions'",
+        sql!("UPDATE maintenance_leases SET expires_at = " now " - " secs("1") " WHERE name = 'sessions'"),
     )
     .await;
     let takeover = m.run_now(Kind::Sessions, Trigger::Cli).await.unwrap();

@@ -22,6 +22,7 @@ use crate::{
     both_backends,
     support::{Backend, PASSWORD, TestApp, execute, fresh_database, process::run_watasu},
 };
+use watasu::sql;
 
 /// Runs `watasu serve` on `common` until it exits; `None` when it was still serving after
 /// `within` (it is then stopped).
@@ -121,13 +122,7 @@ async fn a_sign_in_whose_app_cannot_be_opened_gets_a_page_that_says_so(backend: 
     // An app set up under the instance's earlier key, since replaced.
     let earlier = SecretKey::from_hex(&"c3".repeat(32)).unwrap();
     assert!(SecondFactors::new(app.db().clone(), &earlier).start_totp(user).await.unwrap());
-    execute(
-        app.db(),
-        "UPDATE totp_factors SET confirmed_at = unixepoch('subsec') WHERE user_id = $1",
-        "UPDATE totp_factors SET confirmed_at = now() WHERE user_id = $1",
-        user,
-    )
-    .await;
+    execute(app.db(), sql!("UPDATE totp_factors SET confirmed_at = " now " WHERE user_id = $1"), user).await;
     let browser = app.browser();
     let answer = browser.sign_in("sato@example.test", PASSWORD).await;
     assert_eq!(answer.header("location"), Some("/login/second-factor"), "{}", answer.body);

@@ -11,6 +11,7 @@ use crate::{
     both_backends,
     support::{Backend, Browser, PASSWORD, Page, TestApp, authenticator::SoftPasskey, count, execute},
 };
+use watasu::sql;
 
 const OWNER: &str = "owner@example.test";
 const OTHER: &str = "other@example.test";
@@ -246,13 +247,7 @@ async fn the_teams_policy_lets_an_account_set_up_a_passkey_instead_of_an_app(bac
 
 async fn a_disabled_account_cannot_sign_in_with_its_passkey(backend: Backend) {
     let (app, owner, mut key) = owner_with_passkey(backend).await;
-    execute(
-        app.db(),
-        "UPDATE users SET disabled_at = unixepoch('subsec') WHERE id > $1",
-        "UPDATE users SET disabled_at = now() WHERE id > $1",
-        0,
-    )
-    .await;
+    execute(app.db(), sql!("UPDATE users SET disabled_at = " now " WHERE id > $1"), 0).await;
     let client = Client::new(&app, &owner.origin);
     let answer = client.passkey_sign_in(&mut key).await;
     assert!(refused(&answer), "{}", answer.body);

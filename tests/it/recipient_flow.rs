@@ -11,6 +11,7 @@ use watasu::{
 };
 
 use crate::support::{Backend, Page, RECIPIENT, TestApp, TestShare, count, execute, without_csrf_and_typed};
+use watasu::db::Sql;
 
 const TYPO: &str = "recipiant@example.test";
 
@@ -155,13 +156,7 @@ async fn a_refused_address_says_how_many_minutes_to_wait_and_leads_back_to_the_l
 async fn the_code_step_warns_while_two_wrong_codes_or_fewer_are_left_before_the_lock(backend: Backend) {
     let app = TestApp::spawn(backend).await;
     let share = app.create_share().await;
-    execute(
-        app.db(),
-        "UPDATE shares SET wrong_codes = 12 WHERE id = $1",
-        "UPDATE shares SET wrong_codes = 12 WHERE id = $1",
-        share.id,
-    )
-    .await;
+    execute(app.db(), Sql::same("UPDATE shares SET wrong_codes = 12 WHERE id = $1"), share.id).await;
     let browser = app.browser();
     let code_step = browser.ask_for_code(&share.token, RECIPIENT).await;
     let code = app.smtp.code_for(RECIPIENT).await;

@@ -14,6 +14,7 @@ use crate::support::{
     process::{Server, free_local_addr},
     s3::{S3Server, shared},
 };
+use watasu::db::Sql;
 
 struct Pair {
     install: Installation,
@@ -245,7 +246,7 @@ async fn the_gc_of_both_instances_removes_an_expired_share_s_object_once() {
     objects.head(&object).await.expect("the object is stored");
 
     let expire = "UPDATE shares SET expires_at = now() - interval '1 second' WHERE id = $1";
-    assert_eq!(crate::support::execute(&pair.install.db, expire, expire, share_id).await, 1);
+    assert_eq!(crate::support::execute(&pair.install.db, Sql::same(expire), share_id).await, 1);
     let purged = "SELECT COUNT(*) FROM share_events WHERE kind = 'purged' AND share_id = $1";
     crate::support::eventually(Duration::from_secs(30), "the purge", async || {
         crate::support::count(&pair.install.db, purged, share_id).await == 1

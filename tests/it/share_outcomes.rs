@@ -12,6 +12,7 @@ use crate::{
     both_backends,
     support::{Backend, Browser, PASSWORD, Page, TestApp, TestShare, execute},
 };
+use watasu::sql;
 
 /// A sender signed in over HTTP (pages in English) and a one-hour share of theirs.
 async fn sender_with_share(app: &TestApp) -> (Browser, TestShare) {
@@ -79,13 +80,8 @@ async fn a_revoked_or_downloaded_share_keeps_its_own_outcome_and_records_no_expi
     let page = english(&browser, &format!("/shares/{}", share.id)).await;
     let ended = browser.post_form(&format!("/shares/{}/revoke", share.id), &[("csrf_token", &page.csrf_token())]).await;
     assert_eq!(ended.status, 303);
-    execute(
-        app.db(),
-        "UPDATE shares SET status = 'consumed', consumed_at = unixepoch('subsec') WHERE id = $1",
-        "UPDATE shares SET status = 'consumed', consumed_at = now() WHERE id = $1",
-        other.id,
-    )
-    .await;
+    execute(app.db(), sql!("UPDATE shares SET status = 'consumed', consumed_at = " now " WHERE id = $1"), other.id)
+        .await;
     app.consumed_ago(other.id, 3 * 3600).await;
     app.expire_share(other.id).await;
     purge(&app).await;
@@ -162,13 +158,7 @@ async fn the_poll_answers_no_change_until_something_changes_and_replaces_the_but
     assert_ne!(seen_of(&opened), seen);
 
     // The share is locked: the outcome changed, so the buttons change with it.
-    execute(
-        app.db(),
-        "UPDATE shares SET locked_at = unixepoch('subsec') WHERE id = $1",
-        "UPDATE shares SET locked_at = now() WHERE id = $1",
-        share.id,
-    )
-    .await;
+    execute(app.db(), sql!("UPDATE shares SET locked_at = " now " WHERE id = $1"), share.id).await;
     let locked = poll(&browser, share.id, &seen_of(&opened)).await;
     assert_eq!(locked.attr("#share-status [data-status]", "data-status").as_deref(), Some("locked"));
     assert_eq!(locked.attr("#share-actions", "hx-swap-oob").as_deref(), Some("true"));

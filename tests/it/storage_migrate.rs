@@ -20,6 +20,7 @@ use crate::{
     lifecycle::quiet_app,
     support::{Backend, TestApp, TestShare, s3},
 };
+use watasu::sql;
 
 const HOUR: Duration = Duration::from_secs(3600);
 
@@ -145,8 +146,7 @@ async fn files_the_gc_deletes_during_a_migration_are_gone_from_both_places(backe
         for (share, _) in made.iter().step_by(2) {
             crate::support::execute(
                 app.db(),
-                "UPDATE shares SET expires_at = unixepoch('subsec') - 60 WHERE id = $1",
-                "UPDATE shares SET expires_at = now() - interval '1 minute' WHERE id = $1",
+                sql!("UPDATE shares SET expires_at = " now " - " secs("60") " WHERE id = $1"),
                 share.id,
             )
             .await;

@@ -8,6 +8,7 @@ use crate::{
     both_backends,
     support::{Backend, TestApp, count, execute},
 };
+use watasu::{db::Sql, sql};
 
 async fn an_invitation_link_makes_an_account_once(backend: Backend) {
     let app = TestApp::spawn(backend).await;
@@ -44,10 +45,10 @@ async fn an_invitation_expires_after_72_hours(backend: Backend) {
     let link = app.invite(&admin, "late@example.test").await;
     let valid_for_72_hours = execute(
         app.db(),
-        "UPDATE invitations SET email = email WHERE id = $1
-                AND expires_at BETWEEN unixepoch('subsec') + 71.9 * 3600 AND unixepoch('subsec') + 72 * 3600",
-        "UPDATE invitations SET email = email WHERE id = $1
-                AND expires_at BETWEEN now() + interval '71.9 hours' AND now() + interval '72 hours'",
+        sql!(
+            "UPDATE invitations SET email = email WHERE id = $1 AND expires_at BETWEEN "
+            now " + " secs("71.9 * 3600") " AND " now " + " secs("72 * 3600")
+        ),
         1,
     )
     .await;
@@ -95,13 +96,7 @@ async fn admins_disabling_each_other_at_once_always_leave_an_active_admin(backen
         ids.push(app.create_admin(email).await);
     }
     for round in 1..=8 {
-        execute(
-            app.db(),
-            "UPDATE users SET disabled_at = NULL WHERE id > $1",
-            "UPDATE users SET disabled_at = NULL WHERE id > $1",
-            0,
-        )
-        .await;
+        execute(app.db(), Sql::same("UPDATE users SET disabled_at = NULL WHERE id > $1"), 0).await;
         let mut admins = Vec::new();
         for email in emails {
             let browser = app.sign_in(email, PASSWORD).await;
@@ -130,7 +125,7 @@ async fn two_admins_disabling_each_other_in_the_same_instant_leave_one_active(ba
     let users = watasu::accounts::Users::new(app.db().clone());
     for round in 1..=200 {
         let enable_both = "UPDATE users SET disabled_at = NULL WHERE id > $1";
-        execute(app.db(), enable_both, enable_both, 0).await;
+        execute(app.db(), Sql::same(enable_both), 0).await;
 
         let (first, second) = tokio::join!(users.disable(two, one), users.disable(one, two));
 

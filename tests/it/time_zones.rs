@@ -8,6 +8,7 @@ use crate::{
     both_backends,
     support::{Backend, PASSWORD, TestApp, count, http::Browser},
 };
+use watasu::db::Sql;
 
 const ZONE_STORED: &str = "SELECT count(*) FROM users WHERE id = $1 AND time_zone IS NOT NULL";
 
@@ -103,8 +104,7 @@ async fn the_download_receipt_says_the_senders_zone(backend: Backend) {
     let share = app.create_share().await;
     crate::support::execute(
         app.db(),
-        "UPDATE users SET time_zone = 'Asia/Kolkata' WHERE id = $1",
-        "UPDATE users SET time_zone = 'Asia/Kolkata' WHERE id = $1",
+        Sql::same("UPDATE users SET time_zone = 'Asia/Kolkata' WHERE id = $1"),
         share.sender_id,
     )
     .await;

@@ -8,6 +8,7 @@ use crate::{
     both_backends,
     support::{Backend, count, execute},
 };
+use watasu::sql;
 
 async fn a_case_whose_account_is_not_the_one_it_was_opened_for_fails_and_deletes_nothing(backend: Backend) {
     let app = deletion_app(backend).await;
@@ -16,13 +17,7 @@ async fn a_case_whose_account_is_not_the_one_it_was_opened_for_fails_and_deletes
     let held = runner(&app, "held");
     let case = held.open(&request).await.unwrap();
     // As after a restore that rewound the ids: the same id now names another account.
-    execute(
-        app.db(),
-        "UPDATE users SET created_at = created_at + 1 WHERE id = $1",
-        "UPDATE users SET created_at = created_at + interval '1 second' WHERE id = $1",
-        sender.id,
-    )
-    .await;
+    execute(app.db(), sql!("UPDATE users SET created_at = created_at + " secs("1") " WHERE id = $1"), sender.id).await;
 
     assert_eq!(held.run_case(case.id).await.unwrap(), Some(CaseState::Failed));
 

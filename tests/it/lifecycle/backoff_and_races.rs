@@ -28,13 +28,7 @@ async fn the_backoff_is_capped_at_64_times_the_base(backend: Backend) {
     let (id, key) = f.expired_share().await;
     f.files.place(&key);
     f.files.fail_on(&key);
-    execute(
-        f.app.db(),
-        "UPDATE shares SET purge_attempts = 10 WHERE id = $1",
-        "UPDATE shares SET purge_attempts = 10 WHERE id = $1",
-        id,
-    )
-    .await;
+    execute(f.app.db(), Sql::same("UPDATE shares SET purge_attempts = 10 WHERE id = $1"), id).await;
 
     let done = f.gc_with(NO_TIME, Duration::from_secs(60)).collect(10, Trigger::Cli).await.unwrap();
 

@@ -28,48 +28,20 @@ async fn the_ledger_never_holds_an_address_a_token_or_a_file_name(backend: Backe
         )
         .await
         .unwrap();
-    sql(db, "INSERT INTO mail_outbox (kind, recipient, message, status, sent_at) VALUES ('share_notification', 'mailbox.private@example.test', X'', 'sent', unixepoch('subsec'))",
-        "INSERT INTO mail_outbox (kind, recipient, message, status, sent_at) VALUES ('share_notification', 'mailbox.private@example.test', ''::bytea, 'sent', now())").await;
+    run_sql(db, sql!(
+        "INSERT INTO mail_outbox (kind, recipient, message, status, sent_at) VALUES ('share_notification', 'mailbox.private@example.test', "
+        { sqlite: "X''", postgres: "''::bytea" } ", 'sent', " now ")"
+    )).await;
     // Everything ages past its keep time, the share is collected, then everything is swept.
     app.expire_share(share.id).await;
     let repo = LifecycleRepository::new(db.clone(), Duration::ZERO, Duration::from_secs(3600));
     ShareGc::new(repo, app.state.store.clone(), ShareEvents::new(db.clone())).collect(10, Trigger::Cli).await.unwrap();
-    sql(
-        db,
-        "UPDATE sessions SET expires_at = unixepoch('subsec') - 1",
-        "UPDATE sessions SET expires_at = now() - interval '1 second'",
-    )
-    .await;
-    sql(
-        db,
-        "UPDATE otp_challenges SET expires_at = unixepoch('subsec') - 7200",
-        "UPDATE otp_challenges SET expires_at = now() - interval '2 hours'",
-    )
-    .await;
-    sql(
-        db,
-        "UPDATE invitations SET expires_at = unixepoch('subsec') - 8 * 86400",
-        "UPDATE invitations SET expires_at = now() - interval '8 days'",
-    )
-    .await;
-    sql(
-        db,
-        "UPDATE mail_outbox SET created_at = unixepoch('subsec') - 31 * 86400",
-        "UPDATE mail_outbox SET created_at = now() - interval '31 days'",
-    )
-    .await;
-    sql(
-        db,
-        "UPDATE rate_limit_hits SET at = unixepoch('subsec') - 2 * 86400",
-        "UPDATE rate_limit_hits SET at = now() - interval '2 days'",
-    )
-    .await;
-    sql(
-        db,
-        "UPDATE shares SET purged_at = unixepoch('subsec') - 31 * 86400",
-        "UPDATE shares SET purged_at = now() - interval '31 days'",
-    )
-    .await;
+    run_sql(db, sql!("UPDATE sessions SET expires_at = " now " - " secs("1"))).await;
+    run_sql(db, sql!("UPDATE otp_challenges SET expires_at = " now " - " secs("7200"))).await;
+    run_sql(db, sql!("UPDATE invitations SET expires_at = " now " - " secs("8 * 86400"))).await;
+    run_sql(db, sql!("UPDATE mail_outbox SET created_at = " now " - " secs("31 * 86400"))).await;
+    run_sql(db, sql!("UPDATE rate_limit_hits SET at = " now " - " secs("2 * 86400"))).await;
+    run_sql(db, sql!("UPDATE shares SET purged_at = " now " - " secs("31 * 86400"))).await;
     let response = post_trigger(&app, Some(TOKEN), Some(&share.token)).await;
     let location = response.headers()["location"].to_str().unwrap().to_owned();
     let done = finished_run(&app, &location).await;

@@ -39,12 +39,9 @@ pub(crate) async fn quiet_app(backend: Backend) -> TestApp {
     .await
 }
 
-/// Runs one statement given in each dialect, without parameters.
-pub(crate) async fn sql(db: &Db, sqlite: &'static str, postgres: &'static str) -> u64 {
-    match db {
-        Db::Sqlite(pool) => sqlx::query(sqlite).execute(pool).await.unwrap().rows_affected(),
-        Db::Postgres(pool) => sqlx::query(postgres).execute(pool).await.unwrap().rows_affected(),
-    }
+/// Runs one statement without parameters.
+pub(crate) async fn run_sql(db: &Db, statement: Sql) -> u64 {
+    on_db!(db, |pool| sqlx::query(pool.sql(&statement)).execute(pool).await.unwrap().rows_affected())
 }
 
 #[derive(Clone, Copy)]
@@ -67,28 +64,17 @@ pub(crate) async fn insert_sessions(db: &Db, n: usize, age: SessionAge) -> Vec<i
     let mut ids = Vec::with_capacity(n);
     for _ in 0..n {
         let hash = watasu::secret::random_token().expose().to_owned();
-        let id: i64 = match db {
-            Db::Sqlite(pool) => sqlx::query_scalar(
-                "INSERT INTO sessions (id_hash, csrf_secret, expires_at, last_seen_at)
-                 VALUES ($1, 'x', unixepoch('subsec') + $2, unixepoch('subsec') + $3) RETURNING id",
-            )
-            .bind(hash)
+        const INSERT: Sql = sql!(
+            "INSERT INTO sessions (id_hash, csrf_secret, expires_at, last_seen_at) VALUES ($1, 'x', "
+            now " + " secs("$2") ", " now " + " secs("$3") ") RETURNING id"
+        );
+        let id: i64 = on_db!(db, |pool| sqlx::query_scalar(pool.sql(&INSERT))
+            .bind(&hash)
             .bind(expires)
             .bind(seen)
             .fetch_one(pool)
             .await
-            .unwrap(),
-            Db::Postgres(pool) => sqlx::query_scalar(
-                "INSERT INTO sessions (id_hash, csrf_secret, expires_at, last_seen_at)
-                 VALUES ($1, 'x', now() + make_interval(secs => $2), now() + make_interval(secs => $3)) RETURNING id",
-            )
-            .bind(hash)
-            .bind(expires)
-            .bind(seen)
-            .fetch_one(pool)
-            .await
-            .unwrap(),
-        };
+            .unwrap());
         ids.push(id);
     }
     ids
@@ -102,8 +88,7 @@ pub(crate) async fn session_exists(db: &Db, id: i64) -> bool {
 pub(crate) async fn renew_session(db: &Db, id: i64) {
     execute(
         db,
-        "UPDATE sessions SET last_seen_at = unixepoch('subsec'), expires_at = unixepoch('subsec') + 3600 WHERE id = $1",
-        "UPDATE sessions SET last_seen_at = now(), expires_at = now() + interval '1 hour' WHERE id = $1",
+        sql!("UPDATE sessions SET last_seen_at = " now ", expires_at = " now " + " secs("3600") " WHERE id = $1"),
         id,
     )
     .await;

@@ -104,7 +104,7 @@ async fn items_record_every_outcome(backend: Backend) {
     let mut walk = sweep.start(db.clone(), run.id, cutoff);
     let scanned = walk.scan(10).await.unwrap();
     renew_session(db, ids[0]).await;
-    execute(db, "DELETE FROM sessions WHERE id = $1", "DELETE FROM sessions WHERE id = $1", ids[1]).await;
+    execute(db, Sql::same("DELETE FROM sessions WHERE id = $1"), ids[1]).await;
     walk.apply(&scanned).await.unwrap();
     assert_eq!(item_outcome(db, run.id, ids[0]).await, "skipped");
     assert_eq!(item_outcome(db, run.id, ids[1]).await, "already_gone");
@@ -142,13 +142,7 @@ async fn items_record_every_outcome(backend: Backend) {
 
     // The GC heals once the file can go; its run records the share as deleted.
     std::fs::remove_dir_all(&path).unwrap();
-    execute(
-        db,
-        "UPDATE shares SET next_purge_attempt_at = NULL WHERE id = $1",
-        "UPDATE shares SET next_purge_attempt_at = NULL WHERE id = $1",
-        share.id,
-    )
-    .await;
+    execute(db, Sql::same("UPDATE shares SET next_purge_attempt_at = NULL WHERE id = $1"), share.id).await;
     assert_eq!(gc.collect(10, Trigger::Cli).await.unwrap().purged, 1);
     let healed = count(db, "SELECT max(id) FROM maintenance_runs WHERE kind = 'share_gc' AND id > $1", 0).await;
     assert_eq!(item_outcome(db, healed, share.id).await, "deleted");
@@ -223,9 +217,7 @@ async fn each_sweep_removes_only_what_has_expired(backend: Backend) {
             .rows_affected());
     }
     // Rate-limit hits: two days old, and fresh.
-    sql(db,
-        "INSERT INTO rate_limit_hits (bucket, at) VALUES ('old', unixepoch('subsec') - 172800), ('fresh', unixepoch('subsec'))",
-        "INSERT INTO rate_limit_hits (bucket, at) VALUES ('old', now() - interval '2 days'), ('fresh', now())").await;
+    run_sql(db, sql!("INSERT INTO rate_limit_hits (bucket, at) VALUES ('old', " now " - " secs("172800") "), ('fresh', " now ")")).await;
 
     let run = app.state.services.maintenance.run_now(Kind::All, Trigger::Cli).await.unwrap();
     assert_eq!(run.state.code(), "succeeded", "{:?}", run.note);
@@ -274,9 +266,7 @@ async fn the_retention_sweep_scrubs_old_purged_shares_and_leaves_recent_ones(bac
     let repo = LifecycleRepository::new(db.clone(), Duration::ZERO, Duration::from_secs(3600));
     let gc = ShareGc::new(repo, app.state.store.clone(), ShareEvents::new(db.clone()));
     assert_eq!(gc.collect(10, Trigger::Cli).await.unwrap().purged, 2);
-    execute(db,
-        "UPDATE shares SET purged_at = unixepoch('subsec') - 31 * 86400, created_at = unixepoch('subsec') - 40 * 86400 WHERE id = $1",
-        "UPDATE shares SET purged_at = now() - interval '31 days', created_at = now() - interval '40 days' WHERE id = $1", old).await;
+    execute(db, sql!("UPDATE shares SET purged_at = " now " - " secs("31 * 86400") ", created_at = " now " - " secs("40 * 86400") " WHERE id = $1"), old).await;
     clock::set_ago(db, "shares", &["created_at"], 40 * 86400, &clock::id(active)).await;
 
     let run = app.state.services.maintenance.run_now(Kind::ShareRetention, Trigger::Cli).await.unwrap();

@@ -13,7 +13,7 @@ use std::{sync::Arc, time::Duration};
 
 use tokio::sync::Barrier;
 use watasu::{
-    db::Db,
+    db::{Db, Dialect, Sql},
     i18n::Lang,
     mail::{
         self, Mailer,
@@ -22,6 +22,7 @@ use watasu::{
     },
     on_db,
     secret::{SecretKey, sha256_hex},
+    sql,
 };
 
 use crate::support::clock;
@@ -90,22 +91,12 @@ impl Bench {
 
     /// Seconds from now until the row may be tried again.
     async fn backoff_left(&self, id: i64) -> f64 {
-        match &self.db {
-            Db::Sqlite(pool) => {
-                sqlx::query_scalar("SELECT next_attempt_at - unixepoch('subsec') FROM mail_outbox WHERE id = $1")
-                    .bind(id)
-                    .fetch_one(pool)
-                    .await
-                    .unwrap()
-            }
-            Db::Postgres(pool) => sqlx::query_scalar(
-                "SELECT CAST(EXTRACT(EPOCH FROM next_attempt_at - now()) AS float8) FROM mail_outbox WHERE id = $1",
-            )
-            .bind(id)
-            .fetch_one(pool)
-            .await
-            .unwrap(),
-        }
+        const LEFT: Sql = sql!(
+            "SELECT "
+            { sqlite: "next_attempt_at - unixepoch('subsec')", postgres: "CAST(EXTRACT(EPOCH FROM next_attempt_at - now()) AS float8)" }
+            " FROM mail_outbox WHERE id = $1"
+        );
+        on_db!(&self.db, |pool| sqlx::query_scalar(pool.sql(&LEFT)).bind(id).fetch_one(pool).await.unwrap())
     }
 }
 

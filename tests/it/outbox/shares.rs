@@ -2,6 +2,7 @@
 
 use super::*;
 use crate::support::Backend;
+use watasu::db::Sql;
 use watasu::on_db;
 
 async fn the_dashboard_sees_a_shares_mails_and_deleting_the_share_keeps_their_record(backend: Backend) {
@@ -26,7 +27,7 @@ async fn the_dashboard_sees_a_shares_mails_and_deleting_the_share_keeps_their_re
     assert_eq!(state[0].attempts, 0);
     assert!(state[0].sent_at.is_some_and(|sent| sent >= state[0].created_at));
 
-    execute(app.db(), "DELETE FROM shares WHERE id = $1", "DELETE FROM shares WHERE id = $1", share.id).await;
+    execute(app.db(), Sql::same("DELETE FROM shares WHERE id = $1"), share.id).await;
     assert_eq!(count(app.db(), "SELECT count(*) FROM mail_outbox WHERE id = $1 AND share_id IS NULL", id).await, 1);
     assert_eq!(app.smtp.messages().len(), 1);
 }

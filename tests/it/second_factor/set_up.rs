@@ -8,6 +8,7 @@ use crate::{
     both_backends,
     support::{Backend, PASSWORD, count, execute},
 };
+use watasu::sql;
 
 async fn the_teams_policy_walks_an_account_without_a_factor_through_set_up_before_signing_in(backend: Backend) {
     let app = app_behind_proxy(backend).await;
@@ -93,13 +94,7 @@ async fn a_set_up_left_waiting_past_its_fifteen_minutes_can_no_longer_be_seen_or
     assert_eq!(waiting.attr("[data-continue-totp]", "href").as_deref(), Some("/account/totp"), "{}", waiting.body);
     assert!(waiting.attr("#start_password", "name").is_none(), "{}", waiting.body);
     // The owner walks away; sixteen minutes later someone holds a session of the account.
-    let aged = execute(
-        app.db(),
-        "UPDATE totp_factors SET created_at = created_at - $1",
-        "UPDATE totp_factors SET created_at = created_at - make_interval(secs => $1)",
-        16 * 60,
-    )
-    .await;
+    let aged = execute(app.db(), sql!("UPDATE totp_factors SET created_at = created_at - " secs("$1")), 16 * 60).await;
     assert_eq!(aged, 1);
     let holder = Client::new(&app, ATTACKER);
     assert_eq!(holder.password(OWNER).await, "/shares");

@@ -6,6 +6,7 @@ use crate::{
     both_backends,
     support::{Backend, clock, count, execute},
 };
+use watasu::db::Sql;
 
 async fn a_password_then_a_totp_code_signs_in_on_a_new_session_id_and_the_code_works_once(backend: Backend) {
     let app = app_behind_proxy(backend).await;
@@ -36,13 +37,7 @@ async fn a_wrong_code_changes_nothing_and_only_one_step_either_way_is_accepted(b
     let app = app_behind_proxy(backend).await;
     let (_, secret, _) = owner_with_app(&app).await;
     // As if the app had not been used for a while: no step counts as used yet.
-    execute(
-        app.db(),
-        "UPDATE totp_factors SET last_step = 0 WHERE user_id > $1",
-        "UPDATE totp_factors SET last_step = 0 WHERE user_id > $1",
-        0,
-    )
-    .await;
+    execute(app.db(), Sql::same("UPDATE totp_factors SET last_step = 0 WHERE user_id > $1"), 0).await;
     let client = Client::new(&app, OWNERS_LAPTOP);
     client.password(OWNER).await;
     room_in_this_step().await;

@@ -1,23 +1,25 @@
 //! Reading and writing the database around the app: counts, one-off statements in each dialect,
 //! and a text dump of every table.
 
-use watasu::db::Db;
-use watasu::on_db;
+use watasu::{
+    db::{Db, Dialect, Sql},
+    on_db,
+};
 
 /// Runs a `SELECT count(*) … WHERE … = $1` (or any single-integer query) on either backend.
 pub async fn count(db: &Db, sql: &'static str, bind: i64) -> i64 {
     on_db!(db, |pool| sqlx::query_scalar(sql).bind(bind).fetch_one(pool).await.unwrap())
 }
 
-/// Runs one statement (given in each dialect) with one integer parameter; returns rows affected.
-pub async fn execute(db: &Db, sqlite: &'static str, postgres: &'static str, bind: i64) -> u64 {
-    match db {
-        Db::Sqlite(pool) => sqlx::query(sqlite).bind(bind).execute(pool).await.unwrap().rows_affected(),
-        Db::Postgres(pool) => sqlx::query(postgres).bind(bind).execute(pool).await.unwrap().rows_affected(),
-    }
+/// Runs one statement (`sql!`, or `Sql::same` where both dialects spell it alike) with one integer
+/// parameter; returns rows affected.
+pub async fn execute(db: &Db, statement: Sql, bind: i64) -> u64 {
+    on_db!(db, |pool| sqlx::query(pool.sql(&statement)).bind(bind).execute(pool).await.unwrap().rows_affected())
 }
 
-/// Every row of every table as text, per table; byte columns decoded as UTF-8.
+/// Every row of every table as text, per table; byte columns decoded as UTF-8. The two backends
+/// differ here for real: each lists its tables in its own catalogue and reads a row as text its
+/// own way.
 pub async fn tables_as_text(db: &Db) -> Vec<(String, String)> {
     use sqlx::Row;
     let mut out = Vec::new();
