@@ -32,9 +32,10 @@ use crate::{
     },
     maintenance::{Maintenance, Schedule, run_scheduler},
     metrics::Metrics,
+    otp::Codes,
     secret::SecretKey,
     session::Sessions,
-    share::ShareEvents,
+    share::{ShareAccess, ShareEvents},
     storage::SweptStore,
 };
 
@@ -98,11 +99,29 @@ pub struct Parts {
     pub metrics: Metrics,
 }
 
+/// The repositories that take a setting or the key, each wired here once: the use cases build
+/// theirs from these, and so do the integration tests that arrange and check rows below them.
 impl Parts {
     /// The lifecycle repository under this instance's delivery grace and purge back-off.
     pub fn lifecycle(&self) -> LifecycleRepository {
         let settings = &self.config.settings;
         LifecycleRepository::new(self.db.clone(), settings.delivery_grace, settings.purge_retry_base)
+    }
+
+    /// Browser sessions under this instance's idle and absolute timeouts.
+    pub fn sessions(&self) -> Sessions {
+        let settings = &self.config.settings;
+        Sessions::new(self.db.clone(), settings.session_idle, settings.session_max_age)
+    }
+
+    /// Share links and download grants under this instance's grant lifetime.
+    pub fn share_access(&self) -> ShareAccess {
+        ShareAccess::over(self.db.clone(), self.config.settings.grant_ttl)
+    }
+
+    /// One-time codes under this instance's key.
+    pub fn codes(&self) -> Codes {
+        Codes::new(self.db.clone(), &self.secret_key)
     }
 }
 
@@ -145,7 +164,7 @@ impl Services {
         let settings = &parts.config.settings;
         let db = &parts.db;
         let mails = mails::Mails::new(&parts);
-        let sessions = Sessions::new(db.clone(), settings.session_idle, settings.session_max_age);
+        let sessions = parts.sessions();
         let lifecycle = parts.lifecycle();
         let deliveries = delivery::Deliveries::new(
             lifecycle.clone(),

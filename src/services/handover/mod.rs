@@ -136,11 +136,10 @@ pub struct Handover {
 
 impl Handover {
     pub fn new(parts: &Parts, mails: Mails, deliveries: Deliveries) -> Self {
-        let settings = &parts.config.settings;
         let db = &parts.db;
         Self {
-            access: ShareAccess::over(db.clone(), settings.grant_ttl),
-            codes: Codes::new(db.clone(), &parts.secret_key),
+            access: parts.share_access(),
+            codes: parts.codes(),
             events: ShareEvents::new(db.clone()),
             limiter: RateLimiter::new(db.clone()),
             lifecycle: parts.lifecycle(),

@@ -134,7 +134,8 @@ pub async fn fresh_database(backend: Backend, data_dir: &std::path::Path) -> Str
 
 /// The app as tests reach it: the services the server runs (its GC runner, maintenance and
 /// deletion runner among them: `state.services.gc`), and repositories over the same pool, key,
-/// mailer and store, for arranging rows and checking them.
+/// mailer and store, wired as the services wire theirs (`Parts`), for arranging rows and
+/// checking them.
 pub struct TestState {
     pub services: Services,
     pub config: Config,
@@ -154,15 +155,14 @@ impl TestState {
     fn of(state: &AppState) -> Self {
         let services = state.services.clone();
         let parts = services.parts().clone();
-        let settings = &state.config.settings;
         let db = parts.db.clone();
         Self {
-            sessions: Sessions::new(db.clone(), settings.session_idle, settings.session_max_age),
-            shares: ShareAccess::over(db.clone(), settings.grant_ttl),
-            codes: Codes::new(db.clone(), &parts.secret_key),
+            sessions: parts.sessions(),
+            shares: parts.share_access(),
+            codes: parts.codes(),
             events: ShareEvents::new(db.clone()),
             limiter: RateLimiter::new(db.clone()),
-            lifecycle: LifecycleRepository::new(db.clone(), settings.delivery_grace, settings.purge_retry_base),
+            lifecycle: parts.lifecycle(),
             config: state.config.clone(),
             db,
             secret_key: parts.secret_key,
