@@ -14,7 +14,7 @@ use tokio::fs::{DirEntry, ReadDir};
 
 use super::{
     leftovers::{Leftover, LeftoverKind, not_kept_here},
-    store::{Deleted, FileStore, LocalFileStore, PARTIAL_PREFIX, ResumableStore, StoreError, TEMP_PREFIX},
+    store::{Deleted, FileStore, LocalFileStore, PARTIAL_PREFIX, ResumableStore, StoreError, SweptStore, TEMP_PREFIX},
 };
 
 /// Where a walk of the folder is.
@@ -25,8 +25,24 @@ enum Walk {
 }
 
 impl LocalFileStore {
+    /// Removes a temp file by its name, which must be one (no path can be built from it).
+    async fn delete_temp(&self, name: &str) -> Result<Deleted, StoreError> {
+        let is_temp_name = name.starts_with(TEMP_PREFIX) && !name.contains(['/', '\\']) && name != TEMP_PREFIX;
+        if !is_temp_name {
+            return Err(StoreError::NotFound);
+        }
+        match tokio::fs::remove_file(self.dir.join(name)).await {
+            Ok(()) => Ok(Deleted::Removed),
+            Err(e) if e.kind() == io::ErrorKind::NotFound => Ok(Deleted::AlreadyAbsent),
+            Err(e) => Err(e.into()),
+        }
+    }
+}
+
+#[async_trait::async_trait]
+impl SweptStore for LocalFileStore {
     /// Temp files, stored files and partial files, in the folder's order.
-    pub(super) fn list_leftovers(&self) -> BoxStream<'_, Result<Leftover, StoreError>> {
+    fn leftovers(&self) -> BoxStream<'_, Result<Leftover, StoreError>> {
         let now = SystemTime::now();
         Box::pin(stream::unfold(Walk::Start, move |walk| async move {
             let mut entries = match walk {
@@ -52,25 +68,12 @@ impl LocalFileStore {
         }))
     }
 
-    pub(super) async fn remove_local_leftover(&self, leftover: &Leftover) -> Result<Deleted, StoreError> {
+    async fn remove_leftover(&self, leftover: &Leftover) -> Result<Deleted, StoreError> {
         match leftover.kind {
             LeftoverKind::Stored => self.delete(&leftover.name).await,
             LeftoverKind::Partial => self.delete_partial(&leftover.name).await,
             LeftoverKind::Temp => self.delete_temp(&leftover.name).await,
             LeftoverKind::Multipart => Err(not_kept_here(leftover.kind)),
-        }
-    }
-
-    /// Removes a temp file by its name, which must be one (no path can be built from it).
-    async fn delete_temp(&self, name: &str) -> Result<Deleted, StoreError> {
-        let is_temp_name = name.starts_with(TEMP_PREFIX) && !name.contains(['/', '\\']) && name != TEMP_PREFIX;
-        if !is_temp_name {
-            return Err(StoreError::NotFound);
-        }
-        match tokio::fs::remove_file(self.dir.join(name)).await {
-            Ok(()) => Ok(Deleted::Removed),
-            Err(e) if e.kind() == io::ErrorKind::NotFound => Ok(Deleted::AlreadyAbsent),
-            Err(e) => Err(e.into()),
         }
     }
 }

@@ -20,7 +20,7 @@ use super::{
     leftovers::{Leftover, LeftoverKind, not_kept_here},
     object_partial::is_piece_name,
     object_store::{ObjectFileStore, store_error},
-    store::{Deleted, FileStore, PARTIAL_PREFIX, ResumableStore, StoreError},
+    store::{Deleted, FileStore, PARTIAL_PREFIX, ResumableStore, StoreError, SweptStore},
 };
 
 /// The folder, under the store's prefix, of the markers of multipart uploads in progress.
@@ -50,7 +50,53 @@ impl ObjectFileStore {
         ObjectPath::from(format!("{}{MULTIPART_MARKERS}{}", self.prefix, hex::encode(id)))
     }
 
-    pub(super) fn list_leftovers(&self) -> BoxStream<'_, Result<Leftover, StoreError>> {
+    /// What a listed object is, or `None` for anything that is not ours.
+    fn listed(&self, meta: &ObjectMeta) -> Option<Listed> {
+        let name = meta.location.as_ref().strip_prefix(self.prefix.as_str())?;
+        if let Some(id) = name.strip_prefix(MULTIPART_MARKERS) {
+            return Some(Listed::Leftover(LeftoverKind::Multipart, String::from_utf8(hex::decode(id).ok()?).ok()?));
+        }
+        if let Some((key, _piece)) = name.strip_prefix(PARTIAL_PREFIX).and_then(|rest| rest.split_once('/')) {
+            return crate::session::is_token_shaped(key).then(|| Listed::Piece(key.to_owned()));
+        }
+        crate::session::is_token_shaped(name).then(|| Listed::Leftover(LeftoverKind::Stored, name.to_owned()))
+    }
+
+    /// Aborts the multipart upload `id` that its marker names, then removes the marker. The
+    /// upload counts as removed only when the store aborted it: one completed or aborted already
+    /// (a marker left behind) counts as already absent.
+    async fn abort_abandoned(&self, id: &str) -> Result<Deleted, StoreError> {
+        let id: MultipartId = id.to_owned();
+        let marker = self.multipart_marker(&id);
+        let body = match self.objects.get(&marker).await {
+            Ok(found) => found.bytes().await.map_err(store_error)?,
+            Err(::object_store::Error::NotFound { .. }) => return Ok(Deleted::AlreadyAbsent),
+            Err(error) => return Err(store_error(error)),
+        };
+        let path = std::str::from_utf8(&body).ok().and_then(|path| ObjectPath::parse(path).ok());
+        // Only an object of ours (a stored file or a tus piece): a marker never makes the sweep
+        // touch anything else.
+        let ours = path.filter(|p| p.as_ref().strip_prefix(self.prefix.as_str()).is_some_and(is_written_by_us));
+        let aborted = match ours {
+            None => {
+                tracing::warn!("a multipart marker names no object of ours; removing the marker only");
+                Deleted::AlreadyAbsent
+            }
+            Some(path) => match self.multipart.abort_multipart(&path, &id).await {
+                Ok(()) => Deleted::Removed,
+                // S3 answers NoSuchUpload (404) when the upload was completed or aborted already.
+                Err(::object_store::Error::NotFound { .. }) => Deleted::AlreadyAbsent,
+                Err(error) => return Err(store_error(error)),
+            },
+        };
+        self.objects.delete(&marker).await.map_err(store_error)?;
+        Ok(aborted)
+    }
+}
+
+#[async_trait::async_trait]
+impl SweptStore for ObjectFileStore {
+    fn leftovers(&self) -> BoxStream<'_, Result<Leftover, StoreError>> {
         let prefix = (!self.prefix.is_empty()).then(|| ObjectPath::from(self.prefix.as_str()));
         let walk = Walk { objects: self.objects.list(prefix.as_ref()), partial: None, held: None, done: false };
         let now = Utc::now();
@@ -98,56 +144,13 @@ impl ObjectFileStore {
         }))
     }
 
-    /// What a listed object is, or `None` for anything that is not ours.
-    fn listed(&self, meta: &ObjectMeta) -> Option<Listed> {
-        let name = meta.location.as_ref().strip_prefix(self.prefix.as_str())?;
-        if let Some(id) = name.strip_prefix(MULTIPART_MARKERS) {
-            return Some(Listed::Leftover(LeftoverKind::Multipart, String::from_utf8(hex::decode(id).ok()?).ok()?));
-        }
-        if let Some((key, _piece)) = name.strip_prefix(PARTIAL_PREFIX).and_then(|rest| rest.split_once('/')) {
-            return crate::session::is_token_shaped(key).then(|| Listed::Piece(key.to_owned()));
-        }
-        crate::session::is_token_shaped(name).then(|| Listed::Leftover(LeftoverKind::Stored, name.to_owned()))
-    }
-
-    pub(super) async fn remove_object_leftover(&self, leftover: &Leftover) -> Result<Deleted, StoreError> {
+    async fn remove_leftover(&self, leftover: &Leftover) -> Result<Deleted, StoreError> {
         match leftover.kind {
             LeftoverKind::Stored => self.delete(&leftover.name).await,
             LeftoverKind::Partial => self.delete_partial(&leftover.name).await,
             LeftoverKind::Multipart => self.abort_abandoned(&leftover.name).await,
             LeftoverKind::Temp => Err(not_kept_here(leftover.kind)),
         }
-    }
-
-    /// Aborts the multipart upload `id` that its marker names, then removes the marker. The
-    /// upload counts as removed only when the store aborted it: one completed or aborted already
-    /// (a marker left behind) counts as already absent.
-    async fn abort_abandoned(&self, id: &str) -> Result<Deleted, StoreError> {
-        let id: MultipartId = id.to_owned();
-        let marker = self.multipart_marker(&id);
-        let body = match self.objects.get(&marker).await {
-            Ok(found) => found.bytes().await.map_err(store_error)?,
-            Err(::object_store::Error::NotFound { .. }) => return Ok(Deleted::AlreadyAbsent),
-            Err(error) => return Err(store_error(error)),
-        };
-        let path = std::str::from_utf8(&body).ok().and_then(|path| ObjectPath::parse(path).ok());
-        // Only an object of ours (a stored file or a tus piece): a marker never makes the sweep
-        // touch anything else.
-        let ours = path.filter(|p| p.as_ref().strip_prefix(self.prefix.as_str()).is_some_and(is_written_by_us));
-        let aborted = match ours {
-            None => {
-                tracing::warn!("a multipart marker names no object of ours; removing the marker only");
-                Deleted::AlreadyAbsent
-            }
-            Some(path) => match self.multipart.abort_multipart(&path, &id).await {
-                Ok(()) => Deleted::Removed,
-                // S3 answers NoSuchUpload (404) when the upload was completed or aborted already.
-                Err(::object_store::Error::NotFound { .. }) => Deleted::AlreadyAbsent,
-                Err(error) => return Err(store_error(error)),
-            },
-        };
-        self.objects.delete(&marker).await.map_err(store_error)?;
-        Ok(aborted)
     }
 }
 

@@ -14,7 +14,7 @@ use tokio::io::{AsyncRead, AsyncReadExt};
 
 use super::{
     object_store::{ObjectFileStore, store_error},
-    store::{Appended, CHUNK, Deleted, PARTIAL_PREFIX, StoreError, StoredFile},
+    store::{Appended, CHUNK, Deleted, PARTIAL_PREFIX, ResumableStore, StoreError, StoredFile},
 };
 use crate::secret::random_token;
 
@@ -34,62 +34,6 @@ impl ObjectFileStore {
     fn piece_path(&self, key: &str, piece: &str) -> Result<ObjectPath, StoreError> {
         piece_start(piece).ok_or(StoreError::NotFound)?;
         Ok(self.pieces_of(key).ok_or(StoreError::NotFound)?.child(piece))
-    }
-
-    /// The object store keeps nothing until the first bytes arrive; only the key is checked.
-    pub(super) fn create_pieces(&self, key: &str) -> Result<(), StoreError> {
-        self.pieces_of(key).map(drop).ok_or(StoreError::NotFound)
-    }
-
-    /// Stores what `content` yields as a new piece starting at `offset`. A read error ends the
-    /// piece, keeping what arrived (`cut`); nothing arrived, no piece; over `max_bytes`, no piece.
-    pub(super) async fn append_piece<'a>(
-        &self,
-        key: &str,
-        offset: u64,
-        mut content: Pin<Box<dyn AsyncRead + Send + 'a>>,
-        max_bytes: u64,
-    ) -> Result<Appended, StoreError> {
-        let piece = format!("{offset:0width$}-{}", &random_token().expose()[..NONCE_DIGITS], width = OFFSET_DIGITS);
-        let path = self.piece_path(key, &piece)?;
-        // Read before creating anything, so an empty or at once cut body leaves no object.
-        let mut first = vec![0u8; CHUNK];
-        let read = match content.read(&mut first).await {
-            Ok(read) => read,
-            Err(cut) => return Ok(Appended { written: 0, cut: Some(cut), piece: None }),
-        };
-        if read == 0 {
-            return Ok(Appended { written: 0, cut: None, piece: None });
-        }
-        first.truncate(read);
-        let cut = std::sync::Mutex::new(None);
-        let rest = UntilCut { inner: content, cut: &cut };
-        let (written, _) = self.put_at(&path, Box::pin(io::Cursor::new(first).chain(rest)), max_bytes).await?;
-        Ok(Appended { written, cut: cut.into_inner().unwrap_or_else(|e| e.into_inner()), piece: Some(piece) })
-    }
-
-    pub(super) async fn discard(&self, key: &str, piece: &str) -> Result<(), StoreError> {
-        match self.objects.delete(&self.piece_path(key, piece)?).await {
-            Ok(()) | Err(::object_store::Error::NotFound { .. }) => Ok(()),
-            Err(error) => Err(store_error(error)),
-        }
-    }
-
-    /// Streams the recorded pieces into the object of `key` and removes every piece. Idempotent:
-    /// once the object exists it is digested again (another instance may have completed it).
-    pub(super) async fn complete_pieces(&self, key: &str, pieces: &[String]) -> Result<StoredFile, StoreError> {
-        let path = self.path_of(key).ok_or(StoreError::NotFound)?;
-        let (size_bytes, sha256) = match self.size_of(&path).await {
-            Ok(_) => self.digest_object(&path).await?,
-            Err(StoreError::NotFound) => match self.assemble(&path, key, pieces).await {
-                // Another completer finished first and removed the pieces under this one.
-                Err(StoreError::NotFound) => self.digest_object(&path).await?,
-                other => other?,
-            },
-            Err(error) => return Err(error),
-        };
-        self.remove_pieces(key).await?;
-        Ok(StoredFile { key: key.to_owned(), size_bytes, sha256 })
     }
 
     /// Writes the pieces one after the other into `path`, checking they join up without a gap.
@@ -151,9 +95,68 @@ impl ObjectFileStore {
         }
         Ok((size, hex::encode(hasher.finalize())))
     }
+}
+
+#[async_trait::async_trait]
+impl ResumableStore for ObjectFileStore {
+    /// The object store keeps nothing until the first bytes arrive; only the key is checked.
+    async fn create_partial(&self, key: &str) -> Result<(), StoreError> {
+        self.pieces_of(key).map(drop).ok_or(StoreError::NotFound)
+    }
+
+    /// Stores what `content` yields as a new piece starting at `offset`. A read error ends the
+    /// piece, keeping what arrived (`cut`); nothing arrived, no piece; over `max_bytes`, no piece.
+    async fn append_partial<'a>(
+        &self,
+        key: &str,
+        offset: u64,
+        mut content: Pin<Box<dyn AsyncRead + Send + 'a>>,
+        max_bytes: u64,
+    ) -> Result<Appended, StoreError> {
+        let piece = format!("{offset:0width$}-{}", &random_token().expose()[..NONCE_DIGITS], width = OFFSET_DIGITS);
+        let path = self.piece_path(key, &piece)?;
+        // Read before creating anything, so an empty or at once cut body leaves no object.
+        let mut first = vec![0u8; CHUNK];
+        let read = match content.read(&mut first).await {
+            Ok(read) => read,
+            Err(cut) => return Ok(Appended { written: 0, cut: Some(cut), piece: None }),
+        };
+        if read == 0 {
+            return Ok(Appended { written: 0, cut: None, piece: None });
+        }
+        first.truncate(read);
+        let cut = std::sync::Mutex::new(None);
+        let rest = UntilCut { inner: content, cut: &cut };
+        let (written, _) = self.put_at(&path, Box::pin(io::Cursor::new(first).chain(rest)), max_bytes).await?;
+        Ok(Appended { written, cut: cut.into_inner().unwrap_or_else(|e| e.into_inner()), piece: Some(piece) })
+    }
+
+    /// Streams the recorded pieces into the object of `key` and removes every piece. Idempotent:
+    /// once the object exists it is digested again (another instance may have completed it).
+    async fn complete_partial(&self, key: &str, pieces: &[String]) -> Result<StoredFile, StoreError> {
+        let path = self.path_of(key).ok_or(StoreError::NotFound)?;
+        let (size_bytes, sha256) = match self.size_of(&path).await {
+            Ok(_) => self.digest_object(&path).await?,
+            Err(StoreError::NotFound) => match self.assemble(&path, key, pieces).await {
+                // Another completer finished first and removed the pieces under this one.
+                Err(StoreError::NotFound) => self.digest_object(&path).await?,
+                other => other?,
+            },
+            Err(error) => return Err(error),
+        };
+        self.delete_partial(key).await?;
+        Ok(StoredFile { key: key.to_owned(), size_bytes, sha256 })
+    }
+
+    async fn discard_piece(&self, key: &str, piece: &str) -> Result<(), StoreError> {
+        match self.objects.delete(&self.piece_path(key, piece)?).await {
+            Ok(()) | Err(::object_store::Error::NotFound { .. }) => Ok(()),
+            Err(error) => Err(store_error(error)),
+        }
+    }
 
     /// Removes every piece of `key`, recorded or not; a second listing checks none is left.
-    pub(super) async fn remove_pieces(&self, key: &str) -> Result<Deleted, StoreError> {
+    async fn delete_partial(&self, key: &str) -> Result<Deleted, StoreError> {
         let folder = self.pieces_of(key).ok_or(StoreError::NotFound)?;
         let found: Vec<ObjectPath> =
             self.objects.list(Some(&folder)).map_ok(|meta| meta.location).try_collect().await.map_err(store_error)?;

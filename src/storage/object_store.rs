@@ -2,6 +2,8 @@
 //! Uploads stream as multipart uploads of fixed-size parts, so memory stays flat whatever the size;
 //! the SHA-256 is of the bytes as they streamed past, never a figure the store reports. The client
 //! is held through object_store's traits only: another provider is another builder, not a rewrite.
+//! Its resumable uploads (`object_partial`) and its leftovers (`object_leftovers`) implement their
+//! traits beside their logic.
 
 use std::{io, pin::Pin, sync::Arc};
 
@@ -16,10 +18,7 @@ use futures_util::{StreamExt, TryStreamExt};
 use sha2::{Digest, Sha256};
 use tokio::io::{AsyncRead, AsyncReadExt};
 
-use super::{
-    leftovers::Leftover,
-    store::{Appended, Deleted, FileStore, OpenedFile, ResumableStore, StoreError, StoredFile, SweptStore},
-};
+use super::store::{Deleted, FileStore, OpenedFile, StoreError, StoredFile};
 use crate::secret::random_token;
 
 /// Bytes per uploaded part: S3 refuses parts under 5 MiB (except the last) and more than 10,000
@@ -315,46 +314,6 @@ impl FileStore for ObjectFileStore {
             Err(error) => Err(error),
             Ok(_) => Err(StoreError::Io(io::Error::other("the object is still there after its delete"))),
         }
-    }
-}
-
-#[async_trait::async_trait]
-impl ResumableStore for ObjectFileStore {
-    async fn create_partial(&self, key: &str) -> Result<(), StoreError> {
-        self.create_pieces(key)
-    }
-
-    async fn append_partial<'a>(
-        &self,
-        key: &str,
-        offset: u64,
-        content: Pin<Box<dyn AsyncRead + Send + 'a>>,
-        max_bytes: u64,
-    ) -> Result<Appended, StoreError> {
-        self.append_piece(key, offset, content, max_bytes).await
-    }
-
-    async fn complete_partial(&self, key: &str, pieces: &[String]) -> Result<StoredFile, StoreError> {
-        self.complete_pieces(key, pieces).await
-    }
-
-    async fn discard_piece(&self, key: &str, piece: &str) -> Result<(), StoreError> {
-        self.discard(key, piece).await
-    }
-
-    async fn delete_partial(&self, key: &str) -> Result<Deleted, StoreError> {
-        self.remove_pieces(key).await
-    }
-}
-
-#[async_trait::async_trait]
-impl SweptStore for ObjectFileStore {
-    fn leftovers(&self) -> futures_util::stream::BoxStream<'_, Result<Leftover, StoreError>> {
-        self.list_leftovers()
-    }
-
-    async fn remove_leftover(&self, leftover: &Leftover) -> Result<Deleted, StoreError> {
-        self.remove_object_leftover(leftover).await
     }
 }
 

@@ -11,7 +11,7 @@ use std::{
 use tokio::io::{AsyncRead, AsyncReadExt, AsyncSeekExt, AsyncWriteExt};
 
 use super::store::{
-    Appended, CHUNK, Deleted, LocalFileStore, PARTIAL_PREFIX, StoreError, StoredFile, read_back_digest,
+    Appended, CHUNK, Deleted, LocalFileStore, PARTIAL_PREFIX, ResumableStore, StoreError, StoredFile, read_back_digest,
 };
 
 impl LocalFileStore {
@@ -20,14 +20,29 @@ impl LocalFileStore {
         Ok(stored.with_file_name(format!("{PARTIAL_PREFIX}{key}")))
     }
 
-    pub(super) async fn create_partial_file(&self, key: &str) -> Result<(), StoreError> {
+    /// Whether an upload under `key` has its partial or completed file in this folder.
+    pub async fn holds_upload(&self, key: &str) -> bool {
+        let (Ok(partial), Some(stored)) = (self.partial_path(key), self.path_of(key)) else { return false };
+        tokio::fs::try_exists(partial).await.unwrap_or(false) || tokio::fs::try_exists(stored).await.unwrap_or(false)
+    }
+
+    /// A create or rename is durable only once the folder itself is synced.
+    async fn sync_dir(&self) -> Result<(), StoreError> {
+        tokio::fs::File::open(&self.dir).await?.sync_all().await?;
+        Ok(())
+    }
+}
+
+#[async_trait::async_trait]
+impl ResumableStore for LocalFileStore {
+    async fn create_partial(&self, key: &str) -> Result<(), StoreError> {
         let path = self.partial_path(key)?;
         let file = tokio::fs::OpenOptions::new().write(true).create_new(true).mode(0o600).open(&path).await?;
         file.sync_all().await?;
         self.sync_dir().await
     }
 
-    pub(super) async fn append_to_partial<'a>(
+    async fn append_partial<'a>(
         &self,
         key: &str,
         offset: u64,
@@ -72,7 +87,7 @@ impl LocalFileStore {
         Ok(Appended { written, cut, piece: None })
     }
 
-    pub(super) async fn complete_partial_file(&self, key: &str) -> Result<StoredFile, StoreError> {
+    async fn complete_partial(&self, key: &str, _pieces: &[String]) -> Result<StoredFile, StoreError> {
         let partial = self.partial_path(key)?;
         let stored = self.path_of(key).ok_or(StoreError::NotFound)?;
         match tokio::fs::File::open(&partial).await {
@@ -89,7 +104,7 @@ impl LocalFileStore {
         Ok(StoredFile { key: key.to_owned(), size_bytes, sha256 })
     }
 
-    pub(super) async fn delete_partial_file(&self, key: &str) -> Result<Deleted, StoreError> {
+    async fn delete_partial(&self, key: &str) -> Result<Deleted, StoreError> {
         match tokio::fs::remove_file(self.partial_path(key)?).await {
             Ok(()) => Ok(Deleted::Removed),
             Err(e) if e.kind() == io::ErrorKind::NotFound => Ok(Deleted::AlreadyAbsent),
@@ -97,15 +112,8 @@ impl LocalFileStore {
         }
     }
 
-    /// Whether an upload under `key` has its partial or completed file in this folder.
-    pub async fn holds_upload(&self, key: &str) -> bool {
-        let (Ok(partial), Some(stored)) = (self.partial_path(key), self.path_of(key)) else { return false };
-        tokio::fs::try_exists(partial).await.unwrap_or(false) || tokio::fs::try_exists(stored).await.unwrap_or(false)
-    }
-
-    /// A create or rename is durable only once the folder itself is synced.
-    async fn sync_dir(&self) -> Result<(), StoreError> {
-        tokio::fs::File::open(&self.dir).await?.sync_all().await?;
+    /// The partial file is one file appended in place: there are no pieces to discard.
+    async fn discard_piece(&self, _key: &str, _piece: &str) -> Result<(), StoreError> {
         Ok(())
     }
 }
@@ -115,7 +123,6 @@ mod tests {
     use std::os::unix::fs::PermissionsExt;
 
     use super::*;
-    use crate::storage::ResumableStore;
 
     const KEY: &str = "ab12ab12ab12ab12ab12ab12ab12ab12ab12ab12ab12ab12ab12ab12ab12ab12";
 

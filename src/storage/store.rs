@@ -4,7 +4,8 @@
 //!
 //! The local store never builds a path from user input: every file is named by a random key.
 //! Writes go to a temp file in the same folder, are fsynced, then renamed into place, so a
-//! half-written file is never visible under a key.
+//! half-written file is never visible under a key. Its resumable uploads (`partial`) and its
+//! leftovers (`local_leftovers`) implement their traits beside their logic.
 
 use std::{
     io,
@@ -237,46 +238,5 @@ impl FileStore for LocalFileStore {
             Err(e) if e.kind() == io::ErrorKind::NotFound => Ok(Deleted::AlreadyAbsent),
             Err(e) => Err(e.into()),
         }
-    }
-}
-
-#[async_trait::async_trait]
-impl ResumableStore for LocalFileStore {
-    async fn create_partial(&self, key: &str) -> Result<(), StoreError> {
-        self.create_partial_file(key).await
-    }
-
-    async fn append_partial<'a>(
-        &self,
-        key: &str,
-        offset: u64,
-        content: Pin<Box<dyn AsyncRead + Send + 'a>>,
-        max_bytes: u64,
-    ) -> Result<Appended, StoreError> {
-        self.append_to_partial(key, offset, content, max_bytes).await
-    }
-
-    async fn complete_partial(&self, key: &str, _pieces: &[String]) -> Result<StoredFile, StoreError> {
-        self.complete_partial_file(key).await
-    }
-
-    /// The partial file is one file appended in place: there are no pieces to discard.
-    async fn discard_piece(&self, _key: &str, _piece: &str) -> Result<(), StoreError> {
-        Ok(())
-    }
-
-    async fn delete_partial(&self, key: &str) -> Result<Deleted, StoreError> {
-        self.delete_partial_file(key).await
-    }
-}
-
-#[async_trait::async_trait]
-impl SweptStore for LocalFileStore {
-    fn leftovers(&self) -> futures_util::stream::BoxStream<'_, Result<Leftover, StoreError>> {
-        self.list_leftovers()
-    }
-
-    async fn remove_leftover(&self, leftover: &Leftover) -> Result<Deleted, StoreError> {
-        self.remove_local_leftover(leftover).await
     }
 }
