@@ -82,8 +82,7 @@ pub(super) async fn enrol(client: &Client) -> (Vec<u8>, Vec<String>) {
     let setup = client.get("/account/totp").await;
     assert_eq!(setup.status, 200);
     assert!(setup.attr(".qr svg", "viewBox").is_some(), "no QR code drawn: {}", setup.body);
-    let key = setup.texts("[data-totp-secret]").pop().unwrap().replace(' ', "");
-    let secret = Secret::try_from_base32(&key).unwrap().as_bytes().to_vec();
+    let secret = secret_shown(&setup);
     room_in_this_step().await;
     let fields = [("csrf_token", setup.csrf_token()), ("code", code(&secret, 0)), ("password", PASSWORD.to_owned())];
     let fields: Vec<(&str, &str)> = fields.iter().map(|(k, v)| (*k, v.as_str())).collect();
@@ -102,6 +101,25 @@ pub(super) async fn owner_with_app(app: &TestApp) -> (Client, Vec<u8>, Vec<Strin
     assert_eq!(client.password(OWNER).await, "/shares");
     let (secret, codes) = enrol(&client).await;
     (client, secret, codes)
+}
+
+/// `OWNER`, signed in without a factor, has started setting up an app and not confirmed it yet:
+/// their client, the set-up page and the app's secret read from it.
+pub(super) async fn owner_setting_up_an_app(app: &TestApp) -> (Client, Page, Vec<u8>) {
+    app.create_sender_with_password(OWNER, "Owner", PASSWORD).await;
+    let owner = Client::new(app, OWNERS_LAPTOP);
+    assert_eq!(owner.password(OWNER).await, "/shares");
+    let account = owner.get("/account").await;
+    owner.post("/account/totp", &[("csrf_token", &account.csrf_token()), ("password", PASSWORD)]).await;
+    let setup = owner.get("/account/totp").await;
+    let secret = secret_shown(&setup);
+    (owner, setup, secret)
+}
+
+/// The app's secret from the key a set-up page shows, as a person types it into an app.
+pub(super) fn secret_shown(page: &Page) -> Vec<u8> {
+    let key = page.texts("[data-totp-secret]").pop().unwrap().replace(' ', "");
+    Secret::try_from_base32(&key).unwrap().as_bytes().to_vec()
 }
 
 pub(super) fn session_cookie(client: &Client) -> String {

@@ -27,8 +27,7 @@ async fn the_teams_policy_walks_an_account_without_a_factor_through_set_up_befor
     assert!(!client.signed_in().await, "signed in before setting up a factor");
     let page = client.get("/login/enrol").await;
     assert_eq!(page.status, 200);
-    let key = page.texts("[data-totp-secret]").pop().unwrap().replace(' ', "");
-    let secret = Secret::try_from_base32(&key).unwrap().as_bytes().to_vec();
+    let secret = secret_shown(&page);
     assert_eq!(
         client.post("/login/enrol", &[("csrf_token", &page.csrf_token()), ("code", "000000")]).await.status,
         400
@@ -82,14 +81,7 @@ async fn a_signed_in_session_cannot_set_up_an_app_without_the_current_password(b
 
 async fn a_set_up_left_waiting_past_its_fifteen_minutes_can_no_longer_be_seen_or_confirmed(backend: Backend) {
     let app = app_behind_proxy(backend).await;
-    app.create_sender_with_password(OWNER, "Owner", PASSWORD).await;
-    let owner = Client::new(&app, OWNERS_LAPTOP);
-    assert_eq!(owner.password(OWNER).await, "/shares");
-    let account = owner.get("/account").await;
-    owner.post("/account/totp", &[("csrf_token", &account.csrf_token()), ("password", PASSWORD)]).await;
-    let setup = owner.get("/account/totp").await;
-    let key = setup.texts("[data-totp-secret]").pop().unwrap().replace(' ', "");
-    let secret = Secret::try_from_base32(&key).unwrap().as_bytes().to_vec();
+    let (owner, _, secret) = owner_setting_up_an_app(&app).await;
     let waiting = owner.get("/account").await;
     assert_eq!(waiting.attr("[data-continue-totp]", "href").as_deref(), Some("/account/totp"), "{}", waiting.body);
     assert!(waiting.attr("#start_password", "name").is_none(), "{}", waiting.body);
@@ -120,16 +112,9 @@ async fn a_set_up_left_waiting_past_its_fifteen_minutes_can_no_longer_be_seen_or
 
 async fn a_set_up_waiting_for_its_first_code_is_finished_only_with_the_current_password(backend: Backend) {
     let app = app_behind_proxy(backend).await;
-    app.create_sender_with_password(OWNER, "Owner", PASSWORD).await;
-    let owner = Client::new(&app, OWNERS_LAPTOP);
-    assert_eq!(owner.password(OWNER).await, "/shares");
-    let account = owner.get("/account").await;
-    owner.post("/account/totp", &[("csrf_token", &account.csrf_token()), ("password", PASSWORD)]).await;
     // Within its fifteen minutes, someone holding the owner's session but not the password
     // scans the waiting key into their own app.
-    let setup = owner.get("/account/totp").await;
-    let key = setup.texts("[data-totp-secret]").pop().unwrap().replace(' ', "");
-    let secret = Secret::try_from_base32(&key).unwrap().as_bytes().to_vec();
+    let (owner, setup, secret) = owner_setting_up_an_app(&app).await;
     room_in_this_step().await;
     let right = code(&secret, 0);
 

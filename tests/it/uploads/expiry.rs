@@ -6,26 +6,11 @@ use std::time::{Duration, SystemTime};
 
 use watasu::maintenance::Trigger;
 
-use super::{Tus, id_of};
+use super::{Tus, files_dir, storage_key};
 use crate::support::{Backend, TestApp, clock, count};
 
 async fn settled(backend: crate::support::Backend) -> TestApp {
     TestApp::spawn_settled(backend, |s| s.access_time_gc = false).await
-}
-
-fn files_dir(app: &TestApp) -> std::path::PathBuf {
-    app.data_dir.path().join("files")
-}
-
-async fn storage_key(app: &TestApp, path: &str) -> String {
-    let id = id_of(path).to_owned();
-    watasu::on_db!(app.db(), |pool| {
-        sqlx::query_scalar("SELECT storage_key FROM uploads WHERE public_id = $1")
-            .bind(&id)
-            .fetch_one(pool)
-            .await
-            .unwrap()
-    })
 }
 
 fn age(path: &std::path::Path, secs: u64) {

@@ -96,6 +96,23 @@ pub fn id_of(path: &str) -> &str {
     path.strip_prefix("/uploads/").unwrap()
 }
 
+/// The app's local store folder.
+fn files_dir(app: &TestApp) -> std::path::PathBuf {
+    app.data_dir.path().join("files")
+}
+
+/// The storage key of the upload at `path`.
+async fn storage_key(app: &TestApp, path: &str) -> String {
+    let id = id_of(path).to_owned();
+    watasu::on_db!(app.db(), |pool| {
+        sqlx::query_scalar("SELECT storage_key FROM uploads WHERE public_id = $1")
+            .bind(&id)
+            .fetch_one(pool)
+            .await
+            .unwrap()
+    })
+}
+
 pub fn sha256_hex(bytes: &[u8]) -> String {
     hex::encode(Sha256::digest(bytes))
 }

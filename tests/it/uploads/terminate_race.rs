@@ -15,7 +15,7 @@ use watasu::{
     share::{Message, ShareTtl, create::CreateError},
 };
 
-use super::{Tus, id_of};
+use super::{Tus, files_dir, id_of, storage_key};
 use crate::support::{
     Backend, Page, TestApp, count,
     wrapped_store::{Call, Gate, Wrapped},
@@ -23,21 +23,6 @@ use crate::support::{
 
 const SENDER: &str = "two-tabs@example.test";
 const ROUNDS: usize = 25;
-
-fn files_dir(app: &TestApp) -> std::path::PathBuf {
-    app.data_dir.path().join("files")
-}
-
-async fn storage_key(app: &TestApp, path: &str) -> String {
-    let id = id_of(path).to_owned();
-    watasu::on_db!(app.db(), |pool| {
-        sqlx::query_scalar("SELECT storage_key FROM uploads WHERE public_id = $1")
-            .bind(&id)
-            .fetch_one(pool)
-            .await
-            .unwrap()
-    })
-}
 
 /// The storage keys of every share's file.
 async fn share_keys(app: &TestApp) -> Vec<String> {
