@@ -3,16 +3,15 @@
 //! folder, and a deletion removes both copies, so a file is never lost, served twice from two
 //! places, or left behind after its deletion was reported.
 
-use std::{pin::Pin, sync::Arc};
-
-use tokio::io::AsyncRead;
+use std::sync::Arc;
 
 use futures_util::{StreamExt, stream::BoxStream};
 
 use super::{
     leftovers::{Leftover, LeftoverKind},
     store::{
-        Appended, Deleted, FileStore, LocalFileStore, OpenedFile, ResumableStore, StoreError, StoredFile, SweptStore,
+        Appended, Content, Deleted, FileStore, LocalFileStore, OpenedFile, ResumableStore, StoreError, StoredFile,
+        SweptStore,
     },
 };
 
@@ -40,11 +39,7 @@ fn either(first: Deleted, second: Deleted) -> Deleted {
 
 #[async_trait::async_trait]
 impl FileStore for FallbackStore {
-    async fn put<'a>(
-        &self,
-        content: Pin<Box<dyn AsyncRead + Send + 'a>>,
-        max_bytes: u64,
-    ) -> Result<StoredFile, StoreError> {
+    async fn put<'a>(&self, content: Content<'a>, max_bytes: u64) -> Result<StoredFile, StoreError> {
         self.primary.put(content, max_bytes).await
     }
 
@@ -80,7 +75,7 @@ impl ResumableStore for FallbackStore {
         &self,
         key: &str,
         offset: u64,
-        content: Pin<Box<dyn AsyncRead + Send + 'a>>,
+        content: Content<'a>,
         max_bytes: u64,
     ) -> Result<Appended, StoreError> {
         self.partial_store(key).await.append_partial(key, offset, content, max_bytes).await

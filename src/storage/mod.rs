@@ -20,5 +20,7 @@ pub use self::object_store::ObjectFileStore;
 pub use fallback::FallbackStore;
 pub use leftovers::{Leftover, LeftoverKind};
 pub use opened::OpenedFile;
-pub use store::{Appended, Deleted, FileStore, LocalFileStore, ResumableStore, StoreError, StoredFile, SweptStore};
+pub use store::{
+    Appended, Content, Deleted, FileStore, LocalFileStore, ResumableStore, StoreError, StoredFile, SweptStore,
+};
 pub use store_setup::{open_file_store, open_object_store, probe};

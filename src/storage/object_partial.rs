@@ -14,7 +14,7 @@ use tokio::io::{AsyncRead, AsyncReadExt};
 
 use super::{
     object_store::{ObjectFileStore, store_error},
-    store::{Appended, CHUNK, Deleted, PARTIAL_PREFIX, ResumableStore, StoreError, StoredFile},
+    store::{Appended, CHUNK, Content, Deleted, PARTIAL_PREFIX, ResumableStore, StoreError, StoredFile},
 };
 use crate::secret::random_token;
 
@@ -110,7 +110,7 @@ impl ResumableStore for ObjectFileStore {
         &self,
         key: &str,
         offset: u64,
-        mut content: Pin<Box<dyn AsyncRead + Send + 'a>>,
+        mut content: Content<'a>,
         max_bytes: u64,
     ) -> Result<Appended, StoreError> {
         let piece = format!("{offset:0width$}-{}", &random_token().expose()[..NONCE_DIGITS], width = OFFSET_DIGITS);

@@ -5,7 +5,7 @@
 //! Its resumable uploads (`object_partial`) and its leftovers (`object_leftovers`) implement their
 //! traits beside their logic.
 
-use std::{io, pin::Pin, sync::Arc};
+use std::{io, sync::Arc};
 
 use ::object_store::{
     GetOptions, GetRange, GetResult, MultipartId, ObjectStore, PutPayload,
@@ -16,9 +16,9 @@ use ::object_store::{
 use bytes::Bytes;
 use futures_util::{StreamExt, TryStreamExt};
 use sha2::{Digest, Sha256};
-use tokio::io::{AsyncRead, AsyncReadExt};
+use tokio::io::AsyncReadExt;
 
-use super::store::{Deleted, FileStore, OpenedFile, StoreError, StoredFile};
+use super::store::{Content, Deleted, FileStore, OpenedFile, StoreError, StoredFile};
 use crate::secret::random_token;
 
 /// Bytes per uploaded part: S3 refuses parts under 5 MiB (except the last) and more than 10,000
@@ -63,12 +63,7 @@ impl ObjectFileStore {
     }
 
     /// Stores `content` under a key chosen elsewhere (a file moving in from the local folder).
-    pub async fn put_as<'a>(
-        &self,
-        key: &str,
-        content: Pin<Box<dyn AsyncRead + Send + 'a>>,
-        max_bytes: u64,
-    ) -> Result<StoredFile, StoreError> {
+    pub async fn put_as<'a>(&self, key: &str, content: Content<'a>, max_bytes: u64) -> Result<StoredFile, StoreError> {
         let path = self.path_of(key).ok_or(StoreError::NotFound)?;
         let (size_bytes, sha256) = self.put_at(&path, content, max_bytes).await?;
         Ok(StoredFile { key: key.to_owned(), size_bytes, sha256 })
@@ -89,7 +84,7 @@ impl ObjectFileStore {
     pub(super) async fn put_at<'a>(
         &self,
         path: &ObjectPath,
-        mut content: Pin<Box<dyn AsyncRead + Send + 'a>>,
+        mut content: Content<'a>,
         max_bytes: u64,
     ) -> Result<(u64, String), StoreError> {
         let mut digest = Digesting { hasher: Sha256::new(), size: 0, max_bytes };
@@ -111,7 +106,7 @@ impl ObjectFileStore {
         &self,
         path: &ObjectPath,
         first: Bytes,
-        content: &mut Pin<Box<dyn AsyncRead + Send + 'a>>,
+        content: &mut Content<'a>,
         digest: &mut Digesting,
     ) -> Result<(), StoreError> {
         let id = self.multipart.create_multipart(path).await.map_err(store_error)?;
@@ -143,7 +138,7 @@ impl ObjectFileStore {
         path: &ObjectPath,
         id: &MultipartId,
         first: Bytes,
-        content: &mut Pin<Box<dyn AsyncRead + Send + 'a>>,
+        content: &mut Content<'a>,
         digest: &mut Digesting,
     ) -> Result<Vec<PartId>, StoreError> {
         // Dropping the set (the caller gone) cancels the parts still sending.
@@ -235,7 +230,7 @@ struct Digesting {
 
 impl Digesting {
     /// Reads up to one part; shorter only where the content ends.
-    async fn read_part<'a>(&mut self, content: &mut Pin<Box<dyn AsyncRead + Send + 'a>>) -> Result<Bytes, StoreError> {
+    async fn read_part<'a>(&mut self, content: &mut Content<'a>) -> Result<Bytes, StoreError> {
         let mut part = vec![0u8; PART_BYTES];
         let mut filled = 0;
         while filled < PART_BYTES {
@@ -268,11 +263,7 @@ fn opened(result: GetResult, size_bytes: u64) -> OpenedFile {
 
 #[async_trait::async_trait]
 impl FileStore for ObjectFileStore {
-    async fn put<'a>(
-        &self,
-        content: Pin<Box<dyn AsyncRead + Send + 'a>>,
-        max_bytes: u64,
-    ) -> Result<StoredFile, StoreError> {
+    async fn put<'a>(&self, content: Content<'a>, max_bytes: u64) -> Result<StoredFile, StoreError> {
         let key = random_token().expose().to_owned();
         let path = self.path_of(&key).expect("random tokens are keys");
         let (size_bytes, sha256) = self.put_at(&path, content, max_bytes).await?;

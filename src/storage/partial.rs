@@ -5,13 +5,13 @@
 use std::{
     io::{self, SeekFrom},
     path::PathBuf,
-    pin::Pin,
 };
 
-use tokio::io::{AsyncRead, AsyncReadExt, AsyncSeekExt, AsyncWriteExt};
+use tokio::io::{AsyncReadExt, AsyncSeekExt, AsyncWriteExt};
 
 use super::store::{
-    Appended, CHUNK, Deleted, LocalFileStore, PARTIAL_PREFIX, ResumableStore, StoreError, StoredFile, read_back_digest,
+    Appended, CHUNK, Content, Deleted, LocalFileStore, PARTIAL_PREFIX, ResumableStore, StoreError, StoredFile,
+    read_back_digest,
 };
 
 impl LocalFileStore {
@@ -46,7 +46,7 @@ impl ResumableStore for LocalFileStore {
         &self,
         key: &str,
         offset: u64,
-        content: Pin<Box<dyn AsyncRead + Send + 'a>>,
+        content: Content<'a>,
         max_bytes: u64,
     ) -> Result<Appended, StoreError> {
         let path = self.partial_path(key)?;
@@ -126,7 +126,7 @@ mod tests {
 
     const KEY: &str = "ab12ab12ab12ab12ab12ab12ab12ab12ab12ab12ab12ab12ab12ab12ab12ab12";
 
-    fn reader(bytes: &'static [u8]) -> Pin<Box<dyn AsyncRead + Send>> {
+    fn reader(bytes: &'static [u8]) -> Content<'static> {
         Box::pin(bytes)
     }
 

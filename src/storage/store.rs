@@ -58,6 +58,9 @@ pub struct Appended {
     pub piece: Option<String>,
 }
 
+/// What a store is given to keep: one body's bytes, read once from start to end.
+pub type Content<'a> = Pin<Box<dyn AsyncRead + Send + 'a>>;
+
 /// Whether a delete removed something or found nothing to remove; both mean "gone now".
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum Deleted {
@@ -70,11 +73,7 @@ pub enum Deleted {
 #[async_trait::async_trait]
 pub trait FileStore: Send + Sync {
     /// Stores everything `content` yields, refusing more than `max_bytes` (nothing is kept then).
-    async fn put<'a>(
-        &self,
-        content: Pin<Box<dyn AsyncRead + Send + 'a>>,
-        max_bytes: u64,
-    ) -> Result<StoredFile, StoreError>;
+    async fn put<'a>(&self, content: Content<'a>, max_bytes: u64) -> Result<StoredFile, StoreError>;
     /// Opens a stored file for streaming.
     async fn open(&self, key: &str) -> Result<OpenedFile, StoreError>;
     /// Opens `len` bytes from `start` of a stored file (fewer if the file ends first): a resumed
@@ -97,7 +96,7 @@ pub trait ResumableStore: FileStore {
         &self,
         key: &str,
         offset: u64,
-        content: Pin<Box<dyn AsyncRead + Send + 'a>>,
+        content: Content<'a>,
         max_bytes: u64,
     ) -> Result<Appended, StoreError>;
     /// Turns the partial file into the stored file `key` and digests it. Idempotent: once done,
@@ -174,7 +173,7 @@ impl LocalFileStore {
     async fn write_temp<'a>(
         &self,
         temp: &Path,
-        mut content: Pin<Box<dyn AsyncRead + Send + 'a>>,
+        mut content: Content<'a>,
         max_bytes: u64,
     ) -> Result<(u64, String), StoreError> {
         // Owner only, like everything in the data folder (whatever the umask).
@@ -201,11 +200,7 @@ impl LocalFileStore {
 
 #[async_trait::async_trait]
 impl FileStore for LocalFileStore {
-    async fn put<'a>(
-        &self,
-        content: Pin<Box<dyn AsyncRead + Send + 'a>>,
-        max_bytes: u64,
-    ) -> Result<StoredFile, StoreError> {
+    async fn put<'a>(&self, content: Content<'a>, max_bytes: u64) -> Result<StoredFile, StoreError> {
         let key = random_token().expose().to_owned();
         let temp = self.dir.join(format!("{TEMP_PREFIX}{key}"));
         match self.write_temp(&temp, content, max_bytes).await {

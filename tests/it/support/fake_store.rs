@@ -5,15 +5,14 @@
 use std::{
     collections::{HashMap, HashSet},
     io,
-    pin::Pin,
     sync::{Mutex, MutexGuard},
 };
 
 use futures_util::stream::BoxStream;
 use sha2::{Digest, Sha256};
-use tokio::io::{AsyncRead, AsyncReadExt};
+use tokio::io::AsyncReadExt;
 use watasu::storage::{
-    Appended, Deleted, FileStore, Leftover, LeftoverKind, OpenedFile, ResumableStore, StoreError, StoredFile,
+    Appended, Content, Deleted, FileStore, Leftover, LeftoverKind, OpenedFile, ResumableStore, StoreError, StoredFile,
     SweptStore,
 };
 
@@ -63,11 +62,7 @@ impl FakeFileStore {
 
 #[async_trait::async_trait]
 impl FileStore for FakeFileStore {
-    async fn put<'a>(
-        &self,
-        mut content: Pin<Box<dyn AsyncRead + Send + 'a>>,
-        max_bytes: u64,
-    ) -> Result<StoredFile, StoreError> {
+    async fn put<'a>(&self, mut content: Content<'a>, max_bytes: u64) -> Result<StoredFile, StoreError> {
         let mut bytes = Vec::new();
         content.read_to_end(&mut bytes).await?;
         if bytes.len() as u64 > max_bytes {
@@ -109,7 +104,7 @@ impl ResumableStore for FakeFileStore {
         &self,
         key: &str,
         offset: u64,
-        mut content: Pin<Box<dyn AsyncRead + Send + 'a>>,
+        mut content: Content<'a>,
         max_bytes: u64,
     ) -> Result<Appended, StoreError> {
         let mut arrived = Vec::new();

@@ -1,12 +1,12 @@
 //! A store that forwards every call to a real one, with one hook before each call: a test that
 //! holds or fails a call states only that, not the whole store.
 
-use std::{pin::Pin, sync::Arc, time::Duration};
+use std::{sync::Arc, time::Duration};
 
 use futures_util::stream::BoxStream;
-use tokio::{io::AsyncRead, sync::Semaphore};
+use tokio::sync::Semaphore;
 use watasu::storage::{
-    Appended, Deleted, FileStore, Leftover, OpenedFile, ResumableStore, StoreError, StoredFile, SweptStore,
+    Appended, Content, Deleted, FileStore, Leftover, OpenedFile, ResumableStore, StoreError, StoredFile, SweptStore,
 };
 
 /// A call the wrapped store is about to forward.
@@ -84,7 +84,7 @@ impl Hook for Gate {
 
 #[async_trait::async_trait]
 impl<S: FileStore + ?Sized, H: Hook> FileStore for Wrapped<S, H> {
-    async fn put<'a>(&self, content: Pin<Box<dyn AsyncRead + Send + 'a>>, max: u64) -> Result<StoredFile, StoreError> {
+    async fn put<'a>(&self, content: Content<'a>, max: u64) -> Result<StoredFile, StoreError> {
         self.hook.before(Call::Put).await?;
         self.inner.put(content, max).await
     }
@@ -116,7 +116,7 @@ impl<S: ResumableStore + ?Sized, H: Hook> ResumableStore for Wrapped<S, H> {
         &self,
         key: &str,
         offset: u64,
-        content: Pin<Box<dyn AsyncRead + Send + 'a>>,
+        content: Content<'a>,
         max: u64,
     ) -> Result<Appended, StoreError> {
         self.hook.before(Call::AppendPartial).await?;
