@@ -9,8 +9,7 @@ async fn the_japanese_deletion_pages_show_words_for_every_code_reason_and_key(ba
     app.create_admin("admin@example.test").await;
     let admin = app.sign_in("admin@example.test", PASSWORD).await;
     let sender = populate(&app, "leaving@example.test").await;
-    let store = FailingStore::new(app.state.store.clone(), Failures::default());
-    store.hook.fail_deletes.store(true, Ordering::SeqCst);
+    let store = store_failing_deletes(&app);
     let failing = impatient_runner(&app, "failing", store.clone(), 1);
     let case = admin_case(&failing, sender.id).await;
     assert_eq!(failing.run_case(case.id).await.unwrap(), Some(CaseState::PartiallyCompleted));
@@ -51,8 +50,7 @@ async fn the_admin_tables_stack_on_a_phone_and_spread_on_a_desktop() {
     let app = deletion_app(crate::support::Backend::Sqlite).await;
     app.create_admin("admin@example.test").await;
     let sender = populate(&app, "leaving@example.test").await;
-    let store = FailingStore::new(app.state.store.clone(), Failures::default());
-    store.hook.fail_deletes.store(true, Ordering::SeqCst);
+    let store = store_failing_deletes(&app);
     let failing = impatient_runner(&app, "failing", store.clone(), 1);
     let case = admin_case(&failing, sender.id).await;
     failing.run_case(case.id).await.unwrap();

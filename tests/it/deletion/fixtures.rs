@@ -226,6 +226,13 @@ pub async fn wait_for_state(app: &TestApp, reference: &str, state: CaseState) {
 /// The app's store, with deletes (or look-ups) that fail while switched on.
 pub type FailingStore = Wrapped<dyn ResumableStore, Failures>;
 
+/// The app's store with its deletes failing until the test switches them back.
+pub fn store_failing_deletes(app: &TestApp) -> Arc<FailingStore> {
+    let store = FailingStore::new(app.state.store.clone(), Failures::default());
+    store.hook.fail_deletes.store(true, Ordering::SeqCst);
+    store
+}
+
 /// The switches of a [`FailingStore`].
 #[derive(Default)]
 pub struct Failures {

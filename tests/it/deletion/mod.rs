@@ -157,8 +157,7 @@ async fn a_store_that_keeps_failing_waits_for_review_then_completes_once_fixed(b
     app.create_admin("admin@example.test").await;
     let admin = app.sign_in("admin@example.test", PASSWORD).await;
     let sender = populate(&app, "leaving@example.test").await;
-    let store = FailingStore::new(app.state.store.clone(), Failures::default());
-    store.hook.fail_deletes.store(true, Ordering::SeqCst);
+    let store = store_failing_deletes(&app);
     let failing = impatient_runner(&app, "failing", store.clone(), 3);
     let case = admin_case(&failing, sender.id).await;
 
