@@ -8,7 +8,8 @@ use crate::{both_backends, support::TestApp};
 async fn a_stored_status_none_of_the_three_is_an_error_not_an_active_share(backend: Backend) {
     let app = TestApp::spawn(backend).await;
     let share = app.create_share().await;
-    // A row written by a newer version, or damaged: the schema's CHECK is lifted to store it.
+    // A row written by a newer version, or damaged: the schema's CHECK is lifted to store it
+    // (SQLite by a pragma on one connection, PostgreSQL by dropping the constraint).
     match app.db() {
         Db::Sqlite(pool) => {
             let mut conn = pool.acquire().await.unwrap();

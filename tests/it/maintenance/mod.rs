@@ -152,7 +152,8 @@ async fn finished_run(app: &TestApp, location: &str) -> serde_json::Value {
     panic!("the run at {location} never finished");
 }
 
-/// Every row of `tables` as text (all columns), for grepping.
+/// Every row of `tables` as text (all columns), for grepping. SQLite is read column by column;
+/// PostgreSQL writes each row as JSON itself.
 async fn dump(db: &Db, tables: &[&str]) -> String {
     let mut out = String::new();
     for table in tables {

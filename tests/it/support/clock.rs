@@ -33,6 +33,8 @@ pub async fn shift_back(db: &Db, table: &str, columns: &[&str], secs: i64, filte
     run(db, sqlite, postgres).await
 }
 
+/// The statements differ as `sql!`'s `now` and `secs` do, but are built at run time: the table,
+/// the columns and the seconds are the caller's.
 async fn run(db: &Db, sqlite: String, postgres: String) -> u64 {
     match db {
         Db::Sqlite(pool) => sqlx::query(sqlx::AssertSqlSafe(sqlite)).execute(pool).await.unwrap().rows_affected(),
