@@ -15,7 +15,7 @@ use super::{
     field_error::FieldError,
     form::Form,
     middleware::{ClientAddr, SessionHandle},
-    render, render_with, see_other,
+    paths, render, render_with, see_other,
 };
 use crate::{
     accounts::TimeZone,
@@ -188,7 +188,7 @@ pub async fn set_time_zone(
         },
     };
     state.services.accounts.set_time_zone(&user, zone).await?;
-    Ok(see_other("/account?saved=time-zone#time-zone"))
+    Ok(see_other(&paths::account_saved("time-zone", "time-zone")))
 }
 
 #[derive(Deserialize)]

@@ -14,7 +14,7 @@ use super::{
     field_error::FieldError,
     form::Form,
     middleware::{ClientAddr, SessionHandle},
-    render, render_with, see_other,
+    paths, render, render_with, see_other,
 };
 use crate::{
     accounts::{TimeZone, password::PasswordRuleError},
@@ -72,7 +72,7 @@ pub async fn setup_page(
         return Err(AppError::NotFound("setup closed or wrong token"));
     }
     let csrf_token = session.form_token();
-    let action = format!("/setup/{token}");
+    let action = paths::setup(&token);
     let page = SetupPage { c, action, csrf_token: &csrf_token, name: "", email: "", error: FieldError::NONE };
     render(&page)
 }
@@ -92,12 +92,12 @@ pub async fn setup_submit(
     match state.services.accounts.set_up_first_admin(&token, new, session.current().as_ref(), client.0.0).await {
         Ok(signed_in) => {
             adopt_browser_zone(&state, &session.adopt(signed_in), &form.time_zone).await;
-            Ok(see_other("/shares"))
+            Ok(see_other(paths::SHARES))
         }
         Err(AccountError::Invalid(problem)) => {
             let csrf_token = session.form_token();
             let error = field_error(c.t, &problem, "password");
-            let action = format!("/setup/{token}");
+            let action = paths::setup(&token);
             let page = SetupPage { c, action, csrf_token: &csrf_token, name: &form.name, email: &form.email, error };
             render_with(StatusCode::BAD_REQUEST, &page)
         }
@@ -248,7 +248,7 @@ pub async fn login_submit(
     match state.services.accounts.sign_in(&form.email, password, session.current().as_ref(), client.0.0).await {
         Ok(SignInStep::Done(signed_in)) => {
             adopt_browser_zone(&state, &session.adopt(signed_in), &form.time_zone).await;
-            Ok(see_other("/shares"))
+            Ok(see_other(paths::SHARES))
         }
         Ok(SignInStep::Pending { purpose, started }) => {
             if let Some(new) = started {
@@ -288,5 +288,5 @@ pub async fn logout(session: Data<&SessionHandle>, client: Data<&ClientAddr>) ->
         tracing::info!(account_id = user_id, client = %client.0.0, "signed out");
     }
     session.end().await?;
-    Ok(see_other("/"))
+    Ok(see_other(paths::HOME))
 }

@@ -15,7 +15,7 @@ use super::{
     Admin, AppError, AppState, Chrome, SignedIn,
     form::Form,
     middleware::{ClientAddr, SessionHandle},
-    render, render_with, see_other,
+    paths, render, render_with, see_other,
 };
 use crate::{
     deletion::{ActorRole, Case, EvidenceRow, NeedsReview, OpenError, OpenRequest, StepRow},
@@ -104,7 +104,7 @@ pub async fn delete_member(
     match state.services.deletion.open(&request).await {
         Ok(case) => {
             state.services.deletion.spawn(case.id);
-            Ok(see_other(&format!("/admin/deletions/{}", case.reference)))
+            Ok(see_other(&paths::deletion_case(&case.reference)))
         }
         Err(refused) => {
             let message = refusal_text(c.t, refused)?;
@@ -247,5 +247,5 @@ pub async fn retry(
     let reset = state.services.records.retry_parked_steps(case.id).await?;
     tracing::info!(account_id = admin.id, case = %case.reference, steps = reset, "deletion steps sent back for retry");
     state.services.deletion.spawn(case.id);
-    Ok(see_other(&format!("/admin/deletions/{}", case.reference)))
+    Ok(see_other(&paths::deletion_case(&case.reference)))
 }

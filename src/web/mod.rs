@@ -21,6 +21,7 @@ pub mod middleware;
 mod nav;
 mod pages;
 mod passkeys;
+mod paths;
 mod recipient;
 mod second_factor;
 mod sso;

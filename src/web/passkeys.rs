@@ -19,7 +19,7 @@ use super::{
     AppError, AppState, Chrome, SignedIn,
     form::Form,
     middleware::{ClientAddr, SessionHandle},
-    see_other,
+    paths, see_other,
 };
 use crate::{secret::SecretString, services::passkeys::PasskeyRefusal};
 
@@ -34,9 +34,6 @@ pub struct PasskeyForm {
     credential: String,
 }
 
-/// Where a passkey step's page sends someone whose pending sign-in ran out.
-const EXPIRED: &str = "/login?expired=1";
-
 /// An options request refused, for the script: `{"error": text}`, and `location` when the person
 /// must start over elsewhere.
 fn refused_json(c: &Chrome, refusal: PasskeyRefusal) -> Result<Response, AppError> {
@@ -45,7 +42,9 @@ fn refused_json(c: &Chrome, refusal: PasskeyRefusal) -> Result<Response, AppErro
         PasskeyRefusal::Off => (StatusCode::NOT_FOUND, p.script_unsupported, None),
         PasskeyRefusal::WrongPassword => (StatusCode::BAD_REQUEST, c.t.password_current_wrong, None),
         PasskeyRefusal::BadName => (StatusCode::BAD_REQUEST, p.name_invalid, None),
-        PasskeyRefusal::NoPendingSignIn => (StatusCode::CONFLICT, c.t.second_factor.expired, Some(EXPIRED)),
+        PasskeyRefusal::NoPendingSignIn => {
+            (StatusCode::CONFLICT, c.t.second_factor.expired, Some(paths::LOGIN_EXPIRED))
+        }
         PasskeyRefusal::Expired => (StatusCode::CONFLICT, p.expired, None),
         PasskeyRefusal::NotAccepted | PasskeyRefusal::Taken => (StatusCode::BAD_REQUEST, p.not_accepted, None),
         PasskeyRefusal::TooMany(retry_after) => {
@@ -144,8 +143,8 @@ pub async fn register(
         return super::account::account_with_passkey_error(c, &state, &session, &user, "name", message).await;
     }
     match state.services.passkeys.register(&user, &current, &form.name, &form.credential, client.0.0).await {
-        Ok(Some(codes)) => super::second_factor::recovery_codes(c, &session, codes, "/account"),
-        Ok(None) => Ok(see_other("/account?saved=passkey#passkeys")),
+        Ok(Some(codes)) => super::second_factor::recovery_codes(c, &session, codes, paths::ACCOUNT),
+        Ok(None) => Ok(see_other(&paths::account_saved("passkey", "passkeys"))),
         Err(refusal) => {
             let message = refusal_text(&c, refusal)?;
             super::account::account_with_passkey_error(c, &state, &session, &user, "name", message).await
@@ -165,7 +164,7 @@ pub async fn remove(
     SignedIn(user): SignedIn,
 ) -> Result<Response, AppError> {
     match state.services.passkeys.remove(&user, id, SecretString::new(form.password), client.0.0).await {
-        Ok(true) => Ok(see_other("/account?saved=passkey-removed#passkeys")),
+        Ok(true) => Ok(see_other(&paths::account_saved("passkey-removed", "passkeys"))),
         Ok(false) => Err(AppError::NotFound("no such passkey on this account")),
         Err(refusal) => {
             let message = refusal_text(&c, refusal)?;
@@ -202,9 +201,9 @@ pub async fn enrol(
     match answered(&c, &form.credential, enrolled).await? {
         Answered::Done((signed_in, codes)) => {
             session.adopt(signed_in);
-            super::second_factor::recovery_codes(Chrome::for_request(req), &session, codes, "/shares")
+            super::second_factor::recovery_codes(Chrome::for_request(req), &session, codes, paths::SHARES)
         }
-        Answered::PendingSignInGone => Ok(see_other(EXPIRED)),
+        Answered::PendingSignInGone => Ok(see_other(paths::LOGIN_EXPIRED)),
         Answered::Refused(message) => {
             super::second_factor::enrol_with_passkey_error(c, &state, &session, message).await
         }
@@ -247,7 +246,7 @@ pub async fn sign_in(
     let message = match answered(&c, &form.credential, signed_in).await? {
         Answered::Done(signed_in) => {
             session.adopt(signed_in);
-            return Ok(see_other("/shares"));
+            return Ok(see_other(paths::SHARES));
         }
         // Never: a sign-in with a passkey alone has no pending sign-in.
         Answered::PendingSignInGone => c.t.passkeys.expired,
@@ -280,9 +279,9 @@ pub async fn second_factor(
     match answered(&c, &form.credential, signed_in).await? {
         Answered::Done(signed_in) => {
             session.adopt(signed_in);
-            Ok(see_other("/shares"))
+            Ok(see_other(paths::SHARES))
         }
-        Answered::PendingSignInGone => Ok(see_other(EXPIRED)),
+        Answered::PendingSignInGone => Ok(see_other(paths::LOGIN_EXPIRED)),
         Answered::Refused(message) => {
             super::second_factor::verify_with_passkey_error(c, &state, &session, message).await
         }

@@ -10,7 +10,7 @@ use super::{
     AppError, AppState, Chrome, SignedIn,
     form::Form,
     middleware::{ClientAddr, SessionHandle},
-    render_with, see_other,
+    paths, render_with, see_other,
 };
 use crate::{
     accounts::second_factor::{Purpose, totp::Provisioning},
@@ -21,15 +21,10 @@ use crate::{
 /// Where a pending sign-in goes next.
 pub fn step_path(purpose: Purpose) -> &'static str {
     match purpose {
-        Purpose::Verify => "/login/second-factor",
-        Purpose::Enrol => "/login/enrol",
+        Purpose::Verify => paths::SECOND_FACTOR,
+        Purpose::Enrol => paths::ENROL,
     }
 }
-
-/// Back to the sign-in page, saying the pending sign-in ran out.
-const EXPIRED: &str = "/login?expired=1";
-/// Back to the sign-in page, saying the pending sign-in took its last wrong code.
-const TRIES_USED_UP: &str = "/login?tries=1";
 
 #[derive(Deserialize)]
 pub struct CodeForm {
@@ -94,7 +89,7 @@ pub async fn verify_with_passkey_error(
 ) -> Result<Response, AppError> {
     match VerifyPage::of(c, state, session, None, Some(message)).await? {
         Some(page) => render_with(StatusCode::BAD_REQUEST, &page),
-        None => Ok(see_other(EXPIRED)),
+        None => Ok(see_other(paths::LOGIN_EXPIRED)),
     }
 }
 
@@ -107,7 +102,7 @@ pub async fn verify_page(
 ) -> Result<Response, AppError> {
     match VerifyPage::of(c, &state, &session, None, None).await? {
         Some(page) => render_with(StatusCode::OK, &page),
-        None => Ok(see_other(EXPIRED)),
+        None => Ok(see_other(paths::LOGIN_EXPIRED)),
     }
 }
 
@@ -124,13 +119,13 @@ pub async fn verify_submit(
     match state.services.factors.verify(session.current().as_ref(), code, client.0.0).await {
         Ok(signed_in) => {
             session.adopt(signed_in);
-            Ok(see_other("/shares"))
+            Ok(see_other(paths::SHARES))
         }
         Err(FactorError::WrongCode) => {
             let error = Some(c.t.second_factor.code_wrong);
             match VerifyPage::of(c, &state, &session, error, None).await? {
                 Some(page) => render_with(StatusCode::OK, &page),
-                None => Ok(see_other(EXPIRED)),
+                None => Ok(see_other(paths::LOGIN_EXPIRED)),
             }
         }
         Err(error) => factor_error(error),
@@ -140,10 +135,10 @@ pub async fn verify_submit(
 /// A refusal that is not a wrong code, as its answer.
 fn factor_error(error: FactorError) -> Result<Response, AppError> {
     match error {
-        FactorError::NoPendingSignIn => Ok(see_other(EXPIRED)),
-        FactorError::TriesUsedUp => Ok(see_other(TRIES_USED_UP)),
+        FactorError::NoPendingSignIn => Ok(see_other(paths::LOGIN_EXPIRED)),
+        FactorError::TriesUsedUp => Ok(see_other(paths::LOGIN_TRIES_USED_UP)),
         FactorError::TooMany(retry_after) => Err(AppError::TooMany { reason: "second factor attempts", retry_after }),
-        FactorError::NotWaiting => Ok(see_other("/account#second-factor")),
+        FactorError::NotWaiting => Ok(see_other(paths::ACCOUNT_SECOND_FACTOR)),
         FactorError::WrongCode | FactorError::WrongPassword => Err(AppError::BadRequest("wrong code or password")),
         FactorError::Fault(fault) => Err(fault.into()),
     }
@@ -175,7 +170,7 @@ pub async fn enrol_page(
     session: Data<&SessionHandle>,
 ) -> Result<Response, AppError> {
     match state.services.factors.enrolment(session.current().as_ref()).await {
-        Ok((_, setup)) => enrol_with(c, &state, &session, setup, "/login/enrol", None).await,
+        Ok((_, setup)) => enrol_with(c, &state, &session, setup, paths::ENROL, None).await,
         Err(error) => factor_error(error),
     }
 }
@@ -202,7 +197,7 @@ async fn enrol_with(
     action: &'static str,
     error: Option<SetUpError>,
 ) -> Result<Response, AppError> {
-    let signed_in_setup = action != "/login/enrol";
+    let signed_in_setup = action != paths::ENROL;
     let passkey = !signed_in_setup && state.services.passkeys.available().await?;
     let csrf_token = session.form_token();
     let password_wrong = matches!(error, Some(SetUpError::Password(_)));
@@ -237,7 +232,7 @@ pub async fn enrol_with_passkey_error(
         c,
         csrf_token,
         setup,
-        action: "/login/enrol",
+        action: paths::ENROL,
         signed_in_setup: false,
         error: None,
         password_wrong: false,
@@ -261,7 +256,7 @@ pub async fn enrol_submit(
     match factors.enrol_and_sign_in(session.current().as_ref(), SecretString::new(form.code), client.0.0).await {
         Ok((signed_in, codes)) => {
             session.adopt(signed_in);
-            recovery_codes(Chrome::for_request(req), &session, codes, "/shares")
+            recovery_codes(Chrome::for_request(req), &session, codes, paths::SHARES)
         }
         Err(FactorError::WrongCode) => {
             let (_, setup) = match factors.enrolment(session.current().as_ref()).await {
@@ -269,7 +264,7 @@ pub async fn enrol_submit(
                 Err(error) => return factor_error(error),
             };
             let error = Some(SetUpError::Code(c.t.second_factor.code_wrong));
-            enrol_with(c, &state, &session, setup, "/login/enrol", error).await
+            enrol_with(c, &state, &session, setup, paths::ENROL, error).await
         }
         Err(error) => factor_error(error),
     }
@@ -307,7 +302,7 @@ pub async fn start_setup(
     SignedIn(user): SignedIn,
 ) -> Result<Response, AppError> {
     let started = state.services.factors.start_totp(&user, SecretString::new(form.password), client.0.0).await;
-    after_password(started, c, &state, &session, &user, |_, ()| Ok(see_other("/account/totp"))).await
+    after_password(started, c, &state, &session, &user, |_, ()| Ok(see_other(paths::TOTP_SETUP))).await
 }
 
 /// GET /account/totp: the waiting set-up (QR code, key, code field).
@@ -319,8 +314,8 @@ pub async fn setup_page(
     SignedIn(user): SignedIn,
 ) -> Result<Response, AppError> {
     match state.services.factors.waiting_setup(&user).await? {
-        Some(setup) => enrol_with(c, &state, &session, setup, "/account/totp", None).await,
-        None => Ok(see_other("/account#second-factor")),
+        Some(setup) => enrol_with(c, &state, &session, setup, paths::TOTP_SETUP, None).await,
+        None => Ok(see_other(paths::ACCOUNT_SECOND_FACTOR)),
     }
 }
 
@@ -338,14 +333,14 @@ pub async fn confirm_setup(
     let factors = &state.services.factors;
     let (code, password) = (SecretString::new(form.code), SecretString::new(form.password));
     let error = match factors.confirm_totp(&user, code, password, client.0.0).await {
-        Ok(codes) => return recovery_codes(c, &session, codes, "/account"),
+        Ok(codes) => return recovery_codes(c, &session, codes, paths::ACCOUNT),
         Err(FactorError::WrongCode) => SetUpError::Code(c.t.second_factor.code_wrong),
         Err(FactorError::WrongPassword) => SetUpError::Password(c.t.password_current_wrong),
         Err(error) => return factor_error(error),
     };
     match factors.waiting_setup(&user).await? {
-        Some(setup) => enrol_with(c, &state, &session, setup, "/account/totp", Some(error)).await,
-        None => Ok(see_other("/account#second-factor")),
+        Some(setup) => enrol_with(c, &state, &session, setup, paths::TOTP_SETUP, Some(error)).await,
+        None => Ok(see_other(paths::ACCOUNT_SECOND_FACTOR)),
     }
 }
 
@@ -361,7 +356,7 @@ pub async fn remove(
 ) -> Result<Response, AppError> {
     let removed = state.services.factors.remove_totp(&user, SecretString::new(form.password), client.0.0).await;
     after_password(removed, c, &state, &session, &user, |_, ()| {
-        Ok(see_other("/account?saved=second-factor#second-factor"))
+        Ok(see_other(&paths::account_saved("second-factor", "second-factor")))
     })
     .await
 }
@@ -378,7 +373,8 @@ pub async fn renew_codes(
 ) -> Result<Response, AppError> {
     let factors = &state.services.factors;
     let renewed = factors.renew_recovery_codes(&user, SecretString::new(form.password), client.0.0).await;
-    after_password(renewed, c, &state, &session, &user, |c, codes| recovery_codes(c, &session, codes, "/account")).await
+    after_password(renewed, c, &state, &session, &user, |c, codes| recovery_codes(c, &session, codes, paths::ACCOUNT))
+        .await
 }
 
 /// The answer to an account form that asked for the current password: `done` with what the change

@@ -15,7 +15,7 @@ use super::{
     Admin, AppError, AppState, Chrome,
     form::Form,
     middleware::{ClientAddr, SessionHandle},
-    render_with, see_other,
+    paths, render_with, see_other,
 };
 use crate::services::sso::{Answer, Refusal, SsoError};
 
@@ -158,7 +158,7 @@ pub async fn callback(
     match finished {
         Ok(signed_in) => {
             session.adopt(signed_in);
-            Ok(see_other("/shares"))
+            Ok(see_other(paths::SHARES))
         }
         Err(error) => sso_error(c, &state, error).await,
     }
@@ -188,7 +188,7 @@ pub async fn set_methods(
         _ => return Err(AppError::BadRequest("passwords must be on or off")),
     };
     match state.services.sso.set_passwords_allowed(Some(&user), allowed, Some(client.0.0)).await {
-        Ok(_) => Ok(see_other("/team?done=sign-in-methods")),
+        Ok(_) => Ok(see_other(&paths::team_done("sign-in-methods"))),
         Err(SsoError::NotConfigured) => {
             let message = c.t.sso.not_configured;
             super::team::page_with_error(c, &state, &session, &user, message).await

@@ -18,7 +18,7 @@ use super::{
     field_error::FieldError,
     form::Form,
     middleware::{ClientAddr, SessionHandle},
-    render, render_with, see_other,
+    paths, render, render_with, see_other,
 };
 use crate::{
     accounts::User,
@@ -111,7 +111,7 @@ pub async fn invite(
 ) -> Result<Response, AppError> {
     let t = c.t;
     let error = match state.services.accounts.invite(&user, &form.email).await {
-        Ok(()) => return Ok(see_other("/team?done=invited")),
+        Ok(()) => return Ok(see_other(&paths::team_done("invited"))),
         Err(AccountError::Invalid(_)) => t.email_invalid,
         Err(AccountError::Exists) => t.team_exists,
         Err(error) => return Err(account_error(error)),
@@ -128,7 +128,7 @@ pub async fn disable(
     Admin(user): Admin,
 ) -> Result<Response, AppError> {
     state.services.accounts.disable(&user, id, client.0.0).await?;
-    Ok(see_other("/team?done=disabled"))
+    Ok(see_other(&paths::team_done("disabled")))
 }
 
 #[derive(Template)]
@@ -160,7 +160,7 @@ pub async fn confirm_disable(
     Admin(user): Admin,
 ) -> Result<Response, AppError> {
     let Some(member) = other_member(&state, &user, id).await?.filter(|m| !m.disabled) else {
-        return Ok(see_other("/team"));
+        return Ok(see_other(paths::TEAM));
     };
     let s = c.lang.sender_pages();
     let words = (s.disable_confirm_title, vec![s.disable_confirm_lead], s.disable_confirm_submit);
@@ -176,7 +176,7 @@ pub async fn confirm_delete(
     session: Data<&SessionHandle>,
     Admin(user): Admin,
 ) -> Result<Response, AppError> {
-    let Some(member) = other_member(&state, &user, id).await? else { return Ok(see_other("/team")) };
+    let Some(member) = other_member(&state, &user, id).await? else { return Ok(see_other(paths::TEAM)) };
     let (s, d) = (c.lang.sender_pages(), &c.t.deletion);
     let words = (s.delete_confirm_title, vec![d.team_hint, s.delete_confirm_lead], d.team_submit);
     confirm_page(c, &session, member, words, "delete")
@@ -192,7 +192,7 @@ fn confirm_page(
     change: &str,
 ) -> Result<Response, AppError> {
     let csrf_token = session.form_token();
-    let action = format!("/team/{}/{change}", member.id);
+    let action = paths::team_member(member.id, change);
     render_with(StatusCode::OK, &ConfirmPage { c, csrf_token: &csrf_token, member, title, lead, action, submit })
 }
 
@@ -227,7 +227,7 @@ pub async fn invitation_page(
         sso_button,
         passwords,
         c,
-        action: format!("/invite/{token}"),
+        action: paths::invitation(&token),
         csrf_token: &session.form_token(),
         email: &invitation.email,
         name: "",
@@ -261,7 +261,7 @@ pub async fn accept(
     match accounts.accept_invitation(&token, &form.name, password, session.current().as_ref(), client.0.0).await {
         Ok(SignInStep::Done(signed_in)) => {
             adopt_browser_zone(&state, &session.adopt(signed_in), &form.time_zone).await;
-            Ok(see_other("/shares"))
+            Ok(see_other(paths::SHARES))
         }
         Ok(SignInStep::Pending { purpose, started }) => {
             if let Some(new) = started {
@@ -273,7 +273,7 @@ pub async fn accept(
             let invitation = accounts.invitation(&token).await.map_err(invitation_error)?;
             let csrf_token = session.form_token();
             let error = field_error(c.t, &problem, "password");
-            let action = format!("/invite/{token}");
+            let action = paths::invitation(&token);
             let (email, name) = (&invitation.email, &form.name);
             let sso_button = super::sso::button_label(&c, &state);
             let page =
@@ -321,7 +321,7 @@ pub async fn set_sign_in_policy(
 ) -> Result<Response, AppError> {
     let on = form.require_second_factor.is_some();
     state.services.factors.require_second_factor(&user, on, client.0.0).await?;
-    Ok(see_other("/team?done=policy"))
+    Ok(see_other(&paths::team_done("policy")))
 }
 
 /// GET /team/{id}/reset-factors: asks before resetting another member's second factors.
@@ -333,7 +333,7 @@ pub async fn confirm_reset_factors(
     session: Data<&SessionHandle>,
     Admin(user): Admin,
 ) -> Result<Response, AppError> {
-    let Some(member) = other_member(&state, &user, id).await? else { return Ok(see_other("/team")) };
+    let Some(member) = other_member(&state, &user, id).await? else { return Ok(see_other(paths::TEAM)) };
     let s = &c.t.second_factor;
     let words = (s.reset_title, vec![s.reset_lead], s.reset_submit);
     confirm_page(c, &session, member, words, "reset-factors")
@@ -350,5 +350,5 @@ pub async fn reset_factors(
     if let Some(member) = other_member(&state, &user, id).await? {
         state.services.factors.reset(&member, Some(&user), Some(client.0.0)).await?;
     }
-    Ok(see_other("/team?done=factors-reset"))
+    Ok(see_other(&paths::team_done("factors-reset")))
 }

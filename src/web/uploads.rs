@@ -12,7 +12,7 @@ use poem::{
     web::{Data, Path},
 };
 
-use super::{AppState, middleware::SessionHandle};
+use super::{AppState, middleware::SessionHandle, paths};
 use crate::{
     accounts::User,
     db::Timestamp,
@@ -82,7 +82,7 @@ pub async fn create(req: &Request, state: Data<&AppState>) -> Response {
     match created.await {
         Ok((progress, id)) => Response::builder()
             .status(StatusCode::CREATED)
-            .header(header::LOCATION, format!("/uploads/{id}"))
+            .header(header::LOCATION, paths::upload(&id))
             .header("Upload-Expires", http_date(progress.expires_at))
             .finish(),
         Err(error) => refusal(error),

@@ -26,7 +26,7 @@ use super::{
     AppError, AppState,
     form::Form,
     middleware::{ClientAddr, SessionHandle, is_htmx},
-    see_other,
+    paths, see_other,
 };
 use crate::{
     i18n::Lang,
@@ -72,7 +72,7 @@ async fn show_step(
     client: &ClientAddr,
 ) -> Result<Response, AppError> {
     if !is_htmx(req) {
-        return Ok(see_other(&format!("/s/{token}")));
+        return Ok(see_other(&paths::link(token)));
     }
     let step = state.services.handover.step_of(share, Some(session), client.0).await.map_err(refusal)?;
     page::render_step(req, token, share, &session.csrf_secret, step)
@@ -204,7 +204,7 @@ pub async fn download(
     session: Data<&SessionHandle>,
 ) -> Result<Response, AppError> {
     state.services.handover.download(&token, session.current().as_ref()).await.map_err(refusal)?;
-    Ok(see_other(&format!("/s/{token}/file")))
+    Ok(see_other(&paths::link_file(&token)))
 }
 
 /// GET and HEAD /s/{token}/file: the claimed file, whole or one range, for the claiming session
@@ -219,7 +219,7 @@ pub async fn claimed_file(
 ) -> Result<Response, AppError> {
     let claimed = match state.services.handover.fetch(&token, session.current().as_ref()).await.map_err(refusal)? {
         Fetch::Claimed(claimed) => claimed,
-        Fetch::NotClaimed => return Ok(see_other(&format!("/s/{token}"))),
+        Fetch::NotClaimed => return Ok(see_other(&paths::link(&token))),
     };
     let size = u64::try_from(claimed.size_bytes).unwrap_or(0);
     let header_of = |name| req.headers().get(name).and_then(|v| v.to_str().ok());
