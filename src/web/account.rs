@@ -152,7 +152,7 @@ pub async fn account_page(
     page.factors = Some(state.services.factors.status(&user).await?);
     page.factors_removed = query.saved.as_deref() == Some("second-factor");
     page.passkeys = Some(PasskeySection::of(&page.c, &state, &user, query.saved.as_deref()).await?);
-    page.passwords = state.services.accounts.passwords_allowed().await?;
+    page.passwords = state.services.sign_in_methods().await?.passwords_allowed;
     if query.saved.as_deref() == Some("time-zone") {
         let t = &page.c.t.chrome;
         let zone = page.chosen.unwrap_or(t.time_zone_by_language);

@@ -21,6 +21,7 @@ use crate::{
     i18n::Text,
     secret::SecretString,
     services::{
+        SignInMethods,
         accounts::{AccountError, FormProblem, NewAccountForm},
         second_factor::SignInStep,
     },
@@ -169,6 +170,24 @@ struct LoginPage<'a> {
     passkey_error: Option<&'static str>,
 }
 
+impl<'a> LoginPage<'a> {
+    /// The sign-in page offering every way in the team allows, with nothing to report.
+    fn new(c: Chrome, methods: &SignInMethods, csrf_token: &'a str) -> Self {
+        Self {
+            sso_button: super::sso::button_label(&c, methods),
+            c,
+            expired: false,
+            tries_used_up: false,
+            csrf_token,
+            email: "",
+            error: FieldError::NONE,
+            passwords: methods.passwords_allowed,
+            passkeys: methods.passkeys_available,
+            passkey_error: None,
+        }
+    }
+}
+
 #[derive(Deserialize)]
 pub struct LoginQuery {
     #[serde(default)]
@@ -185,20 +204,9 @@ pub async fn login_page(
     state: Data<&AppState>,
     session: Data<&SessionHandle>,
 ) -> Result<Html<String>, AppError> {
-    let (sso_button, passwords) =
-        (super::sso::button_label(&c, &state), state.services.accounts.passwords_allowed().await?);
-    render(&LoginPage {
-        c,
-        expired: query.expired.is_some(),
-        tries_used_up: query.tries.is_some(),
-        csrf_token: &session.form_token(),
-        email: "",
-        error: FieldError::NONE,
-        sso_button,
-        passwords,
-        passkeys: state.services.passkeys.available().await?,
-        passkey_error: None,
-    })
+    let (methods, csrf_token) = (state.services.sign_in_methods().await?, session.form_token());
+    let page = LoginPage::new(c, &methods, &csrf_token);
+    render(&LoginPage { expired: query.expired.is_some(), tries_used_up: query.tries.is_some(), ..page })
 }
 
 /// The sign-in page answering a refused passkey (400): why, and every way in still offered.
@@ -208,19 +216,9 @@ pub async fn login_with_passkey_error(
     session: &SessionHandle,
     message: &'static str,
 ) -> Result<Response, AppError> {
-    let page = LoginPage {
-        sso_button: super::sso::button_label(&c, state),
-        expired: false,
-        tries_used_up: false,
-        csrf_token: &session.form_token(),
-        email: "",
-        error: FieldError::NONE,
-        passwords: state.services.accounts.passwords_allowed().await?,
-        passkeys: state.services.passkeys.available().await?,
-        passkey_error: Some(message),
-        c,
-    };
-    render_with(StatusCode::BAD_REQUEST, &page)
+    let (methods, csrf_token) = (state.services.sign_in_methods().await?, session.form_token());
+    let page = LoginPage::new(c, &methods, &csrf_token);
+    render_with(StatusCode::BAD_REQUEST, &LoginPage { passkey_error: Some(message), ..page })
 }
 
 #[derive(Deserialize)]
@@ -257,22 +255,10 @@ pub async fn login_submit(
             Ok(see_other(super::second_factor::step_path(purpose)))
         }
         Err(AccountError::WrongCredentials) => {
-            let csrf_token = session.form_token();
+            let (methods, csrf_token) = (state.services.sign_in_methods().await?, session.form_token());
             let error = FieldError::whole_form(c.t.login_failed);
-            let sso_button = super::sso::button_label(&c, &state);
-            let page = LoginPage {
-                c,
-                expired: false,
-                tries_used_up: false,
-                csrf_token: &csrf_token,
-                email: &form.email,
-                error,
-                sso_button,
-                passwords: true,
-                passkeys: state.services.passkeys.available().await?,
-                passkey_error: None,
-            };
-            render_with(StatusCode::OK, &page)
+            let page = LoginPage::new(c, &methods, &csrf_token);
+            render_with(StatusCode::OK, &LoginPage { email: &form.email, error, ..page })
         }
         Err(AccountError::TooMany(retry_after)) => Err(AppError::TooMany { reason: "sign-in attempts", retry_after }),
         Err(AccountError::LinkClosed) => Err(AppError::Forbidden("session ended during sign-in")),

@@ -219,7 +219,7 @@ pub async fn sign_in_options(
     session: Data<&SessionHandle>,
     client: Data<&ClientAddr>,
 ) -> Result<Response, AppError> {
-    if !state.services.passkeys.available().await? {
+    if !state.services.sign_in_methods().await?.passkeys_available {
         return refused_json(&c, PasskeyRefusal::Off);
     }
     let begun = state.services.passkeys.begin_sign_in(session.current().as_ref(), client.0.0).await;

@@ -198,7 +198,7 @@ async fn enrol_with(
     error: Option<SetUpError>,
 ) -> Result<Response, AppError> {
     let signed_in_setup = action != paths::ENROL;
-    let passkey = !signed_in_setup && state.services.passkeys.available().await?;
+    let passkey = !signed_in_setup && state.services.sign_in_methods().await?.passkeys_available;
     let csrf_token = session.form_token();
     let password_wrong = matches!(error, Some(SetUpError::Password(_)));
     let error = error.map(SetUpError::message);

@@ -17,25 +17,14 @@ use super::{
     middleware::{ClientAddr, SessionHandle},
     paths, render_with, see_other,
 };
-use crate::services::sso::{Answer, Refusal, SsoError};
-
-/// What the team page shows of the sign-in methods.
-pub struct SignInMethods {
-    /// The provider's name; `None`: single sign-on is not configured.
-    pub sso_name: Option<String>,
-    pub passwords_allowed: bool,
-}
-
-impl SignInMethods {
-    pub async fn of(state: &AppState) -> Result<Self, AppError> {
-        let passwords_allowed = state.services.accounts.passwords_allowed().await?;
-        Ok(Self { sso_name: state.services.sso.name().map(str::to_owned), passwords_allowed })
-    }
-}
+use crate::services::{
+    SignInMethods,
+    sso::{Answer, Refusal, SsoError},
+};
 
 /// The sign-in button's words, when single sign-on is configured.
-pub fn button_label(c: &Chrome, state: &AppState) -> Option<String> {
-    state.services.sso.name().map(|name| c.t.sso.with_name(c.t.sso.button, name))
+pub fn button_label(c: &Chrome, methods: &SignInMethods) -> Option<String> {
+    methods.sso_name.as_deref().map(|name| c.t.sso.with_name(c.t.sso.button, name))
 }
 
 #[derive(Template)]
@@ -85,9 +74,10 @@ fn refusal(c: Chrome, state: &AppState, refusal: Refusal) -> Result<Response, Ap
 /// The provider cannot be reached: 503, and the password form if passwords are on.
 async fn unavailable(c: Chrome, state: &AppState) -> Result<Response, AppError> {
     let s = &c.t.sso;
-    let name = state.services.sso.name().unwrap_or_default();
+    let methods = state.services.sign_in_methods().await?;
+    let name = methods.sso_name.as_deref().unwrap_or_default();
     let mut lines = vec![s.with_name(s.unavailable_body, name)];
-    if state.services.accounts.passwords_allowed().await? {
+    if methods.passwords_allowed {
         lines.push(s.unavailable_passwords.to_owned());
     }
     refused_page(c, StatusCode::SERVICE_UNAVAILABLE, "unavailable", s.with_name(s.unavailable_title, name), lines)

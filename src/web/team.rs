@@ -23,7 +23,7 @@ use super::{
 use crate::{
     accounts::User,
     secret::SecretString,
-    services::{accounts::AccountError, second_factor::SignInStep},
+    services::{SignInMethods, accounts::AccountError, second_factor::SignInStep},
 };
 
 #[derive(Template)]
@@ -39,7 +39,7 @@ struct TeamPage<'a> {
     /// Every sign-in needs a second factor (the team's policy).
     require_second_factor: bool,
     /// The single sign-on switch (its own partial).
-    sign_in: super::sso::SignInMethods,
+    sign_in: SignInMethods,
 }
 
 impl TeamPage<'_> {
@@ -61,7 +61,7 @@ async fn team_page(
     let members = state.services.accounts.team().await?;
     let csrf_token = session.form_token();
     let require_second_factor = state.services.factors.policy().await?.require_second_factor;
-    let sign_in = super::sso::SignInMethods::of(state).await?;
+    let sign_in = state.services.sign_in_methods().await?;
     let page =
         TeamPage { c, csrf_token: &csrf_token, members, me: me.id, notice, error, require_second_factor, sign_in };
     render_with(if error.is_some() { StatusCode::BAD_REQUEST } else { StatusCode::OK }, &page)
@@ -221,11 +221,10 @@ pub async fn invitation_page(
     session: Data<&SessionHandle>,
 ) -> Result<Html<String>, AppError> {
     let invitation = state.services.accounts.invitation(&token).await.map_err(invitation_error)?;
-    let (sso_button, passwords) =
-        (super::sso::button_label(&c, &state), state.services.accounts.passwords_allowed().await?);
+    let methods = state.services.sign_in_methods().await?;
     render(&InvitePage {
-        sso_button,
-        passwords,
+        sso_button: super::sso::button_label(&c, &methods),
+        passwords: methods.passwords_allowed,
         c,
         action: paths::invitation(&token),
         csrf_token: &session.form_token(),
@@ -275,7 +274,7 @@ pub async fn accept(
             let error = field_error(c.t, &problem, "password");
             let action = paths::invitation(&token);
             let (email, name) = (&invitation.email, &form.name);
-            let sso_button = super::sso::button_label(&c, &state);
+            let sso_button = super::sso::button_label(&c, &state.services.sign_in_methods().await?);
             let page =
                 InvitePage { c, action, csrf_token: &csrf_token, email, name, error, sso_button, passwords: true };
             render_with(StatusCode::BAD_REQUEST, &page)
