@@ -3,8 +3,9 @@
 
 use askama::Template;
 use poem::{
-    Response, handler,
+    Response, Route, get, handler,
     http::StatusCode,
+    post,
     web::{Data, Html, Query},
 };
 use serde::Deserialize;
@@ -25,6 +26,23 @@ use crate::{
     secret::SecretString,
     services::{accounts::AccountError, passkeys::Unavailable, second_factor::FactorStatus},
 };
+
+/// The account page and its forms: time zone, password, second factor, passkeys, deletion.
+pub fn routes(route: Route) -> Route {
+    use super::{deletion, passkeys, second_factor};
+    route
+        .at("/account", get(account_page))
+        .at("/account/time-zone", post(set_time_zone))
+        .at("/account/password", post(change_password))
+        .at("/account/totp", get(second_factor::setup_page).post(second_factor::start_setup))
+        .at("/account/totp/confirm", post(second_factor::confirm_setup))
+        .at("/account/totp/remove", post(second_factor::remove))
+        .at("/account/recovery-codes", post(second_factor::renew_codes))
+        .at("/account/passkeys/options", post(passkeys::registration_options))
+        .at("/account/passkeys", post(passkeys::register))
+        .at("/account/passkeys/:id/remove", post(passkeys::remove))
+        .at("/account/delete", post(deletion::delete_own))
+}
 
 #[derive(Template)]
 #[template(path = "auth/account.html")]

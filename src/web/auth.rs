@@ -3,8 +3,9 @@
 
 use askama::Template;
 use poem::{
-    Response, handler,
+    Response, Route, get, handler,
     http::StatusCode,
+    post,
     web::{Data, Html, Path, Query},
 };
 use serde::Deserialize;
@@ -27,6 +28,28 @@ use crate::{
     },
     session::Session,
 };
+
+/// Signing in and out: the first-run setup, passwords, the second factor's step and the set-up a
+/// team's policy requires, passkeys, single sign-on.
+pub fn routes(route: Route) -> Route {
+    use super::{passkeys, second_factor, sso};
+    route
+        .at("/logout", post(logout))
+        .at("/login", get(login_page).post(login_submit))
+        .at("/setup/:token", get(setup_page).post(setup_submit))
+        .at("/login/second-factor", get(second_factor::verify_page).post(second_factor::verify_submit))
+        .at("/login/enrol", get(second_factor::enrol_page).post(second_factor::enrol_submit))
+        // Passkeys: signing in alone, or as the step after a password, or as the required set-up.
+        .at("/login/passkey/options", post(passkeys::sign_in_options))
+        .at("/login/passkey", post(passkeys::sign_in))
+        .at("/login/second-factor/passkey/options", post(passkeys::second_factor_options))
+        .at("/login/second-factor/passkey", post(passkeys::second_factor))
+        .at("/login/enrol/passkey/options", post(passkeys::enrolment_options))
+        .at("/login/enrol/passkey", post(passkeys::enrol))
+        // Single sign-on: the start and the provider's answer.
+        .at("/login/sso", get(sso::start))
+        .at("/login/sso/callback", get(sso::callback))
+}
 
 fn password_error(t: &'static Text, error: &PasswordRuleError) -> &'static str {
     match error {

@@ -5,8 +5,9 @@
 
 use askama::Template;
 use poem::{
-    Request, Response, handler,
+    Request, Response, Route, get, handler,
     http::StatusCode,
+    post,
     web::{Data, Html, Path},
 };
 use serde::Deserialize;
@@ -23,6 +24,15 @@ use crate::{
     secret::SecretString,
     services::accounts::AccountError,
 };
+
+/// The admin's deletion cases (a sender's own case is opened from the account page, another
+/// member's from the team page).
+pub fn routes(route: Route) -> Route {
+    route
+        .at("/admin/deletions", get(list))
+        .at("/admin/deletions/:reference", get(show))
+        .at("/admin/deletions/:reference/retry", post(retry))
+}
 
 #[derive(Deserialize)]
 pub struct DeleteForm {

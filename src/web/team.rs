@@ -6,8 +6,9 @@
 
 use askama::Template;
 use poem::{
-    Response, handler,
+    Response, Route, get, handler,
     http::StatusCode,
+    post,
     web::{Data, Html, Path, Query},
 };
 use serde::Deserialize;
@@ -25,6 +26,20 @@ use crate::{
     secret::SecretString,
     services::{SignInMethods, accounts::AccountError, second_factor::SignInStep},
 };
+
+/// The team page and its changes (admins only), and the invitation links.
+pub fn routes(route: Route) -> Route {
+    use super::{deletion, sso};
+    route
+        .at("/team", get(show))
+        .at("/team/invite", post(invite))
+        .at("/team/:id/disable", get(confirm_disable).post(disable))
+        .at("/team/:id/delete", get(confirm_delete).post(deletion::delete_member))
+        .at("/team/:id/reset-factors", get(confirm_reset_factors).post(reset_factors))
+        .at("/team/sign-in-policy", post(set_sign_in_policy))
+        .at("/team/sign-in-methods", post(sso::set_methods))
+        .at("/invite/:token", get(invitation_page).post(accept))
+}
 
 #[derive(Template)]
 #[template(path = "admin/team.html")]

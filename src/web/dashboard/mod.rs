@@ -16,8 +16,9 @@ pub use new_share::{new_share_form, upload};
 
 use askama::Template;
 use poem::{
-    IntoResponse, Request, Response, handler,
+    IntoResponse, Request, Response, Route, get, handler,
     http::StatusCode,
+    post,
     web::{Data, Html, Path, Query},
 };
 use serde::Deserialize;
@@ -42,6 +43,20 @@ use crate::{
 };
 
 const PAGE_SIZE: i64 = 25;
+
+/// The sender's shares: the list, one share, its live updates, a new one, and what a sender does
+/// to one.
+pub fn routes(route: Route) -> Route {
+    route
+        .at("/shares", get(list))
+        .at("/shares/new", get(new_share_form).post(upload))
+        .at("/shares/:id", get(show))
+        .at("/shares/:id/live", get(live))
+        .at("/shares/:id/created", get(created))
+        .at("/shares/:id/revoke", get(revoke_confirm).post(revoke))
+        .at("/shares/:id/link", post(renew_link))
+        .at("/shares/:id/unlock", post(unlock))
+}
 
 /// The answer for a share this sender may not see: the same 404 as for one that does not exist.
 fn not_visible() -> AppError {

@@ -16,8 +16,9 @@ pub use ends::recipient_refusals;
 pub use file::content_disposition;
 
 use poem::{
-    Body, Request, Response, handler,
+    Body, EndpointExt, Request, Response, Route, get, handler,
     http::{Method, header},
+    post,
     web::{Data, Path},
 };
 use serde::Deserialize;
@@ -34,6 +35,18 @@ use crate::{
     session::Session,
     share::Share,
 };
+
+/// The recipient's link and its steps, each answering its own two refusals (see `ends`).
+pub fn routes(route: Route) -> Route {
+    route
+        .at("/s/:token", get(landing).around(recipient_refusals))
+        .at("/s/:token/email", post(request_code).around(recipient_refusals))
+        .at("/s/:token/code", post(submit_code).around(recipient_refusals))
+        .at("/s/:token/code/new", post(resend_code).around(recipient_refusals))
+        .at("/s/:token/address", post(other_address).around(recipient_refusals))
+        .at("/s/:token/download", post(download).around(recipient_refusals))
+        .at("/s/:token/file", get(claimed_file).head(claimed_file).around(recipient_refusals))
+}
 
 /// The page a refusal answers with; the reason goes to the log only.
 fn refusal(refusal: Refusal) -> AppError {
