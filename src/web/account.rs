@@ -6,16 +6,16 @@ use poem::{
     Response, Route, get, handler,
     http::StatusCode,
     post,
-    web::{Data, Html, Query},
+    web::{Html, Query},
 };
 use serde::Deserialize;
 
 use super::{
-    AppError, AppState, Chrome, SignedIn,
+    AppError, AppState, Chrome, Context, SignedIn,
     auth::{account_error, field_error},
     field_error::FieldError,
     form::Form,
-    middleware::{ClientAddr, SessionHandle},
+    middleware::SessionHandle,
     paths, render, render_with, see_other,
 };
 use crate::{
@@ -160,16 +160,14 @@ pub struct AccountQuery {
 /// GET /account
 #[handler]
 pub async fn account_page(
-    c: Chrome,
+    Context { c, state, session, .. }: Context<'_>,
     Query(query): Query<AccountQuery>,
-    state: Data<&AppState>,
-    session: Data<&SessionHandle>,
     SignedIn(user): SignedIn,
 ) -> Result<Html<String>, AppError> {
-    let mut page = AccountPage::new(c, &session, &user);
+    let mut page = AccountPage::new(c, session, &user);
     page.factors = Some(state.services.factors.status(&user).await?);
     page.factors_removed = query.saved.as_deref() == Some("second-factor");
-    page.passkeys = Some(PasskeySection::of(&page.c, &state, &user, query.saved.as_deref()).await?);
+    page.passkeys = Some(PasskeySection::of(&page.c, state, &user, query.saved.as_deref()).await?);
     page.passwords = state.services.sign_in_methods().await?.passwords_allowed;
     if query.saved.as_deref() == Some("time-zone") {
         let t = &page.c.t.chrome;
@@ -188,10 +186,8 @@ pub struct TimeZoneForm {
 /// POST /account/time-zone: stores the chosen zone (empty: follow the page language).
 #[handler]
 pub async fn set_time_zone(
-    c: Chrome,
+    Context { c, state, session, .. }: Context<'_>,
     Form(form): Form<TimeZoneForm>,
-    state: Data<&AppState>,
-    session: Data<&SessionHandle>,
     SignedIn(user): SignedIn,
 ) -> Result<Response, AppError> {
     let zone = match form.time_zone.trim() {
@@ -199,7 +195,7 @@ pub async fn set_time_zone(
         name => match TimeZone::parse(name) {
             Some(zone) => Some(zone),
             None => {
-                let mut page = AccountPage::new(c, &session, &user);
+                let mut page = AccountPage::new(c, session, &user);
                 page.zone_error = FieldError::on("time_zone", page.c.t.chrome.time_zone_invalid);
                 return render_with(StatusCode::BAD_REQUEST, &page);
             }
@@ -220,16 +216,13 @@ pub struct PasswordForm {
 /// POST /account/password: asks for the current password; ends every other session.
 #[handler]
 pub async fn change_password(
-    c: Chrome,
+    Context { c, state, session, client, .. }: Context<'_>,
     Form(form): Form<PasswordForm>,
-    state: Data<&AppState>,
-    session: Data<&SessionHandle>,
-    client: Data<&ClientAddr>,
     SignedIn(user): SignedIn,
 ) -> Result<Response, AppError> {
     let session_now = session.current().ok_or(AppError::SignInRequired)?;
     let (current, new) = (SecretString::new(form.current_password), SecretString::new(form.new_password));
-    let changed = state.services.accounts.change_password(&user, &session_now, current, new, client.0.0).await;
+    let changed = state.services.accounts.change_password(&user, &session_now, current, new, client).await;
     let error = match changed {
         Ok(kept) => {
             session.adopt(kept);
@@ -243,7 +236,7 @@ pub async fn change_password(
         Err(error) => return Err(account_error(error)),
     };
     let changed = error.message().is_none();
-    let mut page = AccountPage::new(c, &session, &user);
+    let mut page = AccountPage::new(c, session, &user);
     (page.changed, page.password_error) = (changed, error);
     render_with(if changed { StatusCode::OK } else { StatusCode::BAD_REQUEST }, &page)
 }

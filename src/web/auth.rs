@@ -11,7 +11,7 @@ use poem::{
 use serde::Deserialize;
 
 use super::{
-    AppError, AppState, Chrome,
+    AppError, AppState, Chrome, Context,
     field_error::FieldError,
     form::Form,
     middleware::{ClientAddr, SessionHandle},
@@ -87,10 +87,8 @@ pub struct SetupForm {
 /// GET /setup/{token}: open only while no account exists and the token is the printed one.
 #[handler]
 pub async fn setup_page(
-    c: Chrome,
+    Context { c, state, session, .. }: Context<'_>,
     Path(token): Path<String>,
-    state: Data<&AppState>,
-    session: Data<&SessionHandle>,
 ) -> Result<Html<String>, AppError> {
     if !state.services.accounts.setup_admits(&token).await? {
         return Err(AppError::NotFound("setup closed or wrong token"));
@@ -104,18 +102,15 @@ pub async fn setup_page(
 /// POST /setup/{token}: creates the first admin and signs them in.
 #[handler]
 pub async fn setup_submit(
-    c: Chrome,
+    Context { c, state, session, client, .. }: Context<'_>,
     Path(token): Path<String>,
     Form(form): Form<SetupForm>,
-    state: Data<&AppState>,
-    session: Data<&SessionHandle>,
-    client: Data<&ClientAddr>,
 ) -> Result<Response, AppError> {
     let new =
         NewAccountForm { name: &form.name, email: &form.email, password: SecretString::new(form.password.clone()) };
-    match state.services.accounts.set_up_first_admin(&token, new, session.current().as_ref(), client.0.0).await {
+    match state.services.accounts.set_up_first_admin(&token, new, session.current().as_ref(), client).await {
         Ok(signed_in) => {
-            adopt_browser_zone(&state, &session.adopt(signed_in), &form.time_zone).await;
+            adopt_browser_zone(state, &session.adopt(signed_in), &form.time_zone).await;
             Ok(see_other(paths::SHARES))
         }
         Err(AccountError::Invalid(problem)) => {
@@ -222,10 +217,8 @@ pub struct LoginQuery {
 /// GET /login
 #[handler]
 pub async fn login_page(
-    c: Chrome,
+    Context { c, state, session, .. }: Context<'_>,
     Query(query): Query<LoginQuery>,
-    state: Data<&AppState>,
-    session: Data<&SessionHandle>,
 ) -> Result<Html<String>, AppError> {
     let (methods, csrf_token) = (state.services.sign_in_methods().await?, session.form_token());
     let page = LoginPage::new(c, &methods, &csrf_token);
@@ -259,16 +252,13 @@ pub struct LoginForm {
 /// on success.
 #[handler]
 pub async fn login_submit(
-    c: Chrome,
+    Context { c, state, session, client, .. }: Context<'_>,
     Form(form): Form<LoginForm>,
-    state: Data<&AppState>,
-    session: Data<&SessionHandle>,
-    client: Data<&ClientAddr>,
 ) -> Result<Response, AppError> {
     let password = SecretString::new(form.password);
-    match state.services.accounts.sign_in(&form.email, password, session.current().as_ref(), client.0.0).await {
+    match state.services.accounts.sign_in(&form.email, password, session.current().as_ref(), client).await {
         Ok(SignInStep::Done(signed_in)) => {
-            adopt_browser_zone(&state, &session.adopt(signed_in), &form.time_zone).await;
+            adopt_browser_zone(state, &session.adopt(signed_in), &form.time_zone).await;
             Ok(see_other(paths::SHARES))
         }
         Ok(SignInStep::Pending { purpose, started }) => {
@@ -285,7 +275,7 @@ pub async fn login_submit(
         }
         Err(AccountError::TooMany(retry_after)) => Err(AppError::TooMany { reason: "sign-in attempts", retry_after }),
         Err(AccountError::LinkClosed) => Err(AppError::Forbidden("session ended during sign-in")),
-        Err(AccountError::PasswordsOff) => super::sso::passwords_off(c, &state),
+        Err(AccountError::PasswordsOff) => super::sso::passwords_off(c, state),
         Err(error) => Err(account_error(error)),
     }
 }

@@ -33,7 +33,7 @@ use std::{ops::Deref, sync::Arc};
 use poem::{Endpoint, EndpointExt, Route, endpoint::BoxEndpoint, get, middleware::CookieJarManager};
 
 pub use error::AppError;
-pub use extract::{Admin, SignedIn};
+pub use extract::{Admin, Context, SignedIn};
 pub use pages::{Chrome, render, render_with, see_other};
 pub use recipient::content_disposition;
 

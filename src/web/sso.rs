@@ -4,19 +4,10 @@
 //! is `POST /team/sign-in-methods`.
 
 use askama::Template;
-use poem::{
-    Response, handler,
-    http::StatusCode,
-    web::{Data, Query},
-};
+use poem::{Response, handler, http::StatusCode, web::Query};
 use serde::Deserialize;
 
-use super::{
-    Admin, AppError, AppState, Chrome,
-    form::Form,
-    middleware::{ClientAddr, SessionHandle},
-    paths, render_with, see_other,
-};
+use super::{Admin, AppError, AppState, Chrome, Context, form::Form, paths, render_with, see_other};
 use crate::services::{
     SignInMethods,
     sso::{Answer, Refusal, SsoError},
@@ -103,21 +94,16 @@ async fn sso_error(c: Chrome, state: &AppState, error: SsoError) -> Result<Respo
 /// GET /login/sso: starts a sign-in, remembered in a sealed cookie of its own (no row, no
 /// session), and sends the browser to the provider.
 #[handler]
-pub async fn start(
-    c: Chrome,
-    state: Data<&AppState>,
-    session: Data<&SessionHandle>,
-    client: Data<&ClientAddr>,
-) -> Result<Response, AppError> {
+pub async fn start(Context { c, state, session, client, .. }: Context<'_>) -> Result<Response, AppError> {
     if state.services.sso.name().is_none() {
         return Err(AppError::NotFound("single sign-on is not configured"));
     }
-    match state.services.sso.start(client.0.0).await {
+    match state.services.sso.start(client).await {
         Ok((url, pending)) => {
             session.set_pending_sso(pending, crate::sso::pending::PENDING_TTL);
             Ok(see_other(&url))
         }
-        Err(error) => sso_error(c, &state, error).await,
+        Err(error) => sso_error(c, state, error).await,
     }
 }
 
@@ -132,15 +118,12 @@ pub struct CallbackQuery {
 /// GET /login/sso/callback: the provider's answer. Success signs the session in on a new id.
 #[handler]
 pub async fn callback(
-    c: Chrome,
+    Context { c, state, session, client, .. }: Context<'_>,
     Query(query): Query<CallbackQuery>,
-    state: Data<&AppState>,
-    session: Data<&SessionHandle>,
-    client: Data<&ClientAddr>,
 ) -> Result<Response, AppError> {
     let answer = Answer { state: &query.state, code: query.code.as_deref(), error: query.error.as_deref() };
     let pending = session.pending_sso();
-    let finished = state.services.sso.finish(session.current().as_ref(), pending.as_deref(), answer, client.0.0).await;
+    let finished = state.services.sso.finish(session.current().as_ref(), pending.as_deref(), answer, client).await;
     // An answer for another sign-in (a forged state) leaves this browser's own one waiting.
     if !matches!(finished, Err(SsoError::Refused(Refusal::UnknownState))) {
         session.end_pending_sso();
@@ -150,7 +133,7 @@ pub async fn callback(
             session.adopt(signed_in);
             Ok(see_other(paths::SHARES))
         }
-        Err(error) => sso_error(c, &state, error).await,
+        Err(error) => sso_error(c, state, error).await,
     }
 }
 
@@ -165,11 +148,8 @@ pub struct MethodsForm {
 /// or back on, then back to the team page.
 #[handler]
 pub async fn set_methods(
-    c: Chrome,
+    Context { c, state, session, client, .. }: Context<'_>,
     Form(form): Form<MethodsForm>,
-    state: Data<&AppState>,
-    session: Data<&SessionHandle>,
-    client: Data<&ClientAddr>,
     Admin(user): Admin,
 ) -> Result<Response, AppError> {
     let allowed = match form.passwords.as_str() {
@@ -177,12 +157,12 @@ pub async fn set_methods(
         "off" => false,
         _ => return Err(AppError::BadRequest("passwords must be on or off")),
     };
-    match state.services.sso.set_passwords_allowed(Some(&user), allowed, Some(client.0.0)).await {
+    match state.services.sso.set_passwords_allowed(Some(&user), allowed, Some(client)).await {
         Ok(_) => Ok(see_other(&paths::team_done("sign-in-methods"))),
         Err(SsoError::NotConfigured) => {
             let message = c.t.sso.not_configured;
-            super::team::page_with_error(c, &state, &session, &user, message).await
+            super::team::page_with_error(c, state, session, &user, message).await
         }
-        Err(error) => sso_error(c, &state, error).await,
+        Err(error) => sso_error(c, state, error).await,
     }
 }

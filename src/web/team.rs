@@ -14,7 +14,7 @@ use poem::{
 use serde::Deserialize;
 
 use super::{
-    Admin, AppError, AppState, Chrome,
+    Admin, AppError, AppState, Chrome, Context,
     auth::{account_error, adopt_browser_zone, field_error},
     field_error::FieldError,
     form::Form,
@@ -91,10 +91,8 @@ pub struct TeamQuery {
 /// GET /team
 #[handler]
 pub async fn show(
-    c: Chrome,
+    Context { c, state, session, .. }: Context<'_>,
     Query(query): Query<TeamQuery>,
-    state: Data<&AppState>,
-    session: Data<&SessionHandle>,
     Admin(user): Admin,
 ) -> Result<Response, AppError> {
     let notice = match query.done.as_deref() {
@@ -105,7 +103,7 @@ pub async fn show(
         Some("sign-in-methods") => Some(c.t.sso.policy_saved),
         _ => None,
     };
-    team_page(c, &state, &session, &user, notice, None).await
+    team_page(c, state, session, &user, notice, None).await
 }
 
 #[derive(Deserialize)]
@@ -118,10 +116,8 @@ pub struct InviteForm {
 /// the team page (303), whose reload sends nothing again.
 #[handler]
 pub async fn invite(
-    c: Chrome,
+    Context { c, state, session, .. }: Context<'_>,
     Form(form): Form<InviteForm>,
-    state: Data<&AppState>,
-    session: Data<&SessionHandle>,
     Admin(user): Admin,
 ) -> Result<Response, AppError> {
     let t = c.t;
@@ -131,7 +127,7 @@ pub async fn invite(
         Err(AccountError::Exists) => t.team_exists,
         Err(error) => return Err(account_error(error)),
     };
-    team_page(c, &state, &session, &user, None, Some(error)).await
+    team_page(c, state, session, &user, None, Some(error)).await
 }
 
 /// POST /team/{id}/disable: the account can no longer sign in and its sessions end now.
@@ -168,33 +164,29 @@ async fn other_member(state: &AppState, me: &User, id: i64) -> Result<Option<Use
 /// GET /team/{id}/disable: asks before disabling. One already disabled goes back to the team.
 #[handler]
 pub async fn confirm_disable(
-    c: Chrome,
+    Context { c, state, session, .. }: Context<'_>,
     Path(id): Path<i64>,
-    state: Data<&AppState>,
-    session: Data<&SessionHandle>,
     Admin(user): Admin,
 ) -> Result<Response, AppError> {
-    let Some(member) = other_member(&state, &user, id).await?.filter(|m| !m.disabled) else {
+    let Some(member) = other_member(state, &user, id).await?.filter(|m| !m.disabled) else {
         return Ok(see_other(paths::TEAM));
     };
     let s = c.lang.sender_pages();
     let words = (s.disable_confirm_title, vec![s.disable_confirm_lead], s.disable_confirm_submit);
-    confirm_page(c, &session, member, words, "disable")
+    confirm_page(c, session, member, words, "disable")
 }
 
 /// GET /team/{id}/delete: asks before opening a deletion case for another member.
 #[handler]
 pub async fn confirm_delete(
-    c: Chrome,
+    Context { c, state, session, .. }: Context<'_>,
     Path(id): Path<i64>,
-    state: Data<&AppState>,
-    session: Data<&SessionHandle>,
     Admin(user): Admin,
 ) -> Result<Response, AppError> {
-    let Some(member) = other_member(&state, &user, id).await? else { return Ok(see_other(paths::TEAM)) };
+    let Some(member) = other_member(state, &user, id).await? else { return Ok(see_other(paths::TEAM)) };
     let (s, d) = (c.lang.sender_pages(), &c.t.deletion);
     let words = (s.delete_confirm_title, vec![d.team_hint, s.delete_confirm_lead], d.team_submit);
-    confirm_page(c, &session, member, words, "delete")
+    confirm_page(c, session, member, words, "delete")
 }
 
 /// The page that asks before `change` (`disable`, `delete`) is done to `member`: its title, its
@@ -230,10 +222,8 @@ struct InvitePage<'a> {
 /// GET /invite/{token}
 #[handler]
 pub async fn invitation_page(
-    c: Chrome,
+    Context { c, state, session, .. }: Context<'_>,
     Path(token): Path<String>,
-    state: Data<&AppState>,
-    session: Data<&SessionHandle>,
 ) -> Result<Html<String>, AppError> {
     let invitation = state.services.accounts.invitation(&token).await.map_err(invitation_error)?;
     let methods = state.services.sign_in_methods().await?;
@@ -263,18 +253,15 @@ pub struct AcceptForm {
 /// POST /invite/{token}: creates the account (once) and signs the new sender in.
 #[handler]
 pub async fn accept(
-    c: Chrome,
+    Context { c, state, session, client, .. }: Context<'_>,
     Path(token): Path<String>,
     Form(form): Form<AcceptForm>,
-    state: Data<&AppState>,
-    session: Data<&SessionHandle>,
-    client: Data<&ClientAddr>,
 ) -> Result<Response, AppError> {
     let password = SecretString::new(form.password);
     let accounts = &state.services.accounts;
-    match accounts.accept_invitation(&token, &form.name, password, session.current().as_ref(), client.0.0).await {
+    match accounts.accept_invitation(&token, &form.name, password, session.current().as_ref(), client).await {
         Ok(SignInStep::Done(signed_in)) => {
-            adopt_browser_zone(&state, &session.adopt(signed_in), &form.time_zone).await;
+            adopt_browser_zone(state, &session.adopt(signed_in), &form.time_zone).await;
             Ok(see_other(paths::SHARES))
         }
         Ok(SignInStep::Pending { purpose, started }) => {
@@ -341,16 +328,14 @@ pub async fn set_sign_in_policy(
 /// GET /team/{id}/reset-factors: asks before resetting another member's second factors.
 #[handler]
 pub async fn confirm_reset_factors(
-    c: Chrome,
+    Context { c, state, session, .. }: Context<'_>,
     Path(id): Path<i64>,
-    state: Data<&AppState>,
-    session: Data<&SessionHandle>,
     Admin(user): Admin,
 ) -> Result<Response, AppError> {
-    let Some(member) = other_member(&state, &user, id).await? else { return Ok(see_other(paths::TEAM)) };
+    let Some(member) = other_member(state, &user, id).await? else { return Ok(see_other(paths::TEAM)) };
     let s = &c.t.second_factor;
     let words = (s.reset_title, vec![s.reset_lead], s.reset_submit);
-    confirm_page(c, &session, member, words, "reset-factors")
+    confirm_page(c, session, member, words, "reset-factors")
 }
 
 /// POST /team/{id}/reset-factors: removes the member's factors and ends all their sessions.

@@ -12,7 +12,7 @@ use super::{SharePage, ShareRow, ShareView, not_visible, row, share_page};
 use crate::{
     i18n::Lang,
     services::sharing::{Actor, Change, viewer},
-    web::{AppError, AppState, Chrome, SignedIn, middleware::SessionHandle, paths, render, see_other},
+    web::{AppError, AppState, Chrome, Context, SignedIn, paths, render, see_other},
 };
 
 /// The notice for `?done=…` on the share page; anything else shows none.
@@ -48,10 +48,8 @@ struct RevokeConfirmPage<'a> {
 /// back to its page, which says so.
 #[handler]
 pub async fn revoke_confirm(
-    c: Chrome,
+    Context { c, state, session, .. }: Context<'_>,
     Path(id): Path<i64>,
-    state: Data<&AppState>,
-    session: Data<&SessionHandle>,
     SignedIn(user): SignedIn,
 ) -> Result<Response, AppError> {
     let share = state.services.sharing.summary(viewer(&user), id).await?.ok_or_else(not_visible)?;
@@ -76,10 +74,8 @@ pub async fn revoke(
 /// POST /shares/{id}/link: a new link for the recipient (the old one dies), mailed and shown once.
 #[handler]
 pub async fn renew_link(
-    c: Chrome,
+    Context { c, state, session, .. }: Context<'_>,
     Path(id): Path<i64>,
-    state: Data<&AppState>,
-    session: Data<&SessionHandle>,
     SignedIn(user): SignedIn,
 ) -> Result<Html<String>, AppError> {
     let link = match state.services.sharing.renew_link(&user, id).await? {
@@ -89,7 +85,7 @@ pub async fn renew_link(
         Change::NotApplicable => return Err(AppError::Gone("the share is no longer active")),
     };
     let csrf_token = session.form_token();
-    let page = share_page(ShareView { c, user: &user }, &state, id, &csrf_token).await?;
+    let page = share_page(ShareView { c, user: &user }, state, id, &csrf_token).await?;
     render(&SharePage { fresh_link: Some(link), ..page })
 }
 

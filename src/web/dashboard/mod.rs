@@ -16,7 +16,7 @@ pub use new_share::{new_share_form, upload};
 
 use askama::Template;
 use poem::{
-    IntoResponse, Request, Response, Route, get, handler,
+    IntoResponse, Response, Route, get, handler,
     http::StatusCode,
     post,
     web::{Data, Html, Path, Query},
@@ -24,11 +24,7 @@ use poem::{
 use serde::Deserialize;
 
 use self::timeline::EventRow;
-use super::{
-    AppError, AppState, Chrome, SignedIn,
-    middleware::{SessionHandle, is_htmx},
-    render,
-};
+use super::{AppError, AppState, Chrome, Context, SignedIn, middleware::is_htmx, render};
 use crate::{
     accounts::User,
     db::Timestamp,
@@ -253,17 +249,15 @@ pub struct ShowQuery {
 /// GET /shares/{id}
 #[handler]
 pub async fn show(
-    c: Chrome,
+    Context { c, state, session, .. }: Context<'_>,
     Path(id): Path<i64>,
     Query(query): Query<ShowQuery>,
-    state: Data<&AppState>,
-    session: Data<&SessionHandle>,
     SignedIn(user): SignedIn,
 ) -> Result<Html<String>, AppError> {
     let notice = query.done.as_deref().and_then(|done| actions::notice(c.lang, done));
     let csrf_token = session.form_token();
     let view = ShareView { c, user: &user };
-    let page = SharePage { notice, ..share_page(view, &state, id, &csrf_token).await? };
+    let page = SharePage { notice, ..share_page(view, state, id, &csrf_token).await? };
     render(&page)
 }
 
@@ -279,12 +273,9 @@ pub struct LiveQuery {
 /// so a focused button stays where it is while the share is unchanged.
 #[handler]
 pub async fn live(
-    req: &Request,
-    c: Chrome,
+    Context { c, state, session, req, .. }: Context<'_>,
     Path(id): Path<i64>,
     Query(query): Query<LiveQuery>,
-    state: Data<&AppState>,
-    session: Data<&SessionHandle>,
     // Taken as a result so that a plain request gets the 404 before any sign-in check.
     user: poem::Result<SignedIn>,
 ) -> poem::Result<Response> {
@@ -294,7 +285,7 @@ pub async fn live(
     let SignedIn(user) = user?;
     let csrf_token = session.form_token();
     let view = ShareView { c, user: &user };
-    let page = SharePage { oob: true, ..share_page(view, &state, id, &csrf_token).await? };
+    let page = SharePage { oob: true, ..share_page(view, state, id, &csrf_token).await? };
     let seen = query.seen.unwrap_or_default();
     if seen == page.version {
         return Ok(StatusCode::NO_CONTENT.into_response());

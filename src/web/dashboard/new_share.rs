@@ -8,11 +8,11 @@ use std::{io::ErrorKind, time::Duration};
 use poem::{
     Request, Response, handler,
     http::StatusCode,
-    web::{Data, Html, Multipart, cookie::CookieJar},
+    web::{Html, Multipart, cookie::CookieJar},
 };
 use tokio::io::AsyncReadExt;
 
-use super::super::{AppError, AppState, Chrome, SignedIn, middleware::SessionHandle, render, render_with};
+use super::super::{AppError, AppState, Chrome, Context, SignedIn, middleware::SessionHandle, render, render_with};
 pub(super) use super::form_page::form_page;
 use crate::{
     accounts::{EmailAddress, User},
@@ -47,14 +47,12 @@ pub(super) struct Fields {
 /// GET /shares/new
 #[handler]
 pub async fn new_share_form(
-    c: Chrome,
-    state: Data<&AppState>,
-    session: Data<&SessionHandle>,
+    Context { c, state, session, .. }: Context<'_>,
     SignedIn(user): SignedIn,
 ) -> Result<Html<String>, AppError> {
     let expires_in = crate::config::format_duration(state.services.sharing.default_ttl());
     let fields = Fields { expires_in, mail_lang: user.lang.code().to_owned(), notify: true, ..Default::default() };
-    render(&form_page(&state, c, &session.form_token(), &fields, None))
+    render(&form_page(state, c, &session.form_token(), &fields, None))
 }
 
 async fn read_text(field: poem::web::Field) -> Result<String, AppError> {
@@ -88,16 +86,13 @@ impl From<Response> for Submitted {
 /// POST /shares/new (multipart/form-data)
 #[handler]
 pub async fn upload(
-    req: &Request,
-    c: Chrome,
+    Context { c, state, session, req, .. }: Context<'_>,
     multipart: Multipart,
     jar: &CookieJar,
-    state: Data<&AppState>,
-    session: Data<&SessionHandle>,
     SignedIn(user): SignedIn,
 ) -> Result<Response, AppError> {
-    match read_form(req, c, multipart, &state, &session, &user).await? {
-        Submitted::Created { share_id, link } => Ok(super::created_page::lead_to_created(&state, jar, share_id, &link)),
+    match read_form(req, c, multipart, state, session, &user).await? {
+        Submitted::Created { share_id, link } => Ok(super::created_page::lead_to_created(state, jar, share_id, &link)),
         Submitted::Page(page) => Ok(page),
     }
 }
