@@ -71,17 +71,16 @@ struct SetupPage<'a> {
     error: FieldError,
 }
 
-#[derive(Deserialize)]
-pub struct SetupForm {
-    #[serde(default)]
-    name: String,
-    #[serde(default)]
-    email: String,
-    #[serde(default)]
-    password: String,
+/// The fields of the forms that sign a sender in: the setup, the sign-in and the invitation (each
+/// sends those it has).
+#[derive(Deserialize, Default)]
+#[serde(default)]
+pub struct SignInForm {
+    pub name: String,
+    pub email: String,
+    pub password: String,
     /// The browser's zone, sent by the script.
-    #[serde(default)]
-    time_zone: String,
+    pub time_zone: String,
 }
 
 /// GET /setup/{token}: open only while no account exists and the token is the printed one.
@@ -104,15 +103,12 @@ pub async fn setup_page(
 pub async fn setup_submit(
     Context { c, state, session, client, .. }: Context<'_>,
     Path(token): Path<String>,
-    Form(form): Form<SetupForm>,
+    Form(form): Form<SignInForm>,
 ) -> Result<Response, AppError> {
     let new =
         NewAccountForm { name: &form.name, email: &form.email, password: SecretString::new(form.password.clone()) };
     match state.services.accounts.set_up_first_admin(&token, new, session.current().as_ref(), client).await {
-        Ok(signed_in) => {
-            adopt_browser_zone(state, &session.adopt(signed_in), &form.time_zone).await;
-            Ok(see_other(paths::SHARES))
-        }
+        Ok(signed_in) => Ok(lead_on(state, session, SignInStep::Done(signed_in), &form.time_zone).await),
         Err(AccountError::Invalid(problem)) => {
             let csrf_token = session.form_token();
             let error = field_error(c.t, &problem, "password");
@@ -133,6 +129,22 @@ pub fn field_error(t: &'static Text, problem: &FormProblem, password_field: &'st
         FormProblem::CurrentPasswordWrong => "current_password",
     };
     FieldError::on(field, form_problem(t, problem))
+}
+
+/// Where a sign-in leads: signed in, to the dashboard; a second factor still due, to its step.
+pub async fn lead_on(state: &AppState, session: &SessionHandle, step: SignInStep, time_zone: &str) -> Response {
+    match step {
+        SignInStep::Done(signed_in) => {
+            adopt_browser_zone(state, &session.adopt(signed_in), time_zone).await;
+            see_other(paths::SHARES)
+        }
+        SignInStep::Pending { purpose, started } => {
+            if let Some(new) = started {
+                session.adopt(new);
+            }
+            see_other(super::second_factor::step_path(purpose))
+        }
+    }
 }
 
 /// A sign-in's account without a zone takes the one its browser sent (the script fills it in;
@@ -237,36 +249,16 @@ pub async fn login_with_passkey_error(
     render_with(StatusCode::BAD_REQUEST, &LoginPage { passkey_error: Some(message), ..page })
 }
 
-#[derive(Deserialize)]
-pub struct LoginForm {
-    #[serde(default)]
-    email: String,
-    #[serde(default)]
-    password: String,
-    /// The browser's zone, sent by the script.
-    #[serde(default)]
-    time_zone: String,
-}
-
 /// POST /login: one answer for an unknown address and a wrong password; the session id changes
 /// on success.
 #[handler]
 pub async fn login_submit(
     Context { c, state, session, client, .. }: Context<'_>,
-    Form(form): Form<LoginForm>,
+    Form(form): Form<SignInForm>,
 ) -> Result<Response, AppError> {
     let password = SecretString::new(form.password);
     match state.services.accounts.sign_in(&form.email, password, session.current().as_ref(), client).await {
-        Ok(SignInStep::Done(signed_in)) => {
-            adopt_browser_zone(state, &session.adopt(signed_in), &form.time_zone).await;
-            Ok(see_other(paths::SHARES))
-        }
-        Ok(SignInStep::Pending { purpose, started }) => {
-            if let Some(new) = started {
-                session.adopt(new);
-            }
-            Ok(see_other(super::second_factor::step_path(purpose)))
-        }
+        Ok(step) => Ok(lead_on(state, session, step, &form.time_zone).await),
         Err(AccountError::WrongCredentials) => {
             let (methods, csrf_token) = (state.services.sign_in_methods().await?, session.form_token());
             let error = FieldError::whole_form(c.t.login_failed);

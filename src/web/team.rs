@@ -15,7 +15,7 @@ use serde::Deserialize;
 
 use super::{
     Admin, AppError, AppState, Chrome, Context,
-    auth::{account_error, adopt_browser_zone, field_error},
+    auth::{SignInForm, account_error, field_error, lead_on},
     field_error::FieldError,
     form::Form,
     middleware::{ClientAddr, SessionHandle},
@@ -24,7 +24,7 @@ use super::{
 use crate::{
     accounts::User,
     secret::SecretString,
-    services::{SignInMethods, accounts::AccountError, second_factor::SignInStep},
+    services::{SignInMethods, accounts::AccountError},
 };
 
 /// The team page and its changes (admins only), and the invitation links.
@@ -239,37 +239,17 @@ pub async fn invitation_page(
     })
 }
 
-#[derive(Deserialize)]
-pub struct AcceptForm {
-    #[serde(default)]
-    name: String,
-    #[serde(default)]
-    password: String,
-    /// The browser's zone, sent by the script.
-    #[serde(default)]
-    time_zone: String,
-}
-
 /// POST /invite/{token}: creates the account (once) and signs the new sender in.
 #[handler]
 pub async fn accept(
     Context { c, state, session, client, .. }: Context<'_>,
     Path(token): Path<String>,
-    Form(form): Form<AcceptForm>,
+    Form(form): Form<SignInForm>,
 ) -> Result<Response, AppError> {
     let password = SecretString::new(form.password);
     let accounts = &state.services.accounts;
     match accounts.accept_invitation(&token, &form.name, password, session.current().as_ref(), client).await {
-        Ok(SignInStep::Done(signed_in)) => {
-            adopt_browser_zone(state, &session.adopt(signed_in), &form.time_zone).await;
-            Ok(see_other(paths::SHARES))
-        }
-        Ok(SignInStep::Pending { purpose, started }) => {
-            if let Some(new) = started {
-                session.adopt(new);
-            }
-            Ok(see_other(super::second_factor::step_path(purpose)))
-        }
+        Ok(step) => Ok(lead_on(state, session, step, &form.time_zone).await),
         Err(AccountError::Invalid(problem)) => {
             let invitation = accounts.invitation(&token).await.map_err(invitation_error)?;
             let csrf_token = session.form_token();
