@@ -125,6 +125,17 @@ impl Parts {
     }
 }
 
+/// The ways in a sign-in page offers, asked together so every page offers the same.
+#[derive(Clone, Debug)]
+pub struct SignInMethods {
+    /// The single sign-on provider's name; `None`: single sign-on is not configured.
+    pub sso_name: Option<String>,
+    /// Passwords are on (off: single sign-on only).
+    pub passwords_allowed: bool,
+    /// Passkeys can be used: the address has a domain and passwords are on.
+    pub passkeys_available: bool,
+}
+
 /// Every use case, wired once.
 #[derive(Clone)]
 pub struct Services {
@@ -224,6 +235,16 @@ impl Services {
     /// web layer's keys and for tests that reach below the use cases).
     pub fn parts(&self) -> &Parts {
         &self.parts
+    }
+
+    /// What the sign-in pages offer now: single sign-on, passwords, passkeys.
+    pub async fn sign_in_methods(&self) -> Result<SignInMethods, Fault> {
+        let passwords_allowed = self.accounts.passwords_allowed().await?;
+        Ok(SignInMethods {
+            sso_name: self.sso.name().map(str::to_owned),
+            passwords_allowed,
+            passkeys_available: self.passkeys.unavailable_with(passwords_allowed).is_none(),
+        })
     }
 
     pub fn backend_name(&self) -> &'static str {

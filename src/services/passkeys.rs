@@ -125,13 +125,18 @@ impl PasskeySignIn {
 
     /// Why passkeys cannot be used here now, if they cannot.
     pub async fn unavailable_because(&self) -> Result<Option<Unavailable>, Fault> {
-        Ok(if !self.passkeys.available() {
+        Ok(self.unavailable_with(self.accounts.passwords_allowed().await?))
+    }
+
+    /// Why passkeys cannot be used here while passwords are on or off as given, if they cannot.
+    pub fn unavailable_with(&self, passwords_allowed: bool) -> Option<Unavailable> {
+        if !self.passkeys.available() {
             Some(Unavailable::NoDomain)
-        } else if !self.accounts.passwords_allowed().await? {
+        } else if !passwords_allowed {
             Some(Unavailable::SingleSignOnOnly)
         } else {
             None
-        })
+        }
     }
 
     async fn require_available(&self) -> Result<(), PasskeyRefusal> {

@@ -3,19 +3,20 @@
 
 use askama::Template;
 use poem::{
-    Response, handler,
+    Response, Route, get, handler,
     http::StatusCode,
-    web::{Data, Html, Query},
+    post,
+    web::{Html, Query},
 };
 use serde::Deserialize;
 
 use super::{
-    AppError, AppState, Chrome, SignedIn,
+    AppError, AppState, Chrome, Context, SignedIn,
     auth::{account_error, field_error},
     field_error::FieldError,
     form::Form,
-    middleware::{ClientAddr, SessionHandle},
-    render, render_with, see_other,
+    middleware::SessionHandle,
+    paths, render, render_with, see_other,
 };
 use crate::{
     accounts::TimeZone,
@@ -25,6 +26,23 @@ use crate::{
     secret::SecretString,
     services::{accounts::AccountError, passkeys::Unavailable, second_factor::FactorStatus},
 };
+
+/// The account page and its forms: time zone, password, second factor, passkeys, deletion.
+pub fn routes(route: Route) -> Route {
+    use super::{deletion, passkeys, second_factor};
+    route
+        .at("/account", get(account_page))
+        .at("/account/time-zone", post(set_time_zone))
+        .at("/account/password", post(change_password))
+        .at("/account/totp", get(second_factor::setup_page).post(second_factor::start_setup))
+        .at("/account/totp/confirm", post(second_factor::confirm_setup))
+        .at("/account/totp/remove", post(second_factor::remove))
+        .at("/account/recovery-codes", post(second_factor::renew_codes))
+        .at("/account/passkeys/options", post(passkeys::registration_options))
+        .at("/account/passkeys", post(passkeys::register))
+        .at("/account/passkeys/:id/remove", post(passkeys::remove))
+        .at("/account/delete", post(deletion::delete_own))
+}
 
 #[derive(Template)]
 #[template(path = "auth/account.html")]
@@ -142,17 +160,15 @@ pub struct AccountQuery {
 /// GET /account
 #[handler]
 pub async fn account_page(
-    c: Chrome,
+    Context { c, state, session, .. }: Context<'_>,
     Query(query): Query<AccountQuery>,
-    state: Data<&AppState>,
-    session: Data<&SessionHandle>,
     SignedIn(user): SignedIn,
 ) -> Result<Html<String>, AppError> {
-    let mut page = AccountPage::new(c, &session, &user);
+    let mut page = AccountPage::new(c, session, &user);
     page.factors = Some(state.services.factors.status(&user).await?);
     page.factors_removed = query.saved.as_deref() == Some("second-factor");
-    page.passkeys = Some(PasskeySection::of(&page.c, &state, &user, query.saved.as_deref()).await?);
-    page.passwords = state.services.accounts.passwords_allowed().await?;
+    page.passkeys = Some(PasskeySection::of(&page.c, state, &user, query.saved.as_deref()).await?);
+    page.passwords = state.services.sign_in_methods().await?.passwords_allowed;
     if query.saved.as_deref() == Some("time-zone") {
         let t = &page.c.t.chrome;
         let zone = page.chosen.unwrap_or(t.time_zone_by_language);
@@ -170,10 +186,8 @@ pub struct TimeZoneForm {
 /// POST /account/time-zone: stores the chosen zone (empty: follow the page language).
 #[handler]
 pub async fn set_time_zone(
-    c: Chrome,
+    Context { c, state, session, .. }: Context<'_>,
     Form(form): Form<TimeZoneForm>,
-    state: Data<&AppState>,
-    session: Data<&SessionHandle>,
     SignedIn(user): SignedIn,
 ) -> Result<Response, AppError> {
     let zone = match form.time_zone.trim() {
@@ -181,14 +195,14 @@ pub async fn set_time_zone(
         name => match TimeZone::parse(name) {
             Some(zone) => Some(zone),
             None => {
-                let mut page = AccountPage::new(c, &session, &user);
+                let mut page = AccountPage::new(c, session, &user);
                 page.zone_error = FieldError::on("time_zone", page.c.t.chrome.time_zone_invalid);
                 return render_with(StatusCode::BAD_REQUEST, &page);
             }
         },
     };
     state.services.accounts.set_time_zone(&user, zone).await?;
-    Ok(see_other("/account?saved=time-zone#time-zone"))
+    Ok(see_other(&paths::account_saved("time-zone", "time-zone")))
 }
 
 #[derive(Deserialize)]
@@ -202,16 +216,13 @@ pub struct PasswordForm {
 /// POST /account/password: asks for the current password; ends every other session.
 #[handler]
 pub async fn change_password(
-    c: Chrome,
+    Context { c, state, session, client, .. }: Context<'_>,
     Form(form): Form<PasswordForm>,
-    state: Data<&AppState>,
-    session: Data<&SessionHandle>,
-    client: Data<&ClientAddr>,
     SignedIn(user): SignedIn,
 ) -> Result<Response, AppError> {
     let session_now = session.current().ok_or(AppError::SignInRequired)?;
     let (current, new) = (SecretString::new(form.current_password), SecretString::new(form.new_password));
-    let changed = state.services.accounts.change_password(&user, &session_now, current, new, client.0.0).await;
+    let changed = state.services.accounts.change_password(&user, &session_now, current, new, client).await;
     let error = match changed {
         Ok(kept) => {
             session.adopt(kept);
@@ -225,7 +236,7 @@ pub async fn change_password(
         Err(error) => return Err(account_error(error)),
     };
     let changed = error.message().is_none();
-    let mut page = AccountPage::new(c, &session, &user);
+    let mut page = AccountPage::new(c, session, &user);
     (page.changed, page.password_error) = (changed, error);
     render_with(if changed { StatusCode::OK } else { StatusCode::BAD_REQUEST }, &page)
 }

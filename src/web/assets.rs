@@ -16,37 +16,26 @@ struct Asset {
     bytes: &'static [u8],
 }
 
+/// A file of `static/`, embedded under its own name.
+macro_rules! asset {
+    ($name:literal, $content_type:expr) => {
+        Asset { name: $name, content_type: $content_type, bytes: include_bytes!(concat!("../../static/", $name)) }
+    };
+}
+
+const JAVASCRIPT: &str = "text/javascript; charset=utf-8";
+
 const ASSETS: [Asset; 7] = [
-    Asset { name: "app.css", content_type: "text/css; charset=utf-8", bytes: include_bytes!("../../static/app.css") },
-    Asset {
-        name: "app.js",
-        content_type: "text/javascript; charset=utf-8",
-        bytes: include_bytes!("../../static/app.js"),
-    },
-    Asset {
-        name: "htmx.min.js",
-        content_type: "text/javascript; charset=utf-8",
-        bytes: include_bytes!("../../static/htmx.min.js"),
-    },
+    asset!("app.css", "text/css; charset=utf-8"),
+    asset!("app.js", JAVASCRIPT),
+    asset!("htmx.min.js", JAVASCRIPT),
     // The passkey forms' script: loaded by the pages that have one.
-    Asset {
-        name: "passkey.js",
-        content_type: "text/javascript; charset=utf-8",
-        bytes: include_bytes!("../../static/passkey.js"),
-    },
+    asset!("passkey.js", JAVASCRIPT),
     // The official tus client (tus-js-client 4.3.1, see static/tus.LICENSE) and the new-share
     // page's use of it: loaded by that page only.
-    Asset {
-        name: "tus.min.js",
-        content_type: "text/javascript; charset=utf-8",
-        bytes: include_bytes!("../../static/tus.min.js"),
-    },
-    Asset {
-        name: "upload.js",
-        content_type: "text/javascript; charset=utf-8",
-        bytes: include_bytes!("../../static/upload.js"),
-    },
-    Asset { name: "favicon.svg", content_type: "image/svg+xml", bytes: include_bytes!("../../static/favicon.svg") },
+    asset!("tus.min.js", JAVASCRIPT),
+    asset!("upload.js", JAVASCRIPT),
+    asset!("favicon.svg", "image/svg+xml"),
 ];
 
 /// A short digest of every asset: changes whenever any of them changes.

@@ -3,29 +3,53 @@
 
 use askama::Template;
 use poem::{
-    Response, handler,
+    Response, Route, get, handler,
     http::StatusCode,
+    post,
     web::{Data, Html, Path, Query},
 };
 use serde::Deserialize;
 
 use super::{
-    AppError, AppState, Chrome,
+    AppError, AppState, Chrome, Context,
     field_error::FieldError,
     form::Form,
     middleware::{ClientAddr, SessionHandle},
-    render, render_with, see_other,
+    paths, render, render_with, see_other,
 };
 use crate::{
     accounts::{TimeZone, password::PasswordRuleError},
     i18n::Text,
     secret::SecretString,
     services::{
+        SignInMethods,
         accounts::{AccountError, FormProblem, NewAccountForm},
         second_factor::SignInStep,
     },
     session::Session,
 };
+
+/// Signing in and out: the first-run setup, passwords, the second factor's step and the set-up a
+/// team's policy requires, passkeys, single sign-on.
+pub fn routes(route: Route) -> Route {
+    use super::{passkeys, second_factor, sso};
+    route
+        .at("/logout", post(logout))
+        .at("/login", get(login_page).post(login_submit))
+        .at("/setup/:token", get(setup_page).post(setup_submit))
+        .at("/login/second-factor", get(second_factor::verify_page).post(second_factor::verify_submit))
+        .at("/login/enrol", get(second_factor::enrol_page).post(second_factor::enrol_submit))
+        // Passkeys: signing in alone, or as the step after a password, or as the required set-up.
+        .at("/login/passkey/options", post(passkeys::sign_in_options))
+        .at("/login/passkey", post(passkeys::sign_in))
+        .at("/login/second-factor/passkey/options", post(passkeys::second_factor_options))
+        .at("/login/second-factor/passkey", post(passkeys::second_factor))
+        .at("/login/enrol/passkey/options", post(passkeys::enrolment_options))
+        .at("/login/enrol/passkey", post(passkeys::enrol))
+        // Single sign-on: the start and the provider's answer.
+        .at("/login/sso", get(sso::start))
+        .at("/login/sso/callback", get(sso::callback))
+}
 
 fn password_error(t: &'static Text, error: &PasswordRuleError) -> &'static str {
     match error {
@@ -47,32 +71,29 @@ struct SetupPage<'a> {
     error: FieldError,
 }
 
-#[derive(Deserialize)]
-pub struct SetupForm {
-    #[serde(default)]
-    name: String,
-    #[serde(default)]
-    email: String,
-    #[serde(default)]
-    password: String,
+/// The fields of the forms that sign a sender in: the setup, the sign-in and the invitation (each
+/// sends those it has).
+#[derive(Deserialize, Default)]
+#[serde(default)]
+pub struct SignInForm {
+    pub name: String,
+    pub email: String,
+    pub password: String,
     /// The browser's zone, sent by the script.
-    #[serde(default)]
-    time_zone: String,
+    pub time_zone: String,
 }
 
 /// GET /setup/{token}: open only while no account exists and the token is the printed one.
 #[handler]
 pub async fn setup_page(
-    c: Chrome,
+    Context { c, state, session, .. }: Context<'_>,
     Path(token): Path<String>,
-    state: Data<&AppState>,
-    session: Data<&SessionHandle>,
 ) -> Result<Html<String>, AppError> {
     if !state.services.accounts.setup_admits(&token).await? {
         return Err(AppError::NotFound("setup closed or wrong token"));
     }
     let csrf_token = session.form_token();
-    let action = format!("/setup/{token}");
+    let action = paths::setup(&token);
     let page = SetupPage { c, action, csrf_token: &csrf_token, name: "", email: "", error: FieldError::NONE };
     render(&page)
 }
@@ -80,24 +101,18 @@ pub async fn setup_page(
 /// POST /setup/{token}: creates the first admin and signs them in.
 #[handler]
 pub async fn setup_submit(
-    c: Chrome,
+    Context { c, state, session, client, .. }: Context<'_>,
     Path(token): Path<String>,
-    Form(form): Form<SetupForm>,
-    state: Data<&AppState>,
-    session: Data<&SessionHandle>,
-    client: Data<&ClientAddr>,
+    Form(form): Form<SignInForm>,
 ) -> Result<Response, AppError> {
     let new =
         NewAccountForm { name: &form.name, email: &form.email, password: SecretString::new(form.password.clone()) };
-    match state.services.accounts.set_up_first_admin(&token, new, session.current().as_ref(), client.0.0).await {
-        Ok(signed_in) => {
-            adopt_browser_zone(&state, &session.adopt(signed_in), &form.time_zone).await;
-            Ok(see_other("/shares"))
-        }
+    match state.services.accounts.set_up_first_admin(&token, new, session.current().as_ref(), client).await {
+        Ok(signed_in) => Ok(lead_on(state, session, SignInStep::Done(signed_in), &form.time_zone).await),
         Err(AccountError::Invalid(problem)) => {
             let csrf_token = session.form_token();
             let error = field_error(c.t, &problem, "password");
-            let action = format!("/setup/{token}");
+            let action = paths::setup(&token);
             let page = SetupPage { c, action, csrf_token: &csrf_token, name: &form.name, email: &form.email, error };
             render_with(StatusCode::BAD_REQUEST, &page)
         }
@@ -114,6 +129,22 @@ pub fn field_error(t: &'static Text, problem: &FormProblem, password_field: &'st
         FormProblem::CurrentPasswordWrong => "current_password",
     };
     FieldError::on(field, form_problem(t, problem))
+}
+
+/// Where a sign-in leads: signed in, to the dashboard; a second factor still due, to its step.
+pub async fn lead_on(state: &AppState, session: &SessionHandle, step: SignInStep, time_zone: &str) -> Response {
+    match step {
+        SignInStep::Done(signed_in) => {
+            adopt_browser_zone(state, &session.adopt(signed_in), time_zone).await;
+            see_other(paths::SHARES)
+        }
+        SignInStep::Pending { purpose, started } => {
+            if let Some(new) = started {
+                session.adopt(new);
+            }
+            see_other(super::second_factor::step_path(purpose))
+        }
+    }
 }
 
 /// A sign-in's account without a zone takes the one its browser sent (the script fills it in;
@@ -169,6 +200,24 @@ struct LoginPage<'a> {
     passkey_error: Option<&'static str>,
 }
 
+impl<'a> LoginPage<'a> {
+    /// The sign-in page offering every way in the team allows, with nothing to report.
+    fn new(c: Chrome, methods: &SignInMethods, csrf_token: &'a str) -> Self {
+        Self {
+            sso_button: super::sso::button_label(&c, methods),
+            c,
+            expired: false,
+            tries_used_up: false,
+            csrf_token,
+            email: "",
+            error: FieldError::NONE,
+            passwords: methods.passwords_allowed,
+            passkeys: methods.passkeys_available,
+            passkey_error: None,
+        }
+    }
+}
+
 #[derive(Deserialize)]
 pub struct LoginQuery {
     #[serde(default)]
@@ -180,25 +229,12 @@ pub struct LoginQuery {
 /// GET /login
 #[handler]
 pub async fn login_page(
-    c: Chrome,
+    Context { c, state, session, .. }: Context<'_>,
     Query(query): Query<LoginQuery>,
-    state: Data<&AppState>,
-    session: Data<&SessionHandle>,
 ) -> Result<Html<String>, AppError> {
-    let (sso_button, passwords) =
-        (super::sso::button_label(&c, &state), state.services.accounts.passwords_allowed().await?);
-    render(&LoginPage {
-        c,
-        expired: query.expired.is_some(),
-        tries_used_up: query.tries.is_some(),
-        csrf_token: &session.form_token(),
-        email: "",
-        error: FieldError::NONE,
-        sso_button,
-        passwords,
-        passkeys: state.services.passkeys.available().await?,
-        passkey_error: None,
-    })
+    let (methods, csrf_token) = (state.services.sign_in_methods().await?, session.form_token());
+    let page = LoginPage::new(c, &methods, &csrf_token);
+    render(&LoginPage { expired: query.expired.is_some(), tries_used_up: query.tries.is_some(), ..page })
 }
 
 /// The sign-in page answering a refused passkey (400): why, and every way in still offered.
@@ -208,75 +244,30 @@ pub async fn login_with_passkey_error(
     session: &SessionHandle,
     message: &'static str,
 ) -> Result<Response, AppError> {
-    let page = LoginPage {
-        sso_button: super::sso::button_label(&c, state),
-        expired: false,
-        tries_used_up: false,
-        csrf_token: &session.form_token(),
-        email: "",
-        error: FieldError::NONE,
-        passwords: state.services.accounts.passwords_allowed().await?,
-        passkeys: state.services.passkeys.available().await?,
-        passkey_error: Some(message),
-        c,
-    };
-    render_with(StatusCode::BAD_REQUEST, &page)
-}
-
-#[derive(Deserialize)]
-pub struct LoginForm {
-    #[serde(default)]
-    email: String,
-    #[serde(default)]
-    password: String,
-    /// The browser's zone, sent by the script.
-    #[serde(default)]
-    time_zone: String,
+    let (methods, csrf_token) = (state.services.sign_in_methods().await?, session.form_token());
+    let page = LoginPage::new(c, &methods, &csrf_token);
+    render_with(StatusCode::BAD_REQUEST, &LoginPage { passkey_error: Some(message), ..page })
 }
 
 /// POST /login: one answer for an unknown address and a wrong password; the session id changes
 /// on success.
 #[handler]
 pub async fn login_submit(
-    c: Chrome,
-    Form(form): Form<LoginForm>,
-    state: Data<&AppState>,
-    session: Data<&SessionHandle>,
-    client: Data<&ClientAddr>,
+    Context { c, state, session, client, .. }: Context<'_>,
+    Form(form): Form<SignInForm>,
 ) -> Result<Response, AppError> {
     let password = SecretString::new(form.password);
-    match state.services.accounts.sign_in(&form.email, password, session.current().as_ref(), client.0.0).await {
-        Ok(SignInStep::Done(signed_in)) => {
-            adopt_browser_zone(&state, &session.adopt(signed_in), &form.time_zone).await;
-            Ok(see_other("/shares"))
-        }
-        Ok(SignInStep::Pending { purpose, started }) => {
-            if let Some(new) = started {
-                session.adopt(new);
-            }
-            Ok(see_other(super::second_factor::step_path(purpose)))
-        }
+    match state.services.accounts.sign_in(&form.email, password, session.current().as_ref(), client).await {
+        Ok(step) => Ok(lead_on(state, session, step, &form.time_zone).await),
         Err(AccountError::WrongCredentials) => {
-            let csrf_token = session.form_token();
+            let (methods, csrf_token) = (state.services.sign_in_methods().await?, session.form_token());
             let error = FieldError::whole_form(c.t.login_failed);
-            let sso_button = super::sso::button_label(&c, &state);
-            let page = LoginPage {
-                c,
-                expired: false,
-                tries_used_up: false,
-                csrf_token: &csrf_token,
-                email: &form.email,
-                error,
-                sso_button,
-                passwords: true,
-                passkeys: state.services.passkeys.available().await?,
-                passkey_error: None,
-            };
-            render_with(StatusCode::OK, &page)
+            let page = LoginPage::new(c, &methods, &csrf_token);
+            render_with(StatusCode::OK, &LoginPage { email: &form.email, error, ..page })
         }
         Err(AccountError::TooMany(retry_after)) => Err(AppError::TooMany { reason: "sign-in attempts", retry_after }),
         Err(AccountError::LinkClosed) => Err(AppError::Forbidden("session ended during sign-in")),
-        Err(AccountError::PasswordsOff) => super::sso::passwords_off(c, &state),
+        Err(AccountError::PasswordsOff) => super::sso::passwords_off(c, state),
         Err(error) => Err(account_error(error)),
     }
 }
@@ -288,5 +279,5 @@ pub async fn logout(session: Data<&SessionHandle>, client: Data<&ClientAddr>) ->
         tracing::info!(account_id = user_id, client = %client.0.0, "signed out");
     }
     session.end().await?;
-    Ok(see_other("/"))
+    Ok(see_other(paths::HOME))
 }

@@ -5,24 +5,29 @@
 
 use askama::Template;
 use poem::{
-    Request, Response, handler,
+    Response, Route, get, handler,
     http::StatusCode,
+    post,
     web::{Data, Html, Path},
 };
 use serde::Deserialize;
 
-use super::{
-    Admin, AppError, AppState, Chrome, SignedIn,
-    form::Form,
-    middleware::{ClientAddr, SessionHandle},
-    render, render_with, see_other,
-};
+use super::{Admin, AppError, AppState, Chrome, Context, SignedIn, form::Form, paths, render, render_with, see_other};
 use crate::{
     deletion::{ActorRole, Case, EvidenceRow, NeedsReview, OpenError, OpenRequest, StepRow},
     i18n::format::human_time,
     secret::SecretString,
     services::accounts::AccountError,
 };
+
+/// The admin's deletion cases (a sender's own case is opened from the account page, another
+/// member's from the team page).
+pub fn routes(route: Route) -> Route {
+    route
+        .at("/admin/deletions", get(list))
+        .at("/admin/deletions/:reference", get(show))
+        .at("/admin/deletions/:reference/retry", post(retry))
+}
 
 #[derive(Deserialize)]
 pub struct DeleteForm {
@@ -41,17 +46,13 @@ struct RequestedPage<'a> {
 /// password (or a refusal) shows the account page with the reason and changes nothing.
 #[handler]
 pub async fn delete_own(
-    req: &Request,
-    c: Chrome,
+    Context { c, state, session, client, req }: Context<'_>,
     Form(form): Form<DeleteForm>,
-    state: Data<&AppState>,
-    session: Data<&SessionHandle>,
-    client: Data<&ClientAddr>,
     SignedIn(user): SignedIn,
 ) -> Result<Response, AppError> {
     let t = c.t;
     let password = SecretString::new(form.password);
-    let right = match state.services.accounts.confirm_password(&user, password, client.0.0).await {
+    let right = match state.services.accounts.confirm_password(&user, password, client).await {
         Ok(right) => right,
         Err(AccountError::TooMany(retry_after)) => {
             return Err(AppError::TooMany { reason: "deletion password attempts", retry_after });
@@ -59,15 +60,15 @@ pub async fn delete_own(
         Err(error) => return Err(super::auth::account_error(error)),
     };
     if !right {
-        tracing::info!(account_id = user.id, client = %client.0.0, "deletion refused: wrong password");
-        return super::account::account_with_deletion_error(c, &session, &user, t.password_current_wrong);
+        tracing::info!(account_id = user.id, client = %client, "deletion refused: wrong password");
+        return super::account::account_with_deletion_error(c, session, &user, t.password_current_wrong);
     }
     let request = OpenRequest { subject_id: user.id, actor_id: Some(user.id), role: ActorRole::Own, reapplies: None };
     let case = match state.services.deletion.open(&request).await {
         Ok(case) => case,
         Err(refused) => {
             let message = refusal_text(t, refused)?;
-            return super::account::account_with_deletion_error(c, &session, &user, message);
+            return super::account::account_with_deletion_error(c, session, &user, message);
         }
     };
     session.end().await?;
@@ -91,10 +92,8 @@ fn refusal_text(t: &'static crate::i18n::Text, error: OpenError) -> Result<&'sta
 /// /account, with their password).
 #[handler]
 pub async fn delete_member(
-    c: Chrome,
+    Context { c, state, session, .. }: Context<'_>,
     Path(id): Path<i64>,
-    state: Data<&AppState>,
-    session: Data<&SessionHandle>,
     Admin(admin): Admin,
 ) -> Result<Response, AppError> {
     if id == admin.id {
@@ -104,11 +103,11 @@ pub async fn delete_member(
     match state.services.deletion.open(&request).await {
         Ok(case) => {
             state.services.deletion.spawn(case.id);
-            Ok(see_other(&format!("/admin/deletions/{}", case.reference)))
+            Ok(see_other(&paths::deletion_case(&case.reference)))
         }
         Err(refused) => {
             let message = refusal_text(c.t, refused)?;
-            super::team::page_with_error(c, &state, &session, &admin, message).await
+            super::team::page_with_error(c, state, session, &admin, message).await
         }
     }
 }
@@ -210,13 +209,11 @@ async fn find_case(state: &AppState, reference: &str) -> Result<Case, AppError> 
 /// GET /admin/deletions/{reference}: the case's state, each store's result and the evidence.
 #[handler]
 pub async fn show(
-    c: Chrome,
+    Context { c, state, session, .. }: Context<'_>,
     Path(reference): Path<String>,
-    state: Data<&AppState>,
-    session: Data<&SessionHandle>,
     _admin: Admin,
 ) -> Result<Html<String>, AppError> {
-    let case = find_case(&state, &reference).await?;
+    let case = find_case(state, &reference).await?;
     let records = &state.services.records;
     let steps: Vec<StepLine> = records.steps(case.id).await?.iter().map(|s| step_line(&c, s)).collect();
     let d = &c.t.deletion;
@@ -247,5 +244,5 @@ pub async fn retry(
     let reset = state.services.records.retry_parked_steps(case.id).await?;
     tracing::info!(account_id = admin.id, case = %case.reference, steps = reset, "deletion steps sent back for retry");
     state.services.deletion.spawn(case.id);
-    Ok(see_other(&format!("/admin/deletions/{}", case.reference)))
+    Ok(see_other(&paths::deletion_case(&case.reference)))
 }

@@ -13,6 +13,7 @@ use super::{
     back_link::back_link,
     middleware::{RequestId, is_htmx},
     pages::Chrome,
+    paths,
 };
 use crate::i18n::{ErrorText, Lang, Text};
 
@@ -154,7 +155,7 @@ pub async fn render_errors<E: Endpoint>(ep: std::sync::Arc<E>, req: Request) -> 
     };
     if matches!(error.downcast_ref::<AppError>(), Some(AppError::SignInRequired)) {
         let location = if htmx { "HX-Redirect" } else { "Location" };
-        return with_pattern(Response::builder().status(StatusCode::SEE_OTHER).header(location, "/login").finish());
+        return with_pattern(Response::builder().status(StatusCode::SEE_OTHER).header(location, paths::LOGIN).finish());
     }
     // Whichever way a handler wrapped it, a write the database refused for lack of space gets
     // the storage-full page, is counted, and takes this instance out of the balancer's rotation.
@@ -196,8 +197,8 @@ pub async fn render_errors<E: Endpoint>(ep: std::sync::Arc<E>, req: Request) -> 
     };
     let shown_id = status.is_server_error().then_some(rid).flatten();
     let back_text = match back.as_str() {
-        "/" => t.error_back_home,
-        "/shares" => t.chrome.error_back_dashboard,
+        paths::HOME => t.error_back_home,
+        paths::SHARES => t.chrome.error_back_dashboard,
         _ => t.chrome.error_back,
     };
     let page = ErrorPage { c: chrome, status: status.as_u16(), text, request_id: shown_id, back, back_text };

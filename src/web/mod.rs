@@ -21,6 +21,7 @@ pub mod middleware;
 mod nav;
 mod pages;
 mod passkeys;
+mod paths;
 mod recipient;
 mod second_factor;
 mod sso;
@@ -32,12 +33,12 @@ use std::{ops::Deref, sync::Arc};
 use poem::{Endpoint, EndpointExt, Route, endpoint::BoxEndpoint, get, middleware::CookieJarManager};
 
 pub use error::AppError;
-pub use extract::{Admin, SignedIn};
+pub use extract::{Admin, Context, SignedIn};
 pub use pages::{Chrome, render, render_with, see_other};
 pub use recipient::content_disposition;
 
 use crate::{
-    config::{BasePath, Config},
+    config::{BasePath, Config, Settings},
     services::Services,
 };
 
@@ -82,96 +83,7 @@ pub fn app(state: AppState) -> impl Endpoint + 'static {
     let access_time_gc = state.config.settings.access_time_gc.then(|| state.services.gc.clone());
     let request_metrics = state.services.telemetry.metrics().clone();
 
-    let dev_outbox = state.config.settings.smtp_url.is_none();
-    let routes = Route::new()
-        .at("/", get(pages::home))
-        .at("/logout", poem::post(auth::logout))
-        .at("/login", get(auth::login_page).post(auth::login_submit))
-        .at("/setup/:token", get(auth::setup_page).post(auth::setup_submit))
-        // Second factor: the sign-in's code step and set-up, the account's app, the team's policy.
-        .at("/login/second-factor", get(second_factor::verify_page).post(second_factor::verify_submit))
-        .at("/login/enrol", get(second_factor::enrol_page).post(second_factor::enrol_submit))
-        .at("/account/totp", get(second_factor::setup_page).post(second_factor::start_setup))
-        .at("/account/totp/confirm", poem::post(second_factor::confirm_setup))
-        .at("/account/totp/remove", poem::post(second_factor::remove))
-        .at("/account/recovery-codes", poem::post(second_factor::renew_codes))
-        // Passkeys: signing in alone or after a password, and the account's list.
-        .at("/login/passkey/options", poem::post(passkeys::sign_in_options))
-        .at("/login/passkey", poem::post(passkeys::sign_in))
-        .at("/login/second-factor/passkey/options", poem::post(passkeys::second_factor_options))
-        .at("/login/second-factor/passkey", poem::post(passkeys::second_factor))
-        .at("/login/enrol/passkey/options", poem::post(passkeys::enrolment_options))
-        .at("/login/enrol/passkey", poem::post(passkeys::enrol))
-        .at("/account/passkeys/options", poem::post(passkeys::registration_options))
-        .at("/account/passkeys", poem::post(passkeys::register))
-        .at("/account/passkeys/:id/remove", poem::post(passkeys::remove))
-        .at("/team/sign-in-policy", poem::post(team::set_sign_in_policy))
-        .at("/team/:id/reset-factors", get(team::confirm_reset_factors).post(team::reset_factors))
-        // Single sign-on: the start, the provider's answer, and the team's sign-in methods.
-        .at("/login/sso", get(sso::start))
-        .at("/login/sso/callback", get(sso::callback))
-        .at("/team/sign-in-methods", poem::post(sso::set_methods))
-        .at("/account", get(account::account_page))
-        .at("/account/time-zone", poem::post(account::set_time_zone))
-        .at("/account/password", poem::post(account::change_password))
-        .at("/team", get(team::show))
-        .at("/team/invite", poem::post(team::invite))
-        .at("/team/:id/disable", get(team::confirm_disable).post(team::disable))
-        .at("/admin/maintenance", get(maintenance::admin::list_runs))
-        .at("/admin/maintenance/:id", get(maintenance::admin::show_run))
-        .at("/invite/:token", get(team::invitation_page).post(team::accept))
-        .at("/account/delete", poem::post(deletion::delete_own))
-        .at("/team/:id/delete", get(team::confirm_delete).post(deletion::delete_member))
-        .at("/admin/deletions", get(deletion::list))
-        .at("/admin/deletions/:reference", get(deletion::show))
-        .at("/admin/deletions/:reference/retry", poem::post(deletion::retry))
-        .at("/shares", get(dashboard::list))
-        .at("/shares/new", get(dashboard::new_share_form).post(dashboard::upload))
-        .at("/shares/:id", get(dashboard::show))
-        .at("/shares/:id/live", get(dashboard::live))
-        .at("/shares/:id/created", get(dashboard::created))
-        .at("/shares/:id/revoke", get(dashboard::revoke_confirm).post(dashboard::revoke))
-        .at("/shares/:id/link", poem::post(dashboard::renew_link))
-        .at("/shares/:id/unlock", poem::post(dashboard::unlock))
-        .at("/uploads", poem::RouteMethod::new().options(uploads::options).post(uploads::create))
-        .at(
-            "/uploads/:id",
-            poem::RouteMethod::new()
-                .head(uploads::upload)
-                .patch(uploads::upload)
-                .delete(uploads::upload)
-                .post(uploads::upload),
-        )
-        .at("/s/:token", get(recipient::landing).around(recipient::recipient_refusals))
-        .at("/s/:token/email", poem::post(recipient::request_code).around(recipient::recipient_refusals))
-        .at("/s/:token/code", poem::post(recipient::submit_code).around(recipient::recipient_refusals))
-        .at("/s/:token/code/new", poem::post(recipient::resend_code).around(recipient::recipient_refusals))
-        .at("/s/:token/address", poem::post(recipient::other_address).around(recipient::recipient_refusals))
-        .at("/s/:token/download", poem::post(recipient::download).around(recipient::recipient_refusals))
-        .at(
-            "/s/:token/file",
-            get(recipient::claimed_file).head(recipient::claimed_file).around(recipient::recipient_refusals),
-        )
-        .at("/healthz", get(health::healthz))
-        .at("/readyz", get(health::readyz))
-        .at("/static/:version/:name", get(assets::serve_asset))
-        .at("/favicon.ico", get(assets::favicon));
-    // Only with a token configured: otherwise the trigger does not exist (404).
-    let routes = if state.config.settings.maintenance_token.is_some() {
-        routes
-            .at("/maintenance/runs", poem::post(maintenance::api::trigger))
-            .at("/maintenance/runs/:id", get(maintenance::api::show))
-    } else {
-        routes
-    };
-    // Only without an SMTP relay: the page shows mails that otherwise went to real inboxes.
-    let routes = if dev_outbox { routes.at("/dev/outbox", get(dev_outbox::show)) } else { routes };
-    // Only with a token configured: otherwise /metrics is an unknown path (404).
-    let routes = if state.config.settings.metrics_token.is_some() {
-        routes.at("/metrics", get(metrics::scrape))
-    } else {
-        routes
-    };
+    let routes = routes(&state.config.settings);
 
     let base = Arc::new(state.config.base_path.clone());
     let lang_cookies = Arc::new(cookie_scope::CookieScope::new(&state.config));
@@ -199,6 +111,45 @@ pub fn app(state: AppState) -> impl Endpoint + 'static {
         .around(move |ep, req| middleware::client_addr(ep, req, trusted.clone()))
         .around(move |ep, req| middleware::collect_after_response(ep, req, access_time_gc.clone()))
         .data(state)
+}
+
+/// Every route, area by area; the optional ones only when configured.
+fn routes(settings: &Settings) -> Route {
+    let areas: [fn(Route) -> Route; 9] = [
+        site_routes,
+        auth::routes,
+        account::routes,
+        team::routes,
+        deletion::routes,
+        maintenance::routes,
+        dashboard::routes,
+        uploads::routes,
+        recipient::routes,
+    ];
+    let mut routes = areas.into_iter().fold(Route::new(), |routes, area| area(routes));
+    // Only with a token configured: otherwise the trigger does not exist (404).
+    if settings.maintenance_token.is_some() {
+        routes = maintenance::api_routes(routes);
+    }
+    // Only without an SMTP relay: the page shows mails that otherwise went to real inboxes.
+    if settings.smtp_url.is_none() {
+        routes = routes.at("/dev/outbox", get(dev_outbox::show));
+    }
+    // Only with a token configured: otherwise /metrics is an unknown path (404).
+    if settings.metrics_token.is_some() {
+        routes = routes.at("/metrics", get(metrics::scrape));
+    }
+    routes
+}
+
+/// The start page, the probes and the static files.
+fn site_routes(route: Route) -> Route {
+    route
+        .at("/", get(pages::home))
+        .at("/healthz", get(health::healthz))
+        .at("/readyz", get(health::readyz))
+        .at("/static/:version/:name", get(assets::serve_asset))
+        .at("/favicon.ico", get(assets::favicon))
 }
 
 /// The app below its base path (`/files/…`), which the router strips, so everything inside sees

@@ -3,7 +3,7 @@
 use askama::Template;
 use poem::{IntoResponse, Request, Response, handler, http::StatusCode, web::Html};
 
-use super::{AppError, AppState, middleware::SessionHandle, nav::Nav};
+use super::{AppError, AppState, middleware::SessionHandle, nav::Nav, paths};
 use crate::{
     accounts::TimeZone,
     i18n::{Lang, Text, format::Reader},
@@ -71,7 +71,7 @@ impl Chrome {
 
     /// Where the brand leads: the dashboard for a signed-in sender, else the start page.
     pub fn home_href(&self) -> &'static str {
-        if self.signed_in { "/shares" } else { "/" }
+        if self.signed_in { paths::SHARES } else { paths::HOME }
     }
 
     /// Who reads this page's times: its language and the sender's chosen zone.

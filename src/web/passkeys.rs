@@ -8,19 +8,14 @@
 //! passkeys need JavaScript.
 
 use poem::{
-    IntoResponse, Request, Response, handler,
+    IntoResponse, Response, handler,
     http::StatusCode,
-    web::{Data, Json, Path},
+    web::{Json, Path},
 };
 use serde::Deserialize;
 use serde_json::json;
 
-use super::{
-    AppError, AppState, Chrome, SignedIn,
-    form::Form,
-    middleware::{ClientAddr, SessionHandle},
-    see_other,
-};
+use super::{AppError, Chrome, Context, SignedIn, form::Form, paths, see_other};
 use crate::{secret::SecretString, services::passkeys::PasskeyRefusal};
 
 #[derive(Deserialize)]
@@ -34,9 +29,6 @@ pub struct PasskeyForm {
     credential: String,
 }
 
-/// Where a passkey step's page sends someone whose pending sign-in ran out.
-const EXPIRED: &str = "/login?expired=1";
-
 /// An options request refused, for the script: `{"error": text}`, and `location` when the person
 /// must start over elsewhere.
 fn refused_json(c: &Chrome, refusal: PasskeyRefusal) -> Result<Response, AppError> {
@@ -45,7 +37,9 @@ fn refused_json(c: &Chrome, refusal: PasskeyRefusal) -> Result<Response, AppErro
         PasskeyRefusal::Off => (StatusCode::NOT_FOUND, p.script_unsupported, None),
         PasskeyRefusal::WrongPassword => (StatusCode::BAD_REQUEST, c.t.password_current_wrong, None),
         PasskeyRefusal::BadName => (StatusCode::BAD_REQUEST, p.name_invalid, None),
-        PasskeyRefusal::NoPendingSignIn => (StatusCode::CONFLICT, c.t.second_factor.expired, Some(EXPIRED)),
+        PasskeyRefusal::NoPendingSignIn => {
+            (StatusCode::CONFLICT, c.t.second_factor.expired, Some(paths::LOGIN_EXPIRED))
+        }
         PasskeyRefusal::Expired => (StatusCode::CONFLICT, p.expired, None),
         PasskeyRefusal::NotAccepted | PasskeyRefusal::Taken => (StatusCode::BAD_REQUEST, p.not_accepted, None),
         PasskeyRefusal::TooMany(retry_after) => {
@@ -114,16 +108,13 @@ async fn answered<T>(
 /// POST /account/passkeys/options: the current password and the name first, then the challenge.
 #[handler]
 pub async fn registration_options(
-    c: Chrome,
+    Context { c, state, session, client, .. }: Context<'_>,
     Form(form): Form<PasskeyForm>,
-    state: Data<&AppState>,
-    session: Data<&SessionHandle>,
-    client: Data<&ClientAddr>,
     SignedIn(user): SignedIn,
 ) -> Result<Response, AppError> {
     let current = session.current().ok_or(AppError::SignInRequired)?;
     let password = SecretString::new(form.password);
-    let options = state.services.passkeys.begin_registration(&user, &current, &form.name, password, client.0.0).await;
+    let options = state.services.passkeys.begin_registration(&user, &current, &form.name, password, client).await;
     options_json(&c, options)
 }
 
@@ -131,24 +122,21 @@ pub async fn registration_options(
 /// recovery codes once; otherwise back to the list.
 #[handler]
 pub async fn register(
-    c: Chrome,
+    Context { c, state, session, client, .. }: Context<'_>,
     Form(form): Form<PasskeyForm>,
-    state: Data<&AppState>,
-    session: Data<&SessionHandle>,
-    client: Data<&ClientAddr>,
     SignedIn(user): SignedIn,
 ) -> Result<Response, AppError> {
     let current = session.current().ok_or(AppError::SignInRequired)?;
     if form.credential.is_empty() {
         let message = c.t.passkeys.needs_script;
-        return super::account::account_with_passkey_error(c, &state, &session, &user, "name", message).await;
+        return super::account::account_with_passkey_error(c, state, session, &user, "name", message).await;
     }
-    match state.services.passkeys.register(&user, &current, &form.name, &form.credential, client.0.0).await {
-        Ok(Some(codes)) => super::second_factor::recovery_codes(c, &session, codes, "/account"),
-        Ok(None) => Ok(see_other("/account?saved=passkey#passkeys")),
+    match state.services.passkeys.register(&user, &current, &form.name, &form.credential, client).await {
+        Ok(Some(codes)) => super::second_factor::recovery_codes(c, session, codes, paths::ACCOUNT),
+        Ok(None) => Ok(see_other(&paths::account_saved("passkey", "passkeys"))),
         Err(refusal) => {
             let message = refusal_text(&c, refusal)?;
-            super::account::account_with_passkey_error(c, &state, &session, &user, "name", message).await
+            super::account::account_with_passkey_error(c, state, session, &user, "name", message).await
         }
     }
 }
@@ -156,21 +144,18 @@ pub async fn register(
 /// POST /account/passkeys/{id}/remove: asks for the current password.
 #[handler]
 pub async fn remove(
-    c: Chrome,
+    Context { c, state, session, client, .. }: Context<'_>,
     Path(id): Path<i64>,
     Form(form): Form<PasskeyForm>,
-    state: Data<&AppState>,
-    session: Data<&SessionHandle>,
-    client: Data<&ClientAddr>,
     SignedIn(user): SignedIn,
 ) -> Result<Response, AppError> {
-    match state.services.passkeys.remove(&user, id, SecretString::new(form.password), client.0.0).await {
-        Ok(true) => Ok(see_other("/account?saved=passkey-removed#passkeys")),
+    match state.services.passkeys.remove(&user, id, SecretString::new(form.password), client).await {
+        Ok(true) => Ok(see_other(&paths::account_saved("passkey-removed", "passkeys"))),
         Ok(false) => Err(AppError::NotFound("no such passkey on this account")),
         Err(refusal) => {
             let message = refusal_text(&c, refusal)?;
             let field = format!("password-{id}");
-            super::account::account_with_passkey_error(c, &state, &session, &user, &field, message).await
+            super::account::account_with_passkey_error(c, state, session, &user, &field, message).await
         }
     }
 }
@@ -178,10 +163,8 @@ pub async fn remove(
 /// POST /login/enrol/passkey/options: the set-up a team's policy requires, with a passkey.
 #[handler]
 pub async fn enrolment_options(
-    c: Chrome,
+    Context { c, state, session, .. }: Context<'_>,
     Form(form): Form<PasskeyForm>,
-    state: Data<&AppState>,
-    session: Data<&SessionHandle>,
 ) -> Result<Response, AppError> {
     options_json(&c, state.services.passkeys.begin_enrolment(session.current().as_ref(), &form.name).await)
 }
@@ -190,40 +173,29 @@ pub async fn enrolment_options(
 /// shown once.
 #[handler]
 pub async fn enrol(
-    req: &Request,
-    c: Chrome,
+    Context { c, state, session, client, req }: Context<'_>,
     Form(form): Form<PasskeyForm>,
-    state: Data<&AppState>,
-    session: Data<&SessionHandle>,
-    client: Data<&ClientAddr>,
 ) -> Result<Response, AppError> {
     let current = session.current();
-    let enrolled = state.services.passkeys.enrol(current.as_ref(), &form.name, &form.credential, client.0.0);
+    let enrolled = state.services.passkeys.enrol(current.as_ref(), &form.name, &form.credential, client);
     match answered(&c, &form.credential, enrolled).await? {
         Answered::Done((signed_in, codes)) => {
             session.adopt(signed_in);
-            super::second_factor::recovery_codes(Chrome::for_request(req), &session, codes, "/shares")
+            super::second_factor::recovery_codes(Chrome::for_request(req), session, codes, paths::SHARES)
         }
-        Answered::PendingSignInGone => Ok(see_other(EXPIRED)),
-        Answered::Refused(message) => {
-            super::second_factor::enrol_with_passkey_error(c, &state, &session, message).await
-        }
+        Answered::PendingSignInGone => Ok(see_other(paths::LOGIN_EXPIRED)),
+        Answered::Refused(message) => super::second_factor::enrol_with_passkey_error(c, state, session, message).await,
     }
 }
 
 /// POST /login/passkey/options: a challenge any of this site's passkeys can answer. The browser
 /// gets a session for it if it had none (so many per client: see the service).
 #[handler]
-pub async fn sign_in_options(
-    c: Chrome,
-    state: Data<&AppState>,
-    session: Data<&SessionHandle>,
-    client: Data<&ClientAddr>,
-) -> Result<Response, AppError> {
-    if !state.services.passkeys.available().await? {
+pub async fn sign_in_options(Context { c, state, session, client, .. }: Context<'_>) -> Result<Response, AppError> {
+    if !state.services.sign_in_methods().await?.passkeys_available {
         return refused_json(&c, PasskeyRefusal::Off);
     }
-    let begun = state.services.passkeys.begin_sign_in(session.current().as_ref(), client.0.0).await;
+    let begun = state.services.passkeys.begin_sign_in(session.current().as_ref(), client).await;
     let options = begun.map(|(options, started)| {
         if let Some(new) = started {
             session.adopt(new);
@@ -236,55 +208,43 @@ pub async fn sign_in_options(
 /// POST /login/passkey: the browser's answer; signed in on a new session id.
 #[handler]
 pub async fn sign_in(
-    c: Chrome,
+    Context { c, state, session, client, .. }: Context<'_>,
     Form(form): Form<PasskeyForm>,
-    state: Data<&AppState>,
-    session: Data<&SessionHandle>,
-    client: Data<&ClientAddr>,
 ) -> Result<Response, AppError> {
     let current = session.current();
-    let signed_in = state.services.passkeys.sign_in(current.as_ref(), &form.credential, client.0.0);
+    let signed_in = state.services.passkeys.sign_in(current.as_ref(), &form.credential, client);
     let message = match answered(&c, &form.credential, signed_in).await? {
         Answered::Done(signed_in) => {
             session.adopt(signed_in);
-            return Ok(see_other("/shares"));
+            return Ok(see_other(paths::SHARES));
         }
         // Never: a sign-in with a passkey alone has no pending sign-in.
         Answered::PendingSignInGone => c.t.passkeys.expired,
         Answered::Refused(message) => message,
     };
-    super::auth::login_with_passkey_error(c, &state, &session, message).await
+    super::auth::login_with_passkey_error(c, state, session, message).await
 }
 
 /// POST /login/second-factor/passkey/options: a challenge for the pending sign-in's passkeys.
 #[handler]
-pub async fn second_factor_options(
-    c: Chrome,
-    state: Data<&AppState>,
-    session: Data<&SessionHandle>,
-) -> Result<Response, AppError> {
+pub async fn second_factor_options(Context { c, state, session, .. }: Context<'_>) -> Result<Response, AppError> {
     options_json(&c, state.services.passkeys.begin_second_factor(session.current().as_ref()).await)
 }
 
 /// POST /login/second-factor/passkey: the step after the password, with a passkey.
 #[handler]
 pub async fn second_factor(
-    c: Chrome,
+    Context { c, state, session, client, .. }: Context<'_>,
     Form(form): Form<PasskeyForm>,
-    state: Data<&AppState>,
-    session: Data<&SessionHandle>,
-    client: Data<&ClientAddr>,
 ) -> Result<Response, AppError> {
     let current = session.current();
-    let signed_in = state.services.passkeys.second_factor(current.as_ref(), &form.credential, client.0.0);
+    let signed_in = state.services.passkeys.second_factor(current.as_ref(), &form.credential, client);
     match answered(&c, &form.credential, signed_in).await? {
         Answered::Done(signed_in) => {
             session.adopt(signed_in);
-            Ok(see_other("/shares"))
+            Ok(see_other(paths::SHARES))
         }
-        Answered::PendingSignInGone => Ok(see_other(EXPIRED)),
-        Answered::Refused(message) => {
-            super::second_factor::verify_with_passkey_error(c, &state, &session, message).await
-        }
+        Answered::PendingSignInGone => Ok(see_other(paths::LOGIN_EXPIRED)),
+        Answered::Refused(message) => super::second_factor::verify_with_passkey_error(c, state, session, message).await,
     }
 }

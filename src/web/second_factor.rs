@@ -3,14 +3,11 @@
 //! own set-up, removal and new recovery codes, and the page that shows recovery codes once.
 
 use askama::Template;
-use poem::{Request, Response, handler, http::StatusCode, web::Data};
+use poem::{Response, handler, http::StatusCode};
 use serde::Deserialize;
 
 use super::{
-    AppError, AppState, Chrome, SignedIn,
-    form::Form,
-    middleware::{ClientAddr, SessionHandle},
-    render_with, see_other,
+    AppError, AppState, Chrome, Context, SignedIn, form::Form, middleware::SessionHandle, paths, render_with, see_other,
 };
 use crate::{
     accounts::second_factor::{Purpose, totp::Provisioning},
@@ -21,15 +18,10 @@ use crate::{
 /// Where a pending sign-in goes next.
 pub fn step_path(purpose: Purpose) -> &'static str {
     match purpose {
-        Purpose::Verify => "/login/second-factor",
-        Purpose::Enrol => "/login/enrol",
+        Purpose::Verify => paths::SECOND_FACTOR,
+        Purpose::Enrol => paths::ENROL,
     }
 }
-
-/// Back to the sign-in page, saying the pending sign-in ran out.
-const EXPIRED: &str = "/login?expired=1";
-/// Back to the sign-in page, saying the pending sign-in took its last wrong code.
-const TRIES_USED_UP: &str = "/login?tries=1";
 
 #[derive(Deserialize)]
 pub struct CodeForm {
@@ -94,43 +86,36 @@ pub async fn verify_with_passkey_error(
 ) -> Result<Response, AppError> {
     match VerifyPage::of(c, state, session, None, Some(message)).await? {
         Some(page) => render_with(StatusCode::BAD_REQUEST, &page),
-        None => Ok(see_other(EXPIRED)),
+        None => Ok(see_other(paths::LOGIN_EXPIRED)),
     }
 }
 
 /// GET /login/second-factor
 #[handler]
-pub async fn verify_page(
-    c: Chrome,
-    state: Data<&AppState>,
-    session: Data<&SessionHandle>,
-) -> Result<Response, AppError> {
-    match VerifyPage::of(c, &state, &session, None, None).await? {
+pub async fn verify_page(Context { c, state, session, .. }: Context<'_>) -> Result<Response, AppError> {
+    match VerifyPage::of(c, state, session, None, None).await? {
         Some(page) => render_with(StatusCode::OK, &page),
-        None => Ok(see_other(EXPIRED)),
+        None => Ok(see_other(paths::LOGIN_EXPIRED)),
     }
 }
 
 /// POST /login/second-factor: an app's code or a recovery code; the session id changes on success.
 #[handler]
 pub async fn verify_submit(
-    c: Chrome,
+    Context { c, state, session, client, .. }: Context<'_>,
     Form(form): Form<CodeForm>,
-    state: Data<&AppState>,
-    session: Data<&SessionHandle>,
-    client: Data<&ClientAddr>,
 ) -> Result<Response, AppError> {
     let code = SecretString::new(form.code);
-    match state.services.factors.verify(session.current().as_ref(), code, client.0.0).await {
+    match state.services.factors.verify(session.current().as_ref(), code, client).await {
         Ok(signed_in) => {
             session.adopt(signed_in);
-            Ok(see_other("/shares"))
+            Ok(see_other(paths::SHARES))
         }
         Err(FactorError::WrongCode) => {
             let error = Some(c.t.second_factor.code_wrong);
-            match VerifyPage::of(c, &state, &session, error, None).await? {
+            match VerifyPage::of(c, state, session, error, None).await? {
                 Some(page) => render_with(StatusCode::OK, &page),
-                None => Ok(see_other(EXPIRED)),
+                None => Ok(see_other(paths::LOGIN_EXPIRED)),
             }
         }
         Err(error) => factor_error(error),
@@ -140,10 +125,10 @@ pub async fn verify_submit(
 /// A refusal that is not a wrong code, as its answer.
 fn factor_error(error: FactorError) -> Result<Response, AppError> {
     match error {
-        FactorError::NoPendingSignIn => Ok(see_other(EXPIRED)),
-        FactorError::TriesUsedUp => Ok(see_other(TRIES_USED_UP)),
+        FactorError::NoPendingSignIn => Ok(see_other(paths::LOGIN_EXPIRED)),
+        FactorError::TriesUsedUp => Ok(see_other(paths::LOGIN_TRIES_USED_UP)),
         FactorError::TooMany(retry_after) => Err(AppError::TooMany { reason: "second factor attempts", retry_after }),
-        FactorError::NotWaiting => Ok(see_other("/account#second-factor")),
+        FactorError::NotWaiting => Ok(see_other(paths::ACCOUNT_SECOND_FACTOR)),
         FactorError::WrongCode | FactorError::WrongPassword => Err(AppError::BadRequest("wrong code or password")),
         FactorError::Fault(fault) => Err(fault.into()),
     }
@@ -169,13 +154,9 @@ struct EnrolPage {
 
 /// GET /login/enrol: the set-up the team's policy requires before signing in.
 #[handler]
-pub async fn enrol_page(
-    c: Chrome,
-    state: Data<&AppState>,
-    session: Data<&SessionHandle>,
-) -> Result<Response, AppError> {
+pub async fn enrol_page(Context { c, state, session, .. }: Context<'_>) -> Result<Response, AppError> {
     match state.services.factors.enrolment(session.current().as_ref()).await {
-        Ok((_, setup)) => enrol_with(c, &state, &session, setup, "/login/enrol", None).await,
+        Ok((_, setup)) => enrol_with(c, state, session, setup, paths::ENROL, None).await,
         Err(error) => factor_error(error),
     }
 }
@@ -202,8 +183,8 @@ async fn enrol_with(
     action: &'static str,
     error: Option<SetUpError>,
 ) -> Result<Response, AppError> {
-    let signed_in_setup = action != "/login/enrol";
-    let passkey = !signed_in_setup && state.services.passkeys.available().await?;
+    let signed_in_setup = action != paths::ENROL;
+    let passkey = !signed_in_setup && state.services.sign_in_methods().await?.passkeys_available;
     let csrf_token = session.form_token();
     let password_wrong = matches!(error, Some(SetUpError::Password(_)));
     let error = error.map(SetUpError::message);
@@ -237,7 +218,7 @@ pub async fn enrol_with_passkey_error(
         c,
         csrf_token,
         setup,
-        action: "/login/enrol",
+        action: paths::ENROL,
         signed_in_setup: false,
         error: None,
         password_wrong: false,
@@ -250,18 +231,14 @@ pub async fn enrol_with_passkey_error(
 /// POST /login/enrol: confirms the app, signs the session in and shows the recovery codes once.
 #[handler]
 pub async fn enrol_submit(
-    req: &Request,
-    c: Chrome,
+    Context { c, state, session, client, req }: Context<'_>,
     Form(form): Form<CodeForm>,
-    state: Data<&AppState>,
-    session: Data<&SessionHandle>,
-    client: Data<&ClientAddr>,
 ) -> Result<Response, AppError> {
     let factors = &state.services.factors;
-    match factors.enrol_and_sign_in(session.current().as_ref(), SecretString::new(form.code), client.0.0).await {
+    match factors.enrol_and_sign_in(session.current().as_ref(), SecretString::new(form.code), client).await {
         Ok((signed_in, codes)) => {
             session.adopt(signed_in);
-            recovery_codes(Chrome::for_request(req), &session, codes, "/shares")
+            recovery_codes(Chrome::for_request(req), session, codes, paths::SHARES)
         }
         Err(FactorError::WrongCode) => {
             let (_, setup) = match factors.enrolment(session.current().as_ref()).await {
@@ -269,7 +246,7 @@ pub async fn enrol_submit(
                 Err(error) => return factor_error(error),
             };
             let error = Some(SetUpError::Code(c.t.second_factor.code_wrong));
-            enrol_with(c, &state, &session, setup, "/login/enrol", error).await
+            enrol_with(c, state, session, setup, paths::ENROL, error).await
         }
         Err(error) => factor_error(error),
     }
@@ -299,28 +276,23 @@ pub fn recovery_codes(
 /// POST /account/totp: starts setting up an app with a fresh secret, after the current password.
 #[handler]
 pub async fn start_setup(
-    c: Chrome,
+    Context { c, state, session, client, .. }: Context<'_>,
     Form(form): Form<PasswordForm>,
-    state: Data<&AppState>,
-    session: Data<&SessionHandle>,
-    client: Data<&ClientAddr>,
     SignedIn(user): SignedIn,
 ) -> Result<Response, AppError> {
-    let started = state.services.factors.start_totp(&user, SecretString::new(form.password), client.0.0).await;
-    after_password(started, c, &state, &session, &user, |_, ()| Ok(see_other("/account/totp"))).await
+    let started = state.services.factors.start_totp(&user, SecretString::new(form.password), client).await;
+    after_password(started, c, state, session, &user, |_, ()| Ok(see_other(paths::TOTP_SETUP))).await
 }
 
 /// GET /account/totp: the waiting set-up (QR code, key, code field).
 #[handler]
 pub async fn setup_page(
-    c: Chrome,
-    state: Data<&AppState>,
-    session: Data<&SessionHandle>,
+    Context { c, state, session, .. }: Context<'_>,
     SignedIn(user): SignedIn,
 ) -> Result<Response, AppError> {
     match state.services.factors.waiting_setup(&user).await? {
-        Some(setup) => enrol_with(c, &state, &session, setup, "/account/totp", None).await,
-        None => Ok(see_other("/account#second-factor")),
+        Some(setup) => enrol_with(c, state, session, setup, paths::TOTP_SETUP, None).await,
+        None => Ok(see_other(paths::ACCOUNT_SECOND_FACTOR)),
     }
 }
 
@@ -328,40 +300,34 @@ pub async fn setup_page(
 /// password, and shows the recovery codes once.
 #[handler]
 pub async fn confirm_setup(
-    c: Chrome,
+    Context { c, state, session, client, .. }: Context<'_>,
     Form(form): Form<ConfirmForm>,
-    state: Data<&AppState>,
-    session: Data<&SessionHandle>,
-    client: Data<&ClientAddr>,
     SignedIn(user): SignedIn,
 ) -> Result<Response, AppError> {
     let factors = &state.services.factors;
     let (code, password) = (SecretString::new(form.code), SecretString::new(form.password));
-    let error = match factors.confirm_totp(&user, code, password, client.0.0).await {
-        Ok(codes) => return recovery_codes(c, &session, codes, "/account"),
+    let error = match factors.confirm_totp(&user, code, password, client).await {
+        Ok(codes) => return recovery_codes(c, session, codes, paths::ACCOUNT),
         Err(FactorError::WrongCode) => SetUpError::Code(c.t.second_factor.code_wrong),
         Err(FactorError::WrongPassword) => SetUpError::Password(c.t.password_current_wrong),
         Err(error) => return factor_error(error),
     };
     match factors.waiting_setup(&user).await? {
-        Some(setup) => enrol_with(c, &state, &session, setup, "/account/totp", Some(error)).await,
-        None => Ok(see_other("/account#second-factor")),
+        Some(setup) => enrol_with(c, state, session, setup, paths::TOTP_SETUP, Some(error)).await,
+        None => Ok(see_other(paths::ACCOUNT_SECOND_FACTOR)),
     }
 }
 
 /// POST /account/totp/remove: asks for the current password.
 #[handler]
 pub async fn remove(
-    c: Chrome,
+    Context { c, state, session, client, .. }: Context<'_>,
     Form(form): Form<PasswordForm>,
-    state: Data<&AppState>,
-    session: Data<&SessionHandle>,
-    client: Data<&ClientAddr>,
     SignedIn(user): SignedIn,
 ) -> Result<Response, AppError> {
-    let removed = state.services.factors.remove_totp(&user, SecretString::new(form.password), client.0.0).await;
-    after_password(removed, c, &state, &session, &user, |_, ()| {
-        Ok(see_other("/account?saved=second-factor#second-factor"))
+    let removed = state.services.factors.remove_totp(&user, SecretString::new(form.password), client).await;
+    after_password(removed, c, state, session, &user, |_, ()| {
+        Ok(see_other(&paths::account_saved("second-factor", "second-factor")))
     })
     .await
 }
@@ -369,16 +335,14 @@ pub async fn remove(
 /// POST /account/recovery-codes: a new set after the current password; the old set stops working.
 #[handler]
 pub async fn renew_codes(
-    c: Chrome,
+    Context { c, state, session, client, .. }: Context<'_>,
     Form(form): Form<PasswordForm>,
-    state: Data<&AppState>,
-    session: Data<&SessionHandle>,
-    client: Data<&ClientAddr>,
     SignedIn(user): SignedIn,
 ) -> Result<Response, AppError> {
     let factors = &state.services.factors;
-    let renewed = factors.renew_recovery_codes(&user, SecretString::new(form.password), client.0.0).await;
-    after_password(renewed, c, &state, &session, &user, |c, codes| recovery_codes(c, &session, codes, "/account")).await
+    let renewed = factors.renew_recovery_codes(&user, SecretString::new(form.password), client).await;
+    after_password(renewed, c, state, session, &user, |c, codes| recovery_codes(c, session, codes, paths::ACCOUNT))
+        .await
 }
 
 /// The answer to an account form that asked for the current password: `done` with what the change

@@ -4,38 +4,18 @@
 //! is `POST /team/sign-in-methods`.
 
 use askama::Template;
-use poem::{
-    Response, handler,
-    http::StatusCode,
-    web::{Data, Query},
-};
+use poem::{Response, handler, http::StatusCode, web::Query};
 use serde::Deserialize;
 
-use super::{
-    Admin, AppError, AppState, Chrome,
-    form::Form,
-    middleware::{ClientAddr, SessionHandle},
-    render_with, see_other,
+use super::{Admin, AppError, AppState, Chrome, Context, form::Form, paths, render_with, see_other};
+use crate::services::{
+    SignInMethods,
+    sso::{Answer, Refusal, SsoError},
 };
-use crate::services::sso::{Answer, Refusal, SsoError};
-
-/// What the team page shows of the sign-in methods.
-pub struct SignInMethods {
-    /// The provider's name; `None`: single sign-on is not configured.
-    pub sso_name: Option<String>,
-    pub passwords_allowed: bool,
-}
-
-impl SignInMethods {
-    pub async fn of(state: &AppState) -> Result<Self, AppError> {
-        let passwords_allowed = state.services.accounts.passwords_allowed().await?;
-        Ok(Self { sso_name: state.services.sso.name().map(str::to_owned), passwords_allowed })
-    }
-}
 
 /// The sign-in button's words, when single sign-on is configured.
-pub fn button_label(c: &Chrome, state: &AppState) -> Option<String> {
-    state.services.sso.name().map(|name| c.t.sso.with_name(c.t.sso.button, name))
+pub fn button_label(c: &Chrome, methods: &SignInMethods) -> Option<String> {
+    methods.sso_name.as_deref().map(|name| c.t.sso.with_name(c.t.sso.button, name))
 }
 
 #[derive(Template)]
@@ -85,9 +65,10 @@ fn refusal(c: Chrome, state: &AppState, refusal: Refusal) -> Result<Response, Ap
 /// The provider cannot be reached: 503, and the password form if passwords are on.
 async fn unavailable(c: Chrome, state: &AppState) -> Result<Response, AppError> {
     let s = &c.t.sso;
-    let name = state.services.sso.name().unwrap_or_default();
+    let methods = state.services.sign_in_methods().await?;
+    let name = methods.sso_name.as_deref().unwrap_or_default();
     let mut lines = vec![s.with_name(s.unavailable_body, name)];
-    if state.services.accounts.passwords_allowed().await? {
+    if methods.passwords_allowed {
         lines.push(s.unavailable_passwords.to_owned());
     }
     refused_page(c, StatusCode::SERVICE_UNAVAILABLE, "unavailable", s.with_name(s.unavailable_title, name), lines)
@@ -113,21 +94,16 @@ async fn sso_error(c: Chrome, state: &AppState, error: SsoError) -> Result<Respo
 /// GET /login/sso: starts a sign-in, remembered in a sealed cookie of its own (no row, no
 /// session), and sends the browser to the provider.
 #[handler]
-pub async fn start(
-    c: Chrome,
-    state: Data<&AppState>,
-    session: Data<&SessionHandle>,
-    client: Data<&ClientAddr>,
-) -> Result<Response, AppError> {
+pub async fn start(Context { c, state, session, client, .. }: Context<'_>) -> Result<Response, AppError> {
     if state.services.sso.name().is_none() {
         return Err(AppError::NotFound("single sign-on is not configured"));
     }
-    match state.services.sso.start(client.0.0).await {
+    match state.services.sso.start(client).await {
         Ok((url, pending)) => {
             session.set_pending_sso(pending, crate::sso::pending::PENDING_TTL);
             Ok(see_other(&url))
         }
-        Err(error) => sso_error(c, &state, error).await,
+        Err(error) => sso_error(c, state, error).await,
     }
 }
 
@@ -142,15 +118,12 @@ pub struct CallbackQuery {
 /// GET /login/sso/callback: the provider's answer. Success signs the session in on a new id.
 #[handler]
 pub async fn callback(
-    c: Chrome,
+    Context { c, state, session, client, .. }: Context<'_>,
     Query(query): Query<CallbackQuery>,
-    state: Data<&AppState>,
-    session: Data<&SessionHandle>,
-    client: Data<&ClientAddr>,
 ) -> Result<Response, AppError> {
     let answer = Answer { state: &query.state, code: query.code.as_deref(), error: query.error.as_deref() };
     let pending = session.pending_sso();
-    let finished = state.services.sso.finish(session.current().as_ref(), pending.as_deref(), answer, client.0.0).await;
+    let finished = state.services.sso.finish(session.current().as_ref(), pending.as_deref(), answer, client).await;
     // An answer for another sign-in (a forged state) leaves this browser's own one waiting.
     if !matches!(finished, Err(SsoError::Refused(Refusal::UnknownState))) {
         session.end_pending_sso();
@@ -158,9 +131,9 @@ pub async fn callback(
     match finished {
         Ok(signed_in) => {
             session.adopt(signed_in);
-            Ok(see_other("/shares"))
+            Ok(see_other(paths::SHARES))
         }
-        Err(error) => sso_error(c, &state, error).await,
+        Err(error) => sso_error(c, state, error).await,
     }
 }
 
@@ -175,11 +148,8 @@ pub struct MethodsForm {
 /// or back on, then back to the team page.
 #[handler]
 pub async fn set_methods(
-    c: Chrome,
+    Context { c, state, session, client, .. }: Context<'_>,
     Form(form): Form<MethodsForm>,
-    state: Data<&AppState>,
-    session: Data<&SessionHandle>,
-    client: Data<&ClientAddr>,
     Admin(user): Admin,
 ) -> Result<Response, AppError> {
     let allowed = match form.passwords.as_str() {
@@ -187,12 +157,12 @@ pub async fn set_methods(
         "off" => false,
         _ => return Err(AppError::BadRequest("passwords must be on or off")),
     };
-    match state.services.sso.set_passwords_allowed(Some(&user), allowed, Some(client.0.0)).await {
-        Ok(_) => Ok(see_other("/team?done=sign-in-methods")),
+    match state.services.sso.set_passwords_allowed(Some(&user), allowed, Some(client)).await {
+        Ok(_) => Ok(see_other(&paths::team_done("sign-in-methods"))),
         Err(SsoError::NotConfigured) => {
             let message = c.t.sso.not_configured;
-            super::team::page_with_error(c, &state, &session, &user, message).await
+            super::team::page_with_error(c, state, session, &user, message).await
         }
-        Err(error) => sso_error(c, &state, error).await,
+        Err(error) => sso_error(c, state, error).await,
     }
 }

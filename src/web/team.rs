@@ -6,25 +6,40 @@
 
 use askama::Template;
 use poem::{
-    Response, handler,
+    Response, Route, get, handler,
     http::StatusCode,
+    post,
     web::{Data, Html, Path, Query},
 };
 use serde::Deserialize;
 
 use super::{
-    Admin, AppError, AppState, Chrome,
-    auth::{account_error, adopt_browser_zone, field_error},
+    Admin, AppError, AppState, Chrome, Context,
+    auth::{SignInForm, account_error, field_error, lead_on},
     field_error::FieldError,
     form::Form,
     middleware::{ClientAddr, SessionHandle},
-    render, render_with, see_other,
+    paths, render, render_with, see_other,
 };
 use crate::{
     accounts::User,
     secret::SecretString,
-    services::{accounts::AccountError, second_factor::SignInStep},
+    services::{SignInMethods, accounts::AccountError},
 };
+
+/// The team page and its changes (admins only), and the invitation links.
+pub fn routes(route: Route) -> Route {
+    use super::{deletion, sso};
+    route
+        .at("/team", get(show))
+        .at("/team/invite", post(invite))
+        .at("/team/:id/disable", get(confirm_disable).post(disable))
+        .at("/team/:id/delete", get(confirm_delete).post(deletion::delete_member))
+        .at("/team/:id/reset-factors", get(confirm_reset_factors).post(reset_factors))
+        .at("/team/sign-in-policy", post(set_sign_in_policy))
+        .at("/team/sign-in-methods", post(sso::set_methods))
+        .at("/invite/:token", get(invitation_page).post(accept))
+}
 
 #[derive(Template)]
 #[template(path = "admin/team.html")]
@@ -39,7 +54,7 @@ struct TeamPage<'a> {
     /// Every sign-in needs a second factor (the team's policy).
     require_second_factor: bool,
     /// The single sign-on switch (its own partial).
-    sign_in: super::sso::SignInMethods,
+    sign_in: SignInMethods,
 }
 
 impl TeamPage<'_> {
@@ -61,7 +76,7 @@ async fn team_page(
     let members = state.services.accounts.team().await?;
     let csrf_token = session.form_token();
     let require_second_factor = state.services.factors.policy().await?.require_second_factor;
-    let sign_in = super::sso::SignInMethods::of(state).await?;
+    let sign_in = state.services.sign_in_methods().await?;
     let page =
         TeamPage { c, csrf_token: &csrf_token, members, me: me.id, notice, error, require_second_factor, sign_in };
     render_with(if error.is_some() { StatusCode::BAD_REQUEST } else { StatusCode::OK }, &page)
@@ -76,10 +91,8 @@ pub struct TeamQuery {
 /// GET /team
 #[handler]
 pub async fn show(
-    c: Chrome,
+    Context { c, state, session, .. }: Context<'_>,
     Query(query): Query<TeamQuery>,
-    state: Data<&AppState>,
-    session: Data<&SessionHandle>,
     Admin(user): Admin,
 ) -> Result<Response, AppError> {
     let notice = match query.done.as_deref() {
@@ -90,7 +103,7 @@ pub async fn show(
         Some("sign-in-methods") => Some(c.t.sso.policy_saved),
         _ => None,
     };
-    team_page(c, &state, &session, &user, notice, None).await
+    team_page(c, state, session, &user, notice, None).await
 }
 
 #[derive(Deserialize)]
@@ -103,20 +116,18 @@ pub struct InviteForm {
 /// the team page (303), whose reload sends nothing again.
 #[handler]
 pub async fn invite(
-    c: Chrome,
+    Context { c, state, session, .. }: Context<'_>,
     Form(form): Form<InviteForm>,
-    state: Data<&AppState>,
-    session: Data<&SessionHandle>,
     Admin(user): Admin,
 ) -> Result<Response, AppError> {
     let t = c.t;
     let error = match state.services.accounts.invite(&user, &form.email).await {
-        Ok(()) => return Ok(see_other("/team?done=invited")),
+        Ok(()) => return Ok(see_other(&paths::team_done("invited"))),
         Err(AccountError::Invalid(_)) => t.email_invalid,
         Err(AccountError::Exists) => t.team_exists,
         Err(error) => return Err(account_error(error)),
     };
-    team_page(c, &state, &session, &user, None, Some(error)).await
+    team_page(c, state, session, &user, None, Some(error)).await
 }
 
 /// POST /team/{id}/disable: the account can no longer sign in and its sessions end now.
@@ -128,7 +139,7 @@ pub async fn disable(
     Admin(user): Admin,
 ) -> Result<Response, AppError> {
     state.services.accounts.disable(&user, id, client.0.0).await?;
-    Ok(see_other("/team?done=disabled"))
+    Ok(see_other(&paths::team_done("disabled")))
 }
 
 #[derive(Template)]
@@ -153,33 +164,29 @@ async fn other_member(state: &AppState, me: &User, id: i64) -> Result<Option<Use
 /// GET /team/{id}/disable: asks before disabling. One already disabled goes back to the team.
 #[handler]
 pub async fn confirm_disable(
-    c: Chrome,
+    Context { c, state, session, .. }: Context<'_>,
     Path(id): Path<i64>,
-    state: Data<&AppState>,
-    session: Data<&SessionHandle>,
     Admin(user): Admin,
 ) -> Result<Response, AppError> {
-    let Some(member) = other_member(&state, &user, id).await?.filter(|m| !m.disabled) else {
-        return Ok(see_other("/team"));
+    let Some(member) = other_member(state, &user, id).await?.filter(|m| !m.disabled) else {
+        return Ok(see_other(paths::TEAM));
     };
     let s = c.lang.sender_pages();
     let words = (s.disable_confirm_title, vec![s.disable_confirm_lead], s.disable_confirm_submit);
-    confirm_page(c, &session, member, words, "disable")
+    confirm_page(c, session, member, words, "disable")
 }
 
 /// GET /team/{id}/delete: asks before opening a deletion case for another member.
 #[handler]
 pub async fn confirm_delete(
-    c: Chrome,
+    Context { c, state, session, .. }: Context<'_>,
     Path(id): Path<i64>,
-    state: Data<&AppState>,
-    session: Data<&SessionHandle>,
     Admin(user): Admin,
 ) -> Result<Response, AppError> {
-    let Some(member) = other_member(&state, &user, id).await? else { return Ok(see_other("/team")) };
+    let Some(member) = other_member(state, &user, id).await? else { return Ok(see_other(paths::TEAM)) };
     let (s, d) = (c.lang.sender_pages(), &c.t.deletion);
     let words = (s.delete_confirm_title, vec![d.team_hint, s.delete_confirm_lead], d.team_submit);
-    confirm_page(c, &session, member, words, "delete")
+    confirm_page(c, session, member, words, "delete")
 }
 
 /// The page that asks before `change` (`disable`, `delete`) is done to `member`: its title, its
@@ -192,7 +199,7 @@ fn confirm_page(
     change: &str,
 ) -> Result<Response, AppError> {
     let csrf_token = session.form_token();
-    let action = format!("/team/{}/{change}", member.id);
+    let action = paths::team_member(member.id, change);
     render_with(StatusCode::OK, &ConfirmPage { c, csrf_token: &csrf_token, member, title, lead, action, submit })
 }
 
@@ -215,19 +222,16 @@ struct InvitePage<'a> {
 /// GET /invite/{token}
 #[handler]
 pub async fn invitation_page(
-    c: Chrome,
+    Context { c, state, session, .. }: Context<'_>,
     Path(token): Path<String>,
-    state: Data<&AppState>,
-    session: Data<&SessionHandle>,
 ) -> Result<Html<String>, AppError> {
     let invitation = state.services.accounts.invitation(&token).await.map_err(invitation_error)?;
-    let (sso_button, passwords) =
-        (super::sso::button_label(&c, &state), state.services.accounts.passwords_allowed().await?);
+    let methods = state.services.sign_in_methods().await?;
     render(&InvitePage {
-        sso_button,
-        passwords,
+        sso_button: super::sso::button_label(&c, &methods),
+        passwords: methods.passwords_allowed,
         c,
-        action: format!("/invite/{token}"),
+        action: paths::invitation(&token),
         csrf_token: &session.form_token(),
         email: &invitation.email,
         name: "",
@@ -235,47 +239,24 @@ pub async fn invitation_page(
     })
 }
 
-#[derive(Deserialize)]
-pub struct AcceptForm {
-    #[serde(default)]
-    name: String,
-    #[serde(default)]
-    password: String,
-    /// The browser's zone, sent by the script.
-    #[serde(default)]
-    time_zone: String,
-}
-
 /// POST /invite/{token}: creates the account (once) and signs the new sender in.
 #[handler]
 pub async fn accept(
-    c: Chrome,
+    Context { c, state, session, client, .. }: Context<'_>,
     Path(token): Path<String>,
-    Form(form): Form<AcceptForm>,
-    state: Data<&AppState>,
-    session: Data<&SessionHandle>,
-    client: Data<&ClientAddr>,
+    Form(form): Form<SignInForm>,
 ) -> Result<Response, AppError> {
     let password = SecretString::new(form.password);
     let accounts = &state.services.accounts;
-    match accounts.accept_invitation(&token, &form.name, password, session.current().as_ref(), client.0.0).await {
-        Ok(SignInStep::Done(signed_in)) => {
-            adopt_browser_zone(&state, &session.adopt(signed_in), &form.time_zone).await;
-            Ok(see_other("/shares"))
-        }
-        Ok(SignInStep::Pending { purpose, started }) => {
-            if let Some(new) = started {
-                session.adopt(new);
-            }
-            Ok(see_other(super::second_factor::step_path(purpose)))
-        }
+    match accounts.accept_invitation(&token, &form.name, password, session.current().as_ref(), client).await {
+        Ok(step) => Ok(lead_on(state, session, step, &form.time_zone).await),
         Err(AccountError::Invalid(problem)) => {
             let invitation = accounts.invitation(&token).await.map_err(invitation_error)?;
             let csrf_token = session.form_token();
             let error = field_error(c.t, &problem, "password");
-            let action = format!("/invite/{token}");
+            let action = paths::invitation(&token);
             let (email, name) = (&invitation.email, &form.name);
-            let sso_button = super::sso::button_label(&c, &state);
+            let sso_button = super::sso::button_label(&c, &state.services.sign_in_methods().await?);
             let page =
                 InvitePage { c, action, csrf_token: &csrf_token, email, name, error, sso_button, passwords: true };
             render_with(StatusCode::BAD_REQUEST, &page)
@@ -321,22 +302,20 @@ pub async fn set_sign_in_policy(
 ) -> Result<Response, AppError> {
     let on = form.require_second_factor.is_some();
     state.services.factors.require_second_factor(&user, on, client.0.0).await?;
-    Ok(see_other("/team?done=policy"))
+    Ok(see_other(&paths::team_done("policy")))
 }
 
 /// GET /team/{id}/reset-factors: asks before resetting another member's second factors.
 #[handler]
 pub async fn confirm_reset_factors(
-    c: Chrome,
+    Context { c, state, session, .. }: Context<'_>,
     Path(id): Path<i64>,
-    state: Data<&AppState>,
-    session: Data<&SessionHandle>,
     Admin(user): Admin,
 ) -> Result<Response, AppError> {
-    let Some(member) = other_member(&state, &user, id).await? else { return Ok(see_other("/team")) };
+    let Some(member) = other_member(state, &user, id).await? else { return Ok(see_other(paths::TEAM)) };
     let s = &c.t.second_factor;
     let words = (s.reset_title, vec![s.reset_lead], s.reset_submit);
-    confirm_page(c, &session, member, words, "reset-factors")
+    confirm_page(c, session, member, words, "reset-factors")
 }
 
 /// POST /team/{id}/reset-factors: removes the member's factors and ends all their sessions.
@@ -350,5 +329,5 @@ pub async fn reset_factors(
     if let Some(member) = other_member(&state, &user, id).await? {
         state.services.factors.reset(&member, Some(&user), Some(client.0.0)).await?;
     }
-    Ok(see_other("/team?done=factors-reset"))
+    Ok(see_other(&paths::team_done("factors-reset")))
 }

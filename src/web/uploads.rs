@@ -7,12 +7,12 @@
 use std::sync::Arc;
 
 use poem::{
-    Body, Endpoint, IntoResponse, Request, Response, handler,
+    Body, Endpoint, IntoResponse, Request, Response, Route, RouteMethod, handler,
     http::{HeaderValue, Method, StatusCode, header},
     web::{Data, Path},
 };
 
-use super::{AppState, middleware::SessionHandle};
+use super::{AppState, middleware::SessionHandle, paths};
 use crate::{
     accounts::User,
     db::Timestamp,
@@ -30,6 +30,13 @@ const EXTENSIONS: &str = "creation,expiration,termination,checksum";
 const OFFSET_OCTET_STREAM: &str = "application/offset+octet-stream";
 /// tus's status for a body whose checksum does not match.
 const CHECKSUM_MISMATCH: u16 = 460;
+
+/// The tus endpoint: creation at `/uploads`, each upload at `/uploads/{id}`.
+pub fn routes(route: Route) -> Route {
+    route
+        .at("/uploads", RouteMethod::new().options(options).post(create))
+        .at("/uploads/:id", RouteMethod::new().head(upload).patch(upload).delete(upload).post(upload))
+}
 
 /// Whether a path is the tus endpoint's (which checks its CSRF token from the header alone).
 pub fn is_tus_path(path: &str) -> bool {
@@ -82,7 +89,7 @@ pub async fn create(req: &Request, state: Data<&AppState>) -> Response {
     match created.await {
         Ok((progress, id)) => Response::builder()
             .status(StatusCode::CREATED)
-            .header(header::LOCATION, format!("/uploads/{id}"))
+            .header(header::LOCATION, paths::upload(&id))
             .header("Upload-Expires", http_date(progress.expires_at))
             .finish(),
         Err(error) => refusal(error),

@@ -12,7 +12,7 @@ use super::{SharePage, ShareRow, ShareView, not_visible, row, share_page};
 use crate::{
     i18n::Lang,
     services::sharing::{Actor, Change, viewer},
-    web::{AppError, AppState, Chrome, SignedIn, middleware::SessionHandle, render, see_other},
+    web::{AppError, AppState, Chrome, Context, SignedIn, paths, render, see_other},
 };
 
 /// The notice for `?done=…` on the share page; anything else shows none.
@@ -30,9 +30,9 @@ pub(super) fn notice(lang: Lang, done: &str) -> Option<&'static str> {
 fn back_to_share(change: Change, id: i64, done: &str) -> Result<Response, AppError> {
     match change {
         Change::NotVisible => Err(not_visible()),
-        Change::Done(()) => Ok(see_other(&format!("/shares/{id}?done={done}"))),
+        Change::Done(()) => Ok(see_other(&paths::share_done(id, done))),
         // Neither a revoke nor an unlock is rate-limited, so `TooSoon` does not happen here.
-        Change::NotApplicable | Change::TooSoon(_) => Ok(see_other(&format!("/shares/{id}?done=unchanged"))),
+        Change::NotApplicable | Change::TooSoon(_) => Ok(see_other(&paths::share_done(id, "unchanged"))),
     }
 }
 
@@ -48,15 +48,13 @@ struct RevokeConfirmPage<'a> {
 /// back to its page, which says so.
 #[handler]
 pub async fn revoke_confirm(
-    c: Chrome,
+    Context { c, state, session, .. }: Context<'_>,
     Path(id): Path<i64>,
-    state: Data<&AppState>,
-    session: Data<&SessionHandle>,
     SignedIn(user): SignedIn,
 ) -> Result<Response, AppError> {
     let share = state.services.sharing.summary(viewer(&user), id).await?.ok_or_else(not_visible)?;
     if !share.status.can_be_ended() {
-        return Ok(see_other(&format!("/shares/{id}?done=unchanged")));
+        return Ok(see_other(&paths::share_done(id, "unchanged")));
     }
     let share = row(&c, share);
     let csrf_token = session.form_token();
@@ -76,10 +74,8 @@ pub async fn revoke(
 /// POST /shares/{id}/link: a new link for the recipient (the old one dies), mailed and shown once.
 #[handler]
 pub async fn renew_link(
-    c: Chrome,
+    Context { c, state, session, .. }: Context<'_>,
     Path(id): Path<i64>,
-    state: Data<&AppState>,
-    session: Data<&SessionHandle>,
     SignedIn(user): SignedIn,
 ) -> Result<Html<String>, AppError> {
     let link = match state.services.sharing.renew_link(&user, id).await? {
@@ -89,7 +85,7 @@ pub async fn renew_link(
         Change::NotApplicable => return Err(AppError::Gone("the share is no longer active")),
     };
     let csrf_token = session.form_token();
-    let page = share_page(ShareView { c, user: &user }, &state, id, &csrf_token).await?;
+    let page = share_page(ShareView { c, user: &user }, state, id, &csrf_token).await?;
     render(&SharePage { fresh_link: Some(link), ..page })
 }
 

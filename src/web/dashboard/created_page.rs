@@ -17,7 +17,7 @@ use poem::{
 use super::{ShareRow, not_visible, row};
 use crate::{
     share::sender::Viewer,
-    web::{AppError, AppState, Chrome, SignedIn, cookie_scope::CookieScope, render, see_other},
+    web::{AppError, AppState, Chrome, SignedIn, cookie_scope::CookieScope, paths, render, see_other},
 };
 
 /// Long enough to copy the link after a slow page load, short enough not to linger.
@@ -31,19 +31,15 @@ fn cookie_key(state: &AppState) -> CookieKey {
     CookieKey::derive_from(&state.services.parts().secret_key.derive("watasu created link cookie v1"))
 }
 
-fn page_path(share_id: i64) -> String {
-    format!("/shares/{share_id}/created")
-}
-
 /// The answer to a successful upload: to the created page, with the link for it to show.
 pub(super) fn lead_to_created(state: &AppState, jar: &CookieJar, share_id: i64, link: &str) -> Response {
     let mut cookie = Cookie::new_with_str(cookie_name(state), format!("{share_id} {link}"));
-    CookieScope::new(&state.config).apply(&mut cookie, &page_path(share_id));
+    CookieScope::new(&state.config).apply(&mut cookie, &paths::share_created(share_id));
     cookie.set_http_only(true);
     cookie.set_same_site(SameSite::Strict);
     cookie.set_max_age(LINK_COOKIE_MAX_AGE);
     jar.private_with_key(&cookie_key(state)).add(cookie);
-    see_other(&page_path(share_id))
+    see_other(&paths::share_created(share_id))
 }
 
 /// The link the cookie carries for this share, if it is still there and intact.

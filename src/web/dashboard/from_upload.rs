@@ -4,24 +4,12 @@
 
 use poem::{http::StatusCode, web::Multipart};
 
-use super::new_share::{Fields, Invalid, Submitted, create_error, form_page, parse_fields};
-use crate::{
-    accounts::User,
-    i18n::Lang,
-    services::{
-        mails::Delivery,
-        sharing::{Source, Upload},
-    },
-    share::create::{CreateError, clean_file_name},
-    web::{AppError, AppState, Chrome, render_with},
-};
+use super::new_share::{Fields, NewFile, Sending, Submitted};
+use crate::{services::sharing::Source, share::create::clean_file_name, web::AppError};
 
 /// POST /shares/new with an `upload` field.
 pub(super) async fn share(
-    state: &AppState,
-    user: &User,
-    c: Chrome,
-    csrf: &str,
+    sending: Sending<'_>,
     mut fields: Fields,
     id: &str,
     multipart: &mut Multipart,
@@ -29,14 +17,9 @@ pub(super) async fn share(
     if !matches!(multipart.next_field().await, Ok(None)) {
         return Err(AppError::BadRequest("a field after the upload"));
     }
-    let sharing = &state.services.sharing;
-    let t = c.t;
-    let Some(upload) = sharing.finished_upload(user, id).await? else {
-        return Ok(render_with(
-            StatusCode::BAD_REQUEST,
-            &form_page(state, c, csrf, &fields, Some(t.upload_unavailable)),
-        )?
-        .into());
+    let Some(upload) = sending.sharing().finished_upload(sending.user(), id).await? else {
+        let unavailable = sending.text().upload_unavailable;
+        return sending.form_again(&fields, StatusCode::BAD_REQUEST, unavailable);
     };
     let file_name = clean_file_name(&upload.file_name);
     let content_type = if upload.content_type.is_empty() {
@@ -45,35 +28,6 @@ pub(super) async fn share(
         upload.content_type.clone()
     };
     fields.uploaded = Some(upload);
-    let parsed = match parse_fields(t, &fields, &file_name, sharing.limits().0) {
-        Ok(parsed) => parsed,
-        Err(Invalid::Form(error)) => {
-            return Ok(render_with(StatusCode::BAD_REQUEST, &form_page(state, c, csrf, &fields, Some(error)))?.into());
-        }
-        Err(Invalid::TtlTooShort) => return Err(AppError::BadRequest("ttl too short")),
-    };
-    let from_upload = Upload {
-        recipient: parsed.recipient,
-        file_name: &file_name,
-        content_type: &content_type,
-        source: Source::Finished(id),
-        ttl: parsed.ttl,
-        message: parsed.message,
-        lang: Lang::from_code(&fields.mail_lang).unwrap_or(user.lang),
-        notify_on_download: fields.notify,
-    };
-    match sharing.create(user, from_upload, async || Ok(()), Delivery::Background).await {
-        Ok(created) => Ok(Submitted::Created { share_id: created.share_id, link: created.link }),
-        // Used by a first submission of the same form, or gone meanwhile.
-        Err(CreateError::UploadUnavailable) => {
-            fields.uploaded = None;
-            Ok(render_with(StatusCode::BAD_REQUEST, &form_page(state, c, csrf, &fields, Some(t.upload_unavailable)))?
-                .into())
-        }
-        Err(CreateError::SenderDisabled) => {
-            Ok(render_with(StatusCode::FORBIDDEN, &form_page(state, c, csrf, &fields, Some(t.upload_sender_disabled)))?
-                .into())
-        }
-        Err(error) => Err(create_error(error)),
-    }
+    let file = NewFile { name: &file_name, content_type: &content_type, source: Source::Finished(id) };
+    sending.submit(fields, file, async || Ok(())).await
 }

@@ -16,18 +16,15 @@ pub use new_share::{new_share_form, upload};
 
 use askama::Template;
 use poem::{
-    IntoResponse, Request, Response, handler,
+    IntoResponse, Response, Route, get, handler,
     http::StatusCode,
+    post,
     web::{Data, Html, Path, Query},
 };
 use serde::Deserialize;
 
 use self::timeline::EventRow;
-use super::{
-    AppError, AppState, Chrome, SignedIn,
-    middleware::{SessionHandle, is_htmx},
-    render,
-};
+use super::{AppError, AppState, Chrome, Context, SignedIn, middleware::is_htmx, render};
 use crate::{
     accounts::User,
     db::Timestamp,
@@ -42,6 +39,20 @@ use crate::{
 };
 
 const PAGE_SIZE: i64 = 25;
+
+/// The sender's shares: the list, one share, its live updates, a new one, and what a sender does
+/// to one.
+pub fn routes(route: Route) -> Route {
+    route
+        .at("/shares", get(list))
+        .at("/shares/new", get(new_share_form).post(upload))
+        .at("/shares/:id", get(show))
+        .at("/shares/:id/live", get(live))
+        .at("/shares/:id/created", get(created))
+        .at("/shares/:id/revoke", get(revoke_confirm).post(revoke))
+        .at("/shares/:id/link", post(renew_link))
+        .at("/shares/:id/unlock", post(unlock))
+}
 
 /// The answer for a share this sender may not see: the same 404 as for one that does not exist.
 fn not_visible() -> AppError {
@@ -238,17 +249,15 @@ pub struct ShowQuery {
 /// GET /shares/{id}
 #[handler]
 pub async fn show(
-    c: Chrome,
+    Context { c, state, session, .. }: Context<'_>,
     Path(id): Path<i64>,
     Query(query): Query<ShowQuery>,
-    state: Data<&AppState>,
-    session: Data<&SessionHandle>,
     SignedIn(user): SignedIn,
 ) -> Result<Html<String>, AppError> {
     let notice = query.done.as_deref().and_then(|done| actions::notice(c.lang, done));
     let csrf_token = session.form_token();
     let view = ShareView { c, user: &user };
-    let page = SharePage { notice, ..share_page(view, &state, id, &csrf_token).await? };
+    let page = SharePage { notice, ..share_page(view, state, id, &csrf_token).await? };
     render(&page)
 }
 
@@ -264,12 +273,9 @@ pub struct LiveQuery {
 /// so a focused button stays where it is while the share is unchanged.
 #[handler]
 pub async fn live(
-    req: &Request,
-    c: Chrome,
+    Context { c, state, session, req, .. }: Context<'_>,
     Path(id): Path<i64>,
     Query(query): Query<LiveQuery>,
-    state: Data<&AppState>,
-    session: Data<&SessionHandle>,
     // Taken as a result so that a plain request gets the 404 before any sign-in check.
     user: poem::Result<SignedIn>,
 ) -> poem::Result<Response> {
@@ -279,7 +285,7 @@ pub async fn live(
     let SignedIn(user) = user?;
     let csrf_token = session.form_token();
     let view = ShareView { c, user: &user };
-    let page = SharePage { oob: true, ..share_page(view, &state, id, &csrf_token).await? };
+    let page = SharePage { oob: true, ..share_page(view, state, id, &csrf_token).await? };
     let seen = query.seen.unwrap_or_default();
     if seen == page.version {
         return Ok(StatusCode::NO_CONTENT.into_response());

@@ -8,18 +8,18 @@ use std::{io::ErrorKind, time::Duration};
 use poem::{
     Request, Response, handler,
     http::StatusCode,
-    web::{Data, Html, Multipart, cookie::CookieJar},
+    web::{Html, Multipart, cookie::CookieJar},
 };
 use tokio::io::AsyncReadExt;
 
-use super::super::{AppError, AppState, Chrome, SignedIn, middleware::SessionHandle, render, render_with};
+use super::super::{AppError, AppState, Chrome, Context, SignedIn, middleware::SessionHandle, render, render_with};
 pub(super) use super::form_page::form_page;
 use crate::{
     accounts::{EmailAddress, User},
     i18n::{Lang, Text},
     services::{
         mails::Delivery,
-        sharing::{Created, FinishedUpload, Source, Upload},
+        sharing::{Created, FinishedUpload, Sharing, Source, Upload},
     },
     session::csrf_tokens_match,
     share::{Message, ShareTtl, TtlError, create::CreateError},
@@ -47,14 +47,12 @@ pub(super) struct Fields {
 /// GET /shares/new
 #[handler]
 pub async fn new_share_form(
-    c: Chrome,
-    state: Data<&AppState>,
-    session: Data<&SessionHandle>,
+    Context { c, state, session, .. }: Context<'_>,
     SignedIn(user): SignedIn,
 ) -> Result<Html<String>, AppError> {
     let expires_in = crate::config::format_duration(state.services.sharing.default_ttl());
     let fields = Fields { expires_in, mail_lang: user.lang.code().to_owned(), notify: true, ..Default::default() };
-    render(&form_page(&state, c, &session.form_token(), &fields, None))
+    render(&form_page(state, c, &session.form_token(), &fields, None))
 }
 
 async fn read_text(field: poem::web::Field) -> Result<String, AppError> {
@@ -88,16 +86,13 @@ impl From<Response> for Submitted {
 /// POST /shares/new (multipart/form-data)
 #[handler]
 pub async fn upload(
-    req: &Request,
-    c: Chrome,
+    Context { c, state, session, req, .. }: Context<'_>,
     multipart: Multipart,
     jar: &CookieJar,
-    state: Data<&AppState>,
-    session: Data<&SessionHandle>,
     SignedIn(user): SignedIn,
 ) -> Result<Response, AppError> {
-    match read_form(req, c, multipart, &state, &session, &user).await? {
-        Submitted::Created { share_id, link } => Ok(super::created_page::lead_to_created(&state, jar, share_id, &link)),
+    match read_form(req, c, multipart, state, session, &user).await? {
+        Submitted::Created { share_id, link } => Ok(super::created_page::lead_to_created(state, jar, share_id, &link)),
         Submitted::Page(page) => Ok(page),
     }
 }
@@ -117,6 +112,7 @@ async fn read_form(
         return Err(AppError::TooLarge);
     }
     let t = c.t;
+    let sending = Sending { state, user, c, csrf: &current.csrf_secret };
     let mut fields = Fields::default();
     while let Some(field) =
         multipart.next_field().await.map_err(|_| AppError::BadRequest("malformed multipart body"))?
@@ -140,25 +136,93 @@ async fn read_form(
             "notify" => fields.notify = read_text(field).await? == "1",
             // No file chosen: a kept upload may follow (the JS-off form after a refusal).
             "file" if field.file_name().unwrap_or_default().is_empty() => {}
-            "file" => return store_file(state, user, c, &current.csrf_secret, fields, field, &mut multipart).await,
+            "file" => return store_file(sending, fields, field, &mut multipart).await,
             "upload" => {
                 let id = read_text(field).await?;
-                return super::from_upload::share(
-                    state,
-                    user,
-                    c,
-                    &current.csrf_secret,
-                    fields,
-                    id.trim(),
-                    &mut multipart,
-                )
-                .await;
+                return super::from_upload::share(sending, fields, id.trim(), &mut multipart).await;
             }
             _ => return Err(AppError::BadRequest("unknown form field")),
         }
     }
-    Ok(render_with(StatusCode::BAD_REQUEST, &form_page(state, c, &current.csrf_secret, &fields, Some(t.file_missing)))?
-        .into())
+    sending.form_again(&fields, StatusCode::BAD_REQUEST, t.file_missing)
+}
+
+/// Who sends the new-share form, and what showing it again needs.
+pub(super) struct Sending<'a> {
+    state: &'a AppState,
+    user: &'a User,
+    c: Chrome,
+    csrf: &'a str,
+}
+
+/// The new share's file: streamed in the form, or a finished upload the form names.
+pub(super) struct NewFile<'a> {
+    pub(super) name: &'a str,
+    pub(super) content_type: &'a str,
+    pub(super) source: Source<'a>,
+}
+
+impl Sending<'_> {
+    pub(super) fn user(&self) -> &User {
+        self.user
+    }
+
+    pub(super) fn sharing(&self) -> &Sharing {
+        &self.state.services.sharing
+    }
+
+    pub(super) fn text(&self) -> &'static Text {
+        self.c.t
+    }
+
+    /// The form again with `error` at its field, answered with `status`.
+    pub(super) fn form_again(
+        self,
+        fields: &Fields,
+        status: StatusCode,
+        error: &'static str,
+    ) -> Result<Submitted, AppError> {
+        Ok(render_with(status, &form_page(self.state, self.c, self.csrf, fields, Some(error)))?.into())
+    }
+
+    /// Checks the fields and makes the share from `file`, once `before_issue` agrees; a refused
+    /// form comes back with what is wrong (a kept upload that is gone no longer shown).
+    pub(super) async fn submit(
+        self,
+        mut fields: Fields,
+        file: NewFile<'_>,
+        before_issue: impl AsyncFnOnce() -> Result<(), CreateError>,
+    ) -> Result<Submitted, AppError> {
+        let (t, sharing, user) = (self.c.t, &self.state.services.sharing, self.user);
+        let parsed = match parse_fields(t, &fields, file.name, sharing.limits().0) {
+            Ok(parsed) => parsed,
+            Err(Invalid::Form(error)) => return self.form_again(&fields, StatusCode::BAD_REQUEST, error),
+            Err(Invalid::TtlTooShort) => return Err(AppError::BadRequest("ttl too short")),
+        };
+        let new_share = Upload {
+            recipient: parsed.recipient,
+            file_name: file.name,
+            content_type: file.content_type,
+            source: file.source,
+            ttl: parsed.ttl,
+            message: parsed.message,
+            lang: Lang::from_code(&fields.mail_lang).unwrap_or(user.lang),
+            notify_on_download: fields.notify,
+        };
+        match sharing.create(user, new_share, before_issue, Delivery::Background).await {
+            Ok(Created { share_id, link, .. }) => Ok(Submitted::Created { share_id, link }),
+            // Used by a first submission of the same form, or gone meanwhile.
+            Err(CreateError::UploadUnavailable) => {
+                fields.uploaded = None;
+                self.form_again(&fields, StatusCode::BAD_REQUEST, t.upload_unavailable)
+            }
+            Err(CreateError::SenderDisabled) => {
+                tracing::info!(account_id = user.id, "upload refused: the sender was disabled while it arrived");
+                self.form_again(&fields, StatusCode::FORBIDDEN, t.upload_sender_disabled)
+            }
+            Err(error) => Err(create_error(error)),
+        }
+    }
 }
 
 /// The form's fields as domain values.
@@ -197,34 +261,14 @@ pub(super) fn parse_fields(
 }
 
 async fn store_file(
-    state: &AppState,
-    user: &User,
-    c: Chrome,
-    csrf: &str,
+    sending: Sending<'_>,
     fields: Fields,
     field: poem::web::Field,
     multipart: &mut Multipart,
 ) -> Result<Submitted, AppError> {
-    let sharing = &state.services.sharing;
     let file_name = field.file_name().unwrap_or_default().to_owned();
-    let parsed = match parse_fields(c.t, &fields, &file_name, sharing.limits().0) {
-        Ok(parsed) => parsed,
-        Err(Invalid::Form(error)) => {
-            return Ok(render_with(StatusCode::BAD_REQUEST, &form_page(state, c, csrf, &fields, Some(error)))?.into());
-        }
-        Err(Invalid::TtlTooShort) => return Err(AppError::BadRequest("ttl too short")),
-    };
     let content_type = field.content_type().unwrap_or("application/octet-stream").to_owned();
-    let arriving = Upload {
-        recipient: parsed.recipient,
-        file_name: &file_name,
-        content_type: &content_type,
-        source: Source::Stream(Box::pin(field.into_async_read())),
-        ttl: parsed.ttl,
-        message: parsed.message,
-        lang: Lang::from_code(&fields.mail_lang).unwrap_or(user.lang),
-        notify_on_download: fields.notify,
-    };
+    let source = Source::Stream(Box::pin(field.into_async_read()));
     // The file is the last field: anything after it (a second file…) refuses the whole form, but
     // for a kept upload's id, which the chosen file replaces (the upload expires unused).
     let nothing_after = async || match multipart.next_field().await {
@@ -236,18 +280,8 @@ async fn store_file(
         Ok(Some(_)) => Err(CreateError::Refused("a field after the file")),
         Err(_) => Err(CreateError::Refused("malformed multipart body after the file")),
     };
-    let Created { share_id, link, .. } = match sharing.create(user, arriving, nothing_after, Delivery::Background).await
-    {
-        Ok(created) => created,
-        Err(CreateError::SenderDisabled) => {
-            tracing::info!(account_id = user.id, "upload refused: the sender was disabled while it arrived");
-            let error = Some(c.t.upload_sender_disabled);
-            let page = form_page(state, c, csrf, &fields, error);
-            return Ok(render_with(StatusCode::FORBIDDEN, &page)?.into());
-        }
-        Err(error) => return Err(create_error(error)),
-    };
-    Ok(Submitted::Created { share_id, link })
+    let file = NewFile { name: &file_name, content_type: &content_type, source };
+    sending.submit(fields, file, nothing_after).await
 }
 
 /// The error page for a share that could not be created (a disabled sender gets the form again).

@@ -12,7 +12,7 @@ use serde_json::json;
 
 use crate::{
     maintenance::{Kind, Run, TriggerOutcome},
-    web::{AppState, bearer::bearer_matches},
+    web::{AppState, bearer::bearer_matches, paths},
 };
 
 /// Longest Idempotency-Key accepted.
@@ -86,7 +86,7 @@ fn authorized(state: &AppState, req: &Request) -> bool {
 
 fn accepted(run: &Run) -> Response {
     let mut response = json_response(StatusCode::ACCEPTED, &json!({ "run": run }));
-    let location = format!("/maintenance/runs/{}", run.id);
+    let location = paths::maintenance_run(run.id);
     response.headers_mut().insert(header::LOCATION, location.parse().expect("a path is a header value"));
     response
 }

@@ -11,7 +11,7 @@ use poem::{
     http::{StatusCode, header},
 };
 
-use super::super::{AppError, AppState, Chrome, middleware::SessionHandle, middleware::is_htmx};
+use super::super::{AppError, AppState, Chrome, middleware::SessionHandle, middleware::is_htmx, paths};
 use crate::{i18n::format, services::handover::minutes_to_wait};
 
 #[derive(Template)]
@@ -47,14 +47,14 @@ pub async fn recipient_refusals<E: Endpoint>(ep: Arc<E>, req: Request) -> poem::
                 None => rf.downloaded_elsewhere.to_owned(),
             };
             tracing::info!(status = 410, downloaded_here = at.is_some(), "request refused: already downloaded");
-            let back = ("/".to_owned(), t.error_back_home);
+            let back = (paths::HOME.to_owned(), t.error_back_home);
             EndPage { c: chrome, status: 410, title: rf.downloaded_title, body, back }
         }
         Some(AppError::TooMany { retry_after, .. }) => {
             let minutes = minutes_to_wait(*retry_after).to_string();
             let body = rf.wait_body.replace("{minutes}", &minutes);
             tracing::info!(status = 429, "request refused: too many code requests");
-            let back = (format!("/s/{token}"), rf.back_to_link);
+            let back = (paths::link(&token), rf.back_to_link);
             let mut response =
                 page_response(EndPage { c: chrome, status: 429, title: rf.wait_title, body, back }, htmx)?;
             response.headers_mut().insert(header::RETRY_AFTER, retry_after.as_secs().max(1).into());

@@ -15,18 +15,21 @@ mod tally;
 pub use ends::recipient_refusals;
 pub use file::content_disposition;
 
+use std::net::IpAddr;
+
 use poem::{
-    Body, Request, Response, handler,
+    Body, EndpointExt, Request, Response, Route, get, handler,
     http::{Method, header},
+    post,
     web::{Data, Path},
 };
 use serde::Deserialize;
 
 use super::{
-    AppError, AppState,
+    AppError, AppState, Context,
     form::Form,
-    middleware::{ClientAddr, SessionHandle, is_htmx},
-    see_other,
+    middleware::{SessionHandle, is_htmx},
+    paths, see_other,
 };
 use crate::{
     i18n::Lang,
@@ -34,6 +37,18 @@ use crate::{
     session::Session,
     share::Share,
 };
+
+/// The recipient's link and its steps, each answering its own two refusals (see `ends`).
+pub fn routes(route: Route) -> Route {
+    route
+        .at("/s/:token", get(landing).around(recipient_refusals))
+        .at("/s/:token/email", post(request_code).around(recipient_refusals))
+        .at("/s/:token/code", post(submit_code).around(recipient_refusals))
+        .at("/s/:token/code/new", post(resend_code).around(recipient_refusals))
+        .at("/s/:token/address", post(other_address).around(recipient_refusals))
+        .at("/s/:token/download", post(download).around(recipient_refusals))
+        .at("/s/:token/file", get(claimed_file).head(claimed_file).around(recipient_refusals))
+}
 
 /// The page a refusal answers with; the reason goes to the log only.
 fn refusal(refusal: Refusal) -> AppError {
@@ -69,29 +84,26 @@ async fn show_step(
     token: &str,
     share: &Share,
     session: &Session,
-    client: &ClientAddr,
+    client: IpAddr,
 ) -> Result<Response, AppError> {
     if !is_htmx(req) {
-        return Ok(see_other(&format!("/s/{token}")));
+        return Ok(see_other(&paths::link(token)));
     }
-    let step = state.services.handover.step_of(share, Some(session), client.0).await.map_err(refusal)?;
+    let step = state.services.handover.step_of(share, Some(session), client).await.map_err(refusal)?;
     page::render_step(req, token, share, &session.csrf_secret, step)
 }
 
 /// GET /s/{token}: says a file is waiting and from whom, then shows the step this browser is at.
 #[handler]
 pub async fn landing(
-    req: &Request,
+    Context { state, session, client, req, .. }: Context<'_>,
     Path(token): Path<String>,
-    state: Data<&AppState>,
-    session: Data<&SessionHandle>,
-    client: Data<&ClientAddr>,
 ) -> Result<Response, AppError> {
     // No session is started for a visit: only an address submission has something to remember.
     let (share, step) = state
         .services
         .handover
-        .visit(&token, session.current().as_ref(), client.0.0, visit_of(req))
+        .visit(&token, session.current().as_ref(), client, visit_of(req))
         .await
         .map_err(refusal)?;
     page::render_step(req, &token, &share, &session.form_token(), step)
@@ -120,49 +132,40 @@ pub struct EmailForm {
 /// the registered address.
 #[handler]
 pub async fn request_code(
-    req: &Request,
+    Context { state, session, client, req, .. }: Context<'_>,
     Path(token): Path<String>,
     Form(form): Form<EmailForm>,
-    state: Data<&AppState>,
-    session: Data<&SessionHandle>,
-    client: Data<&ClientAddr>,
 ) -> Result<Response, AppError> {
-    let session = posted_session(&state, &token, &session).await?;
+    let session = posted_session(state, &token, session).await?;
     let handover = &state.services.handover;
     let share =
-        handover.request_code(&token, &session, client.0.0, &form.email, request_lang(req)).await.map_err(refusal)?;
-    show_step(req, &state, &token, &share, &session, &client).await
+        handover.request_code(&token, &session, client, &form.email, request_lang(req)).await.map_err(refusal)?;
+    show_step(req, state, &token, &share, &session, client).await
 }
 
 /// POST /s/{token}/code/new: a fresh challenge, mailed only if this browser gave the right
 /// address; the code step then says it was sent, or that the limit is reached.
 #[handler]
 pub async fn resend_code(
-    req: &Request,
+    Context { state, session, client, req, .. }: Context<'_>,
     Path(token): Path<String>,
-    state: Data<&AppState>,
-    session: Data<&SessionHandle>,
-    client: Data<&ClientAddr>,
 ) -> Result<Response, AppError> {
-    let session = posted_session(&state, &token, &session).await?;
+    let session = posted_session(state, &token, session).await?;
     let handover = &state.services.handover;
-    let share = handover.resend_code(&token, &session, client.0.0, request_lang(req)).await.map_err(refusal)?;
-    show_step(req, &state, &token, &share, &session, &client).await
+    let share = handover.resend_code(&token, &session, client, request_lang(req)).await.map_err(refusal)?;
+    show_step(req, state, &token, &share, &session, client).await
 }
 
 /// POST /s/{token}/address: "use a different address" takes this browser back to the email step
 /// (a form, not a link: a reload of a link would send it back there every time).
 #[handler]
 pub async fn other_address(
-    req: &Request,
+    Context { state, session, client, req, .. }: Context<'_>,
     Path(token): Path<String>,
-    state: Data<&AppState>,
-    session: Data<&SessionHandle>,
-    client: Data<&ClientAddr>,
 ) -> Result<Response, AppError> {
-    let session = posted_session(&state, &token, &session).await?;
+    let session = posted_session(state, &token, session).await?;
     let share = state.services.handover.use_other_address(&token, &session).await.map_err(refusal)?;
-    show_step(req, &state, &token, &share, &session, &client).await
+    show_step(req, state, &token, &share, &session, client).await
 }
 
 #[derive(Deserialize)]
@@ -174,24 +177,21 @@ pub struct CodeForm {
 /// POST /s/{token}/code: a right code regenerates the session id, then grants this share to it.
 #[handler]
 pub async fn submit_code(
-    req: &Request,
+    Context { state, session: session_handle, client, req, .. }: Context<'_>,
     Path(token): Path<String>,
     Form(form): Form<CodeForm>,
-    state: Data<&AppState>,
-    session_handle: Data<&SessionHandle>,
-    client: Data<&ClientAddr>,
 ) -> Result<Response, AppError> {
-    let session = posted_session(&state, &token, &session_handle).await?;
+    let session = posted_session(state, &token, session_handle).await?;
     let handover = &state.services.handover;
-    let (share, checked) = handover.check_code(&token, &session, client.0.0, &form.code).await.map_err(refusal)?;
+    let (share, checked) = handover.check_code(&token, &session, client, &form.code).await.map_err(refusal)?;
     let Checked::Verified(proof) = checked else {
         // What was wrong is left for the code step to say.
-        return show_step(req, &state, &token, &share, &session, &client).await;
+        return show_step(req, state, &token, &share, &session, client).await;
     };
     // The handle moves to the new session (and its cookie) before the grant names it.
     let renewed = session_handle.regenerate().await?;
-    handover.grant(&share, proof, &renewed, client.0.0).await.map_err(refusal)?;
-    show_step(req, &state, &token, &share, &renewed, &client).await
+    handover.grant(&share, proof, &renewed, client).await.map_err(refusal)?;
+    show_step(req, state, &token, &share, &renewed, client).await
 }
 
 /// POST /s/{token}/download: checks this session's grant again and claims the share for it, then
@@ -204,7 +204,7 @@ pub async fn download(
     session: Data<&SessionHandle>,
 ) -> Result<Response, AppError> {
     state.services.handover.download(&token, session.current().as_ref()).await.map_err(refusal)?;
-    Ok(see_other(&format!("/s/{token}/file")))
+    Ok(see_other(&paths::link_file(&token)))
 }
 
 /// GET and HEAD /s/{token}/file: the claimed file, whole or one range, for the claiming session
@@ -212,14 +212,12 @@ pub async fn download(
 /// claims). HEAD says the same and sends, and records, nothing.
 #[handler]
 pub async fn claimed_file(
-    req: &Request,
+    Context { state, session, req, .. }: Context<'_>,
     Path(token): Path<String>,
-    state: Data<&AppState>,
-    session: Data<&SessionHandle>,
 ) -> Result<Response, AppError> {
     let claimed = match state.services.handover.fetch(&token, session.current().as_ref()).await.map_err(refusal)? {
         Fetch::Claimed(claimed) => claimed,
-        Fetch::NotClaimed => return Ok(see_other(&format!("/s/{token}"))),
+        Fetch::NotClaimed => return Ok(see_other(&paths::link(&token))),
     };
     let size = u64::try_from(claimed.size_bytes).unwrap_or(0);
     let header_of = |name| req.headers().get(name).and_then(|v| v.to_str().ok());

@@ -4,7 +4,7 @@
 use askama::Template;
 use poem::{IntoResponse, Request, Response, web::Html};
 
-use super::super::{AppError, Chrome, middleware::is_htmx};
+use super::super::{AppError, Chrome, middleware::is_htmx, paths};
 use crate::{
     i18n::{Lang, RecipientFlowText, format},
     services::handover::{self, CodeStatus, CodeStep},
@@ -124,7 +124,7 @@ pub fn render_step(
         rf: lang.recipient_flow(),
         step,
         sender_name: &share.sender_name,
-        share_path: format!("/s/{token}"),
+        share_path: paths::link(token),
         csrf_token,
         typed: shown.typed,
         status: shown.status,
