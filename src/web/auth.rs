@@ -29,10 +29,10 @@ use crate::{
 
 fn password_error(t: &'static Text, error: &PasswordRuleError) -> &'static str {
     match error {
-        PasswordRuleError::TooShort => t.password_too_short,
-        PasswordRuleError::TooLong => t.password_too_long,
-        PasswordRuleError::TooGuessable => t.password_too_guessable,
-        PasswordRuleError::Breached => t.password_breached,
+        PasswordRuleError::TooShort => t.auth.password_too_short,
+        PasswordRuleError::TooLong => t.auth.password_too_long,
+        PasswordRuleError::TooGuessable => t.auth.password_too_guessable,
+        PasswordRuleError::Breached => t.auth.password_breached,
     }
 }
 
@@ -128,10 +128,10 @@ pub async fn adopt_browser_zone(state: &AppState, session: &Session, sent: &str)
 /// The text that says what is wrong with an account form.
 pub fn form_problem(t: &'static Text, problem: &FormProblem) -> &'static str {
     match problem {
-        FormProblem::Name => t.name_invalid,
-        FormProblem::Email => t.email_invalid,
+        FormProblem::Name => t.auth.name_invalid,
+        FormProblem::Email => t.auth.email_invalid,
         FormProblem::Password(rule) => password_error(t, rule),
-        FormProblem::CurrentPasswordWrong => t.password_current_wrong,
+        FormProblem::CurrentPasswordWrong => t.auth.password_current_wrong,
     }
 }
 
@@ -258,7 +258,7 @@ pub async fn login_submit(
         }
         Err(AccountError::WrongCredentials) => {
             let csrf_token = session.form_token();
-            let error = FieldError::whole_form(c.t.login_failed);
+            let error = FieldError::whole_form(c.t.auth.login_failed);
             let sso_button = super::sso::button_label(&c, &state);
             let page = LoginPage {
                 c,

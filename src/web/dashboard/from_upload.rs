@@ -34,7 +34,7 @@ pub(super) async fn share(
     let Some(upload) = sharing.finished_upload(user, id).await? else {
         return Ok(render_with(
             StatusCode::BAD_REQUEST,
-            &form_page(state, c, csrf, &fields, Some(t.upload_unavailable)),
+            &form_page(state, c, csrf, &fields, Some(t.dashboard.upload_unavailable)),
         )?
         .into());
     };
@@ -67,13 +67,17 @@ pub(super) async fn share(
         // Used by a first submission of the same form, or gone meanwhile.
         Err(CreateError::UploadUnavailable) => {
             fields.uploaded = None;
-            Ok(render_with(StatusCode::BAD_REQUEST, &form_page(state, c, csrf, &fields, Some(t.upload_unavailable)))?
-                .into())
+            Ok(render_with(
+                StatusCode::BAD_REQUEST,
+                &form_page(state, c, csrf, &fields, Some(t.dashboard.upload_unavailable)),
+            )?
+            .into())
         }
-        Err(CreateError::SenderDisabled) => {
-            Ok(render_with(StatusCode::FORBIDDEN, &form_page(state, c, csrf, &fields, Some(t.upload_sender_disabled)))?
-                .into())
-        }
+        Err(CreateError::SenderDisabled) => Ok(render_with(
+            StatusCode::FORBIDDEN,
+            &form_page(state, c, csrf, &fields, Some(t.dashboard.upload_sender_disabled)),
+        )?
+        .into()),
         Err(error) => Err(create_error(error)),
     }
 }

@@ -157,8 +157,11 @@ async fn read_form(
             _ => return Err(AppError::BadRequest("unknown form field")),
         }
     }
-    Ok(render_with(StatusCode::BAD_REQUEST, &form_page(state, c, &current.csrf_secret, &fields, Some(t.file_missing)))?
-        .into())
+    Ok(render_with(
+        StatusCode::BAD_REQUEST,
+        &form_page(state, c, &current.csrf_secret, &fields, Some(t.dashboard.file_missing)),
+    )?
+    .into())
 }
 
 /// The form's fields as domain values.
@@ -182,16 +185,16 @@ pub(super) fn parse_fields(
     file_name: &str,
     max_ttl: Duration,
 ) -> Result<Parsed, Invalid> {
-    let recipient = EmailAddress::parse(&fields.recipient).map_err(|_| Invalid::Form(t.email_invalid))?;
+    let recipient = EmailAddress::parse(&fields.recipient).map_err(|_| Invalid::Form(t.auth.email_invalid))?;
     if file_name.is_empty() {
-        return Err(Invalid::Form(t.file_missing));
+        return Err(Invalid::Form(t.dashboard.file_missing));
     }
-    let message = Message::parse(&fields.message).map_err(|_| Invalid::Form(t.message_too_long))?;
+    let message = Message::parse(&fields.message).map_err(|_| Invalid::Form(t.dashboard.message_too_long))?;
     let ttl =
-        crate::config::parse_duration(&fields.expires_in).map_err(|_| Invalid::Form(t.error_bad_request.title))?;
+        crate::config::parse_duration(&fields.expires_in).map_err(|_| Invalid::Form(t.errors.bad_request.title))?;
     let ttl = ShareTtl::parse(ttl, max_ttl).map_err(|error| match error {
         TtlError::TooShort => Invalid::TtlTooShort,
-        TtlError::TooLong(_) => Invalid::Form(t.error_bad_request.title),
+        TtlError::TooLong(_) => Invalid::Form(t.errors.bad_request.title),
     })?;
     Ok(Parsed { recipient, message, ttl })
 }
@@ -241,7 +244,7 @@ async fn store_file(
         Ok(created) => created,
         Err(CreateError::SenderDisabled) => {
             tracing::info!(account_id = user.id, "upload refused: the sender was disabled while it arrived");
-            let error = Some(c.t.upload_sender_disabled);
+            let error = Some(c.t.dashboard.upload_sender_disabled);
             let page = form_page(state, c, csrf, &fields, error);
             return Ok(render_with(StatusCode::FORBIDDEN, &page)?.into());
         }
