@@ -18,8 +18,8 @@
 //!   (the OpenID provider, pending sign-ins, account links).
 //! - Foundations: [`config`] (settings, validated once), [`db`] (the two backends, the dialect
 //!   toolkit, stored codes as enums, `Timestamp`), [`secret`] (and [`key_check`], the key at
-//!   start-up), [`i18n`] (one catalogue per language), [`text`], [`retry`], [`guarded_body`],
-//!   [`metrics`] (the Prometheus series), [`memory`] (giving freed memory back to the system).
+//!   start-up), [`i18n`] (the strings by area, both languages side by side), [`text`], [`retry`],
+//!   [`guarded_body`], [`metrics`] (the Prometheus series), [`memory`] (giving freed memory back to the system).
 //!
 //! [`App`] wires them together and is what both `main` and the integration tests start.
 

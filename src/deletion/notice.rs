@@ -29,7 +29,7 @@ pub fn final_mail(
     steps: &[StepRow],
 ) -> anyhow::Result<Message> {
     let t = lang.text();
-    let d = &t.deletion;
+    let d = &t.admin.deletion;
     let lines = steps
         .iter()
         .map(|s| {

@@ -1,15 +1,27 @@
-//! The words of what every page shares: the signed-in navigation, the error pages' way back, and
-//! the account's time zone choice.
+//! The words of what every page shares: the header, the footer and the navigation, the start
+//! page, and the account's time zone choice.
 
+/// The words of every page's frame.
 pub struct ChromeText {
+    pub lang_name: &'static str,
+    pub site_tagline: &'static str,
+    pub skip_to_content: &'static str,
+    pub language_switch_label: &'static str,
+    pub footer: &'static str,
+    pub home_title: &'static str,
+    pub home_lead: &'static str,
+    pub home_steps: [&'static str; 3],
+    pub nav_sign_in: &'static str,
+    pub nav_account: &'static str,
+    pub nav_sign_out: &'static str,
+    pub nav_my_shares: &'static str,
+    pub nav_new_share: &'static str,
+    pub nav_team: &'static str,
+    pub nav_maintenance: &'static str,
     /// The signed-in navigation's landmark name (the language switch is the other one).
     pub nav_label: &'static str,
     /// The summary of the menu that holds the less frequent links on a phone.
     pub nav_menu: &'static str,
-    /// An error page's link back to the page the person was on.
-    pub error_back: &'static str,
-    /// An error page's link to the dashboard.
-    pub error_back_dashboard: &'static str,
     pub time_zone_title: &'static str,
     pub time_zone_label: &'static str,
     pub time_zone_hint: &'static str,
@@ -24,10 +36,27 @@ pub struct ChromeText {
 }
 
 pub const EN: ChromeText = ChromeText {
+    lang_name: "English",
+    site_tagline: "Hand one file to one person, safely.",
+    skip_to_content: "Skip to content",
+    language_switch_label: "Language",
+    footer: "watasu — files are deleted from the server after download or expiry.",
+    home_title: "Hand one file to one person, safely",
+    home_lead: "watasu delivers a file to exactly one person. The link alone downloads nothing: the recipient proves they can read the registered mailbox with a one-time code, and then the file downloads once.",
+    home_steps: [
+        "The sender uploads a file and names the recipient's email address.",
+        "The recipient opens the link and enters the code sent to that address.",
+        "The file downloads once and is then deleted from the server.",
+    ],
+    nav_sign_in: "Sender sign-in",
+    nav_account: "Account",
+    nav_sign_out: "Sign out",
+    nav_my_shares: "Files you sent",
+    nav_new_share: "Send a file",
+    nav_team: "Team",
+    nav_maintenance: "Maintenance",
     nav_label: "Sender menu",
     nav_menu: "Menu",
-    error_back: "Go back",
-    error_back_dashboard: "Back to Files you sent",
     time_zone_title: "Time zone",
     time_zone_label: "Show times in",
     time_zone_hint: "Used for every time on your pages and in the mails you get from watasu.",
@@ -39,10 +68,27 @@ pub const EN: ChromeText = ChromeText {
 };
 
 pub const JA: ChromeText = ChromeText {
+    lang_name: "日本語",
+    site_tagline: "ひとつのファイルを、ひとりの相手へ安全に。",
+    skip_to_content: "本文へ移動",
+    language_switch_label: "言語",
+    footer: "watasu — ファイルはダウンロード後または期限切れ後にサーバーから削除されます。",
+    home_title: "ひとつのファイルを、ひとりの相手へ安全に",
+    home_lead: "watasu は、ファイルを決まった1人にだけ届けます。リンクだけではダウンロードできません。受け取る方は、登録されたメールアドレスに届く確認コードを入力してから、1回だけダウンロードできます。",
+    home_steps: [
+        "送る人がファイルをアップロードし、受け取る方のメールアドレスを指定します。",
+        "受け取る方はリンクを開き、そのアドレスに届いた確認コードを入力します。",
+        "ファイルは1回だけダウンロードでき、その後サーバーから削除されます。",
+    ],
+    nav_sign_in: "送信者ログイン",
+    nav_account: "アカウント",
+    nav_sign_out: "ログアウト",
+    nav_my_shares: "送信したファイル",
+    nav_new_share: "ファイルを送る",
+    nav_team: "チーム",
+    nav_maintenance: "メンテナンス",
     nav_label: "送信者メニュー",
     nav_menu: "メニュー",
-    error_back: "前のページに戻る",
-    error_back_dashboard: "送信したファイルの一覧に戻る",
     time_zone_title: "タイムゾーン",
     time_zone_label: "時刻の表示",
     time_zone_hint: "ページに表示する時刻と、watasu から届くメールの時刻に使います。",

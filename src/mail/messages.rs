@@ -45,7 +45,7 @@ pub fn code_mail(origin: &MailOrigin, to: &str, lang: Lang, code: &str) -> anyho
     let t = lang.text();
     let text = CodeText { t, code }.render()?;
     let html = CodeHtml { t, lang, code }.render()?;
-    Ok(origin.builder(to, t.mail_code_subject)?.multipart(MultiPart::alternative_plain_html(text, html))?)
+    Ok(origin.builder(to, t.mail.code_subject)?.multipart(MultiPart::alternative_plain_html(text, html))?)
 }
 
 /// Facts the notification mail carries.
@@ -68,7 +68,7 @@ pub fn notification_mail(origin: &MailOrigin, to: &str, lang: Lang, n: &Notifica
     let n = &Notification { sender_name: &sender_name, message: &message, ..*n };
     let text = NotifyText { t, n }.render()?;
     let html = NotifyHtml { t, lang, n }.render()?;
-    let subject = format!("{}{}{}", t.sent_by_before, n.sender_name, t.mail_notify_subject_after);
+    let subject = format!("{}{}{}", t.recipient.sent_by_before, n.sender_name, t.mail.notify_subject_after);
     let mut builder = origin.builder(to, subject)?;
     // An address lettre cannot write in a header (accounts accept a wider set) loses the
     // Reply-To, not the mail: the recipient still gets the link.
@@ -109,7 +109,7 @@ pub fn receipt_mail(origin: &MailOrigin, to: &str, lang: Lang, receipt: &Receipt
     let r = &Receipt { file_name: &file_name, ..*receipt };
     let text = ReceiptText { t, r }.render()?;
     let html = ReceiptHtml { t, lang, r }.render()?;
-    Ok(origin.builder(to, t.mail_receipt_subject)?.multipart(MultiPart::alternative_plain_html(text, html))?)
+    Ok(origin.builder(to, t.mail.receipt_subject)?.multipart(MultiPart::alternative_plain_html(text, html))?)
 }
 
 #[derive(Template)]
@@ -132,7 +132,7 @@ pub fn invitation_mail(origin: &MailOrigin, to: &str, lang: Lang, link: &str) ->
     let t = lang.text();
     let text = InviteText { t, link }.render()?;
     let html = InviteHtml { t, lang, link }.render()?;
-    Ok(origin.builder(to, t.mail_invite_subject)?.multipart(MultiPart::alternative_plain_html(text, html))?)
+    Ok(origin.builder(to, t.mail.invite_subject)?.multipart(MultiPart::alternative_plain_html(text, html))?)
 }
 
 #[derive(Template)]
@@ -153,10 +153,10 @@ struct WrongCodesHtml<'a> {
 /// Tells an account's owner that a sign-in with their password ended on wrong codes.
 pub fn wrong_codes_mail(origin: &MailOrigin, to: &str, lang: Lang, tries: i64) -> anyhow::Result<Message> {
     let t = lang.text();
-    let body = t.second_factor.mail_wrong_codes_body.replace("{n}", &tries.to_string());
+    let body = t.auth.second_factor.mail_wrong_codes_body.replace("{n}", &tries.to_string());
     let text = WrongCodesText { t, body: &body }.render()?;
     let html = WrongCodesHtml { t, lang, body: &body }.render()?;
-    let subject = t.second_factor.mail_wrong_codes_subject;
+    let subject = t.auth.second_factor.mail_wrong_codes_subject;
     Ok(origin.builder(to, subject)?.multipart(MultiPart::alternative_plain_html(text, html))?)
 }
 

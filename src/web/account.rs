@@ -90,7 +90,7 @@ struct PasskeySection {
 
 impl PasskeySection {
     async fn of(c: &Chrome, state: &AppState, user: &User, done: Option<&str>) -> Result<Self, AppError> {
-        let p = &c.t.passkeys;
+        let p = &c.t.auth.passkeys;
         let off = state.services.passkeys.unavailable_because().await?.map(|why| match why {
             Unavailable::NoDomain => p.off_address,
             Unavailable::SingleSignOnOnly => p.off_sso,

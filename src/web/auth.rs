@@ -53,10 +53,10 @@ pub fn routes(route: Route) -> Route {
 
 fn password_error(t: &'static Text, error: &PasswordRuleError) -> &'static str {
     match error {
-        PasswordRuleError::TooShort => t.password_too_short,
-        PasswordRuleError::TooLong => t.password_too_long,
-        PasswordRuleError::TooGuessable => t.password_too_guessable,
-        PasswordRuleError::Breached => t.password_breached,
+        PasswordRuleError::TooShort => t.auth.password_too_short,
+        PasswordRuleError::TooLong => t.auth.password_too_long,
+        PasswordRuleError::TooGuessable => t.auth.password_too_guessable,
+        PasswordRuleError::Breached => t.auth.password_breached,
     }
 }
 
@@ -159,10 +159,10 @@ pub async fn adopt_browser_zone(state: &AppState, session: &Session, sent: &str)
 /// The text that says what is wrong with an account form.
 pub fn form_problem(t: &'static Text, problem: &FormProblem) -> &'static str {
     match problem {
-        FormProblem::Name => t.name_invalid,
-        FormProblem::Email => t.email_invalid,
+        FormProblem::Name => t.auth.name_invalid,
+        FormProblem::Email => t.auth.email_invalid,
         FormProblem::Password(rule) => password_error(t, rule),
-        FormProblem::CurrentPasswordWrong => t.password_current_wrong,
+        FormProblem::CurrentPasswordWrong => t.auth.password_current_wrong,
     }
 }
 
@@ -261,7 +261,7 @@ pub async fn login_submit(
         Ok(step) => Ok(lead_on(state, session, step, &form.time_zone).await),
         Err(AccountError::WrongCredentials) => {
             let (methods, csrf_token) = (state.services.sign_in_methods().await?, session.form_token());
-            let error = FieldError::whole_form(c.t.login_failed);
+            let error = FieldError::whole_form(c.t.auth.login_failed);
             let page = LoginPage::new(c, &methods, &csrf_token);
             render_with(StatusCode::OK, &LoginPage { email: &form.email, error, ..page })
         }

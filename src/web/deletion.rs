@@ -61,7 +61,7 @@ pub async fn delete_own(
     };
     if !right {
         tracing::info!(account_id = user.id, client = %client, "deletion refused: wrong password");
-        return super::account::account_with_deletion_error(c, session, &user, t.password_current_wrong);
+        return super::account::account_with_deletion_error(c, session, &user, t.auth.password_current_wrong);
     }
     let request = OpenRequest { subject_id: user.id, actor_id: Some(user.id), role: ActorRole::Own, reapplies: None };
     let case = match state.services.deletion.open(&request).await {
@@ -81,8 +81,8 @@ pub async fn delete_own(
 /// The words for a refused case; a database failure stays an error.
 fn refusal_text(t: &'static crate::i18n::Text, error: OpenError) -> Result<&'static str, AppError> {
     match error {
-        OpenError::LastAdmin => Ok(t.deletion.last_admin),
-        OpenError::AlreadyOpen => Ok(t.deletion.already_open),
+        OpenError::LastAdmin => Ok(t.admin.deletion.last_admin),
+        OpenError::AlreadyOpen => Ok(t.admin.deletion.already_open),
         OpenError::NoSuchAccount => Err(AppError::NotFound("no such account")),
         OpenError::Database(error) => Err(crate::services::Fault::from(error).into()),
     }
@@ -123,7 +123,7 @@ struct CaseRow {
 }
 
 fn case_row(c: &Chrome, case: &Case) -> CaseRow {
-    let d = &c.t.deletion;
+    let d = &c.t.admin.deletion;
     CaseRow {
         reference: case.reference.clone(),
         state: d.state(case.state()),
@@ -152,7 +152,7 @@ pub async fn list(c: Chrome, state: Data<&AppState>, _admin: Admin) -> Result<Ht
         .await?
         .into_iter()
         .map(|r| {
-            let store = c.t.deletion.store(r.store);
+            let store = c.t.admin.deletion.store(r.store);
             let at = human_time(r.updated_at, c.reader());
             (r, store, at)
         })
@@ -175,7 +175,7 @@ struct StepLine {
 }
 
 fn step_line(c: &Chrome, s: &StepRow) -> StepLine {
-    let d = &c.t.deletion;
+    let d = &c.t.admin.deletion;
     let number = |n: Option<i64>| n.map(|n| n.to_string()).unwrap_or_default();
     StepLine {
         store_code: s.store.code(),
@@ -216,7 +216,7 @@ pub async fn show(
     let case = find_case(state, &reference).await?;
     let records = &state.services.records;
     let steps: Vec<StepLine> = records.steps(case.id).await?.iter().map(|s| step_line(&c, s)).collect();
-    let d = &c.t.deletion;
+    let d = &c.t.admin.deletion;
     let evidence = records
         .evidence(case.id)
         .await?

@@ -119,17 +119,17 @@ struct ErrorPage<'a> {
 
 fn error_text(t: &'static Text, status: StatusCode) -> &'static ErrorText {
     match status {
-        StatusCode::BAD_REQUEST => &t.error_bad_request,
-        StatusCode::FORBIDDEN => &t.error_forbidden,
-        StatusCode::NOT_FOUND => &t.error_not_found,
-        StatusCode::METHOD_NOT_ALLOWED => &t.error_method_not_allowed,
-        StatusCode::GONE => &t.error_gone,
-        StatusCode::PAYLOAD_TOO_LARGE => &t.error_too_large,
-        StatusCode::TOO_MANY_REQUESTS => &t.error_too_many,
-        StatusCode::SERVICE_UNAVAILABLE => &t.error_unavailable,
-        StatusCode::INSUFFICIENT_STORAGE => &t.error_storage_full,
-        s if s.is_client_error() => &t.error_bad_request,
-        _ => &t.error_internal,
+        StatusCode::BAD_REQUEST => &t.errors.bad_request,
+        StatusCode::FORBIDDEN => &t.errors.forbidden,
+        StatusCode::NOT_FOUND => &t.errors.not_found,
+        StatusCode::METHOD_NOT_ALLOWED => &t.errors.method_not_allowed,
+        StatusCode::GONE => &t.errors.gone,
+        StatusCode::PAYLOAD_TOO_LARGE => &t.errors.too_large,
+        StatusCode::TOO_MANY_REQUESTS => &t.errors.too_many,
+        StatusCode::SERVICE_UNAVAILABLE => &t.errors.unavailable,
+        StatusCode::INSUFFICIENT_STORAGE => &t.errors.storage_full,
+        s if s.is_client_error() => &t.errors.bad_request,
+        _ => &t.errors.internal,
     }
 }
 
@@ -186,20 +186,20 @@ pub async fn render_errors<E: Endpoint>(ep: std::sync::Arc<E>, req: Request) -> 
     });
     let t = lang.text();
     let text = match error.downcast_ref::<AppError>() {
-        Some(AppError::NotAvailable(_)) => &t.share_not_available,
-        Some(AppError::AlreadyDownloaded) => &t.share_already_downloaded,
-        Some(AppError::ShareLocked) => &t.share_locked,
-        Some(AppError::VerifyFirst) => &t.verify_first,
-        Some(AppError::Restarting) => &t.error_restarting,
-        _ if database_full => &t.error_database_full,
-        _ if factor_unreadable => &t.error_factor_unreadable,
+        Some(AppError::NotAvailable(_)) => &t.errors.share_not_available,
+        Some(AppError::AlreadyDownloaded) => &t.errors.share_already_downloaded,
+        Some(AppError::ShareLocked) => &t.errors.share_locked,
+        Some(AppError::VerifyFirst) => &t.errors.verify_first,
+        Some(AppError::Restarting) => &t.errors.restarting,
+        _ if database_full => &t.errors.database_full,
+        _ if factor_unreadable => &t.errors.factor_unreadable,
         _ => error_text(t, status),
     };
     let shown_id = status.is_server_error().then_some(rid).flatten();
     let back_text = match back.as_str() {
-        paths::HOME => t.error_back_home,
-        paths::SHARES => t.chrome.error_back_dashboard,
-        _ => t.chrome.error_back,
+        paths::HOME => t.errors.back_home,
+        paths::SHARES => t.errors.back_dashboard,
+        _ => t.errors.back,
     };
     let page = ErrorPage { c: chrome, status: status.as_u16(), text, request_id: shown_id, back, back_text };
     let body =

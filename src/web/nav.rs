@@ -20,11 +20,14 @@ pub struct Nav {
 
 impl Nav {
     pub fn new(t: &'static Text, path: &str, is_admin: bool, dev_outbox: bool) -> Self {
-        let main = [("/shares", t.nav_my_shares), ("/shares/new", t.nav_new_share)];
-        let admin =
-            [("/team", t.nav_team), ("/admin/maintenance", t.nav_maintenance), ("/admin/deletions", t.deletion.nav)];
-        let outbox = [("/dev/outbox", t.dev_outbox_title)];
-        let account = [("/account", t.nav_account)];
+        let main = [("/shares", t.chrome.nav_my_shares), ("/shares/new", t.chrome.nav_new_share)];
+        let admin = [
+            ("/team", t.chrome.nav_team),
+            ("/admin/maintenance", t.chrome.nav_maintenance),
+            ("/admin/deletions", t.admin.deletion.nav),
+        ];
+        let outbox = [("/dev/outbox", t.admin.dev_outbox_title)];
+        let account = [("/account", t.chrome.nav_account)];
         let more =
             admin.iter().filter(|_| is_admin).chain(outbox.iter().filter(|_| is_admin && dev_outbox)).chain(&account);
         let every: Vec<_> = main.iter().chain(more).copied().collect();

@@ -61,7 +61,7 @@ impl Chrome {
                 .iter()
                 .map(|&other| LangLink {
                     code: other.code(),
-                    name: other.text().lang_name,
+                    name: other.text().chrome.lang_name,
                     href: format!("{path}?lang={}", other.code()),
                     current: other == lang,
                 })

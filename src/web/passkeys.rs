@@ -32,13 +32,13 @@ pub struct PasskeyForm {
 /// An options request refused, for the script: `{"error": text}`, and `location` when the person
 /// must start over elsewhere.
 fn refused_json(c: &Chrome, refusal: PasskeyRefusal) -> Result<Response, AppError> {
-    let p = &c.t.passkeys;
+    let p = &c.t.auth.passkeys;
     let (status, message, location) = match refusal {
         PasskeyRefusal::Off => (StatusCode::NOT_FOUND, p.script_unsupported, None),
-        PasskeyRefusal::WrongPassword => (StatusCode::BAD_REQUEST, c.t.password_current_wrong, None),
+        PasskeyRefusal::WrongPassword => (StatusCode::BAD_REQUEST, c.t.auth.password_current_wrong, None),
         PasskeyRefusal::BadName => (StatusCode::BAD_REQUEST, p.name_invalid, None),
         PasskeyRefusal::NoPendingSignIn => {
-            (StatusCode::CONFLICT, c.t.second_factor.expired, Some(paths::LOGIN_EXPIRED))
+            (StatusCode::CONFLICT, c.t.auth.second_factor.expired, Some(paths::LOGIN_EXPIRED))
         }
         PasskeyRefusal::Expired => (StatusCode::CONFLICT, p.expired, None),
         PasskeyRefusal::NotAccepted | PasskeyRefusal::Taken => (StatusCode::BAD_REQUEST, p.not_accepted, None),
@@ -64,10 +64,10 @@ fn options_json(
 
 /// A refused answer, as the text its page shows; `Err` for what is not the person's to fix.
 fn refusal_text(c: &Chrome, refusal: PasskeyRefusal) -> Result<&'static str, AppError> {
-    let p = &c.t.passkeys;
+    let p = &c.t.auth.passkeys;
     Ok(match refusal {
         PasskeyRefusal::Off => p.script_unsupported,
-        PasskeyRefusal::WrongPassword => c.t.password_current_wrong,
+        PasskeyRefusal::WrongPassword => c.t.auth.password_current_wrong,
         PasskeyRefusal::BadName => p.name_invalid,
         PasskeyRefusal::Expired | PasskeyRefusal::NoPendingSignIn => p.expired,
         PasskeyRefusal::NotAccepted => p.not_accepted,
@@ -96,7 +96,7 @@ async fn answered<T>(
     verify: impl Future<Output = Result<T, PasskeyRefusal>>,
 ) -> Result<Answered<T>, AppError> {
     if credential.is_empty() {
-        return Ok(Answered::Refused(c.t.passkeys.needs_script));
+        return Ok(Answered::Refused(c.t.auth.passkeys.needs_script));
     }
     Ok(match verify.await {
         Ok(done) => Answered::Done(done),
@@ -128,7 +128,7 @@ pub async fn register(
 ) -> Result<Response, AppError> {
     let current = session.current().ok_or(AppError::SignInRequired)?;
     if form.credential.is_empty() {
-        let message = c.t.passkeys.needs_script;
+        let message = c.t.auth.passkeys.needs_script;
         return super::account::account_with_passkey_error(c, state, session, &user, "name", message).await;
     }
     match state.services.passkeys.register(&user, &current, &form.name, &form.credential, client).await {
@@ -219,7 +219,7 @@ pub async fn sign_in(
             return Ok(see_other(paths::SHARES));
         }
         // Never: a sign-in with a passkey alone has no pending sign-in.
-        Answered::PendingSignInGone => c.t.passkeys.expired,
+        Answered::PendingSignInGone => c.t.auth.passkeys.expired,
         Answered::Refused(message) => message,
     };
     super::auth::login_with_passkey_error(c, state, session, message).await

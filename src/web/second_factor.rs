@@ -112,7 +112,7 @@ pub async fn verify_submit(
             Ok(see_other(paths::SHARES))
         }
         Err(FactorError::WrongCode) => {
-            let error = Some(c.t.second_factor.code_wrong);
+            let error = Some(c.t.auth.second_factor.code_wrong);
             match VerifyPage::of(c, state, session, error, None).await? {
                 Some(page) => render_with(StatusCode::OK, &page),
                 None => Ok(see_other(paths::LOGIN_EXPIRED)),
@@ -245,7 +245,7 @@ pub async fn enrol_submit(
                 Ok(found) => found,
                 Err(error) => return factor_error(error),
             };
-            let error = Some(SetUpError::Code(c.t.second_factor.code_wrong));
+            let error = Some(SetUpError::Code(c.t.auth.second_factor.code_wrong));
             enrol_with(c, state, session, setup, paths::ENROL, error).await
         }
         Err(error) => factor_error(error),
@@ -308,8 +308,8 @@ pub async fn confirm_setup(
     let (code, password) = (SecretString::new(form.code), SecretString::new(form.password));
     let error = match factors.confirm_totp(&user, code, password, client).await {
         Ok(codes) => return recovery_codes(c, session, codes, paths::ACCOUNT),
-        Err(FactorError::WrongCode) => SetUpError::Code(c.t.second_factor.code_wrong),
-        Err(FactorError::WrongPassword) => SetUpError::Password(c.t.password_current_wrong),
+        Err(FactorError::WrongCode) => SetUpError::Code(c.t.auth.second_factor.code_wrong),
+        Err(FactorError::WrongPassword) => SetUpError::Password(c.t.auth.password_current_wrong),
         Err(error) => return factor_error(error),
     };
     match factors.waiting_setup(&user).await? {
@@ -358,7 +358,7 @@ async fn after_password<T>(
     match outcome {
         Ok(value) => done(c, value),
         Err(FactorError::WrongPassword) => {
-            let message = c.t.password_current_wrong;
+            let message = c.t.auth.password_current_wrong;
             super::account::account_with_factor_error(c, state, session, user, message).await
         }
         Err(error) => factor_error(error),

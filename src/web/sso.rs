@@ -15,7 +15,7 @@ use crate::services::{
 
 /// The sign-in button's words, when single sign-on is configured.
 pub fn button_label(c: &Chrome, methods: &SignInMethods) -> Option<String> {
-    methods.sso_name.as_deref().map(|name| c.t.sso.with_name(c.t.sso.button, name))
+    methods.sso_name.as_deref().map(|name| c.t.auth.sso.with_name(c.t.auth.sso.button, name))
 }
 
 #[derive(Template)]
@@ -41,7 +41,7 @@ fn refused_page(
 
 /// The page of a refused single sign-on.
 fn refusal(c: Chrome, state: &AppState, refusal: Refusal) -> Result<Response, AppError> {
-    let s = &c.t.sso;
+    let s = &c.t.auth.sso;
     let text = match refusal {
         Refusal::Denied => s.denied,
         Refusal::UnknownState | Refusal::Expired => s.unknown_state,
@@ -64,7 +64,7 @@ fn refusal(c: Chrome, state: &AppState, refusal: Refusal) -> Result<Response, Ap
 
 /// The provider cannot be reached: 503, and the password form if passwords are on.
 async fn unavailable(c: Chrome, state: &AppState) -> Result<Response, AppError> {
-    let s = &c.t.sso;
+    let s = &c.t.auth.sso;
     let methods = state.services.sign_in_methods().await?;
     let name = methods.sso_name.as_deref().unwrap_or_default();
     let mut lines = vec![s.with_name(s.unavailable_body, name)];
@@ -76,7 +76,7 @@ async fn unavailable(c: Chrome, state: &AppState) -> Result<Response, AppError> 
 
 /// The refusal of a password use while passwords are off (403).
 pub fn passwords_off(c: Chrome, state: &AppState) -> Result<Response, AppError> {
-    let s = &c.t.sso;
+    let s = &c.t.auth.sso;
     let name = state.services.sso.name().unwrap_or_default();
     let lines = vec![s.with_name(s.passwords_off_body, name)];
     refused_page(c, StatusCode::FORBIDDEN, "passwords_off", s.passwords_off_title.to_owned(), lines)
@@ -160,7 +160,7 @@ pub async fn set_methods(
     match state.services.sso.set_passwords_allowed(Some(&user), allowed, Some(client)).await {
         Ok(_) => Ok(see_other(&paths::team_done("sign-in-methods"))),
         Err(SsoError::NotConfigured) => {
-            let message = c.t.sso.not_configured;
+            let message = c.t.auth.sso.not_configured;
             super::team::page_with_error(c, state, session, &user, message).await
         }
         Err(error) => sso_error(c, state, error).await,

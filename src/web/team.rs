@@ -60,7 +60,7 @@ struct TeamPage<'a> {
 impl TeamPage<'_> {
     /// The member's role in the reader's language.
     fn role_text(&self, member: &User) -> &'static str {
-        if member.is_admin() { self.c.t.role_admin } else { self.c.t.role_sender }
+        if member.is_admin() { self.c.t.admin.role_admin } else { self.c.t.admin.role_sender }
     }
 }
 
@@ -96,11 +96,11 @@ pub async fn show(
     Admin(user): Admin,
 ) -> Result<Response, AppError> {
     let notice = match query.done.as_deref() {
-        Some("invited") => Some(c.t.team_invited),
-        Some("disabled") => Some(c.lang.sender_pages().disabled_notice),
-        Some("policy") => Some(c.t.second_factor.policy_saved),
-        Some("factors-reset") => Some(c.t.second_factor.reset_done),
-        Some("sign-in-methods") => Some(c.t.sso.policy_saved),
+        Some("invited") => Some(c.t.admin.team_invited),
+        Some("disabled") => Some(c.t.admin.disabled_notice),
+        Some("policy") => Some(c.t.auth.second_factor.policy_saved),
+        Some("factors-reset") => Some(c.t.auth.second_factor.reset_done),
+        Some("sign-in-methods") => Some(c.t.auth.sso.policy_saved),
         _ => None,
     };
     team_page(c, state, session, &user, notice, None).await
@@ -123,8 +123,8 @@ pub async fn invite(
     let t = c.t;
     let error = match state.services.accounts.invite(&user, &form.email).await {
         Ok(()) => return Ok(see_other(&paths::team_done("invited"))),
-        Err(AccountError::Invalid(_)) => t.email_invalid,
-        Err(AccountError::Exists) => t.team_exists,
+        Err(AccountError::Invalid(_)) => t.auth.email_invalid,
+        Err(AccountError::Exists) => t.admin.team_exists,
         Err(error) => return Err(account_error(error)),
     };
     team_page(c, state, session, &user, None, Some(error)).await
@@ -171,7 +171,7 @@ pub async fn confirm_disable(
     let Some(member) = other_member(state, &user, id).await?.filter(|m| !m.disabled) else {
         return Ok(see_other(paths::TEAM));
     };
-    let s = c.lang.sender_pages();
+    let s = &c.t.admin;
     let words = (s.disable_confirm_title, vec![s.disable_confirm_lead], s.disable_confirm_submit);
     confirm_page(c, session, member, words, "disable")
 }
@@ -184,7 +184,7 @@ pub async fn confirm_delete(
     Admin(user): Admin,
 ) -> Result<Response, AppError> {
     let Some(member) = other_member(state, &user, id).await? else { return Ok(see_other(paths::TEAM)) };
-    let (s, d) = (c.lang.sender_pages(), &c.t.deletion);
+    let (s, d) = (&c.t.admin, &c.t.admin.deletion);
     let words = (s.delete_confirm_title, vec![d.team_hint, s.delete_confirm_lead], d.team_submit);
     confirm_page(c, session, member, words, "delete")
 }
@@ -313,7 +313,7 @@ pub async fn confirm_reset_factors(
     Admin(user): Admin,
 ) -> Result<Response, AppError> {
     let Some(member) = other_member(state, &user, id).await? else { return Ok(see_other(paths::TEAM)) };
-    let s = &c.t.second_factor;
+    let s = &c.t.auth.second_factor;
     let words = (s.reset_title, vec![s.reset_lead], s.reset_submit);
     confirm_page(c, session, member, words, "reset-factors")
 }

@@ -75,23 +75,23 @@ async fn a_sender_sets_up_uploads_and_sees_the_download_without_reloading() {
     // First run: the printed link opens the setup form; submitting it signs the new admin in.
     sender.goto(&setup_link).await;
     assert_eq!(sender.attr("html", "lang").await.as_deref(), Some("ja"));
-    assert_eq!(sender.text("h1").await, t.setup_title);
+    assert_eq!(sender.text("h1").await, t.auth.setup_title);
     sender.fill("#name", SENDER_NAME).await;
     sender.fill("#email", SENDER_EMAIL).await;
     sender.fill("#password", PASSWORD).await;
     sender.screenshot("dashboard-1-setup").await;
     sender.click("main form button[type=submit]").await;
     wait_for_path(&sender, "/shares", DEFAULT_WAIT).await;
-    assert_eq!(sender.text("h1").await, t.shares_title);
+    assert_eq!(sender.text("h1").await, t.dashboard.shares_title);
     assert!(!sender.exists(".share-row").await);
-    assert_eq!(sender.text("main .muted").await, t.shares_empty);
+    assert_eq!(sender.text("main .muted").await, t.dashboard.shares_empty);
     assert!(sender.exists(".dashboard-nav a[href='/shares/new']").await, "no dashboard navigation when signed in");
     sender.screenshot("dashboard-2-shares-empty").await;
 
     // The new-share form.
     sender.click("main a.button[href='/shares/new']").await;
     wait_for_path(&sender, "/shares/new", DEFAULT_WAIT).await;
-    assert_eq!(sender.text("h1").await, t.new_share_title);
+    assert_eq!(sender.text("h1").await, t.dashboard.new_share_title);
     assert_eq!(sender.attr("#uploader", "hidden").await.as_deref(), Some("true"));
     sender.screenshot("dashboard-3-new").await;
     sender.fill("#recipient", RECIPIENT).await;
@@ -149,7 +149,7 @@ async fn a_sender_sets_up_uploads_and_sees_the_download_without_reloading() {
     sender.cdp("Network.disable", json!({})).await;
     let link = sender.attr("#share-link", "value").await.expect("the link is shown");
     assert!(link.starts_with(&format!("{}/s/", app.base)), "{link}");
-    assert_eq!(sender.text("h1").await, t.created_title);
+    assert_eq!(sender.text("h1").await, t.dashboard.created_title);
     let progress = sender.execute("return JSON.parse(sessionStorage.getItem('uploadProgress'));").await;
     let events = progress.as_array().cloned().unwrap_or_default();
     let shown = events.iter().filter(|e| e["barHidden"] == json!(false)).count();
@@ -200,7 +200,7 @@ async fn a_sender_sets_up_uploads_and_sees_the_download_without_reloading() {
     let noticed_after = downloaded_at.elapsed();
     assert!(sender.document_is_marked().await, "the share page was reloaded or navigated");
     assert_eq!(sender.current_path().await, share_href);
-    assert_eq!(sender.text("#share-status .status").await, t.status_downloaded);
+    assert_eq!(sender.text("#share-status .status").await, t.dashboard.status_downloaded);
     assert!(sender.exists("#share-live .timeline li[data-kind=downloaded]").await, "no download in the timeline");
     // "Downloaded" is not final yet (the GC deletes the file later and the page says so), so the
     // polling goes on.

@@ -90,7 +90,10 @@ async fn a_sender_adds_a_passkey_and_signs_in_with_it_alone_but_not_from_another
         browser.click("form[data-passkey] [data-passkey-button]").await;
         browser.wait_for("form[data-passkey] [data-passkey-error]:not([hidden])", DEFAULT_WAIT).await;
         // The server's refusal, not the browser's: the browser signs for this host on any port.
-        assert_eq!(browser.text("form[data-passkey] [data-passkey-error]").await, lang.text().passkeys.not_accepted);
+        assert_eq!(
+            browser.text("form[data-passkey] [data-passkey-error]").await,
+            lang.text().auth.passkeys.not_accepted
+        );
         browser.goto(&format!("{elsewhere}/shares")).await;
         wait_for_path(&browser, "/login").await;
         browser.close().await;

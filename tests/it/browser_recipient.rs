@@ -110,7 +110,7 @@ async fn the_recipient_walks_the_whole_flow_with_javascript_on() {
     assert_eq!(browser.attr("html", "lang").await.as_deref(), Some("ja"));
     assert_eq!(browser.execute("return typeof htmx;").await, "object", "htmx did not load");
     assert_eq!(browser.attr("#step", "data-step").await.as_deref(), Some("email"));
-    assert_eq!(browser.text("h1").await, t.landing_title);
+    assert_eq!(browser.text("h1").await, t.recipient.landing_title);
     assert!(browser.text("#step .lead").await.contains(SENDER_NAME));
     assert!(!browser.source().await.contains(FILE_NAME), "the landing page names the file");
     browser.screenshot("recipient-1-landing").await;
@@ -122,7 +122,7 @@ async fn the_recipient_walks_the_whole_flow_with_javascript_on() {
     browser.wait_for("#step[data-step=code]", DEFAULT_WAIT).await;
     assert!(browser.document_is_marked().await, "the code step came with a full page load");
     assert_eq!(browser.current_path().await, share_path);
-    assert_eq!(browser.text("h1").await, t.code_sent_title);
+    assert_eq!(browser.text("h1").await, t.recipient.code_sent_title);
     assert_eq!(browser.attr("#code", "autocomplete").await.as_deref(), Some("one-time-code"));
     assert_eq!(browser.attr("#code", "inputmode").await.as_deref(), Some("numeric"));
     assert_eq!(browser.text("#code-status").await, "", "an error before any code was typed");
@@ -134,7 +134,7 @@ async fn the_recipient_walks_the_whole_flow_with_javascript_on() {
     browser.fill("#code", wrong_code(&code)).await;
     browser.click(CODE_SUBMIT).await;
     let error = wait_for_code_error(&browser).await;
-    assert!(error.starts_with(t.code_wrong) && error.ends_with('4'), "{error:?}");
+    assert!(error.starts_with(t.recipient.code_wrong) && error.ends_with('4'), "{error:?}");
     assert_eq!(browser.attr("#code-status", "aria-live").await.as_deref(), Some("polite"));
     assert_eq!(browser.attr("#code-status", "role").await.as_deref(), Some("status"));
     assert!(browser.document_is_marked().await, "the wrong code came back with a full page load");
@@ -147,13 +147,13 @@ async fn the_recipient_walks_the_whole_flow_with_javascript_on() {
     browser.wait_for("#step[data-step=download]", DEFAULT_WAIT).await;
     assert!(browser.document_is_marked().await, "the download step came with a full page load");
     assert_eq!(browser.current_path().await, share_path);
-    assert_eq!(browser.text("h1").await, t.download_title);
+    assert_eq!(browser.text("h1").await, t.recipient.download_title);
     assert_eq!(browser.text("#step .file-name").await, FILE_NAME);
     assert!(browser.text("#step .file-size").await.contains("バイト"));
     browser.click("#step .file-details summary").await;
     assert_eq!(browser.text("#step .file-sha256").await, sha256_of(CONTENT));
-    assert_eq!(browser.text("#step .notice").await, t.download_once_warning.replace('|', ""));
-    assert_eq!(browser.text(DOWNLOAD_BUTTON).await, t.download_button);
+    assert_eq!(browser.text("#step .notice").await, t.recipient.download_once_warning.replace('|', ""));
+    assert_eq!(browser.text(DOWNLOAD_BUTTON).await, t.recipient.download_button);
     browser.screenshot("recipient-4-download").await;
 
     // The download: a plain form POST that saves the file under its Japanese name (filename*)
@@ -163,7 +163,7 @@ async fn the_recipient_walks_the_whole_flow_with_javascript_on() {
     assert!(browser.document_is_marked().await, "the download replaced the page");
     // The page says the download started and takes no second click.
     browser.wait_for("#download-started:not([hidden])", DEFAULT_WAIT).await;
-    assert_eq!(browser.text("#download-started").await, t.download_started);
+    assert_eq!(browser.text("#download-started").await, t.recipient.download_started);
     assert_eq!(browser.attr(DOWNLOAD_BUTTON, "disabled").await.as_deref(), Some("true"));
     browser.screenshot("recipient-5-started").await;
 
@@ -171,7 +171,7 @@ async fn the_recipient_walks_the_whole_flow_with_javascript_on() {
     browser.goto(&link).await;
     browser.wait_for(GONE_CARD, DEFAULT_WAIT).await;
     assert_eq!(document_status(&browser).await, 410);
-    assert_eq!(browser.text("h1").await, Lang::Ja.recipient_flow().downloaded_title.replace('|', ""));
+    assert_eq!(browser.text("h1").await, Lang::Ja.text().recipient.downloaded_title.replace('|', ""));
     assert_eq!(files_in(downloads.path()), [FILE_NAME]);
     browser.screenshot("recipient-6-gone").await;
     assert!(!browser.exists("#step").await);
@@ -198,7 +198,7 @@ async fn the_recipient_walks_the_whole_flow_with_javascript_off() {
     // The page's scripts really did not run (WebDriver's own still do).
     assert_eq!(browser.execute("return typeof htmx;").await, "undefined");
     assert_eq!(browser.attr("#step", "data-step").await.as_deref(), Some("email"));
-    assert_eq!(browser.text("h1").await, t.landing_title);
+    assert_eq!(browser.text("h1").await, t.recipient.landing_title);
     browser.screenshot("recipient-nojs-1-landing").await;
 
     // The address: a full page load of the code step.
@@ -209,7 +209,7 @@ async fn the_recipient_walks_the_whole_flow_with_javascript_off() {
     assert!(!browser.document_is_marked().await, "the form did not load a new page");
     assert!(browser.current_path().await.starts_with(&share_path));
     assert_eq!(document_status(&browser).await, 200);
-    assert_eq!(browser.text("h1").await, t.code_sent_title);
+    assert_eq!(browser.text("h1").await, t.recipient.code_sent_title);
     browser.screenshot("recipient-nojs-2-code").await;
     let code = code_from_mail(&app, 1).await;
 
@@ -218,7 +218,7 @@ async fn the_recipient_walks_the_whole_flow_with_javascript_off() {
     browser.fill("#code", wrong_code(&code)).await;
     browser.click(CODE_SUBMIT).await;
     let error = wait_for_code_error(&browser).await;
-    assert!(error.starts_with(t.code_wrong) && error.ends_with('4'), "{error:?}");
+    assert!(error.starts_with(t.recipient.code_wrong) && error.ends_with('4'), "{error:?}");
     assert!(!browser.document_is_marked().await, "the wrong code did not load a new page");
     assert_eq!(browser.attr("#step", "data-step").await.as_deref(), Some("code"));
     browser.screenshot("recipient-nojs-3-wrong-code").await;
@@ -232,7 +232,7 @@ async fn the_recipient_walks_the_whole_flow_with_javascript_off() {
     assert_eq!(browser.current_path().await, share_path, "the right code was not redirected to the link");
     assert_eq!(browser.navigation_type().await, "navigate");
     assert_eq!(browser.text("#step .file-name").await, FILE_NAME);
-    assert_eq!(browser.text("#step .notice").await, t.download_once_warning.replace('|', ""));
+    assert_eq!(browser.text("#step .notice").await, t.recipient.download_once_warning.replace('|', ""));
     browser.screenshot("recipient-nojs-4-download").await;
 
     browser.mark_document().await;
@@ -246,7 +246,7 @@ async fn the_recipient_walks_the_whole_flow_with_javascript_off() {
     browser.click(DOWNLOAD_BUTTON).await;
     browser.wait_for(GONE_CARD, DEFAULT_WAIT).await;
     assert_eq!(document_status(&browser).await, 410);
-    assert_eq!(browser.text("h1").await, Lang::Ja.recipient_flow().downloaded_title.replace('|', ""));
+    assert_eq!(browser.text("h1").await, Lang::Ja.text().recipient.downloaded_title.replace('|', ""));
     assert_eq!(files_in(downloads.path()), [FILE_NAME]);
     browser.screenshot("recipient-nojs-5-gone").await;
 
@@ -330,7 +330,7 @@ async fn phone_walk(lang: Lang, prefix: &str, file_name: &str) {
     browser.goto(&link).await;
     assert_eq!(browser.execute("return [window.innerWidth, window.innerHeight];").await, serde_json::json!([390, 844]));
     assert_eq!(browser.attr("html", "lang").await.as_deref(), Some(lang.code()));
-    assert_eq!(browser.text("h1").await, t.landing_title);
+    assert_eq!(browser.text("h1").await, t.recipient.landing_title);
     assert_fits_phone(&browser, &format!("{prefix}landing")).await;
     browser.screenshot(&format!("recipient-phone-{prefix}1-landing")).await;
     browser.screenshot_full_page(&format!("recipient-phone-{prefix}1-landing-full")).await;
@@ -338,7 +338,7 @@ async fn phone_walk(lang: Lang, prefix: &str, file_name: &str) {
     browser.fill("input[name=email]", RECIPIENT).await;
     browser.click(EMAIL_SUBMIT).await;
     browser.wait_for("#step[data-step=code]", DEFAULT_WAIT).await;
-    assert_eq!(browser.text("h1").await, t.code_sent_title);
+    assert_eq!(browser.text("h1").await, t.recipient.code_sent_title);
     assert_fits_phone(&browser, &format!("{prefix}code")).await;
     browser.screenshot(&format!("recipient-phone-{prefix}2-code")).await;
     let code = code_from_mail(&app, 1).await;
@@ -362,7 +362,7 @@ async fn phone_walk(lang: Lang, prefix: &str, file_name: &str) {
     browser.wait_for("#download-started:not([hidden])", DEFAULT_WAIT).await;
     browser.reload().await;
     browser.wait_for(GONE_CARD, DEFAULT_WAIT).await;
-    assert_eq!(browser.text("h1").await, lang.recipient_flow().downloaded_title.replace('|', ""));
+    assert_eq!(browser.text("h1").await, lang.text().recipient.downloaded_title.replace('|', ""));
     assert_fits_phone(&browser, &format!("{prefix}gone")).await;
     browser.screenshot(&format!("recipient-phone-{prefix}5-gone")).await;
 

@@ -94,7 +94,7 @@ async fn forgiving_walk(app: &TestApp, options: BrowserOptions, lang: Lang, labe
     let downloads = tempfile::tempdir().unwrap();
     let javascript = options.javascript;
     let browser = BrowserSession::start(options.downloads_to(downloads.path())).await;
-    let rf = lang.recipient_flow();
+    let rf = &lang.text().recipient;
     let plain = |text: &str| text.replace('|', "");
     let link = format!("{}/s/{}", app.base, share.token);
 

@@ -110,7 +110,7 @@ async fn a_focused_button_keeps_its_focus_while_the_share_page_refreshes(backend
 
 async fn ending_a_share_asks_first_with_javascript_on_and_off(backend: Backend) {
     let app = TestApp::spawn(backend).await;
-    let s = Lang::En.sender_pages();
+    let s = &Lang::En.text().dashboard;
     let rounds = [(true, BrowserOptions::desktop()), (false, BrowserOptions::desktop().without_javascript())];
     for (javascript, options) in rounds {
         let (browser, share) = signed_in(&app, options, &format!("revoke-js-{javascript}@example.test")).await;
@@ -139,7 +139,7 @@ async fn ending_a_share_asks_first_with_javascript_on_and_off(backend: Backend) 
 
 async fn the_drop_zone_names_the_file_and_refuses_one_over_the_limit_before_sending(backend: Backend) {
     let app = TestApp::spawn_with(backend, |s| s.max_upload_bytes = 4 * 1024).await;
-    let s = Lang::En.sender_pages();
+    let s = &Lang::En.text().dashboard;
     let files = tempfile::tempdir().unwrap();
     let (big, small) = (files.path().join("big-plan.bin"), files.path().join("small-plan.txt"));
     std::fs::write(&big, vec![7u8; 10 * 1024]).unwrap();
@@ -198,7 +198,7 @@ async fn disabling_a_member_asks_first_and_the_team_page_says_it_was_done(backen
     let app = TestApp::spawn(backend).await;
     app.create_admin("admin-pages@example.test").await;
     let member = app.create_sender_with_password("member@example.test", "Member Mori", PASSWORD).await;
-    let s = Lang::Ja.sender_pages();
+    let s = &Lang::Ja.text().admin;
     for javascript in [true, false] {
         let options =
             if javascript { BrowserOptions::desktop() } else { BrowserOptions::desktop().without_javascript() };

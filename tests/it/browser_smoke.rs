@@ -26,7 +26,7 @@ async fn the_start_page_runs_htmx_under_the_csp_and_switches_to_english() {
         serde_json::json!([1280, 900])
     );
     assert_eq!(browser.attr("html", "lang").await.as_deref(), Some("ja"));
-    assert_eq!(browser.text("h1").await, Lang::Ja.text().home_title);
+    assert_eq!(browser.text("h1").await, Lang::Ja.text().chrome.home_title);
 
     // htmx and app.js came from our origin and ran; nothing inline that the CSP would block.
     assert_eq!(browser.execute("return typeof htmx;").await, "object");
@@ -57,10 +57,10 @@ async fn the_start_page_runs_htmx_under_the_csp_and_switches_to_english() {
         .wait_until("<html lang=en>", DEFAULT_WAIT, async |b| b.attr("html", "lang").await.as_deref() == Some("en"))
         .await;
     assert_eq!(browser.current_path().await, "/?lang=en");
-    assert_eq!(browser.text("h1").await, Lang::En.text().home_title);
+    assert_eq!(browser.text("h1").await, Lang::En.text().chrome.home_title);
     assert!(!browser.document_is_marked().await, "the switch did not load a new page");
     assert_eq!(browser.navigation_type().await, "navigate");
-    assert_eq!(browser.text(".lang-switch .lang-current").await, Lang::En.text().lang_name);
+    assert_eq!(browser.text(".lang-switch .lang-current").await, Lang::En.text().chrome.lang_name);
     assert_eq!(browser.csp_violations().await, Vec::<String>::new());
     browser.goto(&format!("{}/", app.base)).await;
     assert_eq!(browser.attr("html", "lang").await.as_deref(), Some("en"));
@@ -82,7 +82,7 @@ async fn the_start_page_fits_a_phone() {
     assert_eq!(browser.execute("return matchMedia('(pointer: coarse)').matches;").await, true);
     // Nothing sticks out sideways.
     assert_eq!(browser.execute("return document.documentElement.scrollWidth <= window.innerWidth;").await, true);
-    assert_eq!(browser.text("h1").await, Lang::Ja.text().home_title);
+    assert_eq!(browser.text("h1").await, Lang::Ja.text().chrome.home_title);
     browser.screenshot("smoke-phone").await;
     browser.screenshot_full_page("smoke-phone-full").await;
 
@@ -96,7 +96,7 @@ async fn the_start_page_works_without_javascript() {
     let browser = BrowserSession::start(BrowserOptions::desktop().without_javascript()).await;
 
     browser.goto(&format!("{}/", app.base)).await;
-    assert_eq!(browser.text("h1").await, Lang::Ja.text().home_title);
+    assert_eq!(browser.text("h1").await, Lang::Ja.text().chrome.home_title);
     // The page's scripts really did not run (WebDriver's own scripts still do).
     assert_eq!(browser.execute("return typeof htmx;").await, "undefined");
     assert!(!browser.exists("noscript").await, "the page needs no <noscript> fallback");
@@ -105,7 +105,7 @@ async fn the_start_page_works_without_javascript() {
     browser
         .wait_until("<html lang=en>", DEFAULT_WAIT, async |b| b.attr("html", "lang").await.as_deref() == Some("en"))
         .await;
-    assert_eq!(browser.text("h1").await, Lang::En.text().home_title);
+    assert_eq!(browser.text("h1").await, Lang::En.text().chrome.home_title);
     browser.screenshot("smoke-nojs").await;
 
     browser.close().await;

@@ -224,7 +224,7 @@ async fn an_upload_resumes_after_the_server_is_killed_halfway(backend: Backend) 
 
 async fn the_uploader_pauses_resumes_cancels_and_picks_up_after_a_reload(backend: Backend) {
     let deployment = Deployment::new(backend).await;
-    let words = &watasu::i18n::Lang::Ja.text().uploader;
+    let words = &watasu::i18n::Lang::Ja.text().dashboard.uploader;
     let files = tempfile::tempdir().unwrap();
     let size = 30 * MB;
     let (source, digest) = write_source_of(files.path(), size);

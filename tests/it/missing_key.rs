@@ -136,7 +136,7 @@ async fn a_sign_in_whose_app_cannot_be_opened_gets_a_page_that_says_so(backend: 
     };
 
     assert_eq!(page.status, 409, "{}", page.body);
-    assert_eq!(page.texts("h1"), [Lang::Ja.text().error_factor_unreadable.title], "{}", page.body);
+    assert_eq!(page.texts("h1"), [Lang::Ja.text().errors.factor_unreadable.title], "{}", page.body);
     assert!(!page.texts("a[href]").is_empty(), "no way back: {}", page.body);
     for leak in ["Unreadable", "TOTP", "does not open"] {
         assert!(!page.body.contains(leak), "the page leaks {leak:?}: {}", page.body);

@@ -63,7 +63,7 @@ async fn the_code_step_shows_the_typed_address_and_never_the_registered_one(back
     assert!(!typo.body.contains(RECIPIENT), "the page names the registered address");
     assert_eq!(right.texts(".typed-address"), ["Recipient@Example.test"]);
     assert!(!right.body.contains(RECIPIENT), "the page names the registered address, not the typed one");
-    let said = plain(Lang::Ja.recipient_flow().code_sent_if);
+    let said = plain(Lang::Ja.text().recipient.code_sent_if);
     assert!(typo.texts(".code-sent")[0].ends_with(&said), "{:?}", typo.texts(".code-sent"));
     assert_eq!(without_csrf_and_typed(&typo.body), without_csrf_and_typed(&right.body));
 }
@@ -97,7 +97,7 @@ async fn a_typo_then_another_address_then_the_right_one_reaches_the_file(backend
 async fn a_new_code_says_when_it_was_sent_and_a_reached_limit_says_how_long_whatever_the_address(backend: Backend) {
     let app = TestApp::spawn(backend).await;
     let share = app.create_share().await;
-    let rf = Lang::Ja.recipient_flow();
+    let rf = &Lang::Ja.text().recipient;
     let (right, wrong) = (app.browser(), app.browser());
     let mut pages = Vec::new();
     for (browser, address) in [(&right, RECIPIENT), (&wrong, TYPO)] {
@@ -144,7 +144,7 @@ async fn a_refused_address_says_how_many_minutes_to_wait_and_leads_back_to_the_l
     let fields = [("csrf_token", csrf.as_str()), ("email", RECIPIENT)];
     let refused = browser.post_form_with(&format!("/s/{}/email", share.token), &fields, &english).await;
 
-    let rf = Lang::En.recipient_flow();
+    let rf = &Lang::En.text().recipient;
     assert_eq!(refused.status, 429);
     assert!(refused.header("retry-after").is_some());
     assert_eq!(refused.texts("h1"), [rf.wait_title]);
@@ -168,7 +168,7 @@ async fn the_code_step_warns_while_two_wrong_codes_or_fewer_are_left_before_the_
         after.push(browser.follow(&share.token, answer).await);
     }
 
-    let rf = Lang::Ja.recipient_flow();
+    let rf = &Lang::Ja.text().recipient;
     assert!(code_step.texts("#lock-warning").is_empty(), "a warning with three wrong codes left");
     assert_eq!(after[0].texts("#lock-warning"), [plain(&rf.lock_warning_many.replace("{n}", "2"))]);
     assert_eq!(after[1].texts("#lock-warning"), [plain(rf.lock_warning_one)]);
@@ -192,7 +192,7 @@ async fn the_gone_page_tells_the_browser_that_downloaded_when_and_others_to_cont
     let strangers = stranger.open_link(&share.token).await;
     let cookieless = app.browser().open_link(&share.token).await;
 
-    let rf = Lang::Ja.recipient_flow();
+    let rf = &Lang::Ja.text().recipient;
     assert_eq!(own.status, 410);
     assert_eq!(
         own.texts(".end-body"),
@@ -208,7 +208,7 @@ async fn the_gone_page_tells_the_browser_that_downloaded_when_and_others_to_cont
 async fn the_steps_say_the_file_downloads_once_and_where_it_goes_without_javascript(backend: Backend) {
     let app = TestApp::spawn(backend).await;
     let share = app.create_share().await;
-    let rf = Lang::Ja.recipient_flow();
+    let rf = &Lang::Ja.text().recipient;
 
     let landing = app.browser().open_link(&share.token).await;
     let (browser, _) = app.verified_browser(&share).await;

@@ -128,7 +128,7 @@ async fn a_download_cut_at_a_third_and_resumed_is_the_exact_file_and_completes_o
     let text = mail.text();
     let labels = |lang: watasu::i18n::Lang| {
         let t = lang.text();
-        text.contains(t.mail_receipt_started) && text.contains(t.mail_receipt_completed)
+        text.contains(t.mail.receipt_started) && text.contains(t.mail.receipt_completed)
     };
     assert!(labels(watasu::i18n::Lang::Ja) || labels(watasu::i18n::Lang::En), "{text}");
     assert_eq!(delivered_bytes(&app, share.id).await, size as i64);
@@ -227,7 +227,7 @@ async fn only_the_claiming_session_gets_the_file(backend: Backend) {
     app.consumed_ago(share.id, 16 * 60).await;
     let late = crate::support::Page::read(claimer.fetch_file(&share.token, &[]).await).await;
     assert_eq!(late.status, 410);
-    assert_eq!(late.texts("h1"), [watasu::i18n::Lang::Ja.recipient_flow().downloaded_title.replace('|', "")]);
+    assert_eq!(late.texts("h1"), [watasu::i18n::Lang::Ja.text().recipient.downloaded_title.replace('|', "")]);
     assert_eq!(claimer.claim(&share.token, &csrf).await.status(), 410);
 }
 

@@ -35,7 +35,7 @@ async fn ending_a_share_asks_first_on_its_own_page_and_then_says_it_ended(backen
     let browser = app.sign_in("owner@example.test", PASSWORD).await;
     let share =
         app.fake_share().sender(sender).recipient("client@example.test").file("plan.pdf", b"plan").create().await;
-    let s = Lang::En.sender_pages();
+    let s = &Lang::En.text().dashboard;
 
     let page = english(&browser, &format!("/shares/{}", share.id)).await;
     let href = page.attr("a[data-revoke]", "href").expect("a link to the confirmation");
@@ -66,7 +66,7 @@ async fn disabling_and_deleting_a_member_ask_first_and_the_team_page_reports_the
     app.create_admin("admin@example.test").await;
     let member = app.create_sender_with_password("s@example.test", "Sato", PASSWORD).await;
     let admin = app.sign_in("admin@example.test", PASSWORD).await;
-    let s = Lang::En.sender_pages();
+    let s = &Lang::En.text().admin;
 
     let team = english(&admin, "/team").await;
     let disable = team.attr(&format!("[data-member='{member}'] a[data-disable]"), "href").expect("a disable link");
@@ -98,7 +98,7 @@ async fn an_invitation_leads_to_the_team_page_whose_reload_sends_nothing_again(b
     app.invite(&admin, "new@example.test").await;
     for _ in 0..2 {
         let result = english(&admin, "/team?done=invited").await;
-        assert_eq!(result.texts("[data-notice]"), [Lang::En.text().team_invited]);
+        assert_eq!(result.texts("[data-notice]"), [Lang::En.text().admin.team_invited]);
     }
     assert_eq!(count(app.db(), "SELECT count(*) FROM invitations WHERE id > $1", 0).await, 1);
     assert_eq!(app.smtp.messages().len(), 1, "a reload sent the invitation again");
@@ -112,7 +112,7 @@ async fn an_upload_leads_to_its_own_created_page_for_its_sender_only(backend: Ba
     let answer = post_new_share(&browser, &fields, Some(("plan.pdf", b"plan"))).await;
     assert_eq!(answer.status, 303, "{}", answer.body);
     let location = answer.header("location").unwrap().to_owned();
-    let s = Lang::En.sender_pages();
+    let s = &Lang::En.text().dashboard;
 
     for _ in 0..2 {
         let created = english(&browser, &location).await;
@@ -156,9 +156,9 @@ async fn a_refused_form_keeps_its_values_ties_the_error_to_its_field_and_asks_fo
     assert_eq!(page.attr("#recipient", "aria-invalid").as_deref(), Some("true"));
     let described = page.attr("#recipient", "aria-describedby").unwrap();
     assert!(described.split(' ').any(|id| id == "recipient-error"), "{described}");
-    assert_eq!(page.texts("#recipient-error"), [Lang::En.text().email_invalid]);
+    assert_eq!(page.texts("#recipient-error"), [Lang::En.text().auth.email_invalid]);
     assert_eq!(page.texts("[role=alert]").len(), 1);
-    assert_eq!(page.texts("[data-file-again]"), [Lang::En.sender_pages().file_choose_again]);
+    assert_eq!(page.texts("[data-file-again]"), [Lang::En.text().dashboard.file_choose_again]);
     assert!(page.attr("#file", "aria-describedby").unwrap().contains("file-again"));
     assert!(page.attr("#message", "aria-invalid").is_none());
 

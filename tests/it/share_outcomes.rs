@@ -50,14 +50,14 @@ async fn an_expired_share_reads_expired_unused_and_keeps_that_outcome_after_its_
 
     let expired = english(&browser, &format!("/shares/{}", share.id)).await;
     assert_eq!(expired.attr("#share-status [data-status]", "data-status").as_deref(), Some("expired"));
-    assert_eq!(expired.texts("#share-status .status"), [t.status_expired]);
+    assert_eq!(expired.texts("#share-status .status"), [t.dashboard.status_expired]);
     assert!(expired.texts("[data-file-deleted]").is_empty(), "the file is not deleted yet");
 
     purge(&app).await;
     let purged = english(&browser, &format!("/shares/{}", share.id)).await;
     assert_eq!(purged.attr("#share-status [data-status]", "data-status").as_deref(), Some("expired"));
-    assert_eq!(purged.texts("#share-status [data-file-deleted]"), [Lang::En.sender_pages().file_deleted]);
-    assert!(!purged.body.contains(t.status_deleted), "an expired share reads like a deleted one");
+    assert_eq!(purged.texts("#share-status [data-file-deleted]"), [Lang::En.text().dashboard.file_deleted]);
+    assert!(!purged.body.contains(t.dashboard.status_deleted), "an expired share reads like a deleted one");
     let kinds: Vec<String> = purged
         .html()
         .select(&scraper::Selector::parse(".timeline li").unwrap())
@@ -65,7 +65,7 @@ async fn an_expired_share_reads_expired_unused_and_keeps_that_outcome_after_its_
         .collect();
     assert_eq!(kinds, ["expired", "purged"]);
     let expiry = &purged.texts(".timeline li[data-kind=expired]")[0];
-    assert!(expiry.ends_with(Lang::En.sender_pages().event_expired), "{expiry}");
+    assert!(expiry.ends_with(Lang::En.text().dashboard.event_expired), "{expiry}");
     assert!(purged.attr("#share-live", "hx-get").is_none(), "nothing changes any more, yet the page polls");
 
     let list = english(&browser, "/shares").await;
@@ -98,7 +98,7 @@ async fn repeated_events_are_one_line_with_their_count_and_an_empty_timeline_say
     let app = TestApp::spawn(backend).await;
     let (browser, share) = sender_with_share(&app).await;
     let fresh = english(&browser, &format!("/shares/{}", share.id)).await;
-    assert_eq!(fresh.texts("[data-timeline-empty]"), [Lang::En.sender_pages().timeline_empty]);
+    assert_eq!(fresh.texts("[data-timeline-empty]"), [Lang::En.text().dashboard.timeline_empty]);
     assert!(fresh.texts(".timeline li").is_empty());
 
     let events = ShareEvents::new(app.db().clone());
@@ -131,7 +131,7 @@ async fn a_new_link_is_on_the_timeline(backend: Backend) {
     assert_eq!(renewed.status, 200);
     let li = renewed.texts(".timeline li[data-kind=link_renewed]");
     assert_eq!(li.len(), 1, "{}", renewed.body);
-    assert!(li[0].ends_with(Lang::En.sender_pages().event_link_renewed), "{li:?}");
+    assert!(li[0].ends_with(Lang::En.text().dashboard.event_link_renewed), "{li:?}");
 }
 
 async fn the_poll_answers_no_change_until_something_changes_and_replaces_the_buttons_only_with_the_outcome(

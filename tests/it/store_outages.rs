@@ -42,7 +42,7 @@ async fn a_new_share_sent_while_the_store_is_down_is_a_friendly_503_and_goes_thr
     for lang in [Lang::Ja, Lang::En] {
         sender.set_cookie("lang", lang.code());
         let (status, body) = post_new_share(&sender, &csrf).await;
-        let text = &lang.text().error_unavailable;
+        let text = &lang.text().errors.unavailable;
         assert_eq!(status, 503, "{body}");
         assert!(body.contains(text.title) && body.contains(text.body), "{lang:?}: {body}");
     }
@@ -64,7 +64,7 @@ async fn a_download_while_the_store_is_down_is_a_friendly_503_and_works_once_it_
         let refused = browser.claim(&share.token, &csrf).await;
         assert_eq!(refused.status(), 503);
         let body = refused.text().await.unwrap();
-        let text = &lang.text().error_unavailable;
+        let text = &lang.text().errors.unavailable;
         assert!(body.contains(text.title) && body.contains(text.body), "{lang:?}: {body}");
     }
     // The failed read used up nothing: no claim, and the link still offers its download.

@@ -17,7 +17,7 @@ use crate::{
 
 /// The notice for `?done=…` on the share page; anything else shows none.
 pub(super) fn notice(lang: Lang, done: &str) -> Option<&'static str> {
-    let s = lang.sender_pages();
+    let s = &lang.text().dashboard;
     match done {
         "revoked" => Some(s.revoked_notice),
         "unlocked" => Some(s.unlocked_notice),

@@ -20,7 +20,7 @@ pub struct ExpiryOption {
 
 /// A validity the presets do not name, in words: "3 days", "36 hours".
 fn duration_label(lang: Lang, duration: Duration) -> String {
-    let s = lang.sender_pages();
+    let s = &lang.text().dashboard;
     let secs = duration.as_secs();
     let (count, words) = match secs {
         _ if secs.is_multiple_of(86_400) => (secs / 86_400, s.duration_days),
@@ -34,13 +34,17 @@ fn duration_label(lang: Lang, duration: Duration) -> String {
 /// maximum allows; `chosen` is selected (the default when the form is new).
 fn expiry_options(c: &Chrome, max: Duration, default: Duration, chosen: &str) -> Vec<ExpiryOption> {
     let t = c.t;
-    let presets = [("1h", 3_600, t.expires_1h), ("1d", 86_400, t.expires_1d), ("7d", 604_800, t.expires_7d)];
+    let presets = [
+        ("1h", 3_600, t.dashboard.expires_1h),
+        ("1d", 86_400, t.dashboard.expires_1d),
+        ("7d", 604_800, t.dashboard.expires_7d),
+    ];
     let mut options: Vec<(Duration, String, String)> = presets
         .into_iter()
         .map(|(value, secs, label)| (Duration::from_secs(secs), value.to_owned(), label.to_owned()))
         .filter(|(duration, _, _)| *duration <= max)
         .collect();
-    for (extra, label) in [(default, duration_label(c.lang, default)), (max, t.expires_max.to_owned())] {
+    for (extra, label) in [(default, duration_label(c.lang, default)), (max, t.dashboard.expires_max.to_owned())] {
         let value = crate::config::format_duration(extra);
         if extra <= max && !options.iter().any(|(duration, _, _)| *duration == extra) {
             options.push((extra, value, label));
@@ -91,13 +95,14 @@ impl NewSharePage<'_> {
 
 /// Which field an error of the form is about.
 fn field_of(t: &'static Text, error: &str) -> Option<&'static str> {
-    if error == t.email_invalid {
+    if error == t.auth.email_invalid {
         Some("recipient")
-    } else if [t.file_missing, t.upload_unavailable, t.upload_too_large].contains(&error) {
+    } else if [t.dashboard.file_missing, t.dashboard.upload_unavailable, t.dashboard.upload_too_large].contains(&error)
+    {
         Some("file")
-    } else if error == t.message_too_long {
+    } else if error == t.dashboard.message_too_long {
         Some("message")
-    } else if error == t.error_bad_request.title {
+    } else if error == t.errors.bad_request.title {
         Some("expires_in")
     } else {
         None

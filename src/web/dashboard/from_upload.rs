@@ -18,7 +18,7 @@ pub(super) async fn share(
         return Err(AppError::BadRequest("a field after the upload"));
     }
     let Some(upload) = sending.sharing().finished_upload(sending.user(), id).await? else {
-        let unavailable = sending.text().upload_unavailable;
+        let unavailable = sending.text().dashboard.upload_unavailable;
         return sending.form_again(&fields, StatusCode::BAD_REQUEST, unavailable);
     };
     let file_name = clean_file_name(&upload.file_name);

@@ -61,12 +61,12 @@ fn not_visible() -> AppError {
 
 fn status_text(t: &'static Text, status: SenderStatus) -> &'static str {
     match status {
-        SenderStatus::Waiting => t.status_waiting,
-        SenderStatus::Locked => t.status_locked,
-        SenderStatus::Downloaded => t.status_downloaded,
-        SenderStatus::Expired => t.status_expired,
-        SenderStatus::Revoked => t.status_revoked,
-        SenderStatus::Deleted => t.status_deleted,
+        SenderStatus::Waiting => t.dashboard.status_waiting,
+        SenderStatus::Locked => t.dashboard.status_locked,
+        SenderStatus::Downloaded => t.dashboard.status_downloaded,
+        SenderStatus::Expired => t.dashboard.status_expired,
+        SenderStatus::Revoked => t.dashboard.status_revoked,
+        SenderStatus::Deleted => t.dashboard.status_deleted,
     }
 }
 
@@ -86,7 +86,8 @@ pub struct ShareRow {
 
 fn row(c: &Chrome, share: ShareSummary) -> ShareRow {
     // The retention sweep blanks these once a purged share is old enough.
-    let or_removed = |text: String| if text.is_empty() { c.t.removed_after_retention.to_owned() } else { text };
+    let or_removed =
+        |text: String| if text.is_empty() { c.t.dashboard.removed_after_retention.to_owned() } else { text };
     ShareRow {
         id: share.id,
         recipient: or_removed(share.recipient_email),
@@ -167,7 +168,7 @@ pub struct SpentBudget {
 
 fn spent_budget(reader: Reader, wait: std::time::Duration) -> Option<SpentBudget> {
     let until = chrono::Utc::now() + chrono::Duration::from_std(wait).ok()?;
-    let text = reader.lang.sender_pages().code_mails_spent.replace("{until}", &human_time(Timestamp(until), reader));
+    let text = reader.lang.text().dashboard.code_mails_spent.replace("{until}", &human_time(Timestamp(until), reader));
     (!wait.is_zero())
         .then(|| SpentBudget { text, until_rfc3339: until.to_rfc3339_opts(chrono::SecondsFormat::Secs, true) })
 }
@@ -175,18 +176,18 @@ fn spent_budget(reader: Reader, wait: std::time::Duration) -> Option<SpentBudget
 fn mail_row(t: &'static Text, reader: Reader, mail: MailDelivery) -> MailRow {
     MailRow {
         kind: match mail.kind {
-            MailKind::DownloadReceipt => t.mail_kind_receipt,
+            MailKind::DownloadReceipt => t.dashboard.mail_kind_receipt,
             // Mails to senders themselves belong to no share: they never reach this list.
             MailKind::ShareNotification | MailKind::Invitation | MailKind::WrongCodesWarning => {
-                t.mail_kind_notification
+                t.dashboard.mail_kind_notification
             }
         },
         text: match mail.status {
-            MailStatus::Pending => t.mail_pending,
-            MailStatus::Sending => t.mail_sending,
-            MailStatus::Sent => t.mail_sent,
-            MailStatus::Dead => t.mail_dead,
-            MailStatus::Dropped => t.mail_dropped,
+            MailStatus::Pending => t.dashboard.mail_pending,
+            MailStatus::Sending => t.dashboard.mail_sending,
+            MailStatus::Sent => t.dashboard.mail_sent,
+            MailStatus::Dead => t.dashboard.mail_dead,
+            MailStatus::Dropped => t.dashboard.mail_dropped,
         },
         at: human_time(mail.sent_at.unwrap_or(mail.created_at), reader),
         status: mail.status.code(),

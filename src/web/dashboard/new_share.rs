@@ -144,7 +144,7 @@ async fn read_form(
             _ => return Err(AppError::BadRequest("unknown form field")),
         }
     }
-    sending.form_again(&fields, StatusCode::BAD_REQUEST, t.file_missing)
+    sending.form_again(&fields, StatusCode::BAD_REQUEST, t.dashboard.file_missing)
 }
 
 /// Who sends the new-share form, and what showing it again needs.
@@ -214,11 +214,11 @@ impl Sending<'_> {
             // Used by a first submission of the same form, or gone meanwhile.
             Err(CreateError::UploadUnavailable) => {
                 fields.uploaded = None;
-                self.form_again(&fields, StatusCode::BAD_REQUEST, t.upload_unavailable)
+                self.form_again(&fields, StatusCode::BAD_REQUEST, t.dashboard.upload_unavailable)
             }
             Err(CreateError::SenderDisabled) => {
                 tracing::info!(account_id = user.id, "upload refused: the sender was disabled while it arrived");
-                self.form_again(&fields, StatusCode::FORBIDDEN, t.upload_sender_disabled)
+                self.form_again(&fields, StatusCode::FORBIDDEN, t.dashboard.upload_sender_disabled)
             }
             Err(error) => Err(create_error(error)),
         }
@@ -246,16 +246,16 @@ pub(super) fn parse_fields(
     file_name: &str,
     max_ttl: Duration,
 ) -> Result<Parsed, Invalid> {
-    let recipient = EmailAddress::parse(&fields.recipient).map_err(|_| Invalid::Form(t.email_invalid))?;
+    let recipient = EmailAddress::parse(&fields.recipient).map_err(|_| Invalid::Form(t.auth.email_invalid))?;
     if file_name.is_empty() {
-        return Err(Invalid::Form(t.file_missing));
+        return Err(Invalid::Form(t.dashboard.file_missing));
     }
-    let message = Message::parse(&fields.message).map_err(|_| Invalid::Form(t.message_too_long))?;
+    let message = Message::parse(&fields.message).map_err(|_| Invalid::Form(t.dashboard.message_too_long))?;
     let ttl =
-        crate::config::parse_duration(&fields.expires_in).map_err(|_| Invalid::Form(t.error_bad_request.title))?;
+        crate::config::parse_duration(&fields.expires_in).map_err(|_| Invalid::Form(t.errors.bad_request.title))?;
     let ttl = ShareTtl::parse(ttl, max_ttl).map_err(|error| match error {
         TtlError::TooShort => Invalid::TtlTooShort,
-        TtlError::TooLong(_) => Invalid::Form(t.error_bad_request.title),
+        TtlError::TooLong(_) => Invalid::Form(t.errors.bad_request.title),
     })?;
     Ok(Parsed { recipient, message, ttl })
 }

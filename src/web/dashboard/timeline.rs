@@ -21,22 +21,22 @@ pub struct EventRow {
 }
 
 fn event_text(t: &'static Text, lang: Lang, kind: EventKind) -> &'static str {
-    let s = lang.sender_pages();
+    let s = &lang.text().dashboard;
     match kind {
-        EventKind::Opened => t.event_opened,
-        EventKind::CodeSent => t.event_code_sent,
-        EventKind::CodeMailFailed => t.event_code_mail_failed,
-        EventKind::CodeFailed => t.event_code_failed,
-        EventKind::Locked => t.event_locked,
-        EventKind::Unlocked => t.event_unlocked,
-        EventKind::Verified => t.event_verified,
-        EventKind::Downloaded => t.event_downloaded,
-        EventKind::Completed => t.event_completed,
-        EventKind::Refused => t.event_refused,
-        EventKind::Revoked => t.event_revoked,
+        EventKind::Opened => t.dashboard.event_opened,
+        EventKind::CodeSent => t.dashboard.event_code_sent,
+        EventKind::CodeMailFailed => t.dashboard.event_code_mail_failed,
+        EventKind::CodeFailed => t.dashboard.event_code_failed,
+        EventKind::Locked => t.dashboard.event_locked,
+        EventKind::Unlocked => t.dashboard.event_unlocked,
+        EventKind::Verified => t.dashboard.event_verified,
+        EventKind::Downloaded => t.dashboard.event_downloaded,
+        EventKind::Completed => t.dashboard.event_completed,
+        EventKind::Refused => t.dashboard.event_refused,
+        EventKind::Revoked => t.dashboard.event_revoked,
         EventKind::Expired => s.event_expired,
         EventKind::LinkRenewed => s.event_link_renewed,
-        EventKind::Purged => t.event_purged,
+        EventKind::Purged => t.dashboard.event_purged,
     }
 }
 
@@ -98,8 +98,8 @@ mod tests {
                 lang.into(),
                 vec![event(EventKind::LinkRenewed, 0), event(EventKind::Expired, 1)],
             );
-            assert_eq!(rows[0].text, lang.sender_pages().event_link_renewed);
-            assert_eq!(rows[1].text, lang.sender_pages().event_expired);
+            assert_eq!(rows[0].text, lang.text().dashboard.event_link_renewed);
+            assert_eq!(rows[1].text, lang.text().dashboard.event_expired);
         }
     }
 }

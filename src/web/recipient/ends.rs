@@ -36,7 +36,7 @@ pub async fn recipient_refusals<E: Endpoint>(ep: Arc<E>, req: Request) -> poem::
         Ok(response) => return Ok(response.into_response()),
         Err(error) => error,
     };
-    let (rf, t, lang) = (chrome.lang.recipient_flow(), chrome.t, chrome.lang);
+    let (rf, t, lang) = (&chrome.t.recipient, chrome.t, chrome.lang);
     let page = match error.downcast_ref::<AppError>() {
         Some(AppError::AlreadyDownloaded) => {
             let Some(state) = state else { return Err(error) };
@@ -47,7 +47,7 @@ pub async fn recipient_refusals<E: Endpoint>(ep: Arc<E>, req: Request) -> poem::
                 None => rf.downloaded_elsewhere.to_owned(),
             };
             tracing::info!(status = 410, downloaded_here = at.is_some(), "request refused: already downloaded");
-            let back = (paths::HOME.to_owned(), t.error_back_home);
+            let back = (paths::HOME.to_owned(), t.errors.back_home);
             EndPage { c: chrome, status: 410, title: rf.downloaded_title, body, back }
         }
         Some(AppError::TooMany { retry_after, .. }) => {

@@ -6,7 +6,7 @@ use poem::{IntoResponse, Request, Response, web::Html};
 
 use super::super::{AppError, Chrome, middleware::is_htmx, paths};
 use crate::{
-    i18n::{Lang, RecipientFlowText, format},
+    i18n::{Lang, RecipientText, format},
     services::handover::{self, CodeStatus, CodeStep},
     share::{FileInfo, Share},
 };
@@ -47,7 +47,7 @@ pub struct StatusLine {
 #[template(path = "recipient/share.html", blocks = ["step"])]
 struct SharePage<'a> {
     c: Chrome,
-    rf: &'static RecipientFlowText,
+    rf: &'static RecipientText,
     step: Step,
     sender_name: &'a str,
     /// The share's page (`/s/{token}`), below which its forms post.
@@ -73,7 +73,7 @@ struct Shown {
 
 impl Shown {
     fn code(step: CodeStep, lang: Lang) -> Self {
-        let rf = lang.recipient_flow();
+        let rf = &lang.text().recipient;
         let lock_warning = step.lock_warning.map(|n| {
             let text = if n == 1 { rf.lock_warning_one } else { rf.lock_warning_many };
             text.replace("{n}", &n.to_string())
@@ -90,14 +90,14 @@ impl Shown {
 }
 
 fn status_line(status: CodeStatus, lang: Lang) -> Option<StatusLine> {
-    let (t, rf) = (lang.text(), lang.recipient_flow());
+    let (t, rf) = (lang.text(), &lang.text().recipient);
     let error = |text: String| Some(StatusLine { text, is_error: true });
     let news = |text: String| Some(StatusLine { text, is_error: false });
     match status {
         CodeStatus::Quiet => None,
-        CodeStatus::Wrong { tries_left } => error(format!("{} {tries_left}", t.code_wrong)),
-        CodeStatus::Malformed => error(t.code_malformed.to_owned()),
-        CodeStatus::Dead => error(t.code_dead.to_owned()),
+        CodeStatus::Wrong { tries_left } => error(format!("{} {tries_left}", t.recipient.code_wrong)),
+        CodeStatus::Malformed => error(t.recipient.code_malformed.to_owned()),
+        CodeStatus::Dead => error(t.recipient.code_dead.to_owned()),
         CodeStatus::Resent(at) => news(rf.code_resent.replace("{time}", &format::human_time(at, lang))),
         CodeStatus::Limited { minutes: 0 } => news(rf.code_limit_over.to_owned()),
         CodeStatus::Limited { minutes } => error(rf.code_limit_reached.replace("{minutes}", &minutes.to_string())),
@@ -121,7 +121,7 @@ pub fn render_step(
     };
     let page = SharePage {
         c,
-        rf: lang.recipient_flow(),
+        rf: &lang.text().recipient,
         step,
         sender_name: &share.sender_name,
         share_path: paths::link(token),

@@ -50,7 +50,7 @@ async fn visitor(app: &TestApp, share: &TestShare) -> (Browser, String) {
 /// Sends one route's request again and again until the drill is done.
 fn traffic(app: &TestApp, share: &TestShare, route: &'static str, phase: Arc<AtomicU8>) -> JoinHandle<Vec<Answer>> {
     let (base, token) = (app.base.clone(), share.token.clone());
-    let unavailable = watasu::i18n::Lang::En.text().error_unavailable.title;
+    let unavailable = watasu::i18n::Lang::En.text().errors.unavailable.title;
     tokio::spawn(async move {
         let browser = Browser::new(&base);
         // Every route from a browser with a session: a probe that keeps cookies must get the

@@ -64,7 +64,7 @@ async fn a_write_on_a_full_database_disk_is_refused_clearly_and_readiness_follow
     let refused = browser.sign_in(SENDER, PASSWORD).await;
 
     assert_eq!(refused.status, 507, "{}", refused.body);
-    let full = watasu::i18n::Lang::Ja.text().error_database_full.title;
+    let full = watasu::i18n::Lang::Ja.text().errors.database_full.title;
     assert_eq!(refused.texts("h1"), [full], "{}", refused.body);
     for leak in ["disk is full", "53100", "could not extend", "sqlx", "No space", "/tmp"] {
         assert!(!refused.body.contains(leak), "the page leaks {leak:?}: {}", refused.body);

@@ -70,7 +70,7 @@ async fn an_upload_that_fills_the_disk_is_refused_clearly_leaves_nothing_and_the
 
     assert_eq!(page.status, 507, "{}", page.body);
     assert!(page.header("content-type").is_some_and(|ct| ct.starts_with("text/html")));
-    let full = watasu::i18n::Lang::Ja.text().error_storage_full.title;
+    let full = watasu::i18n::Lang::Ja.text().errors.storage_full.title;
     assert_eq!(page.texts("h1"), [full], "{}", page.body);
     for leak in ["No space", "os error", "ENOSPC", "StoreError", "sqlx", "/tmp"] {
         assert!(!page.body.contains(leak), "the page leaks {leak:?}: {}", page.body);

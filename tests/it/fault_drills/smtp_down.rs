@@ -69,7 +69,7 @@ async fn with_the_relay_down_recipients_see_no_difference_and_every_queued_mail_
     let sender = app.browser();
     sign_in(&sender, SENDER).await;
     let timeline = sender.get_with(&format!("/shares/{}", share.id), &[("Accept-Language", "en")]).await;
-    let failed_text = watasu::i18n::Lang::En.text().event_code_mail_failed;
+    let failed_text = watasu::i18n::Lang::En.text().dashboard.event_code_mail_failed;
     assert_eq!(timeline.texts("li[data-kind=code_mail_failed]").len(), 1, "{}", timeline.body);
     assert!(timeline.texts("li[data-kind=code_mail_failed]")[0].ends_with(failed_text));
     let early_again = early.get(&format!("/s/{}", share.token)).await;

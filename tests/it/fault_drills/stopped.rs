@@ -49,7 +49,7 @@ async fn sigterm_mid_upload_answers_the_restarting_page_and_keeps_nothing(backen
     assert_eq!(answer.headers().get("connection").map(|v| v.to_str().unwrap()), Some("close"));
     let page = Page::read(answer).await;
     assert_eq!(page.status, 503, "{}", page.body);
-    let titles = [watasu::i18n::Lang::En, watasu::i18n::Lang::Ja].map(|lang| lang.text().error_restarting.title);
+    let titles = [watasu::i18n::Lang::En, watasu::i18n::Lang::Ja].map(|lang| lang.text().errors.restarting.title);
     assert!(titles.iter().any(|title| page.body.contains(title)), "{}", page.body);
 
     // The server then stops within its grace; nothing of the upload remains.

@@ -127,7 +127,7 @@ impl SmtpSink {
     /// Like [`code_for`](Self::code_for), among the mails after the first `after` (count them
     /// with `messages().len()` before the step that sends the code).
     pub async fn code_for_after(&self, address: &str, after: usize) -> String {
-        let subjects = [Lang::Ja.text().mail_code_subject, Lang::En.text().mail_code_subject];
+        let subjects = [Lang::Ja.text().mail.code_subject, Lang::En.text().mail.code_subject];
         let deadline = tokio::time::Instant::now() + CODE_WAIT;
         loop {
             let notified = self.arrived.notified();

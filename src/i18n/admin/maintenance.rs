@@ -2,7 +2,7 @@
 //! kinds of rows a run handles and the reasons in a run's note), English and Japanese side by
 //! side, so the admin pages never show a raw code.
 
-use super::Lang;
+use crate::i18n::Lang;
 use crate::maintenance::{Kind, Note, Outcome, Reason, RunState, Target, Trigger};
 
 /// One language's words for the ledger's codes.
@@ -132,7 +132,7 @@ mod tests {
     #[test]
     fn every_maintenance_code_has_words_in_both_languages() {
         for lang in Lang::ALL {
-            let m = &lang.text().maintenance;
+            let m = &lang.text().admin.maintenance;
             let codes = [
                 Kind::ALL.iter().map(|&k| (k.code(), m.kind(k))).collect::<Vec<_>>(),
                 Trigger::ALL.iter().map(|&t| (t.code(), m.trigger(t))).collect(),
@@ -148,7 +148,7 @@ mod tests {
 
     #[test]
     fn a_note_reads_in_japanese_and_names_kinds_in_words() {
-        let ja = &Lang::Ja.text().maintenance;
+        let ja = &Lang::Ja.text().admin.maintenance;
         let reasons = [
             Reason::Busy,
             Reason::BatchCap,
@@ -172,20 +172,20 @@ mod tests {
             "ファイルの後片付け: 処理時間の上限で止めました; セッション: データベースのエラー 40001"
         );
         assert_eq!(
-            Lang::En.text().maintenance.note(&note),
+            Lang::En.text().admin.maintenance.note(&note),
             "File clean-up: stopped at the time cap; Sessions: database error 40001"
         );
     }
 
     #[test]
     fn the_file_clean_ups_io_failures_read_in_japanese() {
-        let ja = &Lang::Ja.text().maintenance;
+        let ja = &Lang::Ja.text().admin.maintenance;
         use std::io::ErrorKind::*;
         for kind in [PermissionDenied, ReadOnlyFilesystem, StorageFull, TimedOut, NotFound, Other] {
             assert!(!ja.item_reason(&kind.to_string()).is_ascii(), "no Japanese for {kind:?}");
         }
         let denied = PermissionDenied.to_string();
-        assert_eq!(Lang::En.text().maintenance.item_reason(&denied), denied);
+        assert_eq!(Lang::En.text().admin.maintenance.item_reason(&denied), denied);
         assert_eq!(ja.item_reason("something new"), "something new");
     }
 }

@@ -55,7 +55,7 @@ mod tests {
 
     #[test]
     fn every_recorded_reason_and_search_key_has_japanese_words() {
-        let ja = &Lang::Ja.text().deletion.records;
+        let ja = &Lang::Ja.text().admin.deletion.records;
         let recorded = super::REASONS.iter().copied().chain(super::RETAINED.iter().filter_map(|s| s.constraint()));
         for reason in recorded {
             let words = ja.reason(reason);
@@ -74,7 +74,7 @@ mod tests {
 
     #[test]
     fn english_pages_show_the_recorded_sentences_and_words_for_the_codes() {
-        let en = &Lang::En.text().deletion.records;
+        let en = &Lang::En.text().admin.deletion.records;
         assert_eq!(en.reason("storage"), "storage error");
         let kept = Store::Logs.constraint().unwrap();
         assert_eq!(en.reason(kept), kept);

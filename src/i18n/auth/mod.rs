@@ -1,0 +1,107 @@
+//! The words of signing in and of the account: the first account's set-up, invitations, the
+//! account page, and the second factor, passkeys and single sign-on.
+
+mod passkeys;
+mod second_factor;
+mod sso;
+
+pub use passkeys::PasskeyText;
+pub use second_factor::SecondFactorText;
+pub use sso::SsoText;
+
+/// The words of signing in and of the account.
+pub struct AuthText {
+    pub login_title: &'static str,
+    pub login_submit: &'static str,
+    pub login_failed: &'static str,
+    pub setup_title: &'static str,
+    pub setup_lead: &'static str,
+    pub setup_submit: &'static str,
+    pub invite_title: &'static str,
+    pub invite_lead: &'static str,
+    pub invite_submit: &'static str,
+    pub name_label: &'static str,
+    pub email_account_label: &'static str,
+    pub password_label: &'static str,
+    pub password_new_label: &'static str,
+    pub password_current_label: &'static str,
+    pub password_hint: &'static str,
+    pub password_too_short: &'static str,
+    pub password_too_long: &'static str,
+    pub password_too_guessable: &'static str,
+    pub password_breached: &'static str,
+    pub email_invalid: &'static str,
+    pub name_invalid: &'static str,
+    pub account_title: &'static str,
+    pub password_change_title: &'static str,
+    pub password_change_submit: &'static str,
+    pub password_changed: &'static str,
+    pub password_current_wrong: &'static str,
+    pub second_factor: SecondFactorText,
+    pub passkeys: PasskeyText,
+    pub sso: SsoText,
+}
+
+pub const EN: AuthText = AuthText {
+    login_title: "Sender sign-in",
+    login_submit: "Sign in",
+    login_failed: "The email address or the password is not right.",
+    setup_title: "Create the first account",
+    setup_lead: "This account manages watasu and its senders. This page works once.",
+    setup_submit: "Create the account",
+    invite_title: "Join watasu",
+    invite_lead: "Choose your name and a password to start sending files.",
+    invite_submit: "Create my account",
+    name_label: "Your name (shown to recipients)",
+    email_account_label: "Email address",
+    password_label: "Password",
+    password_new_label: "New password",
+    password_current_label: "Current password",
+    password_hint: "At least 12 characters. A few unrelated words make a strong password that is easy to remember.",
+    password_too_short: "The password needs at least 12 characters.",
+    password_too_long: "The password is too long (at most 1024 characters).",
+    password_too_guessable: "This password is too common or too easy to guess. Try a few unrelated words.",
+    password_breached: "This password appears in lists of passwords leaked from other sites, so attackers try it early. Please choose another one: a few unrelated words work well.",
+    email_invalid: "Enter a valid email address, like name@example.com.",
+    name_invalid: "Enter a name of 1 to 100 characters.",
+    account_title: "Your account",
+    password_change_title: "Change your password",
+    password_change_submit: "Change the password",
+    password_changed: "Your password was changed. You were signed out everywhere else.",
+    password_current_wrong: "The current password is not right.",
+    second_factor: second_factor::EN,
+    passkeys: passkeys::EN,
+    sso: sso::EN,
+};
+
+pub const JA: AuthText = AuthText {
+    login_title: "送信者ログイン",
+    login_submit: "ログイン",
+    login_failed: "メールアドレスまたはパスワードが正しくありません。",
+    setup_title: "最初のアカウントを作成",
+    setup_lead: "このアカウントで watasu と送信者を管理します。このページは一度だけ使えます。",
+    setup_submit: "アカウントを作成",
+    invite_title: "watasu への参加",
+    invite_lead: "お名前とパスワードを決めると、ファイルを送れるようになります。",
+    invite_submit: "アカウントを作成",
+    name_label: "お名前（受け取る方に表示されます）",
+    email_account_label: "メールアドレス",
+    password_label: "パスワード",
+    password_new_label: "新しいパスワード",
+    password_current_label: "現在のパスワード",
+    password_hint: "12文字以上。関係のない単語をいくつか並べると、覚えやすく強いパスワードになります。",
+    password_too_short: "パスワードは12文字以上にしてください。",
+    password_too_long: "パスワードが長すぎます（1024文字まで）。",
+    password_too_guessable: "このパスワードはよく使われているか、推測されやすいものです。関係のない単語をいくつか並べてみてください。",
+    password_breached: "このパスワードは、ほかのサイトから漏えいしたパスワードの一覧に載っているため、攻撃で真っ先に試されます。別のパスワードにしてください。関係のない単語をいくつか並べると安全です。",
+    email_invalid: "name@example.com のような正しいメールアドレスを入力してください。",
+    name_invalid: "お名前を1〜100文字で入力してください。",
+    account_title: "アカウント",
+    password_change_title: "パスワードの変更",
+    password_change_submit: "パスワードを変更",
+    password_changed: "パスワードを変更しました。ほかの端末からはログアウトしました。",
+    password_current_wrong: "現在のパスワードが正しくありません。",
+    second_factor: second_factor::JA,
+    passkeys: passkeys::JA,
+    sso: sso::JA,
+};

@@ -1,0 +1,183 @@
+//! The words of the recipient's pages: the link's landing page, the code step, the download, and
+//! the pages that end the flow ("already downloaded", "wait"). `{time}`, `{minutes}` and `{n}` are
+//! filled in by the page; `|` marks where a Japanese line may break (the macro in
+//! `templates/recipient/_phrases.html`), and is never shown.
+
+/// The recipient's words.
+pub struct RecipientText {
+    pub landing_title: &'static str,
+    pub sent_by_before: &'static str,
+    pub sent_by_after: &'static str,
+    /// `|` marks where a Japanese line may break (`templates/recipient/_phrases.html`).
+    pub landing_explain: &'static str,
+    pub email_label: &'static str,
+    pub email_hint: &'static str,
+    pub email_submit: &'static str,
+    pub code_sent_title: &'static str,
+    pub code_sent_body: &'static str,
+    pub spam_hint: &'static str,
+    pub code_label: &'static str,
+    pub code_submit: &'static str,
+    pub code_wrong: &'static str,
+    pub code_malformed: &'static str,
+    /// `|` marks where a Japanese line may break (`templates/recipient/_phrases.html`).
+    pub code_dead: &'static str,
+    pub resend_code: &'static str,
+    pub other_address: &'static str,
+    pub download_title: &'static str,
+    pub file_details: &'static str,
+    pub file_name_label: &'static str,
+    pub file_size_label: &'static str,
+    pub file_sha256_label: &'static str,
+    pub message_label: &'static str,
+    pub expires_label: &'static str,
+    /// `|` marks where a Japanese line may break (`templates/recipient/_phrases.html`).
+    pub download_once_warning: &'static str,
+    pub download_button: &'static str,
+    pub download_started: &'static str,
+    /// Before the typed address (which goes on a line of its own).
+    pub code_sent_to: &'static str,
+    /// After it: the code only went there if it is the registered address.
+    pub code_sent_if: &'static str,
+    /// "{time}": when the new code was asked for.
+    pub code_resent: &'static str,
+    /// "{minutes}": whole minutes, at least 1.
+    pub code_limit_reached: &'static str,
+    pub code_limit_over: &'static str,
+    /// "{n}" is 1: the next wrong code locks the link.
+    pub lock_warning_one: &'static str,
+    /// "{n}" is 2 or more.
+    pub lock_warning_many: &'static str,
+    /// On the email step, before any code: one download, on the device that keeps the file.
+    pub once_before: &'static str,
+    /// Next to the download button, for browsers without JavaScript too.
+    pub after_press: &'static str,
+    /// The 410 page's heading.
+    pub downloaded_title: &'static str,
+    /// The 410 page for the browser that downloaded: "{time}" is when.
+    pub downloaded_here: &'static str,
+    /// The 410 page for anyone else holding the link.
+    pub downloaded_elsewhere: &'static str,
+    pub wait_title: &'static str,
+    /// "{minutes}": whole minutes, at least 1.
+    pub wait_body: &'static str,
+    pub back_to_link: &'static str,
+}
+
+pub const EN: RecipientText = RecipientText {
+    landing_title: "A file is waiting for you",
+    sent_by_before: "",
+    sent_by_after: " has sent you a file.",
+    landing_explain: concat!(
+        "To keep it safe, we first confirm that this link reached the right person: we send a ",
+        crate::code_length!(),
+        "-digit code to the email address the file was sent to."
+    ),
+    email_label: "Your email address",
+    email_hint: "The address this link was sent to.",
+    email_submit: "Send me a code",
+    code_sent_title: "Check your email",
+    code_sent_body: concat!(
+        "If this is the address the file was sent to, a ",
+        crate::code_length!(),
+        "-digit code is on its way. It is valid for ",
+        crate::code_validity_minutes!(),
+        " minutes."
+    ),
+    spam_hint: "No mail after a few minutes? Look in your spam or junk mail folder.",
+    code_label: concat!(crate::code_length!(), "-digit code"),
+    code_submit: "Confirm",
+    code_wrong: "That code is not right. Tries left:",
+    code_malformed: concat!("Enter the ", crate::code_length!(), " digits from the email."),
+    code_dead: "This code no longer works (it expired, was already used, or was entered wrongly too often). Send yourself a new code.",
+    resend_code: "Send a new code",
+    other_address: "Use a different email address",
+    download_title: "Your file is ready",
+    file_details: "File details",
+    file_name_label: "File name",
+    file_size_label: "Size",
+    file_sha256_label: "SHA-256 (to check the file is intact)",
+    message_label: "Message from the sender",
+    expires_label: "Available until",
+    download_once_warning: "You can download this file only once. Afterwards the link stops working and the file is deleted from the server.",
+    download_button: "Download the file",
+    download_started: "Your download has started. Look in your Downloads folder (on an iPhone: the Files app). You do not need this page again.",
+    code_sent_to: concat!("We sent a ", crate::code_length!(), "-digit code to the address you entered:"),
+    code_sent_if: concat!(
+        "if it is the address this file was sent to. The code is valid for ",
+        crate::code_validity_minutes!(),
+        " minutes."
+    ),
+    code_resent: "A new code was sent at {time}. Earlier codes no longer work.",
+    code_limit_reached: "You have asked for a code too many times. You can ask for a new one in {minutes} min.",
+    code_limit_over: "You can ask for a new code again now.",
+    lock_warning_one: "Careful: one more wrong code locks this link. After that, only the person who sent it can open it again.",
+    lock_warning_many: "Careful: {n} more wrong codes lock this link. After that, only the person who sent it can open it again.",
+    once_before: "This file can be downloaded only once. Open this link on the device where you want to keep the file.",
+    after_press: "After you press the button, the file is saved in your Downloads folder (on an iPhone: the Files app).",
+    downloaded_title: "This file has already been downloaded",
+    downloaded_here: "This browser downloaded it on {time}. Look in your Downloads folder (on an iPhone: the Files app). If you need it again, ask the person who sent it to share it again.",
+    downloaded_elsewhere: "Each file can be downloaded only once. If you did not download it yourself, or you need it again, contact the person who sent it.",
+    wait_title: "Please wait before asking for another code",
+    wait_body: "For safety, a code can be asked for only a few times in a row. You can ask again in {minutes} min.",
+    back_to_link: "Back to the link",
+};
+
+pub const JA: RecipientText = RecipientText {
+    landing_title: "ファイルが届いています",
+    sent_by_before: "",
+    sent_by_after: " さんから、あなた宛てのファイルです。",
+    landing_explain: concat!(
+        "安全のため、|まず|正しい方に|届いたことを|確認します。|ファイルの|送り先として|登録された|メールアドレスに、|",
+        crate::code_length!(),
+        "桁の|確認コードを|お送りします。"
+    ),
+    email_label: "あなたのメールアドレス",
+    email_hint: "このリンクを受け取ったメールアドレスを入力してください。",
+    email_submit: "確認コードを送る",
+    code_sent_title: "メールをご確認ください",
+    code_sent_body: concat!(
+        "入力されたアドレスがファイルの送り先と同じなら、そのアドレスに",
+        crate::code_length!(),
+        "桁の確認コードを送りました。コードは",
+        crate::code_validity_minutes!(),
+        "分間有効です。"
+    ),
+    spam_hint: "数分たってもメールが届かない場合は、迷惑メールフォルダもご確認ください。",
+    code_label: concat!(crate::code_length!(), "桁の確認コード"),
+    code_submit: "確認する",
+    code_wrong: "コードが違います。入力できる残り回数:",
+    code_malformed: concat!("メールに書かれた", crate::code_length!(), "桁の数字を入力してください。"),
+    code_dead: "このコードは|使えなくなりました|（期限切れ、|使用済み、|または|入力ミスが|多すぎます）。|新しい|コードを|送ってください。",
+    resend_code: "新しいコードを送る",
+    other_address: "別のメールアドレスを入力する",
+    download_title: "ファイルを受け取れます",
+    file_details: "ファイルの詳細",
+    file_name_label: "ファイル名",
+    file_size_label: "サイズ",
+    file_sha256_label: "SHA-256（ファイルが壊れていないかの確認用）",
+    message_label: "送った方からのメッセージ",
+    expires_label: "受け取り期限",
+    download_once_warning: "ダウンロードできるのは|1回だけです。|ダウンロード後は|リンクが|使えなくなり、|ファイルは|サーバーから|削除されます。",
+    download_button: "ファイルをダウンロード",
+    download_started: "ダウンロードを開始しました。端末の「ダウンロード」フォルダ（iPhone は「ファイル」アプリ）をご確認ください。このページをもう一度使う必要はありません。",
+    code_sent_to: concat!("次の|アドレスに、|", crate::code_length!(), "桁の|確認コードを|お送りしました。"),
+    code_sent_if: concat!(
+        "ただし、|このファイルの|送り先と|同じ|アドレスの|場合に|限ります。|コードは|",
+        crate::code_validity_minutes!(),
+        "分間|有効です。"
+    ),
+    code_resent: "{time}に|新しい|コードを|お送りしました。|それより|前の|コードは|使えません。",
+    code_limit_reached: "コードの|請求回数が|上限に|達しました。|あと{minutes}分で|新しい|コードを|請求できます。",
+    code_limit_over: "もう一度、|新しい|コードを|請求できます。",
+    lock_warning_one: "ご注意ください。|あと1回|コードを|間違えると、|このリンクは|ロックされ、|送った方に|解除してもらうまで|使えなくなります。",
+    lock_warning_many: "ご注意ください。|あと{n}回|コードを|間違えると、|このリンクは|ロックされ、|送った方に|解除してもらうまで|使えなくなります。",
+    once_before: "このファイルは|1回だけ|ダウンロードできます。|ファイルを|残しておきたい|端末で、|このリンクを|開いてください。",
+    after_press: "ボタンを|押すと、|ファイルは|「ダウンロード」|フォルダ|（iPhoneでは|「ファイル」|アプリ）に|保存されます。",
+    downloaded_title: "このファイルは|すでに|ダウンロード|されています",
+    downloaded_here: "このブラウザで|{time}に|ダウンロード済みです。|「ダウンロード」|フォルダ|（iPhoneでは|「ファイル」|アプリ）を|ご確認ください。|もう一度|必要な場合は、|送った方に|再度|共有してもらってください。",
+    downloaded_elsewhere: "ファイルは|1回だけ|ダウンロードできます。|ご自身で|ダウンロードしていない場合や、|もう一度|必要な場合は、|送った方に|ご連絡ください。",
+    wait_title: "確認コードの|請求が|多すぎます",
+    wait_body: "安全のため、|確認コードを|続けて|請求できる|回数には|上限が|あります。|あと{minutes}分たつと、|もう一度|請求できます。",
+    back_to_link: "リンクのページに戻る",
+};
