@@ -49,6 +49,7 @@ mod platform;
 mod proxy_client_addr;
 mod recipient;
 mod recipient_flow;
+mod recipient_slips;
 mod resumed_downloads;
 mod scale_out;
 mod second_factor;

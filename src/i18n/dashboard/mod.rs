@@ -85,6 +85,8 @@ pub struct DashboardText {
     pub file_deleted: &'static str,
     pub event_expired: &'static str,
     pub event_link_renewed: &'static str,
+    /// A browser asked for codes too often and must wait before asking again.
+    pub event_code_requests_blocked: &'static str,
     pub timeline_empty: &'static str,
     /// Read before the count of a grouped event ("×5") by screen readers.
     pub times_label: &'static str,
@@ -193,6 +195,7 @@ pub const EN: DashboardText = DashboardText {
     file_deleted: "The file has been deleted from the server.",
     event_expired: "Expired without a download",
     event_link_renewed: "A new link was sent (the old one stopped working)",
+    event_code_requests_blocked: "Code requests paused: a browser asked for codes too often and must wait a few minutes",
     timeline_empty: "Nothing has happened yet: the recipient has not opened the link.",
     times_label: "times",
     revoke_confirm_title: "End this share now?",
@@ -293,6 +296,7 @@ pub const JA: DashboardText = DashboardText {
     file_deleted: "ファイルはサーバーから削除済みです。",
     event_expired: "ダウンロードされないまま期限が切れました",
     event_link_renewed: "新しいリンクを送りました（前のリンクは使えなくなりました）",
+    event_code_requests_blocked: "確認コードの請求が多すぎたため、しばらく請求できない状態になりました",
     timeline_empty: "まだ何も起きていません。受け取る方はまだリンクを開いていません。",
     times_label: "回",
     revoke_confirm_title: "この共有を今すぐ終了しますか？",

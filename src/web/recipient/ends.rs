@@ -1,18 +1,15 @@
-//! The two refusals the recipient's pages answer themselves, because only they know the link and
-//! the browser: "already downloaded" (410) tells the browser that downloaded when it did and
-//! everyone else to contact the sender; "too many code requests" (429) says how many minutes to
-//! wait and leads back to the link. Every other error goes on to the common error page.
+//! The refusal the recipient's pages answer themselves, because only they know the link and the
+//! browser: "already downloaded" (410) tells the browser that downloaded when it did and everyone
+//! else to contact the sender. (Used-up code requests are a step of the link's page, not an
+//! error.) Every other error goes on to the common error page.
 
 use std::sync::Arc;
 
 use askama::Template;
-use poem::{
-    Endpoint, IntoResponse, Request, Response,
-    http::{StatusCode, header},
-};
+use poem::{Endpoint, IntoResponse, Request, Response, http::StatusCode};
 
 use super::super::{AppError, AppState, Chrome, middleware::SessionHandle, middleware::is_htmx, paths};
-use crate::{i18n::format, services::handover::minutes_to_wait};
+use crate::i18n::format;
 
 #[derive(Template)]
 #[template(path = "recipient/end.html", blocks = ["end_card"])]
@@ -25,7 +22,7 @@ struct EndPage {
     back: (String, &'static str),
 }
 
-/// Around each recipient route: turns those two refusals into their pages.
+/// Around each recipient route: turns that refusal into its page.
 pub async fn recipient_refusals<E: Endpoint>(ep: Arc<E>, req: Request) -> poem::Result<Response> {
     let token = req.raw_path_param("token").unwrap_or_default().to_owned();
     let chrome = Chrome::for_request(&req);
@@ -49,16 +46,6 @@ pub async fn recipient_refusals<E: Endpoint>(ep: Arc<E>, req: Request) -> poem::
             tracing::info!(status = 410, downloaded_here = at.is_some(), "request refused: already downloaded");
             let back = (paths::HOME.to_owned(), t.errors.back_home);
             EndPage { c: chrome, status: 410, title: rf.downloaded_title, body, back }
-        }
-        Some(AppError::TooMany { retry_after, .. }) => {
-            let minutes = minutes_to_wait(*retry_after).to_string();
-            let body = rf.wait_body.replace("{minutes}", &minutes);
-            tracing::info!(status = 429, "request refused: too many code requests");
-            let back = (paths::link(&token), rf.back_to_link);
-            let mut response =
-                page_response(EndPage { c: chrome, status: 429, title: rf.wait_title, body, back }, htmx)?;
-            response.headers_mut().insert(header::RETRY_AFTER, retry_after.as_secs().max(1).into());
-            return Ok(response);
         }
         _ => return Err(error),
     };
