@@ -68,6 +68,8 @@ pub struct RecipientText {
     /// The 410 page for anyone else holding the link.
     pub downloaded_elsewhere: &'static str,
     pub back_to_link: &'static str,
+    /// The end pages' mailto button: "{sender}" is the sender's name.
+    pub write_to: &'static str,
 }
 
 pub const EN: RecipientText = RecipientText {
@@ -130,6 +132,7 @@ pub const EN: RecipientText = RecipientText {
     downloaded_here: "This browser downloaded it on {time}. Look in your Downloads folder (on an iPhone: the Files app). If you need it again, ask the person who sent it to share it again.",
     downloaded_elsewhere: "Each file can be downloaded only once. If you did not download it yourself, or you need it again, contact the person who sent it.",
     back_to_link: "Back to the link",
+    write_to: "Write to {sender}",
 };
 
 pub const JA: RecipientText = RecipientText {
@@ -192,4 +195,5 @@ pub const JA: RecipientText = RecipientText {
     downloaded_here: "このブラウザで|{time}に|ダウンロード済みです。|「ダウンロード」|フォルダ|（iPhoneでは|「ファイル」|アプリ）を|ご確認ください。|もう一度|必要な場合は、|送った方に|再度|共有してもらってください。",
     downloaded_elsewhere: "ファイルは|1回だけ|ダウンロードできます。|ご自身で|ダウンロードしていない場合や、|もう一度|必要な場合は、|送った方に|ご連絡ください。",
     back_to_link: "リンクのページに戻る",
+    write_to: "{sender}|さんに|メールする",
 };

@@ -14,7 +14,7 @@ use crate::{
     ratelimit::Room,
     secret::sha256_hex,
     session::{Session, is_token_shaped},
-    share::{EventKind, Share},
+    share::{EventKind, SenderContact, Share},
 };
 
 /// Wrong codes left on the share at which the code step starts warning that the link will lock.
@@ -136,6 +136,15 @@ impl Handover {
     pub async fn downloaded_at(&self, token: &str, session: Option<&Session>) -> Result<Option<Timestamp>, Refusal> {
         let Some(session) = session.filter(|_| is_token_shaped(token)) else { return Ok(None) };
         Ok(self.access.links.repo().claimed_at(&sha256_hex(token), session).await?)
+    }
+
+    /// Who sent the share a link names, whatever its state, so the pages that end the flow can
+    /// offer to write to them; `None` for a link that names no share (those pages name no one).
+    pub async fn sender_of(&self, token: &str) -> Result<Option<SenderContact>, Refusal> {
+        if !is_token_shaped(token) {
+            return Ok(None);
+        }
+        Ok(self.access.links.repo().sender_contact(&sha256_hex(token)).await?)
     }
 }
 
