@@ -65,6 +65,8 @@ pub struct NewShare {
     pub lang: Lang,
     pub ttl: Duration,
     pub notify_on_download: bool,
+    /// The notification mail names the file and its size (the sender may switch it off).
+    pub name_file_in_mail: bool,
 }
 
 /// A freshly created share and its link token, which exists only here and in the link.

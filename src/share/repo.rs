@@ -193,6 +193,7 @@ impl ShareRepository {
                 .bind(new.lang.code())
                 .bind(new.notify_on_download)
                 .bind(ttl)
+                .bind(new.name_file_in_mail)
                 .fetch_one(&mut *tx)
                 .await?;
             tx.commit().await?;
@@ -240,6 +241,13 @@ impl ShareRepository {
     pub async fn id_by_token_hash(&self, token_hash: &str) -> Result<Option<i64>, sqlx::Error> {
         const SQL: &str = "SELECT id FROM shares WHERE token_hash = $1";
         on_db!(&self.db, |pool| sqlx::query_scalar(SQL).bind(token_hash).fetch_optional(pool).await)
+    }
+
+    /// The file the notification mail names, unless its sender asked it to name none.
+    pub async fn file_for_mail(&self, share_id: i64) -> Result<Option<(String, i64)>, sqlx::Error> {
+        const SQL: &str = "SELECT f.original_name, f.size_bytes FROM shares s JOIN files f ON f.id = s.file_id
+                            WHERE s.id = $1 AND s.name_file_in_mail";
+        on_db!(&self.db, |pool| sqlx::query_as(SQL).bind(share_id).fetch_optional(pool).await)
     }
 
     /// Who sent the share with this token hash, whatever its state: the pages that end the

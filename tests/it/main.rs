@@ -44,6 +44,7 @@ mod maintenance;
 mod maintenance_sweeps;
 mod metrics;
 mod missing_key;
+mod notification_mail;
 mod outbox;
 mod outbox_upgrade;
 mod passkeys;
