@@ -51,6 +51,7 @@ mod passkeys;
 mod platform;
 mod proxy_client_addr;
 mod recipient;
+mod recipient_cookies;
 mod recipient_ends;
 mod recipient_flow;
 mod recipient_slips;
