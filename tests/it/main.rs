@@ -12,6 +12,7 @@ mod browser_mails;
 mod browser_pages;
 mod browser_passkeys;
 mod browser_recipient;
+mod browser_recipient_cookies;
 mod browser_recipient_ends;
 mod browser_recipient_flow;
 mod browser_recipient_slips;
