@@ -89,6 +89,19 @@ impl RateLimiter {
         self.wait_with(bucket, limits, 1).await
     }
 
+    /// How many more attempts `bucket` takes now, and how long until the limit that leaves the
+    /// fewest takes one more than that, recording nothing: for a page that says "your last one
+    /// until …" or "again at …".
+    pub async fn room(&self, bucket: &str, limits: &[Limit]) -> Result<Room, sqlx::Error> {
+        let mut room = Room { left: i64::MAX, frees_in: Duration::ZERO };
+        for limit in limits {
+            let (count, retry_secs) = self.count(bucket, limit.window).await?;
+            let left = (limit.max - count).max(0);
+            room = room.min(Room { left, frees_in: Duration::from_secs_f64(retry_secs.max(1.0)) });
+        }
+        Ok(room)
+    }
+
     /// How long until the attempts recorded, plus `more`, fit every limit.
     async fn wait_with(&self, bucket: &str, limits: &[Limit], more: i64) -> Result<Duration, sqlx::Error> {
         let mut wait = Duration::ZERO;
@@ -112,6 +125,22 @@ impl RateLimiter {
     async fn count(&self, bucket: &str, window: Duration) -> Result<(i64, f64), sqlx::Error> {
         let window = seconds(window);
         on_db!(&self.db, |pool| sqlx::query_as(pool.sql(&COUNT)).bind(bucket).bind(window).fetch_one(pool).await)
+    }
+}
+
+/// The room a bucket has under its limits.
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub struct Room {
+    /// Attempts it takes now (0: refused until `frees_in` has passed).
+    pub left: i64,
+    /// How long until the tightest limit takes one more than `left`.
+    pub frees_in: Duration,
+}
+
+impl Room {
+    /// The tighter of two rooms.
+    pub fn min(self, other: Room) -> Room {
+        if other.left < self.left || (other.left == self.left && other.frees_in > self.frees_in) { other } else { self }
     }
 }
 

@@ -155,6 +155,7 @@ pub fn new_share(sender_id: i64, file: StoredFile, name: &str) -> NewShare {
         lang: Lang::En,
         ttl: Duration::from_secs(24 * 3600),
         notify_on_download: false,
+        name_file_in_mail: true,
     }
 }
 

@@ -56,6 +56,7 @@ pub async fn create(config: &Config, args: CreateShareArgs) -> anyhow::Result<()
         message,
         lang: args.lang.unwrap_or(sender.lang),
         notify_on_download: true,
+        name_file_in_mail: true,
     };
     let created =
         services.sharing.create(&sender, upload, async || Ok(()), Delivery::Now).await.map_err(|e| match e {

@@ -31,6 +31,12 @@ pub struct ErrorsText {
     pub share_already_downloaded: ErrorText,
     pub share_locked: ErrorText,
     pub verify_first: ErrorText,
+    /// A recipient's link form whose token no longer works (the page was open too long).
+    pub link_form_stale: ErrorText,
+    /// A recipient's link form posted without any cookie: the browser refuses them.
+    pub link_form_needs_cookies: ErrorText,
+    /// The button of those two pages: loads the link's page afresh.
+    pub reopen_link: &'static str,
     /// An error page's link back to the page the person was on.
     pub back: &'static str,
     /// An error page's link to the dashboard.
@@ -105,6 +111,15 @@ pub const EN: ErrorsText = ErrorsText {
         title: "Please confirm your email address first",
         body: "For safety, the download starts only after you enter the code sent to your email address. Open the link again and follow the steps.",
     },
+    link_form_stale: ErrorText {
+        title: "Please open the link page again",
+        body: "This page was open for a long time, so its form no longer works. Nothing was sent. Open the link page again and continue from there.",
+    },
+    link_form_needs_cookies: ErrorText {
+        title: "This page needs cookies",
+        body: "Your browser did not send the cookie this page uses to remember your steps, so nothing was sent. If your browser blocks cookies, allow them for this site, then open the link page again.",
+    },
+    reopen_link: "Open the link page again",
     back: "Go back",
     back_dashboard: "Back to Files you sent",
 };
@@ -179,6 +194,15 @@ pub const JA: ErrorsText = ErrorsText {
         title: "先にメールアドレスの確認をお願いします",
         body: "安全のため、メールで届いたコードを入力してからダウンロードできます。リンクをもう一度開き、手順に沿って進めてください。",
     },
+    link_form_stale: ErrorText {
+        title: "リンクのページを開き直してください",
+        body: "ページを長い時間開いていたため、フォームが使えなくなりました。何も送信されていません。リンクのページを開き直して、続きから進めてください。",
+    },
+    link_form_needs_cookies: ErrorText {
+        title: "このページには Cookie が必要です",
+        body: "手順を覚えておくための Cookie がブラウザから送られなかったため、何も送信されていません。Cookie をブロックしている場合は、このサイトで許可してから、リンクのページを開き直してください。",
+    },
+    reopen_link: "リンクのページを開き直す",
     back: "前のページに戻る",
     back_dashboard: "送信したファイルの一覧に戻る",
 };

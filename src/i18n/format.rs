@@ -41,13 +41,22 @@ pub fn human_size(bytes: i64, lang: Lang) -> String {
 /// A point in time in the reader's zone, which the text names. Without a chosen zone: Japan time
 /// for Japanese pages (most recipients), UTC otherwise.
 pub fn human_time(at: Timestamp, reader: impl Into<Reader>) -> String {
-    let Reader { lang, zone } = reader.into();
+    in_zone(at, reader.into(), "%Y年%-m月%-d日 %H:%M", "%-d %b %Y, %H:%M")
+}
+
+/// The time of day only, in the reader's zone, which the text names: for a wait of minutes.
+pub fn clock_time(at: Timestamp, reader: impl Into<Reader>) -> String {
+    in_zone(at, reader.into(), "%H:%M", "%H:%M")
+}
+
+/// `at` in the reader's zone, written with the Japanese or English pattern, the zone named.
+fn in_zone(at: Timestamp, Reader { lang, zone }: Reader, ja: &str, en: &str) -> String {
     let zone = zone.map_or_else(|| default_zone(lang), TimeZone::tz);
     let local = at.0.with_timezone(&zone);
     match (lang, zone.name()) {
-        (Lang::Ja, "Asia/Tokyo") => local.format("%Y年%-m月%-d日 %H:%M（日本時間）").to_string(),
-        (Lang::Ja, name) => format!("{}（{name}）", local.format("%Y年%-m月%-d日 %H:%M")),
-        (Lang::En, name) => format!("{} {name}", local.format("%-d %b %Y, %H:%M")),
+        (Lang::Ja, "Asia/Tokyo") => format!("{}（日本時間）", local.format(ja)),
+        (Lang::Ja, name) => format!("{}（{name}）", local.format(ja)),
+        (Lang::En, name) => format!("{} {name}", local.format(en)),
     }
 }
 
@@ -76,6 +85,8 @@ mod tests {
         let at = Timestamp(chrono::DateTime::from_timestamp(1_764_460_800, 0).unwrap()); // 2025-11-30 00:00 UTC
         assert_eq!(human_time(at, Lang::Ja), "2025年11月30日 09:00（日本時間）");
         assert_eq!(human_time(at, Lang::En), "30 Nov 2025, 00:00 UTC");
+        assert_eq!(clock_time(at, Lang::Ja), "09:00（日本時間）");
+        assert_eq!(clock_time(at, Lang::En), "00:00 UTC");
     }
 
     #[test]

@@ -1,7 +1,7 @@
-//! The words of the recipient's pages: the link's landing page, the code step, the download, and
-//! the pages that end the flow ("already downloaded", "wait"). `{time}`, `{minutes}` and `{n}` are
-//! filled in by the page; `|` marks where a Japanese line may break (the macro in
-//! `templates/recipient/_phrases.html`), and is never shown.
+//! The words of the recipient's pages: the link's landing page, the code step, the wait when code
+//! requests are used up, the download, and the pages that end the flow ("already downloaded").
+//! `{time}`, `{minutes}` and `{n}` are filled in by the page; `|` marks where a Japanese line may
+//! break (the macro in `templates/recipient/_phrases.html`), and is never shown.
 
 /// The recipient's words.
 pub struct RecipientText {
@@ -41,9 +41,18 @@ pub struct RecipientText {
     pub code_sent_if: &'static str,
     /// "{time}": when the new code was asked for.
     pub code_resent: &'static str,
-    /// "{minutes}": whole minutes, at least 1.
-    pub code_limit_reached: &'static str,
-    pub code_limit_over: &'static str,
+    /// "{time}": when the same code was sent again (a time of day).
+    pub code_repeated: &'static str,
+    /// "{time}": until when the next code request is the last one (a time of day).
+    pub last_request: &'static str,
+    /// The step that replaces the forms while code requests are used up.
+    pub blocked_title: &'static str,
+    /// "{time}": a time of day with its zone; "{minutes}": the same wait in whole minutes.
+    pub blocked_until: &'static str,
+    /// Around the sender's name: whom to ask when no mail comes.
+    pub blocked_sender_before: &'static str,
+    pub blocked_sender_after: &'static str,
+    pub reload: &'static str,
     /// "{n}" is 1: the next wrong code locks the link.
     pub lock_warning_one: &'static str,
     /// "{n}" is 2 or more.
@@ -58,10 +67,9 @@ pub struct RecipientText {
     pub downloaded_here: &'static str,
     /// The 410 page for anyone else holding the link.
     pub downloaded_elsewhere: &'static str,
-    pub wait_title: &'static str,
-    /// "{minutes}": whole minutes, at least 1.
-    pub wait_body: &'static str,
     pub back_to_link: &'static str,
+    /// The end pages' mailto button: "{sender}" is the sender's name.
+    pub write_to: &'static str,
 }
 
 pub const EN: RecipientText = RecipientText {
@@ -109,8 +117,13 @@ pub const EN: RecipientText = RecipientText {
         " minutes."
     ),
     code_resent: "A new code was sent at {time}. Earlier codes no longer work.",
-    code_limit_reached: "You have asked for a code too many times. You can ask for a new one in {minutes} min.",
-    code_limit_over: "You can ask for a new code again now.",
+    code_repeated: "The same code was sent again at {time}. It works until it expires as before.",
+    last_request: "Your next code request is the last one until {time}: check the address first.",
+    blocked_title: "Please wait before asking for a new code",
+    blocked_until: "For safety, codes can be asked for only a few times in a row. You can ask for a new code at {time} (in {minutes} min).",
+    blocked_sender_before: "If no mail arrives, ask ",
+    blocked_sender_after: " which address the file was sent to.",
+    reload: "Reload this page",
     lock_warning_one: "Careful: one more wrong code locks this link. After that, only the person who sent it can open it again.",
     lock_warning_many: "Careful: {n} more wrong codes lock this link. After that, only the person who sent it can open it again.",
     once_before: "This file can be downloaded only once. Open this link on the device where you want to keep the file.",
@@ -118,9 +131,8 @@ pub const EN: RecipientText = RecipientText {
     downloaded_title: "This file has already been downloaded",
     downloaded_here: "This browser downloaded it on {time}. Look in your Downloads folder (on an iPhone: the Files app). If you need it again, ask the person who sent it to share it again.",
     downloaded_elsewhere: "Each file can be downloaded only once. If you did not download it yourself, or you need it again, contact the person who sent it.",
-    wait_title: "Please wait before asking for another code",
-    wait_body: "For safety, a code can be asked for only a few times in a row. You can ask again in {minutes} min.",
     back_to_link: "Back to the link",
+    write_to: "Write to {sender}",
 };
 
 pub const JA: RecipientText = RecipientText {
@@ -168,8 +180,13 @@ pub const JA: RecipientText = RecipientText {
         "分間|有効です。"
     ),
     code_resent: "{time}に|新しい|コードを|お送りしました。|それより|前の|コードは|使えません。",
-    code_limit_reached: "コードの|請求回数が|上限に|達しました。|あと{minutes}分で|新しい|コードを|請求できます。",
-    code_limit_over: "もう一度、|新しい|コードを|請求できます。",
+    code_repeated: "{time}に|同じ|コードを|もう一度|お送りしました。|有効期限は|変わりません。",
+    last_request: "次の|コードの|請求は、|{time}まで|最後の|1回です。|アドレスを|ご確認ください。",
+    blocked_title: "新しい|コードの|請求は|少し|お待ちください",
+    blocked_until: "安全のため、|確認コードを|続けて|請求できる|回数には|上限が|あります。|{time}|（あと{minutes}分）から、|新しい|コードを|請求できます。",
+    blocked_sender_before: "メールが|届かない|場合は、|",
+    blocked_sender_after: " さんに、|ファイルの|送り先の|アドレスを|ご確認ください。",
+    reload: "このページを再読み込み",
     lock_warning_one: "ご注意ください。|あと1回|コードを|間違えると、|このリンクは|ロックされ、|送った方に|解除してもらうまで|使えなくなります。",
     lock_warning_many: "ご注意ください。|あと{n}回|コードを|間違えると、|このリンクは|ロックされ、|送った方に|解除してもらうまで|使えなくなります。",
     once_before: "このファイルは|1回だけ|ダウンロードできます。|ファイルを|残しておきたい|端末で、|このリンクを|開いてください。",
@@ -177,7 +194,6 @@ pub const JA: RecipientText = RecipientText {
     downloaded_title: "このファイルは|すでに|ダウンロード|されています",
     downloaded_here: "このブラウザで|{time}に|ダウンロード済みです。|「ダウンロード」|フォルダ|（iPhoneでは|「ファイル」|アプリ）を|ご確認ください。|もう一度|必要な場合は、|送った方に|再度|共有してもらってください。",
     downloaded_elsewhere: "ファイルは|1回だけ|ダウンロードできます。|ご自身で|ダウンロードしていない場合や、|もう一度|必要な場合は、|送った方に|ご連絡ください。",
-    wait_title: "確認コードの|請求が|多すぎます",
-    wait_body: "安全のため、|確認コードを|続けて|請求できる|回数には|上限が|あります。|あと{minutes}分たつと、|もう一度|請求できます。",
     back_to_link: "リンクのページに戻る",
+    write_to: "{sender}|さんに|メールする",
 };

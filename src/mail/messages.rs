@@ -56,20 +56,26 @@ pub struct Notification<'a> {
     pub message: &'a str,
     pub link: &'a str,
     pub expires: &'a str,
+    /// The file's name and size, written out, unless the sender asked the mail to name none.
+    pub file: Option<(&'a str, &'a str)>,
 }
 
 /// The mail that tells the recipient a file is waiting, in the share's language. An answer goes
 /// to the sender, not to watasu's From address that nobody reads.
 pub fn notification_mail(origin: &MailOrigin, to: &str, lang: Lang, n: &Notification<'_>) -> anyhow::Result<Message> {
     let t = lang.text();
-    // The display name is the sender's own text: keep it out of the headers' structure.
-    let sender_name: String = crate::text::strip_invisible(n.sender_name).chars().filter(|c| !c.is_control()).collect();
+    // The display name is the sender's own text: keep it out of the headers' structure (lettre
+    // quotes and encodes what is left).
+    let sender_name: String =
+        crate::text::strip_invisible(n.sender_name).chars().filter(|c| !c.is_control()).take(64).collect();
+    let file_name = n.file.map(|(name, _)| crate::text::strip_invisible(name));
     let message = crate::text::strip_invisible_keeping_lines(n.message);
-    let n = &Notification { sender_name: &sender_name, message: &message, ..*n };
+    let file = n.file.zip(file_name.as_deref()).map(|((_, size), name)| (name, size));
+    let n = &Notification { sender_name: &sender_name, message: &message, file, ..*n };
     let text = NotifyText { t, n }.render()?;
     let html = NotifyHtml { t, lang, n }.render()?;
     let subject = format!("{}{}{}", t.recipient.sent_by_before, n.sender_name, t.mail.notify_subject_after);
-    let mut builder = origin.builder(to, subject)?;
+    let mut builder = origin.builder_as(&sender_name, to, subject)?;
     // An address lettre cannot write in a header (accounts accept a wider set) loses the
     // Reply-To, not the mail: the recipient still gets the link.
     match n.sender_email.parse() {
@@ -184,13 +190,17 @@ mod tests {
             message: "<script>alert(1)</script>",
             link: "https://x.test/s/abc",
             expires: "soon",
+            file: Some(("<b>x</b>.pdf", "1 KB")),
         };
         let mail = notification_mail(&from(), "r@example.test", Lang::En, &n).unwrap();
         let raw = String::from_utf8(mail.formatted()).unwrap();
         let (headers, body) = raw.split_once("\r\n\r\n").unwrap();
         assert!(!headers.lines().any(|l| l.starts_with("Bcc:")), "{headers}");
+        let from_line = headers.lines().find(|l| l.starts_with("From:")).unwrap();
+        assert!(from_line.ends_with("<watasu@example.test>"), "the From address is not ours: {from_line}");
         let html = body.split("Content-Type: text/html").nth(1).unwrap();
         assert!(!html.contains("<script>"), "{html}");
         assert!(html.contains("&#60;script&#62;"), "the message was dropped instead of escaped: {html}");
+        assert!(!html.contains("<b>x</b>"), "{html}");
     }
 }

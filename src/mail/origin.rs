@@ -24,8 +24,23 @@ impl MailOrigin {
     /// A message to one address with the headers every mail carries. Reply-To is the caller's:
     /// only some mails have a person to answer.
     pub fn builder(&self, to: &str, subject: impl Into<String>) -> anyhow::Result<MessageBuilder> {
+        self.builder_from(self.from.clone(), to, subject)
+    }
+
+    /// [`MailOrigin::builder`] with a person's name in the From display name, beside ours
+    /// ("佐藤 花子 (watasu)"): the recipient sees who the mail is from, while the address stays
+    /// the server's own (only it may send from there). `person` must be fit for a header already.
+    pub fn builder_as(&self, person: &str, to: &str, subject: impl Into<String>) -> anyhow::Result<MessageBuilder> {
+        let name = match &self.from.name {
+            Some(ours) if !ours.is_empty() => format!("{person} ({ours})"),
+            _ => person.to_owned(),
+        };
+        self.builder_from(Mailbox::new(Some(name), self.from.email.clone()), to, subject)
+    }
+
+    fn builder_from(&self, from: Mailbox, to: &str, subject: impl Into<String>) -> anyhow::Result<MessageBuilder> {
         Ok(lettre::Message::builder()
-            .from(self.from.clone())
+            .from(from)
             .to(to.parse()?)
             .subject(subject)
             .message_id(Some(self.new_message_id()))

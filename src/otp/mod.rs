@@ -4,11 +4,13 @@
 //! than five comparisons; the right code is consumed by another conditional UPDATE and works once.
 //! Every try also counts against the share, in the same transaction and before the compare (a
 //! right code gives its try back): past a cap of wrong ones the share takes no codes until the
-//! sender acts.
+//! sender acts. A mailed code is also kept sealed ([`seal`]) until it is used or set aside, so it
+//! can be mailed again while it works.
 
+mod seal;
 mod step;
 
-pub use step::{Challenge, Notice};
+pub use step::{Challenge, Notice, Repeat};
 
 use std::time::Duration;
 
@@ -67,7 +69,7 @@ pub enum CodeOutcome {
 
 /// Ends a browser's open challenges for a share: a newer one replaces them, or the browser goes
 /// back to the email step.
-const SET_ASIDE: Sql = sql!("UPDATE otp_challenges SET invalidated_at = " now "
+const SET_ASIDE: Sql = sql!("UPDATE otp_challenges SET invalidated_at = " now ", code_sealed = NULL
       WHERE share_id = $1 AND session_id = $2 AND consumed_at IS NULL AND invalidated_at IS NULL");
 
 /// Full-width digits (typed with a Japanese input method) as ASCII digits; anything else unchanged.
@@ -84,17 +86,18 @@ fn ascii_digits(text: &str) -> String {
 pub struct Codes {
     db: Db,
     pepper: [u8; 32],
+    seal: seal::CodeSeal,
 }
 
 impl std::fmt::Debug for Codes {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        f.write_str("Codes { pepper: [redacted] }")
+        f.write_str("Codes { pepper: [redacted], seal: [redacted] }")
     }
 }
 
 impl Codes {
     pub fn new(db: Db, secret_key: &SecretKey) -> Self {
-        Self { db, pepper: secret_key.derive("watasu otp pepper v1") }
+        Self { db, pepper: secret_key.derive("watasu otp pepper v1"), seal: seal::CodeSeal::derive(secret_key) }
     }
 
     fn mac(&self, challenge_id: i64, code: &str) -> hmac::Hmac<Sha256> {
@@ -131,7 +134,7 @@ impl Codes {
         let validity = seconds(CODE_VALIDITY);
         const INSERT: Sql = sql!("INSERT INTO otp_challenges (share_id, session_id, code_mac, expires_at, mailed, typed_address)
              VALUES ($1, $2, '', " now " + " secs("$3") ", $4, $5) RETURNING id");
-        const SET_MAC: &str = "UPDATE otp_challenges SET code_mac = $2 WHERE id = $1";
+        const SET_MAC: &str = "UPDATE otp_challenges SET code_mac = $2, code_sealed = $3 WHERE id = $1";
         let stored_mac = |id: i64| {
             if mailed {
                 hex::encode(self.mac(id, &code).finalize().into_bytes())
@@ -139,6 +142,7 @@ impl Codes {
                 random_token().expose().to_owned()
             }
         };
+        let sealed = |id: i64| mailed.then(|| self.seal.seal(id, &code));
         on_db!(&self.db, |pool| {
             let mut tx = pool.begin_write().await?;
             sqlx::query(pool.sql(&SET_ASIDE)).bind(share_id).bind(session_id).execute(&mut *tx).await?;
@@ -150,7 +154,7 @@ impl Codes {
                 .bind(typed)
                 .fetch_one(&mut *tx)
                 .await?;
-            sqlx::query(SET_MAC).bind(id).bind(stored_mac(id)).execute(&mut *tx).await?;
+            sqlx::query(SET_MAC).bind(id).bind(stored_mac(id)).bind(sealed(id)).execute(&mut *tx).await?;
             tx.commit().await?;
         });
         Ok(mailed.then(|| SecretString::new(code)))
@@ -244,7 +248,7 @@ impl Codes {
     /// The addresses this browser typed are forgotten: only its code step showed them, and the
     /// registered address is kept with the share alone.
     async fn consume(&self, id: i64, share_id: i64, session_id: i64) -> Result<bool, sqlx::Error> {
-        const CONSUME: Sql = sql!("UPDATE otp_challenges SET consumed_at = " now "
+        const CONSUME: Sql = sql!("UPDATE otp_challenges SET consumed_at = " now ", code_sealed = NULL
               WHERE id = $1 AND consumed_at IS NULL AND invalidated_at IS NULL AND expires_at > " now);
         const FORGET_TYPED: &str =
             "UPDATE otp_challenges SET typed_address = '' WHERE share_id = $1 AND session_id = $2";

@@ -3,15 +3,36 @@
 //! (every post answers 303, so the page view after it reads the line here, once). Nothing here
 //! depends on whether the typed address was the registered one.
 
+use std::time::Duration;
+
 use super::{Codes, MAX_TRIES, SET_ASIDE, SHARE_WRONG_CODE_CAP};
 use crate::{
-    db::{Dialect, Sql, Timestamp},
-    on_db, sql,
+    db::{Dialect, Sql, Timestamp, seconds},
+    on_db,
+    secret::SecretString,
+    sql,
 };
 
 crate::db_code! {
-    /// The status line a form post leaves for the next view of the code step.
-    pub enum Notice { Wrong = "wrong", Malformed = "malformed", Resent = "resent", Limited = "limited" }
+    /// The status line a form post leaves for the next view of the code step. `Limited` was left
+    /// by earlier versions (a block is now a step of its own) and says nothing any more.
+    pub enum Notice {
+        Wrong = "wrong",
+        Malformed = "malformed",
+        Resent = "resent",
+        Repeated = "repeated",
+        Limited = "limited",
+    }
+}
+
+/// What "send a new code" found on a browser's newest challenge.
+#[derive(Debug)]
+pub enum Repeat {
+    /// Its code still works and was stamped as sent again: mail it again if it has one to mail
+    /// (`None`: the address did not match, and nothing is sent, as nothing was the first time).
+    Again(Option<SecretString>),
+    /// No working code: only a new challenge (a code request) helps.
+    NoLiveCode,
 }
 
 /// A browser's newest challenge for a share, as its code step shows it.
@@ -26,6 +47,8 @@ pub struct Challenge {
     pub live: bool,
     attempts: i32,
     pub created_at: Timestamp,
+    /// When the same code was last sent again.
+    pub resent_at: Option<Timestamp>,
     pub notice: Option<Notice>,
 }
 
@@ -37,7 +60,7 @@ impl Challenge {
 }
 
 const LATEST: Sql = sql!("SELECT id, typed_address, consumed_at IS NULL AND invalidated_at IS NULL AS open,
-            attempts < $3 AND expires_at > " now " AS live, attempts, created_at, notice
+            attempts < $3 AND expires_at > " now " AS live, attempts, created_at, resent_at, notice
        FROM otp_challenges WHERE share_id = $1 AND session_id = $2 ORDER BY id DESC LIMIT 1");
 
 impl Codes {
@@ -66,6 +89,40 @@ impl Codes {
         on_db!(&self.db, |pool| {
             sqlx::query(SQL).bind(share_id).bind(session_id).bind(notice).execute(pool).await.map(drop)
         })
+    }
+
+    /// "Send a new code" while the browser's newest code still works: the same code (same expiry)
+    /// is stamped as sent again, with the status line that says so, whether or not it was mailed.
+    pub async fn repeat(&self, share_id: i64, session_id: i64) -> Result<Repeat, sqlx::Error> {
+        const AGAIN: Sql = sql!("UPDATE otp_challenges SET resent_at = " now ", notice = $4
+              WHERE id = (SELECT max(id) FROM otp_challenges WHERE share_id = $1 AND session_id = $2)
+                AND consumed_at IS NULL AND invalidated_at IS NULL AND attempts < $3 AND expires_at > " now "
+          RETURNING id, code_sealed");
+        let found: Option<(i64, Option<Vec<u8>>)> = on_db!(&self.db, |pool| {
+            sqlx::query_as(pool.sql(&AGAIN))
+                .bind(share_id)
+                .bind(session_id)
+                .bind(MAX_TRIES)
+                .bind(Notice::Repeated)
+                .fetch_optional(pool)
+                .await?
+        });
+        let Some((id, sealed)) = found else { return Ok(Repeat::NoLiveCode) };
+        let code = sealed.and_then(|sealed| self.seal.open(id, &sealed));
+        Ok(Repeat::Again(code))
+    }
+
+    /// Notes on the browser's newest challenge that its code requests are blocked for `wait`;
+    /// true only for the first note of a block, so the sender hears of each block once.
+    pub async fn note_block(&self, share_id: i64, session_id: i64, wait: Duration) -> Result<bool, sqlx::Error> {
+        const NOTE: Sql = sql!("UPDATE otp_challenges SET blocked_until = " now " + " secs("$3") "
+              WHERE id = (SELECT max(id) FROM otp_challenges WHERE share_id = $1 AND session_id = $2)
+                AND (blocked_until IS NULL OR blocked_until <= " now ")");
+        let wait = seconds(wait);
+        let noted = on_db!(&self.db, |pool| {
+            sqlx::query(pool.sql(&NOTE)).bind(share_id).bind(session_id).bind(wait).execute(pool).await?.rows_affected()
+        });
+        Ok(noted == 1)
     }
 
     /// "Use a different address": the browser's open challenges end and it is at the email step

@@ -13,7 +13,7 @@ use crate::{
     config::Config,
     i18n::{
         Lang,
-        format::{Reader, human_time},
+        format::{Reader, human_size, human_time},
     },
     mail::{
         Mailer,
@@ -116,12 +116,18 @@ impl Mails {
             Err(error) => return Notice::NotQueued(error.to_string()),
         };
         let expires = human_time(share.expires_at, lang);
+        let file = match self.shares.file_for_mail(share_id).await {
+            Ok(file) => file,
+            Err(error) => return Notice::NotQueued(error.to_string()),
+        };
+        let size = file.as_ref().map(|(_, bytes)| human_size(*bytes, lang));
         let notification = Notification {
             sender_name: &sender.display_name,
             sender_email: &sender.email,
             message: &share.message,
             link,
             expires: &expires,
+            file: file.as_ref().map(|(name, _)| name.as_str()).zip(size.as_deref()),
         };
         let message = match notification_mail(&self.config.mail_origin(), &share.recipient_email, lang, &notification) {
             Ok(message) => message,

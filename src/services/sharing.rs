@@ -60,6 +60,8 @@ pub struct Upload<'a> {
     /// The language of the recipient's mails and pages.
     pub lang: Lang,
     pub notify_on_download: bool,
+    /// The notification mail names the file and its size.
+    pub name_file_in_mail: bool,
 }
 
 /// A share just made: its link exists only here and in the recipient's mail.
@@ -189,6 +191,7 @@ impl Sharing {
                     message: upload.message,
                     lang,
                     notify_on_download: upload.notify_on_download,
+                    name_file_in_mail: upload.name_file_in_mail,
                 };
                 match create_share_checked(&self.links, self.store.as_ref(), request, before_issue).await {
                     // The store removed what had arrived; the sender is to send it again.
@@ -213,6 +216,7 @@ impl Sharing {
                     lang,
                     ttl,
                     notify_on_download: upload.notify_on_download,
+                    name_file_in_mail: upload.name_file_in_mail,
                 };
                 create_share_from_upload(&self.links, &new, id).await?
             }

@@ -24,6 +24,7 @@ pub struct ShareRequest<'a> {
     pub message: Message,
     pub lang: Lang,
     pub notify_on_download: bool,
+    pub name_file_in_mail: bool,
 }
 
 #[derive(Debug, thiserror::Error)]
@@ -99,6 +100,7 @@ pub async fn create_share_checked(
         lang: request.lang,
         ttl: request.ttl,
         notify_on_download: request.notify_on_download,
+        name_file_in_mail: request.name_file_in_mail,
     };
     match links.issue(&new).await {
         Ok(issued) => Ok(issued),

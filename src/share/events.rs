@@ -16,6 +16,8 @@ crate::db_code! {
         CodeSent = "code_sent",
         CodeMailFailed = "code_mail_failed",
         CodeFailed = "code_failed",
+        /// A browser used up its code requests for a while (recorded once per block).
+        CodeRequestsBlocked = "code_requests_blocked",
         Locked = "locked",
         Unlocked = "unlocked",
         Verified = "verified",

@@ -18,7 +18,7 @@ pub use access::ShareAccess;
 pub use events::{EventKind, ShareEvent, ShareEvents};
 pub use grants::DownloadGrants;
 pub use message::{MESSAGE_LIMIT, Message, MessageTooLong};
-pub use repo::{FileInfo, ShareListing, ShareRepository, StatusTally};
+pub use repo::{FileInfo, SenderContact, ShareListing, ShareRepository, StatusTally};
 pub use ttl::{MIN_TTL, ShareTtl, TtlError};
 
 use crate::{
@@ -65,6 +65,8 @@ pub struct NewShare {
     pub lang: Lang,
     pub ttl: Duration,
     pub notify_on_download: bool,
+    /// The notification mail names the file and its size (the sender may switch it off).
+    pub name_file_in_mail: bool,
 }
 
 /// A freshly created share and its link token, which exists only here and in the link.

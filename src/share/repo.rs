@@ -112,6 +112,14 @@ const CLAIM_UPLOAD: Sql = sql!(
     "DELETE FROM uploads WHERE public_id = $1 AND owner_id = $2 AND storage_key = $3
         AND sha256 IS NOT NULL AND expires_at > " now
 );
+/// A share's sender as the recipient may contact them (the notification's Reply-To already gives
+/// the address).
+#[derive(Clone, Debug, sqlx::FromRow)]
+pub struct SenderContact {
+    pub name: String,
+    pub email: String,
+}
+
 const LIVE_BY_TOKEN_HASH: Sql = sql!("SELECT s.id, s.file_id, s.recipient_email, u.display_name AS sender_name, s.message,
                  s.lang, s.status, s.expires_at, s.locked_at IS NOT NULL AS locked
             FROM shares s JOIN users u ON u.id = s.sender_id
@@ -185,6 +193,7 @@ impl ShareRepository {
                 .bind(new.lang.code())
                 .bind(new.notify_on_download)
                 .bind(ttl)
+                .bind(new.name_file_in_mail)
                 .fetch_one(&mut *tx)
                 .await?;
             tx.commit().await?;
@@ -232,6 +241,21 @@ impl ShareRepository {
     pub async fn id_by_token_hash(&self, token_hash: &str) -> Result<Option<i64>, sqlx::Error> {
         const SQL: &str = "SELECT id FROM shares WHERE token_hash = $1";
         on_db!(&self.db, |pool| sqlx::query_scalar(SQL).bind(token_hash).fetch_optional(pool).await)
+    }
+
+    /// The file the notification mail names, unless its sender asked it to name none.
+    pub async fn file_for_mail(&self, share_id: i64) -> Result<Option<(String, i64)>, sqlx::Error> {
+        const SQL: &str = "SELECT f.original_name, f.size_bytes FROM shares s JOIN files f ON f.id = s.file_id
+                            WHERE s.id = $1 AND s.name_file_in_mail";
+        on_db!(&self.db, |pool| sqlx::query_as(SQL).bind(share_id).fetch_optional(pool).await)
+    }
+
+    /// Who sent the share with this token hash, whatever its state: the pages that end the
+    /// recipient's flow offer to write to them.
+    pub async fn sender_contact(&self, token_hash: &str) -> Result<Option<SenderContact>, sqlx::Error> {
+        const SQL: &str = "SELECT u.display_name AS name, u.email FROM shares s JOIN users u ON u.id = s.sender_id
+                            WHERE s.token_hash = $1";
+        on_db!(&self.db, |pool| sqlx::query_as(SQL).bind(token_hash).fetch_optional(pool).await)
     }
 
     /// When `session` claimed the share with this token hash; `None` when it did not (another

@@ -9,8 +9,8 @@ use crate::{db::Sql, sql};
 
 pub(crate) const INSERT_SHARE: Sql = sql!(
     "INSERT INTO shares (file_id, sender_id, token_hash, recipient_email, message, lang,
-                         notify_on_download, expires_at)
-     VALUES ($1, $2, $3, $4, $5, $6, $7, " now " + " secs("$8") ") RETURNING id"
+                         notify_on_download, expires_at, name_file_in_mail)
+     VALUES ($1, $2, $3, $4, $5, $6, $7, " now " + " secs("$8") ", $9) RETURNING id"
 );
 /// The claim, naming the session that made it ($2): only that session may fetch the bytes.
 pub(crate) const MARK_CONSUMED: Sql = sql!(

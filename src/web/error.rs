@@ -36,6 +36,10 @@ pub enum AppError {
     ShareLocked,
     #[error("download without a grant")]
     VerifyFirst,
+    /// A recipient's link form without its token's cookie, or with a token it no longer
+    /// accepts: the recipient did nothing wrong, and a fresh link page mends it.
+    #[error("recipient form refused: missing or wrong CSRF token (cookies sent: {cookies_sent})")]
+    LinkFormRefused { cookies_sent: bool },
     #[error("sign-in required")]
     SignInRequired,
     #[error("body too large")]
@@ -90,7 +94,7 @@ impl poem::error::ResponseError for AppError {
             Self::Forbidden(_) => StatusCode::FORBIDDEN,
             Self::NotFound(_) | Self::NotAvailable(_) => StatusCode::NOT_FOUND,
             Self::AlreadyDownloaded => StatusCode::GONE,
-            Self::ShareLocked | Self::VerifyFirst => StatusCode::FORBIDDEN,
+            Self::ShareLocked | Self::VerifyFirst | Self::LinkFormRefused { .. } => StatusCode::FORBIDDEN,
             Self::Gone(_) => StatusCode::GONE,
             Self::TooLarge => StatusCode::PAYLOAD_TOO_LARGE,
             Self::SignInRequired => StatusCode::SEE_OTHER,
@@ -191,12 +195,17 @@ pub async fn render_errors<E: Endpoint>(ep: std::sync::Arc<E>, req: Request) -> 
         Some(AppError::ShareLocked) => &t.errors.share_locked,
         Some(AppError::VerifyFirst) => &t.errors.verify_first,
         Some(AppError::Restarting) => &t.errors.restarting,
+        Some(AppError::LinkFormRefused { cookies_sent: true }) => &t.errors.link_form_stale,
+        Some(AppError::LinkFormRefused { cookies_sent: false }) => &t.errors.link_form_needs_cookies,
         _ if database_full => &t.errors.database_full,
         _ if factor_unreadable => &t.errors.factor_unreadable,
         _ => error_text(t, status),
     };
     let shown_id = status.is_server_error().then_some(rid).flatten();
+    let link_form = matches!(error.downcast_ref::<AppError>(), Some(AppError::LinkFormRefused { .. }));
     let back_text = match back.as_str() {
+        // The way back is the link's page, loaded afresh (a new form and cookie), not the stale form.
+        _ if link_form => t.errors.reopen_link,
         paths::HOME => t.errors.back_home,
         paths::SHARES => t.errors.back_dashboard,
         _ => t.errors.back,

@@ -45,6 +45,7 @@ fn mails(lang: Lang) -> Vec<(&'static str, String, bool)> {
         message,
         link: SHARE_LINK,
         expires: "2026-12-02 15:00",
+        file: Some(("見積書.pdf", "1.2 MB")),
     };
     let receipt = Receipt {
         recipient: "recipient@example.test",

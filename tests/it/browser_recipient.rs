@@ -24,7 +24,7 @@ const CONTENT: &[u8] = b"%PDF-1.4\n% watasu browser test\n1 0 obj << /Type /Cata
 const EMAIL_SUBMIT: &str = "#step form[action$='/email'] button[type=submit]";
 const CODE_SUBMIT: &str = "#step form[action$='/code'] button[type=submit]";
 const DOWNLOAD_BUTTON: &str = "#step form[action$='/download'] button[type=submit]";
-const GONE_CARD: &str = "section.card-error[data-status='410']";
+const GONE_CARD: &str = "section.card[data-status='410']";
 
 /// A one-hour share of `file_name` from a sender with a Japanese name to [`RECIPIENT`].
 async fn share_of(app: &TestApp, file_name: &str, content: &'static [u8]) -> TestShare {

@@ -20,7 +20,7 @@ const EMAIL_SUBMIT: &str = "#step form[action$='/email'] button[type=submit]";
 const CODE_SUBMIT: &str = "#step form[action$='/code'] button[type=submit]";
 const OTHER_ADDRESS: &str = "#step form[action$='/address'] button[type=submit]";
 const DOWNLOAD_BUTTON: &str = "#step form[action$='/download'] button[type=submit]";
-const GONE_CARD: &str = "section.card-error[data-status='410']";
+const GONE_CARD: &str = "section.card[data-status='410']";
 /// The WebDriver key code of Escape.
 const ESCAPE: char = '\u{E00C}';
 

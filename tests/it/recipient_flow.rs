@@ -1,7 +1,7 @@
 //! The forgiving recipient flow over HTTP with JavaScript off: every form post answers 303 to the
 //! link, so a reload shows the same step and costs nothing; the code step shows back the typed
-//! address (never the registered one) and says what the last post did; limits and the coming lock
-//! are said before they bite; the "already downloaded" page tells the browser that downloaded when.
+//! address (never the registered one) and says what the last post did; the coming lock is said
+//! before it bites (limits on code requests: `recipient_slips`); the "already downloaded" page tells the browser that downloaded when.
 
 use std::time::Duration;
 
@@ -92,65 +92,6 @@ async fn a_typo_then_another_address_then_the_right_one_reaches_the_file(backend
     assert_eq!(requests_after_going_back, 1, "going back cost a code request");
     assert_eq!(right.texts(".typed-address"), [RECIPIENT]);
     assert_eq!(step_of(&download).as_deref(), Some("download"), "{}", download.body);
-}
-
-async fn a_new_code_says_when_it_was_sent_and_a_reached_limit_says_how_long_whatever_the_address(backend: Backend) {
-    let app = TestApp::spawn(backend).await;
-    let share = app.create_share().await;
-    let rf = &Lang::Ja.text().recipient;
-    let (right, wrong) = (app.browser(), app.browser());
-    let mut pages = Vec::new();
-    for (browser, address) in [(&right, RECIPIENT), (&wrong, TYPO)] {
-        let code_step = browser.ask_for_code(&share.token, address).await;
-        let csrf = code_step.csrf_token();
-        let resent = [browser.resend_code(&share.token, &csrf).await, browser.resend_code(&share.token, &csrf).await];
-        let limited = browser.resend_code(&share.token, &csrf).await;
-        let reloaded = browser.open_link(&share.token).await;
-        pages.push((resent, limited, reloaded));
-    }
-
-    let resent_after = plain(rf.code_resent.split("{time}").nth(1).unwrap());
-    let limit_said = plain(&rf.code_limit_reached.replace("{minutes}", "10"));
-    for (resent, limited, reloaded) in &pages {
-        for page in resent {
-            assert_eq!(page.status, 200);
-            assert!(status_line(page).ends_with(&resent_after), "{:?}", status_line(page));
-            assert_eq!(page.attr("#code-status", "class").as_deref(), Some("ok-text"));
-        }
-        assert_eq!(step_of(limited).as_deref(), Some("code"), "the limit is a line on the code step");
-        assert_eq!(status_line(limited), limit_said);
-        assert_eq!(step_of(reloaded).as_deref(), Some("code"));
-        assert_eq!(status_line(reloaded), "", "the line was shown again after a reload");
-    }
-    assert_eq!(
-        without_csrf_and_typed(&pages[0].1.body),
-        without_csrf_and_typed(&pages[1].1.body),
-        "the limit reveals the match"
-    );
-    assert_eq!(challenges(&app, &share).await, 6, "a refused request made a code");
-}
-
-async fn a_refused_address_says_how_many_minutes_to_wait_and_leads_back_to_the_link(backend: Backend) {
-    let app = TestApp::spawn(backend).await;
-    let share = app.create_share().await;
-    let browser = app.browser();
-    for _ in 0..3 {
-        browser.ask_for_code(&share.token, TYPO).await;
-    }
-    app.age_rate_limits(5 * 60).await;
-    let csrf = browser.open_link(&share.token).await.csrf_token();
-
-    let english = [("Sec-Fetch-Site", "same-origin"), ("Accept-Language", "en")];
-    let fields = [("csrf_token", csrf.as_str()), ("email", RECIPIENT)];
-    let refused = browser.post_form_with(&format!("/s/{}/email", share.token), &fields, &english).await;
-
-    let rf = &Lang::En.text().recipient;
-    assert_eq!(refused.status, 429);
-    assert!(refused.header("retry-after").is_some());
-    assert_eq!(refused.texts("h1"), [rf.wait_title]);
-    assert_eq!(refused.texts(".end-body"), [rf.wait_body.replace("{minutes}", "5")]);
-    assert_eq!(refused.attr(".card a.button", "href"), Some(format!("/s/{}", share.token)));
-    assert_eq!(refused.texts(".card a.button"), [rf.back_to_link]);
 }
 
 async fn the_code_step_warns_while_two_wrong_codes_or_fewer_are_left_before_the_lock(backend: Backend) {
@@ -248,8 +189,6 @@ crate::both_backends!(
     a_reload_of_the_code_step_shows_it_again_and_requests_no_code,
     the_code_step_shows_the_typed_address_and_never_the_registered_one,
     a_typo_then_another_address_then_the_right_one_reaches_the_file,
-    a_new_code_says_when_it_was_sent_and_a_reached_limit_says_how_long_whatever_the_address,
-    a_refused_address_says_how_many_minutes_to_wait_and_leads_back_to_the_link,
     the_code_step_warns_while_two_wrong_codes_or_fewer_are_left_before_the_lock,
     the_gone_page_tells_the_browser_that_downloaded_when_and_others_to_contact_the_sender,
     the_steps_say_the_file_downloads_once_and_where_it_goes_without_javascript,

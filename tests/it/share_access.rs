@@ -65,6 +65,7 @@ fn new_share(sender_id: i64, ttl: Duration) -> NewShare {
         lang: Lang::En,
         ttl,
         notify_on_download: false,
+        name_file_in_mail: true,
     }
 }
 

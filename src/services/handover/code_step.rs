@@ -1,7 +1,9 @@
 //! Where a browser is in the recipient's flow, read from its session alone: every form post
 //! answers 303 to the link, so a reload shows the same step and sends nothing again. The code
-//! step says what the last post did (a wrong code, a new code sent, a limit reached) and warns
-//! before the share-wide cap locks the link. None of it depends on whether the address matched.
+//! step says what the last post did (a wrong code, a code sent again) and warns before the
+//! share-wide cap locks the link; either step says when the next code request is the last for a
+//! while, and once they are used up with no working code, the form gives way to when to ask
+//! again. None of it depends on whether the address matched.
 
 use std::{net::IpAddr, time::Duration};
 
@@ -9,9 +11,10 @@ use super::{Handover, PER_CLIENT, PER_SESSION, Refusal, Step, client_bucket, ses
 use crate::{
     db::Timestamp,
     otp::{Challenge, Notice},
+    ratelimit::Room,
     secret::sha256_hex,
     session::{Session, is_token_shaped},
-    share::Share,
+    share::{EventKind, SenderContact, Share},
 };
 
 /// Wrong codes left on the share at which the code step starts warning that the link will lock.
@@ -25,6 +28,16 @@ pub struct CodeStep {
     pub status: CodeStatus,
     /// Wrong codes the share still takes (the last one locks it), once they are few.
     pub lock_warning: Option<i32>,
+    /// Set when the code no longer works and the next code request is the last until then.
+    pub last_request: Option<Timestamp>,
+}
+
+/// Code requests used up, and no working code: when this browser may ask again.
+#[derive(Debug)]
+pub struct Blocked {
+    pub until: Timestamp,
+    /// The same wait in whole minutes, rounded up.
+    pub minutes: u64,
 }
 
 /// The status line of the code step.
@@ -39,11 +52,8 @@ pub enum CodeStatus {
     Dead,
     /// A new code was asked for at this time.
     Resent(Timestamp),
-    /// The code-request limit is reached; a new code can be asked for in this many minutes (0:
-    /// now again).
-    Limited {
-        minutes: u64,
-    },
+    /// The same code was sent again at this time.
+    Repeated(Timestamp),
 }
 
 impl Handover {
@@ -58,44 +68,59 @@ impl Handover {
         if share.locked {
             return Err(Refusal::Locked);
         }
-        let Some(session) = session else { return Ok(Step::Email { typed_before: String::new() }) };
-        match self.codes.take_latest(share.id, session.id).await? {
-            Some(challenge) if challenge.open => {
-                Ok(Step::Code(self.code_step(share, session, client, challenge).await?))
+        let Some(session) = session else {
+            return Ok(Step::Email { typed_before: String::new(), last_request: None });
+        };
+        let latest = match self.codes.take_latest(share.id, session.id).await? {
+            Some(challenge) if challenge.open && challenge.live => {
+                return Ok(Step::Code(self.code_step(share, challenge, None).await?));
             }
-            latest => Ok(Step::Email { typed_before: latest.map(|c| c.typed_address).unwrap_or_default() }),
+            latest => latest,
+        };
+        // No working code: what helps now is a code request, if there is room for one.
+        let room = self.code_request_room(share, session, client).await?;
+        if room.left == 0 {
+            return Ok(Step::Blocked(self.blocked(share, session, room).await?));
         }
+        let last_request = (room.left == 1).then(|| after(room.frees_in));
+        Ok(match latest {
+            Some(challenge) if challenge.open => Step::Code(self.code_step(share, challenge, last_request).await?),
+            latest => Step::Email { typed_before: latest.map(|c| c.typed_address).unwrap_or_default(), last_request },
+        })
     }
 
     async fn code_step(
         &self,
         share: &Share,
-        session: &Session,
-        client: IpAddr,
         challenge: Challenge,
+        last_request: Option<Timestamp>,
     ) -> Result<CodeStep, Refusal> {
-        // A reached limit is news even for a dead code; otherwise a dead code is all there is to say.
         let status = match (challenge.notice, challenge.live) {
-            (Some(Notice::Limited), _) => {
-                CodeStatus::Limited { minutes: self.code_request_wait(share, session, client).await? }
-            }
             (_, false) => CodeStatus::Dead,
             (Some(Notice::Wrong), true) => CodeStatus::Wrong { tries_left: challenge.tries_left() },
             (Some(Notice::Malformed), true) => CodeStatus::Malformed,
             (Some(Notice::Resent), true) => CodeStatus::Resent(challenge.created_at),
-            (None, true) => CodeStatus::Quiet,
+            (Some(Notice::Repeated), true) => CodeStatus::Repeated(challenge.resent_at.unwrap_or(challenge.created_at)),
+            (Some(Notice::Limited) | None, true) => CodeStatus::Quiet,
         };
         let share_left = self.codes.share_tries_left(share.id).await?;
         let lock_warning = (share_left <= LOCK_WARNING_FROM).then_some(share_left);
-        Ok(CodeStep { typed_address: challenge.typed_address, status, lock_warning })
+        Ok(CodeStep { typed_address: challenge.typed_address, status, lock_warning, last_request })
     }
 
-    /// Whole minutes until this browser may ask for a code again (0: it may now).
-    async fn code_request_wait(&self, share: &Share, session: &Session, client: IpAddr) -> Result<u64, Refusal> {
-        let own = self.limiter.wait_for_room(&session_bucket(share, session), &PER_SESSION).await?;
-        let client = self.limiter.wait_for_room(&client_bucket(client), &PER_CLIENT).await?;
-        let wait = own.max(client);
-        Ok(if wait.is_zero() { 0 } else { minutes_to_wait(wait) })
+    /// The block this browser is in; the sender's timeline hears of each block once.
+    async fn blocked(&self, share: &Share, session: &Session, room: Room) -> Result<Blocked, Refusal> {
+        if self.codes.note_block(share.id, session.id, room.frees_in).await? {
+            self.events.record_quietly(share.id, EventKind::CodeRequestsBlocked).await;
+        }
+        Ok(Blocked { until: after(room.frees_in), minutes: minutes_to_wait(room.frees_in) })
+    }
+
+    /// The code requests this browser has left, under its own limits and its client address's.
+    async fn code_request_room(&self, share: &Share, session: &Session, client: IpAddr) -> Result<Room, Refusal> {
+        let own = self.limiter.room(&session_bucket(share, session), &PER_SESSION).await?;
+        let client = self.limiter.room(&client_bucket(client), &PER_CLIENT).await?;
+        Ok(own.min(client))
     }
 
     /// "Use a different address": the browser goes back to the email step; no code request is
@@ -112,6 +137,20 @@ impl Handover {
         let Some(session) = session.filter(|_| is_token_shaped(token)) else { return Ok(None) };
         Ok(self.access.links.repo().claimed_at(&sha256_hex(token), session).await?)
     }
+
+    /// Who sent the share a link names, whatever its state, so the pages that end the flow can
+    /// offer to write to them; `None` for a link that names no share (those pages name no one).
+    pub async fn sender_of(&self, token: &str) -> Result<Option<SenderContact>, Refusal> {
+        if !is_token_shaped(token) {
+            return Ok(None);
+        }
+        Ok(self.access.links.repo().sender_contact(&sha256_hex(token)).await?)
+    }
+}
+
+/// The time `wait` from now.
+fn after(wait: Duration) -> Timestamp {
+    Timestamp(chrono::Utc::now() + wait)
 }
 
 /// A wait as the whole minutes a person is told, rounded up so they never come back too early.

@@ -8,16 +8,17 @@
 
 mod code_step;
 
-pub use code_step::{CodeStatus, CodeStep, minutes_to_wait};
+pub use code_step::{Blocked, CodeStatus, CodeStep, minutes_to_wait};
 
 use std::{net::IpAddr, sync::Arc, time::Duration};
 
 use super::{Fault, Parts, delivery::Deliveries, mails::Mails};
 use crate::{
     accounts::EmailAddress,
+    db::Timestamp,
     i18n::Lang,
     lifecycle::{ClaimedFile, LifecycleRepository},
-    otp::{CodeOutcome, Codes, Notice},
+    otp::{CodeOutcome, Codes, Notice, Repeat},
     ratelimit::{Limit, RateLimiter},
     session::Session,
     share::{EventKind, FileInfo, Share, ShareAccess, ShareError, ShareEvents, ShareStatus},
@@ -25,9 +26,11 @@ use crate::{
     text::strip_invisible,
 };
 
-/// Address submissions and "send a new code" per browser session and share: a person who mistypes
-/// gets at least three in a row. Matched or not, every request counts the same, so the limit itself
-/// reveals nothing; a refused one counts nothing, and a new link or an unlock starts afresh.
+/// Address submissions and "send a new code" for a code that no longer works, per browser session
+/// and share: a person who mistypes gets at least three in a row ("send a new code" while the code
+/// works mails it again and counts nothing). Matched or not, every request counts the same, so
+/// the limit itself reveals nothing; a refused one counts nothing, and a new link or an unlock
+/// starts afresh.
 const PER_SESSION: [Limit; 2] =
     [Limit::new(3, Duration::from_secs(10 * 60)), Limit::new(10, Duration::from_secs(24 * 3600))];
 /// The same requests per client address, across shares and sessions: high enough that an office
@@ -53,8 +56,6 @@ pub enum Refusal {
     Locked,
     #[error("download without a grant")]
     VerifyFirst,
-    #[error("too many code requests")]
-    TooMany(Duration),
     #[error(transparent)]
     Fault(#[from] Fault),
 }
@@ -80,11 +81,15 @@ impl From<ShareError> for Refusal {
 /// Which step this browser is at.
 #[derive(Debug)]
 pub enum Step {
-    /// The address it typed last, if it went back to correct it.
     Email {
+        /// The address it typed last, if it went back to correct it.
         typed_before: String,
+        /// Set when the next address is its last code request until then.
+        last_request: Option<Timestamp>,
     },
     Code(CodeStep),
+    /// Its code requests are used up for now and it has no working code: no form helps until then.
+    Blocked(Blocked),
     /// Verified: the file it may download.
     Download(FileInfo),
 }
@@ -180,7 +185,8 @@ impl Handover {
         self.access.links.repo().file_of(share).await?.ok_or(Refusal::AlreadyDownloaded)
     }
 
-    /// An address typed on the email step: a challenge either way, mailed only on a match.
+    /// An address typed on the email step: a challenge either way, mailed only on a match. Past
+    /// the limits nothing is made, and the step this browser is at says when it may ask again.
     pub async fn request_code(
         &self,
         token: &str,
@@ -189,15 +195,19 @@ impl Handover {
         typed: &str,
         lang: Lang,
     ) -> Result<Share, Refusal> {
-        let share = self.code_request(token, session, client).await?;
+        let share = self.open_unlocked(token).await?;
+        if !self.admitted(&share, session, client).await? {
+            return Ok(share);
+        }
         let matches = EmailAddress::parse(typed).is_ok_and(|typed| typed.as_str() == share.recipient_email);
         self.issue_code(&share, session, client, matches, &shown_back(typed), lang).await?;
         Ok(share)
     }
 
-    /// "Send a new code": a fresh challenge, mailed only if this session gave the right address,
-    /// to the address it typed. Its code step then says it was sent again, or that the limit is
-    /// reached and for how long: a limit is a status line here, not a refusal.
+    /// "Send a new code": while this session's code still works, that same code again (mailed only
+    /// if it was mailed the first time), spending no code request; otherwise a fresh challenge,
+    /// mailed only if this session gave the right address, to the address it typed. Either way
+    /// the code step then says a code was sent; past the limits the step says when to ask again.
     pub async fn resend_code(
         &self,
         token: &str,
@@ -205,15 +215,18 @@ impl Handover {
         client: IpAddr,
         lang: Lang,
     ) -> Result<Share, Refusal> {
-        let share = match self.code_request(token, session, client).await {
-            Ok(share) => share,
-            Err(Refusal::TooMany(_)) => {
-                let share = self.open(token).await?;
-                self.codes.leave_notice(share.id, session.id, Notice::Limited).await?;
-                return Ok(share);
+        let share = self.open_unlocked(token).await?;
+        if let Repeat::Again(code) = self.codes.repeat(share.id, session.id).await? {
+            tracing::info!(share_id = share.id, %client, session = session_ref(session), "code sent again");
+            if let Some(code) = code {
+                // Still under the share's code-mail budget: sending again cannot mail-bomb.
+                self.mails.spawn_code_mail(&share, code, lang, code_limits(share.id));
             }
-            Err(refusal) => return Err(refusal),
-        };
+            return Ok(share);
+        }
+        if !self.admitted(&share, session, client).await? {
+            return Ok(share);
+        }
         let latest = self.codes.take_latest(share.id, session.id).await?;
         let typed = latest.map(|c| c.typed_address).unwrap_or_default();
         let mailed = self.codes.latest_mailed(share.id, session.id).await?.unwrap_or(false);
@@ -222,18 +235,25 @@ impl Handover {
         Ok(share)
     }
 
-    /// What every request for a code goes through: an open, unlocked share, and the limits.
-    async fn code_request(&self, token: &str, session: &Session, client: IpAddr) -> Result<Share, Refusal> {
+    /// The share every request for a code needs: open and unlocked.
+    async fn open_unlocked(&self, token: &str) -> Result<Share, Refusal> {
         let share = self.open(token).await?;
         if share.locked {
             return Err(Refusal::Locked);
         }
-        let limited = match self.limiter.hit(&session_bucket(&share, session), &PER_SESSION).await? {
+        Ok(share)
+    }
+
+    /// Counts one code request against the limits, if they have room for it.
+    async fn admitted(&self, share: &Share, session: &Session, client: IpAddr) -> Result<bool, Refusal> {
+        let limited = match self.limiter.hit(&session_bucket(share, session), &PER_SESSION).await? {
             Ok(()) => self.limiter.hit(&client_bucket(client), &PER_CLIENT).await?,
             Err(retry) => Err(retry),
         };
-        limited.map_err(|retry| Refusal::TooMany(retry.0))?;
-        Ok(share)
+        if limited.is_err() {
+            tracing::info!(share_id = share.id, %client, session = session_ref(session), "code request refused: limit");
+        }
+        Ok(limited.is_ok())
     }
 
     /// Makes the session's new challenge and, when it is to be mailed, sends its code in the

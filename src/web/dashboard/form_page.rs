@@ -73,6 +73,7 @@ pub(super) struct NewSharePage<'a> {
     message: &'a str,
     mail_lang: &'a str,
     notify: bool,
+    name_file: bool,
     error: Option<&'static str>,
     /// The field the error is about (`recipient`, `file`, `message`, `expires_in`); `None` for
     /// an error about the whole form, shown above it.
@@ -130,6 +131,7 @@ pub(super) fn form_page<'a>(
         message: &fields.message,
         mail_lang: &fields.mail_lang,
         notify: fields.notify,
+        name_file: fields.name_file,
         error,
         uploaded: fields.uploaded.as_ref().map(|u| (u, binary_size(u.size_bytes, lang))),
     }

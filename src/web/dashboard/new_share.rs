@@ -40,6 +40,8 @@ pub(super) struct Fields {
     pub(super) message: String,
     pub(super) mail_lang: String,
     pub(super) notify: bool,
+    /// The notification mail names the file and its size (on unless unticked).
+    pub(super) name_file: bool,
     /// The finished upload named in the `upload` field, once looked up.
     pub(super) uploaded: Option<FinishedUpload>,
 }
@@ -51,7 +53,13 @@ pub async fn new_share_form(
     SignedIn(user): SignedIn,
 ) -> Result<Html<String>, AppError> {
     let expires_in = crate::config::format_duration(state.services.sharing.default_ttl());
-    let fields = Fields { expires_in, mail_lang: user.lang.code().to_owned(), notify: true, ..Default::default() };
+    let fields = Fields {
+        expires_in,
+        mail_lang: user.lang.code().to_owned(),
+        notify: true,
+        name_file: true,
+        ..Default::default()
+    };
     render(&form_page(state, c, &session.form_token(), &fields, None))
 }
 
@@ -134,6 +142,7 @@ async fn read_form(
             "message" => fields.message = read_text(field).await?,
             "mail_lang" => fields.mail_lang = read_text(field).await?,
             "notify" => fields.notify = read_text(field).await? == "1",
+            "name_file" => fields.name_file = read_text(field).await? == "1",
             // No file chosen: a kept upload may follow (the JS-off form after a refusal).
             "file" if field.file_name().unwrap_or_default().is_empty() => {}
             "file" => return store_file(sending, fields, field, &mut multipart).await,
@@ -208,6 +217,7 @@ impl Sending<'_> {
             message: parsed.message,
             lang: Lang::from_code(&fields.mail_lang).unwrap_or(user.lang),
             notify_on_download: fields.notify,
+            name_file_in_mail: fields.name_file,
         };
         match sharing.create(user, new_share, before_issue, Delivery::Background).await {
             Ok(Created { share_id, link, .. }) => Ok(Submitted::Created { share_id, link }),

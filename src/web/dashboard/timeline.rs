@@ -27,6 +27,7 @@ fn event_text(t: &'static Text, lang: Lang, kind: EventKind) -> &'static str {
         EventKind::CodeSent => t.dashboard.event_code_sent,
         EventKind::CodeMailFailed => t.dashboard.event_code_mail_failed,
         EventKind::CodeFailed => t.dashboard.event_code_failed,
+        EventKind::CodeRequestsBlocked => s.event_code_requests_blocked,
         EventKind::Locked => t.dashboard.event_locked,
         EventKind::Unlocked => t.dashboard.event_unlocked,
         EventKind::Verified => t.dashboard.event_verified,

@@ -1,7 +1,9 @@
 //! CSRF guard and form body cap for every state-changing request: the browser must not say it
 //! came from another site, and the session's (or anonymous form's) token must come back in the form field
 //! `csrf_token` or the `X-CSRF-Token` header (HTMX, and the tus endpoint, whose body is never read
-//! here). Refused requests change nothing: the handler never runs.
+//! here). Refused requests change nothing: the handler never runs. A recipient's link form refused
+//! for its token gets a page in the recipient's words (`AppError::LinkFormRefused`); sender pages
+//! keep theirs.
 
 use std::sync::Arc;
 
@@ -19,6 +21,12 @@ const STREAMED_UPLOAD_PATHS: [&str; 1] = ["/shares/new"];
 /// Routes for machines that authenticate every request with a bearer token and use no cookie,
 /// so a forged cross-site request carries no credential.
 const BEARER_PATHS: [&str; 1] = ["/maintenance/runs"];
+
+/// A form below a share link (`/s/{token}/…`): the recipient's.
+fn is_link_form(path: &str) -> bool {
+    let mut segments = path.split('/').skip(1);
+    segments.next() == Some("s") && segments.next().is_some() && segments.next().is_some()
+}
 
 pub async fn csrf_guard<E: Endpoint>(ep: Arc<E>, mut req: Request, our_origin: Arc<str>) -> poem::Result<Response> {
     if matches!(*req.method(), Method::GET | Method::HEAD | Method::OPTIONS) {
@@ -62,6 +70,10 @@ pub async fn csrf_guard<E: Endpoint>(ep: Arc<E>, mut req: Request, our_origin: A
         (Some(handle), Some(token)) => handle.accepts_csrf_token(&token),
         _ => false,
     };
+    if !valid && is_link_form(req.uri().path()) {
+        let cookies_sent = handle.is_some_and(SessionHandle::sent_cookies);
+        return Err(AppError::LinkFormRefused { cookies_sent }.into());
+    }
     if !valid {
         return Err(AppError::Forbidden("missing or wrong CSRF token").into());
     }

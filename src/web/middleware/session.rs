@@ -100,6 +100,14 @@ impl SessionHandle {
         }
     }
 
+    /// Whether the browser sent any cookie of ours (its session's or an anonymous form's): a
+    /// form posted without one comes from a browser that refuses cookies, or from a page shown
+    /// before its cookies ran out.
+    pub fn sent_cookies(&self) -> bool {
+        let scope = &self.settings.cookies;
+        self.jar.get(cookie_name(scope)).is_some() || self.jar.get(form_cookie_name(scope)).is_some()
+    }
+
     /// Remembers a single sign-on under way in its own cookie, for `max_age`.
     pub fn set_pending_sso(&self, sealed: String, max_age: std::time::Duration) {
         let mut cookie = self.base_cookie(sso_cookie_name(&self.settings.cookies), sealed);

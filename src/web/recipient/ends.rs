@@ -1,18 +1,18 @@
-//! The two refusals the recipient's pages answer themselves, because only they know the link and
-//! the browser: "already downloaded" (410) tells the browser that downloaded when it did and
-//! everyone else to contact the sender; "too many code requests" (429) says how many minutes to
-//! wait and leads back to the link. Every other error goes on to the common error page.
+//! The pages that end the recipient's flow, answered here because only the recipient's routes
+//! know the link and the browser: "already downloaded" (410) tells the browser that downloaded
+//! when it did, in a calm card (it is good news), and everyone else to contact the sender; the
+//! locked (403) and the expired or ended (404) pages say what happened. Each offers to write to
+//! the sender, but only for a link that names a share: a page for an unknown link names no one
+//! and goes on, as every other error, to the common error page. (Used-up code requests are a step
+//! of the link's page, not an error.)
 
 use std::sync::Arc;
 
 use askama::Template;
-use poem::{
-    Endpoint, IntoResponse, Request, Response,
-    http::{StatusCode, header},
-};
+use poem::{Endpoint, IntoResponse, Request, Response, http::StatusCode};
 
 use super::super::{AppError, AppState, Chrome, middleware::SessionHandle, middleware::is_htmx, paths};
-use crate::{i18n::format, services::handover::minutes_to_wait};
+use crate::{i18n::format, share::SenderContact};
 
 #[derive(Template)]
 #[template(path = "recipient/end.html", blocks = ["end_card"])]
@@ -21,11 +21,15 @@ struct EndPage {
     status: u16,
     title: &'static str,
     body: String,
-    /// Where the button leads, and what it says.
+    /// Good news (downloaded in this browser) rather than a refusal.
+    calm: bool,
+    /// "Write to <sender>": the mailto link and its words.
+    write_to: Option<(String, String)>,
+    /// Where the button leads without a sender to write to, and what it says.
     back: (String, &'static str),
 }
 
-/// Around each recipient route: turns those two refusals into their pages.
+/// Around each recipient route: turns the refusals that end the flow into their pages.
 pub async fn recipient_refusals<E: Endpoint>(ep: Arc<E>, req: Request) -> poem::Result<Response> {
     let token = req.raw_path_param("token").unwrap_or_default().to_owned();
     let chrome = Chrome::for_request(&req);
@@ -36,33 +40,44 @@ pub async fn recipient_refusals<E: Endpoint>(ep: Arc<E>, req: Request) -> poem::
         Ok(response) => return Ok(response.into_response()),
         Err(error) => error,
     };
+    let Some(state) = state else { return Err(error) };
+    let handover = &state.services.handover;
     let (rf, t, lang) = (&chrome.t.recipient, chrome.t, chrome.lang);
-    let page = match error.downcast_ref::<AppError>() {
+    let (status, title, body, calm) = match error.downcast_ref::<AppError>() {
         Some(AppError::AlreadyDownloaded) => {
-            let Some(state) = state else { return Err(error) };
             let session = session.and_then(|s| s.current());
-            let at = state.services.handover.downloaded_at(&token, session.as_ref()).await.map_err(super::refusal)?;
+            let at = handover.downloaded_at(&token, session.as_ref()).await.map_err(super::refusal)?;
             let body = match at {
                 Some(at) => rf.downloaded_here.replace("{time}", &format::human_time(at, lang)),
                 None => rf.downloaded_elsewhere.to_owned(),
             };
-            tracing::info!(status = 410, downloaded_here = at.is_some(), "request refused: already downloaded");
-            let back = (paths::HOME.to_owned(), t.errors.back_home);
-            EndPage { c: chrome, status: 410, title: rf.downloaded_title, body, back }
+            (StatusCode::GONE, rf.downloaded_title, body, at.is_some())
         }
-        Some(AppError::TooMany { retry_after, .. }) => {
-            let minutes = minutes_to_wait(*retry_after).to_string();
-            let body = rf.wait_body.replace("{minutes}", &minutes);
-            tracing::info!(status = 429, "request refused: too many code requests");
-            let back = (paths::link(&token), rf.back_to_link);
-            let mut response =
-                page_response(EndPage { c: chrome, status: 429, title: rf.wait_title, body, back }, htmx)?;
-            response.headers_mut().insert(header::RETRY_AFTER, retry_after.as_secs().max(1).into());
-            return Ok(response);
+        Some(AppError::ShareLocked) => {
+            let text = &t.errors.share_locked;
+            (StatusCode::FORBIDDEN, text.title, text.body.to_owned(), false)
+        }
+        Some(AppError::NotAvailable(_)) => {
+            let text = &t.errors.share_not_available;
+            (StatusCode::NOT_FOUND, text.title, text.body.to_owned(), false)
         }
         _ => return Err(error),
     };
-    page_response(page, htmx)
+    let sender = handover.sender_of(&token).await.map_err(super::refusal)?;
+    if sender.is_none() && status != StatusCode::GONE {
+        return Err(error);
+    }
+    tracing::info!(status = status.as_u16(), reason = %error, calm, "request refused: the flow ended");
+    let write_to = sender.and_then(|sender| write_to(&sender, rf.write_to));
+    let back = (paths::HOME.to_owned(), t.errors.back_home);
+    page_response(EndPage { c: chrome, status: status.as_u16(), title, body, calm, write_to, back }, htmx)
+}
+
+/// The mailto link to the sender (the URL parser escapes what the address needs) and the
+/// button's words.
+fn write_to(sender: &SenderContact, words: &str) -> Option<(String, String)> {
+    let href = url::Url::parse(&format!("mailto:{}", sender.email)).ok()?;
+    Some((href.into(), words.replace("{sender}", &sender.name)))
 }
 
 fn page_response(page: EndPage, htmx: bool) -> poem::Result<Response> {

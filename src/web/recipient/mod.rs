@@ -38,7 +38,7 @@ use crate::{
     share::Share,
 };
 
-/// The recipient's link and its steps, each answering its own two refusals (see `ends`).
+/// The recipient's link and its steps, each answering its own refusal (see `ends`).
 pub fn routes(route: Route) -> Route {
     route
         .at("/s/:token", get(landing).around(recipient_refusals))
@@ -57,7 +57,6 @@ fn refusal(refusal: Refusal) -> AppError {
         Refusal::AlreadyDownloaded => AppError::AlreadyDownloaded,
         Refusal::Locked => AppError::ShareLocked,
         Refusal::VerifyFirst => AppError::VerifyFirst,
-        Refusal::TooMany(retry_after) => AppError::TooMany { reason: "code requests", retry_after },
         Refusal::Fault(fault) => fault.into(),
     }
 }
@@ -143,8 +142,9 @@ pub async fn request_code(
     show_step(req, state, &token, &share, &session, client).await
 }
 
-/// POST /s/{token}/code/new: a fresh challenge, mailed only if this browser gave the right
-/// address; the code step then says it was sent, or that the limit is reached.
+/// POST /s/{token}/code/new: the same code again while it works, else a fresh challenge, mailed
+/// only if this browser gave the right address; the step then says a code was sent, or, with the
+/// code requests used up, when to ask again.
 #[handler]
 pub async fn resend_code(
     Context { state, session, client, req, .. }: Context<'_>,

@@ -6,8 +6,9 @@ use poem::{IntoResponse, Request, Response, web::Html};
 
 use super::super::{AppError, Chrome, middleware::is_htmx, paths};
 use crate::{
+    db::Timestamp,
     i18n::{Lang, RecipientText, format},
-    services::handover::{self, CodeStatus, CodeStep},
+    services::handover::{self, Blocked, CodeStatus, CodeStep},
     share::{FileInfo, Share},
 };
 
@@ -16,6 +17,7 @@ use crate::{
 pub enum Step {
     Email,
     Code,
+    Blocked,
     Download,
 }
 
@@ -24,6 +26,7 @@ impl Step {
         match self {
             Step::Email => "email",
             Step::Code => "code",
+            Step::Blocked => "blocked",
             Step::Download => "download",
         }
     }
@@ -57,6 +60,10 @@ struct SharePage<'a> {
     typed: String,
     status: Option<StatusLine>,
     lock_warning: Option<String>,
+    /// The next code request is the last for a while: until when.
+    last_request: Option<String>,
+    /// Code requests are used up: when the next one may be made.
+    blocked_until: Option<String>,
     file: Option<FileView>,
     message: &'a str,
     expires: String,
@@ -68,6 +75,8 @@ struct Shown {
     typed: String,
     status: Option<StatusLine>,
     lock_warning: Option<String>,
+    last_request: Option<String>,
+    blocked_until: Option<String>,
     file: Option<FileView>,
 }
 
@@ -78,7 +87,20 @@ impl Shown {
             let text = if n == 1 { rf.lock_warning_one } else { rf.lock_warning_many };
             text.replace("{n}", &n.to_string())
         });
-        Self { typed: step.typed_address, status: status_line(step.status, lang), lock_warning, file: None }
+        let last_request = last_request(step.last_request, lang);
+        let status = status_line(step.status, lang);
+        Self { typed: step.typed_address, status, lock_warning, last_request, ..Default::default() }
+    }
+
+    fn email(typed_before: String, last: Option<Timestamp>, lang: Lang) -> Self {
+        Self { typed: typed_before, last_request: last_request(last, lang), ..Default::default() }
+    }
+
+    /// When to ask again: a time of day with its zone (the recipient's own is unknown) and the
+    /// same wait in minutes.
+    fn blocked(blocked: Blocked, lang: Lang) -> Self {
+        let text = lang.text().recipient.blocked_until.replace("{time}", &format::clock_time(blocked.until, lang));
+        Self { blocked_until: Some(text.replace("{minutes}", &blocked.minutes.to_string())), ..Default::default() }
     }
 
     /// The download step's file, sized in the visitor's language.
@@ -87,6 +109,10 @@ impl Shown {
         let view = FileView { name: file.original_name, size, sha256: file.sha256 };
         Self { file: Some(view), ..Default::default() }
     }
+}
+
+fn last_request(until: Option<Timestamp>, lang: Lang) -> Option<String> {
+    until.map(|at| lang.text().recipient.last_request.replace("{time}", &format::clock_time(at, lang)))
 }
 
 fn status_line(status: CodeStatus, lang: Lang) -> Option<StatusLine> {
@@ -99,8 +125,7 @@ fn status_line(status: CodeStatus, lang: Lang) -> Option<StatusLine> {
         CodeStatus::Malformed => error(t.recipient.code_malformed.to_owned()),
         CodeStatus::Dead => error(t.recipient.code_dead.to_owned()),
         CodeStatus::Resent(at) => news(rf.code_resent.replace("{time}", &format::human_time(at, lang))),
-        CodeStatus::Limited { minutes: 0 } => news(rf.code_limit_over.to_owned()),
-        CodeStatus::Limited { minutes } => error(rf.code_limit_reached.replace("{minutes}", &minutes.to_string())),
+        CodeStatus::Repeated(at) => news(rf.code_repeated.replace("{time}", &format::clock_time(at, lang))),
     }
 }
 
@@ -115,8 +140,11 @@ pub fn render_step(
     let c = Chrome::for_request(req);
     let lang = c.lang;
     let (step, shown) = match step {
-        handover::Step::Email { typed_before } => (Step::Email, Shown { typed: typed_before, ..Default::default() }),
+        handover::Step::Email { typed_before, last_request } => {
+            (Step::Email, Shown::email(typed_before, last_request, lang))
+        }
         handover::Step::Code(code) => (Step::Code, Shown::code(code, lang)),
+        handover::Step::Blocked(blocked) => (Step::Blocked, Shown::blocked(blocked, lang)),
         handover::Step::Download(file) => (Step::Download, Shown::download(file, lang)),
     };
     let page = SharePage {
@@ -129,6 +157,8 @@ pub fn render_step(
         typed: shown.typed,
         status: shown.status,
         lock_warning: shown.lock_warning,
+        last_request: shown.last_request,
+        blocked_until: shown.blocked_until,
         file: shown.file,
         message: &share.message,
         expires: format::human_time(share.expires_at, lang),

@@ -148,6 +148,7 @@ async fn the_evidence_and_the_log_name_no_address_file_name_or_token(backend: Ba
         message: watasu::share::Message::parse("confidential").unwrap(),
         lang: watasu::i18n::Lang::En,
         notify_on_download: true,
+        name_file_in_mail: true,
     };
     let token = create::create_share(&links, &store, request).await.unwrap().token.expose().to_owned();
     let storage_key: String =

@@ -111,6 +111,7 @@ fn notification(to: &str) -> lettre::Message {
         message: "Here it is.",
         link: LINK,
         expires: "tomorrow",
+        file: None,
     };
     notification_mail(&from, to, Lang::En, &n).unwrap()
 }

@@ -87,7 +87,12 @@ async fn unknown_malformed_and_expired_links_get_one_common_page(backend: Backen
     for (path, page) in paths.iter().zip(&pages) {
         assert_eq!(page.status, 404, "{path}");
         assert_eq!(page.texts("h1"), ["This link is not available"], "{path}");
-        assert_eq!(page.texts("main"), pages[0].texts("main"), "{path} differs");
+        assert_eq!(page.texts("main p")[0], pages[0].texts("main p")[0], "{path} differs");
+        // The expired link names a share, whose page adds a way to write to its sender
+        // (`recipient_ends`); the others name none and are one page.
+        if path != &paths[0] {
+            assert_eq!(page.texts("main"), pages[1].texts("main"), "{path} differs");
+        }
     }
     let japanese = browser.get_with(&paths[0], &[("Accept-Language", "ja")]).await;
     assert_eq!(japanese.texts("h1"), ["このリンクは利用できません"]);

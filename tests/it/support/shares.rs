@@ -109,6 +109,7 @@ impl<'a> FakeShare<'a> {
             message: Message::parse(self.message).unwrap(),
             lang: Lang::En,
             notify_on_download: self.notify_on_download,
+            name_file_in_mail: true,
         }
     }
 

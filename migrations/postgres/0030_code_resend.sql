@@ -1,0 +1,6 @@
+-- "Send a new code" while the code still works mails that same code again instead of spending a
+-- code request, so the code is kept sealed beside its MAC until it is used or set aside; the code
+-- step says when it was sent again; a block of code requests is told to the sender once.
+ALTER TABLE otp_challenges ADD COLUMN code_sealed BYTEA;          -- AES-256-GCM of the mailed code (key derived from the secret key); NULL when not mailed, used or set aside
+ALTER TABLE otp_challenges ADD COLUMN resent_at timestamptz;      -- when the same code was last sent again
+ALTER TABLE otp_challenges ADD COLUMN blocked_until timestamptz;  -- end of the code-request block the sender's timeline was told of
