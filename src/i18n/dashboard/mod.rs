@@ -40,6 +40,8 @@ pub struct DashboardText {
     pub file_missing: &'static str,
     /// The sender was disabled (or their deletion opened) while their file was arriving.
     pub upload_sender_disabled: &'static str,
+    /// The sign-in page after a new share's form arrived with the session ended.
+    pub upload_session_ended: &'static str,
     /// Around "NAME (SIZE)" on a form that keeps a finished upload.
     pub upload_kept_before: &'static str,
     pub upload_kept_after: &'static str,
@@ -68,6 +70,8 @@ pub struct DashboardText {
     pub fresh_link_submit: &'static str,
     pub fresh_link_hint: &'static str,
     pub fresh_link_done: &'static str,
+    /// The notice after a fresh link once the link itself is no longer shown.
+    pub fresh_link_gone: &'static str,
     pub unlock_submit: &'static str,
     pub event_opened: &'static str,
     pub event_code_sent: &'static str,
@@ -152,6 +156,7 @@ pub const EN: DashboardText = DashboardText {
     upload_too_large: "The file is larger than the limit.",
     file_missing: "Choose a file to send.",
     upload_sender_disabled: "This account can no longer send files: it has been disabled or is being deleted. Nothing was sent, and the file was removed.",
+    upload_session_ended: "Your session ended, so the file was not sent. Sign in again, then choose the file again.",
     upload_kept_before: "Your file ",
     upload_kept_after: " is uploaded: you need not choose it again.",
     upload_unavailable: "That upload is no longer available: it was already sent, has expired or is not yours. Choose the file again.",
@@ -177,6 +182,7 @@ pub const EN: DashboardText = DashboardText {
     fresh_link_submit: "Send a fresh link",
     fresh_link_hint: "The recipient gets a new link by email; the old one stops working. Also lifts a lock.",
     fresh_link_done: "A fresh link was sent. It is shown here only now:",
+    fresh_link_gone: "A fresh link was sent to the recipient by email. It is no longer shown here: it was only shown right after sending.",
     unlock_submit: "Unlock",
     event_opened: "The link was opened",
     event_code_sent: "A code was emailed",
@@ -252,6 +258,7 @@ pub const JA: DashboardText = DashboardText {
     upload_too_large: "ファイルが上限を超えています。",
     file_missing: "送るファイルを選んでください。",
     upload_sender_disabled: "このアカウントではファイルを送れなくなりました（無効にされたか、削除の手続き中です）。何も送られておらず、ファイルは削除しました。",
+    upload_session_ended: "セッションが終了したため、ファイルは送られていません。もう一度ログインして、ファイルを選び直してください。",
     upload_kept_before: "アップロード済みのファイル：",
     upload_kept_after: "。もう一度選ぶ必要はありません。",
     upload_unavailable: "このアップロードはもう使えません（送信済み、期限切れ、または他の人のものです）。ファイルをもう一度選んでください。",
@@ -277,6 +284,7 @@ pub const JA: DashboardText = DashboardText {
     fresh_link_submit: "新しいリンクを送る",
     fresh_link_hint: "受け取る方に新しいリンクをメールで送ります。古いリンクは使えなくなります（ロックも解除されます）。",
     fresh_link_done: "新しいリンクを送りました。表示されるのは今だけです:",
+    fresh_link_gone: "新しいリンクを受け取る方にメールで送りました。リンクはもう表示されません（表示されるのは送信の直後だけです）。",
     unlock_submit: "ロックを解除",
     event_opened: "リンクが開かれました",
     event_code_sent: "確認コードを送信しました",

@@ -7,6 +7,7 @@ mod actions;
 mod created_page;
 mod form_page;
 mod from_upload;
+mod link_cookie;
 mod new_share;
 mod timeline;
 
@@ -243,23 +244,27 @@ async fn share_page<'a>(
 
 #[derive(Deserialize)]
 pub struct ShowQuery {
-    /// The action that led here (`revoked`, `unlocked`, `unchanged`), for its notice.
+    /// The action that led here (`revoked`, `unlocked`, `unchanged`, `renewed`), for its notice.
     done: Option<String>,
 }
 
-/// GET /shares/{id}
+/// GET /shares/{id}: with a fresh link just sent, the link too while its cookie lives (then the
+/// notice says where it went instead).
 #[handler]
 pub async fn show(
-    Context { c, state, session, .. }: Context<'_>,
+    Context { c, state, session, req, .. }: Context<'_>,
     Path(id): Path<i64>,
     Query(query): Query<ShowQuery>,
     SignedIn(user): SignedIn,
 ) -> Result<Html<String>, AppError> {
-    let notice = query.done.as_deref().and_then(|done| actions::notice(c.lang, done));
+    let (done, lang) = (query.done.as_deref(), c.lang);
     let csrf_token = session.form_token();
-    let view = ShareView { c, user: &user };
-    let page = SharePage { notice, ..share_page(view, state, id, &csrf_token).await? };
-    render(&page)
+    let page = share_page(ShareView { c, user: &user }, state, id, &csrf_token).await?;
+    // A link the share no longer takes (ended since) is not worth showing.
+    let fresh_link = link_cookie::link(state, req.cookie(), link_cookie::ShownOn::SharePage, id)
+        .filter(|_| done == Some(actions::RENEWED) && page.can_revoke);
+    let notice = done.and_then(|done| actions::notice(lang, done)).filter(|_| fresh_link.is_none());
+    render(&SharePage { notice, fresh_link, ..page })
 }
 
 #[derive(Deserialize)]
