@@ -60,6 +60,8 @@ pub struct DashboardText {
     pub mail_state_title: &'static str,
     pub mail_kind_notification: &'static str,
     pub mail_kind_receipt: &'static str,
+    /// The mail telling the sender the share locked.
+    pub mail_kind_locked: &'static str,
     pub mail_pending: &'static str,
     pub mail_sending: &'static str,
     pub mail_sent: &'static str,
@@ -72,6 +74,14 @@ pub struct DashboardText {
     pub fresh_link_done: &'static str,
     /// The notice after a fresh link once the link itself is no longer shown.
     pub fresh_link_gone: &'static str,
+    /// A locked share's wrong codes came from one browser.
+    pub locked_one_browser: &'static str,
+    /// … from `{n}` browsers.
+    pub locked_several_browsers: &'static str,
+    /// What unlocking keeps, beside the unlock button and in the lock notice.
+    pub unlock_keeps: &'static str,
+    /// What a fresh link replaces, beside it.
+    pub fresh_link_replaces: &'static str,
     pub unlock_submit: &'static str,
     pub event_opened: &'static str,
     pub event_code_sent: &'static str,
@@ -172,6 +182,7 @@ pub const EN: DashboardText = DashboardText {
     mail_state_title: "Emails about this share",
     mail_kind_notification: "Link email to the recipient",
     mail_kind_receipt: "Download notice to you",
+    mail_kind_locked: "Lock notice to you",
     mail_pending: "Waiting to be delivered",
     mail_sending: "Being delivered",
     mail_sent: "Delivered to the mail server",
@@ -183,6 +194,10 @@ pub const EN: DashboardText = DashboardText {
     fresh_link_hint: "The recipient gets a new link by email; the old one stops working. Also lifts a lock.",
     fresh_link_done: "A fresh link was sent. It is shown here only now:",
     fresh_link_gone: "A fresh link was sent to the recipient by email. It is no longer shown here: it was only shown right after sending.",
+    locked_one_browser: "The wrong codes came from one browser: most likely the recipient mistyped.",
+    locked_several_browsers: "The wrong codes came from {n} different browsers: someone besides the recipient may have the link.",
+    unlock_keeps: "Unlocking keeps the same link: the recipient can ask for a new code with it at once.",
+    fresh_link_replaces: "A fresh link replaces the link: the old one stops working and the recipient gets the new one by email.",
     unlock_submit: "Unlock",
     event_opened: "The link was opened",
     event_code_sent: "A code was emailed",
@@ -274,6 +289,7 @@ pub const JA: DashboardText = DashboardText {
     mail_state_title: "メールの送信状況",
     mail_kind_notification: "受け取る方へのリンクのメール",
     mail_kind_receipt: "あなたへのダウンロード通知",
+    mail_kind_locked: "あなたへのロック通知",
     mail_pending: "送信待ち",
     mail_sending: "送信中",
     mail_sent: "送信済み",
@@ -285,6 +301,10 @@ pub const JA: DashboardText = DashboardText {
     fresh_link_hint: "受け取る方に新しいリンクをメールで送ります。古いリンクは使えなくなります（ロックも解除されます）。",
     fresh_link_done: "新しいリンクを送りました。表示されるのは今だけです:",
     fresh_link_gone: "新しいリンクを受け取る方にメールで送りました。リンクはもう表示されません（表示されるのは送信の直後だけです）。",
+    locked_one_browser: "誤ったコードは 1 つのブラウザーから入力されました（受け取る方の入力ミスの可能性が高いです）。",
+    locked_several_browsers: "誤ったコードは {n} つの異なるブラウザーから入力されました（受け取る方以外がリンクを持っているおそれがあります）。",
+    unlock_keeps: "ロックを解除しても、リンクはそのままです。受け取る方はすぐに新しいコードを求められます。",
+    fresh_link_replaces: "新しいリンクを送ると、リンクが置き換わります。古いリンクは使えなくなり、受け取る方には新しいリンクがメールで届きます。",
     unlock_submit: "ロックを解除",
     event_opened: "リンクが開かれました",
     event_code_sent: "確認コードを送信しました",

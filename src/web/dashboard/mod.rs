@@ -146,6 +146,8 @@ struct SharePage<'a> {
     is_final: bool,
     can_revoke: bool,
     can_unlock: bool,
+    /// While locked: whether one browser or several typed the wrong codes (empty when unknown).
+    locked_browsers: String,
     /// A link made just now, shown this once.
     fresh_link: Option<String>,
     /// The link's code mails are spent (by the recipient or by anyone with the link and the
@@ -178,6 +180,7 @@ fn mail_row(t: &'static Text, reader: Reader, mail: MailDelivery) -> MailRow {
     MailRow {
         kind: match mail.kind {
             MailKind::DownloadReceipt => t.dashboard.mail_kind_receipt,
+            MailKind::ShareLocked => t.dashboard.mail_kind_locked,
             // Mails to senders themselves belong to no share: they never reach this list.
             MailKind::ShareNotification | MailKind::Invitation | MailKind::WrongCodesWarning => {
                 t.dashboard.mail_kind_notification
@@ -235,6 +238,7 @@ async fn share_page<'a>(
         mails,
         can_revoke: status.can_be_ended(),
         can_unlock: status == SenderStatus::Locked,
+        locked_browsers: crate::mail::lock_notice::browsers_text(t, timeline.wrong_code_browsers),
         fresh_link: None,
         notice: None,
         oob: false,
