@@ -248,7 +248,9 @@ impl Mails {
         let reader = Reader { lang, zone };
         let time = |at: Option<crate::db::Timestamp>| at.map(|at| human_time(at, reader)).unwrap_or_default();
         let (started, completed) = (time(target.started_at), time(target.completed_at));
+        let link = self.share_page(share_id);
         let receipt = Receipt {
+            link: &link,
             recipient: &target.recipient_email,
             file_name: &target.original_name,
             started: &started,
@@ -262,6 +264,11 @@ impl Mails {
         {
             tracing::warn!(share_id, %error, "could not queue the download receipt");
         }
+    }
+
+    /// The address of a share's page, which the sender's mails link to.
+    fn share_page(&self, share_id: i64) -> String {
+        self.config.url_for(&format!("/shares/{share_id}"))
     }
 
     /// Queues the notice that a share locked after too many wrong codes to its sender, and tries
@@ -283,7 +290,7 @@ impl Mails {
             Ok((None, _)) => return,
             Err(error) => return tracing::warn!(share_id, %error, "could not look up the lock notice"),
         };
-        let link = self.config.url_for(&format!("/shares/{share_id}"));
+        let link = self.share_page(share_id);
         let notice =
             LockNotice { recipient: &target.recipient_email, file_name: &target.original_name, browsers, link: &link };
         let message =

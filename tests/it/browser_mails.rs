@@ -52,6 +52,7 @@ fn mails(lang: Lang) -> Vec<(&'static str, String, bool)> {
         file_name: file,
         started: "2026-12-01 15:00",
         completed: "2026-12-01 15:01",
+        link: SHARE_LINK,
     };
     let lock_notice =
         LockNotice { recipient: "recipient@example.test", file_name: file, browsers: 2, link: SHARE_LINK };
@@ -59,7 +60,7 @@ fn mails(lang: Lang) -> Vec<(&'static str, String, bool)> {
     [
         ("notification", messages::notification_mail(&origin, to, lang, &notification), true),
         ("code", messages::code_mail(&origin, to, lang, "012345"), false),
-        ("receipt", messages::receipt_mail(&origin, to, lang, &receipt), false),
+        ("receipt", messages::receipt_mail(&origin, to, lang, &receipt), true),
         ("invitation", messages::invitation_mail(&origin, to, lang, INVITE_LINK), true),
         ("lock-notice", lock_notice_mail(&origin, to, lang, &lock_notice), true),
     ]

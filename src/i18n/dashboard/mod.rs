@@ -74,6 +74,12 @@ pub struct DashboardText {
     pub fresh_link_done: &'static str,
     /// The notice after a fresh link once the link itself is no longer shown.
     pub fresh_link_gone: &'static str,
+    /// The list's time left on a waiting share; `{n}` is the count.
+    pub days_left: &'static str,
+    pub hours_left: &'static str,
+    pub minutes_left: &'static str,
+    /// The list's download time of a downloaded share; `{time}` is the time.
+    pub downloaded_at: &'static str,
     /// A locked share's wrong codes came from one browser.
     pub locked_one_browser: &'static str,
     /// … from `{n}` browsers.
@@ -194,6 +200,10 @@ pub const EN: DashboardText = DashboardText {
     fresh_link_hint: "The recipient gets a new link by email; the old one stops working. Also lifts a lock.",
     fresh_link_done: "A fresh link was sent. It is shown here only now:",
     fresh_link_gone: "A fresh link was sent to the recipient by email. It is no longer shown here: it was only shown right after sending.",
+    days_left: "{n} days left",
+    hours_left: "{n} hours left",
+    minutes_left: "{n} min left",
+    downloaded_at: "Downloaded {time}",
     locked_one_browser: "The wrong codes came from one browser: most likely the recipient mistyped.",
     locked_several_browsers: "The wrong codes came from {n} different browsers: someone besides the recipient may have the link.",
     unlock_keeps: "Unlocking keeps the same link: the recipient can ask for a new code with it at once.",
@@ -301,6 +311,10 @@ pub const JA: DashboardText = DashboardText {
     fresh_link_hint: "受け取る方に新しいリンクをメールで送ります。古いリンクは使えなくなります（ロックも解除されます）。",
     fresh_link_done: "新しいリンクを送りました。表示されるのは今だけです:",
     fresh_link_gone: "新しいリンクを受け取る方にメールで送りました。リンクはもう表示されません（表示されるのは送信の直後だけです）。",
+    days_left: "残り {n} 日",
+    hours_left: "残り {n} 時間",
+    minutes_left: "残り {n} 分",
+    downloaded_at: "ダウンロード: {time}",
     locked_one_browser: "誤ったコードは 1 つのブラウザーから入力されました（受け取る方の入力ミスの可能性が高いです）。",
     locked_several_browsers: "誤ったコードは {n} つの異なるブラウザーから入力されました（受け取る方以外がリンクを持っているおそれがあります）。",
     unlock_keeps: "ロックを解除しても、リンクはそのままです。受け取る方はすぐに新しいコードを求められます。",

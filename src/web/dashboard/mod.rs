@@ -9,6 +9,7 @@ mod form_page;
 mod from_upload;
 mod link_cookie;
 mod new_share;
+mod outcome_time;
 mod timeline;
 
 pub use actions::{renew_link, revoke, revoke_confirm, unlock};
@@ -83,13 +84,17 @@ pub struct ShareRow {
     status_text: &'static str,
     /// The file is gone from the server: a secondary line under the outcome.
     file_deleted: bool,
+    /// Time left while waiting, the download time once downloaded; empty otherwise.
+    outcome_time: String,
 }
 
 fn row(c: &Chrome, share: ShareSummary) -> ShareRow {
     // The retention sweep blanks these once a purged share is old enough.
     let or_removed =
         |text: String| if text.is_empty() { c.t.dashboard.removed_after_retention.to_owned() } else { text };
+    let outcome_time = outcome_time::outcome_time(&share, c.reader(), Timestamp(chrono::Utc::now()));
     ShareRow {
+        outcome_time,
         id: share.id,
         recipient: or_removed(share.recipient_email),
         file_name: or_removed(share.file_name),
