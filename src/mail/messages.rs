@@ -91,6 +91,8 @@ pub struct Receipt<'a> {
     pub file_name: &'a str,
     pub started: &'a str,
     pub completed: &'a str,
+    /// The share's page.
+    pub link: &'a str,
 }
 
 #[derive(Template)]
@@ -106,6 +108,13 @@ struct ReceiptHtml<'a> {
     t: &'a Text,
     lang: Lang,
     r: &'a Receipt<'a>,
+    link: &'a str,
+}
+
+impl ReceiptHtml<'_> {
+    fn subject(&self) -> String {
+        receipt_subject(self.t, self.r)
+    }
 }
 
 /// Tells the sender that their file was downloaded to the end (the thing senders ask for most).
@@ -114,8 +123,13 @@ pub fn receipt_mail(origin: &MailOrigin, to: &str, lang: Lang, receipt: &Receipt
     let file_name = crate::text::strip_invisible(receipt.file_name);
     let r = &Receipt { file_name: &file_name, ..*receipt };
     let text = ReceiptText { t, r }.render()?;
-    let html = ReceiptHtml { t, lang, r }.render()?;
-    Ok(origin.builder(to, t.mail.receipt_subject)?.multipart(MultiPart::alternative_plain_html(text, html))?)
+    let html = ReceiptHtml { t, lang, r, link: r.link }.render()?;
+    Ok(origin.builder(to, receipt_subject(t, r))?.multipart(MultiPart::alternative_plain_html(text, html))?)
+}
+
+/// Who received which file, so the receipt says it before it is opened.
+fn receipt_subject(t: &Text, r: &Receipt<'_>) -> String {
+    t.mail.receipt_subject.replace("{recipient}", r.recipient).replace("{file}", r.file_name)
 }
 
 #[derive(Template)]

@@ -2,6 +2,7 @@
 //! configured (a newcomer can run and try everything without a mail server).
 
 pub mod dev_outbox;
+pub mod lock_notice;
 pub mod messages;
 pub mod origin;
 pub mod outbox;

@@ -1,5 +1,5 @@
 //! The mails use cases send: the recipient's notification (with a fresh link), the one-time code,
-//! and the sender's download receipt. Each is built and queued here only.
+//! and the sender's download receipt and lock notice. Each is built and queued here only.
 //!
 //! Code mails leave in the background, so the answer to an address submission takes the same
 //! time whether or not a mail is sent. A failed send is retried briefly, then logged and recorded
@@ -18,6 +18,7 @@ use crate::{
     mail::{
         Mailer,
         dev_outbox::{OutboxMail, read_outbox},
+        lock_notice::{LockNotice, lock_notice_mail},
         messages::{
             Notification, Receipt, code_mail, invitation_mail, notification_mail, receipt_mail, wrong_codes_mail,
         },
@@ -253,7 +254,9 @@ impl Mails {
         let reader = Reader { lang, zone };
         let time = |at: Option<crate::db::Timestamp>| at.map(|at| human_time(at, reader)).unwrap_or_default();
         let (started, completed) = (time(target.started_at), time(target.completed_at));
+        let link = self.share_page(share_id);
         let receipt = Receipt {
+            link: &link,
             recipient: &target.recipient_email,
             file_name: &target.original_name,
             started: &started,
@@ -266,6 +269,43 @@ impl Mails {
         if let Err(error) = self.outbox.queue(Some(share_id), MailKind::DownloadReceipt, &message, self.mailer()).await
         {
             tracing::warn!(share_id, %error, "could not queue the download receipt");
+        }
+    }
+
+    /// The address of a share's page, which the sender's mails link to.
+    fn share_page(&self, share_id: i64) -> String {
+        self.config.url_for(&format!("/shares/{share_id}"))
+    }
+
+    /// Queues the notice that a share locked after too many wrong codes to its sender, and tries
+    /// to deliver it now: until they unlock it or send a fresh link, the recipient is stuck.
+    pub fn spawn_lock_notice(&self, share_id: i64) {
+        let mails = self.clone();
+        tokio::spawn(async move { mails.send_lock_notice(share_id).await });
+    }
+
+    async fn send_lock_notice(&self, share_id: i64) {
+        let looked_up = async {
+            Ok::<_, sqlx::Error>((
+                self.shares.lock_target(share_id).await?,
+                self.events.wrong_code_browsers(share_id).await?,
+            ))
+        };
+        let (target, browsers) = match looked_up.await {
+            Ok((Some(target), browsers)) => (target, browsers),
+            Ok((None, _)) => return,
+            Err(error) => return tracing::warn!(share_id, %error, "could not look up the lock notice"),
+        };
+        let link = self.share_page(share_id);
+        let notice =
+            LockNotice { recipient: &target.recipient_email, file_name: &target.original_name, browsers, link: &link };
+        let message =
+            match lock_notice_mail(&self.config.mail_origin(), &target.sender_email, target.sender_lang, &notice) {
+                Ok(message) => message,
+                Err(error) => return tracing::warn!(share_id, %error, "could not build the lock notice"),
+            };
+        if let Err(error) = self.outbox.queue(Some(share_id), MailKind::ShareLocked, &message, self.mailer()).await {
+            tracing::warn!(share_id, %error, "could not queue the lock notice");
         }
     }
 }

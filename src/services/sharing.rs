@@ -79,6 +79,8 @@ pub struct Timeline {
     pub mails: Vec<MailDelivery>,
     /// How long until the current link may have another code mailed (zero: now).
     pub code_mails_wait: Duration,
+    /// While the share is locked: how many browsers typed the wrong codes (zero otherwise).
+    pub wrong_code_browsers: i64,
 }
 
 /// Who acts on a share: a signed-in sender (their own shares; an admin, all) or the operator at
@@ -264,7 +266,11 @@ impl Sharing {
         let events = self.events.list(id).await?;
         let mails = self.mails.outbox().delivery_state(id).await?;
         let code_mails_wait = self.mails.code_mails_wait(&code_limits(id)).await?;
-        Ok(Some(Timeline { share, events, mails, code_mails_wait }))
+        let wrong_code_browsers = match share.status {
+            crate::share::sender::SenderStatus::Locked => self.events.wrong_code_browsers(id).await?,
+            _ => 0,
+        };
+        Ok(Some(Timeline { share, events, mails, code_mails_wait, wrong_code_browsers }))
     }
 
     async fn visible(&self, actor: Actor, id: i64) -> Result<bool, Fault> {

@@ -63,6 +63,17 @@ impl ShareEvents {
         }
     }
 
+    /// How many browsers (sessions) typed wrong codes for the share since it was last unlocked or
+    /// given a fresh link: one is most likely the recipient mistyping, several that the link
+    /// travelled. Codes of sessions that have ended since are no longer counted.
+    pub async fn wrong_code_browsers(&self, share_id: i64) -> Result<i64, sqlx::Error> {
+        const SQL: &str = "SELECT count(DISTINCT c.session_id) FROM otp_challenges c
+            WHERE c.share_id = $1 AND c.attempts > 0
+              AND NOT EXISTS (SELECT 1 FROM share_events e WHERE e.share_id = c.share_id
+                                 AND e.kind IN ('unlocked', 'link_renewed') AND e.at > c.created_at)";
+        on_db!(&self.db, |pool| sqlx::query_scalar(SQL).bind(share_id).fetch_one(pool).await)
+    }
+
     /// Records an event that visitors can repeat at will (a landing page view, a refused
     /// download) at most once per kind and hour, so nobody can flood the sender's timeline.
     pub async fn record_collapsed(&self, share_id: i64, kind: EventKind) {

@@ -20,6 +20,15 @@ pub struct FileInfo {
     pub sha256: String,
 }
 
+/// Where the notice of a locked share goes, and what it names.
+#[derive(Clone, Debug, sqlx::FromRow)]
+pub struct LockTarget {
+    pub sender_email: String,
+    pub sender_lang: Lang,
+    pub recipient_email: String,
+    pub original_name: String,
+}
+
 /// Where a download receipt goes, and what it says.
 #[derive(Clone, Debug, sqlx::FromRow)]
 pub struct ReceiptTarget {
@@ -230,6 +239,14 @@ impl ShareRepository {
         let target: Option<ReceiptTarget> =
             on_db!(&self.db, |pool| sqlx::query_as(SQL).bind(share_id).fetch_optional(pool).await?);
         Ok(target.map(|t| ReceiptTarget { original_name: strip_invisible(&t.original_name), ..t }))
+    }
+
+    /// Where the notice that the share locked goes (its sender, always: a lock needs them).
+    pub async fn lock_target(&self, share_id: i64) -> Result<Option<LockTarget>, sqlx::Error> {
+        const SQL: &str = "SELECT u.email AS sender_email, u.lang AS sender_lang, s.recipient_email, f.original_name
+                             FROM shares s JOIN users u ON u.id = s.sender_id JOIN files f ON f.id = s.file_id
+                            WHERE s.id = $1";
+        on_db!(&self.db, |pool| sqlx::query_as(SQL).bind(share_id).fetch_optional(pool).await)
     }
 
     /// Every share, newest first (for scripts; the dashboard pages through its own list).

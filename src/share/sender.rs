@@ -30,6 +30,7 @@ struct SummaryRow {
     expires_at: Timestamp,
     shown_status: SenderStatus,
     file_deleted: bool,
+    downloaded_at: Option<Timestamp>,
 }
 
 /// One share in a sender's list or on its page.
@@ -46,6 +47,8 @@ pub struct ShareSummary {
     /// The file is gone from the server: a fact of its own, after any outcome. Nothing changes
     /// any more once it is.
     pub file_deleted: bool,
+    /// When the download started (the claim), once it did.
+    pub downloaded_at: Option<Timestamp>,
 }
 
 impl From<SummaryRow> for ShareSummary {
@@ -59,6 +62,7 @@ impl From<SummaryRow> for ShareSummary {
             expires_at: row.expires_at,
             status: row.shown_status,
             file_deleted: row.file_deleted,
+            downloaded_at: row.downloaded_at,
         }
     }
 }
@@ -90,7 +94,7 @@ macro_rules! summary_sql {
                      WHEN s.status = 'purged' THEN 'deleted'
                      WHEN s.locked_at IS NOT NULL THEN 'locked'
                      ELSE 'waiting' END AS shown_status,
-                s.status = 'purged' AS file_deleted
+                s.status = 'purged' AS file_deleted, s.consumed_at AS downloaded_at
            FROM shares s JOIN files f ON f.id = s.file_id
           WHERE ($2 OR s.sender_id = $1)" $($tail)+
         )

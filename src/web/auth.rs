@@ -187,6 +187,8 @@ struct LoginPage<'a> {
     expired: bool,
     /// A pending sign-in took its last wrong code (`?tries=1`): say so.
     tries_used_up: bool,
+    /// The session ended while a new share's file was being sent (`?upload_lost=1`): say so.
+    upload_lost: bool,
     csrf_token: &'a str,
     email: &'a str,
     error: FieldError,
@@ -208,6 +210,7 @@ impl<'a> LoginPage<'a> {
             c,
             expired: false,
             tries_used_up: false,
+            upload_lost: false,
             csrf_token,
             email: "",
             error: FieldError::NONE,
@@ -224,6 +227,8 @@ pub struct LoginQuery {
     expired: Option<String>,
     #[serde(default)]
     tries: Option<String>,
+    #[serde(default)]
+    upload_lost: Option<String>,
 }
 
 /// GET /login
@@ -234,7 +239,9 @@ pub async fn login_page(
 ) -> Result<Html<String>, AppError> {
     let (methods, csrf_token) = (state.services.sign_in_methods().await?, session.form_token());
     let page = LoginPage::new(c, &methods, &csrf_token);
-    render(&LoginPage { expired: query.expired.is_some(), tries_used_up: query.tries.is_some(), ..page })
+    let (expired, tries_used_up, upload_lost) =
+        (query.expired.is_some(), query.tries.is_some(), query.upload_lost.is_some());
+    render(&LoginPage { expired, tries_used_up, upload_lost, ..page })
 }
 
 /// The sign-in page answering a refused passkey (400): why, and every way in still offered.

@@ -8,6 +8,8 @@ pub const LOGIN: &str = "/login";
 pub const LOGIN_EXPIRED: &str = "/login?expired=1";
 /// The sign-in page, saying the pending sign-in took its last wrong code.
 pub const LOGIN_TRIES_USED_UP: &str = "/login?tries=1";
+/// The sign-in page, saying the session ended while a file was being sent.
+pub const LOGIN_UPLOAD_LOST: &str = "/login?upload_lost=1";
 /// The code step of a pending sign-in.
 pub const SECOND_FACTOR: &str = "/login/second-factor";
 /// The set-up a team's policy requires before signing in.
@@ -44,6 +46,11 @@ pub fn setup(token: &str) -> String {
 /// An invitation link.
 pub fn invitation(token: &str) -> String {
     format!("/invite/{token}")
+}
+
+/// A share's page.
+pub fn share(id: i64) -> String {
+    format!("/shares/{id}")
 }
 
 /// A share's page after an action, with its notice.

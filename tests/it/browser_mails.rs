@@ -7,6 +7,7 @@ use serde_json::{Value, json};
 use watasu::{
     i18n::Lang,
     mail::{
+        lock_notice::{LockNotice, lock_notice_mail},
         messages::{self, Notification, Receipt},
         origin::MailOrigin,
     },
@@ -52,13 +53,17 @@ fn mails(lang: Lang) -> Vec<(&'static str, String, bool)> {
         file_name: file,
         started: "2026-12-01 15:00",
         completed: "2026-12-01 15:01",
+        link: SHARE_LINK,
     };
+    let lock_notice =
+        LockNotice { recipient: "recipient@example.test", file_name: file, browsers: 2, link: SHARE_LINK };
     let to = "recipient@example.test";
     [
         ("notification", messages::notification_mail(&origin, to, lang, &notification), true),
         ("code", messages::code_mail(&origin, to, lang, "012345"), false),
-        ("receipt", messages::receipt_mail(&origin, to, lang, &receipt), false),
+        ("receipt", messages::receipt_mail(&origin, to, lang, &receipt), true),
         ("invitation", messages::invitation_mail(&origin, to, lang, INVITE_LINK), true),
+        ("lock-notice", lock_notice_mail(&origin, to, lang, &lock_notice), true),
     ]
     .into_iter()
     .map(|(kind, message, linked)| {

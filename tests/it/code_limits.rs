@@ -139,6 +139,7 @@ async fn code_mails_per_share_are_capped_without_changing_any_answer_and_a_new_l
     let page = dashboard.get(&format!("/shares/{}", share.id)).await;
     let renewed =
         dashboard.post_form(&format!("/shares/{}/link", share.id), &[("csrf_token", &page.csrf_token())]).await;
+    let renewed = renewed.follow(&dashboard, &[]).await;
     assert_eq!(renewed.status, 200, "{}", renewed.body);
     let link_mail = app.smtp.wait_for(6, Duration::from_secs(10)).await.pop().unwrap();
     let token = link_mail.text().split("/s/").nth(1).unwrap()[..64].to_owned();

@@ -74,6 +74,7 @@ async fn a_fresh_link_takes_the_spent_notice_away(backend: Backend) {
     assert!(spent_until(&spent).is_some(), "{}", spent.body);
 
     let renewed = dashboard.post_form(&format!("{path}/link"), &[("csrf_token", &spent.csrf_token())]).await;
+    let renewed = renewed.follow(&dashboard, &[]).await;
     let after = dashboard.get(&path).await;
 
     assert_eq!(renewed.status, 200, "{}", renewed.body);

@@ -169,6 +169,7 @@ async fn a_fresh_link_replaces_the_old_one_and_lifts_a_lock(backend: Backend) {
     let locked = browser.get(&format!("/shares/{id}")).await;
     assert_eq!(locked.attr("[data-status]", "data-status").as_deref(), Some("locked"));
     let renewed = browser.post_form(&format!("/shares/{id}/link"), &[("csrf_token", &locked.csrf_token())]).await;
+    let renewed = renewed.follow(&browser, &[]).await;
     assert_eq!(renewed.status, 200);
     let new = renewed.attr("#share-link", "value").expect("the fresh link is shown");
     assert_ne!(new, old);

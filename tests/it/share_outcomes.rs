@@ -127,6 +127,8 @@ async fn a_new_link_is_on_the_timeline(backend: Backend) {
     let headers = [("Sec-Fetch-Site", "same-origin"), ("Accept-Language", "en")];
     let renewed = browser
         .post_form_with(&format!("/shares/{}/link", share.id), &[("csrf_token", &page.csrf_token())], &headers)
+        .await
+        .follow(&browser, &headers)
         .await;
     assert_eq!(renewed.status, 200);
     let li = renewed.texts(".timeline li[data-kind=link_renewed]");

@@ -118,7 +118,10 @@ async fn a_share_is_sent_at_most_five_fresh_links_a_day(backend: Backend) {
     let mut statuses = Vec::new();
 
     for _ in 0..6 {
-        let answer = dashboard.post_form(&format!("/shares/{}/link", share.id), &[("csrf_token", &csrf)]).await;
+        let mut answer = dashboard.post_form(&format!("/shares/{}/link", share.id), &[("csrf_token", &csrf)]).await;
+        if answer.status == 303 {
+            answer = answer.follow(&dashboard, &[]).await;
+        }
         statuses.push(answer.status.as_u16());
         if answer.status == 429 {
             let retry: u64 = answer.header("retry-after").unwrap().parse().unwrap();

@@ -45,6 +45,7 @@ crate::db_code! {
     pub enum MailKind {
         ShareNotification = "share_notification",
         DownloadReceipt = "download_receipt",
+        ShareLocked = "share_locked",
         Invitation = "invitation",
         WrongCodesWarning = "wrong_codes_warning",
     }

@@ -306,6 +306,7 @@ impl Handover {
                 if now {
                     self.events.record_quietly(share_id, EventKind::CodeFailed).await;
                     self.events.record_quietly(share_id, EventKind::Locked).await;
+                    self.mails.spawn_lock_notice(share_id);
                     tracing::warn!(share_id, %client, session = session_ref, "share locked after too many wrong codes");
                 }
                 return Err(Refusal::Locked);

@@ -1,19 +1,26 @@
 //! What a sender does to a share: end it (after a confirmation page, so a stray click or a
 //! reload never ends one), unlock it, send a new link. Each change leads back to the share page
-//! with a notice saying what it came to.
+//! with a notice saying what it came to (a new link with the link, shown there once).
 
 use askama::Template;
 use poem::{
     IntoResponse, Response, handler,
-    web::{Data, Html, Path},
+    web::{Data, Path},
 };
 
-use super::{SharePage, ShareRow, ShareView, not_visible, row, share_page};
+use super::{
+    ShareRow,
+    link_cookie::{self, ShownOn},
+    not_visible, row,
+};
 use crate::{
     i18n::Lang,
     services::sharing::{Actor, Change, viewer},
     web::{AppError, AppState, Chrome, Context, SignedIn, paths, render, see_other},
 };
+
+/// `?done=` after a fresh link was sent.
+pub(super) const RENEWED: &str = "renewed";
 
 /// The notice for `?done=…` on the share page; anything else shows none.
 pub(super) fn notice(lang: Lang, done: &str) -> Option<&'static str> {
@@ -22,6 +29,8 @@ pub(super) fn notice(lang: Lang, done: &str) -> Option<&'static str> {
         "revoked" => Some(s.revoked_notice),
         "unlocked" => Some(s.unlocked_notice),
         "unchanged" => Some(s.not_applicable_notice),
+        // Shown when the link itself no longer is (its cookie is gone).
+        RENEWED => Some(s.fresh_link_gone),
         _ => None,
     }
 }
@@ -71,22 +80,22 @@ pub async fn revoke(
     back_to_share(state.services.sharing.revoke(Actor::Sender(viewer(&user)), id).await?, id, "revoked")
 }
 
-/// POST /shares/{id}/link: a new link for the recipient (the old one dies), mailed and shown once.
+/// POST /shares/{id}/link: a new link for the recipient (the old one dies), mailed, and shown once
+/// on the share page this leads to, so a reload shows the page again instead of making another.
 #[handler]
 pub async fn renew_link(
-    Context { c, state, session, .. }: Context<'_>,
+    Context { state, req, .. }: Context<'_>,
     Path(id): Path<i64>,
     SignedIn(user): SignedIn,
-) -> Result<Html<String>, AppError> {
+) -> Result<Response, AppError> {
     let link = match state.services.sharing.renew_link(&user, id).await? {
         Change::Done(link) => link,
         Change::NotVisible => return Err(not_visible()),
         Change::TooSoon(retry_after) => return Err(AppError::TooMany { reason: "link renewals", retry_after }),
         Change::NotApplicable => return Err(AppError::Gone("the share is no longer active")),
     };
-    let csrf_token = session.form_token();
-    let page = share_page(ShareView { c, user: &user }, state, id, &csrf_token).await?;
-    render(&SharePage { fresh_link: Some(link), ..page })
+    let location = paths::share_done(id, RENEWED);
+    Ok(link_cookie::lead_to(state, req.cookie(), ShownOn::SharePage, id, &link, &location))
 }
 
 /// POST /shares/{id}/unlock: accepts codes again after too many wrong ones.

@@ -1,52 +1,26 @@
 //! The page a new share leads to. POST /shares/new answers 303 to GET /shares/{id}/created, so a
-//! reload shows this page again instead of sending the file twice. watasu keeps only a hash of the
-//! link, so the link travels to this page in an encrypted cookie scoped to it and kept for a few
-//! minutes: the page shows the link while the cookie lives, and afterwards says where it is.
-
-use std::time::Duration;
+//! reload shows this page again instead of sending the file twice; the link travels in a
+//! `link_cookie`, shown while it lives, and afterwards the page says where the link is.
 
 use askama::Template;
 use poem::{
     Response, handler,
-    web::{
-        Data, Html, Path,
-        cookie::{Cookie, CookieJar, CookieKey, SameSite},
-    },
+    web::{Data, Html, Path, cookie::CookieJar},
 };
 
-use super::{ShareRow, not_visible, row};
+use super::{
+    ShareRow,
+    link_cookie::{self, ShownOn},
+    not_visible, row,
+};
 use crate::{
     share::sender::Viewer,
-    web::{AppError, AppState, Chrome, SignedIn, cookie_scope::CookieScope, paths, render, see_other},
+    web::{AppError, AppState, Chrome, SignedIn, paths, render},
 };
-
-/// Long enough to copy the link after a slow page load, short enough not to linger.
-const LINK_COOKIE_MAX_AGE: Duration = Duration::from_secs(10 * 60);
-
-fn cookie_name(state: &AppState) -> &'static str {
-    if state.config.is_https() { "__Secure-watasu-created" } else { "watasu_created" }
-}
-
-fn cookie_key(state: &AppState) -> CookieKey {
-    CookieKey::derive_from(&state.services.parts().secret_key.derive("watasu created link cookie v1"))
-}
 
 /// The answer to a successful upload: to the created page, with the link for it to show.
 pub(super) fn lead_to_created(state: &AppState, jar: &CookieJar, share_id: i64, link: &str) -> Response {
-    let mut cookie = Cookie::new_with_str(cookie_name(state), format!("{share_id} {link}"));
-    CookieScope::new(&state.config).apply(&mut cookie, &paths::share_created(share_id));
-    cookie.set_http_only(true);
-    cookie.set_same_site(SameSite::Strict);
-    cookie.set_max_age(LINK_COOKIE_MAX_AGE);
-    jar.private_with_key(&cookie_key(state)).add(cookie);
-    see_other(&paths::share_created(share_id))
-}
-
-/// The link the cookie carries for this share, if it is still there and intact.
-fn link_from_cookie(state: &AppState, jar: &CookieJar, share_id: i64) -> Option<String> {
-    let cookie = jar.private_with_key(&cookie_key(state)).get(cookie_name(state))?;
-    let (id, link) = cookie.value_str().split_once(' ')?;
-    (id == share_id.to_string()).then(|| link.to_owned())
+    link_cookie::lead_to(state, jar, ShownOn::Created, share_id, link, &paths::share_created(share_id))
 }
 
 #[derive(Template)]
@@ -68,6 +42,6 @@ pub async fn created(
 ) -> Result<Html<String>, AppError> {
     let own = Viewer { user_id: user.id, is_admin: false };
     let share = state.services.sharing.summary(own, id).await?.ok_or_else(not_visible)?;
-    let link = link_from_cookie(&state, jar, id);
+    let link = link_cookie::link(&state, jar, ShownOn::Created, id);
     render(&CreatedPage { share: row(&c, share), c, link })
 }

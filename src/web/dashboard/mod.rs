@@ -7,7 +7,9 @@ mod actions;
 mod created_page;
 mod form_page;
 mod from_upload;
+mod link_cookie;
 mod new_share;
+mod outcome_time;
 mod timeline;
 
 pub use actions::{renew_link, revoke, revoke_confirm, unlock};
@@ -82,13 +84,17 @@ pub struct ShareRow {
     status_text: &'static str,
     /// The file is gone from the server: a secondary line under the outcome.
     file_deleted: bool,
+    /// Time left while waiting, the download time once downloaded; empty otherwise.
+    outcome_time: String,
 }
 
 fn row(c: &Chrome, share: ShareSummary) -> ShareRow {
     // The retention sweep blanks these once a purged share is old enough.
     let or_removed =
         |text: String| if text.is_empty() { c.t.dashboard.removed_after_retention.to_owned() } else { text };
+    let outcome_time = outcome_time::outcome_time(&share, c.reader(), Timestamp(chrono::Utc::now()));
     ShareRow {
+        outcome_time,
         id: share.id,
         recipient: or_removed(share.recipient_email),
         file_name: or_removed(share.file_name),
@@ -145,6 +151,8 @@ struct SharePage<'a> {
     is_final: bool,
     can_revoke: bool,
     can_unlock: bool,
+    /// While locked: whether one browser or several typed the wrong codes (empty when unknown).
+    locked_browsers: String,
     /// A link made just now, shown this once.
     fresh_link: Option<String>,
     /// The link's code mails are spent (by the recipient or by anyone with the link and the
@@ -177,6 +185,7 @@ fn mail_row(t: &'static Text, reader: Reader, mail: MailDelivery) -> MailRow {
     MailRow {
         kind: match mail.kind {
             MailKind::DownloadReceipt => t.dashboard.mail_kind_receipt,
+            MailKind::ShareLocked => t.dashboard.mail_kind_locked,
             // Mails to senders themselves belong to no share: they never reach this list.
             MailKind::ShareNotification | MailKind::Invitation | MailKind::WrongCodesWarning => {
                 t.dashboard.mail_kind_notification
@@ -234,6 +243,7 @@ async fn share_page<'a>(
         mails,
         can_revoke: status.can_be_ended(),
         can_unlock: status == SenderStatus::Locked,
+        locked_browsers: crate::mail::lock_notice::browsers_text(t, timeline.wrong_code_browsers),
         fresh_link: None,
         notice: None,
         oob: false,
@@ -243,23 +253,27 @@ async fn share_page<'a>(
 
 #[derive(Deserialize)]
 pub struct ShowQuery {
-    /// The action that led here (`revoked`, `unlocked`, `unchanged`), for its notice.
+    /// The action that led here (`revoked`, `unlocked`, `unchanged`, `renewed`), for its notice.
     done: Option<String>,
 }
 
-/// GET /shares/{id}
+/// GET /shares/{id}: with a fresh link just sent, the link too while its cookie lives (then the
+/// notice says where it went instead).
 #[handler]
 pub async fn show(
-    Context { c, state, session, .. }: Context<'_>,
+    Context { c, state, session, req, .. }: Context<'_>,
     Path(id): Path<i64>,
     Query(query): Query<ShowQuery>,
     SignedIn(user): SignedIn,
 ) -> Result<Html<String>, AppError> {
-    let notice = query.done.as_deref().and_then(|done| actions::notice(c.lang, done));
+    let (done, lang) = (query.done.as_deref(), c.lang);
     let csrf_token = session.form_token();
-    let view = ShareView { c, user: &user };
-    let page = SharePage { notice, ..share_page(view, state, id, &csrf_token).await? };
-    render(&page)
+    let page = share_page(ShareView { c, user: &user }, state, id, &csrf_token).await?;
+    // A link the share no longer takes (ended since) is not worth showing.
+    let fresh_link = link_cookie::link(state, req.cookie(), link_cookie::ShownOn::SharePage, id)
+        .filter(|_| done == Some(actions::RENEWED) && page.can_revoke);
+    let notice = done.and_then(|done| actions::notice(lang, done)).filter(|_| fresh_link.is_none());
+    render(&SharePage { notice, fresh_link, ..page })
 }
 
 #[derive(Deserialize)]

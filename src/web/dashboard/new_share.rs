@@ -12,7 +12,9 @@ use poem::{
 };
 use tokio::io::AsyncReadExt;
 
-use super::super::{AppError, AppState, Chrome, Context, SignedIn, middleware::SessionHandle, render, render_with};
+use super::super::{
+    AppError, AppState, Chrome, Context, SignedIn, middleware::SessionHandle, paths, render, render_with, see_other,
+};
 pub(super) use super::form_page::form_page;
 use crate::{
     accounts::{EmailAddress, User},
@@ -97,12 +99,36 @@ pub async fn upload(
     Context { c, state, session, req, .. }: Context<'_>,
     multipart: Multipart,
     jar: &CookieJar,
-    SignedIn(user): SignedIn,
-) -> Result<Response, AppError> {
+    // Taken as a result so that a form whose session ended is read before it is answered.
+    user: poem::Result<SignedIn>,
+) -> poem::Result<Response> {
+    let user = match user {
+        Ok(SignedIn(user)) => user,
+        Err(error) if matches!(error.downcast_ref::<AppError>(), Some(AppError::SignInRequired)) => {
+            return Ok(session_ended(state, multipart).await);
+        }
+        Err(error) => return Err(error),
+    };
     match read_form(req, c, multipart, state, session, &user).await? {
         Submitted::Created { share_id, link } => Ok(super::created_page::lead_to_created(state, jar, share_id, &link)),
         Submitted::Page(page) => Ok(page),
     }
+}
+
+/// The answer to a form whose session ended: the sign-in page, saying to choose the file again.
+/// A browser that gets an answer before it has sent the whole body shows "connection reset"
+/// instead, so the body is read first, up to the largest form accepted, and thrown away.
+async fn session_ended(state: &AppState, mut multipart: Multipart) -> Response {
+    let mut left = state.services.sharing.limits().1 + FORM_OVERHEAD;
+    while left > 0
+        && let Ok(Some(field)) = multipart.next_field().await
+    {
+        match tokio::io::copy(&mut field.into_async_read().take(left), &mut tokio::io::sink()).await {
+            Ok(read) => left -= read,
+            Err(_) => break,
+        }
+    }
+    see_other(paths::LOGIN_UPLOAD_LOST)
 }
 
 async fn read_form(

@@ -113,6 +113,13 @@ impl Page {
         Page::read(client.get(format!("{base}{location}")).send().await.unwrap()).await
     }
 
+    /// Follows a 303 as a browser would, with `browser`'s cookies and `headers`.
+    pub async fn follow(self, browser: &Browser, headers: &[(&str, &str)]) -> Page {
+        assert_eq!(self.status, 303, "no redirect: {}", self.body);
+        let location = self.header("location").expect("a location").to_owned();
+        browser.get_with(&location, headers).await
+    }
+
     pub fn html(&self) -> Html {
         Html::parse_document(&self.body)
     }

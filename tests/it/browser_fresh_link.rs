@@ -1,0 +1,48 @@
+//! "Send a fresh link" in a real Chromium, on a phone in Japanese with JavaScript and on a desktop
+//! in English without: the link is shown once, and a reload shows the same link and mails nothing
+//! more. The harness checks every page state with axe-core.
+
+use std::time::Duration;
+
+use crate::{
+    both_backends,
+    support::{
+        Backend, PASSWORD, TestApp,
+        browser::{BrowserOptions, BrowserSession, DEFAULT_WAIT},
+    },
+};
+
+async fn a_reload_after_a_fresh_link_shows_it_again_without_another_mail(backend: Backend) {
+    let app = TestApp::spawn(backend).await;
+    let rounds = [BrowserOptions::phone(), BrowserOptions::desktop().language("en").without_javascript()];
+    for (round, options) in rounds.into_iter().enumerate() {
+        let email = format!("fresh-{round}@example.test");
+        let sender = app.create_sender_with_password(&email, "Sender Sato", PASSWORD).await;
+        let share = app.fake_share().sender(sender).file("plan.pdf", b"plan").create().await;
+        let browser = BrowserSession::start(options).await;
+        browser.goto(&format!("{}/login", app.base)).await;
+        browser.fill("#email", &email).await;
+        browser.fill("#password", PASSWORD).await;
+        browser.click("main form button[type=submit]").await;
+        browser.wait_until("the signed-in list", DEFAULT_WAIT, async |b| b.current_path().await == "/shares").await;
+        let mails_before = app.smtp.messages().len();
+
+        browser.goto(&format!("{}/shares/{}", app.base, share.id)).await;
+        browser.click("#fresh-link button[type=submit]").await;
+        browser.wait_for("#share-link", DEFAULT_WAIT).await;
+        let link = browser.attr("#share-link", "value").await.expect("the fresh link");
+        assert_eq!(browser.current_path().await, format!("/shares/{}?done=renewed", share.id));
+        browser.reload().await;
+        browser.wait_for("#share-link", DEFAULT_WAIT).await;
+
+        assert_eq!(browser.attr("#share-link", "value").await, Some(link.clone()), "round {round}");
+        app.smtp.wait_for(mails_before + 1, Duration::from_secs(10)).await;
+        tokio::time::sleep(Duration::from_millis(500)).await;
+        assert_eq!(app.smtp.messages().len(), mails_before + 1, "round {round}: the reload mailed again");
+        browser.assert_no_horizontal_overflow("the share page with its fresh link").await;
+        browser.close().await;
+    }
+    app.stop().await;
+}
+
+both_backends!(a_reload_after_a_fresh_link_shows_it_again_without_another_mail);
