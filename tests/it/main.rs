@@ -13,6 +13,7 @@ mod browser_pages;
 mod browser_passkeys;
 mod browser_recipient;
 mod browser_recipient_flow;
+mod browser_recovery_code;
 mod browser_resume;
 mod browser_second_factor;
 mod browser_sender_pages;
