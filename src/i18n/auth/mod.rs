@@ -78,8 +78,8 @@ pub const EN: AuthText = AuthText {
 };
 
 pub const JA: AuthText = AuthText {
-    login_title: "送信者ログイン",
-    login_submit: "ログイン",
+    login_title: "送信者サインイン",
+    login_submit: "サインイン",
     login_failed: "メールアドレスまたはパスワードが正しくありません。",
     login_forgotten: "パスワードを忘れた場合は、チームの管理者（あなたを招待した人）に相談してください。",
     setup_title: "最初のアカウントを作成",
@@ -103,7 +103,7 @@ pub const JA: AuthText = AuthText {
     account_title: "アカウント",
     password_change_title: "パスワードの変更",
     password_change_submit: "パスワードを変更",
-    password_changed: "パスワードを変更しました。ほかの端末からはログアウトしました。",
+    password_changed: "パスワードを変更しました。ほかの端末からはサインアウトしました。",
     password_current_wrong: "現在のパスワードが正しくありません。",
     second_factor: second_factor::JA,
     passkeys: passkeys::JA,
