@@ -91,6 +91,14 @@ const DISABLE: Sql = sql!(
         AND EXISTS (SELECT 1 FROM users a WHERE a.id = $2 AND a.role = 'admin' AND a.disabled_at IS NULL)"
 );
 
+/// An admin still active enables a disabled account again (never their own, never one a deletion
+/// case has started on: that account is on its way out).
+const ENABLE: Sql = sql!(
+    "UPDATE users SET disabled_at = NULL WHERE id = $1 AND id <> $2 AND disabled_at IS NOT NULL
+        AND EXISTS (SELECT 1 FROM users a WHERE a.id = $2 AND a.role = 'admin' AND a.disabled_at IS NULL)
+        AND NOT EXISTS (SELECT 1 FROM deletion_cases d WHERE d.subject_id = $1 AND d.state <> 'completed')"
+);
+
 impl Users {
     pub fn new(db: Db) -> Self {
         Self { db }
@@ -153,6 +161,17 @@ impl Users {
             tx.commit().await?;
             done
         });
+        Ok(done == 1)
+    }
+
+    /// Enables a disabled account again for the active admin `by`; true when it was disabled.
+    pub async fn enable(&self, id: i64, by: i64) -> Result<bool, sqlx::Error> {
+        let done = on_db!(&self.db, |pool| sqlx::query(pool.sql(&ENABLE))
+            .bind(id)
+            .bind(by)
+            .execute(pool)
+            .await?
+            .rows_affected());
         Ok(done == 1)
     }
 

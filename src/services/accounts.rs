@@ -12,7 +12,7 @@ use super::{
 use crate::{
     accounts::{
         CreateUserError, DisplayName, EmailAddress, Role, TimeZone, User, Users,
-        invitations::{AcceptError, Invitation, Invitations},
+        invitations::{AcceptError, Invitation, Invitations, PendingInvitation},
         login::{LoginError, authenticate, confirm_current_password},
         password::{self, PasswordRuleError},
         policy::SignInPolicies,
@@ -258,18 +258,43 @@ impl Accounts {
         Ok(self.users.list().await?)
     }
 
-    /// Invites a new sender: an invitation link, mailed in the admin's language.
-    pub async fn invite(&self, admin: &User, email: &str) -> Result<(), AccountError> {
+    /// Invites a new sender: an invitation link, mailed in the admin's language. Returns the
+    /// invitation's id.
+    pub async fn invite(&self, admin: &User, email: &str) -> Result<i64, AccountError> {
         let email = EmailAddress::parse(email).map_err(|_| AccountError::Invalid(FormProblem::Email))?;
         if self.users.find_by_email(&email).await?.is_some() {
             return Err(AccountError::Exists);
         }
-        let token = self.invitations.create(&email, Role::Sender, admin.id).await?;
+        let (id, token) = self.invitations.create(&email, Role::Sender, admin.id).await?;
         let link = self.config.url_for(&format!("/invite/{}", token.expose()));
         let lang = admin.lang;
         self.mails.invite(email.as_str(), lang, &link).await?;
-        tracing::info!(account_id = admin.id, "invitation sent");
-        Ok(())
+        tracing::info!(account_id = admin.id, invitation_id = id, "invitation sent");
+        Ok(id)
+    }
+
+    /// The invitations whose links still work, for the team page.
+    pub async fn pending_invitations(&self) -> Result<Vec<PendingInvitation>, Fault> {
+        Ok(self.invitations.pending().await?)
+    }
+
+    /// Mails an unused invitation again with a new link (the old one stops working), valid from
+    /// now; false when it was used or cancelled meanwhile.
+    pub async fn resend_invitation(&self, admin: &User, id: i64) -> Result<bool, Fault> {
+        let Some((email, token)) = self.invitations.renew(id).await? else { return Ok(false) };
+        let link = self.config.url_for(&format!("/invite/{}", token.expose()));
+        self.mails.invite(&email, admin.lang, &link).await?;
+        tracing::info!(account_id = admin.id, invitation_id = id, "invitation sent again");
+        Ok(true)
+    }
+
+    /// Cancels an unused invitation: its link stops working.
+    pub async fn cancel_invitation(&self, admin: &User, id: i64) -> Result<bool, Fault> {
+        let cancelled = self.invitations.cancel(id).await?;
+        if cancelled {
+            tracing::info!(account_id = admin.id, invitation_id = id, "invitation cancelled");
+        }
+        Ok(cancelled)
     }
 
     /// The open invitation behind a link.
@@ -311,6 +336,16 @@ impl Accounts {
         let ended = self.sessions.end_all_for_user(id).await?;
         self.uploads.expire_all_of(id).await?;
         tracing::info!(account_id = admin.id, disabled_account_id = id, sessions_ended = ended, %client, "account disabled");
+        Ok(true)
+    }
+
+    /// Enables a disabled account again (not one's own, not one being deleted): it can sign in
+    /// with its password again.
+    pub async fn enable(&self, admin: &User, id: i64, client: IpAddr) -> Result<bool, Fault> {
+        if !self.users.enable(id, admin.id).await? {
+            return Ok(false);
+        }
+        tracing::info!(account_id = admin.id, enabled_account_id = id, %client, "account enabled");
         Ok(true)
     }
 
