@@ -7,6 +7,7 @@ use std::time::Duration;
 use super::{EmailAddress, INSERT_USER, Role};
 use crate::{
     db::{Db, Dialect, Sql, Timestamp, is_unique_violation, seconds},
+    i18n::Lang,
     on_db,
     secret::{SecretString, random_token, sha256_hex},
     sql,
@@ -47,8 +48,8 @@ pub struct Invitations {
 }
 
 const INSERT: Sql = sql!(
-    "INSERT INTO invitations (token_hash, email, role, invited_by, expires_at)
-     VALUES ($1, $2, $3, $4, " now " + " secs("$5") ")
+    "INSERT INTO invitations (token_hash, email, role, invited_by, expires_at, lang)
+     VALUES ($1, $2, $3, $4, " now " + " secs("$5") ", $6)
      RETURNING id"
 );
 const FIND_OPEN: Sql = sql!(
@@ -70,7 +71,7 @@ const PENDING: Sql = sql!(
 const RENEW: Sql = sql!(
     "UPDATE invitations SET token_hash = $2, expires_at = " now " + " secs("$3") "
       WHERE id = $1 AND used_at IS NULL
-      RETURNING email"
+      RETURNING email, lang"
 );
 const CANCEL: Sql = sql!("DELETE FROM invitations WHERE id = $1 AND used_at IS NULL");
 const USE: Sql = sql!(
@@ -89,6 +90,7 @@ impl Invitations {
         email: &EmailAddress,
         role: Role,
         invited_by: i64,
+        lang: Lang,
     ) -> Result<(i64, SecretString), sqlx::Error> {
         let token = random_token();
         let hash = sha256_hex(token.expose());
@@ -100,6 +102,7 @@ impl Invitations {
                 .bind(role)
                 .bind(invited_by)
                 .bind(ttl)
+                .bind(lang.code())
                 .fetch_one(pool)
                 .await?
         });
@@ -111,16 +114,16 @@ impl Invitations {
         on_db!(&self.db, |pool| sqlx::query_as(pool.sql(&PENDING)).fetch_all(pool).await)
     }
 
-    /// Gives an unused invitation a new link, valid from now; its address and the link's token,
-    /// or `None` when it was used or cancelled meanwhile.
-    pub async fn renew(&self, id: i64) -> Result<Option<(String, SecretString)>, sqlx::Error> {
+    /// Gives an unused invitation a new link, valid from now; its address, its language and the
+    /// link's token, or `None` when it was used or cancelled meanwhile.
+    pub async fn renew(&self, id: i64) -> Result<Option<(String, Lang, SecretString)>, sqlx::Error> {
         let token = random_token();
         let hash = sha256_hex(token.expose());
         let ttl = seconds(INVITATION_TTL);
-        let email: Option<String> = on_db!(&self.db, |pool| {
-            sqlx::query_scalar(pool.sql(&RENEW)).bind(id).bind(hash).bind(ttl).fetch_optional(pool).await?
+        let renewed: Option<(String, Lang)> = on_db!(&self.db, |pool| {
+            sqlx::query_as(pool.sql(&RENEW)).bind(id).bind(hash).bind(ttl).fetch_optional(pool).await?
         });
-        Ok(email.map(|email| (email, token)))
+        Ok(renewed.map(|(email, lang)| (email, lang, token)))
     }
 
     /// Cancels an unused invitation: its link stops working. True when there was one to cancel.

@@ -16,6 +16,7 @@ pub use time_zone::TimeZone;
 
 use crate::{
     db::{Db, Dialect, Sql, is_unique_violation},
+    i18n::Lang,
     on_db, sql,
 };
 
@@ -173,6 +174,26 @@ impl Users {
             .await?
             .rows_affected());
         Ok(done == 1)
+    }
+
+    /// Sets the language of the mails about the account.
+    pub async fn set_lang(&self, id: i64, lang: Lang) -> Result<(), sqlx::Error> {
+        const SQL: &str = "UPDATE users SET lang = $2 WHERE id = $1";
+        on_db!(&self.db, |pool| sqlx::query(SQL).bind(id).bind(lang.code()).execute(pool).await.map(drop))
+    }
+
+    /// The recipient mail language the sender chose last (`None`: never chose one).
+    pub async fn share_mail_lang(&self, id: i64) -> Result<Option<Lang>, sqlx::Error> {
+        const SQL: &str = "SELECT share_mail_lang FROM users WHERE id = $1";
+        let code: Option<Option<String>> =
+            on_db!(&self.db, |pool| sqlx::query_scalar(SQL).bind(id).fetch_optional(pool).await?);
+        Ok(code.flatten().as_deref().and_then(Lang::from_code))
+    }
+
+    /// Remembers the recipient mail language the sender just chose.
+    pub async fn set_share_mail_lang(&self, id: i64, lang: Lang) -> Result<(), sqlx::Error> {
+        const SQL: &str = "UPDATE users SET share_mail_lang = $2 WHERE id = $1";
+        on_db!(&self.db, |pool| sqlx::query(SQL).bind(id).bind(lang.code()).execute(pool).await.map(drop))
     }
 
     /// Creates an account; a second account for the same address is refused.

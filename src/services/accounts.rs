@@ -20,6 +20,7 @@ use crate::{
         throttle::Throttled,
     },
     config::Config,
+    i18n::Lang,
     ratelimit::RateLimiter,
     secret::SecretString,
     session::{NewSession, Session, Sessions},
@@ -164,6 +165,7 @@ impl Accounts {
         }
         let hash = password::hash_password(form.password).await?;
         let user_id = self.users.create(&email, name.as_str(), &hash, Role::Admin).await.map_err(create_error)?;
+        self.users.set_lang(user_id, form.lang).await?;
         tracing::info!(account_id = user_id, %client, "first admin account created");
         self.start_session(session, user_id).await
     }
@@ -258,16 +260,15 @@ impl Accounts {
         Ok(self.users.list().await?)
     }
 
-    /// Invites a new sender: an invitation link, mailed in the admin's language. Returns the
-    /// invitation's id.
-    pub async fn invite(&self, admin: &User, email: &str) -> Result<i64, AccountError> {
+    /// Invites a new sender: an invitation link, mailed in the language the admin chose. Returns
+    /// the invitation's id.
+    pub async fn invite(&self, admin: &User, email: &str, lang: Lang) -> Result<i64, AccountError> {
         let email = EmailAddress::parse(email).map_err(|_| AccountError::Invalid(FormProblem::Email))?;
         if self.users.find_by_email(&email).await?.is_some() {
             return Err(AccountError::Exists);
         }
-        let (id, token) = self.invitations.create(&email, Role::Sender, admin.id).await?;
+        let (id, token) = self.invitations.create(&email, Role::Sender, admin.id, lang).await?;
         let link = self.config.url_for(&format!("/invite/{}", token.expose()));
-        let lang = admin.lang;
         self.mails.invite(email.as_str(), lang, &link).await?;
         tracing::info!(account_id = admin.id, invitation_id = id, "invitation sent");
         Ok(id)
@@ -281,9 +282,9 @@ impl Accounts {
     /// Mails an unused invitation again with a new link (the old one stops working), valid from
     /// now; false when it was used or cancelled meanwhile.
     pub async fn resend_invitation(&self, admin: &User, id: i64) -> Result<bool, Fault> {
-        let Some((email, token)) = self.invitations.renew(id).await? else { return Ok(false) };
+        let Some((email, lang, token)) = self.invitations.renew(id).await? else { return Ok(false) };
         let link = self.config.url_for(&format!("/invite/{}", token.expose()));
-        self.mails.invite(&email, admin.lang, &link).await?;
+        self.mails.invite(&email, lang, &link).await?;
         tracing::info!(account_id = admin.id, invitation_id = id, "invitation sent again");
         Ok(true)
     }
@@ -309,6 +310,7 @@ impl Accounts {
         token: &str,
         name: &str,
         password: SecretString,
+        lang: Lang,
         session: Option<&Session>,
         client: IpAddr,
     ) -> Result<SignInStep, AccountError> {
@@ -322,6 +324,7 @@ impl Accounts {
             Err(AcceptError::DuplicateEmail) => return Err(AccountError::Exists),
             Err(AcceptError::Database(error)) => return Err(error.into()),
         };
+        self.users.set_lang(user_id, lang).await?;
         tracing::info!(account_id = user_id, %client, "invitation used");
         let user = self.users.find_active(user_id).await?.ok_or(AccountError::LinkClosed)?;
         Ok(self.factors.after_password(&user, session).await?)
@@ -354,7 +357,25 @@ impl Accounts {
         let email = EmailAddress::parse(form.email).map_err(|_| AccountError::Invalid(FormProblem::Email))?;
         let name = check_new_account(form.name, email.as_str(), &form.password)?;
         let hash = password::hash_password(form.password).await?;
-        self.users.create(&email, name.as_str(), &hash, role).await.map_err(create_error)
+        let id = self.users.create(&email, name.as_str(), &hash, role).await.map_err(create_error)?;
+        self.users.set_lang(id, form.lang).await?;
+        Ok(id)
+    }
+
+    /// Sets the language of the mails about the account.
+    pub async fn set_lang(&self, user: &User, lang: Lang) -> Result<(), Fault> {
+        Ok(self.users.set_lang(user.id, lang).await?)
+    }
+
+    /// The language the new-share form offers for the recipient's mail: the sender's last
+    /// choice, else the page's.
+    pub async fn share_mail_lang(&self, user: &User, page: Lang) -> Result<Lang, Fault> {
+        Ok(self.users.share_mail_lang(user.id).await?.unwrap_or(page))
+    }
+
+    /// Remembers the recipient mail language the sender chose, for their next share.
+    pub async fn remember_share_mail_lang(&self, user: &User, lang: Lang) -> Result<(), Fault> {
+        Ok(self.users.set_share_mail_lang(user.id, lang).await?)
     }
 }
 
@@ -363,6 +384,8 @@ pub struct NewAccountForm<'a> {
     pub name: &'a str,
     pub email: &'a str,
     pub password: SecretString,
+    /// The language it signs up in: that of the mails about it, until changed.
+    pub lang: Lang,
 }
 
 fn create_error(error: CreateUserError) -> AccountError {

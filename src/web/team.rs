@@ -24,7 +24,7 @@ use super::{
 };
 use crate::{
     accounts::{User, invitations::PendingInvitation},
-    i18n::format::human_time,
+    i18n::{Lang, format::human_time},
     secret::SecretString,
     services::{SignInMethods, accounts::AccountError},
 };
@@ -141,6 +141,9 @@ pub async fn show(
 pub struct InviteForm {
     #[serde(default)]
     email: String,
+    /// The invitation mail's language (the page's when none is sent).
+    #[serde(default)]
+    lang: Option<String>,
 }
 
 /// POST /team/invite: creates the invitation and mails its link through the outbox, then leads to
@@ -152,7 +155,8 @@ pub async fn invite(
     Admin(user): Admin,
 ) -> Result<Response, AppError> {
     let t = c.t;
-    let error = match state.services.accounts.invite(&user, &form.email).await {
+    let lang = form.lang.as_deref().and_then(Lang::from_code).unwrap_or(c.lang);
+    let error = match state.services.accounts.invite(&user, &form.email, lang).await {
         Ok(id) => return Ok(see_other(&paths::team_invitation_done("invited", id))),
         Err(AccountError::Invalid(_)) => t.auth.email_invalid,
         Err(AccountError::Exists) => t.admin.team_exists,
@@ -312,7 +316,7 @@ pub async fn accept(
 ) -> Result<Response, AppError> {
     let password = SecretString::new(form.password);
     let accounts = &state.services.accounts;
-    match accounts.accept_invitation(&token, &form.name, password, session.current().as_ref(), client).await {
+    match accounts.accept_invitation(&token, &form.name, password, c.lang, session.current().as_ref(), client).await {
         Ok(step) => Ok(lead_on(state, session, step, &form.time_zone).await),
         Err(AccountError::Invalid(problem)) => {
             let invitation = accounts.invitation(&token).await.map_err(invitation_error)?;

@@ -15,6 +15,7 @@ pub struct AdminText {
     pub team_invite_hint: &'static str,
     pub team_invite_submit: &'static str,
     pub team_invited: &'static str,
+    pub team_invite_lang_label: &'static str,
     /// "{email}" is the invited address.
     pub team_invited_to: &'static str,
     pub invitations_title: &'static str,
@@ -79,6 +80,7 @@ pub const EN: AdminText = AdminText {
     team_invite_hint: "They get an email with a link, valid 72 hours, to choose a password.",
     team_invite_submit: "Send the invitation",
     team_invited: "The invitation was sent.",
+    team_invite_lang_label: "Language of the invitation",
     team_invited_to: "The invitation was sent to {email}.",
     invitations_title: "Invitations waiting",
     invitations_none: "No invitation is waiting to be accepted.",
@@ -137,6 +139,7 @@ pub const JA: AdminText = AdminText {
     team_invite_hint: "パスワードを設定するためのリンク（72時間有効）をメールで送ります。",
     team_invite_submit: "招待を送る",
     team_invited: "招待を送りました。",
+    team_invite_lang_label: "招待メールの言語",
     team_invited_to: "{email} に招待を送りました。",
     invitations_title: "返事待ちの招待",
     invitations_none: "返事待ちの招待はありません。",

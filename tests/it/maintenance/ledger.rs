@@ -25,6 +25,7 @@ async fn the_ledger_never_holds_an_address_a_token_or_a_file_name(backend: Backe
             &watasu::accounts::EmailAddress::parse("invited.private@example.test").unwrap(),
             watasu::accounts::Role::Sender,
             sender,
+            watasu::i18n::Lang::Ja,
         )
         .await
         .unwrap();
