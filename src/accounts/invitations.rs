@@ -22,6 +22,8 @@ pub struct Invitation {
     pub id: i64,
     pub email: String,
     pub role: Role,
+    /// The language the inviter chose for it.
+    pub lang: Lang,
 }
 
 /// An invitation still waiting for its link to be used, as the team page lists it.
@@ -53,12 +55,12 @@ const INSERT: Sql = sql!(
      RETURNING id"
 );
 const FIND_OPEN: Sql = sql!(
-    "SELECT id, email, role FROM invitations
+    "SELECT id, email, role, lang FROM invitations
       WHERE token_hash = $1 AND used_at IS NULL AND expires_at > " now
 );
 /// The newest open invitation for an address (single sign-on accepts it in place of the link).
 const FIND_OPEN_FOR: Sql = sql!(
-    "SELECT id, email, role FROM invitations
+    "SELECT id, email, role, lang FROM invitations
       WHERE email = $1 AND used_at IS NULL AND expires_at > " now "
       ORDER BY id DESC LIMIT 1"
 );
