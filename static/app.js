@@ -20,10 +20,11 @@ document.addEventListener("htmx:afterSettle", function () {
   if (!/^(INPUT|BUTTON|A|SELECT|TEXTAREA)$/.test(focus.tagName)) focus.setAttribute("tabindex", "-1");
   focus.focus();
 });
-// Full-width digits typed with a Japanese input method become the ASCII digits the code needs.
+// In a field that asks for digits only (`data-digits`: the numeric codes, not the recovery codes),
+// full-width digits typed with a Japanese input method become ASCII digits and the rest is dropped.
 document.addEventListener("input", function (event) {
   var input = event.target;
-  if (!input.matches || !input.matches("input[autocomplete=one-time-code]")) return;
+  if (!input.matches || !input.matches("input[data-digits]")) return;
   var ascii = input.value.replace(/[\uFF10-\uFF19]/g, function (d) {
     return String.fromCharCode(d.charCodeAt(0) - 0xFF10 + 48);
   }).replace(/[^0-9]/g, "");

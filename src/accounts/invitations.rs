@@ -6,7 +6,8 @@ use std::time::Duration;
 
 use super::{EmailAddress, INSERT_USER, Role};
 use crate::{
-    db::{Db, Dialect, Sql, is_unique_violation, seconds},
+    db::{Db, Dialect, Sql, Timestamp, is_unique_violation, seconds},
+    i18n::Lang,
     on_db,
     secret::{SecretString, random_token, sha256_hex},
     sql,
@@ -21,6 +22,16 @@ pub struct Invitation {
     pub id: i64,
     pub email: String,
     pub role: Role,
+    /// The language the inviter chose for it.
+    pub lang: Lang,
+}
+
+/// An invitation still waiting for its link to be used, as the team page lists it.
+#[derive(Clone, Debug, sqlx::FromRow)]
+pub struct PendingInvitation {
+    pub id: i64,
+    pub email: String,
+    pub expires_at: Timestamp,
 }
 
 #[derive(Debug, thiserror::Error)]
@@ -39,19 +50,32 @@ pub struct Invitations {
 }
 
 const INSERT: Sql = sql!(
-    "INSERT INTO invitations (token_hash, email, role, invited_by, expires_at)
-     VALUES ($1, $2, $3, $4, " now " + " secs("$5") ")"
+    "INSERT INTO invitations (token_hash, email, role, invited_by, expires_at, lang)
+     VALUES ($1, $2, $3, $4, " now " + " secs("$5") ", $6)
+     RETURNING id"
 );
 const FIND_OPEN: Sql = sql!(
-    "SELECT id, email, role FROM invitations
+    "SELECT id, email, role, lang FROM invitations
       WHERE token_hash = $1 AND used_at IS NULL AND expires_at > " now
 );
 /// The newest open invitation for an address (single sign-on accepts it in place of the link).
 const FIND_OPEN_FOR: Sql = sql!(
-    "SELECT id, email, role FROM invitations
+    "SELECT id, email, role, lang FROM invitations
       WHERE email = $1 AND used_at IS NULL AND expires_at > " now "
       ORDER BY id DESC LIMIT 1"
 );
+const PENDING: Sql = sql!(
+    "SELECT id, email, expires_at FROM invitations
+      WHERE used_at IS NULL AND expires_at > " now "
+      ORDER BY expires_at, id"
+);
+/// A new link for an unused invitation: the old link stops working and the validity starts again.
+const RENEW: Sql = sql!(
+    "UPDATE invitations SET token_hash = $2, expires_at = " now " + " secs("$3") "
+      WHERE id = $1 AND used_at IS NULL
+      RETURNING email, lang"
+);
+const CANCEL: Sql = sql!("DELETE FROM invitations WHERE id = $1 AND used_at IS NULL");
 const USE: Sql = sql!(
     "UPDATE invitations SET used_at = " now "
       WHERE id = $1 AND used_at IS NULL AND expires_at > " now
@@ -62,22 +86,53 @@ impl Invitations {
         Self { db }
     }
 
-    /// Creates an invitation and returns the token for its link.
-    pub async fn create(&self, email: &EmailAddress, role: Role, invited_by: i64) -> Result<SecretString, sqlx::Error> {
+    /// Creates an invitation and returns its id and the token for its link.
+    pub async fn create(
+        &self,
+        email: &EmailAddress,
+        role: Role,
+        invited_by: i64,
+        lang: Lang,
+    ) -> Result<(i64, SecretString), sqlx::Error> {
         let token = random_token();
         let hash = sha256_hex(token.expose());
         let ttl = seconds(INVITATION_TTL);
-        on_db!(&self.db, |pool| {
-            sqlx::query(pool.sql(&INSERT))
+        let id = on_db!(&self.db, |pool| {
+            sqlx::query_scalar(pool.sql(&INSERT))
                 .bind(&hash)
                 .bind(email.as_str())
                 .bind(role)
                 .bind(invited_by)
                 .bind(ttl)
-                .execute(pool)
-                .await?;
+                .bind(lang.code())
+                .fetch_one(pool)
+                .await?
         });
-        Ok(token)
+        Ok((id, token))
+    }
+
+    /// Every invitation whose link still works, the soonest to expire first.
+    pub async fn pending(&self) -> Result<Vec<PendingInvitation>, sqlx::Error> {
+        on_db!(&self.db, |pool| sqlx::query_as(pool.sql(&PENDING)).fetch_all(pool).await)
+    }
+
+    /// Gives an unused invitation a new link, valid from now; its address, its language and the
+    /// link's token, or `None` when it was used or cancelled meanwhile.
+    pub async fn renew(&self, id: i64) -> Result<Option<(String, Lang, SecretString)>, sqlx::Error> {
+        let token = random_token();
+        let hash = sha256_hex(token.expose());
+        let ttl = seconds(INVITATION_TTL);
+        let renewed: Option<(String, Lang)> = on_db!(&self.db, |pool| {
+            sqlx::query_as(pool.sql(&RENEW)).bind(id).bind(hash).bind(ttl).fetch_optional(pool).await?
+        });
+        Ok(renewed.map(|(email, lang)| (email, lang, token)))
+    }
+
+    /// Cancels an unused invitation: its link stops working. True when there was one to cancel.
+    pub async fn cancel(&self, id: i64) -> Result<bool, sqlx::Error> {
+        let done =
+            on_db!(&self.db, |pool| sqlx::query(pool.sql(&CANCEL)).bind(id).execute(pool).await?.rows_affected());
+        Ok(done == 1)
     }
 
     /// The unused, unexpired invitation a link names.

@@ -16,6 +16,7 @@ pub use time_zone::TimeZone;
 
 use crate::{
     db::{Db, Dialect, Sql, is_unique_violation},
+    i18n::Lang,
     on_db, sql,
 };
 
@@ -91,6 +92,14 @@ const DISABLE: Sql = sql!(
         AND EXISTS (SELECT 1 FROM users a WHERE a.id = $2 AND a.role = 'admin' AND a.disabled_at IS NULL)"
 );
 
+/// An admin still active enables a disabled account again (never their own, never one a deletion
+/// case has started on: that account is on its way out).
+const ENABLE: Sql = sql!(
+    "UPDATE users SET disabled_at = NULL WHERE id = $1 AND id <> $2 AND disabled_at IS NOT NULL
+        AND EXISTS (SELECT 1 FROM users a WHERE a.id = $2 AND a.role = 'admin' AND a.disabled_at IS NULL)
+        AND NOT EXISTS (SELECT 1 FROM deletion_cases d WHERE d.subject_id = $1 AND d.state <> 'completed')"
+);
+
 impl Users {
     pub fn new(db: Db) -> Self {
         Self { db }
@@ -154,6 +163,37 @@ impl Users {
             done
         });
         Ok(done == 1)
+    }
+
+    /// Enables a disabled account again for the active admin `by`; true when it was disabled.
+    pub async fn enable(&self, id: i64, by: i64) -> Result<bool, sqlx::Error> {
+        let done = on_db!(&self.db, |pool| sqlx::query(pool.sql(&ENABLE))
+            .bind(id)
+            .bind(by)
+            .execute(pool)
+            .await?
+            .rows_affected());
+        Ok(done == 1)
+    }
+
+    /// Sets the language of the mails about the account.
+    pub async fn set_lang(&self, id: i64, lang: Lang) -> Result<(), sqlx::Error> {
+        const SQL: &str = "UPDATE users SET lang = $2 WHERE id = $1";
+        on_db!(&self.db, |pool| sqlx::query(SQL).bind(id).bind(lang.code()).execute(pool).await.map(drop))
+    }
+
+    /// The recipient mail language the sender chose last (`None`: never chose one).
+    pub async fn share_mail_lang(&self, id: i64) -> Result<Option<Lang>, sqlx::Error> {
+        const SQL: &str = "SELECT share_mail_lang FROM users WHERE id = $1";
+        let code: Option<Option<String>> =
+            on_db!(&self.db, |pool| sqlx::query_scalar(SQL).bind(id).fetch_optional(pool).await?);
+        Ok(code.flatten().as_deref().and_then(Lang::from_code))
+    }
+
+    /// Remembers the recipient mail language the sender just chose.
+    pub async fn set_share_mail_lang(&self, id: i64, lang: Lang) -> Result<(), sqlx::Error> {
+        const SQL: &str = "UPDATE users SET share_mail_lang = $2 WHERE id = $1";
+        on_db!(&self.db, |pool| sqlx::query(SQL).bind(id).bind(lang.code()).execute(pool).await.map(drop))
     }
 
     /// Creates an account; a second account for the same address is refused.

@@ -6,6 +6,7 @@ use super::usage;
 use crate::{
     accounts::{EmailAddress, Role, password::breached::is_breached},
     config::Config,
+    i18n::Lang,
     secret::{SecretString, random_token},
     services::{
         Services,
@@ -32,7 +33,8 @@ pub async fn add_user(config: &Config, args: AddUser) -> anyhow::Result<()> {
     };
     let role = if args.admin { Role::Admin } else { Role::Sender };
     let services = Services::open(config).await?;
-    let form = NewAccountForm { name: &args.name, email: email.as_str(), password: password.clone() };
+    let form =
+        NewAccountForm { name: &args.name, email: email.as_str(), password: password.clone(), lang: Lang::default() };
     let added = services.accounts.add(form, role).await;
     services.close().await;
     match added {

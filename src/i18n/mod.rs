@@ -136,3 +136,36 @@ mod tests {
         assert_eq!(Lang::negotiate(Some(";;;,,q=")), Lang::Ja);
     }
 }
+
+/// The Japanese interface says サインイン and サインアウト (the more used of two pairs), never the
+/// other pair: one term, so a person never wonders whether two steps differ.
+#[cfg(test)]
+mod one_term_for_sign_in {
+    use std::path::Path;
+
+    fn texts_under(dir: &Path, found: &mut Vec<(String, String)>) {
+        for entry in std::fs::read_dir(dir).unwrap() {
+            let path = entry.unwrap().path();
+            if path.is_dir() {
+                texts_under(&path, found);
+            } else {
+                found.push((path.display().to_string(), std::fs::read_to_string(&path).unwrap_or_default()));
+            }
+        }
+    }
+
+    #[test]
+    fn the_japanese_words_for_signing_in_and_out_are_one_pair() {
+        let root = Path::new(env!("CARGO_MANIFEST_DIR"));
+        let mut files = Vec::new();
+        texts_under(&root.join("src/i18n"), &mut files);
+        texts_under(&root.join("templates"), &mut files);
+        assert!(files.len() > 10, "the catalogue and templates were not found");
+        for (path, text) in files {
+            // Spelt in halves, so this file does not hold the words it looks for.
+            for other in [concat!("ログ", "イン"), concat!("ログ", "アウト")] {
+                assert!(!text.contains(other), "{path} says {other}: the interface says サインイン / サインアウト");
+            }
+        }
+    }
+}

@@ -12,7 +12,7 @@ use super::{
 use crate::{
     accounts::{
         CreateUserError, DisplayName, EmailAddress, Role, TimeZone, User, Users,
-        invitations::{AcceptError, Invitation, Invitations},
+        invitations::{AcceptError, Invitation, Invitations, PendingInvitation},
         login::{LoginError, authenticate, confirm_current_password},
         password::{self, PasswordRuleError},
         policy::SignInPolicies,
@@ -20,6 +20,7 @@ use crate::{
         throttle::Throttled,
     },
     config::Config,
+    i18n::Lang,
     ratelimit::RateLimiter,
     secret::SecretString,
     session::{NewSession, Session, Sessions},
@@ -164,6 +165,7 @@ impl Accounts {
         }
         let hash = password::hash_password(form.password).await?;
         let user_id = self.users.create(&email, name.as_str(), &hash, Role::Admin).await.map_err(create_error)?;
+        self.users.set_lang(user_id, form.lang).await?;
         tracing::info!(account_id = user_id, %client, "first admin account created");
         self.start_session(session, user_id).await
     }
@@ -258,18 +260,42 @@ impl Accounts {
         Ok(self.users.list().await?)
     }
 
-    /// Invites a new sender: an invitation link, mailed in the admin's language.
-    pub async fn invite(&self, admin: &User, email: &str) -> Result<(), AccountError> {
+    /// Invites a new sender: an invitation link, mailed in the language the admin chose. Returns
+    /// the invitation's id.
+    pub async fn invite(&self, admin: &User, email: &str, lang: Lang) -> Result<i64, AccountError> {
         let email = EmailAddress::parse(email).map_err(|_| AccountError::Invalid(FormProblem::Email))?;
         if self.users.find_by_email(&email).await?.is_some() {
             return Err(AccountError::Exists);
         }
-        let token = self.invitations.create(&email, Role::Sender, admin.id).await?;
+        let (id, token) = self.invitations.create(&email, Role::Sender, admin.id, lang).await?;
         let link = self.config.url_for(&format!("/invite/{}", token.expose()));
-        let lang = admin.lang;
         self.mails.invite(email.as_str(), lang, &link).await?;
-        tracing::info!(account_id = admin.id, "invitation sent");
-        Ok(())
+        tracing::info!(account_id = admin.id, invitation_id = id, "invitation sent");
+        Ok(id)
+    }
+
+    /// The invitations whose links still work, for the team page.
+    pub async fn pending_invitations(&self) -> Result<Vec<PendingInvitation>, Fault> {
+        Ok(self.invitations.pending().await?)
+    }
+
+    /// Mails an unused invitation again with a new link (the old one stops working), valid from
+    /// now; false when it was used or cancelled meanwhile.
+    pub async fn resend_invitation(&self, admin: &User, id: i64) -> Result<bool, Fault> {
+        let Some((email, lang, token)) = self.invitations.renew(id).await? else { return Ok(false) };
+        let link = self.config.url_for(&format!("/invite/{}", token.expose()));
+        self.mails.invite(&email, lang, &link).await?;
+        tracing::info!(account_id = admin.id, invitation_id = id, "invitation sent again");
+        Ok(true)
+    }
+
+    /// Cancels an unused invitation: its link stops working.
+    pub async fn cancel_invitation(&self, admin: &User, id: i64) -> Result<bool, Fault> {
+        let cancelled = self.invitations.cancel(id).await?;
+        if cancelled {
+            tracing::info!(account_id = admin.id, invitation_id = id, "invitation cancelled");
+        }
+        Ok(cancelled)
     }
 
     /// The open invitation behind a link.
@@ -284,6 +310,7 @@ impl Accounts {
         token: &str,
         name: &str,
         password: SecretString,
+        lang: Lang,
         session: Option<&Session>,
         client: IpAddr,
     ) -> Result<SignInStep, AccountError> {
@@ -297,6 +324,7 @@ impl Accounts {
             Err(AcceptError::DuplicateEmail) => return Err(AccountError::Exists),
             Err(AcceptError::Database(error)) => return Err(error.into()),
         };
+        self.users.set_lang(user_id, lang).await?;
         tracing::info!(account_id = user_id, %client, "invitation used");
         let user = self.users.find_active(user_id).await?.ok_or(AccountError::LinkClosed)?;
         Ok(self.factors.after_password(&user, session).await?)
@@ -314,12 +342,40 @@ impl Accounts {
         Ok(true)
     }
 
+    /// Enables a disabled account again (not one's own, not one being deleted): it can sign in
+    /// with its password again.
+    pub async fn enable(&self, admin: &User, id: i64, client: IpAddr) -> Result<bool, Fault> {
+        if !self.users.enable(id, admin.id).await? {
+            return Ok(false);
+        }
+        tracing::info!(account_id = admin.id, enabled_account_id = id, %client, "account enabled");
+        Ok(true)
+    }
+
     /// Creates an account from the command line, under the same rules as the pages.
     pub async fn add(&self, form: NewAccountForm<'_>, role: Role) -> Result<i64, AccountError> {
         let email = EmailAddress::parse(form.email).map_err(|_| AccountError::Invalid(FormProblem::Email))?;
         let name = check_new_account(form.name, email.as_str(), &form.password)?;
         let hash = password::hash_password(form.password).await?;
-        self.users.create(&email, name.as_str(), &hash, role).await.map_err(create_error)
+        let id = self.users.create(&email, name.as_str(), &hash, role).await.map_err(create_error)?;
+        self.users.set_lang(id, form.lang).await?;
+        Ok(id)
+    }
+
+    /// Sets the language of the mails about the account.
+    pub async fn set_lang(&self, user: &User, lang: Lang) -> Result<(), Fault> {
+        Ok(self.users.set_lang(user.id, lang).await?)
+    }
+
+    /// The language the new-share form offers for the recipient's mail: the sender's last
+    /// choice, else the page's.
+    pub async fn share_mail_lang(&self, user: &User, page: Lang) -> Result<Lang, Fault> {
+        Ok(self.users.share_mail_lang(user.id).await?.unwrap_or(page))
+    }
+
+    /// Remembers the recipient mail language the sender chose, for their next share.
+    pub async fn remember_share_mail_lang(&self, user: &User, lang: Lang) -> Result<(), Fault> {
+        Ok(self.users.set_share_mail_lang(user.id, lang).await?)
     }
 }
 
@@ -328,6 +384,8 @@ pub struct NewAccountForm<'a> {
     pub name: &'a str,
     pub email: &'a str,
     pub password: SecretString,
+    /// The language it signs up in: that of the mails about it, until changed.
+    pub lang: Lang,
 }
 
 fn create_error(error: CreateUserError) -> AccountError {

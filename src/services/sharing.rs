@@ -293,8 +293,8 @@ impl Sharing {
         Ok(Change::Done(()))
     }
 
-    /// A new link for the recipient (the old one stops working), mailed in the sender's language;
-    /// the link is answered so the sender sees it once.
+    /// A new link for the recipient (the old one stops working), mailed in the language the share's
+    /// mails were chosen in; the link is answered so the sender sees it once.
     pub async fn renew_link(&self, sender: &User, id: i64) -> Result<Change<String>, Fault> {
         if !self.visible(Actor::Sender(viewer(sender)), id).await? {
             return Ok(Change::NotVisible);
@@ -306,7 +306,8 @@ impl Sharing {
         // The new link starts with the limits of a new share: nobody who held the old one keeps a say.
         self.limiter.clear(&code_limits(id)).await?;
         let link = self.config.url_for(&format!("/s/{}", token.expose()));
-        let lang = sender.lang;
+        // The recipient's language, not the sender's (that of the mails about their account).
+        let lang = self.links.repo().find_by_id(id).await?.map_or(sender.lang, |share| share.lang);
         self.notify(sender, id, &link, lang, Delivery::Background).await;
         self.events.record_quietly(id, EventKind::LinkRenewed).await;
         tracing::info!(account_id = sender.id, share_id = id, "fresh link sent");

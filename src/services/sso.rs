@@ -247,6 +247,8 @@ impl SingleSignOn {
             };
             match self.invitations.accept(&invitation, name.as_str(), &unusable).await {
                 Ok(id) => {
+                    // No page language reaches this far: the inviter's choice stands in for it.
+                    self.users.set_lang(id, invitation.lang).await?;
                     tracing::info!(account_id = id, %client, "invitation used by single sign-on");
                     id
                 }

@@ -6,7 +6,7 @@ use poem::{
     Response, Route, get, handler,
     http::StatusCode,
     post,
-    web::{Html, Query},
+    web::{Data, Html, Query},
 };
 use serde::Deserialize;
 
@@ -22,7 +22,7 @@ use crate::{
     accounts::TimeZone,
     accounts::User,
     accounts::passkeys::PasskeyEntry,
-    i18n::format::human_time,
+    i18n::{Lang, format::human_time},
     secret::SecretString,
     services::{accounts::AccountError, passkeys::Unavailable, second_factor::FactorStatus},
 };
@@ -33,6 +33,7 @@ pub fn routes(route: Route) -> Route {
     route
         .at("/account", get(account_page))
         .at("/account/time-zone", post(set_time_zone))
+        .at("/account/mail-language", post(set_mail_lang))
         .at("/account/password", post(change_password))
         .at("/account/totp", get(second_factor::setup_page).post(second_factor::start_setup))
         .at("/account/totp/confirm", post(second_factor::confirm_setup))
@@ -54,6 +55,8 @@ struct AccountPage<'a> {
     zones: Vec<&'static str>,
     chosen: Option<&'static str>,
     zone_saved: Option<String>,
+    /// The mail language form's confirmation.
+    mail_lang_saved: Option<String>,
     zone_error: FieldError,
     changed: bool,
     password_error: FieldError,
@@ -137,6 +140,7 @@ impl<'a> AccountPage<'a> {
             zones: TimeZone::all().map(TimeZone::name).collect(),
             chosen,
             zone_saved: None,
+            mail_lang_saved: None,
             zone_error: FieldError::NONE,
             changed: false,
             password_error: FieldError::NONE,
@@ -169,12 +173,34 @@ pub async fn account_page(
     page.factors_removed = query.saved.as_deref() == Some("second-factor");
     page.passkeys = Some(PasskeySection::of(&page.c, state, &user, query.saved.as_deref()).await?);
     page.passwords = state.services.sign_in_methods().await?.passwords_allowed;
+    if query.saved.as_deref() == Some("mail-language") {
+        let t = &page.c.t.auth;
+        page.mail_lang_saved = Some(t.mail_lang_saved.replace("{lang}", user.lang.text().chrome.lang_name));
+    }
     if query.saved.as_deref() == Some("time-zone") {
         let t = &page.c.t.chrome;
         let zone = page.chosen.unwrap_or(t.time_zone_by_language);
         page.zone_saved = Some(t.time_zone_saved.replace("{zone}", zone));
     }
     render(&page)
+}
+
+#[derive(Deserialize)]
+pub struct MailLangForm {
+    #[serde(default)]
+    lang: String,
+}
+
+/// POST /account/mail-language: the language of the mails about the account.
+#[handler]
+pub async fn set_mail_lang(
+    state: Data<&AppState>,
+    Form(form): Form<MailLangForm>,
+    SignedIn(user): SignedIn,
+) -> Result<Response, AppError> {
+    let lang = Lang::from_code(&form.lang).ok_or(AppError::BadRequest("unknown language"))?;
+    state.services.accounts.set_lang(&user, lang).await?;
+    Ok(see_other(&paths::account_saved("mail-language", "mail-language")))
 }
 
 #[derive(Deserialize)]

@@ -105,8 +105,12 @@ pub async fn setup_submit(
     Path(token): Path<String>,
     Form(form): Form<SignInForm>,
 ) -> Result<Response, AppError> {
-    let new =
-        NewAccountForm { name: &form.name, email: &form.email, password: SecretString::new(form.password.clone()) };
+    let new = NewAccountForm {
+        name: &form.name,
+        email: &form.email,
+        password: SecretString::new(form.password.clone()),
+        lang: c.lang,
+    };
     match state.services.accounts.set_up_first_admin(&token, new, session.current().as_ref(), client).await {
         Ok(signed_in) => Ok(lead_on(state, session, SignInStep::Done(signed_in), &form.time_zone).await),
         Err(AccountError::Invalid(problem)) => {

@@ -116,6 +116,8 @@ struct ErrorPage<'a> {
     status: u16,
     text: &'a ErrorText,
     request_id: Option<&'a str>,
+    /// How long to wait before trying again, in the person's words (a 429 that says).
+    wait: Option<String>,
     /// The way back to where the person was, and its words.
     back: String,
     back_text: &'static str,
@@ -210,7 +212,8 @@ pub async fn render_errors<E: Endpoint>(ep: std::sync::Arc<E>, req: Request) -> 
         paths::SHARES => t.errors.back_dashboard,
         _ => t.errors.back,
     };
-    let page = ErrorPage { c: chrome, status: status.as_u16(), text, request_id: shown_id, back, back_text };
+    let wait = retry_after.map(|seconds| wait_words(t, seconds));
+    let page = ErrorPage { c: chrome, status: status.as_u16(), text, request_id: shown_id, wait, back, back_text };
     let body =
         if htmx { page.as_error_card().render() } else { page.render() }.unwrap_or_else(|_| text.title.to_owned());
     let mut response = Response::builder().status(status).content_type("text/html; charset=utf-8").body(body);
@@ -231,6 +234,14 @@ pub async fn render_errors<E: Endpoint>(ep: std::sync::Arc<E>, req: Request) -> 
         response.headers_mut().insert(header::ALLOW, "GET, HEAD, POST".parse().expect("static header"));
     }
     with_pattern(response)
+}
+
+/// "Please wait 4 minutes": a wait in whole minutes, rounded up so trying then works.
+fn wait_words(t: &Text, seconds: u64) -> String {
+    match seconds.div_ceil(60) {
+        0 | 1 => t.errors.too_many_wait_minute.to_owned(),
+        minutes => t.errors.too_many_wait_minutes.replace("{n}", &minutes.to_string()),
+    }
 }
 
 /// True when anywhere in the error's causes the database refused a write for lack of space.
@@ -264,4 +275,18 @@ fn error_chain(error: &poem::Error) -> String {
         }
     }
     text
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_wait_is_said_in_whole_minutes_rounded_up() {
+        let t = Lang::En.text();
+        assert_eq!(wait_words(t, 1), "Please wait a minute, then try again.");
+        assert_eq!(wait_words(t, 60), "Please wait a minute, then try again.");
+        assert_eq!(wait_words(t, 61), "Please wait 2 minutes, then try again.");
+        assert_eq!(wait_words(Lang::Ja.text(), 600), "10分ほど待ってから、もう一度お試しください。");
+    }
 }

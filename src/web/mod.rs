@@ -15,6 +15,7 @@ mod extract;
 mod field_error;
 mod form;
 mod health;
+mod invitations;
 mod maintenance;
 mod metrics;
 pub mod middleware;
@@ -115,11 +116,12 @@ pub fn app(state: AppState) -> impl Endpoint + 'static {
 
 /// Every route, area by area; the optional ones only when configured.
 fn routes(settings: &Settings) -> Route {
-    let areas: [fn(Route) -> Route; 9] = [
+    let areas: [fn(Route) -> Route; 10] = [
         site_routes,
         auth::routes,
         account::routes,
         team::routes,
+        invitations::routes,
         deletion::routes,
         maintenance::routes,
         dashboard::routes,

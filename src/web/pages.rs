@@ -30,6 +30,8 @@ pub struct Chrome {
     pub zone: Option<TimeZone>,
     /// A recipient's page (/s/…): no sender sign-in link in its footer.
     pub recipient_page: bool,
+    /// A sign-in page (/login…): its footer does not link to the page it is on.
+    pub sign_in_page: bool,
 }
 
 pub struct LangLink {
@@ -54,6 +56,7 @@ impl Chrome {
             csrf_token: session.as_ref().map(|s| s.csrf_secret.clone()).unwrap_or_default(),
             zone: session.and_then(|s| s.time_zone),
             recipient_page: path.starts_with("/s/"),
+            sign_in_page: path == paths::LOGIN || path.starts_with("/login/"),
             lang,
             t: lang.text(),
             assets_version: version.to_owned(),

@@ -33,6 +33,11 @@ pub fn team_done(done: &str) -> String {
     format!("/team?done={done}")
 }
 
+/// The team page after a change to one invitation, whose notice names who was invited.
+pub fn team_invitation_done(done: &str, invitation: i64) -> String {
+    format!("/team?done={done}&invitation={invitation}")
+}
+
 /// The page that asks before `change` (`disable`, `delete`, `reset-factors`) is done to a member.
 pub fn team_member(id: i64, change: &str) -> String {
     format!("/team/{id}/{change}")

@@ -29,6 +29,16 @@ pub struct CodeForm {
     code: String,
 }
 
+/// The code step's two forms: the app's code, or a recovery code (`recovery` says which was used,
+/// so a refusal is shown next to the field it was typed in).
+#[derive(Deserialize)]
+pub struct VerifyForm {
+    #[serde(default)]
+    code: String,
+    #[serde(default)]
+    recovery: bool,
+}
+
 #[derive(Deserialize)]
 pub struct ConfirmForm {
     #[serde(default)]
@@ -54,6 +64,8 @@ struct VerifyPage {
     /// The account's passkeys can answer instead of a code.
     passkey: bool,
     passkey_error: Option<&'static str>,
+    /// The refused code was a recovery code: its form is open and carries the error.
+    recovery: bool,
 }
 
 impl VerifyPage {
@@ -73,7 +85,8 @@ impl VerifyPage {
             state.services.factors.has_app(&pending.user).await?,
             state.services.passkeys.offered_after_password(&pending.user).await?,
         );
-        Ok(Some(Self { c, csrf_token: session.form_token(), error, app, passkey, passkey_error }))
+        let csrf_token = session.form_token();
+        Ok(Some(Self { c, csrf_token, error, app, passkey, passkey_error, recovery: false }))
     }
 }
 
@@ -103,7 +116,7 @@ pub async fn verify_page(Context { c, state, session, .. }: Context<'_>) -> Resu
 #[handler]
 pub async fn verify_submit(
     Context { c, state, session, client, .. }: Context<'_>,
-    Form(form): Form<CodeForm>,
+    Form(form): Form<VerifyForm>,
 ) -> Result<Response, AppError> {
     let code = SecretString::new(form.code);
     match state.services.factors.verify(session.current().as_ref(), code, client).await {
@@ -114,7 +127,7 @@ pub async fn verify_submit(
         Err(FactorError::WrongCode) => {
             let error = Some(c.t.auth.second_factor.code_wrong);
             match VerifyPage::of(c, state, session, error, None).await? {
-                Some(page) => render_with(StatusCode::OK, &page),
+                Some(page) => render_with(StatusCode::OK, &VerifyPage { recovery: form.recovery, ..page }),
                 None => Ok(see_other(paths::LOGIN_EXPIRED)),
             }
         }

@@ -1,8 +1,9 @@
-//! The team page (admins only): invite senders by email, list and disable accounts. A disabled
+//! The team page (admins only): invite senders by email, list the invitations still waiting
+//! (`invitations` resends and cancels them), list, disable and enable accounts again. A disabled
 //! sender's sessions end at once; their active shares keep working unless revoked. Invitation
 //! links (/invite/{token}) let the invited person choose a name and password, once, for 72 hours.
-//! Disabling and deleting ask first on a page of their own; every change leads back to the team
-//! page with a notice, so a reload repeats nothing.
+//! Disabling, enabling and deleting ask first on a page of their own; every change leads back to
+//! the team page with a notice, so a reload repeats nothing.
 
 use askama::Template;
 use poem::{
@@ -22,7 +23,8 @@ use super::{
     paths, render, render_with, see_other,
 };
 use crate::{
-    accounts::User,
+    accounts::{User, invitations::PendingInvitation},
+    i18n::{Lang, format::human_time},
     secret::SecretString,
     services::{SignInMethods, accounts::AccountError},
 };
@@ -34,6 +36,7 @@ pub fn routes(route: Route) -> Route {
         .at("/team", get(show))
         .at("/team/invite", post(invite))
         .at("/team/:id/disable", get(confirm_disable).post(disable))
+        .at("/team/:id/enable", get(confirm_enable).post(enable))
         .at("/team/:id/delete", get(confirm_delete).post(deletion::delete_member))
         .at("/team/:id/reset-factors", get(confirm_reset_factors).post(reset_factors))
         .at("/team/sign-in-policy", post(set_sign_in_policy))
@@ -47,9 +50,11 @@ struct TeamPage<'a> {
     c: Chrome,
     csrf_token: &'a str,
     members: Vec<User>,
+    /// The invitations whose links still work.
+    invitations: Vec<PendingInvitation>,
     me: i64,
     /// What the change that led here came to.
-    notice: Option<&'static str>,
+    notice: Option<String>,
     error: Option<&'static str>,
     /// Every sign-in needs a second factor (the team's policy).
     require_second_factor: bool,
@@ -62,6 +67,11 @@ impl TeamPage<'_> {
     fn role_text(&self, member: &User) -> &'static str {
         if member.is_admin() { self.c.t.admin.role_admin } else { self.c.t.admin.role_sender }
     }
+
+    /// Until when an invitation's link works, in the admin's words and zone.
+    fn expires_text(&self, invitation: &PendingInvitation) -> String {
+        self.c.t.admin.invitation_expires.replace("{time}", &human_time(invitation.expires_at, self.c.reader()))
+    }
 }
 
 /// The team page as `me` (an admin) sees it; with an error, a 400 that says what was refused.
@@ -70,15 +80,25 @@ async fn team_page(
     state: &AppState,
     session: &SessionHandle,
     me: &User,
-    notice: Option<&'static str>,
+    notice: Option<String>,
     error: Option<&'static str>,
 ) -> Result<Response, AppError> {
     let members = state.services.accounts.team().await?;
+    let invitations = state.services.accounts.pending_invitations().await?;
     let csrf_token = session.form_token();
     let require_second_factor = state.services.factors.policy().await?.require_second_factor;
     let sign_in = state.services.sign_in_methods().await?;
-    let page =
-        TeamPage { c, csrf_token: &csrf_token, members, me: me.id, notice, error, require_second_factor, sign_in };
+    let page = TeamPage {
+        c,
+        csrf_token: &csrf_token,
+        members,
+        invitations,
+        me: me.id,
+        notice,
+        error,
+        require_second_factor,
+        sign_in,
+    };
     render_with(if error.is_some() { StatusCode::BAD_REQUEST } else { StatusCode::OK }, &page)
 }
 
@@ -86,6 +106,8 @@ async fn team_page(
 pub struct TeamQuery {
     /// The change that led here (`invited`, `disabled`), for its notice.
     done: Option<String>,
+    /// The invitation the change was about, which the notice names.
+    invitation: Option<i64>,
 }
 
 /// GET /team
@@ -95,12 +117,21 @@ pub async fn show(
     Query(query): Query<TeamQuery>,
     Admin(user): Admin,
 ) -> Result<Response, AppError> {
+    let a = &c.t.admin;
+    let invited = match query.invitation {
+        Some(id) => state.services.accounts.pending_invitations().await?.into_iter().find(|i| i.id == id),
+        None => None,
+    };
+    let naming = |words: &str| invited.as_ref().map(|i| words.replace("{email}", &i.email));
     let notice = match query.done.as_deref() {
-        Some("invited") => Some(c.t.admin.team_invited),
-        Some("disabled") => Some(c.t.admin.disabled_notice),
-        Some("policy") => Some(c.t.auth.second_factor.policy_saved),
-        Some("factors-reset") => Some(c.t.auth.second_factor.reset_done),
-        Some("sign-in-methods") => Some(c.t.auth.sso.policy_saved),
+        Some("invited") => Some(naming(a.team_invited_to).unwrap_or_else(|| a.team_invited.to_owned())),
+        Some("resent") => Some(naming(a.invitation_resent).unwrap_or_else(|| a.team_invited.to_owned())),
+        Some("cancelled") => Some(a.invitation_cancelled.to_owned()),
+        Some("disabled") => Some(a.disabled_notice.to_owned()),
+        Some("enabled") => Some(a.enabled_notice.to_owned()),
+        Some("policy") => Some(c.t.auth.second_factor.policy_saved.to_owned()),
+        Some("factors-reset") => Some(c.t.auth.second_factor.reset_done.to_owned()),
+        Some("sign-in-methods") => Some(c.t.auth.sso.policy_saved.to_owned()),
         _ => None,
     };
     team_page(c, state, session, &user, notice, None).await
@@ -110,6 +141,9 @@ pub async fn show(
 pub struct InviteForm {
     #[serde(default)]
     email: String,
+    /// The invitation mail's language (the page's when none is sent).
+    #[serde(default)]
+    lang: Option<String>,
 }
 
 /// POST /team/invite: creates the invitation and mails its link through the outbox, then leads to
@@ -121,8 +155,9 @@ pub async fn invite(
     Admin(user): Admin,
 ) -> Result<Response, AppError> {
     let t = c.t;
-    let error = match state.services.accounts.invite(&user, &form.email).await {
-        Ok(()) => return Ok(see_other(&paths::team_done("invited"))),
+    let lang = form.lang.as_deref().and_then(Lang::from_code).unwrap_or(c.lang);
+    let error = match state.services.accounts.invite(&user, &form.email, lang).await {
+        Ok(id) => return Ok(see_other(&paths::team_invitation_done("invited", id))),
         Err(AccountError::Invalid(_)) => t.auth.email_invalid,
         Err(AccountError::Exists) => t.admin.team_exists,
         Err(error) => return Err(account_error(error)),
@@ -142,6 +177,20 @@ pub async fn disable(
     Ok(see_other(&paths::team_done("disabled")))
 }
 
+/// POST /team/{id}/enable: a disabled account can sign in again.
+#[handler]
+pub async fn enable(
+    Path(id): Path<i64>,
+    state: Data<&AppState>,
+    client: Data<&ClientAddr>,
+    Admin(user): Admin,
+) -> Result<Response, AppError> {
+    if state.services.accounts.enable(&user, id, client.0.0).await? {
+        return Ok(see_other(&paths::team_done("enabled")));
+    }
+    Ok(see_other(paths::TEAM))
+}
+
 #[derive(Template)]
 #[template(path = "admin/team_confirm.html")]
 struct ConfirmPage<'a> {
@@ -153,6 +202,8 @@ struct ConfirmPage<'a> {
     lead: Vec<&'static str>,
     action: String,
     submit: &'static str,
+    /// The change takes something away (a red card and button); enabling gives back.
+    danger: bool,
 }
 
 /// The other member an admin is about to change; `None` for themselves or an unknown id.
@@ -176,6 +227,21 @@ pub async fn confirm_disable(
     confirm_page(c, session, member, words, "disable")
 }
 
+/// GET /team/{id}/enable: asks before enabling a disabled account. One already active goes back.
+#[handler]
+pub async fn confirm_enable(
+    Context { c, state, session, .. }: Context<'_>,
+    Path(id): Path<i64>,
+    Admin(user): Admin,
+) -> Result<Response, AppError> {
+    let Some(member) = other_member(state, &user, id).await?.filter(|m| m.disabled) else {
+        return Ok(see_other(paths::TEAM));
+    };
+    let s = &c.t.admin;
+    let words = (s.enable_confirm_title, vec![s.enable_confirm_lead], s.enable_confirm_submit);
+    confirm_page(c, session, member, words, "enable")
+}
+
 /// GET /team/{id}/delete: asks before opening a deletion case for another member.
 #[handler]
 pub async fn confirm_delete(
@@ -189,8 +255,8 @@ pub async fn confirm_delete(
     confirm_page(c, session, member, words, "delete")
 }
 
-/// The page that asks before `change` (`disable`, `delete`) is done to `member`: its title, its
-/// paragraphs and the words of its red button, posting to `/team/{id}/{change}`.
+/// The page that asks before `change` (`disable`, `enable`, `delete`) is done to `member`: its
+/// title, its paragraphs and the words of its button, posting to `/team/{id}/{change}`.
 fn confirm_page(
     c: Chrome,
     session: &SessionHandle,
@@ -200,7 +266,9 @@ fn confirm_page(
 ) -> Result<Response, AppError> {
     let csrf_token = session.form_token();
     let action = paths::team_member(member.id, change);
-    render_with(StatusCode::OK, &ConfirmPage { c, csrf_token: &csrf_token, member, title, lead, action, submit })
+    let danger = change != "enable";
+    let page = ConfirmPage { c, csrf_token: &csrf_token, member, title, lead, action, submit, danger };
+    render_with(StatusCode::OK, &page)
 }
 
 #[derive(Template)]
@@ -248,7 +316,7 @@ pub async fn accept(
 ) -> Result<Response, AppError> {
     let password = SecretString::new(form.password);
     let accounts = &state.services.accounts;
-    match accounts.accept_invitation(&token, &form.name, password, session.current().as_ref(), client).await {
+    match accounts.accept_invitation(&token, &form.name, password, c.lang, session.current().as_ref(), client).await {
         Ok(step) => Ok(lead_on(state, session, step, &form.time_zone).await),
         Err(AccountError::Invalid(problem)) => {
             let invitation = accounts.invitation(&token).await.map_err(invitation_error)?;

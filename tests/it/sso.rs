@@ -201,7 +201,7 @@ async fn an_open_invitation_is_accepted_by_single_sign_on(backend: Backend) {
     let (app, _provider) = app_with_provider(backend, Mode::Normal, &[]).await;
     let admin = app.create_admin("admin@corp.test").await;
     let email = EmailAddress::parse("dave@partner.test").unwrap();
-    Invitations::new(app.db().clone()).create(&email, Role::Sender, admin).await.unwrap();
+    Invitations::new(app.db().clone()).create(&email, Role::Sender, admin, watasu::i18n::Lang::Ja).await.unwrap();
     let browser = app.browser();
     let callback = drive(&browser, "dave@partner.test", Consent::Allow).await;
     assert_eq!(browser.get(&callback).await.status, 303);

@@ -14,6 +14,14 @@ pub struct AuthText {
     pub login_title: &'static str,
     pub login_submit: &'static str,
     pub login_failed: &'static str,
+    /// Who can help with a forgotten password (there is no reset by mail), naming no one.
+    pub login_forgotten: &'static str,
+    /// The account page's language of the mails about the account.
+    pub mail_lang_title: &'static str,
+    pub mail_lang_hint: &'static str,
+    pub mail_lang_submit: &'static str,
+    /// "{lang}" is the language's own name.
+    pub mail_lang_saved: &'static str,
     pub setup_title: &'static str,
     pub setup_lead: &'static str,
     pub setup_submit: &'static str,
@@ -46,6 +54,11 @@ pub const EN: AuthText = AuthText {
     login_title: "Sender sign-in",
     login_submit: "Sign in",
     login_failed: "The email address or the password is not right.",
+    login_forgotten: "Forgot your password? Please ask an admin of your team (the person who invited you) for help.",
+    mail_lang_title: "Language of your mails",
+    mail_lang_hint: "Mails from watasu about your account (a deletion's last mail, wrong sign-in codes and the like) come in this language.",
+    mail_lang_submit: "Save the language",
+    mail_lang_saved: "Mails about your account now come in {lang}.",
     setup_title: "Create the first account",
     setup_lead: "This account manages watasu and its senders. This page works once.",
     setup_submit: "Create the account",
@@ -75,9 +88,14 @@ pub const EN: AuthText = AuthText {
 };
 
 pub const JA: AuthText = AuthText {
-    login_title: "送信者ログイン",
-    login_submit: "ログイン",
+    login_title: "送信者サインイン",
+    login_submit: "サインイン",
     login_failed: "メールアドレスまたはパスワードが正しくありません。",
+    login_forgotten: "パスワードを忘れた場合は、チームの管理者（あなたを招待した人）に相談してください。",
+    mail_lang_title: "メールの言語",
+    mail_lang_hint: "アカウントに関する watasu からのメール（削除の最後のお知らせ、間違った確認コードの通知など）は、この言語で届きます。",
+    mail_lang_submit: "言語を保存",
+    mail_lang_saved: "アカウントに関するメールは{lang}で届きます。",
     setup_title: "最初のアカウントを作成",
     setup_lead: "このアカウントで watasu と送信者を管理します。このページは一度だけ使えます。",
     setup_submit: "アカウントを作成",
@@ -99,7 +117,7 @@ pub const JA: AuthText = AuthText {
     account_title: "アカウント",
     password_change_title: "パスワードの変更",
     password_change_submit: "パスワードを変更",
-    password_changed: "パスワードを変更しました。ほかの端末からはログアウトしました。",
+    password_changed: "パスワードを変更しました。ほかの端末からはサインアウトしました。",
     password_current_wrong: "現在のパスワードが正しくありません。",
     second_factor: second_factor::JA,
     passkeys: passkeys::JA,

@@ -55,13 +55,8 @@ pub async fn new_share_form(
     SignedIn(user): SignedIn,
 ) -> Result<Html<String>, AppError> {
     let expires_in = crate::config::format_duration(state.services.sharing.default_ttl());
-    let fields = Fields {
-        expires_in,
-        mail_lang: user.lang.code().to_owned(),
-        notify: true,
-        name_file: true,
-        ..Default::default()
-    };
+    let mail_lang = state.services.accounts.share_mail_lang(&user, c.lang).await?.code().to_owned();
+    let fields = Fields { expires_in, mail_lang, notify: true, name_file: true, ..Default::default() };
     render(&form_page(state, c, &session.form_token(), &fields, None))
 }
 
@@ -234,6 +229,7 @@ impl Sending<'_> {
             Err(Invalid::Form(error)) => return self.form_again(&fields, StatusCode::BAD_REQUEST, error),
             Err(Invalid::TtlTooShort) => return Err(AppError::BadRequest("ttl too short")),
         };
+        let lang = Lang::from_code(&fields.mail_lang).unwrap_or(user.lang);
         let new_share = Upload {
             recipient: parsed.recipient,
             file_name: file.name,
@@ -241,12 +237,15 @@ impl Sending<'_> {
             source: file.source,
             ttl: parsed.ttl,
             message: parsed.message,
-            lang: Lang::from_code(&fields.mail_lang).unwrap_or(user.lang),
+            lang,
             notify_on_download: fields.notify,
             name_file_in_mail: fields.name_file,
         };
         match sharing.create(user, new_share, before_issue, Delivery::Background).await {
-            Ok(Created { share_id, link, .. }) => Ok(Submitted::Created { share_id, link }),
+            Ok(Created { share_id, link, .. }) => {
+                self.state.services.accounts.remember_share_mail_lang(user, lang).await?;
+                Ok(Submitted::Created { share_id, link })
+            }
             // Used by a first submission of the same form, or gone meanwhile.
             Err(CreateError::UploadUnavailable) => {
                 fields.uploaded = None;

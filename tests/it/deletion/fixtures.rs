@@ -68,7 +68,7 @@ pub async fn populate(app: &TestApp, email: &str) -> Sender {
     let receipt = outbox.enqueue(Some(shares[1].id), MailKind::DownloadReceipt, &note(email)).await.unwrap();
     outbox.mark_sent(receipt).await.unwrap();
     let invitee = EmailAddress::parse(&format!("invitee-{id}@example.test")).unwrap();
-    Invitations::new(app.db().clone()).create(&invitee, Role::Sender, id).await.unwrap();
+    Invitations::new(app.db().clone()).create(&invitee, Role::Sender, id, watasu::i18n::Lang::Ja).await.unwrap();
     let mut storage_keys = Vec::new();
     for share in &shares {
         storage_keys.push(storage_key(app.db(), share.id).await);

@@ -20,11 +20,12 @@ async fn the_ledger_never_holds_an_address_a_token_or_a_file_name(backend: Backe
         .await;
     assert_eq!(asked.status, 303);
     app.smtp.wait_for(1, Duration::from_secs(10)).await;
-    let invitation = watasu::accounts::invitations::Invitations::new(db.clone())
+    let (_, invitation) = watasu::accounts::invitations::Invitations::new(db.clone())
         .create(
             &watasu::accounts::EmailAddress::parse("invited.private@example.test").unwrap(),
             watasu::accounts::Role::Sender,
             sender,
+            watasu::i18n::Lang::Ja,
         )
         .await
         .unwrap();

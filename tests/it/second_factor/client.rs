@@ -103,6 +103,14 @@ pub(super) async fn owner_with_app(app: &TestApp) -> (Client, Vec<u8>, Vec<Strin
     (client, secret, codes)
 }
 
+/// A sender `email` with an app set up, for tests outside this module: the recovery codes.
+pub async fn sender_with_app(app: &TestApp, email: &str) -> Vec<String> {
+    app.create_sender_with_password(email, "Sender", PASSWORD).await;
+    let client = Client::new(app, OWNERS_LAPTOP);
+    assert_eq!(client.password(email).await, "/shares");
+    enrol(&client).await.1
+}
+
 /// `OWNER`, signed in without a factor, has started setting up an app and not confirmed it yet:
 /// their client, the set-up page and the app's secret read from it.
 pub(super) async fn owner_setting_up_an_app(app: &TestApp) -> (Client, Page, Vec<u8>) {

@@ -9,4 +9,4 @@ mod reset;
 mod set_up;
 mod sign_in;
 
-pub use self::client::{code, room_in_this_step};
+pub use self::client::{code, room_in_this_step, sender_with_app};
