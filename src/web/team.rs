@@ -1,7 +1,6 @@
 //! The team page (admins only): invite senders by email, list the invitations still waiting
 //! (`invitations` resends and cancels them), list, disable and enable accounts again. A disabled
-//! sender's sessions end at once; their active shares keep working unless revoked. Invitation
-//! links (/invite/{token}) let the invited person choose a name and password, once, for 72 hours.
+//! sender's sessions end at once; their active shares keep working unless revoked.
 //! Disabling, enabling and deleting ask first on a page of their own; every change leads back to
 //! the team page with a notice, so a reload repeats nothing.
 
@@ -10,26 +9,24 @@ use poem::{
     Response, Route, get, handler,
     http::StatusCode,
     post,
-    web::{Data, Html, Path, Query},
+    web::{Data, Path, Query},
 };
 use serde::Deserialize;
 
 use super::{
     Admin, AppError, AppState, Chrome, Context,
-    auth::{SignInForm, account_error, field_error, lead_on},
-    field_error::FieldError,
+    auth::account_error,
     form::Form,
     middleware::{ClientAddr, SessionHandle},
-    paths, render, render_with, see_other,
+    paths, render_with, see_other,
 };
 use crate::{
     accounts::{User, invitations::PendingInvitation},
     i18n::{Lang, format::human_time},
-    secret::SecretString,
     services::{SignInMethods, accounts::AccountError},
 };
 
-/// The team page and its changes (admins only), and the invitation links.
+/// The team page and its changes (admins only).
 pub fn routes(route: Route) -> Route {
     use super::{deletion, sso};
     route
@@ -41,7 +38,6 @@ pub fn routes(route: Route) -> Route {
         .at("/team/:id/reset-factors", get(confirm_reset_factors).post(reset_factors))
         .at("/team/sign-in-policy", post(set_sign_in_policy))
         .at("/team/sign-in-methods", post(sso::set_methods))
-        .at("/invite/:token", get(invitation_page).post(accept))
 }
 
 #[derive(Template)]
@@ -269,77 +265,6 @@ fn confirm_page(
     let danger = change != "enable";
     let page = ConfirmPage { c, csrf_token: &csrf_token, member, title, lead, action, submit, danger };
     render_with(StatusCode::OK, &page)
-}
-
-#[derive(Template)]
-#[template(path = "auth/invite.html")]
-struct InvitePage<'a> {
-    c: Chrome,
-    action: String,
-    csrf_token: &'a str,
-    email: &'a str,
-    /// The name typed into a refused form, kept.
-    name: &'a str,
-    error: FieldError,
-    /// The single sign-on button's words, when it is configured.
-    sso_button: Option<String>,
-    /// Off: the invitation is accepted by single sign-on only.
-    passwords: bool,
-}
-
-/// GET /invite/{token}
-#[handler]
-pub async fn invitation_page(
-    Context { c, state, session, .. }: Context<'_>,
-    Path(token): Path<String>,
-) -> Result<Html<String>, AppError> {
-    let invitation = state.services.accounts.invitation(&token).await.map_err(invitation_error)?;
-    let methods = state.services.sign_in_methods().await?;
-    render(&InvitePage {
-        sso_button: super::sso::button_label(&c, &methods),
-        passwords: methods.passwords_allowed,
-        c,
-        action: paths::invitation(&token),
-        csrf_token: &session.form_token(),
-        email: &invitation.email,
-        name: "",
-        error: FieldError::NONE,
-    })
-}
-
-/// POST /invite/{token}: creates the account (once) and signs the new sender in.
-#[handler]
-pub async fn accept(
-    Context { c, state, session, client, .. }: Context<'_>,
-    Path(token): Path<String>,
-    Form(form): Form<SignInForm>,
-) -> Result<Response, AppError> {
-    let password = SecretString::new(form.password);
-    let accounts = &state.services.accounts;
-    match accounts.accept_invitation(&token, &form.name, password, c.lang, session.current().as_ref(), client).await {
-        Ok(step) => Ok(lead_on(state, session, step, &form.time_zone).await),
-        Err(AccountError::Invalid(problem)) => {
-            let invitation = accounts.invitation(&token).await.map_err(invitation_error)?;
-            let csrf_token = session.form_token();
-            let error = field_error(c.t, &problem, "password");
-            let action = paths::invitation(&token);
-            let (email, name) = (&invitation.email, &form.name);
-            let sso_button = super::sso::button_label(&c, &state.services.sign_in_methods().await?);
-            let page =
-                InvitePage { c, action, csrf_token: &csrf_token, email, name, error, sso_button, passwords: true };
-            render_with(StatusCode::BAD_REQUEST, &page)
-        }
-        Err(error) => Err(invitation_error(error)),
-    }
-}
-
-/// A refused invitation link as its page: used, expired or unknown, or its address taken meanwhile.
-fn invitation_error(error: AccountError) -> AppError {
-    match error {
-        AccountError::LinkClosed => AppError::NotAvailable("invitation used, expired or unknown"),
-        AccountError::Exists => AppError::Gone("an account for this address exists"),
-        error => account_error(error),
-    }
 }
 
 /// The team page with a refusal for the admin to read (400).

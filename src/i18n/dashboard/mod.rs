@@ -290,7 +290,7 @@ pub const JA: DashboardText = DashboardText {
     upload_too_large: "ファイルが上限を超えています。",
     file_missing: "送るファイルを選んでください。",
     upload_sender_disabled: "このアカウントではファイルを送れなくなりました（無効にされたか、削除の手続き中です）。何も送られておらず、ファイルは削除しました。",
-    upload_session_ended: "セッションが終了したため、ファイルは送られていません。もう一度ログインして、ファイルを選び直してください。",
+    upload_session_ended: "セッションが終了したため、ファイルは送られていません。もう一度サインインして、ファイルを選び直してください。",
     upload_kept_before: "アップロード済みのファイル：",
     upload_kept_after: "。もう一度選ぶ必要はありません。",
     upload_unavailable: "このアップロードはもう使えません（送信済み、期限切れ、または他の人のものです）。ファイルをもう一度選んでください。",

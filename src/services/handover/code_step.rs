@@ -7,7 +7,10 @@
 
 use std::{net::IpAddr, time::Duration};
 
-use super::{Handover, PER_CLIENT, PER_SESSION, Refusal, Step, client_bucket, session_bucket};
+use super::{
+    Handover, Refusal, Step,
+    limits::{PER_CLIENT, PER_SESSION, client_bucket, session_bucket},
+};
 use crate::{
     db::Timestamp,
     otp::{Challenge, Notice},

@@ -7,10 +7,14 @@
 //! limits count, and the mail leaves in the background.
 
 mod code_step;
+mod limits;
 
 pub use code_step::{Blocked, CodeStatus, CodeStep, minutes_to_wait};
+pub use limits::code_limits;
 
-use std::{net::IpAddr, sync::Arc, time::Duration};
+use limits::{PER_CLIENT, PER_SESSION, client_bucket, session_bucket};
+
+use std::{net::IpAddr, sync::Arc};
 
 use super::{Fault, Parts, delivery::Deliveries, mails::Mails};
 use crate::{
@@ -19,30 +23,12 @@ use crate::{
     i18n::Lang,
     lifecycle::{ClaimedFile, LifecycleRepository},
     otp::{CodeOutcome, Codes, Notice, Repeat},
-    ratelimit::{Limit, RateLimiter},
+    ratelimit::RateLimiter,
     session::Session,
     share::{EventKind, FileInfo, Share, ShareAccess, ShareError, ShareEvents, ShareStatus},
     storage::{FileStore, StoreError},
     text::strip_invisible,
 };
-
-/// Address submissions and "send a new code" for a code that no longer works, per browser session
-/// and share: a person who mistypes gets at least three in a row ("send a new code" while the code
-/// works mails it again and counts nothing). Matched or not, every request counts the same, so
-/// the limit itself reveals nothing; a refused one counts nothing, and a new link or an unlock
-/// starts afresh.
-const PER_SESSION: [Limit; 2] =
-    [Limit::new(3, Duration::from_secs(10 * 60)), Limit::new(10, Duration::from_secs(24 * 3600))];
-/// The same requests per client address, across shares and sessions: high enough that an office
-/// behind one NAT address never meets it, low enough to stop one machine cycling sessions.
-const PER_CLIENT: [Limit; 1] = [Limit::new(200, Duration::from_secs(3600))];
-
-/// The rate-limit buckets of the code step that belong to one share's current link (cleared with a
-/// new link or an unlock); the per-share code-mail budget counts under it too. Every bucket of a
-/// share starts with `share:{id}:`, which is how an account's deletion finds them.
-pub fn code_limits(share_id: i64) -> String {
-    format!("share:{share_id}:code:")
-}
 
 /// Why the recipient's request is not answered with the next step. The `&'static str`s go to the
 /// log only: the pages never say which of several reasons it was.
@@ -387,16 +373,6 @@ impl Handover {
 /// (a NUL cannot even be stored), trimmed, and no longer than an address can be.
 fn shown_back(typed: &str) -> String {
     strip_invisible(typed).trim().chars().take(254).collect()
-}
-
-/// The code-request bucket of one browser session for one share.
-fn session_bucket(share: &Share, session: &Session) -> String {
-    format!("{}session:{}", code_limits(share.id), session.id)
-}
-
-/// The code-request bucket of one client address, across shares and sessions.
-fn client_bucket(client: IpAddr) -> String {
-    format!("code-request:client:{client}")
 }
 
 /// A short, stable reference to the session for the log: a prefix of its cookie's hash, which
