@@ -23,7 +23,7 @@ struct EndPage {
     body: String,
     /// Good news (downloaded in this browser) rather than a refusal.
     calm: bool,
-    /// "Write to <sender>": the mailto link and its words.
+    /// "Write to <sender>": the address for the mailto link, and the words.
     write_to: Option<(String, String)>,
     /// Where the button leads without a sender to write to, and what it says.
     back: (String, &'static str),
@@ -73,11 +73,11 @@ pub async fn recipient_refusals<E: Endpoint>(ep: Arc<E>, req: Request) -> poem::
     page_response(EndPage { c: chrome, status: status.as_u16(), title, body, calm, write_to, back }, htmx)
 }
 
-/// The mailto link to the sender (the URL parser escapes what the address needs) and the
-/// button's words.
+/// The sender's address as a mailto link's path (the URL parser escapes what the address needs)
+/// and the button's words.
 fn write_to(sender: &SenderContact, words: &str) -> Option<(String, String)> {
     let href = url::Url::parse(&format!("mailto:{}", sender.email)).ok()?;
-    Some((href.into(), words.replace("{sender}", &sender.name)))
+    Some((href.path().to_owned(), words.replace("{sender}", &sender.name)))
 }
 
 fn page_response(page: EndPage, htmx: bool) -> poem::Result<Response> {
