@@ -4,3 +4,5 @@
 ALTER TABLE otp_challenges ADD COLUMN code_sealed BYTEA;          -- AES-256-GCM of the mailed code (key derived from the secret key); NULL when not mailed, used or set aside
 ALTER TABLE otp_challenges ADD COLUMN resent_at timestamptz;      -- when the same code was last sent again
 ALTER TABLE otp_challenges ADD COLUMN blocked_until timestamptz;  -- end of the code-request block the sender's timeline was told of
+-- The code step's old "limited" line is gone: a block is a step of its own now.
+UPDATE otp_challenges SET notice = NULL WHERE notice = 'limited';

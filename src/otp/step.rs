@@ -14,14 +14,12 @@ use crate::{
 };
 
 crate::db_code! {
-    /// The status line a form post leaves for the next view of the code step. `Limited` was left
-    /// by earlier versions (a block is now a step of its own) and says nothing any more.
+    /// The status line a form post leaves for the next view of the code step.
     pub enum Notice {
         Wrong = "wrong",
         Malformed = "malformed",
         Resent = "resent",
         Repeated = "repeated",
-        Limited = "limited",
     }
 }
 

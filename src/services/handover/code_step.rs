@@ -104,7 +104,7 @@ impl Handover {
             (Some(Notice::Malformed), true) => CodeStatus::Malformed,
             (Some(Notice::Resent), true) => CodeStatus::Resent(challenge.created_at),
             (Some(Notice::Repeated), true) => CodeStatus::Repeated(challenge.resent_at.unwrap_or(challenge.created_at)),
-            (Some(Notice::Limited) | None, true) => CodeStatus::Quiet,
+            (None, true) => CodeStatus::Quiet,
         };
         let share_left = self.codes.share_tries_left(share.id).await?;
         let lock_warning = (share_left <= LOCK_WARNING_FROM).then_some(share_left);
