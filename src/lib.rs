@@ -19,7 +19,7 @@
 //! - Foundations: [`config`] (settings, validated once), [`db`] (the two backends, the dialect
 //!   toolkit, stored codes as enums, `Timestamp`), [`secret`] (and [`key_check`], the key at
 //!   start-up), [`i18n`] (the strings by area, both languages side by side), [`text`], [`retry`],
-//!   [`guarded_body`], [`metrics`] (the Prometheus series), [`memory`] (giving freed memory back to the system).
+//!   [`guarded_body`], [`zip`] (a stored-files archive laid out without reading the files), [`metrics`] (the Prometheus series), [`memory`] (giving freed memory back to the system).
 //!
 //! [`App`] wires them together and is what both `main` and the integration tests start.
 
@@ -49,6 +49,7 @@ pub mod storage;
 pub mod text;
 pub mod uploads;
 pub mod web;
+pub mod zip;
 
 use std::{future::Future, net::SocketAddr};
 

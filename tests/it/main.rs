@@ -91,3 +91,4 @@ mod transport;
 mod unicode_names;
 mod uploads;
 mod visits;
+mod zip_archives;
