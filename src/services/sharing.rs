@@ -208,9 +208,10 @@ impl Sharing {
                 let row = self.uploads.finished(sender.id, id).await.map_err(|_| CreateError::UploadUnavailable)?;
                 let row = row.ok_or(CreateError::UploadUnavailable)?;
                 let sha256 = row.sha256.clone().ok_or(CreateError::UploadUnavailable)?;
+                let crc32 = row.crc32.and_then(|c| u32::try_from(c).ok()).ok_or(CreateError::UploadUnavailable)?;
                 let new = NewShare {
                     sender_id: sender.id,
-                    file: StoredFile { key: row.storage_key.clone(), size_bytes: row.length(), sha256 },
+                    file: StoredFile { key: row.storage_key.clone(), size_bytes: row.length(), sha256, crc32 },
                     original_name: clean_file_name(upload.file_name),
                     content_type: upload.content_type.to_owned(),
                     recipient: upload.recipient,

@@ -11,7 +11,7 @@ use crate::{
     config::Config,
     db::Timestamp,
     secret::random_token,
-    storage::{Appended, ResumableStore, StoreError},
+    storage::{Appended, ResumableStore, StoreError, StoredFile},
     uploads::{
         CHECKPOINT_BYTES, Checksum, Metadata, NewUpload, RESERVATION_FACTOR, Refusal, TAKEOVER_PATIENCE,
         UploadRepository, UploadRow, WriteLocks, delete_files, locks::WriteGuard,
@@ -270,14 +270,14 @@ impl Uploads {
         }
     }
 
-    /// Completes the file from its recorded pieces and records its digest (read back from the
+    /// Completes the file from its recorded pieces and records its digests (read back from the
     /// store).
-    async fn finish(&self, id: i64, key: &str) -> Result<String, UploadError> {
+    async fn finish(&self, id: i64, key: &str) -> Result<StoredFile, UploadError> {
         let pieces = self.repo.pieces(id).await?;
         let stored = self.store.complete_partial(key, &pieces).await?;
-        self.repo.finish(id, &stored.sha256).await?;
+        self.repo.finish(id, &stored).await?;
         tracing::info!(upload_id = id, size = stored.size_bytes, "upload complete");
-        Ok(stored.sha256)
+        Ok(stored)
     }
 
     /// The sender's complete upload, finishing it first if a crash came between its last byte and
@@ -292,7 +292,8 @@ impl Uploads {
             return Ok(None);
         }
         if row.sha256.is_none() {
-            row.sha256 = Some(self.finish(row.id, &row.storage_key).await?);
+            let stored = self.finish(row.id, &row.storage_key).await?;
+            (row.sha256, row.crc32) = (Some(stored.sha256), Some(i64::from(stored.crc32)));
         }
         Ok(Some(row))
     }

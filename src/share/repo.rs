@@ -111,8 +111,8 @@ pub struct ShareRepository {
 /// commit, and holds the row so that one cannot commit in between (SQLite's write transaction
 /// already serialises the two).
 const INSERT_FILE: Sql = sql!(
-    "INSERT INTO files (owner_id, storage_key, original_name, content_type, size_bytes, sha256)
-     SELECT id, $2, $3, $4, $5, $6 FROM users WHERE id = $1 AND disabled_at IS NULL"
+    "INSERT INTO files (owner_id, storage_key, original_name, content_type, size_bytes, sha256, crc32)
+     SELECT id, $2, $3, $4, $5, $6, $7 FROM users WHERE id = $1 AND disabled_at IS NULL"
     { sqlite: "", postgres: " FOR SHARE" } " RETURNING id"
 );
 /// A finished upload's row goes with the share made of its file: only the sender's own, finished,
@@ -190,6 +190,7 @@ impl ShareRepository {
                 .bind(&new.content_type)
                 .bind(size)
                 .bind(&new.file.sha256)
+                .bind(i64::from(new.file.crc32))
                 .fetch_optional(&mut *tx)
                 .await?;
             let Some(file_id) = file_id else { return Err(ShareError::SenderDisabled) };

@@ -93,7 +93,7 @@ async fn migrate_file(
     let key = &file.storage_key;
     let expected_size = u64::try_from(file.size_bytes).unwrap_or(0);
     let outcome = match read_back_digest(target, key).await {
-        Ok(found) if found == (expected_size, file.sha256.clone()) => Outcome::AlreadyThere,
+        Ok(found) if (found.size_bytes, &found.sha256) == (expected_size, &file.sha256) => Outcome::AlreadyThere,
         Ok(_) | Err(StoreError::NotFound) => {
             let source = match folder.open(key).await {
                 Ok(source) => source,

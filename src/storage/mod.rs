@@ -3,6 +3,7 @@
 //! told by its traits: [`FileStore`] keeps whole files, [`ResumableStore`] also keeps the partial
 //! files of resumable uploads, and [`SweptStore`] also lists what it holds to the leftover sweep.
 
+mod digest;
 mod fallback;
 pub mod leftovers;
 mod local_leftovers;
@@ -17,6 +18,7 @@ pub mod store;
 mod store_setup;
 
 pub use self::object_store::ObjectFileStore;
+pub use digest::Digester;
 pub use fallback::FallbackStore;
 pub use leftovers::{Leftover, LeftoverKind};
 pub use opened::OpenedFile;

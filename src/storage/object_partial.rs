@@ -9,10 +9,10 @@ use std::{io, pin::Pin};
 use ::object_store::{ObjectStore, path::Path as ObjectPath};
 use bytes::Bytes;
 use futures_util::{Stream, StreamExt, TryStreamExt, stream::BoxStream};
-use sha2::{Digest, Sha256};
 use tokio::io::{AsyncRead, AsyncReadExt};
 
 use super::{
+    Digester,
     object_store::{ObjectFileStore, store_error},
     store::{Appended, CHUNK, Content, Deleted, PARTIAL_PREFIX, ResumableStore, StoreError, StoredFile},
 };
@@ -37,7 +37,7 @@ impl ObjectFileStore {
     }
 
     /// Writes the pieces one after the other into `path`, checking they join up without a gap.
-    async fn assemble(&self, path: &ObjectPath, key: &str, pieces: &[String]) -> Result<(u64, String), StoreError> {
+    async fn assemble(&self, path: &ObjectPath, key: &str, pieces: &[String]) -> Result<Digester, StoreError> {
         let paths = pieces.iter().map(|piece| self.piece_path(key, piece)).collect::<Result<Vec<_>, _>>()?;
         let joined = self.joined(pieces.iter().zip(paths).map(|(piece, path)| (piece_start(piece), path)).collect());
         let reader = tokio_util::io::StreamReader::new(joined.map_err(io::Error::other));
@@ -85,15 +85,14 @@ impl ObjectFileStore {
         })
     }
 
-    /// Size and SHA-256 of a stored object, read back.
-    async fn digest_object(&self, path: &ObjectPath) -> Result<(u64, String), StoreError> {
+    /// The digest of a stored object, read back.
+    async fn digest_object(&self, path: &ObjectPath) -> Result<Digester, StoreError> {
         let mut bytes = self.objects.get(path).await.map_err(store_error)?.into_stream();
-        let (mut hasher, mut size) = (Sha256::new(), 0u64);
+        let mut digester = Digester::default();
         while let Some(chunk) = bytes.try_next().await.map_err(store_error)? {
-            hasher.update(&chunk);
-            size += chunk.len() as u64;
+            digester.update(&chunk);
         }
-        Ok((size, hex::encode(hasher.finalize())))
+        Ok(digester)
     }
 }
 
@@ -127,7 +126,7 @@ impl ResumableStore for ObjectFileStore {
         first.truncate(read);
         let cut = std::sync::Mutex::new(None);
         let rest = UntilCut { inner: content, cut: &cut };
-        let (written, _) = self.put_at(&path, Box::pin(io::Cursor::new(first).chain(rest)), max_bytes).await?;
+        let written = self.put_at(&path, Box::pin(io::Cursor::new(first).chain(rest)), max_bytes).await?.size();
         Ok(Appended { written, cut: cut.into_inner().unwrap_or_else(|e| e.into_inner()), piece: Some(piece) })
     }
 
@@ -135,7 +134,7 @@ impl ResumableStore for ObjectFileStore {
     /// once the object exists it is digested again (another instance may have completed it).
     async fn complete_partial(&self, key: &str, pieces: &[String]) -> Result<StoredFile, StoreError> {
         let path = self.path_of(key).ok_or(StoreError::NotFound)?;
-        let (size_bytes, sha256) = match self.size_of(&path).await {
+        let digester = match self.size_of(&path).await {
             Ok(_) => self.digest_object(&path).await?,
             Err(StoreError::NotFound) => match self.assemble(&path, key, pieces).await {
                 // Another completer finished first and removed the pieces under this one.
@@ -145,7 +144,7 @@ impl ResumableStore for ObjectFileStore {
             Err(error) => return Err(error),
         };
         self.delete_partial(key).await?;
-        Ok(StoredFile { key: key.to_owned(), size_bytes, sha256 })
+        Ok(digester.stored(key))
     }
 
     async fn discard_piece(&self, key: &str, piece: &str) -> Result<(), StoreError> {

@@ -15,10 +15,12 @@ use ::object_store::{
 };
 use bytes::Bytes;
 use futures_util::{StreamExt, TryStreamExt};
-use sha2::{Digest, Sha256};
 use tokio::io::AsyncReadExt;
 
-use super::store::{Content, Deleted, FileStore, OpenedFile, StoreError, StoredFile};
+use super::{
+    Digester,
+    store::{Content, Deleted, FileStore, OpenedFile, StoreError, StoredFile},
+};
 use crate::secret::random_token;
 
 /// Bytes per uploaded part: S3 refuses parts under 5 MiB (except the last) and more than 10,000
@@ -65,8 +67,7 @@ impl ObjectFileStore {
     /// Stores `content` under a key chosen elsewhere (a file moving in from the local folder).
     pub async fn put_as<'a>(&self, key: &str, content: Content<'a>, max_bytes: u64) -> Result<StoredFile, StoreError> {
         let path = self.path_of(key).ok_or(StoreError::NotFound)?;
-        let (size_bytes, sha256) = self.put_at(&path, content, max_bytes).await?;
-        Ok(StoredFile { key: key.to_owned(), size_bytes, sha256 })
+        Ok(self.put_at(&path, content, max_bytes).await?.stored(key))
     }
 
     /// The object of a key, or `None` for anything that is not one of our keys.
@@ -80,14 +81,14 @@ impl ObjectFileStore {
     }
 
     /// Streams `content` into the object at `path` (refusing more than `max_bytes`); answers the
-    /// size and hex SHA-256 of what streamed.
+    /// digest of what streamed.
     pub(super) async fn put_at<'a>(
         &self,
         path: &ObjectPath,
         mut content: Content<'a>,
         max_bytes: u64,
-    ) -> Result<(u64, String), StoreError> {
-        let mut digest = Digesting { hasher: Sha256::new(), size: 0, max_bytes };
+    ) -> Result<Digester, StoreError> {
+        let mut digest = Digesting { digester: Digester::default(), max_bytes };
         let first = digest.read_part(&mut content).await?;
         if first.len() < PART_BYTES {
             // All of it fits in one part: one plain PUT (S3 completes no upload of zero parts).
@@ -95,7 +96,7 @@ impl ObjectFileStore {
         } else {
             self.upload_parts(path, first, &mut content, &mut digest).await?;
         }
-        Ok((digest.size, hex::encode(digest.hasher.finalize())))
+        Ok(digest.digester)
     }
 
     /// Streams the parts as one multipart upload, `PARTS_IN_FLIGHT` at a time while the next is
@@ -223,8 +224,7 @@ fn parse_url(url: &str) -> anyhow::Result<(&str, String)> {
 
 /// Size and SHA-256 of everything read so far, refusing more than `max_bytes`.
 struct Digesting {
-    hasher: Sha256,
-    size: u64,
+    digester: Digester,
     max_bytes: u64,
 }
 
@@ -238,11 +238,10 @@ impl Digesting {
             if read == 0 {
                 break;
             }
-            self.size += read as u64;
-            if self.size > self.max_bytes {
+            if self.digester.size() + read as u64 > self.max_bytes {
                 return Err(StoreError::TooLarge { limit: self.max_bytes });
             }
-            self.hasher.update(&part[filled..filled + read]);
+            self.digester.update(&part[filled..filled + read]);
             filled += read;
         }
         part.truncate(filled);
@@ -266,8 +265,7 @@ impl FileStore for ObjectFileStore {
     async fn put<'a>(&self, content: Content<'a>, max_bytes: u64) -> Result<StoredFile, StoreError> {
         let key = random_token().expose().to_owned();
         let path = self.path_of(&key).expect("random tokens are keys");
-        let (size_bytes, sha256) = self.put_at(&path, content, max_bytes).await?;
-        Ok(StoredFile { key, size_bytes, sha256 })
+        Ok(self.put_at(&path, content, max_bytes).await?.stored(key))
     }
 
     async fn open(&self, key: &str) -> Result<OpenedFile, StoreError> {

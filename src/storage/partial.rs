@@ -100,8 +100,7 @@ impl ResumableStore for LocalFileStore {
             Err(e) if e.kind() == io::ErrorKind::NotFound => {}
             Err(e) => return Err(e.into()),
         }
-        let (size_bytes, sha256) = read_back_digest(self, key).await?;
-        Ok(StoredFile { key: key.to_owned(), size_bytes, sha256 })
+        read_back_digest(self, key).await
     }
 
     async fn delete_partial(&self, key: &str) -> Result<Deleted, StoreError> {

@@ -13,11 +13,10 @@ use std::{
     pin::Pin,
 };
 
-use sha2::{Digest, Sha256};
 use tokio::io::{AsyncRead, AsyncReadExt, AsyncWriteExt};
 
 pub use super::opened::OpenedFile;
-use super::{leftovers::Leftover, read_ahead};
+use super::{Digester, leftovers::Leftover, read_ahead};
 use crate::secret::random_token;
 
 /// Name prefix of files being written; the GC removes old ones left by interrupted uploads.
@@ -31,6 +30,7 @@ pub struct StoredFile {
     pub key: String,
     pub size_bytes: u64,
     pub sha256: String,
+    pub crc32: u32,
 }
 
 #[derive(Debug, thiserror::Error)]
@@ -122,19 +122,17 @@ pub trait SweptStore: ResumableStore {
     async fn remove_leftover(&self, leftover: &Leftover) -> Result<Deleted, StoreError>;
 }
 
-/// The size and hex SHA-256 of a stored file, read back from the store.
-pub(super) async fn read_back_digest(store: &dyn FileStore, key: &str) -> Result<(u64, String), StoreError> {
+/// A stored file's facts, read back from the store.
+pub(super) async fn read_back_digest(store: &dyn FileStore, key: &str) -> Result<StoredFile, StoreError> {
     let mut reader = store.open(key).await?.into_reader();
-    let mut hasher = Sha256::new();
+    let mut digester = Digester::default();
     let mut buffer = vec![0u8; CHUNK];
-    let mut size = 0u64;
     loop {
         let read = reader.read(&mut buffer).await?;
         if read == 0 {
-            return Ok((size, hex::encode(hasher.finalize())));
+            return Ok(digester.stored(key));
         }
-        hasher.update(&buffer[..read]);
-        size += read as u64;
+        digester.update(&buffer[..read]);
     }
 }
 
@@ -175,26 +173,24 @@ impl LocalFileStore {
         temp: &Path,
         mut content: Content<'a>,
         max_bytes: u64,
-    ) -> Result<(u64, String), StoreError> {
+    ) -> Result<Digester, StoreError> {
         // Owner only, like everything in the data folder (whatever the umask).
         let mut file = tokio::fs::OpenOptions::new().write(true).create_new(true).mode(0o600).open(temp).await?;
-        let mut hasher = Sha256::new();
+        let mut digester = Digester::default();
         let mut buffer = vec![0u8; CHUNK];
-        let mut size: u64 = 0;
         loop {
             let read = content.read(&mut buffer).await.map_err(StoreError::Content)?;
             if read == 0 {
                 break;
             }
-            size += read as u64;
-            if size > max_bytes {
+            if digester.size() + read as u64 > max_bytes {
                 return Err(StoreError::TooLarge { limit: max_bytes });
             }
-            hasher.update(&buffer[..read]);
+            digester.update(&buffer[..read]);
             file.write_all(&buffer[..read]).await?;
         }
         file.sync_all().await?;
-        Ok((size, hex::encode(hasher.finalize())))
+        Ok(digester)
     }
 }
 
@@ -204,11 +200,11 @@ impl FileStore for LocalFileStore {
         let key = random_token().expose().to_owned();
         let temp = self.dir.join(format!("{TEMP_PREFIX}{key}"));
         match self.write_temp(&temp, content, max_bytes).await {
-            Ok((size_bytes, sha256)) => {
+            Ok(digester) => {
                 tokio::fs::rename(&temp, self.dir.join(&key)).await?;
                 // The rename is durable only once the folder itself is synced.
                 tokio::fs::File::open(&self.dir).await?.sync_all().await?;
-                Ok(StoredFile { key, size_bytes, sha256 })
+                Ok(digester.stored(key))
             }
             Err(error) => {
                 let _ = tokio::fs::remove_file(&temp).await;

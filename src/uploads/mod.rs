@@ -50,6 +50,8 @@ pub struct UploadRow {
     pub file_name: String,
     pub content_type: String,
     pub sha256: Option<String>,
+    /// Recorded with the SHA-256 (`None` until then).
+    pub crc32: Option<i64>,
     pub expires_at: Timestamp,
 }
 

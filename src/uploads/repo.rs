@@ -4,6 +4,7 @@
 use crate::{
     db::{Db, Dialect, Sql, Timestamp, seconds},
     on_db, sql,
+    storage::StoredFile,
 };
 
 use super::{NewUpload, UPLOAD_TTL, UploadRow};
@@ -26,7 +27,8 @@ const INSERT: Sql = sql!(
      VALUES ($1, $2, $3, $4, $5, $6, $7, " now " + " secs("$8") ") RETURNING id"
 );
 const FIND: Sql = sql!(
-    "SELECT id, storage_key, upload_length, upload_offset, metadata, file_name, content_type, sha256, expires_at
+    "SELECT id, storage_key, upload_length, upload_offset, metadata, file_name, content_type, sha256, crc32,
+            expires_at
        FROM uploads WHERE public_id = $1 AND owner_id = $2 AND expires_at > " now
 );
 /// Bytes arrived: the offset moves on and the expiry slides.
@@ -39,7 +41,7 @@ const ADVANCE: Sql = sql!(
 const RECORD_PIECE: Sql = Sql::same("INSERT INTO upload_pieces (upload_id, start_offset, piece) VALUES ($1, $2, $3)");
 const PIECES: Sql = Sql::same("SELECT piece FROM upload_pieces WHERE upload_id = $1 ORDER BY start_offset");
 const FINISH: Sql = sql!(
-    "UPDATE uploads SET sha256 = $2, updated_at = " now "
+    "UPDATE uploads SET sha256 = $2, crc32 = $3, updated_at = " now "
       WHERE id = $1 AND upload_offset = upload_length AND sha256 IS NULL"
 );
 const DELETE: Sql = Sql::same("DELETE FROM uploads WHERE id = $1");
@@ -149,10 +151,16 @@ impl UploadRepository {
         on_db!(&self.db, |pool| sqlx::query_scalar(pool.sql(&PIECES)).bind(id).fetch_all(pool).await)
     }
 
-    /// Records the digest of a complete upload.
-    pub async fn finish(&self, id: i64, sha256: &str) -> Result<bool, sqlx::Error> {
+    /// Records the digests of a complete upload.
+    pub async fn finish(&self, id: i64, stored: &StoredFile) -> Result<bool, sqlx::Error> {
         let done = on_db!(&self.db, |pool| {
-            sqlx::query(pool.sql(&FINISH)).bind(id).bind(sha256).execute(pool).await?.rows_affected()
+            sqlx::query(pool.sql(&FINISH))
+                .bind(id)
+                .bind(&stored.sha256)
+                .bind(i64::from(stored.crc32))
+                .execute(pool)
+                .await?
+                .rows_affected()
         });
         Ok(done == 1)
     }

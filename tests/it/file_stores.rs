@@ -163,6 +163,7 @@ async fn the_digest_is_of_the_bytes_that_streamed(subject: Subject) {
     let content = pattern(2 * PART_BYTES + 7);
     let stored = subject.store.put(Box::pin(std::io::Cursor::new(content.clone())), u64::MAX).await.unwrap();
     assert_eq!((stored.size_bytes, stored.sha256.as_str()), (content.len() as u64, sha256_hex(&content).as_str()));
+    assert_eq!(stored.crc32, crc32fast::hash(&content), "the CRC-32 a ZIP entry needs, from the same pass");
     assert_eq!(sha256_hex(&subject.read_all(&stored.key).await), stored.sha256);
 }
 

@@ -57,6 +57,7 @@ fn new_share(sender_id: i64, ttl: Duration) -> NewShare {
             key: watasu::secret::random_token().expose().to_owned(),
             size_bytes: 4,
             sha256: "0".repeat(64),
+            crc32: 0,
         },
         original_name: "report.txt".to_owned(),
         content_type: "text/plain".to_owned(),

@@ -82,6 +82,7 @@ async fn a_cut_append_keeps_what_arrived(subject: Subject) {
     partial.append(Generated::bytes(600..1000), 400).await.unwrap();
     let stored = partial.complete().await;
     assert_eq!(stored.sha256, sha256_hex(&Generated::bytes(0..1000)));
+    assert_eq!(stored.crc32, crc32fast::hash(&Generated::bytes(0..1000)));
     assert_eq!(subject.read_all(&partial.key).await, Generated::bytes(0..1000));
 }
 

@@ -9,11 +9,10 @@ use std::{
 };
 
 use futures_util::stream::BoxStream;
-use sha2::{Digest, Sha256};
 use tokio::io::AsyncReadExt;
 use watasu::storage::{
-    Appended, Content, Deleted, FileStore, Leftover, LeftoverKind, OpenedFile, ResumableStore, StoreError, StoredFile,
-    SweptStore,
+    Appended, Content, Deleted, Digester, FileStore, Leftover, LeftoverKind, OpenedFile, ResumableStore, StoreError,
+    StoredFile, SweptStore,
 };
 
 #[derive(Debug, Default)]
@@ -70,7 +69,7 @@ impl FileStore for FakeFileStore {
         }
         let key = watasu::secret::random_token().expose().to_owned();
         self.place(&key);
-        Ok(StoredFile { key, size_bytes: bytes.len() as u64, sha256: String::new() })
+        Ok(digested(key, &bytes))
     }
 
     async fn open(&self, key: &str) -> Result<OpenedFile, StoreError> {
@@ -122,8 +121,7 @@ impl ResumableStore for FakeFileStore {
     async fn complete_partial(&self, key: &str, _pieces: &[String]) -> Result<StoredFile, StoreError> {
         let bytes = self.partials().remove(key).ok_or(StoreError::NotFound)?;
         self.place(key);
-        let sha256 = hex::encode(Sha256::digest(&bytes));
-        Ok(StoredFile { key: key.to_owned(), size_bytes: bytes.len() as u64, sha256 })
+        Ok(digested(key, &bytes))
     }
 
     /// Appends go to one buffer per upload: there are no pieces.
@@ -150,4 +148,10 @@ impl SweptStore for FakeFileStore {
             LeftoverKind::Temp | LeftoverKind::Multipart => Ok(Deleted::AlreadyAbsent),
         }
     }
+}
+
+fn digested(key: impl Into<String>, bytes: &[u8]) -> StoredFile {
+    let mut digester = Digester::default();
+    digester.update(bytes);
+    digester.stored(key)
 }

@@ -41,10 +41,11 @@ async fn a_finished_upload_becomes_a_share_with_its_digest_and_the_recipients_ma
     assert!(page.attr("#share-link", "value").unwrap().contains("/s/"));
     let mail = app.smtp.wait_for(1, Duration::from_secs(10)).await.pop().unwrap();
     assert_eq!(mail.to, [RECIPIENT]);
-    let (name, digest, size): (String, String, i64) = watasu::on_db!(app.db(), |pool| {
-        sqlx::query_as("SELECT original_name, sha256, size_bytes FROM files").fetch_one(pool).await.unwrap()
+    let (name, digest, crc32, size): (String, String, i64, i64) = watasu::on_db!(app.db(), |pool| {
+        sqlx::query_as("SELECT original_name, sha256, crc32, size_bytes FROM files").fetch_one(pool).await.unwrap()
     });
-    assert_eq!((name.as_str(), digest, size), ("report.txt", sha256_hex(&content), 100_000));
+    let expected = ("report.txt", sha256_hex(&content), i64::from(crc32fast::hash(&content)), 100_000);
+    assert_eq!((name.as_str(), digest, crc32, size), expected);
     assert_eq!((shares(&app).await, uploads(&app).await), (1, 0));
 }
 
