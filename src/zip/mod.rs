@@ -5,12 +5,14 @@
 //! both, so a cut download resumes like a single file's.
 
 mod records;
+mod stream;
 
 use bytes::Bytes;
 use chrono::NaiveDateTime;
 use sha2::{Digest, Sha256};
 
 use self::records::Record;
+pub use self::stream::archive_bytes;
 
 /// One file in the archive.
 pub struct Entry {
