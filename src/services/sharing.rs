@@ -22,7 +22,8 @@ use crate::{
     ratelimit::{Limit, RateLimiter},
     share::{
         EventKind, Message, NewShare, ShareEvent, ShareEvents, ShareLinks, ShareListing, ShareRepository, ShareTtl,
-        create::{CreateError, ShareRequest, clean_file_name, create_share_checked, create_share_from_upload},
+        create::{CreateError, ShareRequest, create_share_checked, create_share_from_upload},
+        names::clean_file_name,
         sender::{SenderShares, ShareSummary, Viewer},
     },
     storage::{FileStore, StoreError, StoredFile},

@@ -5,7 +5,7 @@ use std::{pin::Pin, time::Duration};
 
 use tokio::io::AsyncRead;
 
-use super::{IssuedShare, MIN_TTL, Message, NewShare, ShareError, ShareLinks};
+use super::{IssuedShare, MIN_TTL, Message, NewShare, ShareError, ShareLinks, names::clean_file_name};
 use crate::{
     accounts::EmailAddress,
     i18n::Lang,
@@ -48,19 +48,6 @@ pub enum CreateError {
     ServerStopping,
     #[error(transparent)]
     Share(#[from] ShareError),
-}
-
-/// Longest file name kept; longer names are cut at a character boundary.
-const MAX_NAME_CHARS: usize = 255;
-
-/// The name to show for an uploaded file: its last path component, without control or invisible
-/// (bidirectional, zero-width) characters.
-/// It is only ever displayed (escaped) and put in Content-Disposition; storage uses a random key.
-pub fn clean_file_name(name: &str) -> String {
-    let last = name.rsplit(['/', '\\']).next().unwrap_or(name);
-    let cleaned: String = crate::text::strip_invisible(last).chars().take(MAX_NAME_CHARS).collect();
-    let trimmed = cleaned.trim();
-    if trimmed.is_empty() || trimmed == "." || trimmed == ".." { "file".to_owned() } else { trimmed.to_owned() }
 }
 
 pub async fn create_share(
@@ -127,19 +114,4 @@ pub async fn create_share_from_upload(
         ShareError::TtlTooShort => CreateError::TtlTooShort,
         other => other.into(),
     })
-}
-
-#[cfg(test)]
-mod tests {
-    use super::clean_file_name;
-
-    #[test]
-    fn only_the_last_path_component_is_kept() {
-        assert_eq!(clean_file_name("../../etc/passwd"), "passwd");
-        assert_eq!(clean_file_name("C:\\Users\\a\\報告書.pdf"), "報告書.pdf");
-        assert_eq!(clean_file_name("a\r\nb.txt"), "ab.txt");
-        assert_eq!(clean_file_name(".."), "file");
-        assert_eq!(clean_file_name("<b>x</b>.html"), "b>.html");
-        assert_eq!(clean_file_name("invoice\u{202e}gpj.exe"), "invoicegpj.exe");
-    }
 }

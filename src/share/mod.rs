@@ -7,6 +7,7 @@ pub mod create;
 mod events;
 mod grants;
 mod message;
+pub mod names;
 mod repo;
 pub mod sender;
 mod ttl;

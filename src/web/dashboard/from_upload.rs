@@ -5,7 +5,7 @@
 use poem::{http::StatusCode, web::Multipart};
 
 use super::new_share::{Fields, NewFile, Sending, Submitted};
-use crate::{services::sharing::Source, share::create::clean_file_name, web::AppError};
+use crate::{services::sharing::Source, share::names::clean_file_name, web::AppError};
 
 /// POST /shares/new with an `upload` field.
 pub(super) async fn share(
