@@ -104,7 +104,7 @@ impl Invitations {
                 .bind(role)
                 .bind(invited_by)
                 .bind(ttl)
-                .bind(lang.code())
+                .bind(lang)
                 .fetch_one(pool)
                 .await?
         });
@@ -152,7 +152,13 @@ impl Invitations {
     }
 
     /// Uses the invitation and creates the account in one transaction; returns the new user id.
-    pub async fn accept(&self, invitation: &Invitation, name: &str, password_hash: &str) -> Result<i64, AcceptError> {
+    pub async fn accept(
+        &self,
+        invitation: &Invitation,
+        name: &str,
+        password_hash: &str,
+        lang: Lang,
+    ) -> Result<i64, AcceptError> {
         let created = on_db!(&self.db, |pool| {
             let mut tx = pool.begin_write().await?;
             let used = sqlx::query(pool.sql(&USE)).bind(invitation.id).execute(&mut *tx).await?.rows_affected();
@@ -164,6 +170,7 @@ impl Invitations {
                 .bind(name)
                 .bind(password_hash)
                 .bind(invitation.role)
+                .bind(lang)
                 .fetch_one(&mut *tx)
                 .await;
             match id {

@@ -78,7 +78,7 @@ pub struct Users {
 
 /// A new account; also the account an accepted invitation creates.
 const INSERT_USER: &str =
-    "INSERT INTO users (email, display_name, password_hash, role) VALUES ($1, $2, $3, $4) RETURNING id";
+    "INSERT INTO users (email, display_name, password_hash, role, lang) VALUES ($1, $2, $3, $4, $5) RETURNING id";
 /// PostgreSQL locks every active admin's row first, in one order (no deadlock): two admins
 /// disabling each other at once would otherwise each see the other still active (write skew) and
 /// leave the team with none. The second waits here and then sees the first one's commit. SQLite's
@@ -179,7 +179,7 @@ impl Users {
     /// Sets the language of the mails about the account.
     pub async fn set_lang(&self, id: i64, lang: Lang) -> Result<(), sqlx::Error> {
         const SQL: &str = "UPDATE users SET lang = $2 WHERE id = $1";
-        on_db!(&self.db, |pool| sqlx::query(SQL).bind(id).bind(lang.code()).execute(pool).await.map(drop))
+        on_db!(&self.db, |pool| sqlx::query(SQL).bind(id).bind(lang).execute(pool).await.map(drop))
     }
 
     /// The recipient mail language the sender chose last (`None`: never chose one).
@@ -193,16 +193,17 @@ impl Users {
     /// Remembers the recipient mail language the sender just chose.
     pub async fn set_share_mail_lang(&self, id: i64, lang: Lang) -> Result<(), sqlx::Error> {
         const SQL: &str = "UPDATE users SET share_mail_lang = $2 WHERE id = $1";
-        on_db!(&self.db, |pool| sqlx::query(SQL).bind(id).bind(lang.code()).execute(pool).await.map(drop))
+        on_db!(&self.db, |pool| sqlx::query(SQL).bind(id).bind(lang).execute(pool).await.map(drop))
     }
 
-    /// Creates an account; a second account for the same address is refused.
+    /// Creates an account, its mails in `lang`; a second account for the same address is refused.
     pub async fn create(
         &self,
         email: &EmailAddress,
         display_name: &str,
         password_hash: &str,
         role: Role,
+        lang: Lang,
     ) -> Result<i64, CreateUserError> {
         let result = on_db!(&self.db, |pool| {
             sqlx::query_scalar(INSERT_USER)
@@ -210,6 +211,7 @@ impl Users {
                 .bind(display_name)
                 .bind(password_hash)
                 .bind(role)
+                .bind(lang)
                 .fetch_all(pool)
                 .await
                 .and_then(crate::db::one_written_row)

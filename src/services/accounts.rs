@@ -164,8 +164,8 @@ impl Accounts {
             return Err(AccountError::LinkClosed);
         }
         let hash = password::hash_password(form.password).await?;
-        let user_id = self.users.create(&email, name.as_str(), &hash, Role::Admin).await.map_err(create_error)?;
-        self.users.set_lang(user_id, form.lang).await?;
+        let user_id =
+            self.users.create(&email, name.as_str(), &hash, Role::Admin, form.lang).await.map_err(create_error)?;
         tracing::info!(account_id = user_id, %client, "first admin account created");
         self.start_session(session, user_id).await
     }
@@ -268,8 +268,7 @@ impl Accounts {
             return Err(AccountError::Exists);
         }
         let (id, token) = self.invitations.create(&email, Role::Sender, admin.id, lang).await?;
-        let link = self.config.url_for(&format!("/invite/{}", token.expose()));
-        self.mails.invite(email.as_str(), lang, &link).await?;
+        self.mail_invitation(email.as_str(), lang, &token).await?;
         tracing::info!(account_id = admin.id, invitation_id = id, "invitation sent");
         Ok(id)
     }
@@ -283,10 +282,15 @@ impl Accounts {
     /// now; false when it was used or cancelled meanwhile.
     pub async fn resend_invitation(&self, admin: &User, id: i64) -> Result<bool, Fault> {
         let Some((email, lang, token)) = self.invitations.renew(id).await? else { return Ok(false) };
-        let link = self.config.url_for(&format!("/invite/{}", token.expose()));
-        self.mails.invite(&email, lang, &link).await?;
+        self.mail_invitation(&email, lang, &token).await?;
         tracing::info!(account_id = admin.id, invitation_id = id, "invitation sent again");
         Ok(true)
+    }
+
+    /// Mails an invitation's link.
+    async fn mail_invitation(&self, email: &str, lang: Lang, token: &SecretString) -> Result<(), Fault> {
+        let link = self.config.url_for(&format!("/invite/{}", token.expose()));
+        Ok(self.mails.invite(email, lang, &link).await?)
     }
 
     /// Cancels an unused invitation: its link stops working.
@@ -318,13 +322,12 @@ impl Accounts {
         let invitation = self.invitation(token).await?;
         let name = check_new_account(name, &invitation.email, &password)?;
         let hash = password::hash_password(password).await?;
-        let user_id = match self.invitations.accept(&invitation, name.as_str(), &hash).await {
+        let user_id = match self.invitations.accept(&invitation, name.as_str(), &hash, lang).await {
             Ok(id) => id,
             Err(AcceptError::NotOpen) => return Err(AccountError::LinkClosed),
             Err(AcceptError::DuplicateEmail) => return Err(AccountError::Exists),
             Err(AcceptError::Database(error)) => return Err(error.into()),
         };
-        self.users.set_lang(user_id, lang).await?;
         tracing::info!(account_id = user_id, %client, "invitation used");
         let user = self.users.find_active(user_id).await?.ok_or(AccountError::LinkClosed)?;
         Ok(self.factors.after_password(&user, session).await?)
@@ -357,9 +360,7 @@ impl Accounts {
         let email = EmailAddress::parse(form.email).map_err(|_| AccountError::Invalid(FormProblem::Email))?;
         let name = check_new_account(form.name, email.as_str(), &form.password)?;
         let hash = password::hash_password(form.password).await?;
-        let id = self.users.create(&email, name.as_str(), &hash, role).await.map_err(create_error)?;
-        self.users.set_lang(id, form.lang).await?;
-        Ok(id)
+        self.users.create(&email, name.as_str(), &hash, role, form.lang).await.map_err(create_error)
     }
 
     /// Sets the language of the mails about the account.

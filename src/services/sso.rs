@@ -232,7 +232,9 @@ impl SingleSignOn {
         // A hash of a secret nobody keeps: it never verifies, yet takes as long as any other.
         let unusable = password::hash_password(random_token()).await?;
         let id = if config.allows_domain(domain) {
-            match self.users.create(&email, name.as_str(), &unusable, Role::Sender).await {
+            // No page language reaches this far: the account starts in the default one.
+            match self.users.create(&email, name.as_str(), &unusable, Role::Sender, crate::i18n::Lang::default()).await
+            {
                 Ok(id) => {
                     tracing::info!(account_id = id, %client, "account created by single sign-on");
                     id
@@ -245,10 +247,9 @@ impl SingleSignOn {
             let Some(invitation) = self.invitations.find_open_for(&email).await? else {
                 return Err(SsoError::Refused(Refusal::NoAccount));
             };
-            match self.invitations.accept(&invitation, name.as_str(), &unusable).await {
+            // The inviter's choice of language stands in for the page's.
+            match self.invitations.accept(&invitation, name.as_str(), &unusable, invitation.lang).await {
                 Ok(id) => {
-                    // No page language reaches this far: the inviter's choice stands in for it.
-                    self.users.set_lang(id, invitation.lang).await?;
                     tracing::info!(account_id = id, %client, "invitation used by single sign-on");
                     id
                 }

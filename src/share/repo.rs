@@ -200,7 +200,7 @@ impl ShareRepository {
                 .bind(token_hash)
                 .bind(new.recipient.as_str())
                 .bind(&new.message)
-                .bind(new.lang.code())
+                .bind(new.lang)
                 .bind(new.notify_on_download)
                 .bind(ttl)
                 .bind(new.name_file_in_mail)

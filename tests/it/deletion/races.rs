@@ -33,7 +33,7 @@ fn admin_case(subject_id: i64) -> OpenRequest {
 async fn create_admin_fast(app: &TestApp, email: &str) -> i64 {
     let email = EmailAddress::parse(email).unwrap();
     Users::new(app.db().clone())
-        .create(&email, "Admin", "$argon2id$v=19$m=19456,t=2,p=1$c2FsdHNhbHQ$x", Role::Admin)
+        .create(&email, "Admin", "$argon2id$v=19$m=19456,t=2,p=1$c2FsdHNhbHQ$x", Role::Admin, Default::default())
         .await
         .unwrap()
 }

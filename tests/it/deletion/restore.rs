@@ -133,8 +133,10 @@ async fn the_evidence_and_the_log_name_no_address_file_name_or_token(backend: Ba
     let db = Db::connect(&url, Duration::from_secs(10)).await.unwrap();
     let email = "secret-sender@example.test";
     let hash = watasu::accounts::password::hash_password(watasu::secret::SecretString::new(PASSWORD)).await.unwrap();
-    let sender =
-        Users::new(db.clone()).create(&EmailAddress::parse(email).unwrap(), "Sato", &hash, Role::Sender).await.unwrap();
+    let sender = Users::new(db.clone())
+        .create(&EmailAddress::parse(email).unwrap(), "Sato", &hash, Role::Sender, Default::default())
+        .await
+        .unwrap();
     let store = LocalFileStore::new(dir.path().join("files")).unwrap();
     let links = ShareLinks::new(ShareRepository::new(db.clone()));
     let request = create::ShareRequest {

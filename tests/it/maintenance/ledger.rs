@@ -128,6 +128,7 @@ async fn the_admin_page_lists_runs_failures_first(backend: Backend) {
             "Admin",
             &hash,
             watasu::accounts::Role::Admin,
+            Default::default(),
         )
         .await
         .unwrap();

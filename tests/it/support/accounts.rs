@@ -15,7 +15,7 @@ impl TestApp {
     pub async fn create_admin(&self, email: &str) -> i64 {
         let hash = hash_password(watasu::secret::SecretString::new(PASSWORD)).await.unwrap();
         let email = EmailAddress::parse(email).unwrap();
-        Users::new(self.db().clone()).create(&email, "Admin", &hash, Role::Admin).await.unwrap()
+        Users::new(self.db().clone()).create(&email, "Admin", &hash, Role::Admin, Default::default()).await.unwrap()
     }
 
     /// A new browser signed in as `email`.

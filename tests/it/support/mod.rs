@@ -275,7 +275,13 @@ impl TestApp {
     pub async fn create_sender(&self, email: &str, name: &str) -> i64 {
         let email = watasu::accounts::EmailAddress::parse(email).unwrap();
         watasu::accounts::Users::new(self.db().clone())
-            .create(&email, name, "$argon2id$v=19$m=19456,t=2,p=1$c2FsdHNhbHQ$invalid", watasu::accounts::Role::Sender)
+            .create(
+                &email,
+                name,
+                "$argon2id$v=19$m=19456,t=2,p=1$c2FsdHNhbHQ$invalid",
+                watasu::accounts::Role::Sender,
+                Default::default(),
+            )
             .await
             .unwrap()
     }
@@ -286,7 +292,7 @@ impl TestApp {
             watasu::accounts::password::hash_password(watasu::secret::SecretString::new(password)).await.unwrap();
         let email = watasu::accounts::EmailAddress::parse(email).unwrap();
         watasu::accounts::Users::new(self.db().clone())
-            .create(&email, name, &hash, watasu::accounts::Role::Sender)
+            .create(&email, name, &hash, watasu::accounts::Role::Sender, Default::default())
             .await
             .unwrap()
     }
