@@ -290,7 +290,7 @@ impl Accounts {
     /// Mails an invitation's link.
     async fn mail_invitation(&self, email: &str, lang: Lang, token: &SecretString) -> Result<(), Fault> {
         let link = self.config.url_for(&format!("/invite/{}", token.expose()));
-        Ok(self.mails.invite(email, lang, &link).await?)
+        self.mails.invite(email, lang, &link).await
     }
 
     /// Cancels an unused invitation: its link stops working.
