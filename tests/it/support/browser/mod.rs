@@ -122,8 +122,8 @@ impl BrowserSession {
 
     /// Chromium keeps windows at least 500 px wide: a phone is emulated instead (viewport, device
     /// pixels and touch, as Chrome's device toolbar does). Through DevTools rather than
-    /// chromedriver's `mobileEmulation`, which turns every click into a synthetic tap that, with
-    /// scripts switched off, is never acknowledged: clicks and the axe-core check then hang.
+    /// chromedriver's `mobileEmulation`: that turns every WebDriver click into touch events, and
+    /// with scripts switched off through DevTools such a tap never completes, so the click hangs.
     async fn emulate_phone(&self, width: u32, height: u32) {
         let metrics = json!({ "width": width, "height": height, "deviceScaleFactor": 2, "mobile": true });
         self.cdp("Emulation.setDeviceMetricsOverride", metrics).await;
