@@ -3,9 +3,11 @@
 mod support;
 
 mod accounts;
+mod address_typo;
 mod auth_log;
 mod big_upload;
 mod breached_passwords;
+mod browser_address_typo;
 mod browser_chrome;
 mod browser_dashboard;
 mod browser_fresh_link;

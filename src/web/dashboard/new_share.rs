@@ -46,6 +46,16 @@ pub(super) struct Fields {
     pub(super) name_file: bool,
     /// The finished upload named in the `upload` field, once looked up.
     pub(super) uploaded: Option<FinishedUpload>,
+    /// The recipient the sender said is right when asked about a likely typo in it.
+    pub(super) recipient_confirmed: String,
+}
+
+impl Fields {
+    /// The recipient, when it looks mistyped and the sender has not said yet that it is right.
+    fn address_to_check(&self) -> Option<EmailAddress> {
+        let address = EmailAddress::parse(&self.recipient).ok()?;
+        (address.looks_mistyped() && address.as_str() != self.recipient_confirmed.trim()).then_some(address)
+    }
 }
 
 /// GET /shares/new
@@ -114,16 +124,23 @@ pub async fn upload(
 /// A browser that gets an answer before it has sent the whole body shows "connection reset"
 /// instead, so the body is read first, up to the largest form accepted, and thrown away.
 async fn session_ended(state: &AppState, mut multipart: Multipart) -> Response {
-    let mut left = state.services.sharing.limits().1 + FORM_OVERHEAD;
+    let mut left = largest_form(state);
     while left > 0
         && let Ok(Some(field)) = multipart.next_field().await
     {
-        match tokio::io::copy(&mut field.into_async_read().take(left), &mut tokio::io::sink()).await {
-            Ok(read) => left -= read,
-            Err(_) => break,
-        }
+        left -= discard(field.into_async_read(), left).await;
     }
     see_other(paths::LOGIN_UPLOAD_LOST)
+}
+
+/// The largest body the form may have: the file at its limit and the fields around it.
+fn largest_form(state: &AppState) -> u64 {
+    state.services.sharing.limits().1 + FORM_OVERHEAD
+}
+
+/// Reads and throws away up to `left` bytes of `reader` (stopping at an error); returns how many.
+async fn discard(reader: impl tokio::io::AsyncRead + Unpin, left: u64) -> u64 {
+    tokio::io::copy(&mut reader.take(left), &mut tokio::io::sink()).await.unwrap_or(left)
 }
 
 async fn read_form(
@@ -159,6 +176,7 @@ async fn read_form(
                 fields.csrf_token = Some(token);
             }
             "recipient" => fields.recipient = read_text(field).await?,
+            "recipient_confirmed" => fields.recipient_confirmed = read_text(field).await?,
             "expires_in" => fields.expires_in = read_text(field).await?,
             "message" => fields.message = read_text(field).await?,
             "mail_lang" => fields.mail_lang = read_text(field).await?,
@@ -215,6 +233,24 @@ impl Sending<'_> {
         Ok(render_with(status, &form_page(self.state, self.c, self.csrf, fields, Some(error)))?.into())
     }
 
+    /// The form again, asking whether `address` is right before anything is created. A file
+    /// streamed in the form is read to its end and dropped first: a browser answered before it
+    /// has sent the whole body shows "connection reset".
+    async fn ask_about_address(
+        self,
+        fields: &Fields,
+        address: &EmailAddress,
+        file: NewFile<'_>,
+        rest_of_form: impl AsyncFnOnce() -> Result<(), CreateError>,
+    ) -> Result<Submitted, AppError> {
+        if let Source::Stream(stream) = file.source {
+            discard(stream, largest_form(self.state)).await;
+            let _ = rest_of_form().await;
+        }
+        let page = form_page(self.state, self.c, self.csrf, fields, None).asking_about(address.as_str());
+        Ok(render_with(StatusCode::OK, &page)?.into())
+    }
+
     /// Checks the fields and makes the share from `file`, once `before_issue` agrees; a refused
     /// form comes back with what is wrong (a kept upload that is gone no longer shown).
     pub(super) async fn submit(
@@ -229,6 +265,9 @@ impl Sending<'_> {
             Err(Invalid::Form(error)) => return self.form_again(&fields, StatusCode::BAD_REQUEST, error),
             Err(Invalid::TtlTooShort) => return Err(AppError::BadRequest("ttl too short")),
         };
+        if let Some(address) = fields.address_to_check() {
+            return self.ask_about_address(&fields, &address, file, before_issue).await;
+        }
         let lang = Lang::from_code(&fields.mail_lang).unwrap_or(user.lang);
         let new_share = Upload {
             recipient: parsed.recipient,
