@@ -1,10 +1,12 @@
 //! A recipient address that is valid but likely mistyped (`tanaka@example`, no dot after the @)
 //! is asked about on the new-share form before anything is made, with every typed value kept;
-//! once the sender says it is right, the share is made for it.
+//! once the sender says it is right, the share is made for it. `watasu share create` only warns.
 
 use crate::{
     both_backends,
-    support::{Backend, Browser, Page, TestApp, count},
+    cli_output::env_of,
+    lifecycle::quiet_app,
+    support::{Backend, Browser, Page, TestApp, count, process::run_watasu},
 };
 
 const TYPO: &str = "tanaka@example";
@@ -71,7 +73,24 @@ async fn an_ordinary_address_is_not_asked_about(backend: Backend) {
     app.stop().await;
 }
 
+async fn share_create_warns_about_a_likely_typo_without_asking(backend: Backend) {
+    let app = quiet_app(backend).await;
+    app.create_sender("sender@example.test", "Sender Sato").await;
+    let file = app.data_dir.path().join("report.txt");
+    std::fs::write(&file, b"the file\n").unwrap();
+    let env = env_of(&app);
+    let env: Vec<(&str, &str)> = env.iter().map(|(k, v)| (*k, v.as_str())).collect();
+    let args = ["share", "create", "--from", "sender@example.test", "--to", TYPO, "--file", file.to_str().unwrap()];
+
+    let (code, stdout, stderr) = tokio::task::block_in_place(|| run_watasu(&args, &env));
+
+    assert_eq!(code, 0, "{stdout}{stderr}");
+    assert!(stderr.lines().any(|line| line.starts_with("warning: --to tanaka@example:")), "{stderr}");
+    assert_eq!(shares(&app).await, 1);
+}
+
 both_backends!(
+    share_create_warns_about_a_likely_typo_without_asking,
     a_likely_typo_is_asked_about_with_every_value_kept,
     a_confirmed_address_is_used_and_another_typo_is_asked_about_again,
     an_ordinary_address_is_not_asked_about
