@@ -43,6 +43,13 @@ impl EmailAddress {
     pub fn as_str(&self) -> &str {
         &self.0
     }
+
+    /// Valid, but likely a slip: a domain without a dot (`tanaka@example`) or ending in one.
+    /// Such an address is asked about before it is used, never refused.
+    pub fn looks_mistyped(&self) -> bool {
+        let domain = self.0.rsplit_once('@').map_or("", |(_, domain)| domain);
+        !domain.starts_with('[') && (!domain.contains('.') || domain.ends_with('.'))
+    }
 }
 
 #[derive(Debug, thiserror::Error)]
@@ -233,6 +240,21 @@ mod tests {
     fn invalid_addresses_are_refused() {
         for bad in ["", "alice", "alice@", "@example.com", "a b@example.com", "alice@example.com\r\nBcc: x@y.z"] {
             assert!(EmailAddress::parse(bad).is_err(), "{bad:?} was accepted");
+        }
+    }
+
+    #[test]
+    fn a_domain_without_a_dot_or_ending_in_one_looks_mistyped() {
+        for slip in ["tanaka@example", "tanaka@localhost"] {
+            assert!(EmailAddress::parse(slip).unwrap().looks_mistyped(), "{slip:?} was not asked about");
+        }
+        if let Ok(trailing) = EmailAddress::parse("tanaka@example.com.") {
+            assert!(trailing.looks_mistyped());
+        }
+        for fine in ["tanaka@example.com", "tanaka@mail.example.co.jp", "tanaka@[192.0.2.1]"] {
+            if let Ok(address) = EmailAddress::parse(fine) {
+                assert!(!address.looks_mistyped(), "{fine:?} was asked about");
+            }
         }
     }
 }

@@ -31,6 +31,9 @@ pub async fn create(config: &Config, args: CreateShareArgs) -> anyhow::Result<()
     let settings = &config.settings;
     let sender_email = EmailAddress::parse(&args.from).map_err(|e| usage(format!("--from: {e}")))?;
     let recipient = EmailAddress::parse(&args.to).map_err(|e| usage(format!("--to: {e}")))?;
+    if recipient.looks_mistyped() {
+        eprintln!("warning: --to {}: the part after the @ looks mistyped; sending anyway", recipient.as_str());
+    }
     let message = Message::parse(&args.message).map_err(|e| usage(format!("--message: {e}")))?;
     let ttl = ShareTtl::parse(args.expires_in.unwrap_or(settings.share_ttl), settings.share_ttl_max)
         .map_err(|e| usage(if e == TtlError::TooShort { e.to_string() } else { format!("--expires-in {e}") }))?;

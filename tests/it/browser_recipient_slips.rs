@@ -1,5 +1,5 @@
 //! One slip is never punished, in a real Chromium with JavaScript on (a phone, Japanese) and off
-//! (a desktop, English): "send a new code" says the same code was sent again, the email step says
+//! (a desktop in English, a phone in both languages): "send a new code" says the same code was sent again, the email step says
 //! before the last request that it is the last, and used-up requests give way to when to ask
 //! again, the spam-folder hint and the sender's name. Every state passes axe and fits the width.
 
@@ -42,7 +42,7 @@ async fn other_address(browser: &BrowserSession) {
 }
 
 async fn slips_walk(app: &TestApp, options: BrowserOptions, lang: Lang, label: &str) {
-    let sender = app.create_sender("sender@example.test", SENDER_NAME).await;
+    let sender = app.create_sender(&format!("sender-{label}@example.test"), SENDER_NAME).await;
     let share = app.fake_share().sender(sender).create().await;
     let browser = BrowserSession::start(options).await;
     let rf = &lang.text().recipient;
@@ -95,15 +95,21 @@ async fn a_slip_with_javascript_on_a_phone_in_japanese(backend: Backend) {
     app.stop().await;
 }
 
-// Without JavaScript at desktop width: axe-core cannot run under phone emulation with scripts off
-// (see `support::browser::pages`).
 async fn a_slip_with_javascript_off_on_a_desktop_in_english(backend: Backend) {
     let app = TestApp::spawn(backend).await;
     slips_walk(&app, BrowserOptions::desktop().without_javascript().language("en"), Lang::En, "nojs").await;
     app.stop().await;
 }
 
+async fn a_slip_with_javascript_off_on_a_phone_in_both_languages(backend: Backend) {
+    let app = TestApp::spawn(backend).await;
+    slips_walk(&app, BrowserOptions::phone().without_javascript(), Lang::Ja, "nojs-phone-ja").await;
+    slips_walk(&app, BrowserOptions::phone().without_javascript().language("en"), Lang::En, "nojs-phone-en").await;
+    app.stop().await;
+}
+
 crate::both_backends!(
     a_slip_with_javascript_on_a_phone_in_japanese,
-    a_slip_with_javascript_off_on_a_desktop_in_english
+    a_slip_with_javascript_off_on_a_desktop_in_english,
+    a_slip_with_javascript_off_on_a_phone_in_both_languages
 );

@@ -1,6 +1,6 @@
 //! Without JavaScript, a sender whose session ended while the new-share form was open sends it and
 //! lands on the sign-in page saying to choose the file again (not on "connection reset"), in
-//! Japanese and in English. The harness checks each page with axe-core.
+//! Japanese and in English, on a desktop and on a phone. The harness checks each page with axe-core.
 
 use watasu::{db::Sql, i18n::Lang};
 
@@ -18,9 +18,10 @@ async fn a_form_sent_after_the_session_ended_leads_to_sign_in_without_javascript
     let file = tempfile::NamedTempFile::new().unwrap();
     std::fs::write(file.path(), vec![7u8; 8 * 1024 * 1024]).unwrap();
     let rounds = [
-        // A phone without JavaScript is not used: the harness's touch emulation hangs its clicks.
         (Lang::Ja, BrowserOptions::desktop().without_javascript()),
         (Lang::En, BrowserOptions::desktop().language("en").without_javascript()),
+        (Lang::Ja, BrowserOptions::phone().without_javascript()),
+        (Lang::En, BrowserOptions::phone().language("en").without_javascript()),
     ];
     for (round, (lang, options)) in rounds.into_iter().enumerate() {
         let email = format!("ended-{round}@example.test");

@@ -3,15 +3,18 @@
 mod support;
 
 mod accounts;
+mod address_typo;
 mod auth_log;
 mod big_upload;
 mod breached_passwords;
+mod browser_address_typo;
 mod browser_chrome;
 mod browser_dashboard;
 mod browser_fresh_link;
 mod browser_languages;
 mod browser_lock_notice;
 mod browser_mails;
+mod browser_oversized_form;
 mod browser_pages;
 mod browser_passkeys;
 mod browser_recipient;
@@ -59,6 +62,7 @@ mod missing_key;
 mod notification_mail;
 mod outbox;
 mod outbox_upgrade;
+mod oversized_form;
 mod passkeys;
 mod platform;
 mod proxy_client_addr;

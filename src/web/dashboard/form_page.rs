@@ -80,6 +80,12 @@ pub(super) struct NewSharePage<'a> {
     error_field: Option<&'static str>,
     /// A finished upload the form keeps (the file input is then optional), and its size.
     uploaded: Option<(&'a FinishedUpload, String)>,
+    /// The error in full where it names numbers (the limit and the file's size).
+    error_said: Option<String>,
+    /// A recipient that looks mistyped, asked about before anything is created.
+    address_check: Option<String>,
+    /// The recipient the sender said is right, sent again with the form.
+    recipient_confirmed: &'a str,
 }
 
 impl NewSharePage<'_> {
@@ -90,7 +96,19 @@ impl NewSharePage<'_> {
 
     /// A form shown again without a kept upload: the browser has dropped the chosen file.
     fn file_lost(&self) -> bool {
-        self.error.is_some() && self.uploaded.is_none()
+        (self.error.is_some() || self.address_check.is_some()) && self.uploaded.is_none()
+    }
+
+    /// The error said as `said`, with what the catalogue's fixed words cannot hold.
+    pub(super) fn saying(mut self, said: String) -> Self {
+        self.error_said = Some(said);
+        self
+    }
+
+    /// The form asking "is this address right?" about `address`, with every value kept.
+    pub(super) fn asking_about(mut self, address: &str) -> Self {
+        self.address_check = Some(address.to_owned());
+        self
     }
 }
 
@@ -134,5 +152,8 @@ pub(super) fn form_page<'a>(
         name_file: fields.name_file,
         error,
         uploaded: fields.uploaded.as_ref().map(|u| (u, binary_size(u.size_bytes, lang))),
+        error_said: None,
+        address_check: None,
+        recipient_confirmed: &fields.recipient_confirmed,
     }
 }

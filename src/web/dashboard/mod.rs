@@ -5,6 +5,7 @@
 
 mod actions;
 mod created_page;
+mod fields;
 mod form_page;
 mod from_upload;
 mod link_cookie;

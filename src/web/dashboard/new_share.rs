@@ -3,7 +3,7 @@
 //! on disk. The CSRF token must be the first multipart field, and every other field comes before
 //! the file, so a bad form is refused before a byte of the file is stored.
 
-use std::{io::ErrorKind, time::Duration};
+use std::io::ErrorKind;
 
 use poem::{
     Request, Response, handler,
@@ -15,16 +15,18 @@ use tokio::io::AsyncReadExt;
 use super::super::{
     AppError, AppState, Chrome, Context, SignedIn, middleware::SessionHandle, paths, render, render_with, see_other,
 };
+pub(super) use super::fields::Fields;
+use super::fields::{Invalid, parse_fields};
 pub(super) use super::form_page::form_page;
 use crate::{
     accounts::{EmailAddress, User},
-    i18n::{Lang, Text},
+    i18n::{Lang, Text, binary_size::binary_size},
     services::{
         mails::Delivery,
-        sharing::{Created, FinishedUpload, Sharing, Source, Upload},
+        sharing::{Created, Sharing, Source, Upload},
     },
     session::csrf_tokens_match,
-    share::{Message, ShareTtl, TtlError, create::CreateError},
+    share::create::CreateError,
     storage::StoreError,
 };
 
@@ -32,21 +34,10 @@ use crate::{
 const TEXT_FIELD_LIMIT: u64 = 8 * 1024;
 /// Room for the form fields and multipart framing around the file.
 const FORM_OVERHEAD: u64 = 64 * 1024;
-
-/// The text fields of the form.
-#[derive(Default)]
-pub(super) struct Fields {
-    csrf_token: Option<String>,
-    pub(super) recipient: String,
-    pub(super) expires_in: String,
-    pub(super) message: String,
-    pub(super) mail_lang: String,
-    pub(super) notify: bool,
-    /// The notification mail names the file and its size (on unless unticked).
-    pub(super) name_file: bool,
-    /// The finished upload named in the `upload` field, once looked up.
-    pub(super) uploaded: Option<FinishedUpload>,
-}
+/// How many times the largest form is read from a form over the limit before its form comes
+/// back: reading costs time, not storage, and a browser answered before it has sent its whole
+/// body shows "connection reset" instead of the answer.
+const OVERSIZED_READ: u64 = 2;
 
 /// GET /shares/new
 #[handler]
@@ -114,16 +105,27 @@ pub async fn upload(
 /// A browser that gets an answer before it has sent the whole body shows "connection reset"
 /// instead, so the body is read first, up to the largest form accepted, and thrown away.
 async fn session_ended(state: &AppState, mut multipart: Multipart) -> Response {
-    let mut left = state.services.sharing.limits().1 + FORM_OVERHEAD;
+    discard_rest(&mut multipart, largest_form(state)).await;
+    see_other(paths::LOGIN_UPLOAD_LOST)
+}
+
+/// Reads and throws away the form's remaining fields, up to `left` bytes in all.
+async fn discard_rest(multipart: &mut Multipart, mut left: u64) {
     while left > 0
         && let Ok(Some(field)) = multipart.next_field().await
     {
-        match tokio::io::copy(&mut field.into_async_read().take(left), &mut tokio::io::sink()).await {
-            Ok(read) => left -= read,
-            Err(_) => break,
-        }
+        left -= discard(field.into_async_read(), left).await;
     }
-    see_other(paths::LOGIN_UPLOAD_LOST)
+}
+
+/// The largest body the form may have: the file at its limit and the fields around it.
+fn largest_form(state: &AppState) -> u64 {
+    state.services.sharing.limits().1 + FORM_OVERHEAD
+}
+
+/// Reads and throws away up to `left` bytes of `reader` (stopping at an error); returns how many.
+async fn discard(reader: impl tokio::io::AsyncRead + Unpin, left: u64) -> u64 {
+    tokio::io::copy(&mut reader.take(left), &mut tokio::io::sink()).await.unwrap_or(left)
 }
 
 async fn read_form(
@@ -137,11 +139,10 @@ async fn read_form(
     let current = session.current().ok_or(AppError::Forbidden("no session"))?;
     let (_, max_bytes) = state.services.sharing.limits();
     let declared: Option<u64> = req.header("content-length").and_then(|v| v.parse().ok());
-    if declared.is_some_and(|length| length > max_bytes + FORM_OVERHEAD) {
-        return Err(AppError::TooLarge);
-    }
+    // Over the largest form by its length: refused at the file, after the fields it comes back with.
+    let declared_over = declared.filter(|length| *length > max_bytes + FORM_OVERHEAD);
     let t = c.t;
-    let sending = Sending { state, user, c, csrf: &current.csrf_secret };
+    let sending = Sending { state, user, c, csrf: &current.csrf_secret, declared };
     let mut fields = Fields::default();
     while let Some(field) =
         multipart.next_field().await.map_err(|_| AppError::BadRequest("malformed multipart body"))?
@@ -159,6 +160,7 @@ async fn read_form(
                 fields.csrf_token = Some(token);
             }
             "recipient" => fields.recipient = read_text(field).await?,
+            "recipient_confirmed" => fields.recipient_confirmed = read_text(field).await?,
             "expires_in" => fields.expires_in = read_text(field).await?,
             "message" => fields.message = read_text(field).await?,
             "mail_lang" => fields.mail_lang = read_text(field).await?,
@@ -166,7 +168,14 @@ async fn read_form(
             "name_file" => fields.name_file = read_text(field).await? == "1",
             // No file chosen: a kept upload may follow (the JS-off form after a refusal).
             "file" if field.file_name().unwrap_or_default().is_empty() => {}
-            "file" => return store_file(sending, fields, field, &mut multipart).await,
+            "file" => match declared_over {
+                None => return store_file(sending, fields, field, &mut multipart).await,
+                Some(length) => {
+                    let left = OVERSIZED_READ * largest_form(state);
+                    discard_rest(&mut multipart, left - discard(field.into_async_read(), left).await).await;
+                    return sending.form_too_large(&fields, FileSize::About(length));
+                }
+            },
             "upload" => {
                 let id = read_text(field).await?;
                 return super::from_upload::share(sending, fields, id.trim(), &mut multipart).await;
@@ -183,6 +192,8 @@ pub(super) struct Sending<'a> {
     user: &'a User,
     c: Chrome,
     csrf: &'a str,
+    /// The request's Content-Length: the size a file over the limit is said to be.
+    declared: Option<u64>,
 }
 
 /// The new share's file: streamed in the form, or a finished upload the form names.
@@ -215,6 +226,36 @@ impl Sending<'_> {
         Ok(render_with(status, &form_page(self.state, self.c, self.csrf, fields, Some(error)))?.into())
     }
 
+    /// The form again with the file over the limit: the limit and how large the file is.
+    fn form_too_large(self, fields: &Fields, size: FileSize) -> Result<Submitted, AppError> {
+        let (t, lang, limit) = (self.c.t, self.c.lang, self.state.services.sharing.limits().1);
+        let (words, bytes) = match size {
+            FileSize::About(bytes) => (t.dashboard.form_checks.too_large, bytes),
+            FileSize::AtLeast(bytes) => (t.dashboard.form_checks.too_large_at_least, bytes),
+        };
+        let said = words.replace("{size}", &binary_size(bytes, lang)).replace("{limit}", &binary_size(limit, lang));
+        let page = form_page(self.state, self.c, self.csrf, fields, Some(t.dashboard.upload_too_large)).saying(said);
+        Ok(render_with(StatusCode::PAYLOAD_TOO_LARGE, &page)?.into())
+    }
+
+    /// The form again, asking whether `address` is right before anything is created. A file
+    /// streamed in the form is read to its end and dropped first: a browser answered before it
+    /// has sent the whole body shows "connection reset".
+    async fn ask_about_address(
+        self,
+        fields: &Fields,
+        address: &EmailAddress,
+        file: NewFile<'_>,
+        rest_of_form: impl AsyncFnOnce() -> Result<(), CreateError>,
+    ) -> Result<Submitted, AppError> {
+        if let Source::Stream(stream) = file.source {
+            discard(stream, largest_form(self.state)).await;
+            let _ = rest_of_form().await;
+        }
+        let page = form_page(self.state, self.c, self.csrf, fields, None).asking_about(address.as_str());
+        Ok(render_with(StatusCode::OK, &page)?.into())
+    }
+
     /// Checks the fields and makes the share from `file`, once `before_issue` agrees; a refused
     /// form comes back with what is wrong (a kept upload that is gone no longer shown).
     pub(super) async fn submit(
@@ -229,6 +270,9 @@ impl Sending<'_> {
             Err(Invalid::Form(error)) => return self.form_again(&fields, StatusCode::BAD_REQUEST, error),
             Err(Invalid::TtlTooShort) => return Err(AppError::BadRequest("ttl too short")),
         };
+        if let Some(address) = fields.address_to_check() {
+            return self.ask_about_address(&fields, &address, file, before_issue).await;
+        }
         let lang = Lang::from_code(&fields.mail_lang).unwrap_or(user.lang);
         let new_share = Upload {
             recipient: parsed.recipient,
@@ -241,6 +285,7 @@ impl Sending<'_> {
             notify_on_download: fields.notify,
             name_file_in_mail: fields.name_file,
         };
+        let declared = self.declared;
         match sharing.create(user, new_share, before_issue, Delivery::Background).await {
             Ok(Created { share_id, link, .. }) => {
                 self.state.services.accounts.remember_share_mail_lang(user, lang).await?;
@@ -255,44 +300,21 @@ impl Sending<'_> {
                 tracing::info!(account_id = user.id, "upload refused: the sender was disabled while it arrived");
                 self.form_again(&fields, StatusCode::FORBIDDEN, t.dashboard.upload_sender_disabled)
             }
+            // Cut off at the limit: the whole request's length, or as far as it was read.
+            Err(CreateError::TooLarge { limit }) => {
+                self.form_too_large(&fields, declared.map_or(FileSize::AtLeast(limit + 1), FileSize::About))
+            }
             Err(error) => Err(create_error(error)),
         }
     }
 }
 
-/// The form's fields as domain values.
-pub(super) struct Parsed {
-    pub(super) recipient: EmailAddress,
-    pub(super) message: Message,
-    pub(super) ttl: ShareTtl,
-}
-
-/// What is wrong with the fields: a message the form shows again, or a validity under a minute
-/// (which the form never offers), answered with a plain 400.
-pub(super) enum Invalid {
-    Form(&'static str),
-    TtlTooShort,
-}
-
-/// Checks the fields in the order the form reports them: recipient, file, message, validity.
-pub(super) fn parse_fields(
-    t: &'static Text,
-    fields: &Fields,
-    file_name: &str,
-    max_ttl: Duration,
-) -> Result<Parsed, Invalid> {
-    let recipient = EmailAddress::parse(&fields.recipient).map_err(|_| Invalid::Form(t.auth.email_invalid))?;
-    if file_name.is_empty() {
-        return Err(Invalid::Form(t.dashboard.file_missing));
-    }
-    let message = Message::parse(&fields.message).map_err(|_| Invalid::Form(t.dashboard.message_too_long))?;
-    let ttl =
-        crate::config::parse_duration(&fields.expires_in).map_err(|_| Invalid::Form(t.errors.bad_request.title))?;
-    let ttl = ShareTtl::parse(ttl, max_ttl).map_err(|error| match error {
-        TtlError::TooShort => Invalid::TtlTooShort,
-        TtlError::TooLong(_) => Invalid::Form(t.errors.bad_request.title),
-    })?;
-    Ok(Parsed { recipient, message, ttl })
+/// How large a file over the limit is known to be.
+enum FileSize {
+    /// The request's length, which is the file's and a little more.
+    About(u64),
+    /// The request was cut off at the limit: at least this.
+    AtLeast(u64),
 }
 
 async fn store_file(

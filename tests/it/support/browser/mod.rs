@@ -72,20 +72,11 @@ impl BrowserSession {
             prefs.insert("safebrowsing.enabled".into(), json!(false));
         }
 
-        let mut chrome_options = json!({
+        let chrome_options = json!({
             "binary": driver.chromium,
             "args": args,
             "prefs": prefs,
         });
-        if options.viewport.is_phone() {
-            // Chromium keeps windows at least 500 px wide: a phone is emulated instead (viewport,
-            // device pixels, touch and `pointer: coarse`, as Chrome's device toolbar does).
-            chrome_options["mobileEmulation"] = json!({
-                "deviceMetrics": {
-                    "width": width, "height": height, "pixelRatio": 2.0, "mobile": true, "touch": true,
-                },
-            });
-        }
         let mut capabilities = serde_json::Map::new();
         capabilities.insert("browserName".into(), json!("chrome"));
         capabilities.insert("goog:chromeOptions".into(), chrome_options);
@@ -106,7 +97,9 @@ impl BrowserSession {
                 )
             });
         let session = Self { client, profile, options, checked_pages: Default::default() };
-        if !session.options.viewport.is_phone() {
+        if session.options.viewport.is_phone() {
+            session.emulate_phone(width, height).await;
+        } else {
             session.fit_viewport(width, height).await;
         }
         if !session.options.javascript {
@@ -125,6 +118,16 @@ impl BrowserSession {
                 .await;
         }
         session
+    }
+
+    /// Chromium keeps windows at least 500 px wide: a phone is emulated instead (viewport, device
+    /// pixels and touch, as Chrome's device toolbar does). Through DevTools rather than
+    /// chromedriver's `mobileEmulation`: that turns every WebDriver click into touch events, and
+    /// with scripts switched off through DevTools such a tap never completes, so the click hangs.
+    async fn emulate_phone(&self, width: u32, height: u32) {
+        let metrics = json!({ "width": width, "height": height, "deviceScaleFactor": 2, "mobile": true });
+        self.cdp("Emulation.setDeviceMetricsOverride", metrics).await;
+        self.cdp("Emulation.setTouchEmulationEnabled", json!({ "enabled": true, "maxTouchPoints": 5 })).await;
     }
 
     /// `--window-size` sizes the window, not the page: grow the window until the page itself

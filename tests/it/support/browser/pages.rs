@@ -8,8 +8,7 @@
 //! under `target/screenshots/pages/`, which CI keeps.
 //!
 //! Browsers without JavaScript have it switched off through DevTools and on again for the check
-//! alone. Under phone emulation that switch leaves axe-core waiting forever, so the walks without
-//! JavaScript run at desktop width.
+//! alone, at either width (the phone is emulated through DevTools too, see `BrowserSession::start`).
 
 use std::{
     collections::HashSet,
