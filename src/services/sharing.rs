@@ -161,6 +161,27 @@ impl Sharing {
         }))
     }
 
+    /// Keeps a file that arrived in the form as a finished upload while the form asks a question
+    /// before the share is made; `None` when it cannot be kept (over a limit, the store down), and
+    /// the form then asks for the file again.
+    pub async fn keep_upload(
+        &self,
+        sender: &User,
+        content: crate::storage::Content<'_>,
+        file_name: &str,
+        content_type: &str,
+    ) -> Result<Option<FinishedUpload>, Fault> {
+        let file_name = clean_file_name(file_name);
+        match self.uploads.keep(sender.id, content, &file_name, content_type).await {
+            Ok(id) => Ok(self.finished_upload(sender, &id).await?),
+            Err(super::uploads::UploadError::Fault(fault)) => Err(fault),
+            Err(error) => {
+                tracing::info!(account_id = sender.id, %error, "a form's file could not be kept");
+                Ok(None)
+            }
+        }
+    }
+
     /// The longest a share may stay downloadable, and the largest file it may hold.
     pub fn limits(&self) -> (Duration, u64) {
         (self.config.settings.share_ttl_max, self.config.settings.max_upload_bytes)

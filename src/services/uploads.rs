@@ -11,7 +11,7 @@ use crate::{
     config::Config,
     db::Timestamp,
     secret::random_token,
-    storage::{Appended, ResumableStore, StoreError, StoredFile},
+    storage::{Appended, Content, ResumableStore, StoreError, StoredFile},
     uploads::{
         CHECKPOINT_BYTES, Checksum, Metadata, NewUpload, RESERVATION_FACTOR, Refusal, TAKEOVER_PATIENCE,
         UploadRepository, UploadRow, WriteLocks, delete_files, locks::WriteGuard,
@@ -132,6 +132,43 @@ impl Uploads {
         }
         tracing::info!(account_id = owner_id, upload_id = id, length, "upload created");
         Ok(new.public_id)
+    }
+
+    /// Keeps a file that arrived whole in a form as a finished upload of the sender's, so that a
+    /// form which comes back with a question keeps it; answers its public id. Refused as `create`
+    /// refuses, and then nothing is kept.
+    pub async fn keep(
+        &self,
+        owner_id: i64,
+        content: Content<'_>,
+        file_name: &str,
+        content_type: &str,
+    ) -> Result<String, UploadError> {
+        let stored = self.store.put(content, self.max_size()).await.map_err(|error| match error {
+            StoreError::TooLarge { .. } => UploadError::TooLarge,
+            other => other.into(),
+        })?;
+        let new = NewUpload {
+            public_id: random_token().expose().to_owned(),
+            owner_id,
+            storage_key: stored.key.clone(),
+            length: stored.size_bytes,
+            metadata: Metadata::of_file(file_name, content_type),
+        };
+        let reservation = self.max_size().saturating_mul(RESERVATION_FACTOR);
+        let refusal = match self.repo.insert_finished(&new, &stored, reservation).await {
+            Ok(Ok(id)) => {
+                tracing::info!(account_id = owner_id, upload_id = id, "a form's file kept as a finished upload");
+                return Ok(new.public_id);
+            }
+            Ok(Err(Refusal::SenderDisabled)) => UploadError::SenderDisabled,
+            Ok(Err(Refusal::OverReservation { .. })) => UploadError::OverReservation,
+            Err(error) => error.into(),
+        };
+        if let Err(error) = self.store.delete(&stored.key).await {
+            tracing::warn!(%error, "could not remove a refused form's file; the leftover sweep removes it");
+        }
+        Err(refusal)
     }
 
     /// How far the sender's upload got.

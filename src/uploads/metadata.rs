@@ -38,6 +38,12 @@ impl Metadata {
         Ok(Self { raw: Some(raw.to_owned()), values })
     }
 
+    /// The metadata a tus client sends with a file's name and type.
+    pub fn of_file(name: &str, content_type: &str) -> Self {
+        let raw = format!("filename {},filetype {}", STANDARD.encode(name), STANDARD.encode(content_type));
+        Self::parse(Some(&raw)).unwrap_or_default()
+    }
+
     /// A value as text (a value that is not UTF-8 counts as absent: only text keys are read).
     pub fn get(&self, key: &str) -> Option<&str> {
         self.values.get(key).map(String::as_str)

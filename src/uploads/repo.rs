@@ -39,6 +39,9 @@ const ADVANCE: Sql = sql!(
 );
 /// The winning writer's piece, recorded with its advance.
 const RECORD_PIECE: Sql = Sql::same("INSERT INTO upload_pieces (upload_id, start_offset, piece) VALUES ($1, $2, $3)");
+/// A file stored whole becomes a finished upload as it is inserted.
+const INSERTED_FINISHED: Sql =
+    Sql::same("UPDATE uploads SET upload_offset = upload_length, sha256 = $2, crc32 = $3 WHERE id = $1");
 const PIECES: Sql = Sql::same("SELECT piece FROM upload_pieces WHERE upload_id = $1 ORDER BY start_offset");
 const FINISH: Sql = sql!(
     "UPDATE uploads SET sha256 = $2, crc32 = $3, updated_at = " now "
@@ -82,6 +85,25 @@ impl UploadRepository {
     /// Inserts the upload unless the sender is disabled or its length would take what the
     /// sender's live uploads hold past `reservation`.
     pub async fn insert(&self, new: &NewUpload, reservation: u64) -> Result<Result<i64, Refusal>, sqlx::Error> {
+        self.insert_as(new, reservation, None).await
+    }
+
+    /// Inserts a file already `stored` whole as a finished upload, under the same refusals.
+    pub async fn insert_finished(
+        &self,
+        new: &NewUpload,
+        stored: &StoredFile,
+        reservation: u64,
+    ) -> Result<Result<i64, Refusal>, sqlx::Error> {
+        self.insert_as(new, reservation, Some(stored)).await
+    }
+
+    async fn insert_as(
+        &self,
+        new: &NewUpload,
+        reservation: u64,
+        finished: Option<&StoredFile>,
+    ) -> Result<Result<i64, Refusal>, sqlx::Error> {
         let ttl = seconds(UPLOAD_TTL);
         on_db!(&self.db, |pool| {
             let mut tx = pool.begin_write().await?;
@@ -106,6 +128,14 @@ impl UploadRepository {
                 .bind(ttl)
                 .fetch_one(&mut *tx)
                 .await?;
+            if let Some(stored) = finished {
+                sqlx::query(pool.sql(&INSERTED_FINISHED))
+                    .bind(id)
+                    .bind(&stored.sha256)
+                    .bind(i64::from(stored.crc32))
+                    .execute(&mut *tx)
+                    .await?;
+            }
             tx.commit().await?;
             Ok(Ok(id))
         })

@@ -239,20 +239,21 @@ impl Sending<'_> {
     }
 
     /// The form again, asking whether `address` is right before anything is created. A file
-    /// streamed in the form is read to its end and dropped first: a browser answered before it
-    /// has sent the whole body shows "connection reset".
+    /// streamed in the form is kept as a finished upload, so the answer needs no second upload
+    /// (and a browser answered before it has sent the whole body would show "connection reset").
     async fn ask_about_address(
         self,
-        fields: &Fields,
+        mut fields: Fields,
         address: &EmailAddress,
         file: NewFile<'_>,
         rest_of_form: impl AsyncFnOnce() -> Result<(), CreateError>,
     ) -> Result<Submitted, AppError> {
         if let Source::Stream(stream) = file.source {
-            discard(stream, largest_form(self.state)).await;
+            let sharing = &self.state.services.sharing;
+            fields.uploaded = sharing.keep_upload(self.user, stream, file.name, file.content_type).await?;
             let _ = rest_of_form().await;
         }
-        let page = form_page(self.state, self.c, self.csrf, fields, None).asking_about(address.as_str());
+        let page = form_page(self.state, self.c, self.csrf, &fields, None).asking_about(address.as_str());
         Ok(render_with(StatusCode::OK, &page)?.into())
     }
 
@@ -271,7 +272,7 @@ impl Sending<'_> {
             Err(Invalid::TtlTooShort) => return Err(AppError::BadRequest("ttl too short")),
         };
         if let Some(address) = fields.address_to_check() {
-            return self.ask_about_address(&fields, &address, file, before_issue).await;
+            return self.ask_about_address(fields, &address, file, before_issue).await;
         }
         let lang = Lang::from_code(&fields.mail_lang).unwrap_or(user.lang);
         let new_share = Upload {
