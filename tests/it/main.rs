@@ -79,6 +79,7 @@ mod share_outcomes;
 mod share_rows;
 mod sign_in_help;
 mod sign_in_limits;
+mod sizes;
 mod sso;
 mod storage_migrate;
 mod storage_settings;
