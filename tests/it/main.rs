@@ -60,6 +60,7 @@ mod notification_mail;
 mod outbox;
 mod outbox_upgrade;
 mod passkeys;
+mod password_change;
 mod platform;
 mod proxy_client_addr;
 mod recipient;
