@@ -8,6 +8,7 @@ mod big_upload;
 mod breached_passwords;
 mod browser_chrome;
 mod browser_dashboard;
+mod browser_deletion_case;
 mod browser_fresh_link;
 mod browser_languages;
 mod browser_lock_notice;
