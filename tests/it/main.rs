@@ -33,6 +33,7 @@ mod browser_team;
 mod browser_uploads;
 mod chrome;
 mod cli_output;
+mod code_expiry;
 mod code_limits;
 mod code_mail_budget;
 mod codes;
