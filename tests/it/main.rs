@@ -7,6 +7,7 @@ mod auth_log;
 mod big_upload;
 mod breached_passwords;
 mod browser_chrome;
+mod browser_code_expiry;
 mod browser_dashboard;
 mod browser_deletion_case;
 mod browser_fresh_link;
