@@ -15,13 +15,13 @@
   var fileInput = form.querySelector("input[type=file]");
   var words = panel.dataset;
 
-  // Binary units, as the limit is configured and as the server writes sizes (2G is "2 GiB").
+  // Decimal units, written as the server writes every size (`human_size`: 1 KB is 1,000 bytes).
   function size(bytes) {
-    if (bytes < 1024) return bytes + " " + words.bytesUnit;
-    var units = ["KiB", "MiB", "GiB", "TiB"];
-    var value = bytes / 1024;
+    if (bytes < 1000) return bytes + " " + words.bytesUnit;
+    var units = ["KB", "MB", "GB", "TB"];
+    var value = bytes / 1000;
     var unit = 0;
-    while (value >= 1024 && unit < units.length - 1) { value /= 1024; unit += 1; }
+    while (value >= 999.5 && unit < units.length - 1) { value /= 1000; unit += 1; }
     var text = value < 10 ? value.toFixed(1) : value.toFixed(0);
     return text.replace(/\.0$/, "") + " " + units[unit];
   }

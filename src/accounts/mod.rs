@@ -99,13 +99,38 @@ const DISABLE: Sql = sql!(
         AND EXISTS (SELECT 1 FROM users a WHERE a.id = $2 AND a.role = 'admin' AND a.disabled_at IS NULL)"
 );
 
+/// The deletion cases that keep an account from being enabled again: every one not completed (the
+/// account is on its way out). Written once for the enable statement and for the team page.
+macro_rules! unfinished_deletion_cases {
+    () => {
+        "FROM deletion_cases d WHERE d.state <> 'completed'"
+    };
+}
+
 /// An admin still active enables a disabled account again (never their own, never one a deletion
-/// case has started on: that account is on its way out).
-const ENABLE: Sql = sql!(
+/// case has started on).
+const ENABLE: Sql = Sql::same(concat!(
     "UPDATE users SET disabled_at = NULL WHERE id = $1 AND id <> $2 AND disabled_at IS NOT NULL
         AND EXISTS (SELECT 1 FROM users a WHERE a.id = $2 AND a.role = 'admin' AND a.disabled_at IS NULL)
-        AND NOT EXISTS (SELECT 1 FROM deletion_cases d WHERE d.subject_id = $1 AND d.state <> 'completed')"
-);
+        AND NOT EXISTS (SELECT 1 ",
+    unfinished_deletion_cases!(),
+    " AND d.subject_id = $1)"
+));
+
+/// Every account, and which of them can be enabled again.
+pub struct Team {
+    /// Admins first, then by name.
+    pub members: Vec<User>,
+    /// The accounts a deletion case has started on.
+    being_deleted: Vec<i64>,
+}
+
+impl Team {
+    /// A disabled account that no deletion case has started on: what `Users::enable` accepts.
+    pub fn can_enable(&self, member: &User) -> bool {
+        member.disabled && !self.being_deleted.contains(&member.id)
+    }
+}
 
 impl Users {
     pub fn new(db: Db) -> Self {
@@ -152,11 +177,14 @@ impl Users {
         on_db!(&self.db, |pool| sqlx::query(SQL).bind(id).bind(hash).execute(pool).await.map(drop))
     }
 
-    /// Every account, admins first, then by name.
-    pub async fn list(&self) -> Result<Vec<User>, sqlx::Error> {
+    /// Every account, admins first, then by name, and which of them can be enabled again.
+    pub async fn list(&self) -> Result<Team, sqlx::Error> {
         const SQL: &str = "SELECT id, email, display_name, role, lang, disabled_at IS NOT NULL AS disabled
                              FROM users ORDER BY role, display_name, id";
-        on_db!(&self.db, |pool| sqlx::query_as(SQL).fetch_all(pool).await)
+        const BEING_DELETED: &str = concat!("SELECT DISTINCT d.subject_id ", unfinished_deletion_cases!());
+        let members = on_db!(&self.db, |pool| sqlx::query_as(SQL).fetch_all(pool).await)?;
+        let being_deleted = on_db!(&self.db, |pool| sqlx::query_scalar(BEING_DELETED).fetch_all(pool).await)?;
+        Ok(Team { members, being_deleted })
     }
 
     /// Disables an account (not one's own) for the active admin `by`; true when it was active.

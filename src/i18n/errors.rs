@@ -21,6 +21,8 @@ pub struct ErrorsText {
     /// The 429 page's wait when the refusal says how long: "{n}" is whole minutes (one or more).
     pub too_many_wait_minute: &'static str,
     pub too_many_wait_minutes: &'static str,
+    /// The same wait as a time of day: "{time}" is the clock time with its zone.
+    pub too_many_until: &'static str,
     pub internal: ErrorText,
     pub unavailable: ErrorText,
     pub storage_full: ErrorText,
@@ -76,6 +78,7 @@ pub const EN: ErrorsText = ErrorsText {
     too_many: ErrorText { title: "Too many attempts", body: "Please wait a little, then try again." },
     too_many_wait_minute: "Please wait a minute, then try again.",
     too_many_wait_minutes: "Please wait {n} minutes, then try again.",
+    too_many_until: "You can try again from {time}.",
     internal: ErrorText {
         title: "Something went wrong on our side",
         body: "Nothing you did caused this. Please try again in a moment. If it keeps happening, tell the sender the reference below.",
@@ -161,6 +164,7 @@ pub const JA: ErrorsText = ErrorsText {
     },
     too_many_wait_minute: "1分ほど待ってから、もう一度お試しください。",
     too_many_wait_minutes: "{n}分ほど待ってから、もう一度お試しください。",
+    too_many_until: "{time}から、もう一度お試しいただけます。",
     internal: ErrorText {
         title: "サーバー側で問題が発生しました",
         body: "お客様の操作が原因ではありません。少し時間をおいてからお試しください。繰り返し起きる場合は、下の番号を送った方にお伝えください。",

@@ -16,26 +16,30 @@ impl From<Lang> for Reader {
     }
 }
 
-/// "1.5 MB" / "820 KB" / "12 bytes" (decimal units, as file managers on phones show them).
-pub fn human_size(bytes: i64, lang: Lang) -> String {
-    let bytes = bytes.max(0) as f64;
-    let units = ["KB", "MB", "GB", "TB"];
-    if bytes < 1000.0 {
+/// A size as every page, mail and message shows it: decimal units (1 KB = 1,000 bytes), as file
+/// managers on phones show them, the same words in both languages. One decimal under 10, none when
+/// it is zero: "2.1 GB", "1.5 MB", "820 KB", "2 GB", "12 bytes". A negative count reads as 0.
+pub fn human_size(bytes: impl TryInto<u64>, lang: Lang) -> String {
+    let bytes = bytes.try_into().unwrap_or(0);
+    if bytes < 1000 {
         return match lang {
             Lang::Ja => format!("{bytes} バイト"),
             Lang::En => format!("{bytes} bytes"),
         };
     }
-    let mut value = bytes / 1000.0;
+    let units = ["KB", "MB", "GB", "TB"];
+    let mut value = bytes as f64 / 1000.0;
     let mut unit = units[0];
     for next in &units[1..] {
-        if value < 1000.0 {
+        // 999.6 KB would round to "1000 KB": that is 1 MB.
+        if value < 999.5 {
             break;
         }
         value /= 1000.0;
         unit = next;
     }
-    if value < 10.0 { format!("{value:.1} {unit}") } else { format!("{value:.0} {unit}") }
+    let number = if value < 10.0 { format!("{value:.1}") } else { format!("{value:.0}") };
+    format!("{} {unit}", number.strip_suffix(".0").unwrap_or(&number))
 }
 
 /// A point in time in the reader's zone, which the text names. Without a chosen zone: Japan time
@@ -77,7 +81,21 @@ mod tests {
         assert_eq!(human_size(12, Lang::En), "12 bytes");
         assert_eq!(human_size(1_500_000, Lang::En), "1.5 MB");
         assert_eq!(human_size(820_000, Lang::Ja), "820 KB");
-        assert_eq!(human_size(2_147_483_648, Lang::En), "2.1 GB");
+        assert_eq!(human_size(2_147_483_648_i64, Lang::En), "2.1 GB");
+    }
+
+    #[test]
+    fn sizes_are_decimal_in_both_languages_whatever_the_integer_type() {
+        assert_eq!(human_size(2u64 << 30, Lang::Ja), "2.1 GB", "the default limit, 2G, read in decimal");
+        assert_eq!(human_size(300 * 1024_i64, Lang::En), "307 KB", "what the sender saw as 300 KiB");
+        assert_eq!(human_size(300 * 1024_u64, Lang::Ja), "307 KB");
+        assert_eq!(human_size(2_000_000_000_u64, Lang::En), "2 GB", "no trailing .0");
+        assert_eq!(human_size(999, Lang::En), "999 bytes");
+        assert_eq!(human_size(1000, Lang::Ja), "1 KB");
+        assert_eq!(human_size(999_999, Lang::En), "1 MB", "never 1000 KB");
+        assert_eq!(human_size(1_000_000, Lang::En), "1 MB");
+        assert_eq!(human_size(12, Lang::Ja), "12 バイト");
+        assert_eq!(human_size(-5_i64, Lang::En), "0 bytes");
     }
 
     #[test]

@@ -4,7 +4,6 @@
 
 mod admin;
 mod auth;
-pub mod binary_size;
 mod chrome;
 mod dashboard;
 mod errors;

@@ -22,6 +22,8 @@ pub struct RecipientText {
     pub code_malformed: &'static str,
     /// `|` marks where a Japanese line may break (`templates/recipient/_phrases.html`).
     pub code_dead: &'static str,
+    /// The code's time ran out (it was not wrong): a new one is what helps.
+    pub code_expired: &'static str,
     pub resend_code: &'static str,
     pub other_address: &'static str,
     pub download_title: &'static str,
@@ -98,6 +100,7 @@ pub const EN: RecipientText = RecipientText {
     code_wrong: "That code is not right. Tries left:",
     code_malformed: concat!("Enter the ", crate::code_length!(), " digits from the email."),
     code_dead: "This code no longer works (it expired, was already used, or was entered wrongly too often). Send yourself a new code.",
+    code_expired: "This code has expired: codes work only for a short time. Send yourself a new code.",
     resend_code: "Send a new code",
     other_address: "Use a different email address",
     download_title: "Your file is ready",
@@ -161,6 +164,7 @@ pub const JA: RecipientText = RecipientText {
     code_wrong: "コードが違います。入力できる残り回数:",
     code_malformed: concat!("メールに書かれた", crate::code_length!(), "桁の数字を入力してください。"),
     code_dead: "このコードは|使えなくなりました|（期限切れ、|使用済み、|または|入力ミスが|多すぎます）。|新しい|コードを|送ってください。",
+    code_expired: "このコードは|有効期限が|切れました。|コードは|短い時間だけ|使えます。|新しい|コードを|送ってください。",
     resend_code: "新しいコードを送る",
     other_address: "別のメールアドレスを入力する",
     download_title: "ファイルを受け取れます",

@@ -43,6 +43,9 @@ pub struct Challenge {
     pub open: bool,
     /// Its code can still be entered: unexpired, with tries left.
     pub live: bool,
+    /// Its time ran out (whether or not a code was mailed: a browser whose address did not match
+    /// waits out the same time, so saying so tells it nothing new).
+    pub expired: bool,
     attempts: i32,
     pub created_at: Timestamp,
     /// When the same code was last sent again.
@@ -58,7 +61,7 @@ impl Challenge {
 }
 
 const LATEST: Sql = sql!("SELECT id, typed_address, consumed_at IS NULL AND invalidated_at IS NULL AS open,
-            attempts < $3 AND expires_at > " now " AS live, attempts, created_at, resent_at, notice
+            attempts < $3 AND expires_at > " now " AS live, expires_at <= " now " AS expired, attempts, created_at, resent_at, notice
        FROM otp_challenges WHERE share_id = $1 AND session_id = $2 ORDER BY id DESC LIMIT 1");
 
 impl Codes {

@@ -11,7 +11,7 @@ use super::{
 };
 use crate::{
     accounts::{
-        CreateUserError, DisplayName, EmailAddress, Role, TimeZone, User, Users,
+        CreateUserError, DisplayName, EmailAddress, Role, Team, TimeZone, User, Users,
         invitations::{AcceptError, Invitation, Invitations, PendingInvitation},
         login::{LoginError, authenticate, confirm_current_password},
         password::{self, PasswordRuleError},
@@ -255,8 +255,8 @@ impl Accounts {
         Ok(self.users.adopt_time_zone(user_id, zone).await?)
     }
 
-    /// Every account, admins first, then by name.
-    pub async fn team(&self) -> Result<Vec<User>, Fault> {
+    /// Every account, admins first, then by name, and which can be enabled again.
+    pub async fn team(&self) -> Result<Team, Fault> {
         Ok(self.users.list().await?)
     }
 

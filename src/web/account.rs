@@ -156,7 +156,7 @@ impl<'a> AccountPage<'a> {
 
 #[derive(Deserialize)]
 pub struct AccountQuery {
-    /// Set by the redirect after the time zone form.
+    /// Set by the redirect after a form that worked (time zone, password, …): which notice to show.
     #[serde(default)]
     saved: Option<String>,
 }
@@ -171,6 +171,7 @@ pub async fn account_page(
     let mut page = AccountPage::new(c, session, &user);
     page.factors = Some(state.services.factors.status(&user).await?);
     page.factors_removed = query.saved.as_deref() == Some("second-factor");
+    page.changed = query.saved.as_deref() == Some("password");
     page.passkeys = Some(PasskeySection::of(&page.c, state, &user, query.saved.as_deref()).await?);
     page.passwords = state.services.sign_in_methods().await?.passwords_allowed;
     if query.saved.as_deref() == Some("mail-language") {
@@ -252,7 +253,8 @@ pub async fn change_password(
     let error = match changed {
         Ok(kept) => {
             session.adopt(kept);
-            FieldError::NONE
+            // Post/redirect/get: a reload of the answer must not post the passwords again.
+            return Ok(see_other(&paths::account_saved("password", "password")));
         }
         Err(AccountError::Invalid(problem)) => field_error(c.t, &problem, "new_password"),
         Err(AccountError::TooMany(retry_after)) => {
@@ -261,10 +263,9 @@ pub async fn change_password(
         Err(AccountError::LinkClosed) => return Err(AppError::Forbidden("session ended during regeneration")),
         Err(error) => return Err(account_error(error)),
     };
-    let changed = error.message().is_none();
     let mut page = AccountPage::new(c, session, &user);
-    (page.changed, page.password_error) = (changed, error);
-    render_with(if changed { StatusCode::OK } else { StatusCode::BAD_REQUEST }, &page)
+    page.password_error = error;
+    render_with(StatusCode::BAD_REQUEST, &page)
 }
 
 /// The account page answering a refused deletion form (400): the reason, and nothing changed.

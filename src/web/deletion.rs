@@ -15,7 +15,7 @@ use serde::Deserialize;
 use super::{Admin, AppError, AppState, Chrome, Context, SignedIn, form::Form, paths, render, render_with, see_other};
 use crate::{
     deletion::{ActorRole, Case, EvidenceRow, NeedsReview, OpenError, OpenRequest, StepRow},
-    i18n::format::human_time,
+    i18n::{Lang, format::human_time},
     secret::SecretString,
     services::accounts::AccountError,
 };
@@ -199,7 +199,40 @@ struct CasePage<'a> {
     case: CaseRow,
     steps: Vec<StepLine>,
     evidence: Vec<(EvidenceRow, &'static str, &'static str, String)>,
+    /// How many evidence rows each store and outcome has, in the order they first appear: what
+    /// the page opens with, the full list folded below it.
+    evidence_counts: Vec<(&'static str, &'static str, usize)>,
+    /// The stores named per outcome: with the case's state, what the page opens with.
+    steps_by_outcome: Vec<(&'static str, String)>,
+    /// The folds' words, with the number of rows: steps, then evidence.
+    show_all: (String, String),
     can_retry: bool,
+}
+
+/// The steps' stores grouped by outcome, in the order each outcome first appears.
+fn group_steps(steps: &[StepLine], separator: &str) -> Vec<(&'static str, String)> {
+    let mut groups: Vec<(&'static str, Vec<&'static str>)> = Vec::new();
+    for step in steps {
+        match groups.iter_mut().find(|(outcome, _)| *outcome == step.outcome) {
+            Some((_, stores)) => stores.push(step.store),
+            None => groups.push((step.outcome, vec![step.store])),
+        }
+    }
+    groups.into_iter().map(|(outcome, stores)| (outcome, stores.join(separator))).collect()
+}
+
+/// The evidence rows counted per (store, outcome), in the order each pair first appears.
+fn count_evidence(
+    evidence: &[(EvidenceRow, &'static str, &'static str, String)],
+) -> Vec<(&'static str, &'static str, usize)> {
+    let mut counts: Vec<(&'static str, &'static str, usize)> = Vec::new();
+    for (_, store, outcome, _) in evidence {
+        match counts.iter_mut().find(|(s, o, _)| s == store && o == outcome) {
+            Some((_, _, n)) => *n += 1,
+            None => counts.push((store, outcome, 1)),
+        }
+    }
+    counts
 }
 
 async fn find_case(state: &AppState, reference: &str) -> Result<Case, AppError> {
@@ -217,7 +250,7 @@ pub async fn show(
     let records = &state.services.records;
     let steps: Vec<StepLine> = records.steps(case.id).await?.iter().map(|s| step_line(&c, s)).collect();
     let d = &c.t.admin.deletion;
-    let evidence = records
+    let evidence: Vec<_> = records
         .evidence(case.id)
         .await?
         .into_iter()
@@ -230,7 +263,24 @@ pub async fn show(
     let csrf_token = session.form_token();
     let can_retry = steps.iter().any(|s| s.outcome_code == "needs_review");
     let case = case_row(&c, &case);
-    render(&CasePage { c, csrf_token: &csrf_token, case, steps, evidence, can_retry })
+    let evidence_counts = count_evidence(&evidence);
+    let steps_by_outcome = group_steps(&steps, if c.lang == Lang::Ja { "、" } else { ", " });
+    let show_all = (
+        d.steps_show_all.replace("{n}", &steps.len().to_string()),
+        d.evidence_show_all.replace("{n}", &evidence.len().to_string()),
+    );
+    let page = CasePage {
+        c,
+        csrf_token: &csrf_token,
+        case,
+        steps,
+        evidence,
+        evidence_counts,
+        steps_by_outcome,
+        show_all,
+        can_retry,
+    };
+    render(&page)
 }
 
 /// POST /admin/deletions/{reference}/retry: the stuck steps get a fresh set of retries, now.

@@ -15,7 +15,13 @@ use super::{
     pages::Chrome,
     paths,
 };
-use crate::i18n::{ErrorText, Lang, Text};
+use crate::{
+    db::Timestamp,
+    i18n::{
+        ErrorText, Lang, Text,
+        format::{Reader, clock_time},
+    },
+};
 
 /// Everything a handler can fail with. The `Display` text goes to the log only.
 #[derive(Debug, thiserror::Error)]
@@ -118,6 +124,8 @@ struct ErrorPage<'a> {
     request_id: Option<&'a str>,
     /// How long to wait before trying again, in the person's words (a 429 that says).
     wait: Option<String>,
+    /// The same wait as a time of day in the reader's zone.
+    wait_until: Option<String>,
     /// The way back to where the person was, and its words.
     back: String,
     back_text: &'static str,
@@ -213,7 +221,9 @@ pub async fn render_errors<E: Endpoint>(ep: std::sync::Arc<E>, req: Request) -> 
         _ => t.errors.back,
     };
     let wait = retry_after.map(|seconds| wait_words(t, seconds));
-    let page = ErrorPage { c: chrome, status: status.as_u16(), text, request_id: shown_id, wait, back, back_text };
+    let wait_until = retry_after.map(|seconds| until_words(t, chrome.reader(), chrono::Utc::now(), seconds));
+    let page =
+        ErrorPage { c: chrome, status: status.as_u16(), text, request_id: shown_id, wait, wait_until, back, back_text };
     let body =
         if htmx { page.as_error_card().render() } else { page.render() }.unwrap_or_else(|_| text.title.to_owned());
     let mut response = Response::builder().status(status).content_type("text/html; charset=utf-8").body(body);
@@ -242,6 +252,15 @@ fn wait_words(t: &Text, seconds: u64) -> String {
         0 | 1 => t.errors.too_many_wait_minute.to_owned(),
         minutes => t.errors.too_many_wait_minutes.replace("{n}", &minutes.to_string()),
     }
+}
+
+/// "You can try again from 17:45 UTC": the end of the wait, rounded up to the minute as the wait
+/// is, so trying at the time shown works.
+fn until_words(t: &Text, reader: Reader, now: chrono::DateTime<chrono::Utc>, seconds: u64) -> String {
+    let end = now.timestamp().saturating_add(i64::try_from(seconds).unwrap_or(i64::MAX / 2));
+    let minute = end + (60 - end.rem_euclid(60)) % 60;
+    let at = Timestamp(chrono::DateTime::from_timestamp(minute, 0).unwrap_or(now));
+    t.errors.too_many_until.replace("{time}", &clock_time(at, reader))
 }
 
 /// True when anywhere in the error's causes the database refused a write for lack of space.
@@ -288,5 +307,17 @@ mod tests {
         assert_eq!(wait_words(t, 60), "Please wait a minute, then try again.");
         assert_eq!(wait_words(t, 61), "Please wait 2 minutes, then try again.");
         assert_eq!(wait_words(Lang::Ja.text(), 600), "10分ほど待ってから、もう一度お試しください。");
+    }
+
+    #[test]
+    fn the_end_of_a_wait_is_a_clock_time_rounded_up_in_the_readers_zone() {
+        let now = chrono::DateTime::from_timestamp(1_764_460_800 + 8 * 3600 + 43 * 60 + 50, 0).unwrap(); // 08:43:50 UTC
+        let en = Reader::from(Lang::En);
+        assert_eq!(until_words(Lang::En.text(), en, now, 61), "You can try again from 08:45 UTC.");
+        assert_eq!(until_words(Lang::En.text(), en, now, 10), "You can try again from 08:44 UTC.");
+        let ja = Reader::from(Lang::Ja);
+        assert_eq!(until_words(Lang::Ja.text(), ja, now, 600), "17:54（日本時間）から、もう一度お試しいただけます。");
+        let paris = Reader { lang: Lang::En, zone: crate::accounts::TimeZone::parse("Europe/Paris") };
+        assert_eq!(until_words(Lang::En.text(), paris, now, 61), "You can try again from 09:45 Europe/Paris.");
     }
 }

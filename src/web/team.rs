@@ -21,7 +21,7 @@ use super::{
     paths, render_with, see_other,
 };
 use crate::{
-    accounts::{User, invitations::PendingInvitation},
+    accounts::{Team, User, invitations::PendingInvitation},
     i18n::{Lang, format::human_time},
     services::{SignInMethods, accounts::AccountError},
 };
@@ -45,7 +45,7 @@ pub fn routes(route: Route) -> Route {
 struct TeamPage<'a> {
     c: Chrome,
     csrf_token: &'a str,
-    members: Vec<User>,
+    team: Team,
     /// The invitations whose links still work.
     invitations: Vec<PendingInvitation>,
     me: i64,
@@ -79,7 +79,7 @@ async fn team_page(
     notice: Option<String>,
     error: Option<&'static str>,
 ) -> Result<Response, AppError> {
-    let members = state.services.accounts.team().await?;
+    let team = state.services.accounts.team().await?;
     let invitations = state.services.accounts.pending_invitations().await?;
     let csrf_token = session.form_token();
     let require_second_factor = state.services.factors.policy().await?.require_second_factor;
@@ -87,7 +87,7 @@ async fn team_page(
     let page = TeamPage {
         c,
         csrf_token: &csrf_token,
-        members,
+        team,
         invitations,
         me: me.id,
         notice,
@@ -204,8 +204,12 @@ struct ConfirmPage<'a> {
 
 /// The other member an admin is about to change; `None` for themselves or an unknown id.
 async fn other_member(state: &AppState, me: &User, id: i64) -> Result<Option<User>, AppError> {
-    let members = state.services.accounts.team().await?;
-    Ok(members.into_iter().find(|member| member.id == id && member.id != me.id))
+    Ok(other_in(&state.services.accounts.team().await?, me, id))
+}
+
+/// `id` in `team`, unless it is `me`.
+fn other_in(team: &Team, me: &User, id: i64) -> Option<User> {
+    team.members.iter().find(|member| member.id == id && member.id != me.id).cloned()
 }
 
 /// GET /team/{id}/disable: asks before disabling. One already disabled goes back to the team.
@@ -223,14 +227,16 @@ pub async fn confirm_disable(
     confirm_page(c, session, member, words, "disable")
 }
 
-/// GET /team/{id}/enable: asks before enabling a disabled account. One already active goes back.
+/// GET /team/{id}/enable: asks before enabling a disabled account. One already active, or one a
+/// deletion case has started on, goes back.
 #[handler]
 pub async fn confirm_enable(
     Context { c, state, session, .. }: Context<'_>,
     Path(id): Path<i64>,
     Admin(user): Admin,
 ) -> Result<Response, AppError> {
-    let Some(member) = other_member(state, &user, id).await?.filter(|m| m.disabled) else {
+    let team = state.services.accounts.team().await?;
+    let Some(member) = other_in(&team, &user, id).filter(|m| team.can_enable(m)) else {
         return Ok(see_other(paths::TEAM));
     };
     let s = &c.t.admin;

@@ -153,9 +153,11 @@ async fn changing_the_password_signs_out_every_other_session(backend: Backend) {
             ],
         )
         .await;
-    assert_eq!(changed.status, 200);
-    assert_eq!(changed.texts("[role=status]").len(), 1);
-    assert_eq!(here.get("/account").await.status, 200, "this session was ended too");
+    assert_eq!(changed.status, 303);
+    assert_eq!(changed.header("location"), Some("/account?saved=password#password"));
+    let account = here.get("/account?saved=password").await;
+    assert_eq!(account.status, 200, "this session was ended too");
+    assert_eq!(account.texts("#password [role=status]").len(), 1);
     assert_eq!(elsewhere.get("/account").await.status, 303, "the other session survived");
     assert_eq!(app.browser().sign_in("s@example.test", "violet harbor quietly ninety").await.status, 303);
 }

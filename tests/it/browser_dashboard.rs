@@ -130,7 +130,7 @@ async fn a_sender_sets_up_uploads_and_sees_the_download_without_reloading() {
         .await;
     let percent = snapshot["percent"].clone();
     let status_text = snapshot["status"].as_str().unwrap_or_default().to_owned();
-    let total = watasu::i18n::binary_size::binary_size(FILE_SIZE as u64, Lang::Ja);
+    let total = watasu::i18n::format::human_size(FILE_SIZE, Lang::Ja);
     assert!(status_text.contains(&total), "the status line says {status_text:?} during the upload");
     assert_eq!(snapshot["controls"], json!(true), "no pause or cancel during the upload");
     assert_eq!(snapshot["disabled"], json!(true), "the submit button can be pressed twice during the upload");

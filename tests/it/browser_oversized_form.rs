@@ -2,7 +2,7 @@
 //! with the recipient, message and validity kept, saying the limit and the file's size, at phone
 //! and desktop width in Japanese and in English. The harness checks each page with axe-core.
 
-use watasu::i18n::{Lang, binary_size::binary_size};
+use watasu::i18n::{Lang, format::human_size};
 
 use crate::{
     both_backends,
@@ -53,7 +53,7 @@ async fn a_file_over_the_limit_gives_the_form_back_without_javascript(backend: B
         assert_eq!(browser.attr("#recipient", "value").await.as_deref(), Some("client@example.test"));
         assert_eq!(browser.text("#message").await, MESSAGE);
         let said = browser.text("#file-error").await;
-        assert!(said.contains(&binary_size(LIMIT, lang)), "round {round}: no limit in {said:?}");
+        assert!(said.contains(&human_size(LIMIT, lang)), "round {round}: no limit in {said:?}");
         let words = lang.text().dashboard.form_checks.too_large;
         assert!(said.starts_with(words.split_once("{size}").unwrap().0), "round {round}: no size in {said:?}");
         assert!(browser.exists("[data-file-again]").await);

@@ -152,8 +152,8 @@ async fn the_drop_zone_names_the_file_and_refuses_one_over_the_limit_before_send
 
     browser.fill("#recipient", "client@example.test").await;
     browser.find("input[type=file]").await.send_keys(big.to_str().unwrap()).await.expect("choosing the file");
-    assert_eq!(browser.text("[data-drop-chosen]").await, "big-plan.bin (10 KiB)");
-    let refusal = s.file_over_limit.replace("{size}", "10 KiB").replace("{limit}", "4 KiB");
+    assert_eq!(browser.text("[data-drop-chosen]").await, "big-plan.bin (10 KB)");
+    let refusal = s.file_over_limit.replace("{size}", "10 KB").replace("{limit}", "4.1 KB");
     assert_eq!(browser.text("#file-error").await, refusal);
     assert_eq!(browser.attr("#file", "aria-invalid").await.as_deref(), Some("true"));
     assert!(browser.attr("#file", "aria-describedby").await.unwrap().contains("file-error"));

@@ -2,7 +2,7 @@
 //! value, the limit and the file's size: from the request's length when it says so at once, or
 //! when the file is cut off while it streams ("at least" that much when the request has no length).
 
-use watasu::i18n::{Lang, binary_size::binary_size};
+use watasu::i18n::{Lang, format::human_size};
 
 use crate::{
     both_backends,
@@ -18,7 +18,7 @@ fn assert_form_back(page: &Page, what: &str) {
     let said = page.texts("#file-error").concat();
     let words = Lang::Ja.text().dashboard.form_checks.too_large;
     let (before, after) = words.split_once("{size}").unwrap();
-    let after = after.replace("{limit}", &binary_size(LIMIT, Lang::Ja));
+    let after = after.replace("{limit}", &human_size(LIMIT, Lang::Ja));
     assert!(said.starts_with(before) && said.ends_with(&after), "{what}: {said:?} does not say the size and limit");
     assert!(page.attr("[data-file-again]", "class").is_some(), "{what}: no word to choose the file again");
 }
@@ -65,7 +65,7 @@ async fn a_file_cut_off_without_a_length_is_said_to_be_at_least_the_limit(backen
     let words = Lang::Ja.text().dashboard.form_checks.too_large_at_least;
     let (before, after) = words.split_once("{size}").unwrap();
     assert!(said.starts_with(before), "{said:?}");
-    assert!(said.ends_with(&after.replace("{limit}", &binary_size(LIMIT, Lang::Ja))), "{said:?}");
+    assert!(said.ends_with(&after.replace("{limit}", &human_size(LIMIT, Lang::Ja))), "{said:?}");
     assert_eq!(page.attr("#recipient", "value").as_deref(), Some("c@example.test"));
     app.stop().await;
 }

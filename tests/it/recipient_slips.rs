@@ -135,7 +135,7 @@ async fn a_dead_code_with_one_request_left_says_the_next_is_the_last(backend: Ba
     let rf = &Lang::En.text().recipient;
     let english = browser.get_with(&format!("/s/{}", share.token), &[("Accept-Language", "en")]).await;
     assert_eq!(step_of(&dead).as_deref(), Some("code"));
-    assert_eq!(dead.texts("#code-status").concat(), plain(Lang::Ja.text().recipient.code_dead));
+    assert_eq!(dead.texts("#code-status").concat(), plain(Lang::Ja.text().recipient.code_expired));
     assert_eq!(dead.texts("#last-request").len(), 1);
     let said = english.texts("#last-request").concat();
     assert!(said.starts_with(rf.last_request.split("{time}").next().unwrap()), "{said:?}");

@@ -168,7 +168,7 @@ async fn a_refused_form_keeps_its_values_ties_the_error_to_its_field_and_asks_fo
     assert!(missing.attr("input[name=notify]", "checked").is_some());
 }
 
-async fn the_form_starts_at_the_configured_validity_and_states_the_limit_in_binary_units(backend: Backend) {
+async fn the_form_starts_at_the_configured_validity_and_states_the_limit_in_decimal_units(backend: Backend) {
     let app = TestApp::spawn_with(backend, |s| {
         s.share_ttl = Duration::from_secs(3 * 86_400);
         s.max_upload_bytes = 2 << 30;
@@ -184,10 +184,10 @@ async fn the_form_starts_at_the_configured_validity_and_states_the_limit_in_bina
         .map(|o| o.value().attr("value").unwrap().to_owned())
         .collect();
     assert_eq!(values, ["1h", "1d", "3d", "7d", "30d"]);
-    assert!(page.texts("#file-hint")[0].ends_with("2 GiB"), "{:?}", page.texts("#file-hint"));
+    assert!(page.texts("#file-hint")[0].ends_with("2.1 GB"), "{:?}", page.texts("#file-hint"));
     assert_eq!(page.attr("#file", "data-max-bytes").as_deref(), Some("2147483648"));
     let ja = browser.get_with("/shares/new", &[("Accept-Language", "ja")]).await;
-    assert!(ja.texts("#file-hint")[0].ends_with("2 GiB"));
+    assert!(ja.texts("#file-hint")[0].ends_with("2.1 GB"));
 }
 
 both_backends!(
@@ -196,5 +196,5 @@ both_backends!(
     an_invitation_leads_to_the_team_page_whose_reload_sends_nothing_again,
     an_upload_leads_to_its_own_created_page_for_its_sender_only,
     a_refused_form_keeps_its_values_ties_the_error_to_its_field_and_asks_for_the_file_again,
-    the_form_starts_at_the_configured_validity_and_states_the_limit_in_binary_units
+    the_form_starts_at_the_configured_validity_and_states_the_limit_in_decimal_units
 );

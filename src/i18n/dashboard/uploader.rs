@@ -22,7 +22,7 @@ pub struct UploaderText {
     pub signed_out: &'static str,
     pub finishing: &'static str,
     pub cancelled: &'static str,
-    /// The word for a size under 1 KiB, as the server writes it (`binary_size`).
+    /// The word for a size under 1 KB, as the server writes it (`format::human_size`).
     pub bytes_unit: &'static str,
 }
 

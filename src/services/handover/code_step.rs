@@ -51,7 +51,9 @@ pub enum CodeStatus {
         tries_left: i32,
     },
     Malformed,
-    /// The code expired or ran out of tries: only a new code helps.
+    /// The code's time ran out, with tries left: only a new code helps.
+    Expired,
+    /// The code ran out of tries: only a new code helps.
     Dead,
     /// A new code was asked for at this time.
     Resent(Timestamp),
@@ -99,6 +101,7 @@ impl Handover {
         last_request: Option<Timestamp>,
     ) -> Result<CodeStep, Refusal> {
         let status = match (challenge.notice, challenge.live) {
+            (_, false) if challenge.expired && challenge.tries_left() > 0 => CodeStatus::Expired,
             (_, false) => CodeStatus::Dead,
             (Some(Notice::Wrong), true) => CodeStatus::Wrong { tries_left: challenge.tries_left() },
             (Some(Notice::Malformed), true) => CodeStatus::Malformed,

@@ -7,7 +7,7 @@ use askama::Template;
 
 use super::new_share::Fields;
 use crate::{
-    i18n::{Lang, Text, binary_size::binary_size},
+    i18n::{Lang, Text, format::human_size},
     services::sharing::FinishedUpload,
     web::{AppState, Chrome},
 };
@@ -143,7 +143,7 @@ pub(super) fn form_page<'a>(
         error_field: error.and_then(|e| field_of(c.t, e)),
         c,
         csrf_token: csrf,
-        max_size: binary_size(max_bytes, lang),
+        max_size: human_size(max_bytes, lang),
         max_bytes,
         recipient: &fields.recipient,
         message: &fields.message,
@@ -151,7 +151,7 @@ pub(super) fn form_page<'a>(
         notify: fields.notify,
         name_file: fields.name_file,
         error,
-        uploaded: fields.uploaded.as_ref().map(|u| (u, binary_size(u.size_bytes, lang))),
+        uploaded: fields.uploaded.as_ref().map(|u| (u, human_size(u.size_bytes, lang))),
         error_said: None,
         address_check: None,
         recipient_confirmed: &fields.recipient_confirmed,

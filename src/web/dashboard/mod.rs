@@ -33,8 +33,7 @@ use crate::{
     db::Timestamp,
     i18n::{
         Text,
-        binary_size::binary_size,
-        format::{Reader, human_time},
+        format::{Reader, human_size, human_time},
     },
     mail::outbox::{MailDelivery, MailKind, MailStatus},
     services::sharing::viewer,
@@ -99,7 +98,7 @@ fn row(c: &Chrome, share: ShareSummary) -> ShareRow {
         id: share.id,
         recipient: or_removed(share.recipient_email),
         file_name: or_removed(share.file_name),
-        size: binary_size(u64::try_from(share.size_bytes).unwrap_or(0), c.lang),
+        size: human_size(share.size_bytes, c.lang),
         created: human_time(share.created_at, c.reader()),
         expires: human_time(share.expires_at, c.reader()),
         status: share.status.code(),

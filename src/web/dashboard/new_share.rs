@@ -20,7 +20,7 @@ use super::fields::{Invalid, parse_fields};
 pub(super) use super::form_page::form_page;
 use crate::{
     accounts::{EmailAddress, User},
-    i18n::{Lang, Text, binary_size::binary_size},
+    i18n::{Lang, Text, format::human_size},
     services::{
         mails::Delivery,
         sharing::{Created, Sharing, Source, Upload},
@@ -233,7 +233,7 @@ impl Sending<'_> {
             FileSize::About(bytes) => (t.dashboard.form_checks.too_large, bytes),
             FileSize::AtLeast(bytes) => (t.dashboard.form_checks.too_large_at_least, bytes),
         };
-        let said = words.replace("{size}", &binary_size(bytes, lang)).replace("{limit}", &binary_size(limit, lang));
+        let said = words.replace("{size}", &human_size(bytes, lang)).replace("{limit}", &human_size(limit, lang));
         let page = form_page(self.state, self.c, self.csrf, fields, Some(t.dashboard.upload_too_large)).saying(said);
         Ok(render_with(StatusCode::PAYLOAD_TOO_LARGE, &page)?.into())
     }

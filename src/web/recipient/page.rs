@@ -123,6 +123,7 @@ fn status_line(status: CodeStatus, lang: Lang) -> Option<StatusLine> {
         CodeStatus::Quiet => None,
         CodeStatus::Wrong { tries_left } => error(format!("{} {tries_left}", t.recipient.code_wrong)),
         CodeStatus::Malformed => error(t.recipient.code_malformed.to_owned()),
+        CodeStatus::Expired => error(t.recipient.code_expired.to_owned()),
         CodeStatus::Dead => error(t.recipient.code_dead.to_owned()),
         CodeStatus::Resent(at) => news(rf.code_resent.replace("{time}", &format::human_time(at, lang))),
         CodeStatus::Repeated(at) => news(rf.code_repeated.replace("{time}", &format::clock_time(at, lang))),
