@@ -1,8 +1,10 @@
 //! The words of the sender's pages: the list of shares, the new-share form and its uploader, the
 //! page that shows a sent link, and a share's page with its timeline and actions.
 
+mod list;
 mod uploader;
 
+pub use list::ListText;
 pub use uploader::UploaderText;
 
 /// The sender's pages' words.
@@ -52,6 +54,8 @@ pub struct DashboardText {
     /// The message to the recipient is over `share::MESSAGE_LIMIT` characters.
     pub message_too_long: &'static str,
     pub uploader: UploaderText,
+    /// The share list's table and filter.
+    pub list: ListText,
     pub created_title: &'static str,
     pub created_lead: &'static str,
     pub created_once: &'static str,
@@ -183,6 +187,7 @@ pub const EN: DashboardText = DashboardText {
     upload_unavailable: "That upload is no longer available: it was already sent, has expired or is not yours. Choose the file again.",
     message_too_long: "The message is too long (at most 2000 characters).",
     uploader: uploader::EN,
+    list: list::EN,
     created_title: "The file is on its way",
     created_lead: "The recipient has been emailed this link. You can also copy it and send it yourself:",
     created_once: "This link is shown here only for a few minutes after sending: watasu keeps only a fingerprint of it.",
@@ -296,6 +301,7 @@ pub const JA: DashboardText = DashboardText {
     upload_unavailable: "このアップロードはもう使えません（送信済み、期限切れ、または他の人のものです）。ファイルをもう一度選んでください。",
     message_too_long: "メッセージが長すぎます（2000 文字まで）。",
     uploader: uploader::JA,
+    list: list::JA,
     created_title: "送信しました",
     created_lead: "受け取る方にこのリンクをメールで送りました。コピーしてご自身で送ることもできます:",
     created_once: "このリンクが表示されるのは送信直後の数分間だけです（watasu はリンクそのものを保存しません）。",

@@ -8,6 +8,7 @@ mod created_page;
 mod form_page;
 mod from_upload;
 mod link_cookie;
+mod list_filter;
 mod new_share;
 mod outcome_time;
 mod timeline;
@@ -113,14 +114,20 @@ struct SharesPage {
     c: Chrome,
     rows: Vec<ShareRow>,
     older: Option<i64>,
+    filters: Vec<list_filter::FilterLink>,
+    /// Kept on the "older" link: empty or `status=…&`.
+    filter_query: String,
+    filtered: bool,
 }
 
 #[derive(Deserialize)]
 pub struct ListQuery {
     before: Option<i64>,
+    /// One outcome's code to show only those shares; unknown or absent: all.
+    status: Option<String>,
 }
 
-/// GET /shares: the viewer's shares, newest first.
+/// GET /shares: the viewer's shares, newest first, of one outcome if the filter asks.
 #[handler]
 pub async fn list(
     c: Chrome,
@@ -128,10 +135,12 @@ pub async fn list(
     state: Data<&AppState>,
     SignedIn(user): SignedIn,
 ) -> Result<Html<String>, AppError> {
-    let shares = state.services.sharing.list(viewer(&user), query.before, PAGE_SIZE + 1).await?;
+    let filter = list_filter::Filter::from_query(query.status.as_deref());
+    let shares = state.services.sharing.list(viewer(&user), filter.0, query.before, PAGE_SIZE + 1).await?;
     let older = (shares.len() as i64 > PAGE_SIZE).then(|| shares[PAGE_SIZE as usize - 1].id);
     let rows = shares.into_iter().take(PAGE_SIZE as usize).map(|s| row(&c, s)).collect();
-    render(&SharesPage { c, rows, older })
+    let filters = list_filter::links(c.t, filter);
+    render(&SharesPage { c, rows, older, filters, filter_query: filter.query(), filtered: filter.0.is_some() })
 }
 
 pub struct MailRow {
