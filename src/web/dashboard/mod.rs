@@ -26,7 +26,7 @@ use poem::{
 };
 use serde::Deserialize;
 
-use self::timeline::EventRow;
+use self::timeline::Timeline;
 use super::{AppError, AppState, Chrome, Context, SignedIn, middleware::is_htmx, render};
 use crate::{
     accounts::User,
@@ -145,6 +145,8 @@ pub async fn list(
 
 pub struct MailRow {
     kind: &'static str,
+    /// Which link a link mail carried: "first link", "new link (2)".
+    link: Option<String>,
     status: &'static str,
     text: &'static str,
     at: String,
@@ -155,7 +157,7 @@ pub struct MailRow {
 struct SharePage<'a> {
     c: Chrome,
     share: ShareRow,
-    events: Vec<EventRow>,
+    timeline: Timeline,
     mails: Vec<MailRow>,
     is_final: bool,
     can_revoke: bool,
@@ -209,7 +211,23 @@ fn mail_row(t: &'static Text, reader: Reader, mail: MailDelivery) -> MailRow {
         },
         at: human_time(mail.sent_at.unwrap_or(mail.created_at), reader),
         status: mail.status.code(),
+        link: None,
     }
+}
+
+/// The share's mails, each link mail labelled with its link. The last one carries the newest link,
+/// so they are counted back from the number of links: a share sent without a mail has none for its
+/// first link.
+fn mail_rows(t: &'static Text, reader: Reader, mails: Vec<MailDelivery>, links: usize) -> Vec<MailRow> {
+    let link_mails = mails.iter().filter(|m| m.kind == MailKind::ShareNotification).count();
+    let mut link = links.saturating_sub(link_mails);
+    let mut label = |kind| {
+        (kind == MailKind::ShareNotification).then(|| {
+            link += 1;
+            timeline::link_label(t, link)
+        })
+    };
+    mails.into_iter().map(|mail| MailRow { link: label(mail.kind), ..mail_row(t, reader, mail) }).collect()
 }
 
 /// The page's state in a few URL-safe characters: the outcome first (a poll compares it to decide
@@ -237,8 +255,9 @@ async fn share_page<'a>(
     let timeline = state.services.sharing.timeline(viewer(user), id).await?.ok_or_else(not_visible)?;
     let (t, reader) = (c.t, c.reader());
     let event_count = timeline.events.len();
-    let events = timeline::event_rows(t, reader, timeline.events);
-    let mails: Vec<MailRow> = timeline.mails.into_iter().map(|m| mail_row(t, reader, m)).collect();
+    let links = 1 + timeline.events.iter().filter(|e| e.kind == crate::share::EventKind::LinkRenewed).count();
+    let mails = mail_rows(t, reader, timeline.mails, links);
+    let events = timeline::timeline(t, reader, timeline.events);
     let status = timeline.share.status;
     let share = row(&c, timeline.share);
     let code_mails_spent = spent_budget(reader, timeline.code_mails_wait).filter(|_| status.can_be_ended());
@@ -248,7 +267,7 @@ async fn share_page<'a>(
         is_final: share.file_deleted,
         share,
         c,
-        events,
+        timeline: events,
         mails,
         can_revoke: status.can_be_ended(),
         can_unlock: status == SenderStatus::Locked,
