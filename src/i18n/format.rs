@@ -54,13 +54,40 @@ pub fn clock_time(at: Timestamp, reader: impl Into<Reader>) -> String {
 }
 
 /// `at` in the reader's zone, written with the Japanese or English pattern, the zone named.
-fn in_zone(at: Timestamp, Reader { lang, zone }: Reader, ja: &str, en: &str) -> String {
-    let zone = zone.map_or_else(|| default_zone(lang), TimeZone::tz);
-    let local = at.0.with_timezone(&zone);
-    match (lang, zone.name()) {
-        (Lang::Ja, "Asia/Tokyo") => format!("{}（日本時間）", local.format(ja)),
-        (Lang::Ja, name) => format!("{}（{name}）", local.format(ja)),
-        (Lang::En, name) => format!("{} {name}", local.format(en)),
+fn in_zone(at: Timestamp, reader: Reader, ja: &str, en: &str) -> String {
+    let local = local_time(at, reader);
+    match reader.lang {
+        Lang::Ja => format!("{}（{}）", local.format(ja), zone_name(reader)),
+        Lang::En => format!("{} {}", local.format(en), zone_name(reader)),
+    }
+}
+
+/// `at` on the reader's clock: for pages that name the zone once (a timeline grouped by day).
+pub fn local_time(at: Timestamp, reader: Reader) -> chrono::DateTime<chrono_tz::Tz> {
+    at.0.with_timezone(&zone_of(reader))
+}
+
+fn zone_of(reader: Reader) -> chrono_tz::Tz {
+    reader.zone.map_or_else(|| default_zone(reader.lang), TimeZone::tz)
+}
+
+/// The name of the reader's zone as their times name it: 日本時間 on Japanese pages for Japan.
+pub fn zone_name(reader: Reader) -> String {
+    match (reader.lang, zone_of(reader).name()) {
+        (Lang::Ja, "Asia/Tokyo") => "日本時間".to_owned(),
+        (_, name) => name.to_owned(),
+    }
+}
+
+/// A day as a heading: "2025年11月30日（日）" / "Sun 30 Nov 2025".
+pub fn day_heading(day: chrono::NaiveDate, lang: Lang) -> String {
+    use chrono::Datelike;
+    match lang {
+        Lang::Ja => {
+            let weekday = ["月", "火", "水", "木", "金", "土", "日"][day.weekday().num_days_from_monday() as usize];
+            format!("{}（{weekday}）", day.format("%Y年%-m月%-d日"))
+        }
+        Lang::En => day.format("%a %-d %b %Y").to_string(),
     }
 }
 
@@ -116,5 +143,14 @@ mod tests {
         assert_eq!(human_time(at, reader(Lang::Ja, "UTC")), "2025年11月30日 00:00（UTC）");
         assert_eq!(human_time(at, reader(Lang::En, "America/New_York")), "29 Nov 2025, 19:00 America/New_York");
         assert_eq!(human_time(at, reader(Lang::Ja, "Europe/Paris")), "2025年11月30日 01:00（Europe/Paris）");
+        assert_eq!(zone_name(reader(Lang::En, "Asia/Tokyo")), "Asia/Tokyo");
+        assert_eq!(zone_name(Lang::Ja.into()), "日本時間");
+    }
+
+    #[test]
+    fn a_day_heading_names_the_weekday() {
+        let day = chrono::NaiveDate::from_ymd_opt(2025, 11, 30).unwrap();
+        assert_eq!(day_heading(day, Lang::Ja), "2025年11月30日（日）");
+        assert_eq!(day_heading(day, Lang::En), "Sun 30 Nov 2025");
     }
 }

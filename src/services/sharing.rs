@@ -24,7 +24,7 @@ use crate::{
         EventKind, Message, NewShare, ShareEvent, ShareEvents, ShareLinks, ShareListing, ShareRepository, ShareTtl,
         create::{CreateError, ShareRequest, create_share_checked, create_share_from_upload},
         names::clean_file_name,
-        sender::{SenderShares, ShareSummary, Viewer},
+        sender::{SenderShares, SenderStatus, ShareSummary, Viewer},
     },
     storage::{FileStore, StoreError, StoredFile},
 };
@@ -260,9 +260,15 @@ impl Sharing {
         notice
     }
 
-    /// A page of the viewer's shares, newest first, older than `before`.
-    pub async fn list(&self, viewer: Viewer, before: Option<i64>, limit: i64) -> Result<Vec<ShareSummary>, Fault> {
-        Ok(self.shares.list(viewer, before, limit).await?)
+    /// A page of the viewer's shares, newest first, older than `before`, of one outcome if given.
+    pub async fn list(
+        &self,
+        viewer: Viewer,
+        outcome: Option<SenderStatus>,
+        before: Option<i64>,
+        limit: i64,
+    ) -> Result<Vec<ShareSummary>, Fault> {
+        Ok(self.shares.list(viewer, outcome, before, limit).await?)
     }
 
     /// Every share, newest first (for scripts).

@@ -1,5 +1,5 @@
-//! The sender's view of shares: their own list (newest first, keyset-paginated), one share's
-//! details, and the ownership rule: a sender sees their own shares only, an admin sees all.
+//! The sender's view of shares: their own list (newest first, keyset-paginated, optionally of one
+//! outcome), one share's details, and the ownership rule: a sender sees their own shares only, an admin sees all.
 //! A share that is not visible is indistinguishable from one that does not exist.
 
 use crate::{
@@ -83,11 +83,13 @@ pub struct Viewer {
 
 /// The viewer's shares ($1 the viewer, $2 whether an admin) with the outcome a sender reads and
 /// whether the file is gone, followed by the caller's own conditions. The outcome outlives the
-/// purge: a purged share still reads as downloaded, revoked or expired.
+/// purge: a purged share still reads as downloaded, revoked or expired. `within` puts the select
+/// inside a statement of the caller's, which then reads the outcome as a column.
 macro_rules! summary_sql {
-    ($($tail:literal)+) => {
+    ($($tail:literal)+) => { summary_sql!(within ""; $($tail)+) };
+    (within $head:literal; $($tail:literal)+) => {
         sql!(
-            "SELECT s.id, s.recipient_email, f.original_name, f.size_bytes, s.created_at, s.expires_at,
+            $head "SELECT s.id, s.recipient_email, f.original_name, f.size_bytes, s.created_at, s.expires_at,
                 CASE WHEN s.consumed_at IS NOT NULL THEN 'downloaded'
                      WHEN s.revoked_at IS NOT NULL THEN 'revoked'
                      WHEN s.expires_at <= " now " THEN 'expired'
@@ -100,7 +102,10 @@ macro_rules! summary_sql {
         )
     };
 }
-const LIST_PAGE: Sql = summary_sql!(" AND s.id < $3 ORDER BY s.id DESC LIMIT $4");
+/// A page of the list; $5 is the one outcome to show, or '' for all. The filter reads the outcome
+/// the inner select computes, so the rule for it stays written once.
+const LIST_PAGE: Sql = summary_sql!(within "SELECT * FROM (";
+    " AND s.id < $3) listed WHERE ($5 = '' OR listed.shown_status = $5) ORDER BY listed.id DESC LIMIT $4");
 const FIND_ONE: Sql = summary_sql!(" AND s.id = $3");
 
 #[derive(Clone, Debug)]
@@ -113,20 +118,24 @@ impl SenderShares {
         Self { db }
     }
 
-    /// A page of the viewer's shares, newest first, older than `before` (keyset, never OFFSET).
+    /// A page of the viewer's shares, newest first, older than `before` (keyset, never OFFSET),
+    /// only those with `outcome` if one is given.
     pub async fn list(
         &self,
         viewer: Viewer,
+        outcome: Option<SenderStatus>,
         before: Option<i64>,
         limit: i64,
     ) -> Result<Vec<ShareSummary>, sqlx::Error> {
         let before = before.unwrap_or(i64::MAX);
+        let outcome = outcome.map_or("", SenderStatus::code);
         let rows: Vec<SummaryRow> = on_db!(&self.db, |pool| {
             sqlx::query_as(pool.sql(&LIST_PAGE))
                 .bind(viewer.user_id)
                 .bind(viewer.is_admin)
                 .bind(before)
                 .bind(limit)
+                .bind(outcome)
                 .fetch_all(pool)
                 .await?
         });
@@ -156,6 +165,9 @@ mod tests {
         }
         assert!(super::LIST_PAGE.sqlite.contains("s.expires_at <= unixepoch('subsec') THEN 'expired'"));
         assert!(super::LIST_PAGE.postgres.contains("s.expires_at <= now() THEN 'expired'"));
-        assert!(super::LIST_PAGE.postgres.ends_with(" AND s.id < $3 ORDER BY s.id DESC LIMIT $4"));
+        assert!(super::LIST_PAGE.postgres.starts_with("SELECT * FROM (SELECT s.id,"));
+        assert!(super::LIST_PAGE.postgres.ends_with(
+            " AND s.id < $3) listed WHERE ($5 = '' OR listed.shown_status = $5) ORDER BY listed.id DESC LIMIT $4"
+        ));
     }
 }

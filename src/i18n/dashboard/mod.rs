@@ -2,9 +2,13 @@
 //! page that shows a sent link, and a share's page with its timeline and actions.
 
 mod form_checks;
+mod list;
+mod timeline;
 mod uploader;
 
 pub use form_checks::FormChecksText;
+pub use list::ListText;
+pub use timeline::TimelineText;
 pub use uploader::UploaderText;
 
 /// The sender's pages' words.
@@ -55,6 +59,10 @@ pub struct DashboardText {
     pub message_too_long: &'static str,
     pub uploader: UploaderText,
     pub form_checks: FormChecksText,
+    /// The share list's table and filter.
+    pub list: ListText,
+    /// Around a share's timeline: its zone and the links' labels.
+    pub timeline: TimelineText,
     pub created_title: &'static str,
     pub created_lead: &'static str,
     pub created_once: &'static str,
@@ -94,6 +102,8 @@ pub struct DashboardText {
     /// What a fresh link replaces, beside it.
     pub fresh_link_replaces: &'static str,
     pub unlock_submit: &'static str,
+    /// The timeline's event words: `|` marks where a Japanese line may break
+    /// (`templates/recipient/_phrases.html`).
     pub event_opened: &'static str,
     pub event_code_sent: &'static str,
     pub event_code_mail_failed: &'static str,
@@ -187,6 +197,8 @@ pub const EN: DashboardText = DashboardText {
     message_too_long: "The message is too long (at most 2000 characters).",
     uploader: uploader::EN,
     form_checks: form_checks::EN,
+    list: list::EN,
+    timeline: timeline::EN,
     created_title: "The file is on its way",
     created_lead: "The recipient has been emailed this link. You can also copy it and send it yourself:",
     created_once: "This link is shown here only for a few minutes after sending: watasu keeps only a fingerprint of it.",
@@ -301,6 +313,8 @@ pub const JA: DashboardText = DashboardText {
     message_too_long: "メッセージが長すぎます（2000 文字まで）。",
     uploader: uploader::JA,
     form_checks: form_checks::JA,
+    list: list::JA,
+    timeline: timeline::JA,
     created_title: "送信しました",
     created_lead: "受け取る方にこのリンクをメールで送りました。コピーしてご自身で送ることもできます:",
     created_once: "このリンクが表示されるのは送信直後の数分間だけです（watasu はリンクそのものを保存しません）。",
@@ -332,22 +346,22 @@ pub const JA: DashboardText = DashboardText {
     unlock_keeps: "ロックを解除しても、リンクはそのままです。受け取る方はすぐに新しいコードを求められます。",
     fresh_link_replaces: "新しいリンクを送ると、リンクが置き換わります。古いリンクは使えなくなり、受け取る方には新しいリンクがメールで届きます。",
     unlock_submit: "ロックを解除",
-    event_opened: "リンクが開かれました",
-    event_code_sent: "確認コードを送信しました",
-    event_code_mail_failed: "確認コードのメールを送信できませんでした",
-    event_code_failed: "間違ったコードが入力されました",
-    event_locked: "コードの誤入力が多いためロックしました",
-    event_unlocked: "ロックを解除しました",
-    event_verified: "受け取る方がアドレスを確認しました",
+    event_opened: "リンクが|開かれました",
+    event_code_sent: "確認コードを|送信しました",
+    event_code_mail_failed: "確認コードの|メールを|送信できませんでした",
+    event_code_failed: "間違った|コードが|入力されました",
+    event_locked: "コードの|誤入力が|多いため|ロックしました",
+    event_unlocked: "ロックを|解除しました",
+    event_verified: "受け取る方が|アドレスを|確認しました",
     event_downloaded: "ダウンロード開始",
     event_completed: "ダウンロード完了",
-    event_refused: "ダウンロードを拒否しました",
-    event_revoked: "送信者が終了しました",
-    event_purged: "ファイルをサーバーから削除しました",
+    event_refused: "ダウンロードを|拒否しました",
+    event_revoked: "送信者が|終了しました",
+    event_purged: "ファイルを|サーバーから|削除しました",
     file_deleted: "ファイルはサーバーから削除済みです。",
-    event_expired: "ダウンロードされないまま期限が切れました",
-    event_link_renewed: "新しいリンクを送りました（前のリンクは使えなくなりました）",
-    event_code_requests_blocked: "確認コードの請求が多すぎたため、しばらく請求できない状態になりました",
+    event_expired: "ダウンロードされないまま|期限が|切れました",
+    event_link_renewed: "新しい|リンクを|送りました|（前の|リンクは|使えなくなりました）",
+    event_code_requests_blocked: "確認コードの|請求が|多すぎたため、|しばらく|請求できない|状態に|なりました",
     timeline_empty: "まだ何も起きていません。受け取る方はまだリンクを開いていません。",
     times_label: "回",
     revoke_confirm_title: "この共有を今すぐ終了しますか？",

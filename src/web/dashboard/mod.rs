@@ -9,6 +9,7 @@ mod fields;
 mod form_page;
 mod from_upload;
 mod link_cookie;
+mod list_filter;
 mod new_share;
 mod outcome_time;
 mod timeline;
@@ -26,7 +27,7 @@ use poem::{
 };
 use serde::Deserialize;
 
-use self::timeline::EventRow;
+use self::timeline::Timeline;
 use super::{AppError, AppState, Chrome, Context, SignedIn, middleware::is_htmx, render};
 use crate::{
     accounts::User,
@@ -113,14 +114,20 @@ struct SharesPage {
     c: Chrome,
     rows: Vec<ShareRow>,
     older: Option<i64>,
+    filters: Vec<list_filter::FilterLink>,
+    /// Kept on the "older" link: empty or `status=…&`.
+    filter_query: String,
+    filtered: bool,
 }
 
 #[derive(Deserialize)]
 pub struct ListQuery {
     before: Option<i64>,
+    /// One outcome's code to show only those shares; unknown or absent: all.
+    status: Option<String>,
 }
 
-/// GET /shares: the viewer's shares, newest first.
+/// GET /shares: the viewer's shares, newest first, of one outcome if the filter asks.
 #[handler]
 pub async fn list(
     c: Chrome,
@@ -128,14 +135,18 @@ pub async fn list(
     state: Data<&AppState>,
     SignedIn(user): SignedIn,
 ) -> Result<Html<String>, AppError> {
-    let shares = state.services.sharing.list(viewer(&user), query.before, PAGE_SIZE + 1).await?;
+    let filter = list_filter::Filter::from_query(query.status.as_deref());
+    let shares = state.services.sharing.list(viewer(&user), filter.0, query.before, PAGE_SIZE + 1).await?;
     let older = (shares.len() as i64 > PAGE_SIZE).then(|| shares[PAGE_SIZE as usize - 1].id);
     let rows = shares.into_iter().take(PAGE_SIZE as usize).map(|s| row(&c, s)).collect();
-    render(&SharesPage { c, rows, older })
+    let filters = list_filter::links(c.t, filter);
+    render(&SharesPage { c, rows, older, filters, filter_query: filter.query(), filtered: filter.0.is_some() })
 }
 
 pub struct MailRow {
     kind: &'static str,
+    /// Which link a link mail carried: "first link", "new link (2)".
+    link: Option<String>,
     status: &'static str,
     text: &'static str,
     at: String,
@@ -146,7 +157,7 @@ pub struct MailRow {
 struct SharePage<'a> {
     c: Chrome,
     share: ShareRow,
-    events: Vec<EventRow>,
+    timeline: Timeline,
     mails: Vec<MailRow>,
     is_final: bool,
     can_revoke: bool,
@@ -200,7 +211,23 @@ fn mail_row(t: &'static Text, reader: Reader, mail: MailDelivery) -> MailRow {
         },
         at: human_time(mail.sent_at.unwrap_or(mail.created_at), reader),
         status: mail.status.code(),
+        link: None,
     }
+}
+
+/// The share's mails, each link mail labelled with its link. The last one carries the newest link,
+/// so they are counted back from the number of links: a share sent without a mail has none for its
+/// first link.
+fn mail_rows(t: &'static Text, reader: Reader, mails: Vec<MailDelivery>, links: usize) -> Vec<MailRow> {
+    let link_mails = mails.iter().filter(|m| m.kind == MailKind::ShareNotification).count();
+    let mut link = links.saturating_sub(link_mails);
+    let mut label = |kind| {
+        (kind == MailKind::ShareNotification).then(|| {
+            link += 1;
+            timeline::link_label(t, link)
+        })
+    };
+    mails.into_iter().map(|mail| MailRow { link: label(mail.kind), ..mail_row(t, reader, mail) }).collect()
 }
 
 /// The page's state in a few URL-safe characters: the outcome first (a poll compares it to decide
@@ -228,8 +255,9 @@ async fn share_page<'a>(
     let timeline = state.services.sharing.timeline(viewer(user), id).await?.ok_or_else(not_visible)?;
     let (t, reader) = (c.t, c.reader());
     let event_count = timeline.events.len();
-    let events = timeline::event_rows(t, reader, timeline.events);
-    let mails: Vec<MailRow> = timeline.mails.into_iter().map(|m| mail_row(t, reader, m)).collect();
+    let links = 1 + timeline.events.iter().filter(|e| e.kind == crate::share::EventKind::LinkRenewed).count();
+    let mails = mail_rows(t, reader, timeline.mails, links);
+    let events = timeline::timeline(t, reader, timeline.events);
     let status = timeline.share.status;
     let share = row(&c, timeline.share);
     let code_mails_spent = spent_budget(reader, timeline.code_mails_wait).filter(|_| status.can_be_ended());
@@ -239,7 +267,7 @@ async fn share_page<'a>(
         is_final: share.file_deleted,
         share,
         c,
-        events,
+        timeline: events,
         mails,
         can_revoke: status.can_be_ended(),
         can_unlock: status == SenderStatus::Locked,
