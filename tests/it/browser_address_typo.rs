@@ -28,11 +28,7 @@ async fn typo_walk(app: &TestApp, options: BrowserOptions, lang: Lang, email: &s
     let file = tempfile::Builder::new().suffix(".pdf").tempfile().unwrap();
     std::fs::write(file.path(), b"%PDF-1.7 contract").unwrap();
     let browser = BrowserSession::start(options).await;
-    browser.goto(&format!("{}/login", app.base)).await;
-    browser.fill("#email", email).await;
-    browser.fill("#password", PASSWORD).await;
-    browser.click("main form button[type=submit]").await;
-    browser.wait_until("the signed-in list", DEFAULT_WAIT, async |b| b.current_path().await == "/shares").await;
+    browser.sign_in(&app.base, &email).await;
 
     browser.goto(&format!("{}/shares/new", app.base)).await;
     browser.fill("#recipient", TYPO).await;

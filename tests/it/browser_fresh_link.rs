@@ -20,11 +20,7 @@ async fn a_reload_after_a_fresh_link_shows_it_again_without_another_mail(backend
         let sender = app.create_sender_with_password(&email, "Sender Sato", PASSWORD).await;
         let share = app.fake_share().sender(sender).file("plan.pdf", b"plan").create().await;
         let browser = BrowserSession::start(options).await;
-        browser.goto(&format!("{}/login", app.base)).await;
-        browser.fill("#email", &email).await;
-        browser.fill("#password", PASSWORD).await;
-        browser.click("main form button[type=submit]").await;
-        browser.wait_until("the signed-in list", DEFAULT_WAIT, async |b| b.current_path().await == "/shares").await;
+        browser.sign_in(&app.base, &email).await;
         let mails_before = app.smtp.messages().len();
 
         browser.goto(&format!("{}/shares/{}", app.base, share.id)).await;

@@ -20,11 +20,7 @@ async fn the_mail_language_is_chosen_on_the_account_page_in_a_browser(backend: B
         let email = format!("sender{i}@example.test");
         app.create_sender_with_password(&email, "Sender", PASSWORD).await;
         let browser = BrowserSession::start(options.language(page_lang.code())).await;
-        browser.goto(&format!("{}/login", app.base)).await;
-        browser.fill("#email", &email).await;
-        browser.fill("#password", PASSWORD).await;
-        browser.click("main form button[type=submit]").await;
-        browser.wait_until("the dashboard", DEFAULT_WAIT, async |b| b.current_path().await == "/shares").await;
+        browser.sign_in(&app.base, &email).await;
 
         browser.goto(&format!("{}/shares/new", app.base)).await;
         assert_eq!(browser.attr("#mail_lang option[selected]", "value").await.as_deref(), Some(page_lang.code()));

@@ -9,7 +9,7 @@ use crate::{
     lock_notice::{lock_with, typed_a_wrong_code},
     support::{
         Backend, PASSWORD, TestApp,
-        browser::{BrowserOptions, BrowserSession, DEFAULT_WAIT},
+        browser::{BrowserOptions, BrowserSession},
     },
 };
 
@@ -26,11 +26,7 @@ async fn a_locked_share_page_says_who_typed_the_codes_and_what_unlocking_keeps(b
         let (recipient, csrf) = typed_a_wrong_code(&app, &share).await;
         lock_with(&app, &share, &recipient, &csrf).await;
         let browser = BrowserSession::start(options).await;
-        browser.goto(&format!("{}/login", app.base)).await;
-        browser.fill("#email", &email).await;
-        browser.fill("#password", PASSWORD).await;
-        browser.click("main form button[type=submit]").await;
-        browser.wait_until("the signed-in list", DEFAULT_WAIT, async |b| b.current_path().await == "/shares").await;
+        browser.sign_in(&app.base, &email).await;
 
         browser.goto(&format!("{}/shares/{}", app.base, share.id)).await;
 

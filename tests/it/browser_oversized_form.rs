@@ -32,11 +32,7 @@ async fn a_file_over_the_limit_gives_the_form_back_without_javascript(backend: B
         let email = format!("big-{round}@example.test");
         app.create_sender_with_password(&email, "Sender Sato", PASSWORD).await;
         let browser = BrowserSession::start(options).await;
-        browser.goto(&format!("{}/login", app.base)).await;
-        browser.fill("#email", &email).await;
-        browser.fill("#password", PASSWORD).await;
-        browser.click("main form button[type=submit]").await;
-        browser.wait_until("the signed-in list", DEFAULT_WAIT, async |b| b.current_path().await == "/shares").await;
+        browser.sign_in(&app.base, &email).await;
         browser.goto(&format!("{}/shares/new", app.base)).await;
         browser.fill("#recipient", "client@example.test").await;
         browser.fill("#message", MESSAGE).await;

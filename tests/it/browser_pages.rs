@@ -59,23 +59,15 @@ async fn every_page_passes_axe_core_in_both_languages_at_both_widths() {
             for path in public_pages(&share.token, &invitation) {
                 open(&browser, &app.base, &path).await;
             }
-            sign_in(&browser, &app.base).await;
+            browser.sign_in(&app.base, ADMIN).await;
             for path in signed_in_pages(share.id, member_id) {
                 open(&browser, &app.base, &path).await;
             }
-            sign_in(&browser, &outbox_app.base).await;
+            browser.sign_in(&outbox_app.base, ADMIN).await;
             open(&browser, &outbox_app.base, "/dev/outbox").await;
             browser.close().await;
         }
     }
     outbox_app.stop().await;
     app.stop().await;
-}
-
-async fn sign_in(browser: &BrowserSession, base: &str) {
-    browser.goto(&format!("{base}/login")).await;
-    browser.fill("#email", ADMIN).await;
-    browser.fill("#password", PASSWORD).await;
-    browser.click("main form button[type=submit]").await;
-    browser.wait_until("the signed-in list", DEFAULT_WAIT, async |b| b.current_path().await == "/shares").await;
 }

@@ -28,11 +28,7 @@ async fn signed_in(app: &TestApp, options: BrowserOptions, email: &str) -> (Brow
     let share =
         app.fake_share().sender(sender).recipient("client@example.test").file("plan.pdf", b"plan").create().await;
     let browser = BrowserSession::start(options.language("en")).await;
-    browser.goto(&format!("{}/login", app.base)).await;
-    browser.fill("#email", email).await;
-    browser.fill("#password", PASSWORD).await;
-    browser.click("main form button[type=submit]").await;
-    browser.wait_until("the signed-in list", DEFAULT_WAIT, async |b| b.current_path().await == "/shares").await;
+    browser.sign_in(&app.base, &email).await;
     (browser, share)
 }
 

@@ -27,11 +27,7 @@ async fn a_form_sent_after_the_session_ended_leads_to_sign_in_without_javascript
         let email = format!("ended-{round}@example.test");
         app.create_sender_with_password(&email, "Sender Sato", PASSWORD).await;
         let browser = BrowserSession::start(options).await;
-        browser.goto(&format!("{}/login", app.base)).await;
-        browser.fill("#email", &email).await;
-        browser.fill("#password", PASSWORD).await;
-        browser.click("main form button[type=submit]").await;
-        browser.wait_until("the signed-in list", DEFAULT_WAIT, async |b| b.current_path().await == "/shares").await;
+        browser.sign_in(&app.base, &email).await;
         browser.goto(&format!("{}/shares/new", app.base)).await;
         browser.fill("#recipient", "client@example.test").await;
         let input = browser.find("input[type=file]").await;

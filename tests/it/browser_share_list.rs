@@ -8,7 +8,7 @@ use crate::{
     both_backends,
     support::{
         Backend, PASSWORD, TestApp,
-        browser::{BrowserOptions, BrowserSession, DEFAULT_WAIT},
+        browser::{BrowserOptions, BrowserSession},
     },
 };
 
@@ -23,11 +23,7 @@ async fn the_share_list_shows_the_time_left_at_both_widths(backend: Backend) {
         let sender = app.create_sender_with_password(&email, "Sender Sato", PASSWORD).await;
         app.fake_share().sender(sender).file("plan.pdf", b"plan").create().await;
         let browser = BrowserSession::start(options).await;
-        browser.goto(&format!("{}/login", app.base)).await;
-        browser.fill("#email", &email).await;
-        browser.fill("#password", PASSWORD).await;
-        browser.click("main form button[type=submit]").await;
-        browser.wait_until("the signed-in list", DEFAULT_WAIT, async |b| b.current_path().await == "/shares").await;
+        browser.sign_in(&app.base, &email).await;
 
         let left = browser.text(".share-row[data-status=waiting] [data-outcome-time]").await;
 

@@ -35,11 +35,7 @@ async fn the_filter_works_without_javascript_and_the_list_is_a_table_only_on_wid
         let locked = app.fake_share().sender(sender).file("budget-2026.xlsx", b"b").create().await;
         app.set_ago("shares", &["locked_at"], 0, &format!("id = {}", locked.id)).await;
         let browser = BrowserSession::start(options).await;
-        browser.goto(&format!("{}/login", app.base)).await;
-        browser.fill("#email", &email).await;
-        browser.fill("#password", PASSWORD).await;
-        browser.click("main form button[type=submit]").await;
-        browser.wait_until("the signed-in list", DEFAULT_WAIT, async |b| b.current_path().await == "/shares").await;
+        browser.sign_in(&app.base, &email).await;
         let t = lang.text();
 
         assert_eq!(browser.execute(IS_TABLE).await.as_bool(), Some(wide), "round {round}");

@@ -39,11 +39,7 @@ async fn the_timeline_reads_by_day_at_both_widths(backend: Backend) {
         app.set_ago("share_events", &["at"], 2 * 24 * 3600, &format!("share_id = {} AND kind = 'opened'", share.id))
             .await;
         let browser = BrowserSession::start(options).await;
-        browser.goto(&format!("{}/login", app.base)).await;
-        browser.fill("#email", &email).await;
-        browser.fill("#password", PASSWORD).await;
-        browser.click("main form button[type=submit]").await;
-        browser.wait_until("the signed-in list", DEFAULT_WAIT, async |b| b.current_path().await == "/shares").await;
+        browser.sign_in(&app.base, &email).await;
         browser.goto(&format!("{}/shares/{}", app.base, share.id)).await;
         browser.wait_for(".timeline", DEFAULT_WAIT).await;
         let t = lang.text();

@@ -9,6 +9,16 @@ use serde_json::Value;
 use super::{BrowserSession, DEFAULT_WAIT};
 
 impl BrowserSession {
+    /// Signs `email` in with the test password on the page at `base`, and waits for the share
+    /// list it lands on.
+    pub async fn sign_in(&self, base: &str, email: &str) {
+        self.goto(&format!("{base}/login")).await;
+        self.fill("#email", email).await;
+        self.fill("#password", crate::support::PASSWORD).await;
+        self.click("main form button[type=submit]").await;
+        self.wait_until("the signed-in list", DEFAULT_WAIT, async |b| b.current_path().await == "/shares").await;
+    }
+
     /// Opens `url` and waits for its load event. This and every helper that waits for an element
     /// also checks the page with axe-core (see `pages`).
     pub async fn goto(&self, url: &str) {
