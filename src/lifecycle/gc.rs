@@ -102,9 +102,9 @@ impl ShareGc {
     ) -> Result<GcReport, sqlx::Error> {
         let mut report = GcReport::default();
         for candidate in candidates {
-            let (outcome, reason) = match self.store.delete(&candidate.storage_key).await {
+            let (outcome, reason) = match self.delete_files(&candidate).await? {
                 // Already absent counts as gone: a crash after the delete, or another collector.
-                Ok(_) => {
+                Ok(()) => {
                     if self.repo.mark_purged(candidate.id).await? {
                         report.purged += 1;
                         // The expiry is the share's outcome; only now is its file done with.
@@ -134,6 +134,20 @@ impl ShareGc {
         let state = if report.failed > 0 { RunState::Partial } else { RunState::Succeeded };
         self.ledger.finish(run_id, state, None).await?;
         Ok(report)
+    }
+}
+
+impl ShareGc {
+    /// Deletes the candidate's files, each marked purged as soon as it is gone; stops at the
+    /// first that cannot be deleted (the share backs off and the rest wait for its retry).
+    async fn delete_files(&self, candidate: &PurgeCandidate) -> Result<Result<(), StoreError>, sqlx::Error> {
+        for file in &candidate.files {
+            if let Err(error) = self.store.delete(&file.storage_key).await {
+                return Ok(Err(error));
+            }
+            self.repo.mark_file_purged(file.id).await?;
+        }
+        Ok(Ok(()))
     }
 }
 

@@ -11,9 +11,17 @@ use crate::{
     sql,
 };
 
-/// A share the GC may collect, with the key of its stored file.
+/// A share the GC may collect, with the stored files to delete first: its handover's files not
+/// purged yet, or none while another share of the handover still needs them.
 #[derive(Clone, Debug)]
 pub struct PurgeCandidate {
+    pub id: i64,
+    pub files: Vec<DoomedFile>,
+}
+
+/// A stored file the GC deletes, then marks purged.
+#[derive(Clone, Debug, sqlx::FromRow)]
+pub struct DoomedFile {
     pub id: i64,
     pub storage_key: String,
 }
@@ -40,9 +48,8 @@ pub struct LiveFile {
 /// Files still needed among the keys in $1 (see `live_files`).
 const LIVE_FILES: Sql = sql!(
     "WITH wanted AS (SELECT " { sqlite: "value FROM json_each($1)", postgres: "unnest($1::text[])" } ")
-     SELECT f.storage_key, f.size_bytes, f.sha256
-       FROM files f JOIN shares s ON s.file_id = f.id
-      WHERE s.status <> 'purged' AND f.storage_key IN (SELECT * FROM wanted)
+     SELECT f.storage_key, f.size_bytes, f.sha256 FROM files f
+      WHERE f.purged_at IS NULL AND f.storage_key IN (SELECT * FROM wanted)
      UNION ALL
      SELECT storage_key, upload_length, sha256 FROM uploads
       WHERE sha256 IS NOT NULL AND storage_key IN (SELECT * FROM wanted)"
@@ -51,8 +58,7 @@ const LIVE_FILES: Sql = sql!(
 /// Keys among $1 that a row still needs (see `known_storage_keys`).
 const NEEDED_KEYS: Sql = sql!(
     "WITH wanted AS (SELECT " { sqlite: "value FROM json_each($1)", postgres: "unnest($1::text[])" } ")
-     SELECT f.storage_key FROM files f JOIN shares s ON s.file_id = f.id
-      WHERE s.status <> 'purged' AND f.storage_key IN (SELECT * FROM wanted)
+     SELECT f.storage_key FROM files f WHERE f.purged_at IS NULL AND f.storage_key IN (SELECT * FROM wanted)
      UNION ALL
      SELECT storage_key FROM uploads WHERE storage_key IN (SELECT * FROM wanted)"
 );
@@ -66,7 +72,7 @@ const NEEDED_KEYS: Sql = sql!(
 /// `shares_delivering_idx`, letter for letter (a planner matches an expression index by its text).
 const CLAIMED_BY: Sql = sql!(
     "SELECT s.id AS share_id, f.storage_key, f.original_name, f.size_bytes, f.sha256
-       FROM shares s JOIN files f ON f.id = s.file_id JOIN sessions c ON c.id = s.claimed_session_id
+       FROM shares s JOIN files f ON f.handover_id = s.handover_id JOIN sessions c ON c.id = s.claimed_session_id
       WHERE s.token_hash = $1 AND s.claimed_session_id = $2 AND c.id_hash = $3 AND s.status = 'consumed'
         AND COALESCE(s.delivery_started_at, s.expires_at) > " now " - " secs("$4")
 );
@@ -94,9 +100,9 @@ macro_rules! purgeable {
 /// (shares in a retry backoff are left out until it ends), and a sort would cost an empty pass a
 /// third more inside PostgreSQL.
 const PURGEABLE: Sql = purgeable!(
-    "SELECT s.id, s.file_id",
+    "SELECT s.id, s.handover_id",
     "
-     UNION ALL SELECT s.id, s.file_id",
+     UNION ALL SELECT s.id, s.handover_id",
     "
       LIMIT $2"
 );
@@ -108,6 +114,23 @@ pub const PURGEABLE_SQLITE: &str = PURGEABLE.sqlite;
 /// The same on PostgreSQL.
 #[doc(hidden)]
 pub const PURGEABLE_POSTGRES: &str = PURGEABLE.postgres;
+
+/// The files of handover $1 the GC deletes for its share $2 ($3 the delivery grace): those not
+/// purged yet, unless another share of the handover still needs them (active and unexpired, or
+/// consumed and within its grace). Whether a share needs them only ever turns from yes to no, so
+/// two collectors on the last two shares may both delete (a delete finds the file gone), and
+/// `MARK_FILE_PURGED` lets one of them mark each file.
+const DOOMED_FILES: Sql = sql!(
+    "SELECT f.id, f.storage_key FROM files f
+      WHERE f.handover_id = $1 AND f.purged_at IS NULL
+        AND NOT EXISTS (SELECT 1 FROM shares o WHERE o.handover_id = $1 AND o.id <> $2
+                          AND ((o.status = 'active' AND o.expires_at > " now ")
+                            OR (o.status = 'consumed'
+                                AND COALESCE(o.delivery_started_at, o.expires_at) > " now " - " secs("$3") ")))
+      ORDER BY f.position"
+);
+/// A file whose bytes are gone.
+const MARK_FILE_PURGED: Sql = sql!("UPDATE files SET purged_at = " now " WHERE id = $1 AND purged_at IS NULL");
 
 /// A failed delete's backoff doubles per failure up to this many times the first one.
 const PURGE_BACKOFF_DOUBLINGS: u32 = 6;
@@ -163,19 +186,31 @@ impl LifecycleRepository {
     /// Collectable shares: consumed and past the delivery grace, or still active and expired;
     /// rows backing off after a failed delete wait; in no particular order.
     pub async fn select_purgeable(&self, limit: u32) -> Result<Vec<PurgeCandidate>, sqlx::Error> {
-        const FILE_KEY: &str = "SELECT storage_key FROM files WHERE id = $1";
         let grace = seconds(self.delivery_grace);
         let limit = i64::from(limit);
         on_db!(&self.db, |pool| {
             let due: Vec<(i64, i64)> =
                 sqlx::query_as(pool.sql(&PURGEABLE)).bind(grace).bind(limit).fetch_all(pool).await?;
             let mut candidates = Vec::with_capacity(due.len());
-            for (id, file_id) in due {
-                let storage_key = sqlx::query_scalar(FILE_KEY).bind(file_id).fetch_one(pool).await?;
-                candidates.push(PurgeCandidate { id, storage_key });
+            for (id, handover_id) in due {
+                let files = sqlx::query_as(pool.sql(&DOOMED_FILES))
+                    .bind(handover_id)
+                    .bind(id)
+                    .bind(grace)
+                    .fetch_all(pool)
+                    .await?;
+                candidates.push(PurgeCandidate { id, files });
             }
             Ok(candidates)
         })
+    }
+
+    /// Marks a file purged once its bytes are gone; false when another collector did first.
+    pub async fn mark_file_purged(&self, file_id: i64) -> Result<bool, sqlx::Error> {
+        let done = on_db!(&self.db, |pool| {
+            sqlx::query(pool.sql(&MARK_FILE_PURGED)).bind(file_id).execute(pool).await?.rows_affected()
+        });
+        Ok(done == 1)
     }
 
     /// How many shares the GC could collect now (its backlog).

@@ -51,7 +51,7 @@ macro_rules! statements {
     };
     ($table:literal, $condition:literal, scrub: $scrub:literal, scrub_files: $files:literal) => {
         statements!(@ $table, $condition, [$scrub], Some(sql!(
-            $files " WHERE id IN (SELECT file_id FROM " $table " WHERE id IN ("
+            $files " WHERE handover_id IN (SELECT handover_id FROM " $table " WHERE id IN ("
             { sqlite: "SELECT value FROM json_each($1)", postgres: "SELECT unnest($1::bigint[])" }
             ") AND " $condition ")"
         )))
@@ -258,7 +258,9 @@ mod tests {
         assert!(SHARE_RETENTION.change.postgres.starts_with("UPDATE shares SET recipient_email = '', message = ''"));
         let files = SHARE_RETENTION.scrub_files.expect("the shares' sweep scrubs file names");
         assert!(
-            files.sqlite.starts_with("UPDATE files SET original_name = '' WHERE id IN (SELECT file_id FROM shares")
+            files.sqlite.starts_with(
+                "UPDATE files SET original_name = '' WHERE handover_id IN (SELECT handover_id FROM shares"
+            )
         );
     }
 }

@@ -43,7 +43,8 @@ crate::db_code! {
 #[derive(Clone, Debug)]
 pub struct Share {
     pub id: i64,
-    pub file_id: i64,
+    /// What the share hands over: the handover its files belong to.
+    pub handover_id: i64,
     pub recipient_email: String,
     pub sender_name: String,
     pub message: String,

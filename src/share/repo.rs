@@ -55,7 +55,7 @@ pub struct StatusTally {
 #[derive(sqlx::FromRow)]
 struct ShareRow {
     id: i64,
-    file_id: i64,
+    handover_id: i64,
     recipient_email: String,
     sender_name: String,
     message: String,
@@ -71,7 +71,7 @@ impl TryFrom<ShareRow> for Share {
     fn try_from(row: ShareRow) -> Result<Self, sqlx::Error> {
         Ok(Share {
             id: row.id,
-            file_id: row.file_id,
+            handover_id: row.handover_id,
             recipient_email: row.recipient_email,
             // Also what was stored before names and messages were cleaned.
             sender_name: strip_invisible(&row.sender_name),
@@ -105,15 +105,19 @@ pub struct ShareRepository {
     db: Db,
 }
 
-/// The file row, only while its sender is enabled: an upload that was still streaming when the
-/// account was disabled (or its deletion case opened) must not create a share behind the case.
+/// The handover row, only while its sender is enabled: an upload that was still streaming when
+/// the account was disabled (or its deletion case opened) must not create a share behind the case.
 /// PostgreSQL adds `FOR SHARE`: it waits for a transaction disabling the account and then sees its
 /// commit, and holds the row so that one cannot commit in between (SQLite's write transaction
 /// already serialises the two).
-const INSERT_FILE: Sql = sql!(
-    "INSERT INTO files (owner_id, storage_key, original_name, content_type, size_bytes, sha256, crc32)
-     SELECT id, $2, $3, $4, $5, $6, $7 FROM users WHERE id = $1 AND disabled_at IS NULL"
+const INSERT_HANDOVER: Sql = sql!(
+    "INSERT INTO handovers (sender_id) SELECT id FROM users WHERE id = $1 AND disabled_at IS NULL"
     { sqlite: "", postgres: " FOR SHARE" } " RETURNING id"
+);
+const INSERT_FILE: Sql = Sql::same(
+    "INSERT INTO files (owner_id, handover_id, position, storage_key, original_name, content_type, size_bytes,
+                        sha256, crc32)
+     VALUES ($1, $2, 0, $3, $4, $5, $6, $7, $8)",
 );
 /// A finished upload's row goes with the share made of its file: only the sender's own, finished,
 /// unexpired upload, and only once (a second submission finds nothing).
@@ -129,7 +133,7 @@ pub struct SenderContact {
     pub email: String,
 }
 
-const LIVE_BY_TOKEN_HASH: Sql = sql!("SELECT s.id, s.file_id, s.recipient_email, u.display_name AS sender_name, s.message,
+const LIVE_BY_TOKEN_HASH: Sql = sql!("SELECT s.id, s.handover_id, s.recipient_email, u.display_name AS sender_name, s.message,
                  s.lang, s.status, s.expires_at, s.locked_at IS NOT NULL AS locked
             FROM shares s JOIN users u ON u.id = s.sender_id
            WHERE s.token_hash = $1 AND s.expires_at > " now);
@@ -142,7 +146,7 @@ const LIST_ALL: Sql = sql!(
 /// PostgreSQL's SUM of a bigint is a numeric: cast back so both backends answer an i64.
 const TALLY_BY_STATUS: Sql = sql!(
     "SELECT s.status, COUNT(*) AS shares, COALESCE(SUM(f.size_bytes), 0)" { sqlite: "", postgres: "::bigint" }
-    " AS bytes FROM shares s JOIN files f ON f.id = s.file_id GROUP BY s.status"
+    " AS bytes FROM shares s JOIN files f ON f.handover_id = s.handover_id GROUP BY s.status"
 );
 
 impl ShareRepository {
@@ -183,19 +187,22 @@ impl ShareRepository {
                     return Err(ShareError::UploadUnavailable);
                 }
             }
-            let file_id: Option<i64> = sqlx::query_scalar(pool.sql(&INSERT_FILE))
+            let handover_id: Option<i64> =
+                sqlx::query_scalar(pool.sql(&INSERT_HANDOVER)).bind(new.sender_id).fetch_optional(&mut *tx).await?;
+            let Some(handover_id) = handover_id else { return Err(ShareError::SenderDisabled) };
+            sqlx::query(pool.sql(&INSERT_FILE))
                 .bind(new.sender_id)
+                .bind(handover_id)
                 .bind(&new.file.key)
                 .bind(&new.original_name)
                 .bind(&new.content_type)
                 .bind(size)
                 .bind(&new.file.sha256)
                 .bind(i64::from(new.file.crc32))
-                .fetch_optional(&mut *tx)
+                .execute(&mut *tx)
                 .await?;
-            let Some(file_id) = file_id else { return Err(ShareError::SenderDisabled) };
             let share_id = sqlx::query_scalar(pool.sql(&writes::INSERT_SHARE))
-                .bind(file_id)
+                .bind(handover_id)
                 .bind(new.sender_id)
                 .bind(token_hash)
                 .bind(new.recipient.as_str())
@@ -221,7 +228,7 @@ impl ShareRepository {
 
     /// The share with this id, whatever its state (for the sender's side, never for recipients).
     pub async fn find_by_id(&self, id: i64) -> Result<Option<Share>, sqlx::Error> {
-        const SQL: &str = "SELECT s.id, s.file_id, s.recipient_email, u.display_name AS sender_name, s.message,
+        const SQL: &str = "SELECT s.id, s.handover_id, s.recipient_email, u.display_name AS sender_name, s.message,
                                   s.lang, s.status, s.expires_at, s.locked_at IS NOT NULL AS locked
                              FROM shares s JOIN users u ON u.id = s.sender_id
                             WHERE s.id = $1";
@@ -235,7 +242,7 @@ impl ShareRepository {
         const SQL: &str = "SELECT u.email AS sender_email, u.lang AS sender_lang, u.time_zone AS sender_time_zone,
                                   s.recipient_email, f.original_name,
                                   s.consumed_at AS started_at, s.delivered_at AS completed_at
-                             FROM shares s JOIN users u ON u.id = s.sender_id JOIN files f ON f.id = s.file_id
+                             FROM shares s JOIN users u ON u.id = s.sender_id JOIN files f ON f.handover_id = s.handover_id
                             WHERE s.id = $1 AND s.notify_on_download";
         let target: Option<ReceiptTarget> =
             on_db!(&self.db, |pool| sqlx::query_as(SQL).bind(share_id).fetch_optional(pool).await?);
@@ -245,7 +252,7 @@ impl ShareRepository {
     /// Where the notice that the share locked goes (its sender, always: a lock needs them).
     pub async fn lock_target(&self, share_id: i64) -> Result<Option<LockTarget>, sqlx::Error> {
         const SQL: &str = "SELECT u.email AS sender_email, u.lang AS sender_lang, s.recipient_email, f.original_name
-                             FROM shares s JOIN users u ON u.id = s.sender_id JOIN files f ON f.id = s.file_id
+                             FROM shares s JOIN users u ON u.id = s.sender_id JOIN files f ON f.handover_id = s.handover_id
                             WHERE s.id = $1";
         on_db!(&self.db, |pool| sqlx::query_as(SQL).bind(share_id).fetch_optional(pool).await)
     }
@@ -263,7 +270,8 @@ impl ShareRepository {
 
     /// The file the notification mail names, unless its sender asked it to name none.
     pub async fn file_for_mail(&self, share_id: i64) -> Result<Option<(String, i64)>, sqlx::Error> {
-        const SQL: &str = "SELECT f.original_name, f.size_bytes FROM shares s JOIN files f ON f.id = s.file_id
+        const SQL: &str =
+            "SELECT f.original_name, f.size_bytes FROM shares s JOIN files f ON f.handover_id = s.handover_id
                             WHERE s.id = $1 AND s.name_file_in_mail";
         on_db!(&self.db, |pool| sqlx::query_as(SQL).bind(share_id).fetch_optional(pool).await)
     }
@@ -296,12 +304,13 @@ impl ShareRepository {
         on_db!(&self.db, |pool| sqlx::query_as(pool.sql(&TALLY_BY_STATUS)).fetch_all(pool).await)
     }
 
-    /// The file a share names. The id must come from an authorisation result, never a request.
+    /// The file a share names: its handover's (first) file. The share must come from an
+    /// authorisation result, never a request.
     pub async fn file_of(&self, share: &Share) -> Result<Option<FileInfo>, sqlx::Error> {
-        const SQL: &str =
-            "SELECT storage_key, original_name, content_type, size_bytes, sha256 FROM files WHERE id = $1";
+        const SQL: &str = "SELECT storage_key, original_name, content_type, size_bytes, sha256 FROM files
+                            WHERE handover_id = $1 ORDER BY position LIMIT 1";
         let file: Option<FileInfo> =
-            on_db!(&self.db, |pool| sqlx::query_as(SQL).bind(share.file_id).fetch_optional(pool).await?);
+            on_db!(&self.db, |pool| sqlx::query_as(SQL).bind(share.handover_id).fetch_optional(pool).await?);
         // The name goes on the download page and into Content-Disposition.
         Ok(file.map(|f| FileInfo { original_name: strip_invisible(&f.original_name), ..f }))
     }

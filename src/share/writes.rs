@@ -8,7 +8,7 @@
 use crate::{db::Sql, sql};
 
 pub(crate) const INSERT_SHARE: Sql = sql!(
-    "INSERT INTO shares (file_id, sender_id, token_hash, recipient_email, message, lang,
+    "INSERT INTO shares (handover_id, sender_id, token_hash, recipient_email, message, lang,
                          notify_on_download, expires_at, name_file_in_mail)
      VALUES ($1, $2, $3, $4, $5, $6, $7, " now " + " secs("$8") ", $9) RETURNING id"
 );

@@ -87,7 +87,7 @@ impl Deployment {
     async fn shared_files(&self) -> Vec<String> {
         lines(
             &self.inst.db,
-            "SELECT f.sha256 || ' ' || CAST(f.size_bytes AS TEXT) FROM shares s JOIN files f ON f.id = s.file_id",
+            "SELECT f.sha256 || ' ' || CAST(f.size_bytes AS TEXT) FROM shares s JOIN files f ON f.handover_id = s.handover_id",
         )
         .await
     }

@@ -64,12 +64,12 @@ pub async fn db_state(db: &Db) -> DbState {
         users: lines(db, "SELECT CAST(id AS TEXT) || ' ' || email FROM users ORDER BY id").await,
         files: lines(
             db,
-            "SELECT CAST(id AS TEXT) || ' ' || storage_key || ' ' || CAST(size_bytes AS TEXT) FROM files ORDER BY id",
+            "SELECT CAST(id AS TEXT) || ' ' || storage_key || ' ' || CAST(size_bytes AS TEXT) || ' purged:' || COALESCE(CAST(purged_at AS TEXT), '-') FROM files ORDER BY id",
         )
         .await,
         shares: lines(
             db,
-            "SELECT CAST(id AS TEXT) || ' ' || CAST(file_id AS TEXT) || ' ' || status || ' consumed:' \
+            "SELECT CAST(id AS TEXT) || ' ' || CAST(handover_id AS TEXT) || ' ' || status || ' consumed:' \
              || COALESCE(CAST(consumed_at AS TEXT), '-') || ' purged:' || COALESCE(CAST(purged_at AS TEXT), '-') \
              || ' attempts:' || CAST(purge_attempts AS TEXT) FROM shares ORDER BY id",
         )

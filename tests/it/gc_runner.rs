@@ -52,7 +52,7 @@ async fn gc_run_of(db: &Db, share_id: i64) -> (String, String, Option<String>) {
 async fn share_in(app: &TestApp, store: &GatedStore, expired: bool) -> i64 {
     let share = app.create_share().await;
     let key: String = {
-        let sql = "SELECT f.storage_key FROM shares s JOIN files f ON f.id = s.file_id WHERE s.id = $1";
+        let sql = "SELECT f.storage_key FROM shares s JOIN files f ON f.handover_id = s.handover_id WHERE s.id = $1";
         on_db!(app.db(), |pool| sqlx::query_scalar(sql).bind(share.id).fetch_one(pool).await.unwrap())
     };
     store.inner.place(&key);

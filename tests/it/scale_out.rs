@@ -207,11 +207,13 @@ async fn two_hundred_simultaneous_download_posts_over_both_instances_give_one_fi
 async fn share_and_key(pair: &Pair, token: &str) -> (i64, String) {
     let id = ShareAccess::over(pair.install.db.clone(), Duration::from_secs(1800)).open(token).await.unwrap().id;
     let Db::Postgres(pool) = &pair.install.db else { unreachable!("scale-out runs on PostgreSQL") };
-    let key = sqlx::query_scalar("SELECT f.storage_key FROM files f JOIN shares s ON s.file_id = f.id WHERE s.id = $1")
-        .bind(id)
-        .fetch_one(pool)
-        .await
-        .unwrap();
+    let key = sqlx::query_scalar(
+        "SELECT f.storage_key FROM files f JOIN shares s ON s.handover_id = f.handover_id WHERE s.id = $1",
+    )
+    .bind(id)
+    .fetch_one(pool)
+    .await
+    .unwrap();
     (id, key)
 }
 

@@ -139,13 +139,13 @@ async fn after_a_grant_the_download_is_authorised_for_the_shares_own_file(backen
     let app = TestApp::spawn(backend).await;
     let share = app.create_share().await;
     let session = new_session(&app).await;
-    let file_id = count(app.db(), "SELECT file_id FROM shares WHERE id = $1", share.id).await;
+    let handover_id = count(app.db(), "SELECT handover_id FROM shares WHERE id = $1", share.id).await;
 
     open_and_grant(&app, &share.token, &session).await;
     let authorised = app.state.shares.authorize_download(&share.token, Some(&session)).await.unwrap();
 
     assert_eq!(authorised.id, share.id);
-    assert_eq!(authorised.file_id, file_id);
+    assert_eq!(authorised.handover_id, handover_id);
 }
 
 async fn a_grant_needs_a_successful_verification(backend: Backend) {

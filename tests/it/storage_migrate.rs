@@ -44,7 +44,7 @@ fn stores(app: &TestApp) -> Stores {
 async fn key_of(app: &TestApp, share: &TestShare) -> String {
     crate::lifecycle::text(
         app.db(),
-        "SELECT f.storage_key FROM shares s JOIN files f ON f.id = s.file_id WHERE s.id = $1",
+        "SELECT f.storage_key FROM shares s JOIN files f ON f.handover_id = s.handover_id WHERE s.id = $1",
         share.id,
     )
     .await

@@ -96,7 +96,8 @@ async fn unfinished_upload(app: &TestApp, browser: &Browser, owner_id: i64) -> S
 }
 
 async fn storage_key(db: &Db, share_id: i64) -> String {
-    const SQL: &str = "SELECT f.storage_key FROM shares s JOIN files f ON f.id = s.file_id WHERE s.id = $1";
+    const SQL: &str =
+        "SELECT f.storage_key FROM shares s JOIN files f ON f.handover_id = s.handover_id WHERE s.id = $1";
     on_db!(db, |pool| sqlx::query_scalar(SQL).bind(share_id).fetch_one(pool).await.unwrap())
 }
 

@@ -223,7 +223,7 @@ async fn a_purged_shares_file_that_comes_back_is_a_leftover(backend: crate::supp
     let kept = app.fake_share().sender(sender).file("kept.txt", b"kept\n").create().await;
     let gone = app.fake_share().sender(sender).file("gone.txt", b"gone\n").create().await;
     let key_of = async |share_id| {
-        let sql = "SELECT f.storage_key FROM shares s JOIN files f ON f.id = s.file_id WHERE s.id = $1";
+        let sql = "SELECT f.storage_key FROM shares s JOIN files f ON f.handover_id = s.handover_id WHERE s.id = $1";
         text(app.db(), sql, share_id).await
     };
     let (kept_key, gone_key) = (key_of(kept.id).await, key_of(gone.id).await);

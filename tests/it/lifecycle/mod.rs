@@ -48,8 +48,12 @@ async fn status(app: &TestApp, share_id: i64) -> String {
 }
 
 async fn storage_key(app: &TestApp, share_id: i64) -> String {
-    text(app.db(), "SELECT f.storage_key FROM shares s JOIN files f ON f.id = s.file_id WHERE s.id = $1", share_id)
-        .await
+    text(
+        app.db(),
+        "SELECT f.storage_key FROM shares s JOIN files f ON f.handover_id = s.handover_id WHERE s.id = $1",
+        share_id,
+    )
+    .await
 }
 
 async fn purge_attempts(app: &TestApp, share_id: i64) -> i64 {

@@ -114,11 +114,13 @@ async fn items_record_every_outcome(backend: Backend) {
     let share = app.create_share().await;
     app.expire_share(share.id).await;
     let key: String = on_db!(db, |pool| {
-        sqlx::query_scalar("SELECT f.storage_key FROM shares s JOIN files f ON f.id = s.file_id WHERE s.id = $1")
-            .bind(share.id)
-            .fetch_one(pool)
-            .await
-            .unwrap()
+        sqlx::query_scalar(
+            "SELECT f.storage_key FROM shares s JOIN files f ON f.handover_id = s.handover_id WHERE s.id = $1",
+        )
+        .bind(share.id)
+        .fetch_one(pool)
+        .await
+        .unwrap()
     });
     let path = app.data_dir.path().join("files").join(&key);
     std::fs::remove_file(&path).unwrap();
@@ -273,7 +275,7 @@ async fn the_retention_sweep_scrubs_old_purged_shares_and_leaves_recent_ones(bac
     assert_eq!((run.state.code(), run.deleted), ("succeeded", 1));
 
     let personal = |id: i64| async move {
-        let sql = "SELECT s.recipient_email || '|' || s.message || '|' || f.original_name FROM shares s JOIN files f ON f.id = s.file_id WHERE s.id = $1";
+        let sql = "SELECT s.recipient_email || '|' || s.message || '|' || f.original_name FROM shares s JOIN files f ON f.handover_id = s.handover_id WHERE s.id = $1";
         let value: String = on_db!(db, |pool| sqlx::query_scalar(sql).bind(id).fetch_one(pool).await.unwrap());
         value
     };
@@ -281,7 +283,7 @@ async fn the_retention_sweep_scrubs_old_purged_shares_and_leaves_recent_ones(bac
     assert_eq!(personal(recent).await, "friend@example.test|Here is the file.|recent-purged.pdf");
     assert_eq!(personal(active).await, "friend@example.test|Here is the file.|old-active.pdf");
     // What the statistics need stays.
-    assert_eq!(count(db, "SELECT count(*) FROM shares s JOIN files f ON f.id = s.file_id WHERE s.id = $1 AND f.size_bytes = 5 AND s.status = 'purged'", old).await, 1);
+    assert_eq!(count(db, "SELECT count(*) FROM shares s JOIN files f ON f.handover_id = s.handover_id WHERE s.id = $1 AND f.size_bytes = 5 AND s.status = 'purged'", old).await, 1);
     assert_eq!(item_outcome(db, run.id, old).await, "deleted");
     // The sender's page says what happened instead of showing blanks.
     let page = app.sign_in("keeper@example.test", PASSWORD).await.get(&format!("/shares/{old}")).await;

@@ -27,7 +27,7 @@ const ROUNDS: usize = 25;
 /// The storage keys of every share's file.
 async fn share_keys(app: &TestApp) -> Vec<String> {
     watasu::on_db!(app.db(), |pool| {
-        sqlx::query_scalar("SELECT f.storage_key FROM shares s JOIN files f ON f.id = s.file_id")
+        sqlx::query_scalar("SELECT f.storage_key FROM shares s JOIN files f ON f.handover_id = s.handover_id")
             .fetch_all(pool)
             .await
             .unwrap()
