@@ -108,14 +108,16 @@ async fn fill(db: &Db, rows: u64) -> String {
     let hash = watasu::secret::sha256_hex(token.expose());
     let rows = rows as i64;
     let started = Instant::now();
-    let statements: [&'static str; 4] = match db {
+    let statements: [&'static str; 5] = match db {
         Db::Sqlite(_) => [
             "WITH RECURSIVE n(i) AS (SELECT 1 UNION ALL SELECT i + 1 FROM n WHERE i < $1)
              INSERT INTO sessions (id_hash, csrf_secret, expires_at, last_seen_at)
              SELECT printf('bench-%08d', i), 'x', unixepoch('subsec') - 60, unixepoch('subsec') - 120 FROM n",
             "INSERT INTO users (email, display_name, password_hash, role) VALUES ('bench@example.test', 'Bench', 'x', 'sender')",
-            "INSERT INTO files (owner_id, storage_key, original_name, content_type, size_bytes, sha256)
-             VALUES ((SELECT max(id) FROM users), 'live', 'live.txt', 'application/octet-stream', 1, 'x')",
+            "INSERT INTO handovers (sender_id) SELECT max(id) FROM users",
+            "INSERT INTO files (owner_id, handover_id, storage_key, original_name, content_type, size_bytes, sha256)
+             VALUES ((SELECT max(id) FROM users), (SELECT max(id) FROM handovers), 'live', 'live.txt',
+                     'application/octet-stream', 1, 'x')",
             "ANALYZE",
         ],
         Db::Postgres(_) => [
@@ -123,19 +125,21 @@ async fn fill(db: &Db, rows: u64) -> String {
              SELECT format('bench-%s', i), 'x', now() - interval '1 minute', now() - interval '2 minutes'
                FROM generate_series(1, $1) i",
             "INSERT INTO users (email, display_name, password_hash, role) VALUES ('bench@example.test', 'Bench', 'x', 'sender')",
-            "INSERT INTO files (owner_id, storage_key, original_name, content_type, size_bytes, sha256)
-             VALUES ((SELECT max(id) FROM users), 'live', 'live.txt', 'application/octet-stream', 1, 'x')",
+            "INSERT INTO handovers (sender_id) SELECT max(id) FROM users",
+            "INSERT INTO files (owner_id, handover_id, storage_key, original_name, content_type, size_bytes, sha256)
+             VALUES ((SELECT max(id) FROM users), (SELECT max(id) FROM handovers), 'live', 'live.txt',
+                     'application/octet-stream', 1, 'x')",
             "ANALYZE",
         ],
     };
     let live_share = match db {
         Db::Sqlite(_) => {
-            "INSERT INTO shares (file_id, sender_id, token_hash, recipient_email, expires_at)
-             SELECT id, owner_id, $1, 'r@example.test', unixepoch('subsec') + 86400 FROM files WHERE storage_key = 'live'"
+            "INSERT INTO shares (handover_id, sender_id, token_hash, recipient_email, expires_at)
+             SELECT handover_id, owner_id, $1, 'r@example.test', unixepoch('subsec') + 86400 FROM files WHERE storage_key = 'live'"
         }
         Db::Postgres(_) => {
-            "INSERT INTO shares (file_id, sender_id, token_hash, recipient_email, expires_at)
-             SELECT id, owner_id, $1, 'r@example.test', now() + interval '1 day' FROM files WHERE storage_key = 'live'"
+            "INSERT INTO shares (handover_id, sender_id, token_hash, recipient_email, expires_at)
+             SELECT handover_id, owner_id, $1, 'r@example.test', now() + interval '1 day' FROM files WHERE storage_key = 'live'"
         }
     };
     for (i, sql) in statements.into_iter().enumerate() {

@@ -15,20 +15,23 @@ pub async fn fill(db: &Db, rows: u64) -> String {
             for sql in [
                 "INSERT INTO users (email, display_name, password_hash, role) VALUES ('bench@example.test', 'Bench', 'x', 'sender')",
                 "WITH RECURSIVE n(i) AS (SELECT 1 UNION ALL SELECT i + 1 FROM n WHERE i < $1)
-                 INSERT INTO files (owner_id, storage_key, original_name, content_type, size_bytes, sha256)
-                 SELECT 1, printf('purged-%08d', i), 'f', 'application/octet-stream', 1, 'x' FROM n",
-                "INSERT INTO shares (file_id, sender_id, token_hash, recipient_email, status, expires_at, purged_at)
-                 SELECT id, 1, 'purged-' || id, 'r@example.test', 'purged', unixepoch('subsec') - 86400,
+                 INSERT INTO handovers (sender_id) SELECT 1 FROM n",
+                "INSERT INTO files (owner_id, handover_id, storage_key, original_name, content_type, size_bytes, sha256, purged_at)
+                 SELECT 1, id, printf('purged-%08d', id), 'f', 'application/octet-stream', 1, 'x', unixepoch('subsec') - 3600
+                   FROM handovers",
+                "INSERT INTO shares (handover_id, sender_id, token_hash, recipient_email, status, expires_at, purged_at)
+                 SELECT handover_id, 1, 'purged-' || id, 'r@example.test', 'purged', unixepoch('subsec') - 86400,
                         unixepoch('subsec') - 3600 FROM files",
-                "INSERT INTO files (owner_id, storage_key, original_name, content_type, size_bytes, sha256)
-                 VALUES (1, 'live', 'live.txt', 'application/octet-stream', 1, 'x')",
+                "INSERT INTO handovers (sender_id) VALUES (1)",
+                "INSERT INTO files (owner_id, handover_id, storage_key, original_name, content_type, size_bytes, sha256)
+                 VALUES (1, (SELECT MAX(id) FROM handovers), 'live', 'live.txt', 'application/octet-stream', 1, 'x')",
                 "ANALYZE",
             ] {
                 sqlx::query(sql).bind(rows).execute(pool).await.unwrap();
             }
             sqlx::query(
-                "INSERT INTO shares (file_id, sender_id, token_hash, recipient_email, expires_at)
-                 SELECT id, 1, $1, 'r@example.test', unixepoch('subsec') + 86400 FROM files WHERE storage_key = 'live'",
+                "INSERT INTO shares (handover_id, sender_id, token_hash, recipient_email, expires_at)
+                 SELECT handover_id, 1, $1, 'r@example.test', unixepoch('subsec') + 86400 FROM files WHERE storage_key = 'live'",
             )
             .bind(&hash)
             .execute(pool)
@@ -38,19 +41,22 @@ pub async fn fill(db: &Db, rows: u64) -> String {
         Db::Postgres(pool) => {
             for sql in [
                 "INSERT INTO users (email, display_name, password_hash, role) VALUES ('bench@example.test', 'Bench', 'x', 'sender')",
-                "INSERT INTO files (owner_id, storage_key, original_name, content_type, size_bytes, sha256)
-                 SELECT 1, format('purged-%s', i), 'f', 'application/octet-stream', 1, 'x' FROM generate_series(1, $1) i",
-                "INSERT INTO shares (file_id, sender_id, token_hash, recipient_email, status, expires_at, purged_at)
-                 SELECT id, 1, 'purged-' || id, 'r@example.test', 'purged', now() - interval '1 day',
+                "INSERT INTO handovers (sender_id) SELECT 1 FROM generate_series(1, $1)",
+                "INSERT INTO files (owner_id, handover_id, storage_key, original_name, content_type, size_bytes, sha256, purged_at)
+                 SELECT 1, id, format('purged-%s', id), 'f', 'application/octet-stream', 1, 'x', now() - interval '1 hour'
+                   FROM handovers",
+                "INSERT INTO shares (handover_id, sender_id, token_hash, recipient_email, status, expires_at, purged_at)
+                 SELECT handover_id, 1, 'purged-' || id, 'r@example.test', 'purged', now() - interval '1 day',
                         now() - interval '1 hour' FROM files",
-                "INSERT INTO files (owner_id, storage_key, original_name, content_type, size_bytes, sha256)
-                 VALUES (1, 'live', 'live.txt', 'application/octet-stream', 1, 'x')",
+                "INSERT INTO handovers (sender_id) VALUES (1)",
+                "INSERT INTO files (owner_id, handover_id, storage_key, original_name, content_type, size_bytes, sha256)
+                 VALUES (1, (SELECT MAX(id) FROM handovers), 'live', 'live.txt', 'application/octet-stream', 1, 'x')",
             ] {
                 sqlx::query(sql).bind(rows).execute(pool).await.unwrap();
             }
             sqlx::query(
-                "INSERT INTO shares (file_id, sender_id, token_hash, recipient_email, expires_at)
-                 SELECT id, 1, $1, 'r@example.test', now() + interval '1 day' FROM files WHERE storage_key = 'live'",
+                "INSERT INTO shares (handover_id, sender_id, token_hash, recipient_email, expires_at)
+                 SELECT handover_id, 1, $1, 'r@example.test', now() + interval '1 day' FROM files WHERE storage_key = 'live'",
             )
             .bind(&hash)
             .execute(pool)
@@ -102,10 +108,12 @@ pub async fn add_active(db: &Db, sender_id: i64, count: u64, tag: &str) {
         Db::Sqlite(pool) => {
             for sql in [
                 "WITH RECURSIVE n(i) AS (SELECT 1 UNION ALL SELECT i + 1 FROM n WHERE i < $1)
-                 INSERT INTO files (owner_id, storage_key, original_name, content_type, size_bytes, sha256)
-                 SELECT $2, $3 || i, 'f.txt', 'text/plain', 1, 'x' FROM n",
-                "INSERT INTO shares (file_id, sender_id, token_hash, recipient_email, expires_at)
-                 SELECT id, $2, 'hash-' || storage_key, 'r@example.test', unixepoch('subsec') + 86400
+                 INSERT INTO handovers (sender_id) SELECT $2 FROM n",
+                "INSERT INTO files (owner_id, handover_id, storage_key, original_name, content_type, size_bytes, sha256)
+                 SELECT $2, h.id, $3 || h.id, 'f.txt', 'text/plain', 1, 'x' FROM handovers h
+                  WHERE h.id > (SELECT COALESCE(MAX(handover_id), 0) FROM files) AND $1 > 0",
+                "INSERT INTO shares (handover_id, sender_id, token_hash, recipient_email, expires_at)
+                 SELECT handover_id, $2, 'hash-' || storage_key, 'r@example.test', unixepoch('subsec') + 86400
                    FROM files WHERE storage_key LIKE $3 || '%' AND $1 > 0",
                 "ANALYZE",
             ] {
@@ -114,10 +122,12 @@ pub async fn add_active(db: &Db, sender_id: i64, count: u64, tag: &str) {
         }
         Db::Postgres(pool) => {
             for sql in [
-                "INSERT INTO files (owner_id, storage_key, original_name, content_type, size_bytes, sha256)
-                 SELECT $2, $3 || i, 'f.txt', 'text/plain', 1, 'x' FROM generate_series(1, $1) i",
-                "INSERT INTO shares (file_id, sender_id, token_hash, recipient_email, expires_at)
-                 SELECT id, $2, 'hash-' || storage_key, 'r@example.test', now() + interval '1 day'
+                "INSERT INTO handovers (sender_id) SELECT $2 FROM generate_series(1, $1) WHERE $3::text IS NOT NULL",
+                "INSERT INTO files (owner_id, handover_id, storage_key, original_name, content_type, size_bytes, sha256)
+                 SELECT $2, h.id, $3 || h.id, 'f.txt', 'text/plain', 1, 'x' FROM handovers h
+                  WHERE h.id > (SELECT COALESCE(MAX(handover_id), 0) FROM files) AND $1 > 0",
+                "INSERT INTO shares (handover_id, sender_id, token_hash, recipient_email, expires_at)
+                 SELECT handover_id, $2, 'hash-' || storage_key, 'r@example.test', now() + interval '1 day'
                    FROM files WHERE storage_key LIKE $3 || '%' AND $1 > 0",
             ] {
                 sqlx::query(sql).bind(count).bind(sender_id).bind(&key).execute(pool).await.unwrap();

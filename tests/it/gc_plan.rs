@@ -31,21 +31,35 @@ async fn the_purge_candidate_query_searches_its_two_indexes_among_100000_purged_
         app.db(),
         Sql {
             sqlite: "WITH RECURSIVE n(i) AS (SELECT 1 UNION ALL SELECT i + 1 FROM n WHERE i < 100000)
-             INSERT INTO files (owner_id, storage_key, original_name, content_type, size_bytes, sha256)
-             SELECT $1, printf('purged-%06d', i), 'old.txt', 'text/plain', 1, '' FROM n",
-            postgres: "INSERT INTO files (owner_id, storage_key, original_name, content_type, size_bytes, sha256)
-             SELECT $1, format('purged-%s', i), 'old.txt', 'text/plain', 1, '' FROM generate_series(1, 100000) AS i",
+             INSERT INTO handovers (sender_id) SELECT $1 FROM n",
+            postgres: "INSERT INTO handovers (sender_id) SELECT $1 FROM generate_series(1, 100000)",
+        },
+        sender,
+    )
+    .await;
+    // One file per new handover: those after the last handover a file names.
+    execute(
+        app.db(),
+        Sql {
+            sqlite:
+                "INSERT INTO files (owner_id, handover_id, storage_key, original_name, content_type, size_bytes, sha256)
+             SELECT $1, h.id, printf('purged-%06d', h.id), 'old.txt', 'text/plain', 1, '' FROM handovers h
+              WHERE h.id > (SELECT COALESCE(MAX(handover_id), 0) FROM files)",
+            postgres:
+                "INSERT INTO files (owner_id, handover_id, storage_key, original_name, content_type, size_bytes, sha256)
+             SELECT $1, h.id, format('purged-%s', h.id), 'old.txt', 'text/plain', 1, '' FROM handovers h
+              WHERE h.id > (SELECT COALESCE(MAX(handover_id), 0) FROM files)",
         },
         sender,
     )
     .await;
     execute(
         app.db(),
-        Sql { sqlite: "INSERT INTO shares (file_id, sender_id, token_hash, recipient_email, status, expires_at, consumed_at, purged_at)
-             SELECT id, $1, printf('purged-token-%d', id), 'old@example.test', 'purged',
+        Sql { sqlite: "INSERT INTO shares (handover_id, sender_id, token_hash, recipient_email, status, expires_at, consumed_at, purged_at)
+             SELECT handover_id, $1, printf('purged-token-%d', id), 'old@example.test', 'purged',
                     unixepoch('subsec') - 86400, unixepoch('subsec') - 90000, unixepoch('subsec') - 80000
-               FROM files WHERE storage_key LIKE 'purged-%'", postgres: "INSERT INTO shares (file_id, sender_id, token_hash, recipient_email, status, expires_at, consumed_at, purged_at)
-             SELECT id, $1, format('purged-token-%s', id), 'old@example.test', 'purged',
+               FROM files WHERE storage_key LIKE 'purged-%'", postgres: "INSERT INTO shares (handover_id, sender_id, token_hash, recipient_email, status, expires_at, consumed_at, purged_at)
+             SELECT handover_id, $1, format('purged-token-%s', id), 'old@example.test', 'purged',
                     now() - interval '1 day', now() - interval '25 hours', now() - interval '22 hours'
                FROM files WHERE storage_key LIKE 'purged-%'" },
         sender,
@@ -57,21 +71,35 @@ async fn the_purge_candidate_query_searches_its_two_indexes_among_100000_purged_
         app.db(),
         Sql {
             sqlite: "WITH RECURSIVE n(i) AS (SELECT 1 UNION ALL SELECT i + 1 FROM n WHERE i < 20000)
-             INSERT INTO files (owner_id, storage_key, original_name, content_type, size_bytes, sha256)
-             SELECT $1, printf('live-%06d', i), 'new.txt', 'text/plain', 1, '' FROM n",
-            postgres: "INSERT INTO files (owner_id, storage_key, original_name, content_type, size_bytes, sha256)
-             SELECT $1, format('live-%s', i), 'new.txt', 'text/plain', 1, '' FROM generate_series(1, 20000) AS i",
+             INSERT INTO handovers (sender_id) SELECT $1 FROM n",
+            postgres: "INSERT INTO handovers (sender_id) SELECT $1 FROM generate_series(1, 20000)",
+        },
+        sender,
+    )
+    .await;
+    // One file per new handover: those after the last handover a file names.
+    execute(
+        app.db(),
+        Sql {
+            sqlite:
+                "INSERT INTO files (owner_id, handover_id, storage_key, original_name, content_type, size_bytes, sha256)
+             SELECT $1, h.id, printf('live-%06d', h.id), 'new.txt', 'text/plain', 1, '' FROM handovers h
+              WHERE h.id > (SELECT COALESCE(MAX(handover_id), 0) FROM files)",
+            postgres:
+                "INSERT INTO files (owner_id, handover_id, storage_key, original_name, content_type, size_bytes, sha256)
+             SELECT $1, h.id, format('live-%s', h.id), 'new.txt', 'text/plain', 1, '' FROM handovers h
+              WHERE h.id > (SELECT COALESCE(MAX(handover_id), 0) FROM files)",
         },
         sender,
     )
     .await;
     execute(
         app.db(),
-        Sql { sqlite: "INSERT INTO shares (file_id, sender_id, token_hash, recipient_email, status, expires_at, consumed_at)
-             SELECT id, $1, printf('live-token-%d', id), 'new@example.test', CASE id % 2 WHEN 0 THEN 'active' ELSE 'consumed' END,
+        Sql { sqlite: "INSERT INTO shares (handover_id, sender_id, token_hash, recipient_email, status, expires_at, consumed_at)
+             SELECT handover_id, $1, printf('live-token-%d', id), 'new@example.test', CASE id % 2 WHEN 0 THEN 'active' ELSE 'consumed' END,
                     unixepoch('subsec') + 86400, CASE id % 2 WHEN 0 THEN NULL ELSE unixepoch('subsec') - 60 END
-               FROM files WHERE storage_key LIKE 'live-%'", postgres: "INSERT INTO shares (file_id, sender_id, token_hash, recipient_email, status, expires_at, consumed_at)
-             SELECT id, $1, format('live-token-%s', id), 'new@example.test', CASE id % 2 WHEN 0 THEN 'active' ELSE 'consumed' END,
+               FROM files WHERE storage_key LIKE 'live-%'", postgres: "INSERT INTO shares (handover_id, sender_id, token_hash, recipient_email, status, expires_at, consumed_at)
+             SELECT handover_id, $1, format('live-token-%s', id), 'new@example.test', CASE id % 2 WHEN 0 THEN 'active' ELSE 'consumed' END,
                     now() + interval '1 day', CASE id % 2 WHEN 0 THEN NULL ELSE now() - interval '1 minute' END
                FROM files WHERE storage_key LIKE 'live-%'" },
         sender,
