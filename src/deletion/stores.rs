@@ -4,7 +4,7 @@
 //! The order keeps the keys needed to find the rest until the end: access first (sessions,
 //! invitations), then everything found through the sender's shares, then the shares, the
 //! sender's resumable uploads (their bytes, then their rows), the files on disk (found through the
-//! file rows), the file rows, and the account row last. The address
+//! file rows), the file rows, the handovers they belonged to, and the account row last. The address
 //! used as a key is read from the account row each time, so it is needed nowhere else.
 
 use crate::{db::Db, on_db};
@@ -25,6 +25,8 @@ crate::db_code! {
         Uploads = "uploads",
         StoredFiles = "stored_files",
         FileRecords = "file_records",
+        /// What the sender handed over in one go, once its shares and files are gone.
+        Handovers = "handovers",
         Logs = "logs",
         Backups = "backups",
         Account = "account",
@@ -63,7 +65,7 @@ impl Outcome {
 
 impl Store {
     /// Every store, in run order.
-    pub const ORDER: [Store; 15] = [
+    pub const ORDER: [Store; 16] = [
         Self::Sessions,
         Self::Invitations,
         Self::Codes,
@@ -76,6 +78,7 @@ impl Store {
         Self::Uploads,
         Self::StoredFiles,
         Self::FileRecords,
+        Self::Handovers,
         Self::Logs,
         Self::Backups,
         Self::Account,
@@ -117,6 +120,7 @@ impl Store {
             Self::Uploads => "uploads.owner_id, with each storage key on disk",
             Self::StoredFiles => "files.owner_id, then each storage key on disk",
             Self::FileRecords => "files.owner_id",
+            Self::Handovers => "handovers.sender_id",
             Self::Logs | Self::Backups => "none: outside the application's reach",
             Self::Account => "users.id",
         }
@@ -137,6 +141,7 @@ impl Store {
             Self::Shares => &SHARES,
             Self::Uploads => &UPLOADS,
             Self::FileRecords => &FILE_RECORDS,
+            Self::Handovers => &HANDOVERS,
             Self::Account => &ACCOUNT,
             Self::StoredFiles | Self::Logs | Self::Backups => return None,
         })
@@ -200,6 +205,7 @@ const RATE_LIMITS: TableRows = table_rows!(
 const SHARES: TableRows = table_rows!("FROM shares WHERE sender_id = $1");
 const UPLOADS: TableRows = table_rows!("FROM uploads WHERE owner_id = $1");
 const FILE_RECORDS: TableRows = table_rows!("FROM files WHERE owner_id = $1");
+const HANDOVERS: TableRows = table_rows!("FROM handovers WHERE sender_id = $1");
 const ACCOUNT: TableRows = table_rows!("FROM users WHERE id = $1");
 const STORAGE_KEYS: &str = "SELECT storage_key FROM files WHERE owner_id = $1 ORDER BY id";
 const UPLOAD_KEYS: &str = "SELECT storage_key FROM uploads WHERE owner_id = $1 ORDER BY id";
