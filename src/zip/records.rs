@@ -79,68 +79,69 @@ fn unix_time_extra(at: NaiveDateTime) -> Vec<u8> {
     w.0
 }
 
+/// An entry's extra fields: the ZIP64 one holding `zip64` (the values whose 32-bit slot
+/// overflowed, in the order the format lists them), if any, then the UTC modification time.
+fn extra_fields(zip64: &[u64], modified: NaiveDateTime) -> Vec<u8> {
+    let mut extra = Writer(Vec::new());
+    if !zip64.is_empty() {
+        extra.u16(0x0001).u16(8 * zip64.len() as u16);
+        for value in zip64 {
+            extra.u64(*value);
+        }
+    }
+    extra.bytes(&unix_time_extra(modified));
+    extra.0
+}
+
+impl Writer {
+    /// The fields the local and the central header share, from "version needed" to the extra
+    /// fields' length.
+    fn entry_fields(&mut self, entry: &Record, zip64: bool, extra: &[u8]) -> &mut Self {
+        let (time, date) = dos_time_date(entry.modified);
+        self.u16(if zip64 { VERSION_ZIP64 } else { VERSION_PLAIN })
+            .u16(FLAG_UTF8)
+            .u16(0) // stored
+            .u16(time)
+            .u16(date)
+            .u32(entry.crc32)
+            .u32(field_32(entry.size))
+            .u32(field_32(entry.size))
+            .u16(entry.name.len() as u16)
+            .u16(extra.len() as u16)
+    }
+}
+
 /// The local header in front of an entry's bytes. A ZIP64 entry carries both sizes in the extra.
 pub fn local_header(entry: &Record) -> Vec<u8> {
-    let zip64 = needs_zip64(entry.size);
-    let mut extra = Writer(Vec::new());
-    if zip64 {
-        extra.u16(0x0001).u16(16).u64(entry.size).u64(entry.size);
-    }
-    extra.bytes(&unix_time_extra(entry.modified));
-    let (time, date) = dos_time_date(entry.modified);
-    let mut w = Writer(Vec::with_capacity(30 + entry.name.len() + extra.0.len()));
-    w.u32(0x0403_4b50)
-        .u16(if zip64 { VERSION_ZIP64 } else { VERSION_PLAIN })
-        .u16(FLAG_UTF8)
-        .u16(0) // stored
-        .u16(time)
-        .u16(date)
-        .u32(entry.crc32)
-        .u32(field_32(entry.size))
-        .u32(field_32(entry.size))
-        .u16(entry.name.len() as u16)
-        .u16(extra.0.len() as u16)
-        .bytes(entry.name.as_bytes())
-        .bytes(&extra.0);
+    let zip64: &[u64] = if needs_zip64(entry.size) { &[entry.size, entry.size] } else { &[] };
+    let extra = extra_fields(zip64, entry.modified);
+    let mut w = Writer(Vec::with_capacity(30 + entry.name.len() + extra.len()));
+    w.u32(0x0403_4b50).entry_fields(entry, !zip64.is_empty(), &extra).bytes(entry.name.as_bytes()).bytes(&extra);
     w.0
 }
 
-/// The entry's record in the central directory: its ZIP64 extra holds, in order, only the
-/// fields whose 32-bit slot overflowed.
+/// The entry's record in the central directory: its ZIP64 extra holds only the fields whose
+/// 32-bit slot overflowed.
 pub fn central_header(entry: &Record) -> Vec<u8> {
-    let mut zip64 = Writer(Vec::new());
+    let mut zip64 = Vec::new();
     if needs_zip64(entry.size) {
-        zip64.u64(entry.size).u64(entry.size);
+        zip64.extend([entry.size, entry.size]);
     }
     if needs_zip64(entry.offset) {
-        zip64.u64(entry.offset);
+        zip64.push(entry.offset);
     }
-    let mut extra = Writer(Vec::new());
-    if !zip64.0.is_empty() {
-        extra.u16(0x0001).u16(zip64.0.len() as u16).bytes(&zip64.0);
-    }
-    extra.bytes(&unix_time_extra(entry.modified));
-    let (time, date) = dos_time_date(entry.modified);
-    let mut w = Writer(Vec::with_capacity(46 + entry.name.len() + extra.0.len()));
+    let extra = extra_fields(&zip64, entry.modified);
+    let mut w = Writer(Vec::with_capacity(46 + entry.name.len() + extra.len()));
     w.u32(0x0201_4b50)
         .u16(MADE_BY)
-        .u16(if zip64.0.is_empty() { VERSION_PLAIN } else { VERSION_ZIP64 })
-        .u16(FLAG_UTF8)
-        .u16(0)
-        .u16(time)
-        .u16(date)
-        .u32(entry.crc32)
-        .u32(field_32(entry.size))
-        .u32(field_32(entry.size))
-        .u16(entry.name.len() as u16)
-        .u16(extra.0.len() as u16)
+        .entry_fields(entry, !zip64.is_empty(), &extra)
         .u16(0) // comment
         .u16(0) // disk
         .u16(0) // internal attributes
         .u32(UNIX_FILE_MODE << 16)
         .u32(field_32(entry.offset))
         .bytes(entry.name.as_bytes())
-        .bytes(&extra.0);
+        .bytes(&extra);
     w.0
 }
 

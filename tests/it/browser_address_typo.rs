@@ -28,7 +28,7 @@ async fn typo_walk(app: &TestApp, options: BrowserOptions, lang: Lang, email: &s
     let file = tempfile::Builder::new().suffix(".pdf").tempfile().unwrap();
     std::fs::write(file.path(), b"%PDF-1.7 contract").unwrap();
     let browser = BrowserSession::start(options).await;
-    browser.sign_in(&app.base, &email).await;
+    browser.sign_in(&app.base, email).await;
 
     browser.goto(&format!("{}/shares/new", app.base)).await;
     browser.fill("#recipient", TYPO).await;

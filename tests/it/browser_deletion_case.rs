@@ -6,7 +6,7 @@
 use crate::{
     deletion::fixtures::{admin_case, deletion_app, impatient_runner, populate, store_failing_deletes},
     support::{
-        Backend, PASSWORD,
+        Backend,
         browser::{BrowserOptions, BrowserSession, DEFAULT_WAIT},
         count, execute,
     },
@@ -44,11 +44,7 @@ async fn a_deletion_case_with_hundreds_of_rows_opens_with_a_summary_on_a_phone()
         ("en", BrowserOptions::desktop().language("en")),
     ] {
         let browser = BrowserSession::start(options).await;
-        browser.goto(&format!("{}/login", app.base)).await;
-        browser.fill("#email", "admin@example.test").await;
-        browser.fill("#password", PASSWORD).await;
-        browser.click("main form button[type=submit]").await;
-        browser.wait_for(".site-header", DEFAULT_WAIT).await;
+        browser.sign_in(&app.base, "admin@example.test").await;
         browser.goto(&format!("{}/admin/deletions/{}", app.base, case.reference)).await;
         browser.wait_for("[data-evidence-summary] td", DEFAULT_WAIT).await;
         assert!(!browser.text("[data-steps-summary] tbody").await.is_empty(), "no steps by outcome");

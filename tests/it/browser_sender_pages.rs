@@ -28,7 +28,7 @@ async fn signed_in(app: &TestApp, options: BrowserOptions, email: &str) -> (Brow
     let share =
         app.fake_share().sender(sender).recipient("client@example.test").file("plan.pdf", b"plan").create().await;
     let browser = BrowserSession::start(options.language("en")).await;
-    browser.sign_in(&app.base, &email).await;
+    browser.sign_in(&app.base, email).await;
     (browser, share)
 }
 

@@ -65,11 +65,7 @@ async fn the_admin_tables_stack_on_a_phone_and_spread_on_a_desktop() {
 
     for (device, options) in [("phone", BrowserOptions::phone()), ("desktop", BrowserOptions::desktop())] {
         let browser = BrowserSession::start(options).await;
-        browser.goto(&format!("{}/login", app.base)).await;
-        browser.fill("#email", "admin@example.test").await;
-        browser.fill("#password", PASSWORD).await;
-        browser.click("main form button[type=submit]").await;
-        browser.wait_for(".site-header", DEFAULT_WAIT).await;
+        browser.sign_in(&app.base, "admin@example.test").await;
         for (n, path) in paths.iter().enumerate() {
             browser.goto(&format!("{}{path}", app.base)).await;
             browser.wait_for(".stack td", DEFAULT_WAIT).await;
