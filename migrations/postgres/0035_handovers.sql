@@ -20,3 +20,9 @@ UPDATE shares SET handover_id = id;
 ALTER TABLE shares ALTER COLUMN handover_id SET NOT NULL;
 CREATE INDEX shares_handover_idx ON shares (handover_id);
 ALTER TABLE shares DROP COLUMN file_id;
+-- A deletion case open at upgrade gains the handovers step, after the file records, before the rest.
+UPDATE deletion_steps SET position = position + 1
+ WHERE position > 11 AND case_id NOT IN (SELECT case_id FROM deletion_steps WHERE store = 'handovers');
+INSERT INTO deletion_steps (case_id, position, store, action)
+SELECT case_id, 12, 'handovers', 'delete' FROM deletion_steps WHERE store = 'file_records'
+   AND case_id NOT IN (SELECT case_id FROM deletion_steps WHERE store = 'handovers');

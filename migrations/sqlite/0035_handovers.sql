@@ -53,5 +53,11 @@ CREATE INDEX shares_expiry_idx ON shares (expires_at) WHERE status = 'active';
 CREATE INDEX shares_delivering_idx ON shares (COALESCE(delivery_started_at, expires_at)) WHERE status = 'consumed';
 CREATE INDEX shares_retention_idx ON shares (id) WHERE status = 'purged' AND recipient_email <> '';
 CREATE INDEX files_handover_idx ON files (handover_id, position);
+-- A deletion case open at upgrade gains the handovers step, after the file records, before the rest.
+UPDATE deletion_steps SET position = position + 1
+ WHERE position > 11 AND case_id NOT IN (SELECT case_id FROM deletion_steps WHERE store = 'handovers');
+INSERT INTO deletion_steps (case_id, position, store, action)
+SELECT case_id, 12, 'handovers', 'delete' FROM deletion_steps WHERE store = 'file_records'
+   AND case_id NOT IN (SELECT case_id FROM deletion_steps WHERE store = 'handovers');
 COMMIT;
 PRAGMA foreign_keys = ON;

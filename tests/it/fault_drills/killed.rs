@@ -162,7 +162,11 @@ async fn a_server_killed_mid_download_restarts_with_the_share_consumed_and_nothi
     let end = db_state(&inst.db).await;
     let other_key = end.files[1].split(' ').nth(1).unwrap();
     assert_eq!(names(&inst.files_dir()), [other_key], "only the downloaded file goes");
-    assert_eq!(end.files, before.files, "file rows stay as the record of what was shared");
+    // File rows stay as the record of what was shared; only the downloaded one is marked purged.
+    assert_eq!(end.files[1], before.files[1], "the other file changed");
+    let (kept, marked) = end.files[0].split_once(" purged:").unwrap();
+    assert_eq!(before.files[0], format!("{kept} purged:-"));
+    assert_ne!(marked, "-", "the downloaded file is not marked purged");
     assert_eq!(end.shares[1], before.shares[1], "the other share changed");
     assert!(end.shares[0].contains(" purged consumed:"), "{:?}", end.shares);
     assert_eq!(event_kinds(&inst.db, share).await.last().map(String::as_str), Some("purged"));

@@ -217,9 +217,14 @@ impl TestApp {
     /// Starts the app after `adjust` changed its settings.
     pub async fn spawn_with(backend: Backend, adjust: impl FnOnce(&mut Settings)) -> Self {
         let data_dir = tempfile::tempdir().unwrap();
-        let smtp = SmtpSink::start().await;
         let database_url = fresh_database(backend, data_dir.path()).await;
-        let mut settings = test_settings(data_dir.path(), &database_url, &smtp);
+        Self::spawn_on(data_dir, &database_url, adjust).await
+    }
+
+    /// Starts the app on a data folder and database a test prepared (an older schema with rows).
+    pub async fn spawn_on(data_dir: tempfile::TempDir, database_url: &str, adjust: impl FnOnce(&mut Settings)) -> Self {
+        let smtp = SmtpSink::start().await;
+        let mut settings = test_settings(data_dir.path(), database_url, &smtp);
         adjust(&mut settings);
         let config = Config::from_settings(settings).expect("valid test settings");
         let app = App::build(config).await.expect("the app starts");
