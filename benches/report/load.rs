@@ -18,7 +18,7 @@ use watasu::{
     otp::Codes,
     secret::SecretKey,
     session::Sessions,
-    share::{NewShare, ShareLinks, ShareRepository},
+    share::{NewFile, NewHandover, ShareLinks, ShareRepository},
     storage::StoredFile,
 };
 
@@ -123,7 +123,7 @@ pub async fn code_submissions(db: &Db, sender_id: i64, count: usize, file: &Path
                 let key = format!("bench-code-{i}-{}", &watasu::secret::random_token().expose()[..16]);
                 let new =
                     new_share(sender_id, StoredFile { key, size_bytes: 1, sha256: "x".into(), crc32: 0 }, "f.txt");
-                let share = links.issue(&new).await.unwrap();
+                let share = links.issue(&new).await.unwrap().remove(0);
                 let session = sessions.create().await.unwrap();
                 let code = codes.issue(share.share_id, session.session.id, true).await.unwrap().expect("a mailed code");
                 lines.push_str(&format!(
@@ -145,13 +145,12 @@ pub async fn code_submissions(db: &Db, sender_id: i64, count: usize, file: &Path
 }
 
 /// A day-long share of `file` for the bench's recipient, without a receipt.
-pub fn new_share(sender_id: i64, file: StoredFile, name: &str) -> NewShare {
-    NewShare {
+pub fn new_share(sender_id: i64, stored: StoredFile, name: &str) -> NewHandover {
+    let content_type = "application/octet-stream".into();
+    NewHandover {
         sender_id,
-        file,
-        original_name: name.into(),
-        content_type: "application/octet-stream".into(),
-        recipient: EmailAddress::parse("recipient@example.test").unwrap(),
+        files: vec![NewFile { stored, name: name.into(), content_type, upload_id: None }],
+        recipients: vec![EmailAddress::parse("recipient@example.test").unwrap()],
         message: String::new(),
         lang: Lang::En,
         ttl: Duration::from_secs(24 * 3600),

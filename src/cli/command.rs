@@ -89,17 +89,17 @@ pub enum MaintenanceCommand {
 
 #[derive(Subcommand)]
 pub enum ShareCommand {
-    /// Store a file, create a share for one recipient, mail them the link, print the link.
+    /// Store files, create a share for each recipient, mail each their link, print the links.
     Create {
         /// The sender's account email.
         #[arg(long)]
         from: String,
-        /// The recipient's email address: codes are sent only here.
-        #[arg(long)]
-        to: String,
-        /// The file to hand over.
-        #[arg(long)]
-        file: PathBuf,
+        /// A recipient's email address: their codes are sent only here (repeat for several, up to 20).
+        #[arg(long, required = true)]
+        to: Vec<String>,
+        /// A file to hand over (repeat for several, up to 100).
+        #[arg(long, required = true)]
+        file: Vec<PathBuf>,
         /// How long the link works, like 1h or 7d (default WATASU_SHARE_TTL).
         #[arg(long, value_parser = parse_duration)]
         expires_in: Option<Duration>,
@@ -182,7 +182,7 @@ pub async fn run(command: Command, config: Config) -> anyhow::Result<()> {
         }
         Command::User(UserCommand::ResetFactors { email }) => super::user::reset_factors(&config, &email).await,
         Command::Share(ShareCommand::Create { from, to, file, expires_in, message, lang }) => {
-            let args = super::share::CreateShareArgs { from, to, file, expires_in, message, lang };
+            let args = super::share::CreateShareArgs { from, to, files: file, expires_in, message, lang };
             super::share::create(&config, args).await
         }
         Command::Share(ShareCommand::List { json }) => super::share::list(&config, json).await,

@@ -1,6 +1,6 @@
-//! `watasu share create`: streams a file into storage, creates the share, queues the recipient's
-//! notification in the mail outbox and tries to deliver it at once, and prints the share URL as the
-//! last line of standard output.
+//! `watasu share create`: streams the files into storage, creates a share per recipient, queues each
+//! recipient's notification in the mail outbox and tries to deliver it at once, and prints the share
+//! URLs, one per recipient, as the last lines of standard output.
 
 use std::time::Duration;
 
@@ -13,15 +13,15 @@ use crate::{
     services::{
         Services,
         mails::{Delivery, Notice},
-        sharing::{Actor, Change, Source, Upload},
+        sharing::{Actor, Change, Handover, Source, UploadFile},
     },
     share::{Message, ShareStatus, ShareTtl, TtlError, create::CreateError},
 };
 
 pub struct CreateShareArgs {
     pub from: String,
-    pub to: String,
-    pub file: std::path::PathBuf,
+    pub to: Vec<String>,
+    pub files: Vec<std::path::PathBuf>,
     pub expires_in: Option<Duration>,
     pub message: String,
     pub lang: Option<Lang>,
@@ -30,19 +30,26 @@ pub struct CreateShareArgs {
 pub async fn create(config: &Config, args: CreateShareArgs) -> anyhow::Result<()> {
     let settings = &config.settings;
     let sender_email = EmailAddress::parse(&args.from).map_err(|e| usage(format!("--from: {e}")))?;
-    let recipient = EmailAddress::parse(&args.to).map_err(|e| usage(format!("--to: {e}")))?;
-    if recipient.looks_mistyped() {
-        eprintln!("warning: --to {}: the part after the @ looks mistyped; sending anyway", recipient.as_str());
+    let mut recipients = Vec::with_capacity(args.to.len());
+    for to in &args.to {
+        let recipient = EmailAddress::parse(to).map_err(|e| usage(format!("--to {to}: {e}")))?;
+        if recipient.looks_mistyped() {
+            eprintln!("warning: --to {}: the part after the @ looks mistyped; sending anyway", recipient.as_str());
+        }
+        recipients.push(recipient);
     }
     let message = Message::parse(&args.message).map_err(|e| usage(format!("--message: {e}")))?;
     let ttl = ShareTtl::parse(args.expires_in.unwrap_or(settings.share_ttl), settings.share_ttl_max)
         .map_err(|e| usage(if e == TtlError::TooShort { e.to_string() } else { format!("--expires-in {e}") }))?;
-    let file =
-        tokio::fs::File::open(&args.file).await.map_err(|e| usage(format!("--file {}: {e}", args.file.display())))?;
-    if !file.metadata().await?.is_file() {
-        return Err(usage(format!("--file {} is not a regular file", args.file.display())));
+    let mut opened = Vec::with_capacity(args.files.len());
+    for path in &args.files {
+        let file = tokio::fs::File::open(path).await.map_err(|e| usage(format!("--file {}: {e}", path.display())))?;
+        if !file.metadata().await?.is_file() {
+            return Err(usage(format!("--file {} is not a regular file", path.display())));
+        }
+        let name = path.file_name().map(|n| n.to_string_lossy().into_owned()).unwrap_or_default();
+        opened.push((name, file));
     }
-    let file_name = args.file.file_name().map(|n| n.to_string_lossy().into_owned()).unwrap_or_default();
 
     let services = Services::open(config).await?;
     let sender = services
@@ -50,11 +57,17 @@ pub async fn create(config: &Config, args: CreateShareArgs) -> anyhow::Result<()
         .active_by_email(&sender_email)
         .await?
         .ok_or_else(|| usage(format!("--from: no active sender account for {}", sender_email.as_str())))?;
-    let upload = Upload {
-        recipient: recipient.clone(),
-        file_name: &file_name,
-        content_type: "application/octet-stream",
-        source: Source::Stream(Box::pin(file)),
+    let files = opened
+        .iter_mut()
+        .map(|(name, file)| UploadFile {
+            file_name: name,
+            content_type: "application/octet-stream",
+            source: Source::Stream(Box::pin(file)),
+        })
+        .collect();
+    let handover = Handover {
+        recipients,
+        files,
         ttl,
         message,
         lang: args.lang.unwrap_or(sender.lang),
@@ -62,16 +75,24 @@ pub async fn create(config: &Config, args: CreateShareArgs) -> anyhow::Result<()
         name_file_in_mail: true,
     };
     let created =
-        services.sharing.create(&sender, upload, async || Ok(()), Delivery::Now).await.map_err(|e| match e {
+        services.sharing.create(&sender, handover, async || Ok(()), Delivery::Now).await.map_err(|e| match e {
             CreateError::TooLarge { .. }
             | CreateError::TtlTooShort
+            | CreateError::FileCount
+            | CreateError::RecipientCount
             | CreateError::Refused(_)
+            | CreateError::UploadUnavailable
             | CreateError::SenderDisabled => usage(e.to_string()),
             other => other.into(),
         })?;
-    report_notice(&created.notice, recipient.as_str());
-    crate::outln!("share {} created", created.share_id);
-    crate::outln!("{}", created.link);
+    for share in &created {
+        report_notice(&share.notice, share.recipient.as_str());
+        crate::outln!("share {} created for {}", share.share_id, share.recipient.as_str());
+    }
+    // The links last: a script takes them from the end of the output.
+    for share in &created {
+        crate::outln!("{}", share.link);
+    }
     services.close().await;
     Ok(())
 }

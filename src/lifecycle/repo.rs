@@ -72,7 +72,8 @@ const NEEDED_KEYS: Sql = sql!(
 /// `shares_delivering_idx`, letter for letter (a planner matches an expression index by its text).
 const CLAIMED_BY: Sql = sql!(
     "SELECT s.id AS share_id, f.storage_key, f.original_name, f.size_bytes, f.sha256
-       FROM shares s JOIN files f ON f.handover_id = s.handover_id JOIN sessions c ON c.id = s.claimed_session_id
+       FROM shares s JOIN files f ON f.handover_id = s.handover_id AND f.position = 0
+       JOIN sessions c ON c.id = s.claimed_session_id
       WHERE s.token_hash = $1 AND s.claimed_session_id = $2 AND c.id_hash = $3 AND s.status = 'consumed'
         AND COALESCE(s.delivery_started_at, s.expires_at) > " now " - " secs("$4")
 );

@@ -2,9 +2,7 @@
 //! share's timeline, revoke, send a fresh link, unlock. A share the viewer may not see is
 //! answered exactly like one that does not exist.
 
-use std::{pin::Pin, sync::Arc, time::Duration};
-
-use tokio::io::AsyncRead;
+use std::{sync::Arc, time::Duration};
 
 use super::{
     Fault, Parts,
@@ -21,12 +19,12 @@ use crate::{
     mail::outbox::MailDelivery,
     ratelimit::{Limit, RateLimiter},
     share::{
-        EventKind, Message, NewShare, ShareEvent, ShareEvents, ShareLinks, ShareListing, ShareRepository, ShareTtl,
-        create::{CreateError, ShareRequest, create_share_checked, create_share_from_upload},
+        EventKind, Message, ShareEvent, ShareEvents, ShareLinks, ShareListing, ShareRepository, ShareTtl,
+        create::{CreateError, FileContent, FileRequest, HandoverRequest, create_handover_checked},
         names::clean_file_name,
         sender::{SenderShares, SenderStatus, ShareSummary, Viewer},
     },
-    storage::{FileStore, StoreError, StoredFile},
+    storage::{Content, FileStore, StoreError, StoredFile},
 };
 
 /// Fresh links a share may be sent in a day: each is a mail to the recipient, so a few a day are
@@ -36,7 +34,7 @@ const LINK_RENEWALS: [Limit; 1] = [Limit::new(5, Duration::from_secs(24 * 3600))
 /// Where a new share's file comes from.
 pub enum Source<'a> {
     /// Arriving now, in the request.
-    Stream(Pin<Box<dyn AsyncRead + Send + 'a>>),
+    Stream(Content<'a>),
     /// A finished resumable upload of the sender's, by its public id.
     Finished(&'a str),
 }
@@ -50,18 +48,23 @@ pub struct FinishedUpload {
     pub size_bytes: u64,
 }
 
-/// A file for a new share.
-pub struct Upload<'a> {
-    pub recipient: EmailAddress,
+/// A file of a new handover.
+pub struct UploadFile<'a> {
     pub file_name: &'a str,
     pub content_type: &'a str,
     pub source: Source<'a>,
+}
+
+/// A new handover: its files, in order, each for every recipient.
+pub struct Handover<'a> {
+    pub recipients: Vec<EmailAddress>,
+    pub files: Vec<UploadFile<'a>>,
     pub ttl: ShareTtl,
     pub message: Message,
-    /// The language of the recipient's mails and pages.
+    /// The language of the recipients' mails and pages.
     pub lang: Lang,
     pub notify_on_download: bool,
-    /// The notification mail names the file and its size.
+    /// The notification mail names the files and their sizes.
     pub name_file_in_mail: bool,
 }
 
@@ -69,6 +72,7 @@ pub struct Upload<'a> {
 #[derive(Debug)]
 pub struct Created {
     pub share_id: i64,
+    pub recipient: EmailAddress,
     pub link: String,
     pub notice: Notice,
 }
@@ -192,64 +196,66 @@ impl Sharing {
         self.config.settings.share_ttl
     }
 
-    /// Stores the file, creates the share and notifies the recipient. `before_issue` is a last
-    /// check between storing the file and creating the rows; a refusal removes the file again.
+    /// Stores the files, creates the handover with a share per recipient and notifies each
+    /// recipient. `before_issue` is a last check between storing the files and creating the rows;
+    /// a refusal removes the files again.
     pub async fn create(
         &self,
         sender: &User,
-        upload: Upload<'_>,
+        handover: Handover<'_>,
         before_issue: impl AsyncFnOnce() -> Result<(), CreateError>,
         delivery: Delivery,
-    ) -> Result<Created, CreateError> {
-        let (lang, ttl) = (upload.lang, upload.ttl.get());
-        let issued = match upload.source {
-            Source::Stream(content) => {
-                let request = ShareRequest {
-                    sender_id: sender.id,
-                    recipient: upload.recipient,
-                    file_name: upload.file_name,
-                    content_type: upload.content_type,
-                    content: self.stopping.cut_off(content),
-                    max_bytes: self.config.settings.max_upload_bytes,
-                    ttl,
-                    message: upload.message,
-                    lang,
-                    notify_on_download: upload.notify_on_download,
-                    name_file_in_mail: upload.name_file_in_mail,
-                };
-                match create_share_checked(&self.links, self.store.as_ref(), request, before_issue).await {
-                    // The store removed what had arrived; the sender is to send it again.
-                    Err(CreateError::Store(StoreError::Content(_))) if self.stopping.has_cut() => {
-                        tracing::info!(account_id = sender.id, "upload cut: the server is stopping; nothing was kept");
-                        return Err(CreateError::ServerStopping);
-                    }
-                    created => created?,
-                }
-            }
-            Source::Finished(id) => {
-                let row = self.uploads.finished(sender.id, id).await.map_err(|_| CreateError::UploadUnavailable)?;
-                let row = row.ok_or(CreateError::UploadUnavailable)?;
-                let sha256 = row.sha256.clone().ok_or(CreateError::UploadUnavailable)?;
-                let crc32 = row.crc32.and_then(|c| u32::try_from(c).ok()).ok_or(CreateError::UploadUnavailable)?;
-                let new = NewShare {
-                    sender_id: sender.id,
-                    file: StoredFile { key: row.storage_key.clone(), size_bytes: row.length(), sha256, crc32 },
-                    original_name: clean_file_name(upload.file_name),
-                    content_type: upload.content_type.to_owned(),
-                    recipient: upload.recipient,
-                    message: upload.message.into_inner(),
-                    lang,
-                    ttl,
-                    notify_on_download: upload.notify_on_download,
-                    name_file_in_mail: upload.name_file_in_mail,
-                };
-                create_share_from_upload(&self.links, &new, id).await?
-            }
+    ) -> Result<Vec<Created>, CreateError> {
+        let lang = handover.lang;
+        let mut files = Vec::with_capacity(handover.files.len());
+        for file in handover.files {
+            let content = match file.source {
+                Source::Stream(content) => FileContent::Stream(self.stopping.cut_off(content)),
+                Source::Finished(id) => self.uploaded(sender, id).await?,
+            };
+            files.push(FileRequest {
+                name: file.file_name.to_owned(),
+                content_type: file.content_type.to_owned(),
+                content,
+            });
+        }
+        let request = HandoverRequest {
+            sender_id: sender.id,
+            recipients: handover.recipients,
+            files,
+            max_bytes: self.config.settings.max_upload_bytes,
+            ttl: handover.ttl.get(),
+            message: handover.message,
+            lang,
+            notify_on_download: handover.notify_on_download,
+            name_file_in_mail: handover.name_file_in_mail,
         };
-        tracing::info!(account_id = sender.id, share_id = issued.share_id, "share created");
-        let link = self.config.url_for(&format!("/s/{}", issued.token.expose()));
-        let notice = self.notify(sender, issued.share_id, &link, lang, delivery).await;
-        Ok(Created { share_id: issued.share_id, link, notice })
+        let issued = match create_handover_checked(&self.links, self.store.as_ref(), request, before_issue).await {
+            // The store removed what had arrived; the sender is to send it again.
+            Err(CreateError::Store(StoreError::Content(_))) if self.stopping.has_cut() => {
+                tracing::info!(account_id = sender.id, "upload cut: the server is stopping; nothing was kept");
+                return Err(CreateError::ServerStopping);
+            }
+            issued => issued?,
+        };
+        let mut created = Vec::with_capacity(issued.len());
+        for share in issued {
+            tracing::info!(account_id = sender.id, share_id = share.share_id, "share created");
+            let link = self.config.url_for(&format!("/s/{}", share.token.expose()));
+            let notice = self.notify(sender, share.share_id, &link, lang, delivery).await;
+            created.push(Created { share_id: share.share_id, recipient: share.recipient, link, notice });
+        }
+        Ok(created)
+    }
+
+    /// The sender's finished upload `id` as a handover's file.
+    async fn uploaded(&self, sender: &User, id: &str) -> Result<FileContent<'static>, CreateError> {
+        let row = self.uploads.finished(sender.id, id).await.map_err(|_| CreateError::UploadUnavailable)?;
+        let row = row.ok_or(CreateError::UploadUnavailable)?;
+        let sha256 = row.sha256.clone().ok_or(CreateError::UploadUnavailable)?;
+        let crc32 = row.crc32.and_then(|c| u32::try_from(c).ok()).ok_or(CreateError::UploadUnavailable)?;
+        let stored = StoredFile { key: row.storage_key.clone(), size_bytes: row.length(), sha256, crc32 };
+        Ok(FileContent::Uploaded { upload_id: id.to_owned(), stored })
     }
 
     async fn notify(&self, sender: &User, share_id: i64, link: &str, lang: Lang, delivery: Delivery) -> Notice {

@@ -54,8 +54,7 @@ impl Telemetry {
                 .iter()
                 .map(|s| (s.code(), tally.iter().filter(|t| t.status == *s).map(|t| t.shares).sum()))
                 .collect(),
-            // A file stays in the store until its share is purged.
-            stored_bytes: tally.iter().filter(|t| t.status != ShareStatus::Purged).map(|t| t.bytes).sum(),
+            stored_bytes: self.shares.stored_bytes().await?,
             deletion_cases: CaseState::ALL
                 .iter()
                 .map(|s| (s.code(), cases.iter().filter(|(state, _)| state == s).map(|(_, n)| n).sum()))

@@ -1,24 +1,45 @@
-//! Creating a share from a stream of bytes: store the file, then the rows; if the rows cannot be
-//! written the stored file is removed again. Used by the CLI and the dashboard alike.
+//! Creating a handover: store the files that arrive now, then the rows in one transaction; if the
+//! rows cannot be written, the files stored here are removed again (a finished upload's file stays
+//! the upload's). Used by the CLI and the dashboard alike.
 
-use std::{pin::Pin, time::Duration};
+use std::time::Duration;
 
-use tokio::io::AsyncRead;
-
-use super::{IssuedShare, MIN_TTL, Message, NewShare, ShareError, ShareLinks, names::clean_file_name};
+use super::{
+    IssuedShare, MIN_TTL, Message, NewFile, NewHandover, ShareError, ShareLinks,
+    names::{clean_file_name, distinct_names},
+};
 use crate::{
     accounts::EmailAddress,
     i18n::Lang,
-    storage::{FileStore, StoreError},
+    storage::{Content, FileStore, StoreError, StoredFile},
 };
 
-/// A share to create: who sends what to whom, for how long.
-pub struct ShareRequest<'a> {
+/// Files one handover may hold.
+pub const MAX_FILES: usize = 100;
+/// Addresses one handover may name: each gets a share, a link and mails of their own.
+pub const MAX_RECIPIENTS: usize = 20;
+
+/// Where a file's bytes come from.
+pub enum FileContent<'a> {
+    /// Arriving now: stored here.
+    Stream(Content<'a>),
+    /// A finished resumable upload of the sender's, already stored.
+    Uploaded { upload_id: String, stored: StoredFile },
+}
+
+/// One file of a handover to create, as the sender named it.
+pub struct FileRequest<'a> {
+    pub name: String,
+    pub content_type: String,
+    pub content: FileContent<'a>,
+}
+
+/// A handover to create: who sends which files to whom, for how long.
+pub struct HandoverRequest<'a> {
     pub sender_id: i64,
-    pub recipient: EmailAddress,
-    pub file_name: &'a str,
-    pub content_type: &'a str,
-    pub content: Pin<Box<dyn AsyncRead + Send + 'a>>,
+    pub recipients: Vec<EmailAddress>,
+    pub files: Vec<FileRequest<'a>>,
+    /// The most all files together may hold.
     pub max_bytes: u64,
     pub ttl: Duration,
     pub message: Message,
@@ -29,60 +50,89 @@ pub struct ShareRequest<'a> {
 
 #[derive(Debug, thiserror::Error)]
 pub enum CreateError {
-    #[error("the file is larger than the limit of {limit} bytes")]
+    #[error("the files are larger than the limit of {limit} bytes")]
     TooLarge { limit: u64 },
     #[error("a share must be valid for at least one minute")]
     TtlTooShort,
+    #[error("a handover holds between 1 and {MAX_FILES} files")]
+    FileCount,
+    #[error("a handover names between 1 and {MAX_RECIPIENTS} recipients")]
+    RecipientCount,
     #[error("storing the file failed")]
     Store(#[source] StoreError),
     #[error("refused after storing: {0}")]
     Refused(&'static str),
-    /// The sender was disabled (or their deletion case opened) while the file was arriving.
+    /// The sender was disabled (or their deletion case opened) while the files were arriving.
     #[error("the sender's account is disabled")]
     SenderDisabled,
-    /// The finished upload named is not the sender's, not finished, or already a share's.
+    /// A finished upload named is not the sender's, not finished, or already a share's.
     #[error("the upload is not available")]
     UploadUnavailable,
-    /// The server began to stop before the file had arrived: nothing was kept.
+    /// The server began to stop before the files had arrived: nothing was kept.
     #[error("the server is stopping")]
     ServerStopping,
     #[error(transparent)]
     Share(#[from] ShareError),
 }
 
-pub async fn create_share(
+pub async fn create_handover(
     links: &ShareLinks,
     store: &dyn FileStore,
-    request: ShareRequest<'_>,
-) -> Result<IssuedShare, CreateError> {
-    create_share_checked(links, store, request, async || Ok(())).await
+    request: HandoverRequest<'_>,
+) -> Result<Vec<IssuedShare>, CreateError> {
+    create_handover_checked(links, store, request, async || Ok(())).await
 }
 
-/// Like `create_share`, with a last check between storing the file and creating the rows (the
-/// upload route refuses a body with anything after its file); a refusal removes the file again.
-pub async fn create_share_checked(
+/// Like `create_handover`, with a last check between storing the files and creating the rows (the
+/// upload route refuses a body with anything after its files); a refusal removes the files again.
+pub async fn create_handover_checked(
     links: &ShareLinks,
     store: &dyn FileStore,
-    request: ShareRequest<'_>,
+    request: HandoverRequest<'_>,
     before_issue: impl AsyncFnOnce() -> Result<(), CreateError>,
-) -> Result<IssuedShare, CreateError> {
+) -> Result<Vec<IssuedShare>, CreateError> {
     if request.ttl < MIN_TTL {
         return Err(CreateError::TtlTooShort);
     }
-    let stored = store.put(request.content, request.max_bytes).await.map_err(|e| match e {
-        StoreError::TooLarge { limit } => CreateError::TooLarge { limit },
-        other => CreateError::Store(other),
-    })?;
+    if !(1..=MAX_FILES).contains(&request.files.len()) {
+        return Err(CreateError::FileCount);
+    }
+    if !(1..=MAX_RECIPIENTS).contains(&request.recipients.len()) {
+        return Err(CreateError::RecipientCount);
+    }
+    let names = distinct_names(request.files.iter().map(|file| clean_file_name(&file.name)));
+    let mut files = Vec::with_capacity(request.files.len());
+    let mut remaining = request.max_bytes;
+    for (file, name) in request.files.into_iter().zip(names) {
+        let (stored, upload_id) = match file.content {
+            FileContent::Stream(content) => match store.put(content, remaining).await {
+                Ok(stored) => (stored, None),
+                Err(error) => {
+                    remove_arrived(store, &files).await;
+                    return Err(match error {
+                        StoreError::TooLarge { .. } => CreateError::TooLarge { limit: request.max_bytes },
+                        other => CreateError::Store(other),
+                    });
+                }
+            },
+            FileContent::Uploaded { upload_id, stored } => (stored, Some(upload_id)),
+        };
+        let size = stored.size_bytes;
+        files.push(NewFile { stored, name, content_type: file.content_type, upload_id });
+        if size > remaining {
+            remove_arrived(store, &files).await;
+            return Err(CreateError::TooLarge { limit: request.max_bytes });
+        }
+        remaining -= size;
+    }
     if let Err(refused) = before_issue().await {
-        let _ = store.delete(&stored.key).await;
+        remove_arrived(store, &files).await;
         return Err(refused);
     }
-    let new = NewShare {
+    let new = NewHandover {
         sender_id: request.sender_id,
-        file: stored,
-        original_name: clean_file_name(request.file_name),
-        content_type: request.content_type.to_owned(),
-        recipient: request.recipient,
+        files,
+        recipients: request.recipients,
         message: request.message.into_inner(),
         lang: request.lang,
         ttl: request.ttl,
@@ -92,26 +142,20 @@ pub async fn create_share_checked(
     match links.issue(&new).await {
         Ok(issued) => Ok(issued),
         Err(error) => {
-            let _ = store.delete(&new.file.key).await;
+            remove_arrived(store, &new.files).await;
             Err(match error {
                 ShareError::SenderDisabled => CreateError::SenderDisabled,
+                ShareError::UploadUnavailable => CreateError::UploadUnavailable,
+                ShareError::TtlTooShort => CreateError::TtlTooShort,
                 other => other.into(),
             })
         }
     }
 }
 
-/// A share of a finished resumable upload's file (`new.file`); the upload's row goes in the same
-/// transaction, so a form submitted twice makes one share.
-pub async fn create_share_from_upload(
-    links: &ShareLinks,
-    new: &NewShare,
-    upload_id: &str,
-) -> Result<IssuedShare, CreateError> {
-    links.issue_from_upload(new, upload_id).await.map_err(|error| match error {
-        ShareError::SenderDisabled => CreateError::SenderDisabled,
-        ShareError::UploadUnavailable => CreateError::UploadUnavailable,
-        ShareError::TtlTooShort => CreateError::TtlTooShort,
-        other => other.into(),
-    })
+/// Removes the files that arrived in this request (a finished upload's file stays its upload's).
+async fn remove_arrived(store: &dyn FileStore, files: &[NewFile]) {
+    for file in files.iter().filter(|file| file.upload_id.is_none()) {
+        let _ = store.delete(&file.stored.key).await;
+    }
 }

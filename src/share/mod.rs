@@ -55,19 +55,28 @@ pub struct Share {
     pub locked: bool,
 }
 
-/// Everything needed to create a share for a file already in storage.
+/// A file of a new handover, already in storage.
 #[derive(Debug)]
-pub struct NewShare {
-    pub sender_id: i64,
-    pub file: StoredFile,
-    pub original_name: String,
+pub struct NewFile {
+    pub stored: StoredFile,
+    /// Cleaned, and distinct from the handover's other names.
+    pub name: String,
     pub content_type: String,
-    pub recipient: EmailAddress,
+    /// The sender's finished resumable upload it came from, whose row goes when the handover is made.
+    pub upload_id: Option<String>,
+}
+
+/// Everything needed to create a handover: its files, in order, and a share per recipient.
+#[derive(Debug)]
+pub struct NewHandover {
+    pub sender_id: i64,
+    pub files: Vec<NewFile>,
+    pub recipients: Vec<EmailAddress>,
     pub message: String,
     pub lang: Lang,
     pub ttl: Duration,
     pub notify_on_download: bool,
-    /// The notification mail names the file and its size (the sender may switch it off).
+    /// The notification mail names the files and their sizes (the sender may switch it off).
     pub name_file_in_mail: bool,
 }
 
@@ -75,6 +84,7 @@ pub struct NewShare {
 #[derive(Debug)]
 pub struct IssuedShare {
     pub share_id: i64,
+    pub recipient: EmailAddress,
     pub token: SecretString,
 }
 
@@ -114,27 +124,21 @@ impl ShareLinks {
         &self.repo
     }
 
-    /// Creates the share with a fresh 256-bit token; only the token's SHA-256 is stored.
-    pub async fn issue(&self, new: &NewShare) -> Result<IssuedShare, ShareError> {
-        self.issue_claiming(new, None).await
-    }
-
-    /// Issues a share of a finished upload's file, taking the upload's row in the same step.
-    pub async fn issue_from_upload(&self, new: &NewShare, upload_id: &str) -> Result<IssuedShare, ShareError> {
-        self.issue_claiming(new, Some(upload_id)).await
-    }
-
-    async fn issue_claiming(&self, new: &NewShare, upload_id: Option<&str>) -> Result<IssuedShare, ShareError> {
+    /// Creates the handover with a share per recipient, each with a fresh 256-bit token; only the
+    /// tokens' SHA-256 is stored.
+    pub async fn issue(&self, new: &NewHandover) -> Result<Vec<IssuedShare>, ShareError> {
         if new.ttl < MIN_TTL {
             return Err(ShareError::TtlTooShort);
         }
-        let token = random_token();
-        let token_hash = sha256_hex(token.expose());
-        let share_id = match upload_id {
-            Some(upload_id) => self.repo.insert_from_upload(new, &token_hash, upload_id).await?,
-            None => self.repo.insert(new, &token_hash).await?,
-        };
-        Ok(IssuedShare { share_id, token })
+        let tokens: Vec<SecretString> = new.recipients.iter().map(|_| random_token()).collect();
+        let hashes: Vec<String> = tokens.iter().map(|token| sha256_hex(token.expose())).collect();
+        let ids = self.repo.insert(new, &hashes).await?;
+        Ok(ids
+            .into_iter()
+            .zip(new.recipients.iter().cloned())
+            .zip(tokens)
+            .map(|((share_id, recipient), token)| IssuedShare { share_id, recipient, token })
+            .collect())
     }
 
     /// Gives an active share a fresh link token; the old link stops working. `None` when the

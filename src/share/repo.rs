@@ -1,6 +1,6 @@
 //! SQL of shares and their files, both dialects side by side.
 
-use super::{NewShare, Share, ShareError, ShareStatus, writes};
+use super::{NewHandover, Share, ShareError, ShareStatus, writes};
 use crate::{
     db::{Db, Dialect, Sql, Timestamp, seconds},
     i18n::Lang,
@@ -44,12 +44,11 @@ pub struct ReceiptTarget {
     pub completed_at: Option<Timestamp>,
 }
 
-/// How many shares are in one state, and the bytes of their files (for the metrics).
+/// How many shares are in one state (for the metrics).
 #[derive(Clone, Copy, Debug, sqlx::FromRow)]
 pub struct StatusTally {
     pub status: ShareStatus,
     pub shares: i64,
-    pub bytes: i64,
 }
 
 #[derive(sqlx::FromRow)]
@@ -117,7 +116,7 @@ const INSERT_HANDOVER: Sql = sql!(
 const INSERT_FILE: Sql = Sql::same(
     "INSERT INTO files (owner_id, handover_id, position, storage_key, original_name, content_type, size_bytes,
                         sha256, crc32)
-     VALUES ($1, $2, 0, $3, $4, $5, $6, $7, $8)",
+     VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9)",
 );
 /// A finished upload's row goes with the share made of its file: only the sender's own, finished,
 /// unexpired upload, and only once (a second submission finds nothing).
@@ -143,10 +142,11 @@ const LIST_ALL: Sql = sql!(
        FROM shares ORDER BY id DESC"
 );
 
-/// PostgreSQL's SUM of a bigint is a numeric: cast back so both backends answer an i64.
-const TALLY_BY_STATUS: Sql = sql!(
-    "SELECT s.status, COUNT(*) AS shares, COALESCE(SUM(f.size_bytes), 0)" { sqlite: "", postgres: "::bigint" }
-    " AS bytes FROM shares s JOIN files f ON f.handover_id = s.handover_id GROUP BY s.status"
+const TALLY_BY_STATUS: &str = "SELECT status, COUNT(*) AS shares FROM shares GROUP BY status";
+/// The bytes of every file still stored, each once however many shares it has. PostgreSQL's SUM
+/// of a bigint is a numeric: cast back so both backends answer an i64.
+const STORED_BYTES: Sql = sql!(
+    "SELECT COALESCE(SUM(size_bytes), 0)" { sqlite: "", postgres: "::bigint" } " FROM files WHERE purged_at IS NULL"
 );
 
 impl ShareRepository {
@@ -154,32 +154,20 @@ impl ShareRepository {
         Self { db }
     }
 
-    /// Inserts the file row and the share row together; refused for a disabled sender.
-    pub async fn insert(&self, new: &NewShare, token_hash: &str) -> Result<i64, ShareError> {
-        self.insert_claiming(new, token_hash, None).await
-    }
-
-    /// The same for the file of the finished upload `upload_id`, whose row is deleted in the same
-    /// transaction; `UploadUnavailable` when it is not the sender's, not finished, or used.
-    pub async fn insert_from_upload(
-        &self,
-        new: &NewShare,
-        token_hash: &str,
-        upload_id: &str,
-    ) -> Result<i64, ShareError> {
-        self.insert_claiming(new, token_hash, Some(upload_id)).await
-    }
-
-    async fn insert_claiming(&self, new: &NewShare, token_hash: &str, upload: Option<&str>) -> Result<i64, ShareError> {
-        let size = i64::try_from(new.file.size_bytes).unwrap_or(i64::MAX);
+    /// Inserts the handover, its files and a share per recipient (with `token_hashes` in the
+    /// recipients' order) in one transaction, taking the row of each finished upload a file came
+    /// from; refused for a disabled sender, and `UploadUnavailable` when an upload is not the
+    /// sender's, not finished, or used. Answers the shares' ids in the recipients' order.
+    pub async fn insert(&self, new: &NewHandover, token_hashes: &[String]) -> Result<Vec<i64>, ShareError> {
         let ttl = seconds(new.ttl);
         on_db!(&self.db, |pool| {
             let mut tx = pool.begin_write().await?;
-            if let Some(upload) = upload {
+            for file in &new.files {
+                let Some(upload) = &file.upload_id else { continue };
                 let claimed = sqlx::query(pool.sql(&CLAIM_UPLOAD))
                     .bind(upload)
                     .bind(new.sender_id)
-                    .bind(&new.file.key)
+                    .bind(&file.stored.key)
                     .execute(&mut *tx)
                     .await?
                     .rows_affected();
@@ -190,31 +178,38 @@ impl ShareRepository {
             let handover_id: Option<i64> =
                 sqlx::query_scalar(pool.sql(&INSERT_HANDOVER)).bind(new.sender_id).fetch_optional(&mut *tx).await?;
             let Some(handover_id) = handover_id else { return Err(ShareError::SenderDisabled) };
-            sqlx::query(pool.sql(&INSERT_FILE))
-                .bind(new.sender_id)
-                .bind(handover_id)
-                .bind(&new.file.key)
-                .bind(&new.original_name)
-                .bind(&new.content_type)
-                .bind(size)
-                .bind(&new.file.sha256)
-                .bind(i64::from(new.file.crc32))
-                .execute(&mut *tx)
-                .await?;
-            let share_id = sqlx::query_scalar(pool.sql(&writes::INSERT_SHARE))
-                .bind(handover_id)
-                .bind(new.sender_id)
-                .bind(token_hash)
-                .bind(new.recipient.as_str())
-                .bind(&new.message)
-                .bind(new.lang)
-                .bind(new.notify_on_download)
-                .bind(ttl)
-                .bind(new.name_file_in_mail)
-                .fetch_one(&mut *tx)
-                .await?;
+            for (position, file) in (0_i64..).zip(&new.files) {
+                sqlx::query(pool.sql(&INSERT_FILE))
+                    .bind(new.sender_id)
+                    .bind(handover_id)
+                    .bind(position)
+                    .bind(&file.stored.key)
+                    .bind(&file.name)
+                    .bind(&file.content_type)
+                    .bind(i64::try_from(file.stored.size_bytes).unwrap_or(i64::MAX))
+                    .bind(&file.stored.sha256)
+                    .bind(i64::from(file.stored.crc32))
+                    .execute(&mut *tx)
+                    .await?;
+            }
+            let mut share_ids = Vec::with_capacity(new.recipients.len());
+            for (recipient, token_hash) in new.recipients.iter().zip(token_hashes) {
+                let share_id = sqlx::query_scalar(pool.sql(&writes::INSERT_SHARE))
+                    .bind(handover_id)
+                    .bind(new.sender_id)
+                    .bind(token_hash)
+                    .bind(recipient.as_str())
+                    .bind(&new.message)
+                    .bind(new.lang)
+                    .bind(new.notify_on_download)
+                    .bind(ttl)
+                    .bind(new.name_file_in_mail)
+                    .fetch_one(&mut *tx)
+                    .await?;
+                share_ids.push(share_id);
+            }
             tx.commit().await?;
-            Ok(share_id)
+            Ok(share_ids)
         })
     }
 
@@ -242,7 +237,8 @@ impl ShareRepository {
         const SQL: &str = "SELECT u.email AS sender_email, u.lang AS sender_lang, u.time_zone AS sender_time_zone,
                                   s.recipient_email, f.original_name,
                                   s.consumed_at AS started_at, s.delivered_at AS completed_at
-                             FROM shares s JOIN users u ON u.id = s.sender_id JOIN files f ON f.handover_id = s.handover_id
+                             FROM shares s JOIN users u ON u.id = s.sender_id
+                             JOIN files f ON f.handover_id = s.handover_id AND f.position = 0
                             WHERE s.id = $1 AND s.notify_on_download";
         let target: Option<ReceiptTarget> =
             on_db!(&self.db, |pool| sqlx::query_as(SQL).bind(share_id).fetch_optional(pool).await?);
@@ -252,7 +248,8 @@ impl ShareRepository {
     /// Where the notice that the share locked goes (its sender, always: a lock needs them).
     pub async fn lock_target(&self, share_id: i64) -> Result<Option<LockTarget>, sqlx::Error> {
         const SQL: &str = "SELECT u.email AS sender_email, u.lang AS sender_lang, s.recipient_email, f.original_name
-                             FROM shares s JOIN users u ON u.id = s.sender_id JOIN files f ON f.handover_id = s.handover_id
+                             FROM shares s JOIN users u ON u.id = s.sender_id
+                             JOIN files f ON f.handover_id = s.handover_id AND f.position = 0
                             WHERE s.id = $1";
         on_db!(&self.db, |pool| sqlx::query_as(SQL).bind(share_id).fetch_optional(pool).await)
     }
@@ -270,8 +267,8 @@ impl ShareRepository {
 
     /// The file the notification mail names, unless its sender asked it to name none.
     pub async fn file_for_mail(&self, share_id: i64) -> Result<Option<(String, i64)>, sqlx::Error> {
-        const SQL: &str =
-            "SELECT f.original_name, f.size_bytes FROM shares s JOIN files f ON f.handover_id = s.handover_id
+        const SQL: &str = "SELECT f.original_name, f.size_bytes
+               FROM shares s JOIN files f ON f.handover_id = s.handover_id AND f.position = 0
                             WHERE s.id = $1 AND s.name_file_in_mail";
         on_db!(&self.db, |pool| sqlx::query_as(SQL).bind(share_id).fetch_optional(pool).await)
     }
@@ -298,10 +295,14 @@ impl ShareRepository {
             .await)
     }
 
-    /// Shares and their files' bytes per state, in one pass over the table (states without
-    /// shares are absent).
+    /// Shares per state, in one pass over the table (states without shares are absent).
     pub async fn tally_by_status(&self) -> Result<Vec<StatusTally>, sqlx::Error> {
-        on_db!(&self.db, |pool| sqlx::query_as(pool.sql(&TALLY_BY_STATUS)).fetch_all(pool).await)
+        on_db!(&self.db, |pool| sqlx::query_as(TALLY_BY_STATUS).fetch_all(pool).await)
+    }
+
+    /// The bytes of the files still stored (for the metrics).
+    pub async fn stored_bytes(&self) -> Result<i64, sqlx::Error> {
+        on_db!(&self.db, |pool| sqlx::query_scalar(pool.sql(&STORED_BYTES)).fetch_one(pool).await)
     }
 
     /// The file a share names: its handover's (first) file. The share must come from an

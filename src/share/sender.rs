@@ -97,7 +97,7 @@ macro_rules! summary_sql {
                      WHEN s.locked_at IS NOT NULL THEN 'locked'
                      ELSE 'waiting' END AS shown_status,
                 s.status = 'purged' AS file_deleted, s.consumed_at AS downloaded_at
-           FROM shares s JOIN files f ON f.handover_id = s.handover_id
+           FROM shares s JOIN files f ON f.handover_id = s.handover_id AND f.position = 0
           WHERE ($2 OR s.sender_id = $1)" $($tail)+
         )
     };

@@ -37,6 +37,7 @@ mod browser_sso;
 mod browser_team;
 mod browser_timeline;
 mod browser_uploads;
+mod bundles;
 mod chrome;
 mod cli_output;
 mod code_expiry;

@@ -13,8 +13,8 @@ use watasu::{
     otp::CodeOutcome,
     session::Session,
     share::{
-        NewShare, Share, ShareError,
-        create::{CreateError, ShareRequest, create_share},
+        NewFile, NewHandover, Share, ShareError,
+        create::{CreateError, HandoverRequest, create_handover},
     },
     storage::StoredFile,
 };
@@ -50,18 +50,22 @@ fn is_lower_hex_64(value: &str) -> bool {
 }
 
 /// Everything `ShareLinks::issue` needs, for a file that is notionally already stored.
-fn new_share(sender_id: i64, ttl: Duration) -> NewShare {
-    NewShare {
+fn new_share(sender_id: i64, ttl: Duration) -> NewHandover {
+    let stored = StoredFile {
+        key: watasu::secret::random_token().expose().to_owned(),
+        size_bytes: 4,
+        sha256: "0".repeat(64),
+        crc32: 0,
+    };
+    NewHandover {
         sender_id,
-        file: StoredFile {
-            key: watasu::secret::random_token().expose().to_owned(),
-            size_bytes: 4,
-            sha256: "0".repeat(64),
-            crc32: 0,
-        },
-        original_name: "report.txt".to_owned(),
-        content_type: "text/plain".to_owned(),
-        recipient: EmailAddress::parse("recipient@example.test").unwrap(),
+        files: vec![NewFile {
+            stored,
+            name: "report.txt".to_owned(),
+            content_type: "text/plain".to_owned(),
+            upload_id: None,
+        }],
+        recipients: vec![EmailAddress::parse("recipient@example.test").unwrap()],
         message: String::new(),
         lang: Lang::En,
         ttl,
@@ -70,7 +74,7 @@ fn new_share(sender_id: i64, ttl: Duration) -> NewShare {
     }
 }
 
-fn share_request(app: &TestApp, sender_id: i64, ttl: Duration) -> ShareRequest<'_> {
+fn share_request(app: &TestApp, sender_id: i64, ttl: Duration) -> HandoverRequest<'_> {
     app.fake_share().content_type("text/plain").message("").quiet().ttl(ttl).request(sender_id)
 }
 
@@ -221,8 +225,8 @@ async fn a_share_must_live_at_least_one_minute_and_a_refused_one_leaves_nothing_
         assert!(matches!(issued, Err(ShareError::TtlTooShort)), "issue with {ttl:?} gave {issued:?}");
 
         let created =
-            create_share(&app.state.shares.links, app.state.store.as_ref(), share_request(&app, sender, ttl)).await;
-        assert!(matches!(created, Err(CreateError::TtlTooShort)), "create_share with {ttl:?} gave {created:?}");
+            create_handover(&app.state.shares.links, app.state.store.as_ref(), share_request(&app, sender, ttl)).await;
+        assert!(matches!(created, Err(CreateError::TtlTooShort)), "create_handover with {ttl:?} gave {created:?}");
     }
 
     assert_eq!(count(app.db(), "SELECT count(*) FROM shares WHERE sender_id = $1", sender).await, 0);
@@ -232,7 +236,7 @@ async fn a_share_must_live_at_least_one_minute_and_a_refused_one_leaves_nothing_
     let minute = Duration::from_secs(60);
     assert!(app.state.shares.links.issue(&new_share(sender, minute)).await.is_ok());
     let created =
-        create_share(&app.state.shares.links, app.state.store.as_ref(), share_request(&app, sender, minute)).await;
+        create_handover(&app.state.shares.links, app.state.store.as_ref(), share_request(&app, sender, minute)).await;
     assert!(created.is_ok(), "{created:?}");
 }
 

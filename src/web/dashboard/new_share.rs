@@ -23,7 +23,7 @@ use crate::{
     i18n::{Lang, Text, format::human_size},
     services::{
         mails::Delivery,
-        sharing::{Created, Sharing, Source, Upload},
+        sharing::{Created, Handover, Sharing, Source, UploadFile},
     },
     session::csrf_tokens_match,
     share::create::CreateError,
@@ -275,11 +275,9 @@ impl Sending<'_> {
             return self.ask_about_address(fields, &address, file, before_issue).await;
         }
         let lang = Lang::from_code(&fields.mail_lang).unwrap_or(user.lang);
-        let new_share = Upload {
-            recipient: parsed.recipient,
-            file_name: file.name,
-            content_type: file.content_type,
-            source: file.source,
+        let handover = Handover {
+            recipients: vec![parsed.recipient],
+            files: vec![UploadFile { file_name: file.name, content_type: file.content_type, source: file.source }],
             ttl: parsed.ttl,
             message: parsed.message,
             lang,
@@ -287,9 +285,10 @@ impl Sending<'_> {
             name_file_in_mail: fields.name_file,
         };
         let declared = self.declared;
-        match sharing.create(user, new_share, before_issue, Delivery::Background).await {
-            Ok(Created { share_id, link, .. }) => {
+        match sharing.create(user, handover, before_issue, Delivery::Background).await {
+            Ok(created) => {
                 self.state.services.accounts.remember_share_mail_lang(user, lang).await?;
+                let Created { share_id, link, .. } = created.into_iter().next().expect("one recipient, one share");
                 Ok(Submitted::Created { share_id, link })
             }
             // Used by a first submission of the same form, or gone meanwhile.
@@ -347,6 +346,8 @@ pub(super) fn create_error(error: CreateError) -> AppError {
     match error {
         CreateError::TooLarge { .. } => AppError::TooLarge,
         CreateError::TtlTooShort => AppError::BadRequest("ttl too short"),
+        CreateError::FileCount => AppError::BadRequest("too many files"),
+        CreateError::RecipientCount => AppError::BadRequest("too many recipients"),
         CreateError::Refused(reason) => AppError::BadRequest(reason),
         CreateError::Store(StoreError::Content(_)) => AppError::BadRequest("upload cut off or malformed"),
         CreateError::Store(StoreError::Io(error))

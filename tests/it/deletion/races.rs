@@ -14,7 +14,7 @@ use http_body::Frame;
 use watasu::{
     accounts::{EmailAddress, Role, Users},
     deletion::{ActorRole, CaseState, Interrupted, OpenError, OpenRequest, Outcome, Store},
-    share::create::{CreateError, create_share},
+    share::create::{CreateError, create_handover},
 };
 
 use super::{assert_all_verified, fixtures::*, steps};
@@ -104,7 +104,7 @@ async fn a_file_stored_for_a_sender_disabled_before_its_rows_leaves_no_share_no_
     let late = app.fake_share().file("late.txt", b"arrived after the account was disabled\n");
     let request = late.content_type("text/plain").message("").quiet().request(sender);
 
-    let created = create_share(&app.state.shares.links, app.state.store.as_ref(), request).await;
+    let created = create_handover(&app.state.shares.links, app.state.store.as_ref(), request).await;
 
     assert!(matches!(created, Err(CreateError::SenderDisabled)), "{created:?}");
     assert_eq!(count(app.db(), "SELECT count(*) FROM shares WHERE sender_id = $1", sender).await, 0);

@@ -139,12 +139,14 @@ async fn the_evidence_and_the_log_name_no_address_file_name_or_token(backend: Ba
         .unwrap();
     let store = LocalFileStore::new(dir.path().join("files")).unwrap();
     let links = ShareLinks::new(ShareRepository::new(db.clone()));
-    let request = create::ShareRequest {
+    let request = create::HandoverRequest {
         sender_id: sender,
-        recipient: EmailAddress::parse(RECIPIENT).unwrap(),
-        file_name: FILE_NAMES[0],
-        content_type: "application/pdf",
-        content: Box::pin(&b"plans"[..]),
+        recipients: vec![EmailAddress::parse(RECIPIENT).unwrap()],
+        files: vec![create::FileRequest {
+            name: FILE_NAMES[0].to_owned(),
+            content_type: "application/pdf".to_owned(),
+            content: create::FileContent::Stream(Box::pin(&b"plans"[..])),
+        }],
         max_bytes: 1 << 20,
         ttl: Duration::from_secs(3600),
         message: watasu::share::Message::parse("confidential").unwrap(),
@@ -152,7 +154,7 @@ async fn the_evidence_and_the_log_name_no_address_file_name_or_token(backend: Ba
         notify_on_download: true,
         name_file_in_mail: true,
     };
-    let token = create::create_share(&links, &store, request).await.unwrap().token.expose().to_owned();
+    let token = create::create_handover(&links, &store, request).await.unwrap().remove(0).token.expose().to_owned();
     let storage_key: String =
         on_db!(&db, |pool| sqlx::query_scalar("SELECT storage_key FROM files").fetch_one(pool).await.unwrap());
     let recipient = Browser::new(&server.base());

@@ -6,6 +6,7 @@
 mod backoff_and_races;
 mod claims_and_gc;
 mod local_store;
+mod shared_files;
 
 use std::{path::PathBuf, sync::Arc, time::Duration};
 

@@ -83,3 +83,8 @@ pub async fn tables_as_text(db: &Db) -> Vec<(String, String)> {
     }
     out
 }
+
+/// Every value of a one-text-column query with one integer parameter, in the query's order.
+pub async fn texts(db: &Db, sql: &'static str, bind: i64) -> Vec<String> {
+    on_db!(db, |pool| sqlx::query_scalar(sql).bind(bind).fetch_all(pool).await.unwrap())
+}

@@ -45,7 +45,7 @@ use watasu::{
 };
 
 pub use accounts::PASSWORD;
-pub use db::{count, execute, tables_as_text};
+pub use db::{count, execute, tables_as_text, texts};
 pub use http::{Browser, Page, without_csrf};
 pub use recipient::{RECIPIENT, event_kinds, without_csrf_and_typed};
 pub use shares::TestShare;

@@ -9,27 +9,28 @@ use watasu::{
     i18n::Lang,
     share::{
         Message,
-        create::{ShareRequest, create_share},
+        create::{FileContent, FileRequest, HandoverRequest, create_handover},
     },
 };
 
 use super::{RECIPIENT, TestApp, rand_suffix};
 
 /// A share a test made.
+#[derive(Clone, Debug)]
 pub struct TestShare {
     pub id: i64,
     pub token: String,
     pub sender_id: i64,
 }
 
-/// A share still being described: by default a one-hour share of a small file for
+/// A handover still being described: by default a one-hour share of one small file for
 /// [`RECIPIENT`] from a fresh sender, with a message, notifying its sender of the download.
+/// Naming files or recipients replaces the default one; naming more adds to them.
 pub struct FakeShare<'a> {
     app: &'a TestApp,
     sender: Option<i64>,
-    recipient: &'a str,
-    file_name: &'a str,
-    content: &'static [u8],
+    recipients: Vec<&'a str>,
+    files: Vec<(&'a str, &'static [u8])>,
     content_type: &'a str,
     ttl: Duration,
     message: &'a str,
@@ -42,9 +43,8 @@ impl TestApp {
         FakeShare {
             app: self,
             sender: None,
-            recipient: RECIPIENT,
-            file_name: "report.txt",
-            content: b"the file contents\n",
+            recipients: Vec::new(),
+            files: Vec::new(),
             content_type: "application/octet-stream",
             ttl: Duration::from_secs(3600),
             message: "Here is the file.",
@@ -64,14 +64,15 @@ impl<'a> FakeShare<'a> {
         self
     }
 
+    /// A recipient (the first replaces the default; each gets a share).
     pub fn recipient(mut self, email: &'a str) -> Self {
-        self.recipient = email;
+        self.recipients.push(email);
         self
     }
 
+    /// A file (the first replaces the default; the handover holds them in this order).
     pub fn file(mut self, name: &'a str, content: &'static [u8]) -> Self {
-        self.file_name = name;
-        self.content = content;
+        self.files.push((name, content));
         self
     }
 
@@ -96,14 +97,22 @@ impl<'a> FakeShare<'a> {
     }
 
     /// The request the dashboard would make for it, from `sender_id`, for a test that calls
-    /// `create_share` itself (to see it refused).
-    pub fn request(&self, sender_id: i64) -> ShareRequest<'a> {
-        ShareRequest {
+    /// `create_handover` itself (to see it refused).
+    pub fn request(&self, sender_id: i64) -> HandoverRequest<'a> {
+        let recipients = if self.recipients.is_empty() { vec![RECIPIENT] } else { self.recipients.clone() };
+        let files =
+            if self.files.is_empty() { vec![("report.txt", &b"the file contents\n"[..])] } else { self.files.clone() };
+        HandoverRequest {
             sender_id,
-            recipient: EmailAddress::parse(self.recipient).unwrap(),
-            file_name: self.file_name,
-            content_type: self.content_type,
-            content: Box::pin(self.content),
+            recipients: recipients.into_iter().map(|r| EmailAddress::parse(r).unwrap()).collect(),
+            files: files
+                .into_iter()
+                .map(|(name, content)| FileRequest {
+                    name: name.to_owned(),
+                    content_type: self.content_type.to_owned(),
+                    content: FileContent::Stream(Box::pin(content)),
+                })
+                .collect(),
             max_bytes: u64::MAX,
             ttl: self.ttl,
             message: Message::parse(self.message).unwrap(),
@@ -113,15 +122,24 @@ impl<'a> FakeShare<'a> {
         }
     }
 
-    /// Stores the file and creates the share (and its sender, if none was named).
+    /// Stores the files and creates the handover (and its sender, if none was named): the share
+    /// of its first recipient.
     pub async fn create(self) -> TestShare {
+        self.create_all().await.remove(0)
+    }
+
+    /// The same, answering every recipient's share in the order they were named.
+    pub async fn create_all(self) -> Vec<TestShare> {
         let app = self.app;
         let sender_id = match self.sender {
             Some(id) => id,
             None => app.create_sender(&format!("sender-{}@example.test", rand_suffix()), "Sender Sato").await,
         };
         let issued =
-            create_share(&app.state.shares.links, app.state.store.as_ref(), self.request(sender_id)).await.unwrap();
-        TestShare { id: issued.share_id, token: issued.token.expose().to_owned(), sender_id }
+            create_handover(&app.state.shares.links, app.state.store.as_ref(), self.request(sender_id)).await.unwrap();
+        issued
+            .into_iter()
+            .map(|share| TestShare { id: share.share_id, token: share.token.expose().to_owned(), sender_id })
+            .collect()
     }
 }

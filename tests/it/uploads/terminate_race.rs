@@ -10,7 +10,7 @@ use watasu::{
     services::{
         Parts, Services,
         mails::Delivery,
-        sharing::{Source, Upload},
+        sharing::{Handover, Source, UploadFile},
     },
     share::{Message, ShareTtl, create::CreateError},
 };
@@ -64,11 +64,9 @@ async fn a_share_made_while_its_upload_is_being_deleted_is_refused_and_the_file_
     });
     store.hook.wait_entered().await;
     // The other tab, while the first one's delete is under way.
-    let upload = Upload {
-        recipient: EmailAddress::parse("client@example.test").unwrap(),
-        file_name: "report.txt",
-        content_type: "text/plain",
-        source: Source::Finished(&id),
+    let upload = Handover {
+        recipients: vec![EmailAddress::parse("client@example.test").unwrap()],
+        files: vec![UploadFile { file_name: "report.txt", content_type: "text/plain", source: Source::Finished(&id) }],
         ttl: ShareTtl::parse(Duration::from_secs(86_400), Duration::from_secs(30 * 86_400)).unwrap(),
         message: Message::parse("").unwrap(),
         lang: Lang::En,
