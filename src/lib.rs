@@ -39,6 +39,7 @@ pub mod metrics;
 pub mod otp;
 pub mod ratelimit;
 pub mod retry;
+pub mod row_seal;
 pub mod secret;
 pub mod server;
 pub mod services;

@@ -150,6 +150,7 @@ pub fn new_share(sender_id: i64, stored: StoredFile, name: &str) -> NewHandover 
     NewHandover {
         sender_id,
         files: vec![NewFile { stored, name: name.into(), content_type, upload_id: None }],
+        note: None,
         recipients: vec![EmailAddress::parse("recipient@example.test").unwrap()],
         message: String::new(),
         lang: Lang::En,

@@ -98,8 +98,15 @@ pub enum ShareCommand {
         #[arg(long, required = true)]
         to: Vec<String>,
         /// A file to hand over (repeat for several, up to 100).
-        #[arg(long, required = true)]
+        #[arg(long, required_unless_present_any = ["note", "note_stdin"])]
         file: Vec<PathBuf>,
+        /// Hand over this secret note instead of files (visible to other users of this host while
+        /// the command runs: prefer --note-stdin).
+        #[arg(long, conflicts_with_all = ["file", "note_stdin"])]
+        note: Option<String>,
+        /// Hand over a secret note read from standard input instead of files.
+        #[arg(long, conflicts_with = "file")]
+        note_stdin: bool,
         /// How long the link works, like 1h or 7d (default WATASU_SHARE_TTL).
         #[arg(long, value_parser = parse_duration)]
         expires_in: Option<Duration>,
@@ -181,8 +188,13 @@ pub async fn run(command: Command, config: Config) -> anyhow::Result<()> {
             super::user::add_user(&config, super::user::AddUser { email, name, admin, password_stdin }).await
         }
         Command::User(UserCommand::ResetFactors { email }) => super::user::reset_factors(&config, &email).await,
-        Command::Share(ShareCommand::Create { from, to, file, expires_in, message, lang }) => {
-            let args = super::share::CreateShareArgs { from, to, files: file, expires_in, message, lang };
+        Command::Share(ShareCommand::Create { from, to, file, note, note_stdin, expires_in, message, lang }) => {
+            let note = match (note, note_stdin) {
+                (Some(note), _) => Some(note),
+                (None, true) => Some(std::io::read_to_string(std::io::stdin())?),
+                (None, false) => None,
+            };
+            let args = super::share::CreateShareArgs { from, to, files: file, note, expires_in, message, lang };
             super::share::create(&config, args).await
         }
         Command::Share(ShareCommand::List { json }) => super::share::list(&config, json).await,

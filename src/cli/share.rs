@@ -1,4 +1,4 @@
-//! `watasu share create`: streams the files into storage, creates a share per recipient, queues each
+//! `watasu share create`: streams the files into storage (or seals a secret note), creates a share per recipient, queues each
 //! recipient's notification in the mail outbox and tries to deliver it at once, and prints the share
 //! URLs, one per recipient, as the last lines of standard output.
 
@@ -15,13 +15,15 @@ use crate::{
         mails::{Delivery, Notice},
         sharing::{Actor, Change, Handover, Source, UploadFile},
     },
-    share::{Message, ShareStatus, ShareTtl, TtlError, create::CreateError},
+    share::{Message, ShareStatus, ShareTtl, TtlError, create::CreateError, note::Note},
 };
 
 pub struct CreateShareArgs {
     pub from: String,
     pub to: Vec<String>,
     pub files: Vec<std::path::PathBuf>,
+    /// A secret note handed over instead of files.
+    pub note: Option<String>,
     pub expires_in: Option<Duration>,
     pub message: String,
     pub lang: Option<Lang>,
@@ -39,6 +41,7 @@ pub async fn create(config: &Config, args: CreateShareArgs) -> anyhow::Result<()
         recipients.push(recipient);
     }
     let message = Message::parse(&args.message).map_err(|e| usage(format!("--message: {e}")))?;
+    let note = args.note.as_deref().map(Note::parse).transpose().map_err(|e| usage(format!("--note: {e}")))?;
     let ttl = ShareTtl::parse(args.expires_in.unwrap_or(settings.share_ttl), settings.share_ttl_max)
         .map_err(|e| usage(if e == TtlError::TooShort { e.to_string() } else { format!("--expires-in {e}") }))?;
     let mut opened = Vec::with_capacity(args.files.len());
@@ -68,6 +71,7 @@ pub async fn create(config: &Config, args: CreateShareArgs) -> anyhow::Result<()
     let handover = Handover {
         recipients,
         files,
+        note,
         ttl,
         message,
         lang: args.lang.unwrap_or(sender.lang),
@@ -79,6 +83,7 @@ pub async fn create(config: &Config, args: CreateShareArgs) -> anyhow::Result<()
             CreateError::TooLarge { .. }
             | CreateError::TtlTooShort
             | CreateError::FileCount
+            | CreateError::NoteWithFiles
             | CreateError::RecipientCount
             | CreateError::Refused(_)
             | CreateError::UploadUnavailable
@@ -125,14 +130,14 @@ fn report_notice(notice: &Notice, to: &str) {
     }
 }
 
-/// `watasu share list [--json]`: id, status, recipient and expiry of every share.
+/// `watasu share list [--json]`: id, handover, status, recipient and expiry of every share.
 pub async fn list(config: &Config, json: bool) -> anyhow::Result<()> {
     let services = Services::open(config).await?;
     let shares = services.sharing.list_all().await?;
     if json {
         crate::outln!("{}", serde_json::to_string_pretty(&shares)?);
     } else {
-        crate::outln!("id\tstatus\trecipient\texpires_at");
+        crate::outln!("id\thandover\tstatus\trecipient\texpires_at");
         for share in &shares {
             let status = match (share.status, share.revoked, share.expired) {
                 (ShareStatus::Active, true, _) => "revoked",
@@ -140,7 +145,7 @@ pub async fn list(config: &Config, json: bool) -> anyhow::Result<()> {
                 (status, _, _) => status.code(),
             };
             let expires = share.expires_at.0.to_rfc3339_opts(chrono::SecondsFormat::Secs, true);
-            crate::outln!("{}\t{status}\t{}\t{expires}", share.id, share.recipient_email);
+            crate::outln!("{}\t{}\t{status}\t{}\t{expires}", share.id, share.handover_id, share.recipient_email);
         }
     }
     services.close().await;

@@ -105,6 +105,7 @@ impl ShareGc {
             let (outcome, reason) = match self.delete_files(&candidate).await? {
                 // Already absent counts as gone: a crash after the delete, or another collector.
                 Ok(()) => {
+                    self.repo.destroy_note(candidate.handover_id, candidate.id).await?;
                     if self.repo.mark_purged(candidate.id).await? {
                         report.purged += 1;
                         // The expiry is the share's outcome; only now is its file done with.

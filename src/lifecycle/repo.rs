@@ -16,6 +16,7 @@ use crate::{
 #[derive(Clone, Debug)]
 pub struct PurgeCandidate {
     pub id: i64,
+    pub handover_id: i64,
     pub files: Vec<DoomedFile>,
 }
 
@@ -116,20 +117,31 @@ pub const PURGEABLE_SQLITE: &str = PURGEABLE.sqlite;
 #[doc(hidden)]
 pub const PURGEABLE_POSTGRES: &str = PURGEABLE.postgres;
 
-/// The files of handover $1 the GC deletes for its share $2 ($3 the delivery grace): those not
-/// purged yet, unless another share of the handover still needs them (active and unexpired, or
-/// consumed and within its grace). Whether a share needs them only ever turns from yes to no, so
-/// two collectors on the last two shares may both delete (a delete finds the file gone), and
-/// `MARK_FILE_PURGED` lets one of them mark each file.
-const DOOMED_FILES: Sql = sql!(
-    "SELECT f.id, f.storage_key FROM files f
-      WHERE f.handover_id = $1 AND f.purged_at IS NULL
+/// A statement over handover $1 that holds only while no share of it but $2 still needs what it
+/// hands over ($3 the delivery grace): none active and unexpired, none consumed and within its grace.
+/// Whether a share needs it only ever turns from yes to no, so two collectors on the last two
+/// shares may both see "unneeded" (a delete finds the file gone, a note already destroyed).
+macro_rules! unneeded {
+    ($head:literal, $tail:literal) => {
+        sql!(
+            $head "
         AND NOT EXISTS (SELECT 1 FROM shares o WHERE o.handover_id = $1 AND o.id <> $2
                           AND ((o.status = 'active' AND o.expires_at > " now ")
                             OR (o.status = 'consumed'
-                                AND COALESCE(o.delivery_started_at, o.expires_at) > " now " - " secs("$3") ")))
-      ORDER BY f.position"
+                                AND COALESCE(o.delivery_started_at, o.expires_at) > " now " - " secs("$3") ")))" $tail
+        )
+    };
+}
+
+/// The files the GC deletes for share $2: its handover's, not purged yet, unless another share
+/// still needs them; `MARK_FILE_PURGED` lets one collector mark each file.
+const DOOMED_FILES: Sql = unneeded!(
+    "SELECT f.id, f.storage_key FROM files f WHERE f.handover_id = $1 AND f.purged_at IS NULL",
+    " ORDER BY f.position"
 );
+/// The handover's secret note is destroyed, not hidden, once no share needs it.
+const DESTROY_NOTE: Sql =
+    unneeded!("UPDATE handovers SET note_sealed = NULL WHERE id = $1 AND note_sealed IS NOT NULL", "");
 /// A file whose bytes are gone.
 const MARK_FILE_PURGED: Sql = sql!("UPDATE files SET purged_at = " now " WHERE id = $1 AND purged_at IS NULL");
 
@@ -200,10 +212,19 @@ impl LifecycleRepository {
                     .bind(grace)
                     .fetch_all(pool)
                     .await?;
-                candidates.push(PurgeCandidate { id, files });
+                candidates.push(PurgeCandidate { id, handover_id, files });
             }
             Ok(candidates)
         })
+    }
+
+    /// Destroys the secret note of share `share_id`'s handover unless another share still needs it.
+    pub async fn destroy_note(&self, handover_id: i64, share_id: i64) -> Result<(), sqlx::Error> {
+        let grace = seconds(self.delivery_grace);
+        on_db!(&self.db, |pool| {
+            sqlx::query(pool.sql(&DESTROY_NOTE)).bind(handover_id).bind(share_id).bind(grace).execute(pool).await?;
+        });
+        Ok(())
     }
 
     /// Marks a file purged once its bytes are gone; false when another collector did first.

@@ -22,6 +22,7 @@ use crate::{
         EventKind, Message, ShareEvent, ShareEvents, ShareLinks, ShareListing, ShareRepository, ShareTtl,
         create::{CreateError, FileContent, FileRequest, HandoverRequest, create_handover_checked},
         names::clean_file_name,
+        note::{Note, NoteSeal, NoteToSeal},
         sender::{SenderShares, SenderStatus, ShareSummary, Viewer},
     },
     storage::{Content, FileStore, StoreError, StoredFile},
@@ -55,10 +56,11 @@ pub struct UploadFile<'a> {
     pub source: Source<'a>,
 }
 
-/// A new handover: its files, in order, each for every recipient.
+/// A new handover: its files, in order, or a secret note, for every recipient.
 pub struct Handover<'a> {
     pub recipients: Vec<EmailAddress>,
     pub files: Vec<UploadFile<'a>>,
+    pub note: Option<Note>,
     pub ttl: ShareTtl,
     pub message: Message,
     /// The language of the recipients' mails and pages.
@@ -119,6 +121,7 @@ pub struct Sharing {
     store: Arc<dyn FileStore>,
     mails: Mails,
     uploads: Uploads,
+    notes: NoteSeal,
     /// Cuts a file still arriving once the server stops (see [`super::stopping`]).
     stopping: Stopping,
 }
@@ -140,6 +143,7 @@ impl Sharing {
             store: parts.store.clone(),
             mails,
             uploads,
+            notes: NoteSeal::derive(&parts.secret_key),
             stopping: Stopping::default(),
         }
     }
@@ -223,6 +227,7 @@ impl Sharing {
             sender_id: sender.id,
             recipients: handover.recipients,
             files,
+            note: handover.note.map(|note| NoteToSeal { seal: self.notes.clone(), note }),
             max_bytes: self.config.settings.max_upload_bytes,
             ttl: handover.ttl.get(),
             message: handover.message,

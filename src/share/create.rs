@@ -1,4 +1,4 @@
-//! Creating a handover: store the files that arrive now, then the rows in one transaction; if the
+//! Creating a handover (files, or a secret note): store the files that arrive now, then the rows in one transaction; if the
 //! rows cannot be written, the files stored here are removed again (a finished upload's file stays
 //! the upload's). Used by the CLI and the dashboard alike.
 
@@ -7,6 +7,7 @@ use std::time::Duration;
 use super::{
     IssuedShare, MIN_TTL, Message, NewFile, NewHandover, ShareError, ShareLinks,
     names::{clean_file_name, distinct_names},
+    note::NoteToSeal,
 };
 use crate::{
     accounts::EmailAddress,
@@ -38,7 +39,9 @@ pub struct FileRequest<'a> {
 pub struct HandoverRequest<'a> {
     pub sender_id: i64,
     pub recipients: Vec<EmailAddress>,
+    /// Empty when a note is handed over instead.
     pub files: Vec<FileRequest<'a>>,
+    pub note: Option<NoteToSeal>,
     /// The most all files together may hold.
     pub max_bytes: u64,
     pub ttl: Duration,
@@ -54,8 +57,10 @@ pub enum CreateError {
     TooLarge { limit: u64 },
     #[error("a share must be valid for at least one minute")]
     TtlTooShort,
-    #[error("a handover holds between 1 and {MAX_FILES} files")]
+    #[error("a handover holds between 1 and {MAX_FILES} files, or a note instead")]
     FileCount,
+    #[error("a handover holds files or a note, not both")]
+    NoteWithFiles,
     #[error("a handover names between 1 and {MAX_RECIPIENTS} recipients")]
     RecipientCount,
     #[error("storing the file failed")]
@@ -94,8 +99,11 @@ pub async fn create_handover_checked(
     if request.ttl < MIN_TTL {
         return Err(CreateError::TtlTooShort);
     }
-    if !(1..=MAX_FILES).contains(&request.files.len()) {
-        return Err(CreateError::FileCount);
+    match (request.files.len(), &request.note) {
+        (0, Some(_)) => {}
+        (_, Some(_)) => return Err(CreateError::NoteWithFiles),
+        (count, None) if !(1..=MAX_FILES).contains(&count) => return Err(CreateError::FileCount),
+        _ => {}
     }
     if !(1..=MAX_RECIPIENTS).contains(&request.recipients.len()) {
         return Err(CreateError::RecipientCount);
@@ -132,6 +140,7 @@ pub async fn create_handover_checked(
     let new = NewHandover {
         sender_id: request.sender_id,
         files,
+        note: request.note,
         recipients: request.recipients,
         message: request.message.into_inner(),
         lang: request.lang,

@@ -8,6 +8,7 @@ mod events;
 mod grants;
 mod message;
 pub mod names;
+pub mod note;
 mod repo;
 pub mod sender;
 mod ttl;
@@ -70,7 +71,9 @@ pub struct NewFile {
 #[derive(Debug)]
 pub struct NewHandover {
     pub sender_id: i64,
+    /// None when it hands over a note instead.
     pub files: Vec<NewFile>,
+    pub note: Option<note::NoteToSeal>,
     pub recipients: Vec<EmailAddress>,
     pub message: String,
     pub lang: Lang,

@@ -83,16 +83,20 @@ impl TryFrom<ShareRow> for Share {
     }
 }
 
-/// One line of `watasu share list`.
+/// One line of `watasu share list`: a recipient's share, and the handover it is part of.
 #[derive(Clone, Debug, sqlx::FromRow, serde::Serialize)]
 pub struct ShareListing {
     pub id: i64,
+    pub handover_id: i64,
     pub status: ShareStatus,
     pub recipient_email: String,
     #[serde(serialize_with = "serialize_timestamp")]
     pub expires_at: Timestamp,
     pub revoked: bool,
     pub expired: bool,
+    /// How many files the handover holds (none for a note).
+    pub files: i64,
+    pub note: bool,
 }
 
 fn serialize_timestamp<S: serde::Serializer>(at: &Timestamp, serializer: S) -> Result<S::Ok, S::Error> {
@@ -118,6 +122,7 @@ const INSERT_FILE: Sql = Sql::same(
                         sha256, crc32)
      VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9)",
 );
+const SEAL_NOTE: Sql = Sql::same("UPDATE handovers SET has_note = TRUE, note_sealed = $2 WHERE id = $1");
 /// A finished upload's row goes with the share made of its file: only the sender's own, finished,
 /// unexpired upload, and only once (a second submission finds nothing).
 const CLAIM_UPLOAD: Sql = sql!(
@@ -137,9 +142,10 @@ const LIVE_BY_TOKEN_HASH: Sql = sql!("SELECT s.id, s.handover_id, s.recipient_em
             FROM shares s JOIN users u ON u.id = s.sender_id
            WHERE s.token_hash = $1 AND s.expires_at > " now);
 const LIST_ALL: Sql = sql!(
-    "SELECT id, status, recipient_email, expires_at, revoked_at IS NOT NULL AS revoked,
-            expires_at <= " now " AS expired
-       FROM shares ORDER BY id DESC"
+    "SELECT s.id, s.handover_id, s.status, s.recipient_email, s.expires_at, s.revoked_at IS NOT NULL AS revoked,
+            s.expires_at <= " now " AS expired,
+            (SELECT COUNT(*) FROM files f WHERE f.handover_id = s.handover_id) AS files, h.has_note AS note
+       FROM shares s JOIN handovers h ON h.id = s.handover_id ORDER BY s.id DESC"
 );
 
 const TALLY_BY_STATUS: &str = "SELECT status, COUNT(*) AS shares FROM shares GROUP BY status";
@@ -178,6 +184,10 @@ impl ShareRepository {
             let handover_id: Option<i64> =
                 sqlx::query_scalar(pool.sql(&INSERT_HANDOVER)).bind(new.sender_id).fetch_optional(&mut *tx).await?;
             let Some(handover_id) = handover_id else { return Err(ShareError::SenderDisabled) };
+            if let Some(note) = &new.note {
+                let sealed = note.seal.seal(handover_id, &note.note);
+                sqlx::query(pool.sql(&SEAL_NOTE)).bind(handover_id).bind(sealed).execute(&mut *tx).await?;
+            }
             for (position, file) in (0_i64..).zip(&new.files) {
                 sqlx::query(pool.sql(&INSERT_FILE))
                     .bind(new.sender_id)
@@ -303,6 +313,13 @@ impl ShareRepository {
     /// The bytes of the files still stored (for the metrics).
     pub async fn stored_bytes(&self) -> Result<i64, sqlx::Error> {
         on_db!(&self.db, |pool| sqlx::query_scalar(pool.sql(&STORED_BYTES)).fetch_one(pool).await)
+    }
+
+    /// The sealed secret note of a share's handover, until it is destroyed. The share must come
+    /// from an authorisation result, never a request.
+    pub async fn sealed_note(&self, share: &Share) -> Result<Option<Vec<u8>>, sqlx::Error> {
+        const SQL: &str = "SELECT note_sealed FROM handovers WHERE id = $1 AND note_sealed IS NOT NULL";
+        on_db!(&self.db, |pool| sqlx::query_scalar(SQL).bind(share.handover_id).fetch_optional(pool).await)
     }
 
     /// The file a share names: its handover's (first) file. The share must come from an

@@ -66,6 +66,7 @@ mod maintenance;
 mod maintenance_sweeps;
 mod metrics;
 mod missing_key;
+mod notes;
 mod notification_mail;
 mod outbox;
 mod outbox_upgrade;

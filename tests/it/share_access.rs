@@ -65,6 +65,7 @@ fn new_share(sender_id: i64, ttl: Duration) -> NewHandover {
             content_type: "text/plain".to_owned(),
             upload_id: None,
         }],
+        note: None,
         recipients: vec![EmailAddress::parse("recipient@example.test").unwrap()],
         message: String::new(),
         lang: Lang::En,

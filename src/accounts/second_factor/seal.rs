@@ -2,26 +2,12 @@
 //! from the instance secret, with the account id as associated data, so a copy of the database
 //! yields no authenticator and a sealed secret moved to another account does not open.
 //!
-//! Layout: `96-bit random nonce ‖ ciphertext ‖ tag`.
+//! Sealed with [`RowSeal`].
 
-use aes_gcm::{
-    Aes256Gcm, KeyInit, Nonce,
-    aead::{Aead, Payload},
-};
-use rand::Rng;
+use crate::{row_seal::RowSeal, secret::SecretKey};
 
-use crate::secret::SecretKey;
-
-const NONCE_LEN: usize = 12;
-
-#[derive(Clone)]
-pub struct TotpKey(Aes256Gcm);
-
-impl std::fmt::Debug for TotpKey {
-    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        f.write_str("TotpKey([redacted])")
-    }
-}
+#[derive(Clone, Debug)]
+pub struct TotpKey(RowSeal);
 
 /// A sealed secret that does not open: the instance's secret key changed, or the row was altered.
 #[derive(Debug, thiserror::Error)]
@@ -30,27 +16,15 @@ pub struct Unreadable;
 
 impl TotpKey {
     pub fn derive(secret: &SecretKey) -> Self {
-        Self(Aes256Gcm::new_from_slice(&secret.derive("totp-secret-v1")).expect("a 32-byte key"))
+        Self(RowSeal::derive(secret, "totp-secret-v1"))
     }
 
     pub fn seal(&self, user_id: i64, secret: &[u8]) -> Vec<u8> {
-        let mut nonce = [0u8; NONCE_LEN];
-        rand::rng().fill_bytes(&mut nonce);
-        let aad = user_id.to_be_bytes();
-        let sealed = self
-            .0
-            .encrypt(Nonce::from_slice(&nonce), Payload { msg: secret, aad: &aad })
-            .expect("AES-GCM seals a 20-byte secret");
-        [&nonce[..], &sealed].concat()
+        self.0.seal(user_id, secret)
     }
 
     pub fn open(&self, user_id: i64, stored: &[u8]) -> Result<Vec<u8>, Unreadable> {
-        if stored.len() < NONCE_LEN {
-            return Err(Unreadable);
-        }
-        let (nonce, sealed) = stored.split_at(NONCE_LEN);
-        let aad = user_id.to_be_bytes();
-        self.0.decrypt(Nonce::from_slice(nonce), Payload { msg: sealed, aad: &aad }).map_err(|_| Unreadable)
+        self.0.open(user_id, stored).ok_or(Unreadable)
     }
 }
 

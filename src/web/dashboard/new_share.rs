@@ -278,6 +278,7 @@ impl Sending<'_> {
         let handover = Handover {
             recipients: vec![parsed.recipient],
             files: vec![UploadFile { file_name: file.name, content_type: file.content_type, source: file.source }],
+            note: None,
             ttl: parsed.ttl,
             message: parsed.message,
             lang,
@@ -346,7 +347,7 @@ pub(super) fn create_error(error: CreateError) -> AppError {
     match error {
         CreateError::TooLarge { .. } => AppError::TooLarge,
         CreateError::TtlTooShort => AppError::BadRequest("ttl too short"),
-        CreateError::FileCount => AppError::BadRequest("too many files"),
+        CreateError::FileCount | CreateError::NoteWithFiles => AppError::BadRequest("too many files"),
         CreateError::RecipientCount => AppError::BadRequest("too many recipients"),
         CreateError::Refused(reason) => AppError::BadRequest(reason),
         CreateError::Store(StoreError::Content(_)) => AppError::BadRequest("upload cut off or malformed"),

@@ -147,6 +147,7 @@ async fn the_evidence_and_the_log_name_no_address_file_name_or_token(backend: Ba
             content_type: "application/pdf".to_owned(),
             content: create::FileContent::Stream(Box::pin(&b"plans"[..])),
         }],
+        note: None,
         max_bytes: 1 << 20,
         ttl: Duration::from_secs(3600),
         message: watasu::share::Message::parse("confidential").unwrap(),

@@ -2,7 +2,7 @@
 //! signals and the log it writes.
 
 use std::{
-    io::{BufRead, BufReader},
+    io::{BufRead, BufReader, Write},
     net::TcpListener,
     process::{Child, Command, Stdio},
     sync::{Arc, Mutex},
@@ -17,13 +17,23 @@ pub struct Server {
 
 /// Runs `watasu` with `args` to completion; returns exit code, stdout and stderr.
 pub fn run_watasu(args: &[&str], envs: &[(&str, &str)]) -> (i32, String, String) {
-    let output = Command::new(env!("CARGO_BIN_EXE_watasu"))
+    run_watasu_fed(args, envs, b"")
+}
+
+/// The same with `input` on its standard input.
+pub fn run_watasu_fed(args: &[&str], envs: &[(&str, &str)], input: &[u8]) -> (i32, String, String) {
+    let mut child = Command::new(env!("CARGO_BIN_EXE_watasu"))
         .args(args)
         .envs(envs.iter().copied())
         .env_remove("RUST_LOG")
-        .stdin(Stdio::null())
-        .output()
+        .stdin(Stdio::piped())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
         .expect("running watasu");
+    // Written whole before waiting: the command reads its input before it writes much.
+    let _ = child.stdin.take().expect("a piped stdin").write_all(input);
+    let output = child.wait_with_output().expect("running watasu");
     (
         output.status.code().unwrap_or(-1),
         String::from_utf8_lossy(&output.stdout).into_owned(),

@@ -10,6 +10,7 @@ use watasu::{
     share::{
         Message,
         create::{FileContent, FileRequest, HandoverRequest, create_handover},
+        note::{Note, NoteSeal, NoteToSeal},
     },
 };
 
@@ -31,6 +32,7 @@ pub struct FakeShare<'a> {
     sender: Option<i64>,
     recipients: Vec<&'a str>,
     files: Vec<(&'a str, &'static [u8])>,
+    note: Option<&'a str>,
     content_type: &'a str,
     ttl: Duration,
     message: &'a str,
@@ -45,6 +47,7 @@ impl TestApp {
             sender: None,
             recipients: Vec::new(),
             files: Vec::new(),
+            note: None,
             content_type: "application/octet-stream",
             ttl: Duration::from_secs(3600),
             message: "Here is the file.",
@@ -76,6 +79,12 @@ impl<'a> FakeShare<'a> {
         self
     }
 
+    /// A secret note, handed over instead of the default file.
+    pub fn note(mut self, text: &'a str) -> Self {
+        self.note = Some(text);
+        self
+    }
+
     pub fn content_type(mut self, content_type: &'a str) -> Self {
         self.content_type = content_type;
         self
@@ -100,8 +109,11 @@ impl<'a> FakeShare<'a> {
     /// `create_handover` itself (to see it refused).
     pub fn request(&self, sender_id: i64) -> HandoverRequest<'a> {
         let recipients = if self.recipients.is_empty() { vec![RECIPIENT] } else { self.recipients.clone() };
-        let files =
-            if self.files.is_empty() { vec![("report.txt", &b"the file contents\n"[..])] } else { self.files.clone() };
+        let files = if self.files.is_empty() && self.note.is_none() {
+            vec![("report.txt", &b"the file contents\n"[..])]
+        } else {
+            self.files.clone()
+        };
         HandoverRequest {
             sender_id,
             recipients: recipients.into_iter().map(|r| EmailAddress::parse(r).unwrap()).collect(),
@@ -113,6 +125,7 @@ impl<'a> FakeShare<'a> {
                     content: FileContent::Stream(Box::pin(content)),
                 })
                 .collect(),
+            note: self.note.map(|text| NoteToSeal { seal: note_seal(), note: Note::parse(text).unwrap() }),
             max_bytes: u64::MAX,
             ttl: self.ttl,
             message: Message::parse(self.message).unwrap(),
@@ -142,4 +155,9 @@ impl<'a> FakeShare<'a> {
             .map(|share| TestShare { id: share.share_id, token: share.token.expose().to_owned(), sender_id })
             .collect()
     }
+}
+
+/// The notes' seal of every test app (they share one secret key).
+pub fn note_seal() -> NoteSeal {
+    NoteSeal::derive(&watasu::secret::SecretKey::from_hex(&super::test_secret_key()).unwrap())
 }

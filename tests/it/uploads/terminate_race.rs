@@ -67,6 +67,7 @@ async fn a_share_made_while_its_upload_is_being_deleted_is_refused_and_the_file_
     let upload = Handover {
         recipients: vec![EmailAddress::parse("client@example.test").unwrap()],
         files: vec![UploadFile { file_name: "report.txt", content_type: "text/plain", source: Source::Finished(&id) }],
+        note: None,
         ttl: ShareTtl::parse(Duration::from_secs(86_400), Duration::from_secs(30 * 86_400)).unwrap(),
         message: Message::parse("").unwrap(),
         lang: Lang::En,
