@@ -75,6 +75,7 @@ mod password_change;
 mod platform;
 mod proxy_client_addr;
 mod recipient;
+mod recipient_bundles;
 mod recipient_cookies;
 mod recipient_ends;
 mod recipient_flow;

@@ -68,7 +68,7 @@ impl Handover {
         if let Some(session) = session
             && self.access.grants.is_granted(session, share.id).await?
         {
-            return Ok(Step::Download(self.file_of(share).await?));
+            return Ok(Step::Download(self.files_of(share).await?));
         }
         if share.locked {
             return Err(Refusal::Locked);
