@@ -20,6 +20,7 @@ mod browser_oversized_form;
 mod browser_pages;
 mod browser_passkeys;
 mod browser_recipient;
+mod browser_recipient_bundles;
 mod browser_recipient_cookies;
 mod browser_recipient_ends;
 mod browser_recipient_flow;
