@@ -123,6 +123,10 @@ async fn a_zip_cut_mid_way_and_resumed_opens_whole_and_completes_the_download_on
 
     let claim = browser.claim(&share.token, &csrf).await;
     assert_eq!((claim.status().as_u16(), header(&claim, "location")), (303, format!("/s/{}/file", share.token)));
+    let head = browser.client.head(browser.url(&format!("/s/{}/file", share.token))).send().await.unwrap();
+    assert_eq!((head.status().as_u16(), header(&head, "accept-ranges")), (200, "bytes".to_owned()));
+    let head_length = header(&head, "content-length");
+    assert!(head.bytes().await.unwrap().is_empty());
     let mut first = browser.fetch_file(&share.token, &[]).await;
     assert_eq!(first.status(), 200);
     assert_eq!(header(&first, "content-type"), "application/zip");
@@ -130,6 +134,7 @@ async fn a_zip_cut_mid_way_and_resumed_opens_whole_and_completes_the_download_on
     assert!(disposition.starts_with("attachment; filename=\"watasu-") && disposition.contains(".zip"), "{disposition}");
     let (etag, size) = (header(&first, "etag"), header(&first, "content-length").parse::<usize>().unwrap());
     assert!(etag.starts_with("\"zip-"), "{etag}");
+    assert_eq!(head_length, size.to_string(), "HEAD says the same length");
     let mut received = Vec::new();
     while received.len() < size * 3 / 10 {
         received.extend_from_slice(&first.chunk().await.unwrap().expect("more bytes"));
@@ -185,8 +190,9 @@ async fn files_fetched_one_by_one_complete_the_download_with_the_last_and_go_whe
     let ([share, other_share], files) = bundle(&app).await;
     let (browser, csrf) = app.granted_browser(&share).await;
 
-    // A position the handover does not have claims nothing.
+    // A position the handover does not have claims nothing, nor does a post without the form's token.
     assert_eq!(browser.claim_one(&share.token, &csrf, 3).await.status(), 404);
+    assert_ne!(browser.claim_one(&share.token, "not-the-token", 1).await.status(), 303);
     assert_eq!(event_kinds(&app, share.id).await, Vec::<String>::new());
 
     let claim = browser.claim_one(&share.token, &csrf, 2).await;
