@@ -89,20 +89,20 @@ impl LifecycleRepository {
 
     /// A response is over, having sent `spans` (`rows` its record, empty if it wrote none): each
     /// range gets its true end, a range written ahead for a file it never reached goes, and the
-    /// download completes if the ranges now cover every file (`sizes` in the handover's order).
-    /// True only for the one call that completed it.
+    /// download completes if the ranges now cover every file (`sizes`: each file's position and
+    /// size). True only for the one call that completed it.
     pub async fn record_sent(
         &self,
         share_id: i64,
         rows: RangeRows,
         spans: &[Span],
-        sizes: &[u64],
+        sizes: &[(i32, u64)],
     ) -> Result<bool, sqlx::Error> {
         let unreached: Vec<i64> =
             rows.0.iter().filter(|(p, _)| !spans.iter().any(|s| s.position == *p)).map(|(_, id)| *id).collect();
         // A response that wrote no range before (an empty file) sent its first byte now.
         self.record_sending(share_id, rows, spans).await?;
-        let total: u64 = sizes.iter().sum();
+        let total: u64 = sizes.iter().map(|(_, size)| size).sum();
         let completed: Option<bool> = on_db!(self.db(), |pool| {
             for id in unreached {
                 sqlx::query(pool.sql(&DROP_RANGE)).bind(id).execute(pool).await?;
@@ -126,12 +126,12 @@ impl LifecycleRepository {
 }
 
 /// How many bytes the ranges cover from each file's start without a gap, summed over the files
-/// (`sizes` in the handover's order): the sum reaches the total only when every file is whole.
-fn covered(ranges: &[(i32, i64, i64)], sizes: &[u64]) -> u64 {
-    (0_i32..)
-        .zip(sizes)
+/// (`sizes`: each file's position and size): the sum reaches the total only when every file is whole.
+fn covered(ranges: &[(i32, i64, i64)], sizes: &[(i32, u64)]) -> u64 {
+    sizes
+        .iter()
         .map(|(position, size)| {
-            let of_file = ranges.iter().filter(|(p, _, _)| *p == position).map(|(_, first, end)| (*first, *end));
+            let of_file = ranges.iter().filter(|(p, _, _)| p == position).map(|(_, first, end)| (*first, *end));
             u64::try_from(covered_prefix(of_file.collect())).unwrap_or(0).min(*size)
         })
         .sum()
@@ -169,7 +169,7 @@ mod tests {
 
     #[test]
     fn each_file_counts_its_own_ranges_up_to_its_size() {
-        let sizes = [10, 0, 5];
+        let sizes = [(0, 10), (1, 0), (2, 5)];
         assert_eq!(covered(&[(0, 0, 10), (2, 0, 5)], &sizes), 15, "every file whole");
         assert_eq!(covered(&[(0, 0, 10), (2, 1, 5)], &sizes), 10, "the last file lacks its first byte");
         assert_eq!(covered(&[(0, 0, 12), (2, 0, 3)], &sizes), 13, "a range past a file's end counts to its end");

@@ -67,9 +67,9 @@ impl Delivery {
         }
     }
 
-    /// Every file's size, in the handover's order.
-    fn sizes(&self) -> Vec<u64> {
-        self.claimed.files.iter().map(size_of).collect()
+    /// Every file's position and size.
+    fn sizes(&self) -> Vec<(i32, u64)> {
+        self.claimed.files.iter().map(|file| (file.position, size_of(file))).collect()
     }
 }
 
@@ -163,7 +163,8 @@ impl Deliveries {
         match self.lifecycle.record_sent(share_id, rows, &delivery.spans(start, end), &sizes).await {
             Ok(true) => {
                 self.events.record_quietly(share_id, EventKind::Completed).await;
-                tracing::info!(share_id, size = sizes.iter().sum::<u64>(), "download completed");
+                let size: u64 = sizes.iter().map(|(_, size)| size).sum();
+                tracing::info!(share_id, size, "download completed");
                 self.mails.spawn_download_receipt(share_id);
             }
             Ok(false) => {}
