@@ -96,6 +96,10 @@ pub struct ManyFilesText {
     /// `|` marks where a Japanese line may break.
     pub after_press: &'static str,
     pub download_started: &'static str,
+    /// The "already downloaded" page of the browser that downloaded, during the grace: "{time}"
+    /// is when; the files follow.
+    pub downloaded_here: &'static str,
+    pub still_fetchable: &'static str,
 }
 
 pub const EN: RecipientText = RecipientText {
@@ -171,6 +175,8 @@ pub const EN: RecipientText = RecipientText {
         download_one: "Download this file",
         after_press: "After you press a button, the ZIP file or the file is saved in your Downloads folder (on an iPhone: the Files app).",
         download_started: "Your download has started. Look in your Downloads folder (on an iPhone: the Files app). Keep this page open until you have every file you need.",
+        downloaded_here: "This browser started downloading these files on {time}. Look in your Downloads folder (on an iPhone: the Files app).",
+        still_fetchable: "For a short while, this browser can still download any of the files again:",
     },
 };
 
@@ -247,5 +253,7 @@ pub const JA: RecipientText = RecipientText {
         download_one: "このファイルをダウンロード",
         after_press: "ボタンを|押すと、|ZIPファイルや|ファイルが|「ダウンロード」|フォルダ|（iPhoneでは|「ファイル」|アプリ）に|保存されます。",
         download_started: "ダウンロードを開始しました。端末の「ダウンロード」フォルダ（iPhone は「ファイル」アプリ）をご確認ください。必要なファイルをすべて受け取るまで、このページを閉じないでください。",
+        downloaded_here: "このブラウザで|{time}に|ダウンロードを|始めました。|「ダウンロード」|フォルダ|（iPhoneでは|「ファイル」|アプリ）を|ご確認ください。",
+        still_fetchable: "しばらくの間は、|このブラウザで|どのファイルも|もう一度|ダウンロードできます。",
     },
 };

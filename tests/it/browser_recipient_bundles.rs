@@ -2,7 +2,8 @@
 //! desktop, with JavaScript and without: the page before the code counts the files without naming
 //! them, the download step lists them (the harness checks every page state with axe-core, and
 //! nothing reaches past the right edge), and on the desktop "Download all" saves the ZIP archive,
-//! then a file's own button saves that file, with one claim.
+//! then a file's own button saves that file, with one claim, and the link's page then offers the
+//! files again to that browser.
 
 use std::{path::Path, time::Duration};
 
@@ -89,6 +90,11 @@ async fn the_pages_of_several_files_pass_axe_in_both_languages_at_both_widths_an
             browser.click(".file-item[data-position='0'] .download-one").await;
             let one = saved(downloads.path(), |name| name == FILES[0].0).await;
             assert_eq!(std::fs::read(one).unwrap(), FILES[0].1);
+            // Back at the link, the "already downloaded" page offers this browser the files again.
+            browser.goto(&link).await;
+            browser.wait_for("section.card[data-status='410'] .file-item", DEFAULT_WAIT).await;
+            browser.assert_no_horizontal_overflow("the downloaded page with the files again").await;
+            browser.screenshot("recipient-bundle-downloaded").await;
         }
         browser.close().await;
     }

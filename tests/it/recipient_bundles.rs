@@ -209,8 +209,17 @@ async fn files_fetched_one_by_one_complete_the_download_with_the_last_and_go_whe
     .await;
     assert!(!completed(&app, share.id).await, "completed with a file still missing");
 
-    // The last file in two ranges, its second button answering the claimer at once.
-    assert_eq!(browser.claim_one(&share.token, &csrf, 1).await.status(), 303);
+    // Back at the link, this browser is offered the files again; anyone else is not.
+    let again = browser.open_link(&share.token).await;
+    assert_eq!(again.status, 410);
+    let names: Vec<&str> = files.iter().map(|(name, _)| *name).collect();
+    assert_eq!(again.texts(".file-item .file-name"), names);
+    let elsewhere = app.browser().open_link(&share.token).await;
+    assert_eq!(elsewhere.status, 410);
+    assert!(elsewhere.texts(".file-item").is_empty(), "another browser is offered the files");
+
+    // The last file in two ranges, its button on that page answering the claimer at once.
+    assert_eq!(browser.claim_one(&share.token, &again.csrf_token(), 1).await.status(), 303);
     let big = files[1].1;
     let head = browser.fetch_one(&share.token, 1, &[("Range", "bytes=0-999")]).await;
     assert_eq!(head.status(), 206);
