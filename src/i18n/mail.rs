@@ -20,6 +20,10 @@ pub struct MailText {
     pub receipt_body: &'static str,
     pub receipt_recipient: &'static str,
     pub receipt_file: &'static str,
+    /// Before the names of a handover's several files, each on a line: "{n}" is how many.
+    pub receipt_files: &'static str,
+    /// A handover's several files in a subject: "{n}" is how many.
+    pub files_count: &'static str,
     pub receipt_started: &'static str,
     pub receipt_completed: &'static str,
     pub receipt_off: &'static str,
@@ -56,6 +60,8 @@ pub const EN: MailText = MailText {
     receipt_body: "The file you sent has been downloaded by its recipient. It will be deleted from the server shortly.",
     receipt_recipient: "Recipient:",
     receipt_file: "File:",
+    receipt_files: "Files ({n}):",
+    files_count: "{n} files",
     receipt_started: "Download started:",
     receipt_completed: "Download completed:",
     receipt_off: "You can turn these emails off for each share when you send it.",
@@ -90,6 +96,8 @@ pub const JA: MailText = MailText {
     receipt_body: "送信したファイルが受け取り先でダウンロードされました。ファイルはまもなくサーバーから削除されます。",
     receipt_recipient: "受け取った方:",
     receipt_file: "ファイル:",
+    receipt_files: "ファイル（{n}個）:",
+    files_count: "{n}個のファイル",
     receipt_started: "ダウンロード開始:",
     receipt_completed: "ダウンロード完了:",
     receipt_off: "このお知らせは、送信時に共有ごとにオフにできます。",

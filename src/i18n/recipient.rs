@@ -72,6 +72,34 @@ pub struct RecipientText {
     pub back_to_link: &'static str,
     /// The end pages' mailto button: "{sender}" is the sender's name.
     pub write_to: &'static str,
+    /// The words of a handover of several files where they differ from one file's; "{n}" is
+    /// how many files.
+    pub many: ManyFilesText,
+}
+
+/// The recipient's words for a handover of several files.
+pub struct ManyFilesText {
+    pub landing_title: &'static str,
+    /// After the sender's name: how many files (never their names, before the code).
+    pub sent_by_after: &'static str,
+    /// `|` marks where a Japanese line may break (`templates/recipient/_phrases.html`).
+    pub once_before: &'static str,
+    pub download_title: &'static str,
+    /// `|` marks where a Japanese line may break.
+    pub download_once_warning: &'static str,
+    /// The button for the ZIP archive of every file.
+    pub download_all: &'static str,
+    /// The list of files, each with its own button.
+    pub files_heading: &'static str,
+    /// Each file's button; its name describes it.
+    pub download_one: &'static str,
+    /// `|` marks where a Japanese line may break.
+    pub after_press: &'static str,
+    pub download_started: &'static str,
+    /// The "already downloaded" page of the browser that downloaded, during the grace: "{time}"
+    /// is when; the files follow.
+    pub downloaded_here: &'static str,
+    pub still_fetchable: &'static str,
 }
 
 pub const EN: RecipientText = RecipientText {
@@ -136,6 +164,20 @@ pub const EN: RecipientText = RecipientText {
     downloaded_elsewhere: "Each file can be downloaded only once. If you did not download it yourself, or you need it again, contact the person who sent it.",
     back_to_link: "Back to the link",
     write_to: "Write to {sender}",
+    many: ManyFilesText {
+        landing_title: "Files are waiting for you",
+        sent_by_after: " has sent you {n} files.",
+        once_before: "These files can be downloaded only once. Open this link on the device where you want to keep them.",
+        download_title: "Your files are ready",
+        download_once_warning: "You can download these files only once: the first button you press counts as the download, in this browser only. Download all of them at once, or each file in turn right away. Afterwards the link stops working and the files are deleted from the server.",
+        download_all: "Download all ({n} files, ZIP)",
+        files_heading: "The files",
+        download_one: "Download this file",
+        after_press: "After you press a button, the ZIP file or the file is saved in your Downloads folder (on an iPhone: the Files app).",
+        download_started: "Your download has started. Look in your Downloads folder (on an iPhone: the Files app). Keep this page open until you have every file you need.",
+        downloaded_here: "This browser started downloading these files on {time}. Look in your Downloads folder (on an iPhone: the Files app).",
+        still_fetchable: "For a short while, this browser can still download any of the files again:",
+    },
 };
 
 pub const JA: RecipientText = RecipientText {
@@ -200,4 +242,18 @@ pub const JA: RecipientText = RecipientText {
     downloaded_elsewhere: "ファイルは|1回だけ|ダウンロードできます。|ご自身で|ダウンロードしていない場合や、|もう一度|必要な場合は、|送った方に|ご連絡ください。",
     back_to_link: "リンクのページに戻る",
     write_to: "{sender}|さんに|メールする",
+    many: ManyFilesText {
+        landing_title: "ファイルが届いています",
+        sent_by_after: " さんから、あなた宛てに{n}個のファイルが届いています。",
+        once_before: "これらの|ファイルは|1回だけ|ダウンロードできます。|ファイルを|残しておきたい|端末で、|このリンクを|開いてください。",
+        download_title: "ファイルを受け取れます",
+        download_once_warning: "ダウンロードできるのは|1回だけです。|最初に|押した|ボタンで|ダウンロードしたことになり、|このブラウザでだけ|続けて|受け取れます。|まとめて|ダウンロードするか、|すぐに|1つずつ|ダウンロードしてください。|その後は|リンクが|使えなくなり、|ファイルは|サーバーから|削除されます。",
+        download_all: "すべてをダウンロード（{n}個、ZIP）",
+        files_heading: "ファイルの一覧",
+        download_one: "このファイルをダウンロード",
+        after_press: "ボタンを|押すと、|ZIPファイルや|ファイルが|「ダウンロード」|フォルダ|（iPhoneでは|「ファイル」|アプリ）に|保存されます。",
+        download_started: "ダウンロードを開始しました。端末の「ダウンロード」フォルダ（iPhone は「ファイル」アプリ）をご確認ください。必要なファイルをすべて受け取るまで、このページを閉じないでください。",
+        downloaded_here: "このブラウザで|{time}に|ダウンロードを|始めました。|「ダウンロード」|フォルダ|（iPhoneでは|「ファイル」|アプリ）を|ご確認ください。",
+        still_fetchable: "しばらくの間は、|このブラウザで|どのファイルも|もう一度|ダウンロードできます。",
+    },
 };

@@ -8,6 +8,9 @@ pub mod leftover_sweep;
 mod repo;
 mod upload_gc;
 
+pub use delivered::{RangeRows, Span};
 pub use gc::{GcReport, GcRunner, GcStats, ShareGc};
 pub use leftover_sweep::{LeftoverError, LeftoverReport};
-pub use repo::{ClaimedFile, LifecycleRepository, LiveFile, PURGEABLE_POSTGRES, PURGEABLE_SQLITE, PurgeCandidate};
+pub use repo::{
+    Claimed, ClaimedFile, LifecycleRepository, LiveFile, PURGEABLE_POSTGRES, PURGEABLE_SQLITE, PurgeCandidate,
+};

@@ -4,7 +4,8 @@
 use std::time::Duration;
 
 use crate::{
-    db::{Db, Dialect, Sql, seconds},
+    db::{Db, Dialect, Sql, Timestamp, seconds},
+    i18n::Lang,
     on_db, retry,
     session::Session,
     share::writes,
@@ -27,15 +28,31 @@ pub struct DoomedFile {
     pub storage_key: String,
 }
 
-/// A claimed share's stored file, as the session that claimed it may fetch it.
+/// A claimed share's handover, as the session that claimed it may fetch it.
+#[derive(Clone, Debug, sqlx::FromRow)]
+pub struct Claimed {
+    pub share_id: i64,
+    /// The language the share was made in: its zone dates the archive of several files.
+    pub lang: Lang,
+    /// When the handover was made.
+    pub created_at: Timestamp,
+    /// Its files in order, never none.
+    #[sqlx(skip)]
+    pub files: Vec<ClaimedFile>,
+}
+
+/// A stored file of a claimed handover.
 #[derive(Clone, Debug, sqlx::FromRow)]
 pub struct ClaimedFile {
-    pub share_id: i64,
+    /// Its place in the handover (0 for the first).
+    pub position: i32,
     pub storage_key: String,
     pub original_name: String,
     pub size_bytes: i64,
     /// Hex SHA-256 of the content: the strong validator (ETag) of every answer.
     pub sha256: String,
+    /// The CRC-32 taken at upload (none for files stored before it was), for the archive.
+    pub crc32: Option<i64>,
 }
 
 /// A stored file the database still needs, as it recorded it.
@@ -64,7 +81,7 @@ const NEEDED_KEYS: Sql = sql!(
      SELECT storage_key FROM uploads WHERE storage_key IN (SELECT * FROM wanted)"
 );
 
-/// The claimed file a session may fetch ($1 the token hash, $2 the session, $3 the hash of the
+/// The claimed handover a session may fetch ($1 the token hash, $2 the session, $3 the hash of the
 /// cookie the request came with, $4 the grace): as the grant check, a request on a cookie from
 /// before a regeneration gets nothing. Expiry does not end it: the claim was made in time, and
 /// the grace alone bounds the delivery. The grace starts at the first byte sent to the claiming
@@ -72,11 +89,18 @@ const NEEDED_KEYS: Sql = sql!(
 /// file: `COALESCE(s.delivery_started_at, s.expires_at)`, the GC's expression below and the key of
 /// `shares_delivering_idx`, letter for letter (a planner matches an expression index by its text).
 const CLAIMED_BY: Sql = sql!(
-    "SELECT s.id AS share_id, f.storage_key, f.original_name, f.size_bytes, f.sha256
-       FROM shares s JOIN files f ON f.handover_id = s.handover_id AND f.position = 0
+    "SELECT s.id AS share_id, s.lang, h.created_at
+       FROM shares s JOIN handovers h ON h.id = s.handover_id
        JOIN sessions c ON c.id = s.claimed_session_id
       WHERE s.token_hash = $1 AND s.claimed_session_id = $2 AND c.id_hash = $3 AND s.status = 'consumed'
         AND COALESCE(s.delivery_started_at, s.expires_at) > " now " - " secs("$4")
+);
+
+/// The files of the handover of share $1, in order.
+const CLAIMED_FILES: Sql = Sql::same(
+    "SELECT f.position, f.storage_key, f.original_name, f.size_bytes, f.sha256, f.crc32
+       FROM shares s JOIN files f ON f.handover_id = s.handover_id
+      WHERE s.id = $1 ORDER BY f.position",
 );
 
 /// A statement over the shares whose file the GC may delete now ($1 the delivery grace in
@@ -181,18 +205,22 @@ impl LifecycleRepository {
         Ok(done == 1)
     }
 
-    /// The file of the share with this token hash, if `session` claimed it and the delivery grace
-    /// is still running (the GC's complement: it purges from the grace's end on).
-    pub async fn claimed_file(&self, token_hash: &str, session: &Session) -> Result<Option<ClaimedFile>, sqlx::Error> {
+    /// The handover of the share with this token hash, if `session` claimed it and the delivery
+    /// grace is still running (the GC's complement: it purges from the grace's end on).
+    pub async fn claimed(&self, token_hash: &str, session: &Session) -> Result<Option<Claimed>, sqlx::Error> {
         let grace = seconds(self.delivery_grace);
         on_db!(&self.db, |pool| {
-            sqlx::query_as(pool.sql(&CLAIMED_BY))
+            let claimed: Option<Claimed> = sqlx::query_as(pool.sql(&CLAIMED_BY))
                 .bind(token_hash)
                 .bind(session.id)
                 .bind(&session.id_hash)
                 .bind(grace)
                 .fetch_optional(pool)
-                .await
+                .await?;
+            let Some(claimed) = claimed else { return Ok(None) };
+            let files: Vec<ClaimedFile> =
+                sqlx::query_as(pool.sql(&CLAIMED_FILES)).bind(claimed.share_id).fetch_all(pool).await?;
+            Ok((!files.is_empty()).then_some(Claimed { files, ..claimed }))
         })
     }
 

@@ -1,5 +1,5 @@
 //! The mail telling a sender that one of their shares locked after too many wrong codes: who and
-//! which file, whether the codes came from one browser or several, and what each way out does.
+//! which files, whether the codes came from one browser or several, and what each way out does.
 
 use askama::Template;
 use lettre::{Message, message::MultiPart};
@@ -10,7 +10,8 @@ use crate::i18n::{Lang, Text};
 /// Facts the lock notice carries.
 pub struct LockNotice<'a> {
     pub recipient: &'a str,
-    pub file_name: &'a str,
+    /// The handover's file names, in order.
+    pub files: &'a [String],
     /// The browsers that typed the wrong codes (see `ShareEvents::wrong_code_browsers`).
     pub browsers: i64,
     /// The share's page, where the sender unlocks it or sends a fresh link.
@@ -21,6 +22,11 @@ impl LockNotice<'_> {
     /// Whether one browser or several typed the codes, in the reader's words (none when unknown).
     pub fn browsers_text(&self, t: &Text) -> String {
         browsers_text(t, self.browsers)
+    }
+
+    /// "File:" before the one file's name, or "Files (n):" before a line per name.
+    pub fn files_label(&self, t: &Text) -> String {
+        super::files_named::label(t, self.files)
     }
 }
 
@@ -52,8 +58,8 @@ struct LockedHtml<'a> {
 /// The lock notice to the sender, in their language.
 pub fn lock_notice_mail(origin: &MailOrigin, to: &str, lang: Lang, n: &LockNotice<'_>) -> anyhow::Result<Message> {
     let t = lang.text();
-    let file_name = crate::text::strip_invisible(n.file_name);
-    let n = &LockNotice { file_name: &file_name, ..*n };
+    let files = super::files_named::cleaned(n.files);
+    let n = &LockNotice { files: &files, ..*n };
     let text = LockedText { t, n }.render()?;
     let html = LockedHtml { t, lang, n, link: n.link }.render()?;
     let subject = t.mail.locked_subject.replace("{recipient}", n.recipient);

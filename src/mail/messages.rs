@@ -88,7 +88,8 @@ pub fn notification_mail(origin: &MailOrigin, to: &str, lang: Lang, n: &Notifica
 /// Facts the download receipt carries; the times already written out in the sender's language.
 pub struct Receipt<'a> {
     pub recipient: &'a str,
-    pub file_name: &'a str,
+    /// The handover's file names, in order.
+    pub files: &'a [String],
     pub started: &'a str,
     pub completed: &'a str,
     /// The share's page.
@@ -120,8 +121,8 @@ impl ReceiptHtml<'_> {
 /// Tells the sender that their file was downloaded to the end (the thing senders ask for most).
 pub fn receipt_mail(origin: &MailOrigin, to: &str, lang: Lang, receipt: &Receipt<'_>) -> anyhow::Result<Message> {
     let t = lang.text();
-    let file_name = crate::text::strip_invisible(receipt.file_name);
-    let r = &Receipt { file_name: &file_name, ..*receipt };
+    let files = super::files_named::cleaned(receipt.files);
+    let r = &Receipt { files: &files, ..*receipt };
     let text = ReceiptText { t, r }.render()?;
     let html = ReceiptHtml { t, lang, r, link: r.link }.render()?;
     Ok(origin.builder(to, receipt_subject(t, r))?.multipart(MultiPart::alternative_plain_html(text, html))?)
@@ -129,7 +130,17 @@ pub fn receipt_mail(origin: &MailOrigin, to: &str, lang: Lang, receipt: &Receipt
 
 /// Who received which file, so the receipt says it before it is opened.
 fn receipt_subject(t: &Text, r: &Receipt<'_>) -> String {
-    t.mail.receipt_subject.replace("{recipient}", r.recipient).replace("{file}", r.file_name)
+    t.mail
+        .receipt_subject
+        .replace("{recipient}", r.recipient)
+        .replace("{file}", &super::files_named::in_subject(t, r.files))
+}
+
+impl Receipt<'_> {
+    /// "File:" before the one file's name, or "Files (n):" before a line per name.
+    pub fn files_label(&self, t: &Text) -> String {
+        super::files_named::label(t, self.files)
+    }
 }
 
 #[derive(Template)]

@@ -2,6 +2,7 @@
 //! configured (a newcomer can run and try everything without a mail server).
 
 pub mod dev_outbox;
+mod files_named;
 pub mod lock_notice;
 pub mod messages;
 pub mod origin;

@@ -258,7 +258,7 @@ impl Mails {
         let receipt = Receipt {
             link: &link,
             recipient: &target.recipient_email,
-            file_name: &target.original_name,
+            files: &target.file_names,
             started: &started,
             completed: &completed,
         };
@@ -298,7 +298,7 @@ impl Mails {
         };
         let link = self.share_page(share_id);
         let notice =
-            LockNotice { recipient: &target.recipient_email, file_name: &target.original_name, browsers, link: &link };
+            LockNotice { recipient: &target.recipient_email, files: &target.file_names, browsers, link: &link };
         let message =
             match lock_notice_mail(&self.config.mail_origin(), &target.sender_email, target.sender_lang, &notice) {
                 Ok(message) => message,

@@ -54,6 +54,8 @@ pub struct Share {
     pub expires_at: Timestamp,
     /// Too many wrong codes: no more codes until the sender unlocks it.
     pub locked: bool,
+    /// How many files the handover holds: the page before the code says so, without names.
+    pub file_count: i64,
 }
 
 /// A file of a new handover, already in storage.

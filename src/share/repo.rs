@@ -10,9 +10,11 @@ use crate::{
     text::{strip_invisible, strip_invisible_keeping_lines},
 };
 
-/// The stored file behind a share, for the download page and the stream.
+/// A stored file of a share's handover, for the download page.
 #[derive(Clone, Debug, sqlx::FromRow)]
 pub struct FileInfo {
+    /// Its place among the handover's files (0 for the first), which its own download names.
+    pub position: i32,
     pub storage_key: String,
     pub original_name: String,
     pub content_type: String,
@@ -26,7 +28,9 @@ pub struct LockTarget {
     pub sender_email: String,
     pub sender_lang: Lang,
     pub recipient_email: String,
-    pub original_name: String,
+    /// The handover's file names, in order.
+    #[sqlx(skip)]
+    pub file_names: Vec<String>,
 }
 
 /// Where a download receipt goes, and what it says.
@@ -37,7 +41,9 @@ pub struct ReceiptTarget {
     /// The zone the sender reads times in (an IANA name), if they chose one.
     pub sender_time_zone: Option<String>,
     pub recipient_email: String,
-    pub original_name: String,
+    /// The handover's file names, in order.
+    #[sqlx(skip)]
+    pub file_names: Vec<String>,
     /// When the download was claimed (it started).
     pub started_at: Option<Timestamp>,
     /// When its last byte went out (it completed).
@@ -62,6 +68,7 @@ struct ShareRow {
     status: ShareStatus,
     expires_at: Timestamp,
     locked: bool,
+    file_count: i64,
 }
 
 impl TryFrom<ShareRow> for Share {
@@ -79,6 +86,7 @@ impl TryFrom<ShareRow> for Share {
             status: row.status,
             expires_at: row.expires_at,
             locked: row.locked,
+            file_count: row.file_count,
         })
     }
 }
@@ -138,7 +146,8 @@ pub struct SenderContact {
 }
 
 const LIVE_BY_TOKEN_HASH: Sql = sql!("SELECT s.id, s.handover_id, s.recipient_email, u.display_name AS sender_name, s.message,
-                 s.lang, s.status, s.expires_at, s.locked_at IS NOT NULL AS locked
+                 s.lang, s.status, s.expires_at, s.locked_at IS NOT NULL AS locked,
+                 (SELECT COUNT(*) FROM files f WHERE f.handover_id = s.handover_id) AS file_count
             FROM shares s JOIN users u ON u.id = s.sender_id
            WHERE s.token_hash = $1 AND s.expires_at > " now);
 const LIST_ALL: Sql = sql!(
@@ -147,6 +156,10 @@ const LIST_ALL: Sql = sql!(
             (SELECT COUNT(*) FROM files f WHERE f.handover_id = s.handover_id) AS files, h.has_note AS note
        FROM shares s JOIN handovers h ON h.id = s.handover_id ORDER BY s.id DESC"
 );
+
+/// The names of the files of share $1's handover, in order, as the sender's mails show them.
+const FILE_NAMES: &str = "SELECT f.original_name FROM shares s JOIN files f ON f.handover_id = s.handover_id
+                           WHERE s.id = $1 ORDER BY f.position";
 
 const TALLY_BY_STATUS: &str = "SELECT status, COUNT(*) AS shares FROM shares GROUP BY status";
 /// The bytes of every file still stored, each once however many shares it has. PostgreSQL's SUM
@@ -234,7 +247,8 @@ impl ShareRepository {
     /// The share with this id, whatever its state (for the sender's side, never for recipients).
     pub async fn find_by_id(&self, id: i64) -> Result<Option<Share>, sqlx::Error> {
         const SQL: &str = "SELECT s.id, s.handover_id, s.recipient_email, u.display_name AS sender_name, s.message,
-                                  s.lang, s.status, s.expires_at, s.locked_at IS NOT NULL AS locked
+                                  s.lang, s.status, s.expires_at, s.locked_at IS NOT NULL AS locked,
+                                  (SELECT COUNT(*) FROM files f WHERE f.handover_id = s.handover_id) AS file_count
                              FROM shares s JOIN users u ON u.id = s.sender_id
                             WHERE s.id = $1";
         let row: Option<ShareRow> = on_db!(&self.db, |pool| sqlx::query_as(SQL).bind(id).fetch_optional(pool).await?);
@@ -242,26 +256,34 @@ impl ShareRepository {
     }
 
     /// Who to tell that a share was downloaded: the sender's address, language and zone, the recipient
-    /// and the file name — only when the sender asked for it on this share.
+    /// and the file names — only when the sender asked for it on this share.
     pub async fn receipt_target(&self, share_id: i64) -> Result<Option<ReceiptTarget>, sqlx::Error> {
         const SQL: &str = "SELECT u.email AS sender_email, u.lang AS sender_lang, u.time_zone AS sender_time_zone,
-                                  s.recipient_email, f.original_name,
-                                  s.consumed_at AS started_at, s.delivered_at AS completed_at
+                                  s.recipient_email, s.consumed_at AS started_at, s.delivered_at AS completed_at
                              FROM shares s JOIN users u ON u.id = s.sender_id
-                             JOIN files f ON f.handover_id = s.handover_id AND f.position = 0
                             WHERE s.id = $1 AND s.notify_on_download";
         let target: Option<ReceiptTarget> =
             on_db!(&self.db, |pool| sqlx::query_as(SQL).bind(share_id).fetch_optional(pool).await?);
-        Ok(target.map(|t| ReceiptTarget { original_name: strip_invisible(&t.original_name), ..t }))
+        let Some(target) = target else { return Ok(None) };
+        Ok(Some(ReceiptTarget { file_names: self.file_names(share_id).await?, ..target }))
     }
 
     /// Where the notice that the share locked goes (its sender, always: a lock needs them).
     pub async fn lock_target(&self, share_id: i64) -> Result<Option<LockTarget>, sqlx::Error> {
-        const SQL: &str = "SELECT u.email AS sender_email, u.lang AS sender_lang, s.recipient_email, f.original_name
+        const SQL: &str = "SELECT u.email AS sender_email, u.lang AS sender_lang, s.recipient_email
                              FROM shares s JOIN users u ON u.id = s.sender_id
-                             JOIN files f ON f.handover_id = s.handover_id AND f.position = 0
                             WHERE s.id = $1";
-        on_db!(&self.db, |pool| sqlx::query_as(SQL).bind(share_id).fetch_optional(pool).await)
+        let target: Option<LockTarget> =
+            on_db!(&self.db, |pool| sqlx::query_as(SQL).bind(share_id).fetch_optional(pool).await?);
+        let Some(target) = target else { return Ok(None) };
+        Ok(Some(LockTarget { file_names: self.file_names(share_id).await?, ..target }))
+    }
+
+    /// The names of the files of a share's handover, in order, for its sender's mails.
+    async fn file_names(&self, share_id: i64) -> Result<Vec<String>, sqlx::Error> {
+        let names: Vec<String> =
+            on_db!(&self.db, |pool| sqlx::query_scalar(FILE_NAMES).bind(share_id).fetch_all(pool).await?);
+        Ok(names.iter().map(|name| strip_invisible(name)).collect())
     }
 
     /// Every share, newest first (for scripts; the dashboard pages through its own list).
@@ -323,13 +345,14 @@ impl ShareRepository {
     }
 
     /// The file a share names: its handover's (first) file. The share must come from an
+    /// The files a share hands over: its handover's, in order. The share must come from an
     /// authorisation result, never a request.
-    pub async fn file_of(&self, share: &Share) -> Result<Option<FileInfo>, sqlx::Error> {
-        const SQL: &str = "SELECT storage_key, original_name, content_type, size_bytes, sha256 FROM files
-                            WHERE handover_id = $1 ORDER BY position LIMIT 1";
-        let file: Option<FileInfo> =
-            on_db!(&self.db, |pool| sqlx::query_as(SQL).bind(share.handover_id).fetch_optional(pool).await?);
-        // The name goes on the download page and into Content-Disposition.
-        Ok(file.map(|f| FileInfo { original_name: strip_invisible(&f.original_name), ..f }))
+    pub async fn files_of(&self, share: &Share) -> Result<Vec<FileInfo>, sqlx::Error> {
+        const SQL: &str = "SELECT position, storage_key, original_name, content_type, size_bytes, sha256 FROM files
+                            WHERE handover_id = $1 ORDER BY position";
+        let files: Vec<FileInfo> =
+            on_db!(&self.db, |pool| sqlx::query_as(SQL).bind(share.handover_id).fetch_all(pool).await?);
+        // The names go on the download page.
+        Ok(files.into_iter().map(|f| FileInfo { original_name: strip_invisible(&f.original_name), ..f }).collect())
     }
 }

@@ -73,9 +73,14 @@ pub fn link(token: &str) -> String {
     format!("/s/{token}")
 }
 
-/// The claimed file behind a recipient's link.
+/// The claimed file behind a recipient's link (the archive of all, when there are several).
 pub fn link_file(token: &str) -> String {
     format!("/s/{token}/file")
+}
+
+/// One claimed file of several behind a recipient's link, by its position.
+pub fn link_file_at(token: &str, position: i32) -> String {
+    format!("/s/{token}/files/{position}")
 }
 
 /// A deletion case's admin page.

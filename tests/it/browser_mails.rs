@@ -48,15 +48,15 @@ fn mails(lang: Lang) -> Vec<(&'static str, String, bool)> {
         expires: "2026-12-02 15:00",
         file: Some(("見積書.pdf", "1.2 MB")),
     };
+    let files = [file.to_owned()];
     let receipt = Receipt {
         recipient: "recipient@example.test",
-        file_name: file,
+        files: &files,
         started: "2026-12-01 15:00",
         completed: "2026-12-01 15:01",
         link: SHARE_LINK,
     };
-    let lock_notice =
-        LockNotice { recipient: "recipient@example.test", file_name: file, browsers: 2, link: SHARE_LINK };
+    let lock_notice = LockNotice { recipient: "recipient@example.test", files: &files, browsers: 2, link: SHARE_LINK };
     let to = "recipient@example.test";
     [
         ("notification", messages::notification_mail(&origin, to, lang, &notification), true),

@@ -8,7 +8,7 @@ use sha2::{Digest, Sha256};
 
 use watasu::{
     maintenance::Trigger,
-    services::handover::{Fetch, Refusal},
+    services::handover::{Asked, Fetch, Refusal},
     session::Session,
 };
 
@@ -315,7 +315,10 @@ async fn a_request_with_the_claiming_sessions_id_but_another_cookie_gets_nothing
     assert!(matches!(refused, Err(Refusal::AlreadyDownloaded)), "{refused:?}");
     assert_eq!(handover.downloaded_at(&share.token, Some(&other)).await.unwrap(), None);
     assert!(handover.downloaded_at(&share.token, Some(&session(id_hash))).await.unwrap().is_some());
-    assert!(handover.download(&share.token, Some(&other)).await.is_err(), "the claim was honoured for another cookie");
+    assert!(
+        handover.download(&share.token, Some(&other), Asked::All).await.is_err(),
+        "the claim was honoured for another cookie"
+    );
 }
 
 both_backends!(

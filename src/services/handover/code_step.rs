@@ -13,6 +13,7 @@ use super::{
 };
 use crate::{
     db::Timestamp,
+    lifecycle::ClaimedFile,
     otp::{Challenge, Notice},
     ratelimit::Room,
     secret::sha256_hex,
@@ -68,7 +69,7 @@ impl Handover {
         if let Some(session) = session
             && self.access.grants.is_granted(session, share.id).await?
         {
-            return Ok(Step::Download(self.file_of(share).await?));
+            return Ok(Step::Download(self.files_of(share).await?));
         }
         if share.locked {
             return Err(Refusal::Locked);
@@ -142,6 +143,15 @@ impl Handover {
     pub async fn downloaded_at(&self, token: &str, session: Option<&Session>) -> Result<Option<Timestamp>, Refusal> {
         let Some(session) = session.filter(|_| is_token_shaped(token)) else { return Ok(None) };
         Ok(self.access.links.repo().claimed_at(&sha256_hex(token), session).await?)
+    }
+
+    /// The files of a handover of several that the browser which claimed it may still fetch (during
+    /// the grace), so the "already downloaded" page offers them again; none for a handover of one
+    /// file, after the grace, or for anyone else.
+    pub async fn still_fetchable(&self, token: &str, session: Option<&Session>) -> Result<Vec<ClaimedFile>, Refusal> {
+        let Some(session) = session else { return Ok(Vec::new()) };
+        let Some(claimed) = self.deliveries.claimed_by(token, session).await? else { return Ok(Vec::new()) };
+        Ok(if claimed.files.len() > 1 { claimed.files } else { Vec::new() })
     }
 
     /// Who sent the share a link names, whatever its state, so the pages that end the flow can

@@ -21,7 +21,7 @@ use crate::{
     accounts::EmailAddress,
     db::Timestamp,
     i18n::Lang,
-    lifecycle::{ClaimedFile, LifecycleRepository},
+    lifecycle::{Claimed, LifecycleRepository},
     otp::{CodeOutcome, Codes, Notice, Repeat},
     ratelimit::RateLimiter,
     session::Session,
@@ -76,8 +76,8 @@ pub enum Step {
     Code(CodeStep),
     /// Its code requests are used up for now and it has no working code: no form helps until then.
     Blocked(Blocked),
-    /// Verified: the file it may download.
-    Download(FileInfo),
+    /// Verified: the files it may download, in order (at least one).
+    Download(Vec<FileInfo>),
 }
 
 /// A right code, checked just now: only it earns a grant, once the session has a new id.
@@ -103,11 +103,19 @@ pub enum Checked {
     NoLiveCode,
 }
 
-/// What a request for the claimed file finds.
+/// What a download asks for: everything the share hands over (its one file, or the archive of
+/// its several), or one file of several by its position.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Asked {
+    All,
+    File(i32),
+}
+
+/// What a request for the claimed files finds.
 #[derive(Debug)]
 pub enum Fetch {
-    /// This session claimed the share and may fetch its file now.
-    Claimed(ClaimedFile),
+    /// This session claimed the share and may fetch its files now.
+    Claimed(Claimed),
     /// The share has not been claimed yet: its landing page has the download step (a GET never
     /// claims).
     NotClaimed,
@@ -166,9 +174,13 @@ impl Handover {
         Ok((share, step))
     }
 
-    /// The file a share names, while it is still there.
-    pub async fn file_of(&self, share: &Share) -> Result<FileInfo, Refusal> {
-        self.access.links.repo().file_of(share).await?.ok_or(Refusal::AlreadyDownloaded)
+    /// The files a share hands over, while they are still there.
+    pub async fn files_of(&self, share: &Share) -> Result<Vec<FileInfo>, Refusal> {
+        let files = self.access.links.repo().files_of(share).await?;
+        if files.is_empty() {
+            return Err(Refusal::AlreadyDownloaded);
+        }
+        Ok(files)
     }
 
     /// An address typed on the email step: a challenge either way, mailed only on a match. Past
@@ -315,10 +327,12 @@ impl Handover {
         Ok(())
     }
 
-    /// Resolves the link again, checks this session's grant, opens the file and claims the share
-    /// for this session. Nothing in the request chooses the file: the share row names it. The
-    /// claimer asking again during the grace is no second claim: it may fetch the file again.
-    pub async fn download(&self, token: &str, session: Option<&Session>) -> Result<(), Refusal> {
+    /// Resolves the link again, checks this session's grant, opens the files asked for and claims
+    /// the share for this session, whichever of its files are asked for: the claim is the one
+    /// download of the whole handover. Nothing in the request chooses the share: the link names it,
+    /// and a position only picks one of its files. The claimer asking again during the grace is no
+    /// second claim: it may fetch any of the files again.
+    pub async fn download(&self, token: &str, session: Option<&Session>, asked: Asked) -> Result<(), Refusal> {
         if let Some(session) = session
             && self.deliveries.claimed_by(token, session).await?.is_some()
         {
@@ -337,12 +351,21 @@ impl Handover {
             }
             Err(error) => return Err(error.into()),
         };
-        let info = self.file_of(&share).await?;
+        let files = self.files_of(&share).await?;
+        let wanted: Vec<&FileInfo> = match asked {
+            Asked::All => files.iter().collect(),
+            Asked::File(position) => files.iter().filter(|file| file.position == position).collect(),
+        };
+        if wanted.is_empty() {
+            return Err(Refusal::NotAvailable("download of a file the share does not have"));
+        }
         // Opened before the claim, so a file that cannot be read never uses up the one download.
-        match self.store.open(&info.storage_key).await {
-            Ok(_) => {}
-            Err(StoreError::NotFound) => return Err(Refusal::AlreadyDownloaded),
-            Err(error) => return Err(Fault::of_store(error).into()),
+        for file in wanted {
+            match self.store.open(&file.storage_key).await {
+                Ok(_) => {}
+                Err(StoreError::NotFound) => return Err(Refusal::AlreadyDownloaded),
+                Err(error) => return Err(Fault::of_store(error).into()),
+            }
         }
         // The claim commits on its own before the first byte; losing it means someone else
         // already downloaded the file.
@@ -354,15 +377,15 @@ impl Handover {
         Ok(())
     }
 
-    /// A request for the claimed file: the file for the session that claimed it (during the
+    /// A request for the claimed files: the files for the session that claimed it (during the
     /// grace), the landing page for a share not claimed yet, and the "already downloaded"
     /// refusal for everyone else (no cookie, another session, the claimer after the grace, a
     /// purged share). Records nothing: link previewers and mail scanners fetch what they like.
     pub async fn fetch(&self, token: &str, session: Option<&Session>) -> Result<Fetch, Refusal> {
         if let Some(session) = session
-            && let Some(file) = self.deliveries.claimed_by(token, session).await?
+            && let Some(claimed) = self.deliveries.claimed_by(token, session).await?
         {
-            return Ok(Fetch::Claimed(file));
+            return Ok(Fetch::Claimed(claimed));
         }
         self.open(token).await?;
         Ok(Fetch::NotClaimed)

@@ -1,6 +1,7 @@
 //! The pages that end the recipient's flow, answered here because only the recipient's routes
 //! know the link and the browser: "already downloaded" (410) tells the browser that downloaded
-//! when it did, in a calm card (it is good news), and everyone else to contact the sender; the
+//! when it did, in a calm card (it is good news), with the buttons of a handover of several files
+//! again while its grace runs, and everyone else to contact the sender; the
 //! locked (403) and the expired or ended (404) pages say what happened. Each offers to write to
 //! the sender, but only for a link that names a share: a page for an unknown link names no one
 //! and goes on, as every other error, to the common error page. (Used-up code requests are a step
@@ -27,6 +28,11 @@ struct EndPage {
     write_to: Option<(String, String)>,
     /// Where the button leads without a sender to write to, and what it says.
     back: (String, &'static str),
+    /// The browser that downloaded a handover of several files, during the grace: its files
+    /// (position and name), offered again with the forms' token.
+    again: Vec<(i32, String)>,
+    csrf_token: String,
+    share_path: String,
 }
 
 /// Around each recipient route: turns the refusals that end the flow into their pages.
@@ -43,12 +49,16 @@ pub async fn recipient_refusals<E: Endpoint>(ep: Arc<E>, req: Request) -> poem::
     let Some(state) = state else { return Err(error) };
     let handover = &state.services.handover;
     let (rf, t, lang) = (&chrome.t.recipient, chrome.t, chrome.lang);
+    let session = session.and_then(|s| s.current());
+    let mut again = Vec::new();
     let (status, title, body, calm) = match error.downcast_ref::<AppError>() {
         Some(AppError::AlreadyDownloaded) => {
-            let session = session.and_then(|s| s.current());
             let at = handover.downloaded_at(&token, session.as_ref()).await.map_err(super::refusal)?;
+            let files = handover.still_fetchable(&token, session.as_ref()).await.map_err(super::refusal)?;
+            again = files.into_iter().map(|file| (file.position, file.original_name)).collect();
+            let here = if again.is_empty() { rf.downloaded_here } else { rf.many.downloaded_here };
             let body = match at {
-                Some(at) => rf.downloaded_here.replace("{time}", &format::human_time(at, lang)),
+                Some(at) => here.replace("{time}", &format::human_time(at, lang)),
                 None => rf.downloaded_elsewhere.to_owned(),
             };
             (StatusCode::GONE, rf.downloaded_title, body, at.is_some())
@@ -70,7 +80,21 @@ pub async fn recipient_refusals<E: Endpoint>(ep: Arc<E>, req: Request) -> poem::
     tracing::info!(status = status.as_u16(), reason = %error, calm, "request refused: the flow ended");
     let write_to = sender.and_then(|sender| write_to(&sender, rf.write_to));
     let back = (paths::HOME.to_owned(), t.errors.back_home);
-    page_response(EndPage { c: chrome, status: status.as_u16(), title, body, calm, write_to, back }, htmx)
+    let csrf_token = session.map(|s| s.csrf_secret).unwrap_or_default();
+    let share_path = paths::link(&token);
+    let page = EndPage {
+        c: chrome,
+        status: status.as_u16(),
+        title,
+        body,
+        calm,
+        write_to,
+        back,
+        again,
+        csrf_token,
+        share_path,
+    };
+    page_response(page, htmx)
 }
 
 /// The sender's address as a mailto link's path (the URL parser escapes what the address needs)

@@ -1,6 +1,7 @@
-//! The file response: streamed from storage with its exact length, never sniffed, never
-//! rendered, named with an RFC 6266 `filename*` that keeps Japanese names intact, and resumable:
-//! `Accept-Ranges` and a strong `ETag` (the content's SHA-256) let a browser ask for the rest.
+//! The file response (a stored file, or the ZIP archive of a handover's files): streamed with its
+//! exact length, never sniffed, never rendered, named with an RFC 6266 `filename*` that keeps
+//! Japanese names intact, and resumable: `Accept-Ranges` and a strong `ETag` (a file's SHA-256,
+//! the archive's fingerprint) let a browser ask for the rest.
 
 use poem::{
     Body, Response,
@@ -8,15 +9,36 @@ use poem::{
 };
 
 use super::range::Part;
-use crate::{lifecycle::ClaimedFile, storage::OpenedFile};
+use crate::{lifecycle::ClaimedFile, storage::OpenedFile, zip::Layout};
 
 /// Nothing keeps a copy of the file; Chromium still resumes a cut download with it (measured:
 /// docs/decisions.md).
 const CACHE_CONTROL: &str = "no-store";
 
-/// The strong validator of the file: its SHA-256, quoted.
-pub fn etag(file: &ClaimedFile) -> String {
-    format!("\"{}\"", file.sha256)
+/// What a response serves, as its headers say it.
+pub struct Served {
+    pub name: String,
+    pub content_type: &'static str,
+    pub size: u64,
+    /// The strong validator, quoted.
+    pub etag: String,
+}
+
+impl Served {
+    /// A stored file, whose validator is its SHA-256.
+    pub fn file(file: &ClaimedFile) -> Self {
+        Self {
+            name: file.original_name.clone(),
+            content_type: "application/octet-stream",
+            size: u64::try_from(file.size_bytes).unwrap_or(0),
+            etag: format!("\"{}\"", file.sha256),
+        }
+    }
+
+    /// The archive of several files, named `name`.
+    pub fn archive(layout: &Layout, name: String) -> Self {
+        Self { name, content_type: "application/zip", size: layout.len(), etag: layout.etag().to_owned() }
+    }
 }
 
 /// The stream of an opened file (or of its range).
@@ -24,18 +46,18 @@ pub fn stream(opened: OpenedFile) -> Body {
     Body::from_bytes_stream(opened.into_chunks())
 }
 
-/// The answer for `part` of `file` with `body` (empty for HEAD): 206 for a range, else 200 (an
-/// unsatisfiable part is answered by [`unsatisfiable`] instead).
-pub fn file_response(file: &ClaimedFile, part: Part, body: Body) -> Response {
-    let size = u64::try_from(file.size_bytes).unwrap_or(0);
+/// The answer for `part` of what is `served` with `body` (empty for HEAD): 206 for a range, else
+/// 200 (an unsatisfiable part is answered by [`unsatisfiable`] instead).
+pub fn file_response(served: &Served, part: Part, body: Body) -> Response {
+    let size = served.size;
     let builder = Response::builder()
-        .header(header::CONTENT_TYPE, "application/octet-stream")
-        .header(header::CONTENT_DISPOSITION, content_disposition(&file.original_name))
+        .header(header::CONTENT_TYPE, served.content_type)
+        .header(header::CONTENT_DISPOSITION, content_disposition(&served.name))
         .header(header::CONTENT_SECURITY_POLICY, "sandbox; frame-ancestors 'none'")
         .header(header::CACHE_CONTROL, CACHE_CONTROL)
         .header(header::X_CONTENT_TYPE_OPTIONS, "nosniff")
         .header(header::ACCEPT_RANGES, "bytes")
-        .header(header::ETAG, etag(file));
+        .header(header::ETAG, &served.etag);
     let builder = match part {
         Part::Range { start, end } => builder
             .status(StatusCode::PARTIAL_CONTENT)
@@ -47,10 +69,10 @@ pub fn file_response(file: &ClaimedFile, part: Part, body: Body) -> Response {
 }
 
 /// 416: the asked range starts past the end; says how long the file is.
-pub fn unsatisfiable(file: &ClaimedFile) -> Response {
+pub fn unsatisfiable(served: &Served) -> Response {
     Response::builder()
         .status(StatusCode::RANGE_NOT_SATISFIABLE)
-        .header(header::CONTENT_RANGE, format!("bytes */{}", file.size_bytes))
+        .header(header::CONTENT_RANGE, format!("bytes */{}", served.size))
         .header(header::ACCEPT_RANGES, "bytes")
         .header(header::CACHE_CONTROL, CACHE_CONTROL)
         .body(Body::empty())

@@ -1,7 +1,9 @@
 //! The recipient's pages: a share link identifies the share; the email step sends a code only to
 //! the registered address (the answer is the same whatever was typed); the code step earns a
 //! grant on a regenerated session; the download is a POST that claims the share and answers 303
-//! to the file, which only the claiming session may then GET (in ranges, to resume). The other
+//! to the file (or, for a handover of several files, to the ZIP archive of them all or to the one
+//! file its button names), which only the claiming session may then GET (in ranges, to resume;
+//! `serve`). The other
 //! form posts answer 303 to the link (htmx gets the step itself): the step lives in the session,
 //! so a reload shows it again and sends nothing. The rules live in [`crate::services::handover`];
 //! these handlers parse, call it, and render.
@@ -10,6 +12,7 @@ mod ends;
 mod file;
 mod page;
 mod range;
+mod serve;
 mod tally;
 
 pub use ends::recipient_refusals;
@@ -18,9 +21,7 @@ pub use file::content_disposition;
 use std::net::IpAddr;
 
 use poem::{
-    Body, EndpointExt, Request, Response, Route, get, handler,
-    http::{Method, header},
-    post,
+    EndpointExt, Request, Response, Route, get, handler, post,
     web::{Data, Path},
 };
 use serde::Deserialize;
@@ -33,7 +34,7 @@ use super::{
 };
 use crate::{
     i18n::Lang,
-    services::handover::{Checked, Fetch, Refusal, Visit},
+    services::handover::{Asked, Checked, Refusal, Visit},
     session::Session,
     share::Share,
 };
@@ -47,7 +48,11 @@ pub fn routes(route: Route) -> Route {
         .at("/s/:token/code/new", post(resend_code).around(recipient_refusals))
         .at("/s/:token/address", post(other_address).around(recipient_refusals))
         .at("/s/:token/download", post(download).around(recipient_refusals))
-        .at("/s/:token/file", get(claimed_file).head(claimed_file).around(recipient_refusals))
+        .at("/s/:token/file", get(serve::claimed_file).head(serve::claimed_file).around(recipient_refusals))
+        .at(
+            "/s/:token/files/:position",
+            post(download_one).get(serve::claimed_one).head(serve::claimed_one).around(recipient_refusals),
+        )
 }
 
 /// The page a refusal answers with; the reason goes to the log only.
@@ -195,39 +200,26 @@ pub async fn submit_code(
 }
 
 /// POST /s/{token}/download: checks this session's grant again and claims the share for it, then
-/// sends the browser to the file (a form POST that answers 303 still downloads without
-/// JavaScript). Nothing in the request chooses the file: the share row names it.
+/// sends the browser to everything it hands over (a form POST that answers 303 still downloads
+/// without JavaScript). Nothing in the request chooses the share: the link names it.
 #[handler]
 pub async fn download(
     Path(token): Path<String>,
     state: Data<&AppState>,
     session: Data<&SessionHandle>,
 ) -> Result<Response, AppError> {
-    state.services.handover.download(&token, session.current().as_ref()).await.map_err(refusal)?;
+    state.services.handover.download(&token, session.current().as_ref(), Asked::All).await.map_err(refusal)?;
     Ok(see_other(&paths::link_file(&token)))
 }
 
-/// GET and HEAD /s/{token}/file: the claimed file, whole or one range, for the claiming session
-/// during the delivery grace; a share not claimed yet goes to its landing page (a GET never
-/// claims). HEAD says the same and sends, and records, nothing.
+/// POST /s/{token}/files/{position}: the same claim, sending the browser to one file of several.
 #[handler]
-pub async fn claimed_file(
-    Context { state, session, req, .. }: Context<'_>,
-    Path(token): Path<String>,
+pub async fn download_one(
+    Path((token, position)): Path<(String, i32)>,
+    state: Data<&AppState>,
+    session: Data<&SessionHandle>,
 ) -> Result<Response, AppError> {
-    let claimed = match state.services.handover.fetch(&token, session.current().as_ref()).await.map_err(refusal)? {
-        Fetch::Claimed(claimed) => claimed,
-        Fetch::NotClaimed => return Ok(see_other(&paths::link(&token))),
-    };
-    let size = u64::try_from(claimed.size_bytes).unwrap_or(0);
-    let header_of = |name| req.headers().get(name).and_then(|v| v.to_str().ok());
-    let part = range::choose(header_of(header::RANGE), header_of(header::IF_RANGE), &file::etag(&claimed), size);
-    let Some((start, len)) = part.span(size) else { return Ok(file::unsatisfiable(&claimed)) };
-    let deliveries = &state.services.deliveries;
-    let opened = deliveries.open(&claimed, start, len).await.map_err(refusal)?;
-    if req.method() == Method::HEAD {
-        return Ok(file::file_response(&claimed, part, Body::empty()));
-    }
-    let body = tally::tallied(file::stream(opened), deliveries.clone(), claimed.clone(), start, len);
-    Ok(file::file_response(&claimed, part, body))
+    let asked = Asked::File(position);
+    state.services.handover.download(&token, session.current().as_ref(), asked).await.map_err(refusal)?;
+    Ok(see_other(&paths::link_file_at(&token, position)))
 }

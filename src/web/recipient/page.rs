@@ -32,8 +32,10 @@ impl Step {
     }
 }
 
-/// The file as the download step shows it.
+/// A file as the download step shows it.
 pub struct FileView {
+    /// Its place in the handover, which its own button posts to.
+    pub position: i32,
     pub name: String,
     pub size: String,
     pub sha256: String,
@@ -64,7 +66,15 @@ struct SharePage<'a> {
     last_request: Option<String>,
     /// Code requests are used up: when the next one may be made.
     blocked_until: Option<String>,
+    /// The one file of a handover of one.
     file: Option<FileView>,
+    /// The files of a handover of several (none for a handover of one).
+    files: Vec<FileView>,
+    /// How many files the handover holds: the page's words differ for several.
+    file_count: i64,
+    /// The words that say how many: "{sender} has sent you {n} files", "Download all ({n} …)".
+    sent_by_after_many: String,
+    download_all: String,
     message: &'a str,
     expires: String,
 }
@@ -78,6 +88,7 @@ struct Shown {
     last_request: Option<String>,
     blocked_until: Option<String>,
     file: Option<FileView>,
+    files: Vec<FileView>,
 }
 
 impl Shown {
@@ -103,11 +114,22 @@ impl Shown {
         Self { blocked_until: Some(text.replace("{minutes}", &blocked.minutes.to_string())), ..Default::default() }
     }
 
-    /// The download step's file, sized in the visitor's language.
-    fn download(file: FileInfo, lang: Lang) -> Self {
-        let size = format::human_size(file.size_bytes, lang);
-        let view = FileView { name: file.original_name, size, sha256: file.sha256 };
-        Self { file: Some(view), ..Default::default() }
+    /// The download step's files, sized in the visitor's language: the one file as always, or the
+    /// list of several.
+    fn download(files: Vec<FileInfo>, lang: Lang) -> Self {
+        let mut views: Vec<FileView> = files
+            .into_iter()
+            .map(|file| FileView {
+                position: file.position,
+                size: format::human_size(file.size_bytes, lang),
+                name: file.original_name,
+                sha256: file.sha256,
+            })
+            .collect();
+        if views.len() == 1 {
+            return Self { file: views.pop(), ..Default::default() };
+        }
+        Self { files: views, ..Default::default() }
     }
 }
 
@@ -146,11 +168,13 @@ pub fn render_step(
         }
         handover::Step::Code(code) => (Step::Code, Shown::code(code, lang)),
         handover::Step::Blocked(blocked) => (Step::Blocked, Shown::blocked(blocked, lang)),
-        handover::Step::Download(file) => (Step::Download, Shown::download(file, lang)),
+        handover::Step::Download(files) => (Step::Download, Shown::download(files, lang)),
     };
+    let rf = &lang.text().recipient;
+    let count = share.file_count.to_string();
     let page = SharePage {
         c,
-        rf: &lang.text().recipient,
+        rf,
         step,
         sender_name: &share.sender_name,
         share_path: paths::link(token),
@@ -161,6 +185,10 @@ pub fn render_step(
         last_request: shown.last_request,
         blocked_until: shown.blocked_until,
         file: shown.file,
+        files: shown.files,
+        file_count: share.file_count,
+        sent_by_after_many: rf.many.sent_by_after.replace("{n}", &count),
+        download_all: rf.many.download_all.replace("{n}", &count),
         message: &share.message,
         expires: format::human_time(share.expires_at, lang),
     };

@@ -1,8 +1,9 @@
-//! The body of a file response, recording what it hands to the connection. Before a chunk goes
-//! past the range written to the database, the range is moved a step ahead of it (the first
-//! write also starts the delivery grace), so a response cut by a crash still counts every byte
-//! the browser can have got. When the body is dropped (sent to the end, or the client went away)
-//! it records how far it really got.
+//! The body of a file or archive response, recording what it hands to the connection. Before a
+//! chunk goes past the range written to the database, the range is moved a step ahead of it (the
+//! first write also starts the delivery grace), so a response cut by a crash still counts every
+//! byte the browser can have got. When the body is dropped (sent to the end, or the client went
+//! away) it records how far it really got. Ranges are of the response's bytes here; the delivery
+//! maps them onto the files they are.
 
 use std::{
     io,
@@ -17,17 +18,20 @@ use http_body::{Body as HttpBody, Frame, SizeHint};
 use http_body_util::combinators::BoxBody;
 use poem::Body;
 
-use crate::{lifecycle::ClaimedFile, services::delivery::Deliveries};
+use crate::{
+    lifecycle::RangeRows,
+    services::delivery::{Deliveries, Delivery},
+};
 
 /// The least a record reaches past the bytes already handed over: a response records at most
 /// `RECORDS_PER_RESPONSE` times, and never more often than once per this many bytes.
 const RECORD_STEP_MIN: u64 = 8 << 20;
 const RECORDS_PER_RESPONSE: u64 = 8;
 
-/// Who to tell, and which bytes of the file this response sends.
+/// Who to tell, and which bytes of what this response sends.
 struct Report {
     deliveries: Deliveries,
-    file: ClaimedFile,
+    delivery: Delivery,
     start: u64,
     len: u64,
 }
@@ -37,27 +41,27 @@ struct Tally {
     sent: u64,
     /// The stream said it had nothing more (an empty file sends no bytes, yet is delivered).
     ended: bool,
-    /// This response's range in the database, once written, and where it reaches.
-    range: Option<i64>,
+    /// This response's ranges in the database, once written, and where they reach.
+    rows: RangeRows,
     recorded_to: u64,
-    /// The range being written, and the chunk that waits for it. (In a mutex only because a
+    /// The ranges being written, and the chunk that waits for them. (In a mutex only because a
     /// body must be `Sync`; it is only ever reached through `&mut self`.)
-    writing: Option<Mutex<BoxFuture<'static, Option<i64>>>>,
+    writing: Option<Mutex<BoxFuture<'static, RangeRows>>>,
     held: Option<Frame<Bytes>>,
     report: Option<Report>,
 }
 
-/// `body` (the `len` bytes from `start` of `file`), recording what it sends.
-pub fn tallied(body: Body, deliveries: Deliveries, file: ClaimedFile, start: u64, len: u64) -> Body {
+/// `body` (the `len` bytes from `start` of what `delivery` sends), recording what it sends.
+pub fn tallied(body: Body, deliveries: Deliveries, delivery: Delivery, start: u64, len: u64) -> Body {
     let tally = Tally {
         inner: body.into(),
         sent: 0,
         ended: false,
-        range: None,
+        rows: RangeRows::default(),
         recorded_to: start,
         writing: None,
         held: None,
-        report: Some(Report { deliveries, file, start, len }),
+        report: Some(Report { deliveries, delivery, start, len }),
     };
     Body::from(BoxBody::new(tally))
 }
@@ -69,9 +73,9 @@ impl Tally {
         let step = RECORD_STEP_MIN.max(report.len / RECORDS_PER_RESPONSE);
         let to = reach.saturating_add(step).min(report.start + report.len).max(reach);
         self.recorded_to = to;
-        let (deliveries, file, range, start) =
-            (report.deliveries.clone(), report.file.clone(), self.range, report.start);
-        self.writing = Some(Mutex::new(Box::pin(async move { deliveries.sending(&file, range, start, to).await })));
+        let (deliveries, delivery, rows, start) =
+            (report.deliveries.clone(), report.delivery.clone(), self.rows.clone(), report.start);
+        self.writing = Some(Mutex::new(Box::pin(async move { deliveries.sending(&delivery, rows, start, to).await })));
     }
 
     fn held_len(&self) -> u64 {
@@ -88,7 +92,7 @@ impl HttpBody for Tally {
         loop {
             if let Some(writing) = this.writing.as_mut() {
                 let writing = writing.get_mut().unwrap_or_else(|poisoned| poisoned.into_inner());
-                this.range = ready!(writing.as_mut().poll(cx));
+                this.rows = ready!(writing.as_mut().poll(cx));
                 this.writing = None;
             }
             if let Some(frame) = this.held.take() {
@@ -140,19 +144,19 @@ impl Drop for Tally {
         let Some(report) = self.report.take() else { return };
         let end = report.start + self.sent;
         // Nothing sent or recorded changes nothing; the record needs the runtime, gone only at shutdown.
-        if self.sent == 0 && !self.ended && self.range.is_none() && self.writing.is_none() {
+        if self.sent == 0 && !self.ended && self.rows.is_empty() && self.writing.is_none() {
             return;
         }
         let writing = self.writing.take().map(|w| w.into_inner().unwrap_or_else(|poisoned| poisoned.into_inner()));
-        let range = self.range;
+        let rows = std::mem::take(&mut self.rows);
         if let Ok(runtime) = tokio::runtime::Handle::try_current() {
             runtime.spawn(async move {
-                // A range still being written is finished first, so the true end comes last.
-                let range = match writing {
+                // Ranges still being written are finished first, so the true ends come last.
+                let rows = match writing {
                     Some(writing) => writing.await,
-                    None => range,
+                    None => rows,
                 };
-                report.deliveries.delivered(&report.file, range, report.start, end).await
+                report.deliveries.delivered(&report.delivery, rows, report.start, end).await
             });
         }
     }

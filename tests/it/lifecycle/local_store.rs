@@ -8,7 +8,7 @@ async fn the_local_store_deletes_the_file_from_disk_and_the_share_is_purged(back
     let sender = app.create_sender("sender@example.test", "Sender Sato").await;
     let (id, path) = local_share(&app, sender).await;
     assert!(app.state.lifecycle.mark_consumed(id, None).await.unwrap());
-    app.state.lifecycle.record_sending(id, None, 0, 1).await.unwrap();
+    app.state.lifecycle.record_sending(id, RangeRows::default(), FIRST_BYTE).await.unwrap();
 
     let done = local_gc(&app, NO_TIME, NO_TIME).collect(10, Trigger::Cli).await.unwrap();
 
@@ -38,7 +38,7 @@ async fn a_delete_that_really_fails_on_disk_backs_off_and_does_not_stop_the_pass
     let (expired, expired_path) = local_share(&app, sender).await;
     let (healthy, healthy_path) = local_share(&app, sender).await;
     assert!(app.state.lifecycle.mark_consumed(consumed, None).await.unwrap());
-    app.state.lifecycle.record_sending(consumed, None, 0, 1).await.unwrap();
+    app.state.lifecycle.record_sending(consumed, RangeRows::default(), FIRST_BYTE).await.unwrap();
     app.expire_share(expired).await;
     app.expire_share(healthy).await;
     make_undeletable(&consumed_path);

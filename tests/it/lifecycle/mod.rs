@@ -12,7 +12,7 @@ use std::{path::PathBuf, sync::Arc, time::Duration};
 
 use watasu::{
     db::{Db, Dialect, Sql},
-    lifecycle::{GcReport, GcRunner, LifecycleRepository, ShareGc},
+    lifecycle::{GcReport, GcRunner, LifecycleRepository, RangeRows, ShareGc, Span},
     maintenance::Trigger,
     on_db,
     share::ShareEvents,
@@ -125,9 +125,12 @@ impl Fixture {
 
     /// The claimed share's first byte goes out: its delivery grace starts now.
     async fn first_byte(&self, share_id: i64) {
-        self.repo.record_sending(share_id, None, 0, 1).await.unwrap();
+        self.repo.record_sending(share_id, RangeRows::default(), FIRST_BYTE).await.unwrap();
     }
 }
+
+/// The first byte of a share's first file, as a response records it before it goes out.
+const FIRST_BYTE: &[Span] = &[Span { position: 0, start: 0, end: 1 }];
 
 // Seed 000's ShareLifecycleTest, case by case.
 

@@ -77,7 +77,28 @@ impl Browser {
 
     /// GETs the claimed file with extra request headers (a Range, an If-Range).
     pub async fn fetch_file(&self, token: &str, headers: &[(&str, &str)]) -> reqwest::Response {
-        let mut request = self.client.get(self.url(&format!("/s/{token}/file")));
+        self.fetch(&format!("/s/{token}/file"), headers).await
+    }
+
+    /// Posts the button of one file of several (at `position`) and returns its own answer (303 to
+    /// that file, or a refusal).
+    pub async fn claim_one(&self, token: &str, csrf: &str, position: i32) -> reqwest::Response {
+        self.client
+            .post(self.url(&format!("/s/{token}/files/{position}")))
+            .header("Sec-Fetch-Site", "same-origin")
+            .form(&[("csrf_token", csrf)])
+            .send()
+            .await
+            .unwrap()
+    }
+
+    /// GETs one claimed file of several with extra request headers.
+    pub async fn fetch_one(&self, token: &str, position: i32, headers: &[(&str, &str)]) -> reqwest::Response {
+        self.fetch(&format!("/s/{token}/files/{position}"), headers).await
+    }
+
+    async fn fetch(&self, path: &str, headers: &[(&str, &str)]) -> reqwest::Response {
+        let mut request = self.client.get(self.url(path));
         for (name, value) in headers {
             request = request.header(*name, *value);
         }
