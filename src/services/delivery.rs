@@ -158,9 +158,17 @@ impl Deliveries {
     /// file is covered records the event and sends the receipt. Never fails the caller (the
     /// response is already over): a failure is logged.
     pub async fn delivered(&self, delivery: &Delivery, rows: RangeRows, start: u64, end: u64) {
-        let share_id = delivery.claimed.share_id;
-        let sizes = delivery.sizes();
-        match self.lifecycle.record_sent(share_id, rows, &delivery.spans(start, end), &sizes).await {
+        self.record_sent(delivery.claimed.share_id, rows, &delivery.spans(start, end), &delivery.sizes()).await;
+    }
+
+    /// A handover's secret note went to the claiming session: it holds no file, so it is
+    /// delivered whole at once (the grace starts, the download completes).
+    pub async fn note_shown(&self, claimed: &Claimed) {
+        self.record_sent(claimed.share_id, RangeRows::default(), &[], &[]).await;
+    }
+
+    async fn record_sent(&self, share_id: i64, rows: RangeRows, spans: &[Span], sizes: &[(i32, u64)]) {
+        match self.lifecycle.record_sent(share_id, rows, spans, sizes).await {
             Ok(true) => {
                 self.events.record_quietly(share_id, EventKind::Completed).await;
                 let size: u64 = sizes.iter().map(|(_, size)| size).sum();

@@ -58,6 +58,13 @@ pub struct Share {
     pub file_count: i64,
 }
 
+impl Share {
+    /// A handover holds files or a secret note: none of the one means the other.
+    pub fn is_note(&self) -> bool {
+        self.file_count == 0
+    }
+}
+
 /// A file of a new handover, already in storage.
 #[derive(Debug)]
 pub struct NewFile {

@@ -337,11 +337,13 @@ impl ShareRepository {
         on_db!(&self.db, |pool| sqlx::query_scalar(pool.sql(&STORED_BYTES)).fetch_one(pool).await)
     }
 
-    /// The sealed secret note of a share's handover, until it is destroyed. The share must come
-    /// from an authorisation result, never a request.
-    pub async fn sealed_note(&self, share: &Share) -> Result<Option<Vec<u8>>, sqlx::Error> {
-        const SQL: &str = "SELECT note_sealed FROM handovers WHERE id = $1 AND note_sealed IS NOT NULL";
-        on_db!(&self.db, |pool| sqlx::query_scalar(SQL).bind(share.handover_id).fetch_optional(pool).await)
+    /// The sealed secret note of share `share_id`'s handover, with the handover's id it is sealed
+    /// to, until it is destroyed. The share must come from an authorisation result or a claim,
+    /// never a request.
+    pub async fn sealed_note(&self, share_id: i64) -> Result<Option<(i64, Vec<u8>)>, sqlx::Error> {
+        const SQL: &str = "SELECT h.id, h.note_sealed FROM shares s JOIN handovers h ON h.id = s.handover_id
+                            WHERE s.id = $1 AND h.note_sealed IS NOT NULL";
+        on_db!(&self.db, |pool| sqlx::query_as(SQL).bind(share_id).fetch_optional(pool).await)
     }
 
     /// The file a share names: its handover's (first) file. The share must come from an

@@ -33,8 +33,8 @@ async fn a_note_is_sealed_at_rest_and_destroyed_when_the_last_share_is_done(back
     assert!(!stored.windows(4).any(|w| w == b"4711"), "the note is stored in the clear");
     assert_eq!(note_seal().open(handover, &stored).unwrap().expose(), NOTE);
     assert!(note_seal().open(handover + 1, &stored).is_none(), "a note moved to another handover opened");
-    let share = app.state.shares.links.resolve(&shares[0].token).await.unwrap();
-    assert_eq!(app.state.shares.links.repo().sealed_note(&share).await.unwrap(), Some(stored.clone()));
+    let kept = app.state.shares.links.repo().sealed_note(shares[0].id).await.unwrap();
+    assert_eq!(kept, Some((handover, stored.clone())));
 
     let repo = LifecycleRepository::new(app.db().clone(), Duration::ZERO, Duration::from_secs(60));
     let gc = ShareGc::new(repo, app.state.store.clone(), ShareEvents::new(app.db().clone()));

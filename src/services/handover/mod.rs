@@ -8,9 +8,11 @@
 
 mod code_step;
 mod limits;
+mod note;
 
 pub use code_step::{Blocked, CodeStatus, CodeStep, minutes_to_wait};
 pub use limits::code_limits;
+pub use note::ReadNote;
 
 use limits::{PER_CLIENT, PER_SESSION, client_bucket, session_bucket};
 
@@ -25,7 +27,7 @@ use crate::{
     otp::{CodeOutcome, Codes, Notice, Repeat},
     ratelimit::RateLimiter,
     session::Session,
-    share::{EventKind, FileInfo, Share, ShareAccess, ShareError, ShareEvents, ShareStatus},
+    share::{EventKind, FileInfo, Share, ShareAccess, ShareError, ShareEvents, ShareStatus, note::NoteSeal},
     storage::{FileStore, StoreError},
     text::strip_invisible,
 };
@@ -109,6 +111,8 @@ pub enum Checked {
 pub enum Asked {
     All,
     File(i32),
+    /// The secret note a handover carries instead of files.
+    Note,
 }
 
 /// What a request for the claimed files finds.
@@ -131,6 +135,7 @@ pub struct Handover {
     store: Arc<dyn FileStore>,
     mails: Mails,
     deliveries: Deliveries,
+    notes: NoteSeal,
 }
 
 impl Handover {
@@ -145,6 +150,7 @@ impl Handover {
             store: parts.store.clone(),
             mails,
             deliveries,
+            notes: NoteSeal::derive(&parts.secret_key),
         }
     }
 
@@ -351,21 +357,15 @@ impl Handover {
             }
             Err(error) => return Err(error.into()),
         };
-        let files = self.files_of(&share).await?;
-        let wanted: Vec<&FileInfo> = match asked {
-            Asked::All => files.iter().collect(),
-            Asked::File(position) => files.iter().filter(|file| file.position == position).collect(),
-        };
-        if wanted.is_empty() {
-            return Err(Refusal::NotAvailable("download of a file the share does not have"));
-        }
-        // Opened before the claim, so a file that cannot be read never uses up the one download.
-        for file in wanted {
-            match self.store.open(&file.storage_key).await {
-                Ok(_) => {}
-                Err(StoreError::NotFound) => return Err(Refusal::AlreadyDownloaded),
-                Err(error) => return Err(Fault::of_store(error).into()),
+        if asked == Asked::Note {
+            if !share.is_note() {
+                return Err(Refusal::NotAvailable("a note of a share of files"));
             }
+            if self.access.links.repo().sealed_note(share.id).await?.is_none() {
+                return Err(Refusal::AlreadyDownloaded);
+            }
+        } else {
+            self.files_can_be_read(&share, asked).await?;
         }
         // The claim commits on its own before the first byte; losing it means someone else
         // already downloaded the file.
@@ -374,6 +374,28 @@ impl Handover {
             return Err(Refusal::AlreadyDownloaded);
         }
         self.events.record_quietly(share.id, EventKind::Downloaded).await;
+        Ok(())
+    }
+
+    /// The files `asked` for, each opened before the claim, so a file that cannot be read never
+    /// uses up the one download.
+    async fn files_can_be_read(&self, share: &Share, asked: Asked) -> Result<(), Refusal> {
+        let files = self.files_of(share).await?;
+        let wanted: Vec<&FileInfo> = match asked {
+            Asked::All => files.iter().collect(),
+            Asked::File(position) => files.iter().filter(|file| file.position == position).collect(),
+            Asked::Note => Vec::new(),
+        };
+        if wanted.is_empty() {
+            return Err(Refusal::NotAvailable("download of a file the share does not have"));
+        }
+        for file in wanted {
+            match self.store.open(&file.storage_key).await {
+                Ok(_) => {}
+                Err(StoreError::NotFound) => return Err(Refusal::AlreadyDownloaded),
+                Err(error) => return Err(Fault::of_store(error).into()),
+            }
+        }
         Ok(())
     }
 

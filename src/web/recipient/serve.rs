@@ -71,6 +71,9 @@ fn sent(claimed: &Claimed, asked: Asked) -> Result<(Sent, Served), Refusal> {
     let one = |index: usize| (Sent::File(index), Served::file(&claimed.files[index]));
     match asked {
         Asked::All if claimed.files.len() == 1 => Ok(one(0)),
+        // A note's handover holds no file: its page is `/s/{token}/note`.
+        Asked::All if claimed.files.is_empty() => Err(Refusal::NotAvailable("fetch of the files of a note")),
+        Asked::Note => Err(Refusal::NotAvailable("a note asked for as a file")),
         Asked::All => {
             let layout = archive_of(claimed)?;
             let served = Served::archive(&layout, archive_name(claimed));
