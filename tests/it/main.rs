@@ -54,6 +54,7 @@ mod file_stores;
 mod fresh_link;
 mod gc_plan;
 mod gc_runner;
+mod handover_form;
 mod handover_migration;
 mod hostile_input;
 mod lang_switch;
