@@ -32,6 +32,13 @@ pub struct HandoverText {
     pub end_handover: &'static str,
     pub end_handover_hint: &'static str,
     pub handover_ended: &'static str,
+    /// The uploader: a chosen file's button to leave it out ("{name}" is the file's name, for
+    /// screen readers), and several files chosen ("{n}" files, "{size}" together).
+    pub remove_file: &'static str,
+    pub remove_file_named: &'static str,
+    pub files_chosen: &'static str,
+    /// The list of chosen files, for screen readers.
+    pub chosen_files_label: &'static str,
 }
 
 pub const EN: HandoverText = HandoverText {
@@ -53,6 +60,10 @@ pub const EN: HandoverText = HandoverText {
     end_handover: "End the whole handover",
     end_handover_hint: "Ends the share of every recipient who has not downloaded yet.",
     handover_ended: "Every open share of this handover was ended.",
+    remove_file: "Remove",
+    remove_file_named: "Remove {name}",
+    files_chosen: "{n} files ({size})",
+    chosen_files_label: "Chosen files",
 };
 
 pub const JA: HandoverText = HandoverText {
@@ -74,4 +85,8 @@ pub const JA: HandoverText = HandoverText {
     end_handover: "この送付をすべて終了",
     end_handover_hint: "まだダウンロードしていないすべての受け取る方の共有を終了します。",
     handover_ended: "この送付の未完了の共有をすべて終了しました。",
+    remove_file: "外す",
+    remove_file_named: "{name} を外す",
+    files_chosen: "{n} ファイル（{size}）",
+    chosen_files_label: "選んだファイル",
 };
