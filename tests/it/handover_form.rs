@@ -16,15 +16,21 @@ use crate::{
 /// Posts the new-share form as a browser without JavaScript would: `recipients` in the one
 /// address field, then every file of `files` in the multipart body (the last fields).
 async fn post(browser: &Browser, recipients: &str, files: &[(&str, &[u8])]) -> Page {
+    post_with(browser, &[("recipient", recipients), ("name_file", "1")], files).await
+}
+
+/// The same with `fields` (the address field among them) instead of the usual ones.
+async fn post_with(browser: &Browser, fields: &[(&str, &str)], files: &[(&str, &[u8])]) -> Page {
     let csrf = browser.get("/shares/new").await.csrf_token();
     let mut form = reqwest::multipart::Form::new()
         .text("csrf_token", csrf)
-        .text("recipient", recipients.to_owned())
         .text("expires_in", "1d")
         .text("message", "The contract and its appendices")
         .text("mail_lang", "en")
-        .text("notify", "1")
-        .text("name_file", "1");
+        .text("notify", "1");
+    for (name, value) in fields {
+        form = form.text(name.to_string(), value.to_string());
+    }
     for (name, content) in files {
         form = form.part("file", reqwest::multipart::Part::bytes(content.to_vec()).file_name(name.to_string()));
     }
@@ -170,7 +176,57 @@ async fn ending_the_whole_handover_ends_every_recipient_s_share_and_only_its_sen
     app.stop().await;
 }
 
+async fn the_mail_lists_ten_names_then_how_many_more_or_only_the_count_when_names_are_off(backend: Backend) {
+    let app = TestApp::spawn(backend).await;
+    let browser = app.signed_in_sender("s@example.test").await;
+    let names: Vec<String> = (1..=12).map(|i| format!("part-{i:02}.pdf")).collect();
+    let twelve: Vec<(&str, &[u8])> = names.iter().map(|name| (name.as_str(), &b"12345"[..])).collect();
+
+    let named = post(&browser, "one@example.test", &twelve).await;
+    let named_mail = app.smtp.wait_for(1, Duration::from_secs(10)).await.remove(0);
+    let unnamed = post_with(&browser, &[("recipient", "two@example.test")], &twelve[..3]).await;
+    let unnamed_mail = app.smtp.wait_for(2, Duration::from_secs(10)).await.remove(1);
+
+    assert_eq!((named.status.as_u16(), unnamed.status.as_u16()), (303, 303), "{}{}", named.body, unnamed.body);
+    let text = named_mail.text();
+    for name in &names[..10] {
+        assert!(text.contains(&format!("- {name} (5 bytes)")), "{name} is not listed: {text}");
+    }
+    assert!(!text.contains("part-11.pdf") && !text.contains("part-12.pdf"), "more than ten listed: {text}");
+    assert!(text.contains("and 2 more"), "{text}");
+    let text = unnamed_mail.text();
+    assert!(text.contains("3 files") && !text.contains("part-0"), "{text}");
+    assert!(!unnamed_mail.data.contains("part-0"), "a name is in the mail's HTML");
+    app.stop().await;
+}
+
+async fn every_likely_typo_among_several_addresses_is_asked_about_once_with_the_files_kept(backend: Backend) {
+    let app = TestApp::spawn(backend).await;
+    let browser = app.signed_in_sender("s@example.test").await;
+    let typed = "tanaka@example, one@example.test, suzuki@exampletest";
+    let files: [(&str, &[u8]); 2] = [("a.pdf", b"first"), ("b.pdf", b"second")];
+
+    let asked = post(&browser, typed, &files).await;
+
+    assert_eq!(asked.status, 200, "{}", asked.body);
+    assert_eq!(asked.texts("[data-address-check] strong"), ["tanaka@example", "suzuki@exampletest"]);
+    let confirmed = asked.attr("input[name=recipient_confirmed]", "value").unwrap();
+    assert_eq!(asked.attrs("input[name=upload]", "value").len(), 2, "the files are not kept");
+    assert_eq!(held(&app).await, [0, 0, 2]);
+
+    let mut fields = vec![("recipient", typed), ("recipient_confirmed", confirmed.as_str()), ("name_file", "1")];
+    let kept = asked.attrs("input[name=upload]", "value");
+    fields.extend(kept.iter().map(|id| ("upload", id.as_str())));
+    let made = post_with(&browser, &fields, &[]).await;
+
+    assert_eq!(made.status, 303, "{}", made.body);
+    assert_eq!(held(&app).await, [1, 3, 0]);
+    app.stop().await;
+}
+
 both_backends!(
+    the_mail_lists_ten_names_then_how_many_more_or_only_the_count_when_names_are_off,
+    every_likely_typo_among_several_addresses_is_asked_about_once_with_the_files_kept,
     three_files_to_two_addresses_make_one_handover_with_a_link_and_a_mail_per_recipient,
     a_bad_address_among_several_is_named_and_everything_typed_comes_back,
     files_over_the_limit_together_are_refused_with_nothing_kept,

@@ -6,6 +6,7 @@
 mod actions;
 mod created_page;
 mod fields;
+mod form_body;
 mod form_page;
 mod link_cookie;
 mod list_filter;

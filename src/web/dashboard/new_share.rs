@@ -12,13 +12,13 @@ use poem::{
     http::StatusCode,
     web::{Html, Multipart, cookie::CookieJar},
 };
-use tokio::io::AsyncReadExt;
 
 use super::super::{
     AppError, AppState, Chrome, Context, SignedIn, middleware::SessionHandle, paths, render, render_with, see_other,
 };
 pub(super) use super::fields::Fields;
 use super::fields::{Invalid, parse_fields, too_many_files};
+use super::form_body::{FORM_OVERHEAD, OVERSIZED_READ, discard, discard_rest, keep_files, largest_form, read_text};
 pub(super) use super::form_page::form_page;
 use crate::{
     accounts::{EmailAddress, User},
@@ -35,15 +35,6 @@ use crate::{
     storage::StoreError,
 };
 
-/// Longest accepted text field of the form.
-const TEXT_FIELD_LIMIT: u64 = 8 * 1024;
-/// Room for the form fields and multipart framing around the file.
-const FORM_OVERHEAD: u64 = 64 * 1024;
-/// How many times the largest form is read from a form over the limit before its form comes
-/// back: reading costs time, not storage, and a browser answered before it has sent its whole
-/// body shows "connection reset" instead of the answer.
-const OVERSIZED_READ: u64 = 2;
-
 /// GET /shares/new
 #[handler]
 pub async fn new_share_form(
@@ -54,20 +45,6 @@ pub async fn new_share_form(
     let mail_lang = state.services.accounts.share_mail_lang(&user, c.lang).await?.code().to_owned();
     let fields = Fields { expires_in, mail_lang, notify: true, name_file: true, ..Default::default() };
     render(&form_page(state, c, &session.form_token(), &fields, None))
-}
-
-async fn read_text(field: poem::web::Field) -> Result<String, AppError> {
-    let mut text = String::new();
-    field
-        .into_async_read()
-        .take(TEXT_FIELD_LIMIT + 1)
-        .read_to_string(&mut text)
-        .await
-        .map_err(|_| AppError::BadRequest("unreadable form field"))?;
-    if text.len() as u64 > TEXT_FIELD_LIMIT {
-        return Err(AppError::TooLarge);
-    }
-    Ok(text)
 }
 
 /// What a submitted form came to.
@@ -112,25 +89,6 @@ pub async fn upload(
 async fn session_ended(state: &AppState, mut multipart: Multipart) -> Response {
     discard_rest(&mut multipart, largest_form(state)).await;
     see_other(paths::LOGIN_UPLOAD_LOST)
-}
-
-/// Reads and throws away the form's remaining fields, up to `left` bytes in all.
-async fn discard_rest(multipart: &mut Multipart, mut left: u64) {
-    while left > 0
-        && let Ok(Some(field)) = multipart.next_field().await
-    {
-        left -= discard(field.into_async_read(), left).await;
-    }
-}
-
-/// The largest body the form may have: the files at their limit and the fields around them.
-fn largest_form(state: &AppState) -> u64 {
-    state.services.sharing.limits().1 + FORM_OVERHEAD
-}
-
-/// Reads and throws away up to `left` bytes of `reader` (stopping at an error); returns how many.
-async fn discard(reader: impl tokio::io::AsyncRead + Unpin, left: u64) -> u64 {
-    tokio::io::copy(&mut reader.take(left), &mut tokio::io::sink()).await.unwrap_or(left)
 }
 
 async fn read_form(
@@ -273,7 +231,7 @@ impl Sending<'_> {
             return self.refuse(&fields, invalid);
         }
         let named = fields.uploaded.len();
-        match self.keep_files(&mut fields, first, multipart).await? {
+        match keep_files(&self.state.services.sharing, self.user, &mut fields, first, multipart).await? {
             Ok(kept) => self.make(fields, kept).await,
             Err(refused) => {
                 let kept: Vec<String> = fields.uploaded.drain(named..).map(|file| file.id).collect();
@@ -289,50 +247,6 @@ impl Sending<'_> {
                 }
             }
         }
-    }
-
-    /// Keeps `first` and every file after it as the sender's finished uploads (added to
-    /// `fields.uploaded`), answering their ids; the files are the last fields, so anything after
-    /// them refuses the form (and the caller removes what was kept).
-    async fn keep_files(
-        &self,
-        fields: &mut Fields,
-        first: poem::web::Field,
-        multipart: &mut Multipart,
-    ) -> Result<Result<Vec<String>, CreateError>, AppError> {
-        let (sharing, limit) = (&self.state.services.sharing, self.state.services.sharing.limits().1);
-        let mut kept = Vec::new();
-        let mut next = Some(first);
-        while let Some(field) = next.take() {
-            if fields.uploaded.len() >= MAX_FILES {
-                return Ok(Err(CreateError::FileCount));
-            }
-            let file_name = field.file_name().unwrap_or_default().to_owned();
-            let content_type = field.content_type().unwrap_or("application/octet-stream").to_owned();
-            let used: u64 = fields.uploaded.iter().map(|file| file.size_bytes).sum();
-            let content = Box::pin(field.into_async_read());
-            match sharing.keep_file(self.user, content, &file_name, &content_type, limit.saturating_sub(used)).await? {
-                Ok(file) => {
-                    kept.push(file.id.clone());
-                    fields.uploaded.push(file);
-                }
-                Err(refused) => return Ok(Err(refused)),
-            }
-            loop {
-                match multipart.next_field().await {
-                    Ok(None) => break,
-                    Ok(Some(field)) if field.name() == Some("file") => {
-                        if !field.file_name().unwrap_or_default().is_empty() {
-                            next = Some(field);
-                            break;
-                        }
-                    }
-                    Ok(Some(_)) => return Ok(Err(CreateError::Refused("a field after the files"))),
-                    Err(_) => return Ok(Err(CreateError::Refused("malformed multipart body after the files"))),
-                }
-            }
-        }
-        Ok(Ok(kept))
     }
 
     /// The form again, asking whether `addresses` are right before anything is created; the
