@@ -365,13 +365,10 @@ impl Sharing {
         Ok(Change::Done(()))
     }
 
-    /// Ends every active share of the handover share `id` belongs to; answers how many it ended.
-    /// Each is ended as `revoke` ends one, so a share downloaded meanwhile keeps its outcome.
-    pub async fn revoke_handover(&self, actor: Actor, id: i64) -> Result<Change<usize>, Fault> {
-        let viewer = match actor {
-            Actor::Sender(viewer) => viewer,
-            Actor::Operator => Viewer { user_id: 0, is_admin: true },
-        };
+    /// Ends every active share of the handover share `id` belongs to (the viewer's own; an
+    /// admin's, any); answers how many it ended. Each is ended as `revoke` ends one, so a share
+    /// downloaded meanwhile keeps its outcome.
+    pub async fn revoke_handover(&self, viewer: Viewer, id: i64) -> Result<Change<usize>, Fault> {
         let shares = self.shares.handover(viewer, id).await?;
         if shares.is_empty() {
             return Ok(Change::NotVisible);
@@ -383,7 +380,7 @@ impl Sharing {
                 ended += 1;
             }
         }
-        tracing::info!(?actor, share_id = id, ended, "handover ended");
+        tracing::info!(account_id = viewer.user_id, share_id = id, ended, "handover ended");
         Ok(if ended == 0 { Change::NotApplicable } else { Change::Done(ended) })
     }
 

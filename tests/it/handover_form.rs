@@ -165,6 +165,9 @@ async fn ending_the_whole_handover_ends_every_recipient_s_share_and_only_its_sen
     assert_eq!(stranger.status, 404, "another sender ended someone's handover");
     assert_eq!((status(shares[0].id).await, status(shares[1].id).await), (0, 0));
 
+    let forged = owner.post_form(&format!("{path}/end-handover"), &[]).await;
+    assert_eq!(forged.status, 403, "ended without the form's token");
+    assert_eq!((status(shares[0].id).await, status(shares[1].id).await), (0, 0));
     let csrf = page.attr("[data-end-handover] input[name=csrf_token]", "value").expect("the form's token");
     let ended = owner.post_form(&format!("{path}/end-handover"), &[("csrf_token", &csrf)]).await;
 
@@ -172,7 +175,17 @@ async fn ending_the_whole_handover_ends_every_recipient_s_share_and_only_its_sen
     assert_eq!((status(shares[0].id).await, status(shares[1].id).await), (1, 1));
     let after = ended.follow(&owner, &[("Accept-Language", "en")]).await;
     assert!(after.body.contains(Lang::En.text().dashboard.handover.handover_ended), "{}", after.body);
-    assert!(after.attr("[data-end-handover]", "open").is_none() && after.texts("[data-end-handover]").is_empty());
+    assert!(after.texts("[data-end-handover]").is_empty(), "an ended handover still offers to end it");
+
+    // An admin may end any sender's handover.
+    app.create_admin("admin@example.test").await;
+    let admin = app.sign_in("admin@example.test", PASSWORD).await;
+    let more = app.fake_share().sender(sender).recipient("three@example.test").recipient("four@example.test");
+    let more = more.file("c.pdf", b"third").create_all().await;
+    let csrf = admin.get("/shares/new").await.csrf_token();
+    let ended = admin.post_form(&format!("/shares/{}/end-handover", more[1].id), &[("csrf_token", &csrf)]).await;
+    assert_eq!(ended.status, 303, "{}", ended.body);
+    assert_eq!((status(more[0].id).await, status(more[1].id).await), (1, 1));
     app.stop().await;
 }
 

@@ -92,7 +92,7 @@ pub async fn revoke_handover(
     state: Data<&AppState>,
     SignedIn(user): SignedIn,
 ) -> Result<Response, AppError> {
-    match state.services.sharing.revoke_handover(Actor::Sender(viewer(&user)), id).await? {
+    match state.services.sharing.revoke_handover(viewer(&user), id).await? {
         Change::NotVisible => Err(not_visible()),
         Change::Done(_) => Ok(see_other(&paths::share_done(id, HANDOVER_ENDED))),
         Change::NotApplicable | Change::TooSoon(_) => Ok(see_other(&paths::share_done(id, "unchanged"))),
