@@ -1,7 +1,8 @@
-// The new-share page's resumable upload, through the official tus client (tus.min.js): the file
-// goes to /uploads in chunks small enough for a 100 MB proxy cap, survives dropped connections and
-// page reloads, and the form is then posted with the finished upload's id instead of the file.
-// Without JavaScript (or without tus support) the form posts the file itself, as it always did.
+// The new-share page's resumable upload, through the official tus client (tus.min.js): each
+// chosen file goes to /uploads in turn, in chunks small enough for a 100 MB proxy cap, survives
+// dropped connections and page reloads, and the form is then posted with the finished uploads'
+// ids instead of the files. Before sending, the chosen files are listed, each with a button to
+// leave it out. Without JavaScript (or without tus support) the form posts the files themselves.
 "use strict";
 (function () {
   // Below Cloudflare's and the usual nginx caps of 100 MB, with room for headers.
@@ -27,10 +28,13 @@
   }
 
   // The drop zone: the zone's own words replace the browser's file button (which speaks the
-  // browser's language, not the page's), and show the chosen file with its size.
+  // browser's language, not the page's), and show the chosen files with their sizes.
   var zone = form.querySelector("[data-drop-zone]");
   var chosen = zone && zone.querySelector("[data-drop-chosen]");
   var fileError = document.getElementById("file-error");
+  var list = document.getElementById("chosen-files");
+  // The files to send, in order: what the input holds, less what was removed from the list.
+  var picked = [];
   if (zone && chosen) {
     zone.classList.add("is-enhanced");
     chosen.hidden = false;
@@ -45,10 +49,22 @@
     });
   }
 
-  // The limit, checked before a byte is sent (the server checks it again).
-  function tooLarge(file) {
+  function totalOf(files) {
+    return files.reduce(function (sum, file) { return sum + file.size; }, 0);
+  }
+
+  // The limits, checked before a byte is sent (the server checks them again): the files per
+  // share, and their size together.
+  function overLimit(files) {
     var max = Number(fileInput.dataset.maxBytes);
-    return file && max > 0 && file.size > max;
+    var most = Number(fileInput.dataset.maxFiles);
+    if (most > 0 && files.length > most) {
+      return fileInput.dataset.tooMany.replace("{count}", files.length).replace("{max}", most);
+    }
+    if (max > 0 && totalOf(files) > max) {
+      return fileInput.dataset.overLimit.replace("{size}", size(totalOf(files))).replace("{limit}", fileInput.dataset.maxSize);
+    }
+    return "";
   }
 
   function showFileError(text) {
@@ -69,18 +85,70 @@
     if (zone) zone.classList.toggle("is-invalid", !!text);
   }
 
-  function checkFile() {
-    var file = fileInput.files && fileInput.files[0];
-    if (chosen) chosen.textContent = file ? file.name + " (" + size(file.size) + ")" : fileInput.dataset.none;
-    if (tooLarge(file)) {
-      showFileError(fileInput.dataset.overLimit.replace("{size}", size(file.size)).replace("{limit}", fileInput.dataset.maxSize));
-      return false;
-    }
-    showFileError("");
-    return true;
+  // The input holds exactly the picked files, so a form posted without the uploader (no tus)
+  // sends those.
+  function syncInput() {
+    if (typeof DataTransfer === "undefined") return;
+    try {
+      var transfer = new DataTransfer();
+      picked.forEach(function (file) { transfer.items.add(file); });
+      fileInput.files = transfer.files;
+    } catch (ignored) { /* an older browser posts what was chosen */ }
   }
 
-  fileInput.addEventListener("change", checkFile);
+  // The list under the zone: each file with its size, a bar while it goes, and a button to
+  // leave it out before sending.
+  function renderList() {
+    if (!list) return;
+    list.textContent = "";
+    list.hidden = picked.length < 2;
+    if (picked.length < 2) return;
+    picked.forEach(function (file, index) {
+      var item = document.createElement("li");
+      item.setAttribute("data-chosen-file", "");
+      var name = document.createElement("span");
+      name.className = "chosen-name";
+      name.textContent = file.name + " (" + size(file.size) + ")";
+      var bar = document.createElement("progress");
+      bar.max = 100;
+      bar.value = 0;
+      bar.hidden = true;
+      bar.setAttribute("aria-label", file.name);
+      var remove = document.createElement("button");
+      remove.type = "button";
+      remove.className = "button-secondary";
+      remove.textContent = list.dataset.remove;
+      remove.setAttribute("aria-label", list.dataset.removeNamed.replace("{name}", file.name));
+      remove.addEventListener("click", function () {
+        picked.splice(index, 1);
+        syncInput();
+        checkFile();
+        fileInput.focus();
+      });
+      item.appendChild(name);
+      item.appendChild(bar);
+      item.appendChild(remove);
+      list.appendChild(item);
+    });
+  }
+
+  function checkFile() {
+    if (chosen) {
+      var words = picked.length === 1 ? picked[0].name + " (" + size(picked[0].size) + ")"
+        : picked.length > 1 && list ? list.dataset.filesChosen.replace("{n}", picked.length).replace("{size}", size(totalOf(picked)))
+        : fileInput.dataset.none;
+      chosen.textContent = words;
+    }
+    renderList();
+    var refusal = overLimit(picked);
+    showFileError(refusal);
+    return !refusal;
+  }
+
+  fileInput.addEventListener("change", function () {
+    picked = Array.prototype.slice.call(fileInput.files || []);
+    checkFile();
+  });
   form.addEventListener("submit", function (event) {
     if (checkFile()) return;
     event.preventDefault();
@@ -99,6 +167,9 @@
   var running = false;
   var held = false; // paused by the person, not by the network
   var rate = null; // bytes per second, smoothed
+  // The batch being sent: the files, which one goes now, the bytes of those before it, and the
+  // finished uploads' ids.
+  var batch = null;
 
   function say(text) { status.textContent = text; }
 
@@ -108,8 +179,15 @@
     return minutes < 1 ? words.underAMinute : words.minutesLeft.replace("{minutes}", minutes);
   }
 
+  function fileBar(index) {
+    var bars = list ? list.querySelectorAll("progress") : [];
+    return bars[index] || null;
+  }
+
   var last = null;
-  function onProgress(sent, total) {
+  function onProgress(sentOfFile, totalOfFile) {
+    var sent = batch.before + sentOfFile;
+    var total = batch.total;
     var now = Date.now();
     if (last && now > last.at) {
       var current = (sent - last.sent) / ((now - last.at) / 1000);
@@ -117,6 +195,8 @@
     }
     last = { at: now, sent: sent };
     progress.value = total ? Math.floor((sent / total) * 100) : 0;
+    var bar = fileBar(batch.index);
+    if (bar) { bar.hidden = false; bar.value = totalOfFile ? Math.floor((sentOfFile / totalOfFile) * 100) : 100; }
     var text = words.progress.replace("{sent}", size(sent)).replace("{total}", size(total));
     var left = timeLeft(total - sent);
     say(left ? text + " · " + left : text);
@@ -128,12 +208,18 @@
     if (!on) { last = null; rate = null; }
   }
 
+  function setPicking(on) {
+    fileInput.disabled = !on;
+    if (list) Array.prototype.forEach.call(list.querySelectorAll("button"), function (button) { button.disabled = !on; });
+  }
+
   function reset(message) {
     upload = null;
+    batch = null;
     setRunning(false);
     panel.hidden = true;
     submit.disabled = false;
-    fileInput.disabled = false;
+    setPicking(true);
     say(message || "");
   }
 
@@ -179,20 +265,32 @@
     getName: function () { return "ResumingHttpStack"; }
   };
 
+  // Every file is on the server: the form is posted with their uploads' ids (after the other
+  // fields, as the server reads them), beside any upload a form shown again kept and left ticked.
   function finish() {
     say(words.finishing);
-    // The new file replaces an upload a form shown again had kept.
-    Array.prototype.forEach.call(form.querySelectorAll("input[name=upload]"), function (kept) { kept.remove(); });
-    var field = document.createElement("input");
-    field.type = "hidden";
-    field.name = "upload";
-    field.value = upload.url.split("/").pop();
-    form.appendChild(field); // the last field, after the others, as the server reads them
-    fileInput.disabled = true; // a disabled input is not sent: the file is already on the server
+    batch.ids.forEach(function (id) {
+      var field = document.createElement("input");
+      field.type = "hidden";
+      field.name = "upload";
+      field.value = id;
+      form.appendChild(field);
+    });
+    fileInput.disabled = true; // a disabled input is not sent: the files are already on the server
     form.submit();
   }
 
-  function start(file) {
+  function succeeded() {
+    batch.ids.push(upload.url.split("/").pop());
+    batch.before += batch.files[batch.index].size;
+    var bar = fileBar(batch.index);
+    if (bar) bar.value = 100;
+    batch.index += 1;
+    if (batch.index < batch.files.length) startFile(); else finish();
+  }
+
+  function startFile() {
+    var file = batch.files[batch.index];
     upload = new window.tus.Upload(file, {
       endpoint: form.dataset.tusEndpoint,
       chunkSize: CHUNK_BYTES,
@@ -203,7 +301,7 @@
       httpStack: httpStack,
       onProgress: onProgress,
       onShouldRetry: shouldRetry,
-      onSuccess: finish,
+      onSuccess: succeeded,
       onError: function (error) {
         setRunning(false);
         say(messageFor(error));
@@ -211,9 +309,6 @@
         if (code === 413 || code === 507) reset(messageFor(error));
       }
     });
-    panel.hidden = false;
-    submit.disabled = true;
-    fileInput.disabled = true;
     setRunning(true);
     upload.findPreviousUploads().then(function (previous) {
       if (previous.length) {
@@ -224,12 +319,19 @@
     });
   }
 
+  function start(files) {
+    batch = { files: files, index: 0, before: 0, total: totalOf(files), ids: [] };
+    panel.hidden = false;
+    submit.disabled = true;
+    setPicking(false);
+    startFile();
+  }
+
   form.addEventListener("submit", function (event) {
-    var file = fileInput.files && fileInput.files[0];
-    // A form shown again with an upload already on the server posts as it is.
-    if (!file) return;
+    // A form shown again with its uploads already on the server posts as it is.
+    if (!picked.length) return;
     event.preventDefault();
-    if (!upload) start(file);
+    if (!batch) start(picked.slice());
   });
 
   pause.addEventListener("click", function () {
@@ -249,7 +351,8 @@
     if (!upload) return;
     var ending = upload;
     setRunning(false);
-    // abort(true) also deletes what the server holds (tus termination) and the stored fingerprint.
+    // abort(true) also deletes what the server holds of the file going now (tus termination)
+    // and its stored fingerprint; files already sent expire unused.
     ending.abort(true).then(function () { reset(words.cancelled); }, function () { reset(words.cancelled); });
   });
 

@@ -15,6 +15,12 @@ pub struct MailText {
     pub notify_button: &'static str,
     /// Before the file's name and size, unless the sender asked the mail to name none.
     pub notify_file: &'static str,
+    /// Before the files' names and sizes when there are several.
+    pub notify_files: &'static str,
+    /// After the listed files: "{n}" more are not listed.
+    pub notify_more_files: &'static str,
+    /// The files' count when the sender asked the mail to name none: "{n}" files.
+    pub notify_file_count: &'static str,
     /// The receipt's subject: `{recipient}` downloaded `{file}`.
     pub receipt_subject: &'static str,
     pub receipt_body: &'static str,
@@ -56,6 +62,9 @@ pub const EN: MailText = MailText {
     notify_message: "Their message:",
     notify_button: "Receive the file",
     notify_file: "File:",
+    notify_files: "Files:",
+    notify_more_files: "and {n} more",
+    notify_file_count: "{n} files",
     receipt_subject: "{recipient} downloaded {file}",
     receipt_body: "The file you sent has been downloaded by its recipient. It will be deleted from the server shortly.",
     receipt_recipient: "Recipient:",
@@ -92,6 +101,9 @@ pub const JA: MailText = MailText {
     notify_message: "メッセージ:",
     notify_button: "ファイルを受け取る",
     notify_file: "ファイル:",
+    notify_files: "ファイル:",
+    notify_more_files: "ほか {n} ファイル",
+    notify_file_count: "ファイル {n} 個",
     receipt_subject: "{recipient} さんが {file} をダウンロードしました",
     receipt_body: "送信したファイルが受け取り先でダウンロードされました。ファイルはまもなくサーバーから削除されます。",
     receipt_recipient: "受け取った方:",

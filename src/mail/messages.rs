@@ -56,8 +56,33 @@ pub struct Notification<'a> {
     pub message: &'a str,
     pub link: &'a str,
     pub expires: &'a str,
-    /// The file's name and size, written out, unless the sender asked the mail to name none.
-    pub file: Option<(&'a str, &'a str)>,
+    /// The files' names and sizes, written out, in order; none when the sender asked the mail to
+    /// name none. At most [`FILES_LISTED`] are listed, then how many more.
+    pub files: &'a [(&'a str, &'a str)],
+    /// How many files the handover holds (said alone when their names are not).
+    pub file_count: usize,
+}
+
+/// Files a notification mail lists by name: a longer list reads as noise, and the page after the
+/// code lists them all.
+pub const FILES_LISTED: usize = 10;
+
+impl Notification<'_> {
+    /// "and 3 more" after the listed files; empty when all are listed.
+    fn more_files(&self, t: &Text) -> String {
+        match self.file_count.saturating_sub(self.files.len()) {
+            0 => String::new(),
+            more => t.mail.notify_more_files.replace("{n}", &more.to_string()),
+        }
+    }
+
+    /// "3 files" when the names are not given and there are several.
+    fn count_only(&self, t: &Text) -> String {
+        match (self.files.is_empty(), self.file_count) {
+            (true, 2..) => t.mail.notify_file_count.replace("{n}", &self.file_count.to_string()),
+            _ => String::new(),
+        }
+    }
 }
 
 /// The mail that tells the recipient a file is waiting, in the share's language. An answer goes
@@ -68,10 +93,12 @@ pub fn notification_mail(origin: &MailOrigin, to: &str, lang: Lang, n: &Notifica
     // quotes and encodes what is left).
     let sender_name: String =
         crate::text::strip_invisible(n.sender_name).chars().filter(|c| !c.is_control()).take(64).collect();
-    let file_name = n.file.map(|(name, _)| crate::text::strip_invisible(name));
+    let names: Vec<String> =
+        n.files.iter().take(FILES_LISTED).map(|(name, _)| crate::text::strip_invisible(name)).collect();
     let message = crate::text::strip_invisible_keeping_lines(n.message);
-    let file = n.file.zip(file_name.as_deref()).map(|((_, size), name)| (name, size));
-    let n = &Notification { sender_name: &sender_name, message: &message, file, ..*n };
+    let files: Vec<(&str, &str)> = names.iter().zip(n.files).map(|(name, (_, size))| (name.as_str(), *size)).collect();
+    let file_count = n.file_count.max(n.files.len());
+    let n = &Notification { sender_name: &sender_name, message: &message, files: &files, file_count, ..*n };
     let text = NotifyText { t, n }.render()?;
     let html = NotifyHtml { t, lang, n }.render()?;
     let subject = format!("{}{}{}", t.recipient.sent_by_before, n.sender_name, t.mail.notify_subject_after);
@@ -215,7 +242,8 @@ mod tests {
             message: "<script>alert(1)</script>",
             link: "https://x.test/s/abc",
             expires: "soon",
-            file: Some(("<b>x</b>.pdf", "1 KB")),
+            files: &[("<b>x</b>.pdf", "1 KB")],
+            file_count: 1,
         };
         let mail = notification_mail(&from(), "r@example.test", Lang::En, &n).unwrap();
         let raw = String::from_utf8(mail.formatted()).unwrap();

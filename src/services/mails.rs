@@ -20,7 +20,8 @@ use crate::{
         dev_outbox::{OutboxMail, read_outbox},
         lock_notice::{LockNotice, lock_notice_mail},
         messages::{
-            Notification, Receipt, code_mail, invitation_mail, notification_mail, receipt_mail, wrong_codes_mail,
+            FILES_LISTED, Notification, Receipt, code_mail, invitation_mail, notification_mail, receipt_mail,
+            wrong_codes_mail,
         },
         outbox::{MailKind, Outbox, Outcome},
     },
@@ -117,18 +118,25 @@ impl Mails {
             Err(error) => return Notice::NotQueued(error.to_string()),
         };
         let expires = human_time(share.expires_at, lang);
-        let file = match self.shares.file_for_mail(share_id).await {
-            Ok(file) => file,
+        let files = match self.shares.files_for_mail(share_id).await {
+            Ok(files) => files,
             Err(error) => return Notice::NotQueued(error.to_string()),
         };
-        let size = file.as_ref().map(|(_, bytes)| human_size(*bytes, lang));
+        let named: Vec<(&str, String)> = files
+            .iter()
+            .filter(|(name_them, _, _)| *name_them)
+            .take(FILES_LISTED)
+            .map(|(_, name, bytes)| (name.as_str(), human_size(*bytes, lang)))
+            .collect();
+        let named: Vec<(&str, &str)> = named.iter().map(|(name, size)| (*name, size.as_str())).collect();
         let notification = Notification {
             sender_name: &sender.display_name,
             sender_email: &sender.email,
             message: &share.message,
             link,
             expires: &expires,
-            file: file.as_ref().map(|(name, _)| name.as_str()).zip(size.as_deref()),
+            files: &named,
+            file_count: files.len(),
         };
         let message = match notification_mail(&self.config.mail_origin(), &share.recipient_email, lang, &notification) {
             Ok(message) => message,

@@ -23,7 +23,7 @@ use crate::{
         create::{CreateError, FileContent, FileRequest, HandoverRequest, create_handover_checked},
         names::clean_file_name,
         note::{Note, NoteSeal, NoteToSeal},
-        sender::{SenderShares, SenderStatus, ShareSummary, Viewer},
+        sender::{HandoverFile, SenderShares, SenderStatus, ShareSummary, Viewer},
     },
     storage::{Content, FileStore, StoreError, StoredFile},
 };
@@ -82,12 +82,20 @@ pub struct Created {
 /// One share as its sender follows it.
 pub struct Timeline {
     pub share: ShareSummary,
+    /// Its handover: every share of it (this one included) and its files.
+    pub handover: HandoverView,
     pub events: Vec<ShareEvent>,
     pub mails: Vec<MailDelivery>,
     /// How long until the current link may have another code mailed (zero: now).
     pub code_mails_wait: Duration,
     /// While the share is locked: how many browsers typed the wrong codes (zero otherwise).
     pub wrong_code_browsers: i64,
+}
+
+/// A handover as its sender sees it: a share per recipient, and the files, in order.
+pub struct HandoverView {
+    pub shares: Vec<ShareSummary>,
+    pub files: Vec<HandoverFile>,
 }
 
 /// Who acts on a share: a signed-in sender (their own shares; an admin, all) or the operator at
@@ -169,23 +177,42 @@ impl Sharing {
         }))
     }
 
-    /// Keeps a file that arrived in the form as a finished upload while the form asks a question
-    /// before the share is made; `None` when it cannot be kept (over a limit, the store down), and
-    /// the form then asks for the file again.
-    pub async fn keep_upload(
+    /// Keeps a file that arrived in the form as a finished upload of the sender's, at most
+    /// `max_bytes`: the form keeps each of its files so, then makes the handover of them, or comes
+    /// back with a question and keeps them. A refusal keeps nothing of this file.
+    pub async fn keep_file(
         &self,
         sender: &User,
         content: crate::storage::Content<'_>,
         file_name: &str,
         content_type: &str,
-    ) -> Result<Option<FinishedUpload>, Fault> {
+        max_bytes: u64,
+    ) -> Result<Result<FinishedUpload, CreateError>, Fault> {
+        use super::uploads::UploadError;
         let file_name = clean_file_name(file_name);
-        match self.uploads.keep(sender.id, content, &file_name, content_type).await {
-            Ok(id) => Ok(self.finished_upload(sender, &id).await?),
-            Err(super::uploads::UploadError::Fault(fault)) => Err(fault),
+        let content = self.stopping.cut_off(content);
+        let refused = match self.uploads.keep(sender.id, content, &file_name, content_type, max_bytes).await {
+            Ok(id) => {
+                return Ok(self.finished_upload(sender, &id).await?.ok_or(CreateError::UploadUnavailable));
+            }
+            Err(UploadError::Fault(fault)) => return Err(fault),
+            Err(UploadError::TooLarge) => CreateError::TooLarge { limit: self.config.settings.max_upload_bytes },
+            Err(UploadError::SenderDisabled) => CreateError::SenderDisabled,
+            Err(UploadError::Store(StoreError::Content(_))) if self.stopping.has_cut() => CreateError::ServerStopping,
+            Err(UploadError::Store(error)) => CreateError::Store(error),
             Err(error) => {
                 tracing::info!(account_id = sender.id, %error, "a form's file could not be kept");
-                Ok(None)
+                CreateError::Refused("the file could not be kept")
+            }
+        };
+        Ok(Err(refused))
+    }
+
+    /// Removes the sender's finished uploads `ids` (a refused form's files), as far as they exist.
+    pub async fn discard_uploads(&self, sender: &User, ids: &[String]) {
+        for id in ids {
+            if let Err(error) = self.uploads.terminate(sender.id, id).await {
+                tracing::warn!(account_id = sender.id, %error, "could not remove a refused form's file");
             }
         }
     }
@@ -300,9 +327,19 @@ impl Sharing {
         Ok(self.shares.find(viewer, id).await?)
     }
 
-    /// The share, its events and its mails, if the viewer may see it.
+    /// The handover share `id` belongs to, if the viewer may see it.
+    pub async fn handover(&self, viewer: Viewer, id: i64) -> Result<Option<HandoverView>, Fault> {
+        let shares = self.shares.handover(viewer, id).await?;
+        if shares.is_empty() {
+            return Ok(None);
+        }
+        Ok(Some(HandoverView { shares, files: self.shares.files(viewer, id).await? }))
+    }
+
+    /// The share, its handover, its events and its mails, if the viewer may see it.
     pub async fn timeline(&self, viewer: Viewer, id: i64) -> Result<Option<Timeline>, Fault> {
         let Some(share) = self.shares.find(viewer, id).await? else { return Ok(None) };
+        let Some(handover) = self.handover(viewer, id).await? else { return Ok(None) };
         let events = self.events.list(id).await?;
         let mails = self.mails.outbox().delivery_state(id).await?;
         let code_mails_wait = self.mails.code_mails_wait(&code_limits(id)).await?;
@@ -310,7 +347,7 @@ impl Sharing {
             crate::share::sender::SenderStatus::Locked => self.events.wrong_code_browsers(id).await?,
             _ => 0,
         };
-        Ok(Some(Timeline { share, events, mails, code_mails_wait, wrong_code_browsers }))
+        Ok(Some(Timeline { share, handover, events, mails, code_mails_wait, wrong_code_browsers }))
     }
 
     async fn visible(&self, actor: Actor, id: i64) -> Result<bool, Fault> {
@@ -331,6 +368,25 @@ impl Sharing {
         self.events.record_quietly(id, EventKind::Revoked).await;
         tracing::info!(?actor, share_id = id, "share revoked");
         Ok(Change::Done(()))
+    }
+
+    /// Ends every active share of the handover share `id` belongs to (the viewer's own; an
+    /// admin's, any); answers how many it ended. Each is ended as `revoke` ends one, so a share
+    /// downloaded meanwhile keeps its outcome.
+    pub async fn revoke_handover(&self, viewer: Viewer, id: i64) -> Result<Change<usize>, Fault> {
+        let shares = self.shares.handover(viewer, id).await?;
+        if shares.is_empty() {
+            return Ok(Change::NotVisible);
+        }
+        let mut ended = 0;
+        for share in shares.iter().filter(|share| share.status.can_be_ended()) {
+            if self.lifecycle.revoke(share.id).await? {
+                self.events.record_quietly(share.id, EventKind::Revoked).await;
+                ended += 1;
+            }
+        }
+        tracing::info!(account_id = viewer.user_id, share_id = id, ended, "handover ended");
+        Ok(if ended == 0 { Change::NotApplicable } else { Change::Done(ended) })
     }
 
     /// A new link for the recipient (the old one stops working), mailed in the language the share's

@@ -135,16 +135,18 @@ impl Uploads {
     }
 
     /// Keeps a file that arrived whole in a form as a finished upload of the sender's, so that a
-    /// form which comes back with a question keeps it; answers its public id. Refused as `create`
-    /// refuses, and then nothing is kept.
+    /// form which comes back with a question keeps it; answers its public id. At most `max_bytes`
+    /// (what the form's other files leave of the limit); refused as `create` refuses, and then
+    /// nothing is kept.
     pub async fn keep(
         &self,
         owner_id: i64,
         content: Content<'_>,
         file_name: &str,
         content_type: &str,
+        max_bytes: u64,
     ) -> Result<String, UploadError> {
-        let stored = self.store.put(content, self.max_size()).await.map_err(|error| match error {
+        let stored = self.store.put(content, max_bytes.min(self.max_size())).await.map_err(|error| match error {
             StoreError::TooLarge { .. } => UploadError::TooLarge,
             other => other.into(),
         })?;

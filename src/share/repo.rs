@@ -297,12 +297,13 @@ impl ShareRepository {
         on_db!(&self.db, |pool| sqlx::query_scalar(SQL).bind(token_hash).fetch_optional(pool).await)
     }
 
-    /// The file the notification mail names, unless its sender asked it to name none.
-    pub async fn file_for_mail(&self, share_id: i64) -> Result<Option<(String, i64)>, sqlx::Error> {
-        const SQL: &str = "SELECT f.original_name, f.size_bytes
-               FROM shares s JOIN files f ON f.handover_id = s.handover_id AND f.position = 0
-                            WHERE s.id = $1 AND s.name_file_in_mail";
-        on_db!(&self.db, |pool| sqlx::query_as(SQL).bind(share_id).fetch_optional(pool).await)
+    /// The files of the share's handover, in order, as the notification mail names them: whether
+    /// the sender let it name them, then each file's name and size.
+    pub async fn files_for_mail(&self, share_id: i64) -> Result<Vec<(bool, String, i64)>, sqlx::Error> {
+        const SQL: &str = "SELECT s.name_file_in_mail, f.original_name, f.size_bytes
+               FROM shares s JOIN files f ON f.handover_id = s.handover_id
+                            WHERE s.id = $1 ORDER BY f.position";
+        on_db!(&self.db, |pool| sqlx::query_as(SQL).bind(share_id).fetch_all(pool).await)
     }
 
     /// Who sent the share with this token hash, whatever its state: the pages that end the

@@ -1,5 +1,6 @@
 //! The sender's view of shares: their own list (newest first, keyset-paginated, optionally of one
-//! outcome), one share's details, and the ownership rule: a sender sees their own shares only, an admin sees all.
+//! outcome), one share's details, the shares and files of its handover, and the ownership rule: a
+//! sender sees their own shares only, an admin sees all.
 //! A share that is not visible is indistinguishable from one that does not exist.
 
 use crate::{
@@ -26,6 +27,7 @@ struct SummaryRow {
     recipient_email: String,
     original_name: String,
     size_bytes: i64,
+    file_count: i64,
     created_at: Timestamp,
     expires_at: Timestamp,
     shown_status: SenderStatus,
@@ -38,8 +40,12 @@ struct SummaryRow {
 pub struct ShareSummary {
     pub id: i64,
     pub recipient_email: String,
+    /// The handover's first file.
     pub file_name: String,
+    /// The handover's files together.
     pub size_bytes: i64,
+    /// How many files the handover holds.
+    pub file_count: i64,
     pub created_at: Timestamp,
     pub expires_at: Timestamp,
     /// How the share ended (or that it has not): the outcome, kept after the file is gone.
@@ -58,6 +64,7 @@ impl From<SummaryRow> for ShareSummary {
             recipient_email: row.recipient_email,
             file_name: crate::text::strip_invisible(&row.original_name),
             size_bytes: row.size_bytes,
+            file_count: row.file_count,
             created_at: row.created_at,
             expires_at: row.expires_at,
             status: row.shown_status,
@@ -89,7 +96,10 @@ macro_rules! summary_sql {
     ($($tail:literal)+) => { summary_sql!(within ""; $($tail)+) };
     (within $head:literal; $($tail:literal)+) => {
         sql!(
-            $head "SELECT s.id, s.recipient_email, f.original_name, f.size_bytes, s.created_at, s.expires_at,
+            $head "SELECT s.id, s.recipient_email, f.original_name,
+                (SELECT CAST(SUM(x.size_bytes) AS BIGINT) FROM files x WHERE x.handover_id = s.handover_id) AS size_bytes,
+                (SELECT count(*) FROM files x WHERE x.handover_id = s.handover_id) AS file_count,
+                s.created_at, s.expires_at,
                 CASE WHEN s.consumed_at IS NOT NULL THEN 'downloaded'
                      WHEN s.revoked_at IS NOT NULL THEN 'revoked'
                      WHEN s.expires_at <= " now " THEN 'expired'
@@ -107,6 +117,16 @@ macro_rules! summary_sql {
 const LIST_PAGE: Sql = summary_sql!(within "SELECT * FROM (";
     " AND s.id < $3) listed WHERE ($5 = '' OR listed.shown_status = $5) ORDER BY listed.id DESC LIMIT $4");
 const FIND_ONE: Sql = summary_sql!(" AND s.id = $3");
+/// Every share of the handover share $3 belongs to, in the order they were made.
+const FIND_HANDOVER: Sql =
+    summary_sql!(" AND s.handover_id = (SELECT h.handover_id FROM shares h WHERE h.id = $3) ORDER BY s.id");
+
+/// One file of a handover, as its sender sees it.
+#[derive(Clone, Debug, sqlx::FromRow)]
+pub struct HandoverFile {
+    pub original_name: String,
+    pub size_bytes: i64,
+}
 
 #[derive(Clone, Debug)]
 pub struct SenderShares {
@@ -153,6 +173,34 @@ impl SenderShares {
                 .await?
         });
         Ok(row.map(ShareSummary::from))
+    }
+
+    /// Every share of the handover share `id` belongs to (itself included), if the viewer may
+    /// see it; empty otherwise.
+    pub async fn handover(&self, viewer: Viewer, id: i64) -> Result<Vec<ShareSummary>, sqlx::Error> {
+        let rows: Vec<SummaryRow> = on_db!(&self.db, |pool| {
+            sqlx::query_as(pool.sql(&FIND_HANDOVER))
+                .bind(viewer.user_id)
+                .bind(viewer.is_admin)
+                .bind(id)
+                .fetch_all(pool)
+                .await?
+        });
+        Ok(rows.into_iter().map(ShareSummary::from).collect())
+    }
+
+    /// The files of share `id`'s handover in order, if the viewer may see it; empty otherwise.
+    pub async fn files(&self, viewer: Viewer, id: i64) -> Result<Vec<HandoverFile>, sqlx::Error> {
+        const SQL: &str = "SELECT f.original_name, f.size_bytes
+               FROM shares s JOIN files f ON f.handover_id = s.handover_id
+              WHERE ($2 OR s.sender_id = $1) AND s.id = $3 ORDER BY f.position";
+        let mut files: Vec<HandoverFile> = on_db!(&self.db, |pool| {
+            sqlx::query_as(SQL).bind(viewer.user_id).bind(viewer.is_admin).bind(id).fetch_all(pool).await?
+        });
+        for file in &mut files {
+            file.original_name = crate::text::strip_invisible(&file.original_name);
+        }
+        Ok(files)
     }
 }
 

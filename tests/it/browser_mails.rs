@@ -46,7 +46,8 @@ fn mails(lang: Lang) -> Vec<(&'static str, String, bool)> {
         message,
         link: SHARE_LINK,
         expires: "2026-12-02 15:00",
-        file: Some(("見積書.pdf", "1.2 MB")),
+        files: &[("見積書.pdf", "1.2 MB")],
+        file_count: 1,
     };
     let files = [file.to_owned()];
     let receipt = Receipt {

@@ -43,7 +43,8 @@ async fn a_mail_body_an_older_version_stored_in_the_clear_is_sealed_at_start_and
         message: "Here it is.",
         link: LINK,
         expires: "tomorrow",
-        file: None,
+        files: &[],
+        file_count: 1,
     };
     let plain = notification_mail(&from, "r@example.test", Lang::En, &n).unwrap().formatted();
     const INSERT: &str = "INSERT INTO mail_outbox (kind, envelope_from, recipient, message)

@@ -2,11 +2,13 @@
 //! page that shows a sent link, and a share's page with its timeline and actions.
 
 mod form_checks;
+mod handover;
 mod list;
 mod timeline;
 mod uploader;
 
 pub use form_checks::FormChecksText;
+pub use handover::HandoverText;
 pub use list::ListText;
 pub use timeline::TimelineText;
 pub use uploader::UploaderText;
@@ -29,9 +31,6 @@ pub struct DashboardText {
     pub status_deleted: &'static str,
     pub removed_after_retention: &'static str,
     pub new_share_title: &'static str,
-    pub file_label: &'static str,
-    pub file_hint_before: &'static str,
-    pub recipient_label: &'static str,
     pub recipient_hint: &'static str,
     pub expires_in_label: &'static str,
     pub expires_1h: &'static str,
@@ -50,15 +49,14 @@ pub struct DashboardText {
     pub upload_sender_disabled: &'static str,
     /// The sign-in page after a new share's form arrived with the session ended.
     pub upload_session_ended: &'static str,
-    /// Around "NAME (SIZE)" on a form that keeps a finished upload.
-    pub upload_kept_before: &'static str,
-    pub upload_kept_after: &'static str,
     /// A form named an upload that is not (or no longer) the sender's to share.
     pub upload_unavailable: &'static str,
     /// The message to the recipient is over `share::MESSAGE_LIMIT` characters.
     pub message_too_long: &'static str,
     pub uploader: UploaderText,
     pub form_checks: FormChecksText,
+    /// Several files, several recipients.
+    pub handover: HandoverText,
     /// The share list's table and filter.
     pub list: ListText,
     /// Around a share's timeline: its zone and the links' labels.
@@ -173,9 +171,6 @@ pub const EN: DashboardText = DashboardText {
     status_deleted: "Deleted from the server",
     removed_after_retention: "(erased after the retention period)",
     new_share_title: "Send a file",
-    file_label: "File",
-    file_hint_before: "Up to ",
-    recipient_label: "Recipient's email address",
     recipient_hint: "Only this address can receive the file: a code is sent to it.",
     expires_in_label: "Available for",
     expires_1h: "1 hour",
@@ -185,18 +180,17 @@ pub const EN: DashboardText = DashboardText {
     message_input_label: "Message (optional)",
     mail_lang_label: "Language of the recipient's email",
     notify_label: "Email me when the file has been downloaded",
-    name_file_label: "Name the file and its size in the recipient's email (untick for a sensitive file name)",
+    name_file_label: "Name the files and their sizes in the recipients' email (untick for sensitive file names: it then says only how many)",
     upload_submit: "Upload and send",
     upload_too_large: "The file is larger than the limit.",
     file_missing: "Choose a file to send.",
     upload_sender_disabled: "This account can no longer send files: it has been disabled or is being deleted. Nothing was sent, and the file was removed.",
     upload_session_ended: "Your session ended, so the file was not sent. Sign in again, then choose the file again.",
-    upload_kept_before: "Your file ",
-    upload_kept_after: " is uploaded: you need not choose it again.",
     upload_unavailable: "That upload is no longer available: it was already sent, has expired or is not yours. Choose the file again.",
     message_too_long: "The message is too long (at most 2000 characters).",
     uploader: uploader::EN,
     form_checks: form_checks::EN,
+    handover: handover::EN,
     list: list::EN,
     timeline: timeline::EN,
     created_title: "The file is on its way",
@@ -289,9 +283,6 @@ pub const JA: DashboardText = DashboardText {
     status_deleted: "サーバーから削除済み",
     removed_after_retention: "（保存期間を過ぎたため消去）",
     new_share_title: "ファイルを送る",
-    file_label: "ファイル",
-    file_hint_before: "最大 ",
-    recipient_label: "受け取る方のメールアドレス",
     recipient_hint: "このアドレスの持ち主だけが受け取れます（確認コードをここに送ります）。",
     expires_in_label: "受け取り期限",
     expires_1h: "1時間",
@@ -301,18 +292,17 @@ pub const JA: DashboardText = DashboardText {
     message_input_label: "メッセージ（任意）",
     mail_lang_label: "受け取る方へのメールの言語",
     notify_label: "ダウンロードされたらメールで知らせる",
-    name_file_label: "受け取る方へのメールにファイル名とサイズを書く（知られたくないファイル名ならチェックを外す）",
+    name_file_label: "受け取る方へのメールにファイル名とサイズを書く（知られたくないファイル名ならチェックを外す。メールにはファイル数だけを書きます）",
     upload_submit: "アップロードして送信",
     upload_too_large: "ファイルが上限を超えています。",
     file_missing: "送るファイルを選んでください。",
     upload_sender_disabled: "このアカウントではファイルを送れなくなりました（無効にされたか、削除の手続き中です）。何も送られておらず、ファイルは削除しました。",
     upload_session_ended: "セッションが終了したため、ファイルは送られていません。もう一度サインインして、ファイルを選び直してください。",
-    upload_kept_before: "アップロード済みのファイル：",
-    upload_kept_after: "。もう一度選ぶ必要はありません。",
     upload_unavailable: "このアップロードはもう使えません（送信済み、期限切れ、または他の人のものです）。ファイルをもう一度選んでください。",
     message_too_long: "メッセージが長すぎます（2000 文字まで）。",
     uploader: uploader::JA,
     form_checks: form_checks::JA,
+    handover: handover::JA,
     list: list::JA,
     timeline: timeline::JA,
     created_title: "送信しました",

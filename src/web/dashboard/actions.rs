@@ -1,5 +1,5 @@
 //! What a sender does to a share: end it (after a confirmation page, so a stray click or a
-//! reload never ends one), unlock it, send a new link. Each change leads back to the share page
+//! reload never ends one), end its whole handover, unlock it, send a new link. Each change leads back to the share page
 //! with a notice saying what it came to (a new link with the link, shown there once).
 
 use askama::Template;
@@ -19,6 +19,9 @@ use crate::{
     web::{AppError, AppState, Chrome, Context, SignedIn, paths, render, see_other},
 };
 
+/// `?done=` after every open share of a handover was ended.
+const HANDOVER_ENDED: &str = "handover-ended";
+
 /// `?done=` after a fresh link was sent.
 pub(super) const RENEWED: &str = "renewed";
 
@@ -29,6 +32,7 @@ pub(super) fn notice(lang: Lang, done: &str) -> Option<&'static str> {
         "revoked" => Some(s.revoked_notice),
         "unlocked" => Some(s.unlocked_notice),
         "unchanged" => Some(s.not_applicable_notice),
+        HANDOVER_ENDED => Some(s.handover.handover_ended),
         // Shown when the link itself no longer is (its cookie is gone).
         RENEWED => Some(s.fresh_link_gone),
         _ => None,
@@ -80,6 +84,21 @@ pub async fn revoke(
     back_to_share(state.services.sharing.revoke(Actor::Sender(viewer(&user)), id).await?, id, "revoked")
 }
 
+/// POST /shares/{id}/end-handover: ends every open share of the handover share `id` belongs to
+/// (a sender's own; an admin's, any), each as one revoke ends it.
+#[handler]
+pub async fn revoke_handover(
+    Path(id): Path<i64>,
+    state: Data<&AppState>,
+    SignedIn(user): SignedIn,
+) -> Result<Response, AppError> {
+    match state.services.sharing.revoke_handover(viewer(&user), id).await? {
+        Change::NotVisible => Err(not_visible()),
+        Change::Done(_) => Ok(see_other(&paths::share_done(id, HANDOVER_ENDED))),
+        Change::NotApplicable | Change::TooSoon(_) => Ok(see_other(&paths::share_done(id, "unchanged"))),
+    }
+}
+
 /// POST /shares/{id}/link: a new link for the recipient (the old one dies), mailed, and shown once
 /// on the share page this leads to, so a reload shows the page again instead of making another.
 #[handler]
@@ -95,7 +114,7 @@ pub async fn renew_link(
         Change::NotApplicable => return Err(AppError::Gone("the share is no longer active")),
     };
     let location = paths::share_done(id, RENEWED);
-    Ok(link_cookie::lead_to(state, req.cookie(), ShownOn::SharePage, id, &link, &location))
+    Ok(link_cookie::lead_to(state, req.cookie(), ShownOn::SharePage, &[(id, &link)], &location))
 }
 
 /// POST /shares/{id}/unlock: accepts codes again after too many wrong ones.

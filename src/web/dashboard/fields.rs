@@ -6,58 +6,85 @@ use crate::{
     accounts::EmailAddress,
     i18n::Text,
     services::sharing::FinishedUpload,
-    share::{Message, ShareTtl, TtlError},
+    share::{
+        Message, ShareTtl, TtlError,
+        create::{MAX_FILES, MAX_RECIPIENTS},
+    },
 };
 
 /// The text fields of the form.
 #[derive(Default)]
 pub(super) struct Fields {
     pub(super) csrf_token: Option<String>,
+    /// The recipients' addresses as typed: several, separated by commas.
     pub(super) recipient: String,
     pub(super) expires_in: String,
     pub(super) message: String,
     pub(super) mail_lang: String,
     pub(super) notify: bool,
-    /// The notification mail names the file and its size (on unless unticked).
+    /// The notification mail names the files and their sizes (on unless unticked).
     pub(super) name_file: bool,
-    /// The finished upload named in the `upload` field, once looked up.
-    pub(super) uploaded: Option<FinishedUpload>,
-    /// The recipient the sender said is right when asked about a likely typo in it.
+    /// The ids named in the `upload` fields (finished uploads: the script's, or kept by a form
+    /// that came back), in order.
+    pub(super) upload_ids: Vec<String>,
+    /// Those uploads, once looked up, and the files of this form kept as uploads: what a form
+    /// shown again keeps.
+    pub(super) uploaded: Vec<FinishedUpload>,
+    /// The addresses the sender said are right when asked about likely typos, comma-separated.
     pub(super) recipient_confirmed: String,
 }
 
+/// The typed addresses one by one: commas separate them, and so do semicolons and line breaks
+/// (pasted from a mail program or a list); spaces do not, so a slip is named whole.
+pub(super) fn split_addresses(typed: &str) -> impl Iterator<Item = &str> {
+    typed.split([',', ';', '\n', '\r']).map(str::trim).filter(|part| !part.is_empty())
+}
+
 impl Fields {
-    /// The recipient, when it looks mistyped and the sender has not said yet that it is right.
-    pub(super) fn address_to_check(&self) -> Option<EmailAddress> {
-        let address = EmailAddress::parse(&self.recipient).ok()?;
-        (address.looks_mistyped() && address.as_str() != self.recipient_confirmed.trim()).then_some(address)
+    /// The recipients that look mistyped and the sender has not said yet are right.
+    pub(super) fn addresses_to_check(&self) -> Vec<EmailAddress> {
+        let confirmed: Vec<&str> = split_addresses(&self.recipient_confirmed).collect();
+        let mut asked: Vec<EmailAddress> = Vec::new();
+        for address in split_addresses(&self.recipient).filter_map(|typed| EmailAddress::parse(typed).ok()) {
+            if address.looks_mistyped() && !confirmed.contains(&address.as_str()) && !asked.contains(&address) {
+                asked.push(address);
+            }
+        }
+        asked
     }
 }
 
 /// The form's fields as domain values.
 pub(super) struct Parsed {
-    pub(super) recipient: EmailAddress,
+    /// Each address once, in the order typed.
+    pub(super) recipients: Vec<EmailAddress>,
     pub(super) message: Message,
     pub(super) ttl: ShareTtl,
 }
 
-/// What is wrong with the fields: a message the form shows again, or a validity under a minute
-/// (which the form never offers), answered with a plain 400.
+/// What is wrong with the fields: a message the form shows again (with the words that complete
+/// it, where it names something), or a validity under a minute (which the form never offers),
+/// answered with a plain 400.
 pub(super) enum Invalid {
     Form(&'static str),
+    Said(&'static str, String),
     TtlTooShort,
 }
 
-/// Checks the fields in the order the form reports them: recipient, file, message, validity.
+/// Checks the fields in the order the form reports them: recipients, files, message, validity.
+/// `files` is how many files the form holds.
 pub(super) fn parse_fields(
     t: &'static Text,
     fields: &Fields,
-    file_name: &str,
+    files: usize,
     max_ttl: Duration,
 ) -> Result<Parsed, Invalid> {
-    let recipient = EmailAddress::parse(&fields.recipient).map_err(|_| Invalid::Form(t.auth.email_invalid))?;
-    if file_name.is_empty() {
+    let recipients = parse_recipients(t, &fields.recipient)?;
+    if files == 0 {
         return Err(Invalid::Form(t.dashboard.file_missing));
+    }
+    if files > MAX_FILES {
+        return Err(too_many_files(t, files));
     }
     let message = Message::parse(&fields.message).map_err(|_| Invalid::Form(t.dashboard.message_too_long))?;
     let ttl =
@@ -66,5 +93,44 @@ pub(super) fn parse_fields(
         TtlError::TooShort => Invalid::TtlTooShort,
         TtlError::TooLong(_) => Invalid::Form(t.errors.bad_request.title),
     })?;
-    Ok(Parsed { recipient, message, ttl })
+    Ok(Parsed { recipients, message, ttl })
+}
+
+/// The refusal of a form holding `count` files, over the most a share may hold.
+pub(super) fn too_many_files(t: &'static Text, count: usize) -> Invalid {
+    let words = t.dashboard.handover.too_many_files;
+    Invalid::Said(words, words.replace("{count}", &count.to_string()).replace("{max}", &MAX_FILES.to_string()))
+}
+
+/// Every typed address, each checked on its own: the first that is not one is named.
+fn parse_recipients(t: &'static Text, typed: &str) -> Result<Vec<EmailAddress>, Invalid> {
+    let h = &t.dashboard.handover;
+    let mut recipients: Vec<EmailAddress> = Vec::new();
+    for part in split_addresses(typed) {
+        let address = EmailAddress::parse(part)
+            .map_err(|_| Invalid::Said(h.recipient_invalid, h.recipient_invalid.replace("{address}", part)))?;
+        if !recipients.contains(&address) {
+            recipients.push(address);
+        }
+    }
+    match recipients.len() {
+        0 => Err(Invalid::Form(t.auth.email_invalid)),
+        count if count > MAX_RECIPIENTS => Err(Invalid::Said(
+            h.too_many_recipients,
+            h.too_many_recipients.replace("{count}", &count.to_string()).replace("{max}", &MAX_RECIPIENTS.to_string()),
+        )),
+        _ => Ok(recipients),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::split_addresses;
+
+    #[test]
+    fn addresses_are_separated_by_commas_semicolons_or_lines_and_a_slip_stays_whole() {
+        let typed = " a@example.test, b@example.test\r\nc@example.test;;not an address ,";
+        let parts: Vec<&str> = split_addresses(typed).collect();
+        assert_eq!(parts, ["a@example.test", "b@example.test", "c@example.test", "not an address"]);
+    }
 }

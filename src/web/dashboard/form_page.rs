@@ -1,5 +1,6 @@
 //! The new-share form as a page: the validities on offer (the configured default selected), the
-//! limit in binary units, every value the sender typed, and an error shown at its own field.
+//! limits (files per share, their size together), every value the sender typed, the uploads it
+//! keeps, and an error shown at its own field.
 
 use std::time::Duration;
 
@@ -9,6 +10,7 @@ use super::new_share::Fields;
 use crate::{
     i18n::{Lang, Text, format::human_size},
     services::sharing::FinishedUpload,
+    share::create::{MAX_FILES, MAX_RECIPIENTS},
     web::{AppState, Chrome},
 };
 
@@ -78,14 +80,21 @@ pub(super) struct NewSharePage<'a> {
     /// The field the error is about (`recipient`, `file`, `message`, `expires_in`); `None` for
     /// an error about the whole form, shown above it.
     error_field: Option<&'static str>,
-    /// A finished upload the form keeps (the file input is then optional), and its size.
-    uploaded: Option<(&'a FinishedUpload, String)>,
-    /// The error in full where it names numbers (the limit and the file's size).
+    /// The finished uploads the form keeps (the file input is then optional), each with its size.
+    uploaded: Vec<(&'a FinishedUpload, String)>,
+    /// The error in full where it names something (the limit and the files' size, a bad address).
     error_said: Option<String>,
-    /// A recipient that looks mistyped, asked about before anything is created.
-    address_check: Option<String>,
-    /// The recipient the sender said is right, sent again with the form.
+    /// The recipients that look mistyped, asked about before anything is created.
+    address_check: Vec<String>,
+    /// The recipients the sender said are right, sent again with the form.
     recipient_confirmed: &'a str,
+    /// "Separate several addresses with commas (up to 20)…"
+    recipients_hint: String,
+    /// "Up to 100 files, 2.1 GB in all."
+    files_hint: String,
+    max_files: usize,
+    /// Room for every address a share may name, with their separators.
+    recipients_max_chars: usize,
 }
 
 impl NewSharePage<'_> {
@@ -94,9 +103,21 @@ impl NewSharePage<'_> {
         self.error_field == Some(field)
     }
 
-    /// A form shown again without a kept upload: the browser has dropped the chosen file.
+    /// A form shown again without a kept upload: the browser has dropped the chosen files.
     fn file_lost(&self) -> bool {
-        (self.error.is_some() || self.address_check.is_some()) && self.uploaded.is_none()
+        (self.error.is_some() || !self.address_check.is_empty()) && self.uploaded.is_empty()
+    }
+
+    /// The error as shown: in full where it names something.
+    fn said(&self) -> &str {
+        self.error_said.as_deref().or(self.error).unwrap_or_default()
+    }
+
+    /// The addresses said to be right so far and those asked about now, as the hidden field
+    /// carries them: a "yes" covers them all.
+    fn asked(&self) -> String {
+        let before = super::fields::split_addresses(self.recipient_confirmed).map(str::to_owned);
+        before.chain(self.address_check.iter().cloned()).collect::<Vec<_>>().join(", ")
     }
 
     /// The error said as `said`, with what the catalogue's fixed words cannot hold.
@@ -105,18 +126,20 @@ impl NewSharePage<'_> {
         self
     }
 
-    /// The form asking "is this address right?" about `address`, with every value kept.
-    pub(super) fn asking_about(mut self, address: &str) -> Self {
-        self.address_check = Some(address.to_owned());
+    /// The form asking "is this address right?" about `addresses`, with every value kept.
+    pub(super) fn asking_about(mut self, addresses: Vec<String>) -> Self {
+        self.address_check = addresses;
         self
     }
 }
 
 /// Which field an error of the form is about.
 fn field_of(t: &'static Text, error: &str) -> Option<&'static str> {
-    if error == t.auth.email_invalid {
+    let h = &t.dashboard.handover;
+    if [t.auth.email_invalid, h.recipient_invalid, h.too_many_recipients].contains(&error) {
         Some("recipient")
-    } else if [t.dashboard.file_missing, t.dashboard.upload_unavailable, t.dashboard.upload_too_large].contains(&error)
+    } else if [t.dashboard.file_missing, t.dashboard.upload_unavailable, t.dashboard.upload_too_large, h.too_many_files]
+        .contains(&error)
     {
         Some("file")
     } else if error == t.dashboard.message_too_long {
@@ -138,6 +161,10 @@ pub(super) fn form_page<'a>(
     let lang = c.lang;
     let (max_ttl, max_bytes) = state.services.sharing.limits();
     let default_ttl = state.services.sharing.default_ttl();
+    let h = &c.t.dashboard.handover;
+    let recipients_hint = h.recipients_hint.replace("{max}", &MAX_RECIPIENTS.to_string());
+    let files_hint =
+        h.files_hint.replace("{files}", &MAX_FILES.to_string()).replace("{size}", &human_size(max_bytes, lang));
     NewSharePage {
         expiry_options: expiry_options(&c, max_ttl, default_ttl, &fields.expires_in),
         error_field: error.and_then(|e| field_of(c.t, e)),
@@ -151,9 +178,13 @@ pub(super) fn form_page<'a>(
         notify: fields.notify,
         name_file: fields.name_file,
         error,
-        uploaded: fields.uploaded.as_ref().map(|u| (u, human_size(u.size_bytes, lang))),
+        uploaded: fields.uploaded.iter().map(|u| (u, human_size(u.size_bytes, lang))).collect(),
         error_said: None,
-        address_check: None,
+        address_check: Vec::new(),
         recipient_confirmed: &fields.recipient_confirmed,
+        recipients_hint,
+        files_hint,
+        max_files: MAX_FILES,
+        recipients_max_chars: MAX_RECIPIENTS * 256,
     }
 }

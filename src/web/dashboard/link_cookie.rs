@@ -1,7 +1,8 @@
-//! A link shown to its sender once, across a redirect. watasu keeps only a hash of a link, so the
-//! page a POST leads to (a new share's created page, the share page after a fresh link) gets it in
-//! an encrypted cookie scoped to that page and kept for a few minutes: a reload shows the page
-//! again without making another link, and once the cookie is gone the page says where the link is.
+//! Links shown to their sender once, across a redirect. watasu keeps only a hash of a link, so the
+//! page a POST leads to (a new handover's created page, the share page after a fresh link) gets
+//! them in an encrypted cookie scoped to that page and kept for a few minutes: a reload shows the
+//! page again without making other links, and once the cookie is gone the page says where they
+//! are. The cookie holds each share's id with its link (a handover's 20 links fit in it).
 
 use std::time::Duration;
 
@@ -47,18 +48,20 @@ fn cookie_key(state: &AppState) -> CookieKey {
     CookieKey::derive_from(&state.services.parts().secret_key.derive("watasu created link cookie v1"))
 }
 
-/// The answer to the POST that made `link`: a 303 to the page it is shown on, with the cookie.
-/// `location` is that page, or that page with a query (its notice).
+/// The answer to the POST that made `links` (each with its share's id, the first one's page the
+/// one they are shown on): a 303 to that page, with the cookie. `location` is that page, or that
+/// page with a query (its notice).
 pub(super) fn lead_to(
     state: &AppState,
     jar: &CookieJar,
     shown_on: ShownOn,
-    share_id: i64,
-    link: &str,
+    links: &[(i64, &str)],
     location: &str,
 ) -> Response {
-    let mut cookie = Cookie::new_with_str(shown_on.cookie_name(state), format!("{share_id} {link}"));
-    CookieScope::new(&state.config).apply(&mut cookie, &shown_on.path(share_id));
+    let Some((share_id, _)) = links.first() else { return see_other(location) };
+    let value: Vec<String> = links.iter().map(|(id, link)| format!("{id} {link}")).collect();
+    let mut cookie = Cookie::new_with_str(shown_on.cookie_name(state), value.join(" "));
+    CookieScope::new(&state.config).apply(&mut cookie, &shown_on.path(*share_id));
     cookie.set_http_only(true);
     cookie.set_same_site(SameSite::Strict);
     cookie.set_max_age(LINK_COOKIE_MAX_AGE);
@@ -66,9 +69,19 @@ pub(super) fn lead_to(
     see_other(location)
 }
 
+/// The links the cookie carries for the page of share `share_id`, each with its share's id, if
+/// it is still there and intact; empty otherwise.
+pub(super) fn links(state: &AppState, jar: &CookieJar, shown_on: ShownOn, share_id: i64) -> Vec<(i64, String)> {
+    let Some(cookie) = jar.private_with_key(&cookie_key(state)).get(shown_on.cookie_name(state)) else {
+        return Vec::new();
+    };
+    let words: Vec<&str> = cookie.value_str().split(' ').collect();
+    let links: Vec<(i64, String)> =
+        words.chunks_exact(2).filter_map(|pair| Some((pair[0].parse().ok()?, pair[1].to_owned()))).collect();
+    if links.first().map(|(id, _)| *id) == Some(share_id) { links } else { Vec::new() }
+}
+
 /// The link the cookie carries for this share, if it is still there and intact.
 pub(super) fn link(state: &AppState, jar: &CookieJar, shown_on: ShownOn, share_id: i64) -> Option<String> {
-    let cookie = jar.private_with_key(&cookie_key(state)).get(shown_on.cookie_name(state))?;
-    let (id, link) = cookie.value_str().split_once(' ')?;
-    (id == share_id.to_string()).then(|| link.to_owned())
+    links(state, jar, shown_on, share_id).into_iter().next().map(|(_, link)| link)
 }

@@ -6,15 +6,15 @@
 mod actions;
 mod created_page;
 mod fields;
+mod form_body;
 mod form_page;
-mod from_upload;
 mod link_cookie;
 mod list_filter;
 mod new_share;
 mod outcome_time;
 mod timeline;
 
-pub use actions::{renew_link, revoke, revoke_confirm, unlock};
+pub use actions::{renew_link, revoke, revoke_confirm, revoke_handover, unlock};
 pub use created_page::created;
 pub use new_share::{new_share_form, upload};
 
@@ -53,6 +53,7 @@ pub fn routes(route: Route) -> Route {
         .at("/shares/:id/live", get(live))
         .at("/shares/:id/created", get(created))
         .at("/shares/:id/revoke", get(revoke_confirm).post(revoke))
+        .at("/shares/:id/end-handover", post(revoke_handover))
         .at("/shares/:id/link", post(renew_link))
         .at("/shares/:id/unlock", post(unlock))
 }
@@ -78,7 +79,10 @@ pub struct ShareRow {
     id: i64,
     recipient: String,
     file_name: String,
+    /// The handover's files together.
     size: String,
+    /// "+ 2 more files" after the first file's name; empty for a single file.
+    more_files: String,
     created: String,
     expires: String,
     status: &'static str,
@@ -100,12 +104,41 @@ fn row(c: &Chrome, share: ShareSummary) -> ShareRow {
         recipient: or_removed(share.recipient_email),
         file_name: or_removed(share.file_name),
         size: human_size(share.size_bytes, c.lang),
+        more_files: more_files(c.t, share.file_count),
         created: human_time(share.created_at, c.reader()),
         expires: human_time(share.expires_at, c.reader()),
         status: share.status.code(),
         status_text: status_text(c.t, share.status),
         file_deleted: share.file_deleted,
     }
+}
+
+/// "+ N more files" after the first name of a handover of `count` files; empty for one file.
+fn more_files(t: &'static Text, count: i64) -> String {
+    let h = &t.dashboard.handover;
+    match count - 1 {
+        ..=0 => String::new(),
+        1 => h.more_file.to_owned(),
+        more => h.more_files.replace("{n}", &more.to_string()),
+    }
+}
+
+/// A share page's handover: its files when there are several, and the other recipients.
+pub struct HandoverPart {
+    files: Vec<(String, String)>,
+    others: Vec<ShareRow>,
+    /// Some share of it can still be ended.
+    can_end: bool,
+}
+
+fn handover_part(c: &Chrome, id: i64, handover: crate::services::sharing::HandoverView) -> HandoverPart {
+    let can_end = handover.shares.iter().any(|share| share.status.can_be_ended());
+    let files = match handover.files.len() {
+        1 => Vec::new(),
+        _ => handover.files.into_iter().map(|file| (file.original_name, human_size(file.size_bytes, c.lang))).collect(),
+    };
+    let others = handover.shares.into_iter().filter(|share| share.id != id).map(|share| row(c, share)).collect();
+    HandoverPart { files, others, can_end }
 }
 
 #[derive(Template)]
@@ -157,6 +190,8 @@ pub struct MailRow {
 struct SharePage<'a> {
     c: Chrome,
     share: ShareRow,
+    /// The files and the other recipients of the share's handover.
+    handover: HandoverPart,
     timeline: Timeline,
     mails: Vec<MailRow>,
     is_final: bool,
@@ -259,6 +294,7 @@ async fn share_page<'a>(
     let mails = mail_rows(t, reader, timeline.mails, links);
     let events = timeline::timeline(t, reader, timeline.events);
     let status = timeline.share.status;
+    let handover = handover_part(&c, id, timeline.handover);
     let share = row(&c, timeline.share);
     let code_mails_spent = spent_budget(reader, timeline.code_mails_wait).filter(|_| status.can_be_ended());
     Ok(SharePage {
@@ -266,6 +302,7 @@ async fn share_page<'a>(
         code_mails_spent,
         is_final: share.file_deleted,
         share,
+        handover,
         c,
         timeline: events,
         mails,

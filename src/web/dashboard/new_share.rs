@@ -1,7 +1,9 @@
-//! The new-share page and its upload. The upload streams straight to storage (never held in
-//! memory) with the size cap enforced while copying; over the cap answers 413 and leaves nothing
-//! on disk. The CSRF token must be the first multipart field, and every other field comes before
-//! the file, so a bad form is refused before a byte of the file is stored.
+//! The new-share page and its upload. The CSRF token must be the first multipart field; the text
+//! fields and the finished uploads the form names (`upload`, repeated) come next and the files
+//! last, so a bad form is refused before a byte of a file is stored. Each file streams straight
+//! to storage (never held in memory) against what the others leave of the limit, and is kept as a
+//! finished upload; the handover is then made of them all. Over the limit answers 413 and leaves
+//! nothing of the form's files.
 
 use std::io::ErrorKind;
 
@@ -10,34 +12,28 @@ use poem::{
     http::StatusCode,
     web::{Html, Multipart, cookie::CookieJar},
 };
-use tokio::io::AsyncReadExt;
 
 use super::super::{
     AppError, AppState, Chrome, Context, SignedIn, middleware::SessionHandle, paths, render, render_with, see_other,
 };
 pub(super) use super::fields::Fields;
-use super::fields::{Invalid, parse_fields};
+use super::fields::{Invalid, parse_fields, too_many_files};
+use super::form_body::{FORM_OVERHEAD, OVERSIZED_READ, discard, discard_rest, keep_files, largest_form, read_text};
 pub(super) use super::form_page::form_page;
 use crate::{
     accounts::{EmailAddress, User},
-    i18n::{Lang, Text, format::human_size},
+    i18n::{Lang, format::human_size},
     services::{
         mails::Delivery,
-        sharing::{Created, Handover, Sharing, Source, UploadFile},
+        sharing::{Created, Handover, Source, UploadFile},
     },
     session::csrf_tokens_match,
-    share::create::CreateError,
+    share::{
+        create::{CreateError, MAX_FILES},
+        names::clean_file_name,
+    },
     storage::StoreError,
 };
-
-/// Longest accepted text field of the form.
-const TEXT_FIELD_LIMIT: u64 = 8 * 1024;
-/// Room for the form fields and multipart framing around the file.
-const FORM_OVERHEAD: u64 = 64 * 1024;
-/// How many times the largest form is read from a form over the limit before its form comes
-/// back: reading costs time, not storage, and a browser answered before it has sent its whole
-/// body shows "connection reset" instead of the answer.
-const OVERSIZED_READ: u64 = 2;
 
 /// GET /shares/new
 #[handler]
@@ -51,24 +47,10 @@ pub async fn new_share_form(
     render(&form_page(state, c, &session.form_token(), &fields, None))
 }
 
-async fn read_text(field: poem::web::Field) -> Result<String, AppError> {
-    let mut text = String::new();
-    field
-        .into_async_read()
-        .take(TEXT_FIELD_LIMIT + 1)
-        .read_to_string(&mut text)
-        .await
-        .map_err(|_| AppError::BadRequest("unreadable form field"))?;
-    if text.len() as u64 > TEXT_FIELD_LIMIT {
-        return Err(AppError::TooLarge);
-    }
-    Ok(text)
-}
-
 /// What a submitted form came to.
 pub(super) enum Submitted {
-    /// The share exists: the answer leads to its created page.
-    Created { share_id: i64, link: String },
+    /// The handover exists: the answer leads to its created page, with each recipient's link.
+    Created(Vec<Created>),
     /// The form again, or another page, as it is.
     Page(Response),
 }
@@ -96,36 +78,17 @@ pub async fn upload(
         Err(error) => return Err(error),
     };
     match read_form(req, c, multipart, state, session, &user).await? {
-        Submitted::Created { share_id, link } => Ok(super::created_page::lead_to_created(state, jar, share_id, &link)),
+        Submitted::Created(created) => Ok(super::created_page::lead_to_created(state, jar, &created)),
         Submitted::Page(page) => Ok(page),
     }
 }
 
-/// The answer to a form whose session ended: the sign-in page, saying to choose the file again.
+/// The answer to a form whose session ended: the sign-in page, saying to choose the files again.
 /// A browser that gets an answer before it has sent the whole body shows "connection reset"
 /// instead, so the body is read first, up to the largest form accepted, and thrown away.
 async fn session_ended(state: &AppState, mut multipart: Multipart) -> Response {
     discard_rest(&mut multipart, largest_form(state)).await;
     see_other(paths::LOGIN_UPLOAD_LOST)
-}
-
-/// Reads and throws away the form's remaining fields, up to `left` bytes in all.
-async fn discard_rest(multipart: &mut Multipart, mut left: u64) {
-    while left > 0
-        && let Ok(Some(field)) = multipart.next_field().await
-    {
-        left -= discard(field.into_async_read(), left).await;
-    }
-}
-
-/// The largest body the form may have: the file at its limit and the fields around it.
-fn largest_form(state: &AppState) -> u64 {
-    state.services.sharing.limits().1 + FORM_OVERHEAD
-}
-
-/// Reads and throws away up to `left` bytes of `reader` (stopping at an error); returns how many.
-async fn discard(reader: impl tokio::io::AsyncRead + Unpin, left: u64) -> u64 {
-    tokio::io::copy(&mut reader.take(left), &mut tokio::io::sink()).await.unwrap_or(left)
 }
 
 async fn read_form(
@@ -139,9 +102,8 @@ async fn read_form(
     let current = session.current().ok_or(AppError::Forbidden("no session"))?;
     let (_, max_bytes) = state.services.sharing.limits();
     let declared: Option<u64> = req.header("content-length").and_then(|v| v.parse().ok());
-    // Over the largest form by its length: refused at the file, after the fields it comes back with.
+    // Over the largest form by its length: refused at the files, after the fields it comes back with.
     let declared_over = declared.filter(|length| *length > max_bytes + FORM_OVERHEAD);
-    let t = c.t;
     let sending = Sending { state, user, c, csrf: &current.csrf_secret, declared };
     let mut fields = Fields::default();
     while let Some(field) =
@@ -166,24 +128,26 @@ async fn read_form(
             "mail_lang" => fields.mail_lang = read_text(field).await?,
             "notify" => fields.notify = read_text(field).await? == "1",
             "name_file" => fields.name_file = read_text(field).await? == "1",
-            // No file chosen: a kept upload may follow (the JS-off form after a refusal).
+            // A finished upload: the script's, or one a form shown again kept (and left ticked).
+            "upload" if fields.upload_ids.len() <= MAX_FILES => {
+                fields.upload_ids.push(read_text(field).await?.trim().to_owned());
+            }
+            "upload" => return Err(AppError::BadRequest("too many uploads named")),
+            // No file chosen: the uploads named may be the form's files.
             "file" if field.file_name().unwrap_or_default().is_empty() => {}
             "file" => match declared_over {
-                None => return store_file(sending, fields, field, &mut multipart).await,
+                None => return sending.with_files(fields, field, &mut multipart).await,
                 Some(length) => {
                     let left = OVERSIZED_READ * largest_form(state);
                     discard_rest(&mut multipart, left - discard(field.into_async_read(), left).await).await;
+                    sending.look_up_uploads(&mut fields).await?;
                     return sending.form_too_large(&fields, FileSize::About(length));
                 }
             },
-            "upload" => {
-                let id = read_text(field).await?;
-                return super::from_upload::share(sending, fields, id.trim(), &mut multipart).await;
-            }
             _ => return Err(AppError::BadRequest("unknown form field")),
         }
     }
-    sending.form_again(&fields, StatusCode::BAD_REQUEST, t.dashboard.file_missing)
+    sending.submit(fields).await
 }
 
 /// Who sends the new-share form, and what showing it again needs.
@@ -192,92 +156,139 @@ pub(super) struct Sending<'a> {
     user: &'a User,
     c: Chrome,
     csrf: &'a str,
-    /// The request's Content-Length: the size a file over the limit is said to be.
+    /// The request's Content-Length: the size files over the limit are said to be.
     declared: Option<u64>,
 }
 
-/// The new share's file: streamed in the form, or a finished upload the form names.
-pub(super) struct NewFile<'a> {
-    pub(super) name: &'a str,
-    pub(super) content_type: &'a str,
-    pub(super) source: Source<'a>,
-}
-
 impl Sending<'_> {
-    pub(super) fn user(&self) -> &User {
-        self.user
-    }
-
-    pub(super) fn sharing(&self) -> &Sharing {
-        &self.state.services.sharing
-    }
-
-    pub(super) fn text(&self) -> &'static Text {
-        self.c.t
-    }
-
     /// The form again with `error` at its field, answered with `status`.
-    pub(super) fn form_again(
-        self,
-        fields: &Fields,
-        status: StatusCode,
-        error: &'static str,
-    ) -> Result<Submitted, AppError> {
+    fn form_again(self, fields: &Fields, status: StatusCode, error: &'static str) -> Result<Submitted, AppError> {
         Ok(render_with(status, &form_page(self.state, self.c, self.csrf, fields, Some(error)))?.into())
     }
 
-    /// The form again with the file over the limit: the limit and how large the file is.
+    /// The form again with what is wrong with its fields.
+    fn refuse(self, fields: &Fields, invalid: Invalid) -> Result<Submitted, AppError> {
+        match invalid {
+            Invalid::Form(error) => self.form_again(fields, StatusCode::BAD_REQUEST, error),
+            Invalid::Said(error, said) => {
+                let page = form_page(self.state, self.c, self.csrf, fields, Some(error)).saying(said);
+                Ok(render_with(StatusCode::BAD_REQUEST, &page)?.into())
+            }
+            Invalid::TtlTooShort => Err(AppError::BadRequest("ttl too short")),
+        }
+    }
+
+    /// The form again with the files over the limit: the limit and how large they are.
     fn form_too_large(self, fields: &Fields, size: FileSize) -> Result<Submitted, AppError> {
         let (t, lang, limit) = (self.c.t, self.c.lang, self.state.services.sharing.limits().1);
         let (words, bytes) = match size {
             FileSize::About(bytes) => (t.dashboard.form_checks.too_large, bytes),
             FileSize::AtLeast(bytes) => (t.dashboard.form_checks.too_large_at_least, bytes),
+            FileSize::Together(bytes) => (t.dashboard.handover.files_too_large, bytes),
         };
         let said = words.replace("{size}", &human_size(bytes, lang)).replace("{limit}", &human_size(limit, lang));
         let page = form_page(self.state, self.c, self.csrf, fields, Some(t.dashboard.upload_too_large)).saying(said);
         Ok(render_with(StatusCode::PAYLOAD_TOO_LARGE, &page)?.into())
     }
 
-    /// The form again, asking whether `address` is right before anything is created. A file
-    /// streamed in the form is kept as a finished upload, so the answer needs no second upload
-    /// (and a browser answered before it has sent the whole body would show "connection reset").
-    async fn ask_about_address(
+    /// Looks up the uploads the form names into `fields.uploaded`; false when one of them is not
+    /// (or no longer) the sender's to share, which is then left out.
+    pub(super) async fn look_up_uploads(&self, fields: &mut Fields) -> Result<bool, AppError> {
+        let mut all = true;
+        for id in &fields.upload_ids {
+            match self.state.services.sharing.finished_upload(self.user, id).await? {
+                Some(file) if !fields.uploaded.iter().any(|kept| kept.id == file.id) => fields.uploaded.push(file),
+                Some(_) => {}
+                None => all = false,
+            }
+        }
+        Ok(all)
+    }
+
+    /// A form without files in its body: the handover is made of the uploads it names.
+    async fn submit(self, mut fields: Fields) -> Result<Submitted, AppError> {
+        if !self.look_up_uploads(&mut fields).await? {
+            let unavailable = self.c.t.dashboard.upload_unavailable;
+            return self.form_again(&fields, StatusCode::BAD_REQUEST, unavailable);
+        }
+        self.make(fields, Vec::new()).await
+    }
+
+    /// A form whose files follow, `first` the first of them: the fields are checked before a
+    /// byte is stored, then each file is kept against what the others leave of the limit.
+    async fn with_files(
         self,
         mut fields: Fields,
-        address: &EmailAddress,
-        file: NewFile<'_>,
-        rest_of_form: impl AsyncFnOnce() -> Result<(), CreateError>,
+        first: poem::web::Field,
+        multipart: &mut Multipart,
     ) -> Result<Submitted, AppError> {
-        if let Source::Stream(stream) = file.source {
-            let sharing = &self.state.services.sharing;
-            fields.uploaded = sharing.keep_upload(self.user, stream, file.name, file.content_type).await?;
-            let _ = rest_of_form().await;
+        let t = self.c.t;
+        if !self.look_up_uploads(&mut fields).await? {
+            return self.form_again(&fields, StatusCode::BAD_REQUEST, t.dashboard.upload_unavailable);
         }
-        let page = form_page(self.state, self.c, self.csrf, &fields, None).asking_about(address.as_str());
+        let max_ttl = self.state.services.sharing.limits().0;
+        if let Err(invalid) = parse_fields(t, &fields, fields.uploaded.len() + 1, max_ttl) {
+            return self.refuse(&fields, invalid);
+        }
+        let named = fields.uploaded.len();
+        match keep_files(&self.state.services.sharing, self.user, &mut fields, first, multipart).await? {
+            Ok(kept) => self.make(fields, kept).await,
+            Err(refused) => {
+                let kept: Vec<String> = fields.uploaded.drain(named..).map(|file| file.id).collect();
+                self.state.services.sharing.discard_uploads(self.user, &kept).await;
+                discard_rest(multipart, OVERSIZED_READ * largest_form(self.state)).await;
+                match refused {
+                    CreateError::FileCount => self.refuse(&fields, too_many_files(t, MAX_FILES + 1)),
+                    CreateError::TooLarge { limit } if named > 0 || !kept.is_empty() => {
+                        let together = self.declared.unwrap_or(limit + 1);
+                        self.form_too_large(&fields, FileSize::Together(together))
+                    }
+                    error => self.refused(fields, error),
+                }
+            }
+        }
+    }
+
+    /// The form again, asking whether `addresses` are right before anything is created; the
+    /// form's files are kept as uploads, so the answer needs no second file.
+    fn ask_about_addresses(self, fields: &Fields, addresses: &[EmailAddress]) -> Result<Submitted, AppError> {
+        let addresses = addresses.iter().map(|address| address.as_str().to_owned()).collect();
+        let page = form_page(self.state, self.c, self.csrf, fields, None).asking_about(addresses);
         Ok(render_with(StatusCode::OK, &page)?.into())
     }
 
-    /// Checks the fields and makes the share from `file`, once `before_issue` agrees; a refused
-    /// form comes back with what is wrong (a kept upload that is gone no longer shown).
-    pub(super) async fn submit(
-        self,
-        mut fields: Fields,
-        file: NewFile<'_>,
-        before_issue: impl AsyncFnOnce() -> Result<(), CreateError>,
-    ) -> Result<Submitted, AppError> {
+    /// Checks the fields and makes the handover of `fields.uploaded` (of which `kept` arrived in
+    /// this form); a refused form comes back with what is wrong, and without this form's files
+    /// when the refusal keeps nothing.
+    async fn make(self, mut fields: Fields, kept: Vec<String>) -> Result<Submitted, AppError> {
         let (t, sharing, user) = (self.c.t, &self.state.services.sharing, self.user);
-        let parsed = match parse_fields(t, &fields, file.name, sharing.limits().0) {
+        let parsed = match parse_fields(t, &fields, fields.uploaded.len(), sharing.limits().0) {
             Ok(parsed) => parsed,
-            Err(Invalid::Form(error)) => return self.form_again(&fields, StatusCode::BAD_REQUEST, error),
-            Err(Invalid::TtlTooShort) => return Err(AppError::BadRequest("ttl too short")),
+            Err(invalid) => return self.refuse(&fields, invalid),
         };
-        if let Some(address) = fields.address_to_check() {
-            return self.ask_about_address(fields, &address, file, before_issue).await;
+        let asked = fields.addresses_to_check();
+        if !asked.is_empty() {
+            return self.ask_about_addresses(&fields, &asked);
         }
         let lang = Lang::from_code(&fields.mail_lang).unwrap_or(user.lang);
+        let names: Vec<String> = fields.uploaded.iter().map(|file| clean_file_name(&file.file_name)).collect();
+        let files = fields
+            .uploaded
+            .iter()
+            .zip(&names)
+            .map(|(file, name)| UploadFile {
+                file_name: name,
+                content_type: if file.content_type.is_empty() {
+                    "application/octet-stream"
+                } else {
+                    &file.content_type
+                },
+                source: Source::Finished(&file.id),
+            })
+            .collect();
         let handover = Handover {
-            recipients: vec![parsed.recipient],
-            files: vec![UploadFile { file_name: file.name, content_type: file.content_type, source: file.source }],
+            recipients: parsed.recipients,
+            files,
             note: None,
             ttl: parsed.ttl,
             message: parsed.message,
@@ -285,61 +296,60 @@ impl Sending<'_> {
             notify_on_download: fields.notify,
             name_file_in_mail: fields.name_file,
         };
-        let declared = self.declared;
-        match sharing.create(user, handover, before_issue, Delivery::Background).await {
+        let outcome = sharing.create(user, handover, async || Ok(()), Delivery::Background).await;
+        match outcome {
             Ok(created) => {
                 self.state.services.accounts.remember_share_mail_lang(user, lang).await?;
-                let Created { share_id, link, .. } = created.into_iter().next().expect("one recipient, one share");
-                Ok(Submitted::Created { share_id, link })
+                Ok(Submitted::Created(created))
             }
+            Err(CreateError::TooLarge { .. }) => {
+                let together = fields.uploaded.iter().map(|file| file.size_bytes).sum();
+                sharing.discard_uploads(user, &kept).await;
+                fields.uploaded.retain(|file| !kept.contains(&file.id));
+                self.form_too_large(&fields, FileSize::Together(together))
+            }
+            Err(error) => {
+                if !matches!(error, CreateError::UploadUnavailable) {
+                    // Nothing of this form's files is kept after a refusal.
+                    sharing.discard_uploads(user, &kept).await;
+                    fields.uploaded.retain(|file| !kept.contains(&file.id));
+                }
+                self.refused(fields, error)
+            }
+        }
+    }
+
+    /// The answer to a handover `create` refused.
+    fn refused(self, mut fields: Fields, error: CreateError) -> Result<Submitted, AppError> {
+        let t = self.c.t;
+        match error {
             // Used by a first submission of the same form, or gone meanwhile.
-            Err(CreateError::UploadUnavailable) => {
-                fields.uploaded = None;
+            CreateError::UploadUnavailable => {
+                fields.uploaded.clear();
                 self.form_again(&fields, StatusCode::BAD_REQUEST, t.dashboard.upload_unavailable)
             }
-            Err(CreateError::SenderDisabled) => {
-                tracing::info!(account_id = user.id, "upload refused: the sender was disabled while it arrived");
+            CreateError::SenderDisabled => {
+                tracing::info!(account_id = self.user.id, "file refused: the sender was disabled while it arrived");
                 self.form_again(&fields, StatusCode::FORBIDDEN, t.dashboard.upload_sender_disabled)
             }
             // Cut off at the limit: the whole request's length, or as far as it was read.
-            Err(CreateError::TooLarge { limit }) => {
-                self.form_too_large(&fields, declared.map_or(FileSize::AtLeast(limit + 1), FileSize::About))
+            CreateError::TooLarge { limit } => {
+                let size = self.declared.map_or(FileSize::AtLeast(limit + 1), FileSize::About);
+                self.form_too_large(&fields, size)
             }
-            Err(error) => Err(create_error(error)),
+            error => Err(create_error(error)),
         }
     }
 }
 
-/// How large a file over the limit is known to be.
+/// How large files over the limit are known to be.
 enum FileSize {
     /// The request's length, which is the file's and a little more.
     About(u64),
     /// The request was cut off at the limit: at least this.
     AtLeast(u64),
-}
-
-async fn store_file(
-    sending: Sending<'_>,
-    fields: Fields,
-    field: poem::web::Field,
-    multipart: &mut Multipart,
-) -> Result<Submitted, AppError> {
-    let file_name = field.file_name().unwrap_or_default().to_owned();
-    let content_type = field.content_type().unwrap_or("application/octet-stream").to_owned();
-    let source = Source::Stream(Box::pin(field.into_async_read()));
-    // The file is the last field: anything after it (a second file…) refuses the whole form, but
-    // for a kept upload's id, which the chosen file replaces (the upload expires unused).
-    let nothing_after = async || match multipart.next_field().await {
-        Ok(None) => Ok(()),
-        Ok(Some(field)) if field.name() == Some("upload") => match multipart.next_field().await {
-            Ok(None) => Ok(()),
-            _ => Err(CreateError::Refused("a field after the upload")),
-        },
-        Ok(Some(_)) => Err(CreateError::Refused("a field after the file")),
-        Err(_) => Err(CreateError::Refused("malformed multipart body after the file")),
-    };
-    let file = NewFile { name: &file_name, content_type: &content_type, source };
-    sending.submit(fields, file, nothing_after).await
+    /// Several files, together about this large.
+    Together(u64),
 }
 
 /// The error page for a share that could not be created (a disabled sender gets the form again).

@@ -182,9 +182,17 @@ async fn malformed_multipart_uploads_are_4xx_and_store_nothing(backend: Backend)
             &[400],
         ),
         (
-            "a second file after the first",
+            // Several files are a handover; a field after them refuses the form, keeping none.
+            "a field after the files",
             &multipart,
-            [fields.clone(), file_a.clone(), part(b, "file", Some("b.txt"), b"second file"), closing(b)].concat(),
+            [
+                fields.clone(),
+                file_a.clone(),
+                part(b, "file", Some("b.txt"), b"second file"),
+                part(b, "message", None, b"late"),
+                closing(b),
+            ]
+            .concat(),
             &[400],
         ),
     ];

@@ -111,7 +111,8 @@ fn notification(to: &str) -> lettre::Message {
         message: "Here it is.",
         link: LINK,
         expires: "tomorrow",
-        file: None,
+        files: &[],
+        file_count: 1,
     };
     notification_mail(&from, to, Lang::En, &n).unwrap()
 }

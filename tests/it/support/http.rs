@@ -136,6 +136,12 @@ impl Page {
         self.html().select(&selector).next().and_then(|e| e.value().attr(attr).map(str::to_owned))
     }
 
+    /// The attribute `attr` of every element matching `selector` that has it.
+    pub fn attrs(&self, selector: &str, attr: &str) -> Vec<String> {
+        let selector = Selector::parse(selector).unwrap();
+        self.html().select(&selector).filter_map(|e| e.value().attr(attr).map(str::to_owned)).collect()
+    }
+
     /// The CSRF token of the page's first form.
     pub fn csrf_token(&self) -> String {
         self.attr("input[name=csrf_token]", "value").expect("the page has a CSRF token")
