@@ -75,6 +75,23 @@ pub struct RecipientText {
     /// The words of a handover of several files where they differ from one file's; "{n}" is
     /// how many files.
     pub many: ManyFilesText,
+    /// The words of a handover of a secret note.
+    pub note: NoteText,
+}
+
+/// The recipient's words for a secret note. `|` marks where a Japanese line may break.
+pub struct NoteText {
+    pub landing_title: &'static str,
+    /// After the sender's name.
+    pub sent_by_after: &'static str,
+    pub once_before: &'static str,
+    pub show_title: &'static str,
+    pub show_warning: &'static str,
+    pub show_button: &'static str,
+    /// The page that shows the note.
+    pub note_title: &'static str,
+    pub note_label: &'static str,
+    pub keep_it: &'static str,
 }
 
 /// The recipient's words for a handover of several files.
@@ -178,6 +195,17 @@ pub const EN: RecipientText = RecipientText {
         downloaded_here: "This browser started downloading these files on {time}. Look in your Downloads folder (on an iPhone: the Files app).",
         still_fetchable: "For a short while, this browser can still download any of the files again:",
     },
+    note: NoteText {
+        landing_title: "A secret note is waiting for you",
+        sent_by_after: " has sent you a secret note.",
+        once_before: "This note can be shown only once, in one browser. Open this link where you can keep it safely, for example next to your password manager.",
+        show_title: "Your secret note is ready",
+        show_warning: "The note is shown once, in this browser only. Have a safe place ready to keep it. Afterwards the link stops working and the note is destroyed on the server.",
+        show_button: "Show the note",
+        note_title: "Your secret note",
+        note_label: "The note",
+        keep_it: "Copy the note to a safe place now. This page works in this browser only for a short while; then the note is destroyed on the server and cannot be shown again.",
+    },
 };
 
 pub const JA: RecipientText = RecipientText {
@@ -255,5 +283,16 @@ pub const JA: RecipientText = RecipientText {
         download_started: "ダウンロードを開始しました。端末の「ダウンロード」フォルダ（iPhone は「ファイル」アプリ）をご確認ください。必要なファイルをすべて受け取るまで、このページを閉じないでください。",
         downloaded_here: "このブラウザで|{time}に|ダウンロードを|始めました。|「ダウンロード」|フォルダ|（iPhoneでは|「ファイル」|アプリ）を|ご確認ください。",
         still_fetchable: "しばらくの間は、|このブラウザで|どのファイルも|もう一度|ダウンロードできます。",
+    },
+    note: NoteText {
+        landing_title: "秘密のメモが届いています",
+        sent_by_after: " さんから、あなた宛てに秘密のメモが届いています。",
+        once_before: "この|メモは|1回だけ、|1つの|ブラウザでだけ|表示できます。|安全に|保管できる|端末で、|このリンクを|開いてください。",
+        show_title: "秘密のメモを表示できます",
+        show_warning: "メモは|このブラウザで|1回だけ|表示されます。|保管する|場所を|用意してから|押してください。|その後は|リンクが|使えなくなり、|メモは|サーバーから|消去されます。",
+        show_button: "メモを表示する",
+        note_title: "秘密のメモ",
+        note_label: "メモ",
+        keep_it: "今すぐ|メモを|安全な|場所に|控えてください。|このページは|しばらくの間、|このブラウザでだけ|表示できます。|その後|メモは|サーバーから|消去され、|二度と|表示できません。",
     },
 };

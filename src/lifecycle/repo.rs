@@ -36,7 +36,7 @@ pub struct Claimed {
     pub lang: Lang,
     /// When the handover was made.
     pub created_at: Timestamp,
-    /// Its files in order, never none.
+    /// Its files in order (none for a secret note).
     #[sqlx(skip)]
     pub files: Vec<ClaimedFile>,
 }
@@ -220,7 +220,7 @@ impl LifecycleRepository {
             let Some(claimed) = claimed else { return Ok(None) };
             let files: Vec<ClaimedFile> =
                 sqlx::query_as(pool.sql(&CLAIMED_FILES)).bind(claimed.share_id).fetch_all(pool).await?;
-            Ok((!files.is_empty()).then_some(Claimed { files, ..claimed }))
+            Ok(Some(Claimed { files, ..claimed }))
         })
     }
 

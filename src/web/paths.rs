@@ -79,6 +79,11 @@ pub fn link_file(token: &str) -> String {
 }
 
 /// One claimed file of several behind a recipient's link, by its position.
+/// The secret note behind a recipient's link.
+pub fn link_note(token: &str) -> String {
+    format!("/s/{token}/note")
+}
+
 pub fn link_file_at(token: &str, position: i32) -> String {
     format!("/s/{token}/files/{position}")
 }

@@ -13,7 +13,7 @@ use watasu::{
 
 use crate::{
     both_backends,
-    support::{Backend, TestApp, count, shares::note_seal},
+    support::{Backend, RECIPIENT, TestApp, count, recipient::event_kinds, shares::note_seal},
 };
 
 const NOTE: &str = "金庫の暗証番号: 4711-0815 ";
@@ -59,7 +59,54 @@ async fn a_handover_carries_files_or_a_note_never_both(backend: Backend) {
     assert_eq!(count(app.db(), "SELECT count(*) FROM handovers WHERE sender_id = $1", sender).await, 0);
 }
 
+async fn a_note_is_shown_to_the_claiming_browser_only_and_is_gone_after_the_grace(backend: Backend) {
+    let app = TestApp::spawn_with(backend, |s| s.access_time_gc = false).await;
+    let shares = app.fake_share().note(NOTE).recipient(RECIPIENT).recipient("two@example.test").create_all().await;
+    let (one, two) = (&shares[0], &shares[1]);
+    let note_path = format!("/s/{}/note", one.token);
+
+    // Before the code: who sent a note, never the note.
+    let landing = app.browser().open_link(&one.token).await;
+    assert!(landing.body.contains("秘密のメモが届いています"), "{}", landing.body);
+    assert!(!landing.body.contains("4711"));
+    // After it: a button, still not the note; a GET never claims.
+    let (browser, csrf) = app.verified_browser(one).await;
+    let step = browser.open_link(&one.token).await;
+    assert!(step.body.contains("メモを表示する") && !step.body.contains("4711"), "{}", step.body);
+    assert_eq!(browser.get(&note_path).await.header("location"), Some(format!("/s/{}", one.token).as_str()));
+    assert_eq!(browser.claim(&one.token, &csrf).await.status(), 404, "a note is no file to download");
+    assert_eq!(count(app.db(), "SELECT count(*) FROM shares WHERE id = $1 AND status = 'active'", one.id).await, 1);
+
+    let claimed = browser.post_form(&note_path, &[("csrf_token", &csrf)]).await;
+    assert_eq!(claimed.status, 303);
+    assert_eq!(claimed.header("location"), Some(note_path.as_str()));
+    let shown = browser.get(&note_path).await;
+    assert_eq!(shown.status, 200);
+    assert!(shown.body.contains(NOTE), "{}", shown.body);
+    assert_eq!(shown.header("cache-control"), Some("no-store"));
+    assert!(event_kinds(&app, one.id).await.ends_with(&["downloaded".to_owned(), "download_completed".to_owned()]));
+
+    // Nobody else: another browser, even one the code let in before the claim.
+    let stranger = app.browser();
+    assert_eq!(stranger.get(&note_path).await.status, 410);
+    // The other recipient has a claim of their own.
+    let other = app.browser();
+    let other_csrf = app.verify_as(&other, two, "two@example.test").await.csrf_token();
+    let other_path = format!("/s/{}/note", two.token);
+    assert_eq!(other.post_form(&other_path, &[("csrf_token", &other_csrf)]).await.status, 303);
+    assert!(other.get(&other_path).await.body.contains(NOTE));
+
+    // Past the grace the GC destroys it, and the claiming browser is told it was delivered.
+    app.consumed_ago(one.id, 16 * 60).await;
+    app.consumed_ago(two.id, 16 * 60).await;
+    let handover = count(app.db(), "SELECT handover_id FROM shares WHERE id = $1", one.id).await;
+    app.state.services.gc.gc().collect(10, Trigger::Cli).await.unwrap();
+    assert_eq!(sealed(&app, handover).await, None);
+    assert_eq!(browser.get(&note_path).await.status, 410);
+}
+
 both_backends!(
+    a_note_is_shown_to_the_claiming_browser_only_and_is_gone_after_the_grace,
     a_note_is_sealed_at_rest_and_destroyed_when_the_last_share_is_done,
     a_handover_carries_files_or_a_note_never_both,
 );

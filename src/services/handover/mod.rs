@@ -183,7 +183,8 @@ impl Handover {
     /// The files a share hands over, while they are still there.
     pub async fn files_of(&self, share: &Share) -> Result<Vec<FileInfo>, Refusal> {
         let files = self.access.links.repo().files_of(share).await?;
-        if files.is_empty() {
+        // A note's handover has none; one of files whose rows went has nothing left to give.
+        if files.is_empty() && !share.is_note() {
             return Err(Refusal::AlreadyDownloaded);
         }
         Ok(files)

@@ -10,6 +10,7 @@
 
 mod ends;
 mod file;
+mod note;
 mod page;
 mod range;
 mod serve;
@@ -49,6 +50,7 @@ pub fn routes(route: Route) -> Route {
         .at("/s/:token/address", post(other_address).around(recipient_refusals))
         .at("/s/:token/download", post(download).around(recipient_refusals))
         .at("/s/:token/file", get(serve::claimed_file).head(serve::claimed_file).around(recipient_refusals))
+        .at("/s/:token/note", post(note::claim).get(note::show).around(recipient_refusals))
         .at(
             "/s/:token/files/:position",
             post(download_one).get(serve::claimed_one).head(serve::claimed_one).around(recipient_refusals),

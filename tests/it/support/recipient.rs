@@ -110,10 +110,15 @@ impl TestApp {
     /// Walks `browser` through the whole flow as [`RECIPIENT`] to a verified session; returns the
     /// download page.
     pub async fn verify(&self, browser: &Browser, share: &TestShare) -> Page {
+        self.verify_as(browser, share, RECIPIENT).await
+    }
+
+    /// The same for a share made out to `address`.
+    pub async fn verify_as(&self, browser: &Browser, share: &TestShare, address: &str) -> Page {
         let before = self.smtp.messages().len();
-        let code_step = browser.ask_for_code(&share.token, RECIPIENT).await;
+        let code_step = browser.ask_for_code(&share.token, address).await;
         assert_eq!(code_step.status, 200, "{}", code_step.body);
-        let code = self.smtp.code_for_after(RECIPIENT, before).await;
+        let code = self.smtp.code_for_after(address, before).await;
         let answer = browser.submit_code(&share.token, &code_step.csrf_token(), &code).await;
         assert_eq!(answer.status, 303, "{}", answer.body);
         let page = browser.open_link(&share.token).await;
