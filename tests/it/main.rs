@@ -17,6 +17,7 @@ mod browser_handover;
 mod browser_languages;
 mod browser_lock_notice;
 mod browser_mails;
+mod browser_note;
 mod browser_oversized_form;
 mod browser_pages;
 mod browser_passkeys;

@@ -2,12 +2,7 @@
 //! session during the delivery grace, which counts as delivered whole.
 
 use super::{Fetch, Handover, Refusal};
-use crate::{
-    secret::SecretString,
-    services::Fault,
-    session::Session,
-    share::Share,
-};
+use crate::{secret::SecretString, services::Fault, session::Session, share::Share};
 
 /// What a request for a claimed note finds.
 pub enum ReadNote {

@@ -39,7 +39,10 @@ pub async fn claim(
 
 /// GET /s/{token}/note: the note, for the session that claimed it.
 #[handler]
-pub async fn show(Context { state, session, req, .. }: Context<'_>, Path(token): Path<String>) -> Result<Response, AppError> {
+pub async fn show(
+    Context { state, session, req, .. }: Context<'_>,
+    Path(token): Path<String>,
+) -> Result<Response, AppError> {
     let read = state.services.handover.read_note(&token, session.current().as_ref()).await.map_err(refusal)?;
     let ReadNote::Shown { share, note } = read else { return Ok(see_other(&paths::link(&token))) };
     let c = Chrome::for_request(req);
