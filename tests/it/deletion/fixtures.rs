@@ -58,6 +58,9 @@ pub async fn populate(app: &TestApp, email: &str) -> Sender {
     for (name, content) in FILE_NAMES.iter().zip([&b"merger\n"[..], &b"report\n"[..]]) {
         shares.push(app.fake_share().sender(id).recipient(RECIPIENT).file(name, content).create().await);
     }
+    // A handover of two files for two recipients: its files are stored, and must be deleted, once.
+    let shared = app.fake_share().sender(id).recipient(RECIPIENT).recipient("partner@example.test");
+    shares.extend(shared.file("shared-a.pdf", b"a\n").file("shared-b.pdf", b"b\n").create_all().await);
     verify_recipient(app, &shares[0]).await;
     let outbox = Outbox::new(app.db().clone(), &app.state.secret_key);
     let from: lettre::message::Mailbox = "watasu <watasu@example.test>".parse().unwrap();
@@ -69,10 +72,7 @@ pub async fn populate(app: &TestApp, email: &str) -> Sender {
     outbox.mark_sent(receipt).await.unwrap();
     let invitee = EmailAddress::parse(&format!("invitee-{id}@example.test")).unwrap();
     Invitations::new(app.db().clone()).create(&invitee, Role::Sender, id, watasu::i18n::Lang::Ja).await.unwrap();
-    let mut storage_keys = Vec::new();
-    for share in &shares {
-        storage_keys.push(storage_key(app.db(), share.id).await);
-    }
+    let storage_keys = crate::support::texts(app.db(), "SELECT storage_key FROM files WHERE owner_id = $1", id).await;
     let upload_key = unfinished_upload(app, &browser, id).await;
     Sender { id, email: email.to_owned(), browser, shares, storage_keys, upload_key }
 }
@@ -93,12 +93,6 @@ async fn unfinished_upload(app: &TestApp, browser: &Browser, owner_id: i64) -> S
     assert_eq!(created.status(), 201);
     const SQL: &str = "SELECT storage_key FROM uploads WHERE owner_id = $1";
     on_db!(app.db(), |pool| sqlx::query_scalar(SQL).bind(owner_id).fetch_one(pool).await.unwrap())
-}
-
-async fn storage_key(db: &Db, share_id: i64) -> String {
-    const SQL: &str =
-        "SELECT f.storage_key FROM shares s JOIN files f ON f.handover_id = s.handover_id WHERE s.id = $1";
-    on_db!(db, |pool| sqlx::query_scalar(SQL).bind(share_id).fetch_one(pool).await.unwrap())
 }
 
 /// The recipient's walk to a grant: a code, a grant, events and a per-share rate-limit record.
