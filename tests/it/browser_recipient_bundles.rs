@@ -5,13 +5,11 @@
 //! then a file's own button saves that file, with one claim, and the link's page then offers the
 //! files again to that browser.
 
-use std::{path::Path, time::Duration};
-
 use watasu::i18n::Lang;
 
 use crate::support::{
     Backend, RECIPIENT, TestApp, TestShare,
-    browser::{BrowserOptions, BrowserSession, DEFAULT_WAIT},
+    browser::{BrowserOptions, BrowserSession, DEFAULT_WAIT, saved_file},
 };
 
 const FILES: [(&str, &[u8]); 3] =
@@ -37,22 +35,6 @@ async fn walk_to_the_download_step(app: &TestApp, browser: &BrowserSession, link
     browser.fill("#code", &code).await;
     browser.click("#step form[action$='/code'] button[type=submit]").await;
     browser.wait_for("#step[data-step=download]", DEFAULT_WAIT).await;
-}
-
-/// Waits until `dir` holds a finished file whose name satisfies `wanted`, and returns it.
-async fn saved(dir: &Path, wanted: impl Fn(&str) -> bool) -> std::path::PathBuf {
-    let deadline = std::time::Instant::now() + Duration::from_secs(20);
-    loop {
-        let found = std::fs::read_dir(dir).unwrap().flatten().map(|e| e.path()).find(|path| {
-            let name = path.file_name().unwrap().to_string_lossy();
-            wanted(&name) && !name.ends_with(".crdownload")
-        });
-        if let Some(path) = found {
-            return path;
-        }
-        assert!(std::time::Instant::now() < deadline, "nothing saved in {}", dir.display());
-        tokio::time::sleep(Duration::from_millis(100)).await;
-    }
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 4)]
@@ -85,10 +67,10 @@ async fn the_pages_of_several_files_pass_axe_in_both_languages_at_both_widths_an
 
         if round == 0 {
             browser.click("#step .download-all").await;
-            let zip = saved(downloads.path(), |name| name.starts_with("watasu-") && name.ends_with(".zip")).await;
+            let zip = saved_file(downloads.path(), |name| name.starts_with("watasu-") && name.ends_with(".zip")).await;
             assert!(std::fs::read(&zip).unwrap().starts_with(b"PK\x03\x04"), "{zip:?} is no ZIP");
             browser.click(".file-item[data-position='0'] .download-one").await;
-            let one = saved(downloads.path(), |name| name == FILES[0].0).await;
+            let one = saved_file(downloads.path(), |name| name == FILES[0].0).await;
             assert_eq!(std::fs::read(one).unwrap(), FILES[0].1);
             // Back at the link, the "already downloaded" page offers this browser the files again.
             browser.goto(&link).await;

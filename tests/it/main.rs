@@ -14,6 +14,7 @@ mod browser_dashboard;
 mod browser_deletion_case;
 mod browser_fresh_link;
 mod browser_handover;
+mod browser_handover_flow;
 mod browser_languages;
 mod browser_lock_notice;
 mod browser_mails;

@@ -57,12 +57,20 @@ impl CutProxy {
         self.seen.cut.load(Ordering::SeqCst)
     }
 
+    /// How many requests used `method`.
+    pub fn requests_with(&self, method: &str) -> usize {
+        self.seen.heads.lock().unwrap().iter().filter(|h| h.starts_with(&format!("{method} "))).count()
+    }
+
     /// Every request head for the file, in the order they arrived.
     pub fn file_requests(&self) -> Vec<String> {
         let heads = self.seen.heads.lock().unwrap();
         heads.iter().filter(|h| h.starts_with("GET /s/") && h.contains("/file ")).cloned().collect()
     }
 }
+
+/// More than any request head is long.
+const HEAD_ROOM: usize = 64 * 1024;
 
 async fn relay(client: TcpStream, server: TcpStream, seen: Arc<Seen>, cut_after: usize) {
     let (mut client_read, mut client_write) = client.into_split();
@@ -86,6 +94,10 @@ async fn relay(client: TcpStream, server: TcpStream, seen: Arc<Seen>, cut_after:
                     }
                     seen.heads.lock().unwrap().push(head);
                 }
+                // An upload's body holds no head: keep only what a head could still be part of, so
+                // the search stays linear however large the body.
+                let excess = pending.len().saturating_sub(HEAD_ROOM);
+                pending.drain(..excess);
                 if server_write.write_all(&buffer[..read]).await.is_err() {
                     break;
                 }
@@ -128,7 +140,7 @@ fn take_heads(pending: &mut Vec<u8>) -> Vec<String> {
         let text = String::from_utf8_lossy(&pending[..end]).into_owned();
         pending.drain(..end + 4);
         // Anything before the request line is a previous request's body.
-        let start = ["GET ", "POST ", "HEAD "].iter().filter_map(|m| text.find(m)).min().unwrap_or(0);
+        let start = ["GET ", "POST ", "HEAD ", "PATCH "].iter().filter_map(|m| text.find(m)).min().unwrap_or(0);
         heads.push(text[start..].to_owned());
     }
     heads

@@ -309,6 +309,22 @@ impl BrowserSession {
 }
 
 /// The newest finished file in `dir`, once nothing there is still downloading.
+/// Waits until `dir` holds a finished file whose name satisfies `wanted`, and returns it.
+pub async fn saved_file(dir: &Path, wanted: impl Fn(&str) -> bool) -> std::path::PathBuf {
+    let deadline = Instant::now() + Duration::from_secs(20);
+    loop {
+        let found = std::fs::read_dir(dir).unwrap().flatten().map(|e| e.path()).find(|path| {
+            let name = path.file_name().unwrap().to_string_lossy();
+            wanted(&name) && !name.ends_with(".crdownload")
+        });
+        if let Some(path) = found {
+            return path;
+        }
+        assert!(Instant::now() < deadline, "nothing saved in {}", dir.display());
+        tokio::time::sleep(Duration::from_millis(100)).await;
+    }
+}
+
 fn finished_download(dir: &Path) -> Option<PathBuf> {
     let mut finished = Vec::new();
     for entry in std::fs::read_dir(dir).ok()?.flatten() {
