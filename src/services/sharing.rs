@@ -198,7 +198,10 @@ impl Sharing {
             Err(UploadError::Fault(fault)) => return Err(fault),
             Err(UploadError::TooLarge) => CreateError::TooLarge { limit: self.config.settings.max_upload_bytes },
             Err(UploadError::SenderDisabled) => CreateError::SenderDisabled,
-            Err(UploadError::Store(StoreError::Content(_))) if self.stopping.has_cut() => CreateError::ServerStopping,
+            Err(UploadError::Store(StoreError::Content(_))) if self.stopping.has_cut() => {
+                tracing::info!(account_id = sender.id, "upload cut: the server is stopping; nothing was kept");
+                CreateError::ServerStopping
+            }
             Err(UploadError::Store(error)) => CreateError::Store(error),
             Err(error) => {
                 tracing::info!(account_id = sender.id, %error, "a form's file could not be kept");
