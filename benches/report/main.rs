@@ -13,6 +13,7 @@ mod pg;
 #[allow(dead_code)]
 mod seed;
 
+mod bundles;
 mod candidate;
 mod crowds;
 mod downloads;
@@ -85,6 +86,8 @@ impl Options {
 /// Figures of the big transfers (SQLite only: the database plays no part in moving the bytes).
 pub struct Transfers {
     pub downloads: downloads::Downloads,
+    /// The ZIP of several files against one file of the same total size.
+    pub bundle: bundles::Bundle,
     pub upload: Transfer,
     pub dd: Transfer,
     pub upload_rss_before_kib: u64,
@@ -206,12 +209,16 @@ async fn downloads_only(work: &Path, o: &Options) {
     let mut server = Watasu::spawn(&data, &url, &[], &work.join("downloads.log"));
     server.wait_ready().await;
     let d = downloads::compare(&db, &server, &data, &source, work, o.rounds).await;
+    let bundle = bundles::compare(&db, &server, &data, &source, work, o.rounds).await;
     server.stop();
     println!("quiet: watasu {} nginx {}", d.watasu.show(0, " MB/s"), d.nginx.show(0, " MB/s"));
     println!("quiet: watasu/nginx {}", samples::show_ratios(&d.ratios));
     println!("busy:  watasu {} nginx {}", d.busy_watasu.show(0, " MB/s"), d.busy_nginx.show(0, " MB/s"));
     println!("busy:  watasu/nginx {}", samples::show_ratios(&d.busy_ratios));
     println!("resumed {}; peak RSS {} KiB ({} KiB before)", d.resumed.show(0, " MB/s"), d.peak_kib, d.rss_before_kib);
+    let parts = format!("{} × {} MiB", bundles::FILES, bundle.part_bytes >> 20);
+    println!("ZIP of {parts} {} one file {}", bundle.zip.show(0, " MB/s"), bundle.single.show(0, " MB/s"));
+    println!("ZIP/one file {}", samples::show_ratios(&bundle.ratios));
 }
 
 /// The run's scratch folder (data folders, 2 GiB files, logs), removed at the end, also after a
@@ -485,11 +492,14 @@ async fn transfers(db: &Db, server: &Watasu, data: &Path, work: &Path, o: &Optio
     eprintln!("bench: downloads against nginx, quiet and beside a busy neighbour");
     assert_eq!(std::fs::metadata(&stored).unwrap().len(), o.file_bytes, "the stored file has the wrong size");
     let downloads = downloads::compare(db, server, data, &stored, work, o.rounds).await;
+    eprintln!("bench: the ZIP of {} files against one file of the same size", bundles::FILES);
+    let bundle = bundles::compare(db, server, data, &stored, work, o.rounds).await;
     // The downloads used up the shares; their files would be collected after the delivery grace.
     std::fs::remove_file(&stored).unwrap();
     std::fs::remove_file(&tus_stored).unwrap();
     let figures = Transfers {
         downloads,
+        bundle,
         upload,
         dd,
         upload_rss_before_kib,

@@ -94,6 +94,20 @@ pub fn render(o: &Options, f: &Footprint, backends: &[BackendFigures], took: Dur
                 ratio(&d.resumed, &d.watasu),
                 "the claim, the first half and the rest, timed together".into(),
             ]);
+            let z = &t.bundle;
+            row([
+                "1".into(),
+                format!(
+                    "ZIP of a handover of {} files of {} MiB, against one {file} file",
+                    super::bundles::FILES,
+                    z.part_bytes >> 20
+                ),
+                z.zip.show(0, " MB/s"),
+                format!("one file: {}", z.single.show(0, " MB/s")),
+                show_ratios(&z.ratios),
+                "the claim and the whole streamed ZIP (stored entries); rounds alternate the two, each round a ratio"
+                    .into(),
+            ]);
             row([
                 "2".into(),
                 format!("Upload of {file} through the dashboard form (curl, multipart)"),

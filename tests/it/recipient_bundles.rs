@@ -3,7 +3,7 @@
 //! first button claims the one download for the browser that pressed it, which then fetches the
 //! ZIP archive of them all or each file (resumable, in ranges); "download completed" comes only
 //! once every file went out whole; the other recipient's share is their own; and the files go
-//! only when both shares are done.
+//! only when both shares are done, also from the object store.
 
 use std::{process::Command, time::Duration};
 
@@ -12,7 +12,8 @@ use watasu::maintenance::Trigger;
 
 use crate::{
     both_backends,
-    support::{Backend, RECIPIENT, TestApp, TestShare, count, event_kinds, eventually, smtp::ReceivedMail},
+    file_stores::count_files,
+    support::{Backend, RECIPIENT, TestApp, TestShare, count, event_kinds, eventually, s3, smtp::ReceivedMail},
 };
 
 const SENDER: &str = "sender@example.test";
@@ -252,6 +253,55 @@ async fn files_fetched_one_by_one_complete_the_download_with_the_last_and_go_whe
     assert_eq!(count(app.db(), purged, share.id).await, 3);
 }
 
+async fn a_bundle_in_the_object_store_downloads_resumed_and_by_file_and_its_objects_go_when_both_shares_are_done(
+    backend: Backend,
+) {
+    let server = s3::shared();
+    let bucket = server.create_bucket();
+    let storage = server.storage_settings(&bucket);
+    let app = TestApp::spawn_with(backend, |s| s.storage = storage).await;
+    let ([share, other_share], files) = bundle(&app).await;
+    let objects = || count_files(&server.bucket_dir(&bucket));
+    assert_eq!(objects(), 3, "the three files are objects in the bucket");
+
+    // The ZIP, cut after a third and resumed where it stopped.
+    let (browser, csrf) = app.granted_browser(&share).await;
+    assert_eq!(browser.claim(&share.token, &csrf).await.status(), 303);
+    let mut first = browser.fetch_file(&share.token, &[]).await;
+    assert_eq!(first.status(), 200);
+    let (etag, size) = (header(&first, "etag"), header(&first, "content-length").parse::<usize>().unwrap());
+    let mut received = Vec::new();
+    while received.len() < size / 3 {
+        received.extend_from_slice(&first.chunk().await.unwrap().expect("more bytes"));
+    }
+    drop(first);
+    let range = format!("bytes={}-", received.len());
+    let rest = browser.fetch_file(&share.token, &[("Range", &range), ("If-Range", &etag)]).await;
+    assert_eq!(rest.status(), 206);
+    received.extend_from_slice(&rest.bytes().await.unwrap());
+    let expected: Vec<(String, String)> =
+        files.iter().map(|(name, content)| ((*name).to_owned(), sha256(content))).collect();
+    assert_eq!(opened_with_python(&received), expected);
+    eventually(Duration::from_secs(10), "the completed download", async || completions(&app, share.id).await == 1)
+        .await;
+
+    // The other recipient takes the file with the Japanese name alone.
+    let (theirs, their_csrf) = app.granted_browser(&other_share).await;
+    assert_eq!(theirs.claim_one(&other_share.token, &their_csrf, 2).await.status(), 303);
+    let one = theirs.fetch_one(&other_share.token, 2, &[]).await;
+    assert_eq!(one.status(), 200);
+    assert!(header(&one, "content-disposition").contains("filename*=UTF-8''%E5%A0%B1%E5%91%8A%E6%9B%B8.txt"));
+    assert_eq!(one.bytes().await.unwrap().as_ref(), REPORT);
+
+    // Past the first share's grace the objects stay while the other share is under way.
+    app.consumed_ago(share.id, 2 * 24 * 3600).await;
+    app.state.services.gc.gc().collect(10, Trigger::Cli).await.unwrap();
+    assert_eq!(objects(), 3, "the objects went while the other share still needs them");
+    app.consumed_ago(other_share.id, 2 * 24 * 3600).await;
+    app.state.services.gc.gc().collect(10, Trigger::Cli).await.unwrap();
+    assert_eq!(objects(), 0, "the objects stay after both shares are done");
+}
+
 /// The first mail to `to`, waiting for it to arrive.
 async fn eventually_mail_to(app: &TestApp, to: &str) -> ReceivedMail {
     eventually(Duration::from_secs(10), "the mail", async || app.smtp.messages().iter().any(|m| m.to[0] == to)).await;
@@ -262,4 +312,5 @@ both_backends!(
     the_pages_count_the_files_before_the_code_and_list_them_after_it,
     a_zip_cut_mid_way_and_resumed_opens_whole_and_completes_the_download_only_at_its_end,
     files_fetched_one_by_one_complete_the_download_with_the_last_and_go_when_both_shares_are_done,
+    a_bundle_in_the_object_store_downloads_resumed_and_by_file_and_its_objects_go_when_both_shares_are_done,
 );
