@@ -12,9 +12,12 @@ use crate::{
 
 const NOTE: &str = "door code 4711-0815";
 
+/// A file of the form: its name and content.
+type File<'a> = (&'a str, &'a [u8]);
+
 /// Posts the form as a browser without JavaScript would: the address field, the choice of a
 /// note with `note`, then `files` (the last fields).
-async fn post_note(browser: &Browser, recipients: &str, note: &str, files: &[(&str, &[u8])]) -> Page {
+async fn post_note(browser: &Browser, recipients: &str, note: &str, files: &[File<'_>]) -> Page {
     let csrf = browser.get("/shares/new").await.csrf_token();
     let mut form = reqwest::multipart::Form::new()
         .text("csrf_token", csrf)
@@ -92,7 +95,7 @@ async fn a_refused_note_comes_back_at_its_field_with_everything_typed_and_nothin
     let app = TestApp::spawn(backend).await;
     let browser = app.signed_in_sender("s@example.test").await;
     let too_long = "a".repeat(watasu::share::note::NOTE_LIMIT + 1);
-    let cases: [(&str, &[(&str, &[u8])], &str); 3] = [
+    let cases: [(&str, &[File], &str); 3] = [
         (NOTE, &[("a.pdf", b"a file")], "A secret note is sent without files."),
         (" \r\n ", &[], "Write the note to send."),
         (&too_long, &[], "The note is longer than 4 KiB."),
