@@ -149,8 +149,12 @@
     picked = Array.prototype.slice.call(fileInput.files || []);
     checkFile();
   });
+  // A secret note is sent without files: the server refuses any chosen, before storing a byte.
+  var noteChoice = document.getElementById("kind-note");
+  function sendsNote() { return !!(noteChoice && noteChoice.checked); }
+
   form.addEventListener("submit", function (event) {
-    if (checkFile()) return;
+    if (sendsNote() || checkFile()) return;
     event.preventDefault();
     event.stopImmediatePropagation();
     fileInput.focus();
@@ -329,7 +333,7 @@
 
   form.addEventListener("submit", function (event) {
     // A form shown again with its uploads already on the server posts as it is.
-    if (!picked.length) return;
+    if (!picked.length || sendsNote()) return;
     event.preventDefault();
     if (!batch) start(picked.slice());
   });

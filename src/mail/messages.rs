@@ -157,6 +157,9 @@ pub fn receipt_mail(origin: &MailOrigin, to: &str, lang: Lang, receipt: &Receipt
 
 /// Who received which file, so the receipt says it before it is opened.
 fn receipt_subject(t: &Text, r: &Receipt<'_>) -> String {
+    if r.is_note() {
+        return t.mail.note_receipt_subject.replace("{recipient}", r.recipient);
+    }
     t.mail
         .receipt_subject
         .replace("{recipient}", r.recipient)
@@ -164,6 +167,16 @@ fn receipt_subject(t: &Text, r: &Receipt<'_>) -> String {
 }
 
 impl Receipt<'_> {
+    /// The handover was a secret note (no file): it was read, not downloaded.
+    pub fn is_note(&self) -> bool {
+        self.files.is_empty()
+    }
+
+    /// The receipt's first words.
+    pub fn body(&self, t: &Text) -> &'static str {
+        if self.is_note() { t.mail.note_receipt_body } else { t.mail.receipt_body }
+    }
+
     /// "File:" before the one file's name, or "Files (n):" before a line per name.
     pub fn files_label(&self, t: &Text) -> String {
         super::files_named::label(t, self.files)

@@ -74,6 +74,13 @@ impl From<SummaryRow> for ShareSummary {
     }
 }
 
+impl ShareSummary {
+    /// The share hands over a secret note instead of files.
+    pub fn is_note(&self) -> bool {
+        self.file_count == 0
+    }
+}
+
 impl SenderStatus {
     /// The share is still open, so its sender may end it.
     pub fn can_be_ended(self) -> bool {
@@ -89,15 +96,15 @@ pub struct Viewer {
 }
 
 /// The viewer's shares ($1 the viewer, $2 whether an admin) with the outcome a sender reads and
-/// whether the file is gone, followed by the caller's own conditions. The outcome outlives the
+/// whether the file is gone (a secret note's share has no file: no name, no size), followed by the caller's own conditions. The outcome outlives the
 /// purge: a purged share still reads as downloaded, revoked or expired. `within` puts the select
 /// inside a statement of the caller's, which then reads the outcome as a column.
 macro_rules! summary_sql {
     ($($tail:literal)+) => { summary_sql!(within ""; $($tail)+) };
     (within $head:literal; $($tail:literal)+) => {
         sql!(
-            $head "SELECT s.id, s.recipient_email, f.original_name,
-                (SELECT CAST(SUM(x.size_bytes) AS BIGINT) FROM files x WHERE x.handover_id = s.handover_id) AS size_bytes,
+            $head "SELECT s.id, s.recipient_email, COALESCE(f.original_name, '') AS original_name,
+                COALESCE((SELECT CAST(SUM(x.size_bytes) AS BIGINT) FROM files x WHERE x.handover_id = s.handover_id), 0) AS size_bytes,
                 (SELECT count(*) FROM files x WHERE x.handover_id = s.handover_id) AS file_count,
                 s.created_at, s.expires_at,
                 CASE WHEN s.consumed_at IS NOT NULL THEN 'downloaded'
@@ -107,7 +114,7 @@ macro_rules! summary_sql {
                      WHEN s.locked_at IS NOT NULL THEN 'locked'
                      ELSE 'waiting' END AS shown_status,
                 s.status = 'purged' AS file_deleted, s.consumed_at AS downloaded_at
-           FROM shares s JOIN files f ON f.handover_id = s.handover_id AND f.position = 0
+           FROM shares s LEFT JOIN files f ON f.handover_id = s.handover_id AND f.position = 0
           WHERE ($2 OR s.sender_id = $1)" $($tail)+
         )
     };

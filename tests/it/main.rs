@@ -71,6 +71,7 @@ mod maintenance;
 mod maintenance_sweeps;
 mod metrics;
 mod missing_key;
+mod note_form;
 mod notes;
 mod notification_mail;
 mod outbox;

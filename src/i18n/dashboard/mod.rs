@@ -4,12 +4,14 @@
 mod form_checks;
 mod handover;
 mod list;
+mod note;
 mod timeline;
 mod uploader;
 
 pub use form_checks::FormChecksText;
 pub use handover::HandoverText;
 pub use list::ListText;
+pub use note::NoteText;
 pub use timeline::TimelineText;
 pub use uploader::UploaderText;
 
@@ -57,6 +59,8 @@ pub struct DashboardText {
     pub form_checks: FormChecksText,
     /// Several files, several recipients.
     pub handover: HandoverText,
+    /// A secret note instead of files.
+    pub note: NoteText,
     /// The share list's table and filter.
     pub list: ListText,
     /// Around a share's timeline: its zone and the links' labels.
@@ -191,6 +195,7 @@ pub const EN: DashboardText = DashboardText {
     uploader: uploader::EN,
     form_checks: form_checks::EN,
     handover: handover::EN,
+    note: note::EN,
     list: list::EN,
     timeline: timeline::EN,
     created_title: "The file is on its way",
@@ -303,6 +308,7 @@ pub const JA: DashboardText = DashboardText {
     uploader: uploader::JA,
     form_checks: form_checks::JA,
     handover: handover::JA,
+    note: note::JA,
     list: list::JA,
     timeline: timeline::JA,
     created_title: "送信しました",

@@ -9,6 +9,7 @@ use crate::{
     share::{
         Message, ShareTtl, TtlError,
         create::{MAX_FILES, MAX_RECIPIENTS},
+        note::{NOTE_LIMIT, Note, NoteError},
     },
 };
 
@@ -32,6 +33,10 @@ pub(super) struct Fields {
     pub(super) uploaded: Vec<FinishedUpload>,
     /// The addresses the sender said are right when asked about likely typos, comma-separated.
     pub(super) recipient_confirmed: String,
+    /// The sender chose to send a secret note instead of files (the `kind` radio said `note`).
+    pub(super) sends_note: bool,
+    /// The note as typed, kept when the form comes back.
+    pub(super) note: String,
 }
 
 /// The typed addresses one by one: commas separate them, and so do semicolons and line breaks
@@ -60,6 +65,8 @@ pub(super) struct Parsed {
     pub(super) recipients: Vec<EmailAddress>,
     pub(super) message: Message,
     pub(super) ttl: ShareTtl,
+    /// The secret note, when the sender chose to send one instead of files.
+    pub(super) note: Option<Note>,
 }
 
 /// What is wrong with the fields: a message the form shows again (with the words that complete
@@ -71,8 +78,8 @@ pub(super) enum Invalid {
     TtlTooShort,
 }
 
-/// Checks the fields in the order the form reports them: recipients, files, message, validity.
-/// `files` is how many files the form holds.
+/// Checks the fields in the order the form reports them: recipients, files or note, message,
+/// validity. `files` is how many files the form holds.
 pub(super) fn parse_fields(
     t: &'static Text,
     fields: &Fields,
@@ -80,7 +87,8 @@ pub(super) fn parse_fields(
     max_ttl: Duration,
 ) -> Result<Parsed, Invalid> {
     let recipients = parse_recipients(t, &fields.recipient)?;
-    if files == 0 {
+    let note = if fields.sends_note { Some(parse_note(t, &fields.note, files)?) } else { None };
+    if files == 0 && note.is_none() {
         return Err(Invalid::Form(t.dashboard.file_missing));
     }
     if files > MAX_FILES {
@@ -93,7 +101,24 @@ pub(super) fn parse_fields(
         TtlError::TooShort => Invalid::TtlTooShort,
         TtlError::TooLong(_) => Invalid::Form(t.errors.bad_request.title),
     })?;
-    Ok(Parsed { recipients, message, ttl })
+    Ok(Parsed { recipients, message, ttl, note })
+}
+
+/// The note of a form that sends one: with no file beside it, neither empty nor over the limit.
+fn parse_note(t: &'static Text, typed: &str, files: usize) -> Result<Note, Invalid> {
+    let n = &t.dashboard.note;
+    if files > 0 {
+        return Err(Invalid::Form(n.note_with_files));
+    }
+    Note::parse(typed).map_err(|error| match error {
+        NoteError::Empty => Invalid::Form(n.note_empty),
+        NoteError::TooLong { .. } => Invalid::Said(n.note_too_long, n.note_too_long.replace("{limit}", &note_limit())),
+    })
+}
+
+/// The note's limit in words: "4 KiB".
+pub(super) fn note_limit() -> String {
+    format!("{} KiB", NOTE_LIMIT / 1024)
 }
 
 /// The refusal of a form holding `count` files, over the most a share may hold.

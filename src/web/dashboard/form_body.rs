@@ -9,7 +9,10 @@ use super::fields::Fields;
 use crate::{
     accounts::User,
     services::sharing::Sharing,
-    share::create::{CreateError, MAX_FILES},
+    share::{
+        create::{CreateError, MAX_FILES},
+        note::NOTE_LIMIT,
+    },
     web::{AppError, AppState},
 };
 
@@ -22,15 +25,28 @@ pub(super) const FORM_OVERHEAD: u64 = 64 * 1024;
 /// body shows "connection reset" instead of the answer.
 pub(super) const OVERSIZED_READ: u64 = 2;
 
+/// Longest accepted note field: room for a note over its limit to come back with the form (a
+/// character the browser counts as one may take up to four bytes).
+const NOTE_FIELD_LIMIT: u64 = 4 * NOTE_LIMIT as u64;
+
 pub(super) async fn read_text(field: Field) -> Result<String, AppError> {
+    read_up_to(field, TEXT_FIELD_LIMIT).await
+}
+
+/// The note field, which may be longer than the other text fields.
+pub(super) async fn read_note(field: Field) -> Result<String, AppError> {
+    read_up_to(field, NOTE_FIELD_LIMIT).await
+}
+
+async fn read_up_to(field: Field, limit: u64) -> Result<String, AppError> {
     let mut text = String::new();
     field
         .into_async_read()
-        .take(TEXT_FIELD_LIMIT + 1)
+        .take(limit + 1)
         .read_to_string(&mut text)
         .await
         .map_err(|_| AppError::BadRequest("unreadable form field"))?;
-    if text.len() as u64 > TEXT_FIELD_LIMIT {
+    if text.len() as u64 > limit {
         return Err(AppError::TooLarge);
     }
     Ok(text)

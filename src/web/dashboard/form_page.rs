@@ -10,7 +10,10 @@ use super::new_share::Fields;
 use crate::{
     i18n::{Lang, Text, format::human_size},
     services::sharing::FinishedUpload,
-    share::create::{MAX_FILES, MAX_RECIPIENTS},
+    share::{
+        create::{MAX_FILES, MAX_RECIPIENTS},
+        note::NOTE_LIMIT,
+    },
     web::{AppState, Chrome},
 };
 
@@ -77,8 +80,8 @@ pub(super) struct NewSharePage<'a> {
     notify: bool,
     name_file: bool,
     error: Option<&'static str>,
-    /// The field the error is about (`recipient`, `file`, `message`, `expires_in`); `None` for
-    /// an error about the whole form, shown above it.
+    /// The field the error is about (`recipient`, `file`, `note`, `message`, `expires_in`);
+    /// `None` for an error about the whole form, shown above it.
     error_field: Option<&'static str>,
     /// The finished uploads the form keeps (the file input is then optional), each with its size.
     uploaded: Vec<(&'a FinishedUpload, String)>,
@@ -95,6 +98,12 @@ pub(super) struct NewSharePage<'a> {
     max_files: usize,
     /// Room for every address a share may name, with their separators.
     recipients_max_chars: usize,
+    /// The sender chose a secret note instead of files.
+    sends_note: bool,
+    note: &'a str,
+    /// "At most 4 KiB: … shown once … then destroyed."
+    note_hint: String,
+    note_max_bytes: usize,
 }
 
 impl NewSharePage<'_> {
@@ -103,9 +112,9 @@ impl NewSharePage<'_> {
         self.error_field == Some(field)
     }
 
-    /// A form shown again without a kept upload: the browser has dropped the chosen files.
+    /// A form of files shown again without a kept upload: the browser has dropped the chosen files.
     fn file_lost(&self) -> bool {
-        (self.error.is_some() || !self.address_check.is_empty()) && self.uploaded.is_empty()
+        (self.error.is_some() || !self.address_check.is_empty()) && self.uploaded.is_empty() && !self.sends_note
     }
 
     /// The error as shown: in full where it names something.
@@ -142,6 +151,10 @@ fn field_of(t: &'static Text, error: &str) -> Option<&'static str> {
         .contains(&error)
     {
         Some("file")
+    } else if [t.dashboard.note.note_empty, t.dashboard.note.note_too_long, t.dashboard.note.note_with_files]
+        .contains(&error)
+    {
+        Some("note")
     } else if error == t.dashboard.message_too_long {
         Some("message")
     } else if error == t.errors.bad_request.title {
@@ -165,6 +178,7 @@ pub(super) fn form_page<'a>(
     let recipients_hint = h.recipients_hint.replace("{max}", &MAX_RECIPIENTS.to_string());
     let files_hint =
         h.files_hint.replace("{files}", &MAX_FILES.to_string()).replace("{size}", &human_size(max_bytes, lang));
+    let note_hint = c.t.dashboard.note.note_hint.replace("{limit}", &super::fields::note_limit());
     NewSharePage {
         expiry_options: expiry_options(&c, max_ttl, default_ttl, &fields.expires_in),
         error_field: error.and_then(|e| field_of(c.t, e)),
@@ -186,5 +200,9 @@ pub(super) fn form_page<'a>(
         files_hint,
         max_files: MAX_FILES,
         recipients_max_chars: MAX_RECIPIENTS * 256,
+        sends_note: fields.sends_note,
+        note: &fields.note,
+        note_hint,
+        note_max_bytes: NOTE_LIMIT,
     }
 }

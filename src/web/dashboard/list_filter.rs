@@ -33,7 +33,7 @@ pub fn links(t: &'static Text, current: Filter) -> Vec<FilterLink> {
     let all = FilterLink { query: String::new(), text: t.dashboard.list.filter_all, current: current.0.is_none() };
     let outcomes = SenderStatus::ALL.into_iter().map(|status| FilterLink {
         query: format!("?status={}", status.code()),
-        text: super::status_text(t, status),
+        text: super::status_text(t, status, false),
         current: current.0 == Some(status),
     });
     std::iter::once(all).chain(outcomes).collect()

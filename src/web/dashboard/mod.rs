@@ -63,8 +63,10 @@ fn not_visible() -> AppError {
     AppError::NotFound("share not visible to this sender")
 }
 
-fn status_text(t: &'static Text, status: SenderStatus) -> &'static str {
+/// The words for an outcome; a secret note's share is "read" where a file's is "downloaded".
+fn status_text(t: &'static Text, status: SenderStatus, note: bool) -> &'static str {
     match status {
+        SenderStatus::Downloaded if note => t.dashboard.note.status_read,
         SenderStatus::Waiting => t.dashboard.status_waiting,
         SenderStatus::Locked => t.dashboard.status_locked,
         SenderStatus::Downloaded => t.dashboard.status_downloaded,
@@ -89,6 +91,8 @@ pub struct ShareRow {
     status_text: &'static str,
     /// The file is gone from the server: a secondary line under the outcome.
     file_deleted: bool,
+    /// The share hands over a secret note (its `file_name` then says so, never the note).
+    note: bool,
     /// Time left while waiting, the download time once downloaded; empty otherwise.
     outcome_time: String,
 }
@@ -98,17 +102,20 @@ fn row(c: &Chrome, share: ShareSummary) -> ShareRow {
     let or_removed =
         |text: String| if text.is_empty() { c.t.dashboard.removed_after_retention.to_owned() } else { text };
     let outcome_time = outcome_time::outcome_time(&share, c.reader(), Timestamp(chrono::Utc::now()));
+    let note = share.is_note();
+    let file_name = if note { c.t.dashboard.note.carried.to_owned() } else { or_removed(share.file_name) };
     ShareRow {
         outcome_time,
         id: share.id,
         recipient: or_removed(share.recipient_email),
-        file_name: or_removed(share.file_name),
+        file_name,
+        note,
         size: human_size(share.size_bytes, c.lang),
         more_files: more_files(c.t, share.file_count),
         created: human_time(share.created_at, c.reader()),
         expires: human_time(share.expires_at, c.reader()),
         status: share.status.code(),
-        status_text: status_text(c.t, share.status),
+        status_text: status_text(c.t, share.status, note),
         file_deleted: share.file_deleted,
     }
 }
@@ -292,7 +299,7 @@ async fn share_page<'a>(
     let event_count = timeline.events.len();
     let links = 1 + timeline.events.iter().filter(|e| e.kind == crate::share::EventKind::LinkRenewed).count();
     let mails = mail_rows(t, reader, timeline.mails, links);
-    let events = timeline::timeline(t, reader, timeline.events);
+    let events = timeline::timeline(t, reader, timeline.events, timeline.share.is_note());
     let status = timeline.share.status;
     let handover = handover_part(&c, id, timeline.handover);
     let share = row(&c, timeline.share);

@@ -18,7 +18,9 @@ use super::super::{
 };
 pub(super) use super::fields::Fields;
 use super::fields::{Invalid, parse_fields, too_many_files};
-use super::form_body::{FORM_OVERHEAD, OVERSIZED_READ, discard, discard_rest, keep_files, largest_form, read_text};
+use super::form_body::{
+    FORM_OVERHEAD, OVERSIZED_READ, discard, discard_rest, keep_files, largest_form, read_note, read_text,
+};
 pub(super) use super::form_page::form_page;
 use crate::{
     accounts::{EmailAddress, User},
@@ -128,6 +130,8 @@ async fn read_form(
             "mail_lang" => fields.mail_lang = read_text(field).await?,
             "notify" => fields.notify = read_text(field).await? == "1",
             "name_file" => fields.name_file = read_text(field).await? == "1",
+            "kind" => fields.sends_note = read_text(field).await? == "note",
+            "note" => fields.note = read_note(field).await?,
             // A finished upload: the script's, or one a form shown again kept (and left ticked).
             "upload" if fields.upload_ids.len() <= MAX_FILES => {
                 fields.upload_ids.push(read_text(field).await?.trim().to_owned());
@@ -228,6 +232,9 @@ impl Sending<'_> {
         }
         let max_ttl = self.state.services.sharing.limits().0;
         if let Err(invalid) = parse_fields(t, &fields, fields.uploaded.len() + 1, max_ttl) {
+            // Read to its end, so the browser shows the form again (a note beside files among them).
+            let left = OVERSIZED_READ * largest_form(self.state);
+            discard_rest(multipart, left - discard(first.into_async_read(), left).await).await;
             return self.refuse(&fields, invalid);
         }
         let named = fields.uploaded.len();
@@ -289,7 +296,7 @@ impl Sending<'_> {
         let handover = Handover {
             recipients: parsed.recipients,
             files,
-            note: None,
+            note: parsed.note,
             ttl: parsed.ttl,
             message: parsed.message,
             lang,

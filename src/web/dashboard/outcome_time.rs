@@ -1,5 +1,5 @@
 //! The time a share's line in the list shows beside its outcome: how long a waiting (or locked)
-//! share has left, and when a downloaded one was downloaded.
+//! share has left, and when a downloaded one was downloaded (or a note read).
 
 use crate::{
     db::Timestamp,
@@ -12,7 +12,10 @@ pub fn outcome_time(share: &ShareSummary, reader: Reader, now: Timestamp) -> Str
     let t = &reader.lang.text().dashboard;
     match (share.status, share.downloaded_at) {
         (SenderStatus::Waiting | SenderStatus::Locked, _) => time_left(share.expires_at, now, reader),
-        (SenderStatus::Downloaded, Some(at)) => t.downloaded_at.replace("{time}", &human_time(at, reader)),
+        (SenderStatus::Downloaded, Some(at)) => {
+            let words = if share.is_note() { t.note.read_at } else { t.downloaded_at };
+            words.replace("{time}", &human_time(at, reader))
+        }
         _ => String::new(),
     }
 }

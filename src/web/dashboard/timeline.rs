@@ -48,9 +48,12 @@ pub struct EventRow {
     pub link: Option<String>,
 }
 
-fn event_text(t: &'static Text, lang: Lang, kind: EventKind) -> &'static str {
+/// The words for an event; a secret note's share is opened and read where a file's is downloaded.
+fn event_text(t: &'static Text, lang: Lang, kind: EventKind, note: bool) -> &'static str {
     let s = &lang.text().dashboard;
     match kind {
+        EventKind::Downloaded if note => t.dashboard.note.event_shown,
+        EventKind::Completed if note => t.dashboard.note.event_read,
         EventKind::Opened => t.dashboard.event_opened,
         EventKind::CodeSent => t.dashboard.event_code_sent,
         EventKind::CodeMailFailed => t.dashboard.event_code_mail_failed,
@@ -114,8 +117,8 @@ fn runs(events: Vec<ShareEvent>, reader: Reader) -> Vec<Run> {
     runs
 }
 
-/// The events, oldest first, as days of rows.
-pub fn timeline(t: &'static Text, reader: Reader, events: Vec<ShareEvent>) -> Timeline {
+/// The events, oldest first, as days of rows; `note` when the share hands over a secret note.
+pub fn timeline(t: &'static Text, reader: Reader, events: Vec<ShareEvent>, note: bool) -> Timeline {
     let clock = |at| local_time(at, reader).format("%H:%M").to_string();
     let mut days: Vec<Day> = Vec::new();
     let mut current = None;
@@ -127,7 +130,7 @@ pub fn timeline(t: &'static Text, reader: Reader, events: Vec<ShareEvent>) -> Ti
         }
         let row = EventRow {
             kind: run.first.kind.code(),
-            text: event_text(t, reader.lang, run.first.kind),
+            text: event_text(t, reader.lang, run.first.kind, note),
             at: clock(run.first.at),
             until: (run.last.at.0 - run.first.at.0 > ONE_MOMENT).then(|| clock(run.last.at)),
             count: run.count,
@@ -149,7 +152,7 @@ mod tests {
     }
 
     fn english(events: Vec<ShareEvent>) -> Timeline {
-        timeline(Lang::En.text(), Lang::En.into(), events)
+        timeline(Lang::En.text(), Lang::En.into(), events, false)
     }
 
     fn shape(timeline: &Timeline) -> Vec<Vec<(&'static str, usize)>> {
@@ -197,14 +200,14 @@ mod tests {
         assert_eq!(utc.zone_line, "Times are in UTC.");
 
         let tokyo = Reader { lang: Lang::En, zone: TimeZone::parse("Asia/Tokyo") };
-        let tokyo = timeline(Lang::En.text(), tokyo, events());
+        let tokyo = timeline(Lang::En.text(), tokyo, events(), false);
         assert_eq!(shape(&tokyo), [[("code_failed", 2)]]);
         assert_eq!(
             (tokyo.days[0].rows[0].at.as_str(), tokyo.days[0].rows[0].until.as_deref()),
             ("08:59", Some("09:01"))
         );
         assert_eq!(tokyo.zone_line, "Times are in Asia/Tokyo.");
-        assert_eq!(timeline(Lang::Ja.text(), Lang::Ja.into(), events()).zone_line, "時刻は日本時間です。");
+        assert_eq!(timeline(Lang::Ja.text(), Lang::Ja.into(), events(), false).zone_line, "時刻は日本時間です。");
     }
 
     #[test]
@@ -230,9 +233,22 @@ mod tests {
                 lang.text(),
                 lang.into(),
                 vec![event(EventKind::LinkRenewed, 0), event(EventKind::Expired, 1)],
+                false,
             );
             assert_eq!(timeline.days[0].rows[0].text, lang.text().dashboard.event_link_renewed);
             assert_eq!(timeline.days[0].rows[1].text, lang.text().dashboard.event_expired);
+        }
+    }
+
+    #[test]
+    fn a_note_is_opened_and_read_where_a_file_is_downloaded() {
+        for lang in Lang::ALL {
+            let events = || vec![event(EventKind::Downloaded, 0), event(EventKind::Completed, 1)];
+            let note = timeline(lang.text(), lang.into(), events(), true);
+            let texts: Vec<&str> = note.days[0].rows.iter().map(|row| row.text).collect();
+            assert_eq!(texts, [lang.text().dashboard.note.event_shown, lang.text().dashboard.note.event_read]);
+            let file = timeline(lang.text(), lang.into(), events(), false);
+            assert_eq!(file.days[0].rows[0].text, lang.text().dashboard.event_downloaded);
         }
     }
 }
