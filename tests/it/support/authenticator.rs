@@ -134,19 +134,38 @@ fn bytes(value: &[u8]) -> Vec<u8> {
 
 impl super::TestApp {
     /// The app on a free port reached as `http://localhost:PORT`: a domain, which passkeys need
-    /// (an IP address cannot be a relying party). Returns the app and that origin.
+    /// (an IP address cannot be a relying party). Returns the app and that origin. The origin must
+    /// be known before the app binds, so the port is chosen first; another test may take it in
+    /// between, and then the start is tried again on another.
     pub async fn spawn_for_passkeys(
         backend: super::Backend,
-        adjust: impl FnOnce(&mut watasu::config::Settings),
+        adjust: impl Fn(&mut watasu::config::Settings),
     ) -> (Self, String) {
-        let port = std::net::TcpListener::bind("127.0.0.1:0").unwrap().local_addr().unwrap().port();
-        let origin = format!("http://localhost:{port}");
-        let app = Self::spawn_with(backend, |s| {
-            s.listen = format!("127.0.0.1:{port}").parse().unwrap();
-            s.base_url = Some(format!("{origin}/").parse().unwrap());
-            adjust(s);
-        })
-        .await;
-        (app, origin)
+        const TRIES: usize = 5;
+        for attempt in 1..=TRIES {
+            let port = std::net::TcpListener::bind("127.0.0.1:0").unwrap().local_addr().unwrap().port();
+            let origin = format!("http://localhost:{port}");
+            let data_dir = tempfile::tempdir().unwrap();
+            let database_url = super::fresh_database(backend, data_dir.path()).await;
+            let started = Self::try_spawn_on(data_dir, &database_url, |s| {
+                s.listen = format!("127.0.0.1:{port}").parse().unwrap();
+                s.base_url = Some(format!("{origin}/").parse().unwrap());
+                adjust(s);
+            })
+            .await;
+            match started {
+                Ok(app) => return (app, origin),
+                Err(error) if attempt < TRIES && port_taken(&error) => continue,
+                Err(error) => panic!("the app starts: {error:?}"),
+            }
+        }
+        unreachable!("the last try answers")
     }
+}
+
+/// The app's listening port was taken by someone else.
+fn port_taken(error: &anyhow::Error) -> bool {
+    error.chain().any(|cause| {
+        cause.downcast_ref::<std::io::Error>().is_some_and(|io| io.kind() == std::io::ErrorKind::AddrInUse)
+    })
 }

@@ -223,11 +223,20 @@ impl TestApp {
 
     /// Starts the app on a data folder and database a test prepared (an older schema with rows).
     pub async fn spawn_on(data_dir: tempfile::TempDir, database_url: &str, adjust: impl FnOnce(&mut Settings)) -> Self {
+        Self::try_spawn_on(data_dir, database_url, adjust).await.expect("the app starts")
+    }
+
+    /// The same, answering why the app could not start (a test that chose its port may retry).
+    pub async fn try_spawn_on(
+        data_dir: tempfile::TempDir,
+        database_url: &str,
+        adjust: impl FnOnce(&mut Settings),
+    ) -> anyhow::Result<Self> {
         let smtp = SmtpSink::start().await;
         let mut settings = test_settings(data_dir.path(), database_url, &smtp);
         adjust(&mut settings);
         let config = Config::from_settings(settings).expect("valid test settings");
-        let app = App::build(config).await.expect("the app starts");
+        let app = App::build(config).await?;
         let addr = app.local_addr();
         let state = TestState::of(app.state());
         let setup_link = app.setup_link().map(str::to_owned);
@@ -235,7 +244,7 @@ impl TestApp {
         let server = tokio::spawn(app.run(async move {
             let _ = rx.await;
         }));
-        Self {
+        Ok(Self {
             addr,
             base: format!("http://{addr}"),
             state,
@@ -244,7 +253,7 @@ impl TestApp {
             setup_link,
             shutdown: Some(tx),
             server: Some(server),
-        }
+        })
     }
 
     pub fn db(&self) -> &Db {
