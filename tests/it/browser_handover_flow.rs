@@ -34,19 +34,6 @@ fn zip_entries(path: &Path) -> BTreeMap<String, String> {
     serde_json::from_slice(&out.stdout).unwrap()
 }
 
-/// Walks a recipient from the link to the download step with the code from the mail.
-async fn verify(app: &TestApp, browser: &BrowserSession, link: &str, address: &str) {
-    let before = app.smtp.messages().len();
-    browser.goto(link).await;
-    browser.fill("input[name=email]", address).await;
-    browser.click("#step form[action$='/email'] button[type=submit]").await;
-    browser.wait_for("#step[data-step=code]", DEFAULT_WAIT).await;
-    let code = app.smtp.code_for_after(address, before).await;
-    browser.fill("#code", &code).await;
-    browser.click("#step form[action$='/code'] button[type=submit]").await;
-    browser.wait_for("#step[data-step=download]", DEFAULT_WAIT).await;
-}
-
 #[tokio::test(flavor = "multi_thread", worker_threads = 4)]
 async fn three_files_reach_two_people_whole_and_leave_the_server_after_both() {
     let _turn = crate::support::bulk_transfer_turn().await;
@@ -96,7 +83,7 @@ async fn three_files_reach_two_people_whole_and_leave_the_server_after_both() {
     // The first recipient: the ZIP, cut by the proxy and resumed by Chromium.
     let first_dir = tempfile::tempdir().unwrap();
     let first = BrowserSession::start(BrowserOptions::desktop().downloads_to(first_dir.path())).await;
-    verify(&app, &first, &links[0], RECIPIENTS[0]).await;
+    app.walk_to_download_step(&first, &links[0], RECIPIENTS[0]).await;
     first.click("#step .download-all").await;
     let zip = saved_file(first_dir.path(), |name| name.ends_with(".zip")).await;
     assert!(proxy.cut_made(), "the proxy never cut the archive");
@@ -107,7 +94,7 @@ async fn three_files_reach_two_people_whole_and_leave_the_server_after_both() {
     let second_dir = tempfile::tempdir().unwrap();
     let options = BrowserOptions::desktop().without_javascript().language("en").downloads_to(second_dir.path());
     let second = BrowserSession::start(options).await;
-    verify(&app, &second, &links[1], RECIPIENTS[1]).await;
+    app.walk_to_download_step(&second, &links[1], RECIPIENTS[1]).await;
     for (position, (name, content)) in files.iter().enumerate() {
         second.click(&format!(".file-item[data-position='{position}'] .download-one")).await;
         let saved = saved_file(second_dir.path(), |found| found == *name).await;

@@ -31,14 +31,7 @@ async fn a_note_is_shown_once_in_both_languages_at_both_widths_with_and_without_
         browser.goto(&link).await;
         assert_eq!(browser.text("h1").await, words.landing_title, "round {round}");
         browser.assert_no_horizontal_overflow("the page before the code of a note").await;
-        let before = app.smtp.messages().len();
-        browser.fill("input[name=email]", RECIPIENT).await;
-        browser.click("#step form[action$='/email'] button[type=submit]").await;
-        browser.wait_for("#step[data-step=code]", DEFAULT_WAIT).await;
-        let code = app.smtp.code_for_after(RECIPIENT, before).await;
-        browser.fill("#code", &code).await;
-        browser.click("#step form[action$='/code'] button[type=submit]").await;
-        browser.wait_for("#step[data-step=download]", DEFAULT_WAIT).await;
+        app.walk_to_download_step(&browser, &link, RECIPIENT).await;
         assert_eq!(browser.text("h1").await, words.show_title, "round {round}");
         assert!(!browser.source().await.contains("7f3K"), "round {round}: the note before the claim");
 

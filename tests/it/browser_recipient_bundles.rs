@@ -24,19 +24,6 @@ async fn bundle(app: &TestApp, round: usize) -> TestShare {
         .await
 }
 
-/// Walks from the link to the download step with the code from the mail.
-async fn walk_to_the_download_step(app: &TestApp, browser: &BrowserSession, link: &str) {
-    let before = app.smtp.messages().len();
-    browser.goto(link).await;
-    browser.fill("input[name=email]", RECIPIENT).await;
-    browser.click("#step form[action$='/email'] button[type=submit]").await;
-    browser.wait_for("#step[data-step=code]", DEFAULT_WAIT).await;
-    let code = app.smtp.code_for_after(RECIPIENT, before).await;
-    browser.fill("#code", &code).await;
-    browser.click("#step form[action$='/code'] button[type=submit]").await;
-    browser.wait_for("#step[data-step=download]", DEFAULT_WAIT).await;
-}
-
 #[tokio::test(flavor = "multi_thread", worker_threads = 4)]
 async fn the_pages_of_several_files_pass_axe_in_both_languages_at_both_widths_and_save_the_zip_and_a_file() {
     let app = TestApp::spawn(Backend::Sqlite).await;
@@ -60,7 +47,7 @@ async fn the_pages_of_several_files_pass_axe_in_both_languages_at_both_widths_an
         assert!(FILES.iter().all(|(name, _)| !source.contains(name)), "round {round}: a name before the code");
         browser.assert_no_horizontal_overflow("the page before the code").await;
 
-        walk_to_the_download_step(&app, &browser, &link).await;
+        app.walk_to_download_step(&browser, &link, RECIPIENT).await;
         assert_eq!(browser.text("h1").await, many.download_title, "round {round}");
         assert_eq!(browser.text(".file-item[data-position='2'] .file-name").await, FILES[2].0);
         browser.assert_no_horizontal_overflow("the download step of several files").await;

@@ -66,6 +66,20 @@ fn files_in_store(app: &TestApp) -> usize {
 
 /// Every name in the archive with its content's SHA-256, as Python's `zipfile` reads them (after
 /// checking every CRC).
+/// The first `at_least` bytes (or a few more) of a response, which is then dropped: a cut download.
+async fn cut_after(mut response: reqwest::Response, at_least: usize) -> Vec<u8> {
+    let mut received = Vec::new();
+    while received.len() < at_least {
+        received.extend_from_slice(&response.chunk().await.unwrap().expect("more bytes"));
+    }
+    received
+}
+
+/// What `opened_with_python` finds in the archive of `files`: each name with its content's SHA-256.
+fn entries_of(files: &[(&str, &[u8])]) -> Vec<(String, String)> {
+    files.iter().map(|(name, content)| ((*name).to_owned(), sha256(content))).collect()
+}
+
 fn opened_with_python(archive: &[u8]) -> Vec<(String, String)> {
     let dir = tempfile::tempdir().unwrap();
     let path = dir.path().join("all.zip");
@@ -128,7 +142,7 @@ async fn a_zip_cut_mid_way_and_resumed_opens_whole_and_completes_the_download_on
     assert_eq!((head.status().as_u16(), header(&head, "accept-ranges")), (200, "bytes".to_owned()));
     let head_length = header(&head, "content-length");
     assert!(head.bytes().await.unwrap().is_empty());
-    let mut first = browser.fetch_file(&share.token, &[]).await;
+    let first = browser.fetch_file(&share.token, &[]).await;
     assert_eq!(first.status(), 200);
     assert_eq!(header(&first, "content-type"), "application/zip");
     let disposition = header(&first, "content-disposition");
@@ -136,11 +150,7 @@ async fn a_zip_cut_mid_way_and_resumed_opens_whole_and_completes_the_download_on
     let (etag, size) = (header(&first, "etag"), header(&first, "content-length").parse::<usize>().unwrap());
     assert!(etag.starts_with("\"zip-"), "{etag}");
     assert_eq!(head_length, size.to_string(), "HEAD says the same length");
-    let mut received = Vec::new();
-    while received.len() < size * 3 / 10 {
-        received.extend_from_slice(&first.chunk().await.unwrap().expect("more bytes"));
-    }
-    drop(first);
+    let mut received = cut_after(first, size * 3 / 10).await;
     eventually(Duration::from_secs(10), "the cut response's progress", async || {
         delivered_bytes(&app, share.id).await > 0
     })
@@ -161,9 +171,7 @@ async fn a_zip_cut_mid_way_and_resumed_opens_whole_and_completes_the_download_on
     assert_eq!(header(&rest, "content-range"), format!("bytes {}-{}/{size}", received.len(), size - 1));
     assert_eq!(header(&rest, "etag"), etag);
     received.extend_from_slice(&rest.bytes().await.unwrap());
-    let expected: Vec<(String, String)> =
-        files.iter().map(|(name, content)| ((*name).to_owned(), sha256(content))).collect();
-    assert_eq!(opened_with_python(&received), expected);
+    assert_eq!(opened_with_python(&received), entries_of(&files));
 
     eventually(Duration::from_secs(10), "the completed download", async || completions(&app, share.id).await == 1)
         .await;
@@ -267,21 +275,15 @@ async fn a_bundle_in_the_object_store_downloads_resumed_and_by_file_and_its_obje
     // The ZIP, cut after a third and resumed where it stopped.
     let (browser, csrf) = app.granted_browser(&share).await;
     assert_eq!(browser.claim(&share.token, &csrf).await.status(), 303);
-    let mut first = browser.fetch_file(&share.token, &[]).await;
+    let first = browser.fetch_file(&share.token, &[]).await;
     assert_eq!(first.status(), 200);
     let (etag, size) = (header(&first, "etag"), header(&first, "content-length").parse::<usize>().unwrap());
-    let mut received = Vec::new();
-    while received.len() < size / 3 {
-        received.extend_from_slice(&first.chunk().await.unwrap().expect("more bytes"));
-    }
-    drop(first);
+    let mut received = cut_after(first, size / 3).await;
     let range = format!("bytes={}-", received.len());
     let rest = browser.fetch_file(&share.token, &[("Range", &range), ("If-Range", &etag)]).await;
     assert_eq!(rest.status(), 206);
     received.extend_from_slice(&rest.bytes().await.unwrap());
-    let expected: Vec<(String, String)> =
-        files.iter().map(|(name, content)| ((*name).to_owned(), sha256(content))).collect();
-    assert_eq!(opened_with_python(&received), expected);
+    assert_eq!(opened_with_python(&received), entries_of(&files));
     eventually(Duration::from_secs(10), "the completed download", async || completions(&app, share.id).await == 1)
         .await;
 

@@ -2,7 +2,10 @@
 //! code, submit it, ask for a new one, download. Each step is one method here, so a test reads
 //! as the walk it makes.
 
-use super::{Browser, Page, TestApp, TestShare};
+use super::{
+    Browser, Page, TestApp, TestShare,
+    browser::{BrowserSession, DEFAULT_WAIT},
+};
 
 /// The address every test share is made out to.
 pub const RECIPIENT: &str = "recipient@example.test";
@@ -124,6 +127,20 @@ impl TestApp {
         let page = browser.open_link(&share.token).await;
         assert_eq!(page.attr("#step", "data-step").as_deref(), Some("download"), "{}", page.body);
         page
+    }
+
+    /// Walks a real browser from `link` to the download step as `address`, with the code from the
+    /// mail.
+    pub async fn walk_to_download_step(&self, browser: &BrowserSession, link: &str, address: &str) {
+        let before = self.smtp.messages().len();
+        browser.goto(link).await;
+        browser.fill("input[name=email]", address).await;
+        browser.click("#step form[action$='/email'] button[type=submit]").await;
+        browser.wait_for("#step[data-step=code]", DEFAULT_WAIT).await;
+        let code = self.smtp.code_for_after(address, before).await;
+        browser.fill("#code", &code).await;
+        browser.click("#step form[action$='/code'] button[type=submit]").await;
+        browser.wait_for("#step[data-step=download]", DEFAULT_WAIT).await;
     }
 
     /// A new browser on a share's landing page, with the page's CSRF token.
