@@ -341,8 +341,9 @@ impl Sharing {
 
     /// The share, its handover, its events and its mails, if the viewer may see it.
     pub async fn timeline(&self, viewer: Viewer, id: i64) -> Result<Option<Timeline>, Fault> {
-        let Some(share) = self.shares.find(viewer, id).await? else { return Ok(None) };
         let Some(handover) = self.handover(viewer, id).await? else { return Ok(None) };
+        // The handover's shares include this one: no second query for it.
+        let Some(share) = handover.shares.iter().find(|share| share.id == id).cloned() else { return Ok(None) };
         let events = self.events.list(id).await?;
         let mails = self.mails.outbox().delivery_state(id).await?;
         let code_mails_wait = self.mails.code_mails_wait(&code_limits(id)).await?;
@@ -365,12 +366,20 @@ impl Sharing {
         if !self.visible(actor, id).await? {
             return Ok(Change::NotVisible);
         }
-        if !self.lifecycle.revoke(id).await? {
+        if !self.end(id).await? {
             return Ok(Change::NotApplicable);
         }
-        self.events.record_quietly(id, EventKind::Revoked).await;
         tracing::info!(?actor, share_id = id, "share revoked");
         Ok(Change::Done(()))
+    }
+
+    /// Ends share `id` if it is still active, and says so on its timeline.
+    async fn end(&self, id: i64) -> Result<bool, Fault> {
+        let ended = self.lifecycle.revoke(id).await?;
+        if ended {
+            self.events.record_quietly(id, EventKind::Revoked).await;
+        }
+        Ok(ended)
     }
 
     /// Ends every active share of the handover share `id` belongs to (the viewer's own; an
@@ -383,8 +392,7 @@ impl Sharing {
         }
         let mut ended = 0;
         for share in shares.iter().filter(|share| share.status.can_be_ended()) {
-            if self.lifecycle.revoke(share.id).await? {
-                self.events.record_quietly(share.id, EventKind::Revoked).await;
+            if self.end(share.id).await? {
                 ended += 1;
             }
         }

@@ -210,8 +210,7 @@ pub async fn download(
     state: Data<&AppState>,
     session: Data<&SessionHandle>,
 ) -> Result<Response, AppError> {
-    state.services.handover.download(&token, session.current().as_ref(), Asked::All).await.map_err(refusal)?;
-    Ok(see_other(&paths::link_file(&token)))
+    claim_then(&state, &session, &token, Asked::All, &paths::link_file(&token)).await
 }
 
 /// POST /s/{token}/files/{position}: the same claim, sending the browser to one file of several.
@@ -221,7 +220,18 @@ pub async fn download_one(
     state: Data<&AppState>,
     session: Data<&SessionHandle>,
 ) -> Result<Response, AppError> {
-    let asked = Asked::File(position);
-    state.services.handover.download(&token, session.current().as_ref(), asked).await.map_err(refusal)?;
-    Ok(see_other(&paths::link_file_at(&token, position)))
+    claim_then(&state, &session, &token, Asked::File(position), &paths::link_file_at(&token, position)).await
+}
+
+/// Checks this session's grant again, claims the share for it (the claimer asking again is no
+/// second claim), and sends the browser to `then`, where it fetches what it asked for.
+async fn claim_then(
+    state: &AppState,
+    session: &SessionHandle,
+    token: &str,
+    asked: Asked,
+    then: &str,
+) -> Result<Response, AppError> {
+    state.services.handover.download(token, session.current().as_ref(), asked).await.map_err(refusal)?;
+    Ok(see_other(then))
 }

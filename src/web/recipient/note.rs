@@ -9,7 +9,7 @@ use poem::{
     web::{Data, Html, Path},
 };
 
-use super::refusal;
+use super::{claim_then, refusal};
 use crate::{
     i18n::RecipientText,
     services::handover::{Asked, ReadNote},
@@ -33,8 +33,7 @@ pub async fn claim(
     state: Data<&AppState>,
     session: Data<&SessionHandle>,
 ) -> Result<Response, AppError> {
-    state.services.handover.download(&token, session.current().as_ref(), Asked::Note).await.map_err(refusal)?;
-    Ok(see_other(&paths::link_note(&token)))
+    claim_then(&state, &session, &token, Asked::Note, &paths::link_note(&token)).await
 }
 
 /// GET /s/{token}/note: the note, for the session that claimed it.
