@@ -79,8 +79,7 @@ impl ShareGc {
             return Ok(GcReport::default());
         }
         let run_id = self.ledger.open_running(Kind::ShareGc, trigger).await?;
-        // Boxed: its state is large, and a caller's future should not carry it inline.
-        match Box::pin(self.collect_candidates(run_id, candidates, expired_uploads)).await {
+        match self.collect_candidates(run_id, candidates, expired_uploads).await {
             Ok(report) => Ok(report),
             Err(error) => {
                 // A run left `running` would read as still in progress until it is declared
