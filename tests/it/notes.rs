@@ -24,7 +24,7 @@ async fn sealed(app: &TestApp, handover_id: i64) -> Option<Vec<u8>> {
 }
 
 async fn a_note_is_sealed_at_rest_and_destroyed_when_the_last_share_is_done(backend: Backend) {
-    let app = TestApp::spawn_with(backend, |s| s.access_time_gc = false).await;
+    let app = TestApp::spawn_settled(backend, |s| s.access_time_gc = false).await;
     let shares =
         app.fake_share().note(NOTE).recipient("one@example.test").recipient("two@example.test").create_all().await;
     let handover = count(app.db(), "SELECT handover_id FROM shares WHERE id = $1", shares[0].id).await;
