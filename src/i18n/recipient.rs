@@ -92,6 +92,12 @@ pub struct NoteText {
     pub note_title: &'static str,
     pub note_label: &'static str,
     pub keep_it: &'static str,
+    /// The page for the browser that opened the note, coming back to the link.
+    pub read_title: &'static str,
+    pub read_here: &'static str,
+    /// After the grace: the note can no longer be shown.
+    pub read_gone: &'static str,
+    pub show_again: &'static str,
 }
 
 /// The recipient's words for a handover of several files.
@@ -205,6 +211,10 @@ pub const EN: RecipientText = RecipientText {
         note_title: "Your secret note",
         note_label: "The note",
         keep_it: "Copy the note to a safe place now. This page works in this browser only for a short while; then the note is destroyed on the server and cannot be shown again.",
+        read_title: "This note has already been shown",
+        read_here: "This browser showed the note on {time}. For a short while it can show it again.",
+        read_gone: "This browser showed the note on {time}. It has been destroyed on the server and cannot be shown again. If you need it, ask the person who sent it.",
+        show_again: "Show the note again",
     },
 };
 
@@ -294,5 +304,9 @@ pub const JA: RecipientText = RecipientText {
         note_title: "秘密のメモ",
         note_label: "メモ",
         keep_it: "今すぐ|メモを|安全な|場所に|控えてください。|このページは|しばらくの間、|このブラウザでだけ|表示できます。|その後|メモは|サーバーから|消去され、|二度と|表示できません。",
+        read_title: "このメモは|すでに|表示されています",
+        read_here: "このブラウザで|{time}に|表示しました。|しばらくの間は|もう一度|表示できます。",
+        read_gone: "このブラウザで|{time}に|表示しました。|メモは|サーバーから|消去され、|もう|表示できません。|必要な場合は、|送った方に|お問い合わせください。",
+        show_again: "メモをもう一度表示する",
     },
 };

@@ -20,7 +20,7 @@ pub use access::ShareAccess;
 pub use events::{EventKind, ShareEvent, ShareEvents};
 pub use grants::DownloadGrants;
 pub use message::{MESSAGE_LIMIT, Message, MessageTooLong};
-pub use repo::{FileInfo, SenderContact, ShareListing, ShareRepository, StatusTally};
+pub use repo::{ClaimedHere, FileInfo, SenderContact, ShareListing, ShareRepository, StatusTally};
 pub use ttl::{MIN_TTL, ShareTtl, TtlError};
 
 use crate::{

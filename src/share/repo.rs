@@ -137,6 +137,13 @@ const CLAIM_UPLOAD: Sql = sql!(
     "DELETE FROM uploads WHERE public_id = $1 AND owner_id = $2 AND storage_key = $3
         AND sha256 IS NOT NULL AND expires_at > " now
 );
+/// The claim a browser made of a share: when, and whether it was a secret note.
+#[derive(Clone, Copy, Debug, sqlx::FromRow)]
+pub struct ClaimedHere {
+    pub at: Timestamp,
+    pub note: bool,
+}
+
 /// A share's sender as the recipient may contact them (the notification's Reply-To already gives
 /// the address).
 #[derive(Clone, Debug, sqlx::FromRow)]
@@ -314,13 +321,16 @@ impl ShareRepository {
         on_db!(&self.db, |pool| sqlx::query_as(SQL).bind(token_hash).fetch_optional(pool).await)
     }
 
-    /// When `session` claimed the share with this token hash; `None` when it did not (another
-    /// session did, nobody yet, or the request came on a cookie from before a regeneration).
-    pub async fn claimed_at(&self, token_hash: &str, session: &Session) -> Result<Option<Timestamp>, sqlx::Error> {
-        const SQL: &str = "SELECT s.consumed_at FROM shares s JOIN sessions c ON c.id = s.claimed_session_id
+    /// When `session` claimed the share with this token hash, and whether it was a note; `None`
+    /// when it did not (another session did, nobody yet, or the request came on a cookie from
+    /// before a regeneration).
+    pub async fn claimed_here(&self, token_hash: &str, session: &Session) -> Result<Option<ClaimedHere>, sqlx::Error> {
+        const SQL: &str = "SELECT s.consumed_at AS at, h.has_note AS note
+                             FROM shares s JOIN sessions c ON c.id = s.claimed_session_id
+                             JOIN handovers h ON h.id = s.handover_id
                             WHERE s.token_hash = $1 AND s.claimed_session_id = $2 AND c.id_hash = $3
                               AND s.consumed_at IS NOT NULL";
-        on_db!(&self.db, |pool| sqlx::query_scalar(SQL)
+        on_db!(&self.db, |pool| sqlx::query_as(SQL)
             .bind(token_hash)
             .bind(session.id)
             .bind(&session.id_hash)

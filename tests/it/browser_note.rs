@@ -1,7 +1,8 @@
 //! A secret note in a real Chromium, in Japanese and English, on a phone and a desktop, with
 //! JavaScript and without: the page before the code says a note is waiting, the step after it
 //! offers to show it, and the note's page shows it as typed (the harness checks every page state
-//! with axe-core, and nothing reaches past the right edge); back at the link, it is gone.
+//! with axe-core, and nothing reaches past the right edge); back at the link during the grace, it
+//! says the note was shown and offers it again.
 
 use watasu::i18n::Lang;
 
@@ -42,6 +43,12 @@ async fn a_note_is_shown_once_in_both_languages_at_both_widths_with_and_without_
         if round == 2 {
             browser.screenshot("recipient-note-phone").await;
         }
+        // Back at the link during the grace: shown here already, and it can be shown again.
+        browser.goto(&link).await;
+        assert_eq!(browser.text("h1").await, words.read_title.replace('|', ""), "round {round}");
+        browser.click("a[href$='/note']").await;
+        browser.wait_for("section[data-step=note]", DEFAULT_WAIT).await;
+        assert_eq!(browser.text(".secret-note").await, NOTE, "round {round}");
         browser.close().await;
     }
     app.stop().await;

@@ -85,10 +85,16 @@ async fn a_note_is_shown_to_the_claiming_browser_only_and_is_gone_after_the_grac
     assert!(shown.body.contains(NOTE), "{}", shown.body);
     assert_eq!(shown.header("cache-control"), Some("no-store"));
     assert!(event_kinds(&app, one.id).await.ends_with(&["downloaded".to_owned(), "download_completed".to_owned()]));
+    // Back at the link during the grace: this browser was shown the note and may see it again.
+    let again = format!("href=\"{note_path}\"");
+    let back = browser.open_link(&one.token).await;
+    assert_eq!(back.status, 410);
+    assert!(back.body.contains("このメモは") && back.body.contains(&again), "{}", back.body);
 
     // Nobody else: another browser, even one the code let in before the claim.
     let stranger = app.browser();
     assert_eq!(stranger.get(&note_path).await.status, 410);
+    assert!(!stranger.open_link(&one.token).await.body.contains(&again), "a stranger was offered the note");
     // The other recipient has a claim of their own.
     let other = app.browser();
     let other_csrf = app.verify_as(&other, two, "two@example.test").await.csrf_token();
@@ -103,6 +109,8 @@ async fn a_note_is_shown_to_the_claiming_browser_only_and_is_gone_after_the_grac
     app.state.services.gc.gc().collect(10, Trigger::Cli).await.unwrap();
     assert_eq!(sealed(&app, handover).await, None);
     assert_eq!(browser.get(&note_path).await.status, 410);
+    let gone = browser.open_link(&one.token).await;
+    assert!(gone.body.contains("消去され") && !gone.body.contains(&again), "{}", gone.body);
 }
 
 both_backends!(

@@ -124,7 +124,7 @@ async fn the_gone_page_tells_the_browser_that_downloaded_when_and_others_to_cont
     assert_eq!(browser.download(&share.token, &csrf).await.status(), 200);
     let cookie = browser.cookie("watasu_session").unwrap();
     let session = app.state.sessions.load(&cookie).await.unwrap().unwrap();
-    let at = app.state.shares.links.repo().claimed_at(&sha256_hex(&share.token), &session).await.unwrap().unwrap();
+    let at = app.state.shares.links.repo().claimed_here(&sha256_hex(&share.token), &session).await.unwrap().unwrap().at;
 
     let own = browser.open_link(&share.token).await;
     // A browser with a session of its own, from another share.

@@ -313,8 +313,8 @@ async fn a_request_with_the_claiming_sessions_id_but_another_cookie_gets_nothing
     let other = session(watasu::secret::sha256_hex("another cookie"));
     let refused = handover.fetch(&share.token, Some(&other)).await;
     assert!(matches!(refused, Err(Refusal::AlreadyDownloaded)), "{refused:?}");
-    assert_eq!(handover.downloaded_at(&share.token, Some(&other)).await.unwrap(), None);
-    assert!(handover.downloaded_at(&share.token, Some(&session(id_hash))).await.unwrap().is_some());
+    assert!(handover.claimed_here(&share.token, Some(&other)).await.unwrap().is_none());
+    assert!(handover.claimed_here(&share.token, Some(&session(id_hash))).await.unwrap().is_some());
     assert!(
         handover.download(&share.token, Some(&other), Asked::All).await.is_err(),
         "the claim was honoured for another cookie"

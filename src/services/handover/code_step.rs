@@ -18,7 +18,7 @@ use crate::{
     ratelimit::Room,
     secret::sha256_hex,
     session::{Session, is_token_shaped},
-    share::{EventKind, SenderContact, Share},
+    share::{ClaimedHere, EventKind, SenderContact, Share},
 };
 
 /// Wrong codes left on the share at which the code step starts warning that the link will lock.
@@ -138,20 +138,27 @@ impl Handover {
         Ok(share)
     }
 
-    /// When this session claimed the share a link names, if it did: the "already downloaded"
-    /// page tells the claimer when, and anyone else nothing more than before.
-    pub async fn downloaded_at(&self, token: &str, session: Option<&Session>) -> Result<Option<Timestamp>, Refusal> {
+    /// When this session claimed the share a link names, if it did, and whether it was a note:
+    /// the "already downloaded" page tells the claimer when, and anyone else nothing more than
+    /// before.
+    pub async fn claimed_here(&self, token: &str, session: Option<&Session>) -> Result<Option<ClaimedHere>, Refusal> {
         let Some(session) = session.filter(|_| is_token_shaped(token)) else { return Ok(None) };
-        Ok(self.access.links.repo().claimed_at(&sha256_hex(token), session).await?)
+        Ok(self.access.links.repo().claimed_here(&sha256_hex(token), session).await?)
     }
 
-    /// The files of a handover of several that the browser which claimed it may still fetch (during
-    /// the grace), so the "already downloaded" page offers them again; none for a handover of one
-    /// file, after the grace, or for anyone else.
-    pub async fn still_fetchable(&self, token: &str, session: Option<&Session>) -> Result<Vec<ClaimedFile>, Refusal> {
-        let Some(session) = session else { return Ok(Vec::new()) };
-        let Some(claimed) = self.deliveries.claimed_by(token, session).await? else { return Ok(Vec::new()) };
-        Ok(if claimed.files.len() > 1 { claimed.files } else { Vec::new() })
+    /// What the browser which claimed a share may still fetch during the grace, so the "already
+    /// downloaded" page offers it again: the files of a handover of several, or the note; nothing
+    /// for a handover of one file, after the grace, or for anyone else.
+    pub async fn still_fetchable(&self, token: &str, session: Option<&Session>) -> Result<StillFetchable, Refusal> {
+        let Some(session) = session else { return Ok(StillFetchable::Nothing) };
+        let Some(claimed) = self.deliveries.claimed_by(token, session).await? else {
+            return Ok(StillFetchable::Nothing);
+        };
+        Ok(match claimed.files.len() {
+            0 => StillFetchable::Note,
+            1 => StillFetchable::Nothing,
+            _ => StillFetchable::Files(claimed.files),
+        })
     }
 
     /// Who sent the share a link names, whatever its state, so the pages that end the flow can
@@ -162,6 +169,14 @@ impl Handover {
         }
         Ok(self.access.links.repo().sender_contact(&sha256_hex(token)).await?)
     }
+}
+
+/// What the claiming browser may fetch again during the grace.
+#[derive(Debug)]
+pub enum StillFetchable {
+    Nothing,
+    Files(Vec<ClaimedFile>),
+    Note,
 }
 
 /// The time `wait` from now.

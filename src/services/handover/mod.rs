@@ -10,7 +10,7 @@ mod code_step;
 mod limits;
 mod note;
 
-pub use code_step::{Blocked, CodeStatus, CodeStep, minutes_to_wait};
+pub use code_step::{Blocked, CodeStatus, CodeStep, StillFetchable, minutes_to_wait};
 pub use limits::code_limits;
 pub use note::ReadNote;
 

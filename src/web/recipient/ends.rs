@@ -1,7 +1,7 @@
 //! The pages that end the recipient's flow, answered here because only the recipient's routes
 //! know the link and the browser: "already downloaded" (410) tells the browser that downloaded
 //! when it did, in a calm card (it is good news), with the buttons of a handover of several files
-//! again while its grace runs, and everyone else to contact the sender; the
+//! (or the link to a note) again while its grace runs, and everyone else to contact the sender; the
 //! locked (403) and the expired or ended (404) pages say what happened. Each offers to write to
 //! the sender, but only for a link that names a share: a page for an unknown link names no one
 //! and goes on, as every other error, to the common error page. (Used-up code requests are a step
@@ -13,7 +13,7 @@ use askama::Template;
 use poem::{Endpoint, IntoResponse, Request, Response, http::StatusCode};
 
 use super::super::{AppError, AppState, Chrome, middleware::SessionHandle, middleware::is_htmx, paths};
-use crate::{i18n::format, share::SenderContact};
+use crate::{i18n::format, services::handover::StillFetchable, share::SenderContact};
 
 #[derive(Template)]
 #[template(path = "recipient/end.html", blocks = ["end_card"])]
@@ -31,6 +31,8 @@ struct EndPage {
     /// The browser that downloaded a handover of several files, during the grace: its files
     /// (position and name), offered again with the forms' token.
     again: Vec<(i32, String)>,
+    /// The browser that was shown a note, during the grace: a link to show it again.
+    note_again: bool,
     csrf_token: String,
     share_path: String,
 }
@@ -50,18 +52,30 @@ pub async fn recipient_refusals<E: Endpoint>(ep: Arc<E>, req: Request) -> poem::
     let handover = &state.services.handover;
     let (rf, t, lang) = (&chrome.t.recipient, chrome.t, chrome.lang);
     let session = session.and_then(|s| s.current());
-    let mut again = Vec::new();
+    let (mut again, mut note_again) = (Vec::new(), false);
     let (status, title, body, calm) = match error.downcast_ref::<AppError>() {
         Some(AppError::AlreadyDownloaded) => {
-            let at = handover.downloaded_at(&token, session.as_ref()).await.map_err(super::refusal)?;
-            let files = handover.still_fetchable(&token, session.as_ref()).await.map_err(super::refusal)?;
-            again = files.into_iter().map(|file| (file.position, file.original_name)).collect();
-            let here = if again.is_empty() { rf.downloaded_here } else { rf.many.downloaded_here };
-            let body = match at {
-                Some(at) => here.replace("{time}", &format::human_time(at, lang)),
+            let claimed = handover.claimed_here(&token, session.as_ref()).await.map_err(super::refusal)?;
+            let (title, here) =
+                match handover.still_fetchable(&token, session.as_ref()).await.map_err(super::refusal)? {
+                    StillFetchable::Files(files) => {
+                        again = files.into_iter().map(|file| (file.position, file.original_name)).collect();
+                        (rf.downloaded_title, rf.many.downloaded_here)
+                    }
+                    StillFetchable::Note => {
+                        note_again = true;
+                        (rf.note.read_title, rf.note.read_here)
+                    }
+                    StillFetchable::Nothing if claimed.is_some_and(|c| c.note) => {
+                        (rf.note.read_title, rf.note.read_gone)
+                    }
+                    StillFetchable::Nothing => (rf.downloaded_title, rf.downloaded_here),
+                };
+            let body = match claimed {
+                Some(claimed) => here.replace("{time}", &format::human_time(claimed.at, lang)),
                 None => rf.downloaded_elsewhere.to_owned(),
             };
-            (StatusCode::GONE, rf.downloaded_title, body, at.is_some())
+            (StatusCode::GONE, title, body, claimed.is_some())
         }
         Some(AppError::ShareLocked) => {
             let text = &t.errors.share_locked;
@@ -91,6 +105,7 @@ pub async fn recipient_refusals<E: Endpoint>(ep: Arc<E>, req: Request) -> poem::
         write_to,
         back,
         again,
+        note_again,
         csrf_token,
         share_path,
     };
