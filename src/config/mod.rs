@@ -7,12 +7,14 @@ mod duration;
 mod oidc;
 #[cfg(test)]
 mod readme;
+mod scan;
 mod storage;
 
 pub use base_path::BasePath;
 use checks::{check_bearer_token, check_durations, database_url};
 pub use duration::{format_duration, parse_bytes, parse_duration};
 pub use oidc::{OidcSettings, SsoConfig};
+pub use scan::ScanSettings;
 pub use storage::{Storage, StorageSettings};
 
 use std::{net::SocketAddr, path::PathBuf, time::Duration};
@@ -200,6 +202,9 @@ pub struct Settings {
 
     #[command(flatten)]
     pub oidc: OidcSettings,
+
+    #[command(flatten)]
+    pub scan: ScanSettings,
 }
 
 /// A setting that failed validation; its `Display` is the one line printed at start-up.
@@ -241,6 +246,7 @@ impl Config {
         if let Some(key) = &settings.secret_key {
             SecretKey::from_hex(key.expose()).map_err(|reason| ConfigError::new("WATASU_SECRET_KEY", reason))?;
         }
+        settings.scan.check()?;
         check_bearer_token("WATASU_MAINTENANCE_TOKEN", settings.maintenance_token.as_ref())?;
         check_bearer_token("WATASU_METRICS_TOKEN", settings.metrics_token.as_ref())?;
         if let Some(url) = &settings.smtp_url {

@@ -89,6 +89,7 @@ mod recipient_flow;
 mod recipient_slips;
 mod resumed_downloads;
 mod scale_out;
+mod scan;
 mod second_factor;
 mod secrets_kept_out;
 mod sender_actions;

@@ -1,0 +1,37 @@
+//! The words of the virus scan on the sender's share page: each file's mark, and the timeline's
+//! line when a file was refused. `|` marks where a Japanese line may break.
+
+pub struct ScanText {
+    /// The file waits for the scan; the recipients are mailed once it is clean.
+    pub pending: &'static str,
+    pub clean: &'static str,
+    /// "{name}" is the name of the virus clamd found.
+    pub infected: &'static str,
+    /// Released unscanned, by the admin's choice for files too large to scan.
+    pub too_large: &'static str,
+    pub refused_too_large: &'static str,
+    /// The scanner never answered within the retry limit.
+    pub refused_no_answer: &'static str,
+    /// The timeline: a file was refused, so the share ended.
+    pub event_refused: &'static str,
+}
+
+pub const EN: ScanText = ScanText {
+    pending: "Being checked for viruses: the recipients are emailed once it is clean",
+    clean: "Checked: no virus found",
+    infected: "Refused: a virus was found ({name})",
+    too_large: "Not scanned: too large",
+    refused_too_large: "Refused: too large to be checked for viruses",
+    refused_no_answer: "Refused: the virus check could not be done",
+    event_refused: "Ended: the virus check refused a file (see the files above)",
+};
+
+pub const JA: ScanText = ScanText {
+    pending: "ウイルス検査中です。|問題がなければ|受け取る方に|メールを|送ります",
+    clean: "検査済み：|ウイルスは|見つかりませんでした",
+    infected: "送信を|取りやめました：|ウイルスが|見つかりました|（{name}）",
+    too_large: "未検査：|サイズが|大きすぎます",
+    refused_too_large: "送信を|取りやめました：|サイズが|大きすぎて|ウイルス検査が|できません",
+    refused_no_answer: "送信を|取りやめました：|ウイルス検査を|行えませんでした",
+    event_refused: "ウイルス検査で|ファイルが|拒否されたため|終了しました|（上の|ファイル一覧を|参照）",
+};
