@@ -20,7 +20,7 @@ async fn wait_for_attempts(app: &TestApp, share_id: i64, attempts: i64) {
     crate::support::eventually(Duration::from_secs(30), "an unanswered scan", async || {
         count(
             app.db(),
-            "SELECT COALESCE(MAX(f.scan_attempts), 0) FROM shares s JOIN files f ON f.handover_id = s.handover_id
+            "SELECT CAST(COALESCE(MAX(f.scan_attempts), 0) AS BIGINT) FROM shares s JOIN files f ON f.handover_id = s.handover_id
               WHERE s.id = $1",
             share_id,
         )

@@ -10,7 +10,7 @@ use super::{
     wait_for_states,
 };
 use crate::support::{
-    Backend, TestApp, clamd,
+    Backend, TestApp, clamd, s3,
     clamd::{EICAR, EICAR_NAME, STREAM_MAX},
     event_kinds, texts,
 };
@@ -99,6 +99,24 @@ async fn a_file_too_large_for_clamd_is_released_marked_under_the_release_policy(
     assert_eq!(page.texts("[data-scan=too_large]"), ["Not scanned: too large"]);
 }
 
+async fn files_in_the_object_store_are_scanned_through_clamd_s_unix_socket(backend: Backend) {
+    let socket = tokio::task::spawn_blocking(|| clamd::shared().socket()).await.unwrap();
+    let s3 = tokio::task::spawn_blocking(s3::shared).await.unwrap();
+    let bucket = s3.create_bucket();
+    let app = scanning_app(backend, &socket, |s| s.storage = s3.storage_settings(&bucket)).await;
+    // Over one chunk sent to clamd, under its StreamMaxLength.
+    let clean: Vec<u8> = (0..STREAM_MAX * 9 / 10).map(|i| (i % 251) as u8).collect();
+
+    let released = send(&app, &[("figures.bin", &clean)]).await;
+    let refused = send(&app, &[("invoice.com", EICAR)]).await;
+    wait_for_states(&app, released.share_id, &["clean"]).await;
+    wait_for_states(&app, refused.share_id, &["infected"]).await;
+
+    let mail = app.smtp.wait_for(1, Duration::from_secs(30)).await.remove(0);
+    assert!(mail.text().contains(&released.link));
+    super::held::wait_until_ended(&app, refused.share_id).await;
+}
+
 async fn with_the_scan_off_nothing_is_held(backend: Backend) {
     let app = TestApp::spawn(backend).await;
     app.create_sender_with_password(super::SENDER, "Sender Sato", crate::support::PASSWORD).await;
@@ -117,5 +135,6 @@ crate::both_backends!(
     the_eicar_file_refuses_its_handover_and_its_bytes_are_deleted,
     a_file_too_large_for_clamd_is_refused_under_the_refuse_policy,
     a_file_too_large_for_clamd_is_released_marked_under_the_release_policy,
+    files_in_the_object_store_are_scanned_through_clamd_s_unix_socket,
     with_the_scan_off_nothing_is_held,
 );

@@ -1,5 +1,5 @@
 //! The real clamd from Debian (`clamav-daemon`), on 127.0.0.1 with its own configuration and a
-//! signature database that holds one line: the MD5 and size of the 68-byte EICAR test file
+//! signature database that holds one line (it listens on a Unix socket too): the MD5 and size of the 68-byte EICAR test file
 //! (freshclam cannot reach its mirrors here, and one signature proves detection). Ready means it
 //! answered `PING` with `PONG`. Killed by its PID when dropped; a clamd shared by several tests
 //! is killed by a watchdog once the test process has exited.
@@ -58,8 +58,9 @@ impl Clamd {
         let addr = free_local_addr();
         let port = addr.rsplit_once(':').unwrap().1;
         let config = format!(
-            "Foreground yes\nTCPSocket {port}\nTCPAddr 127.0.0.1\nDatabaseDirectory {db}\nLogFile {log}\n\
-             StreamMaxLength {STREAM_MAX}\nSelfCheck 0\n",
+            "Foreground yes\nTCPSocket {port}\nTCPAddr 127.0.0.1\nLocalSocket {socket}\nDatabaseDirectory {db}\n\
+             LogFile {log}\nStreamMaxLength {STREAM_MAX}\nSelfCheck 0\n",
+            socket = dir.path().join("clamd.sock").display(),
             db = db.display(),
             log = dir.path().join("clamd.log").display(),
         );
@@ -72,6 +73,11 @@ impl Clamd {
     /// `tcp://HOST:PORT`, as WATASU_CLAMD takes it.
     pub fn url(&self) -> String {
         format!("tcp://{}", self.addr)
+    }
+
+    /// The path of its Unix socket, as WATASU_CLAMD takes it too.
+    pub fn socket(&self) -> String {
+        self.dir.path().join("clamd.sock").display().to_string()
     }
 
     /// Stops clamd (by its PID) and waits until it is gone.
