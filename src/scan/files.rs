@@ -9,12 +9,11 @@ use crate::{
     on_db, sql,
 };
 
-/// A pending file a worker took: what to read, and whose handover it belongs to.
+/// A pending file a worker took: what to read.
 #[derive(Clone, Debug, sqlx::FromRow)]
 pub struct DueFile {
     pub id: i64,
     pub storage_key: String,
-    pub handover_id: Option<i64>,
     /// Scans clamd did not answer before this one.
     pub scan_attempts: i32,
 }
@@ -30,7 +29,7 @@ const DUE_IDS: Sql = sql!(
 const CLAIM: Sql = sql!(
     "UPDATE files SET scan_next_at = " now " + " secs("$2") "
       WHERE id = $1 AND scan_state = 'pending' AND (scan_next_at IS NULL OR scan_next_at <= " now ")
-      RETURNING id, storage_key, handover_id, scan_attempts"
+      RETURNING id, storage_key, scan_attempts"
 );
 /// clamd's verdict, final: the file leaves 'pending' once, whichever worker answers first.
 const FINISH: Sql = sql!(

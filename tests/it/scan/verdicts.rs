@@ -6,13 +6,12 @@ use std::time::Duration;
 use watasu::{maintenance::Trigger, scan::TooLargePolicy, storage::StoreError};
 
 use super::{
-    RECIPIENT, notification_status, readyz, scan_states, scanning_app, scrape, send, share_page, token,
-    wait_for_states,
+    RECIPIENT, notification_status, readyz, scan_states, scanning_app, scrape, send, share_page, token, wait_for_states,
 };
 use crate::support::{
-    Backend, TestApp, clamd, s3,
+    Backend, TestApp, clamd,
     clamd::{EICAR, EICAR_NAME, STREAM_MAX},
-    event_kinds, texts,
+    event_kinds, s3, texts,
 };
 
 async fn shared_clamd() -> String {
