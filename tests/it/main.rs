@@ -30,6 +30,7 @@ mod browser_recipient_flow;
 mod browser_recipient_slips;
 mod browser_recovery_code;
 mod browser_resume;
+mod browser_scan;
 mod browser_second_factor;
 mod browser_sender_pages;
 mod browser_session_ended_upload;

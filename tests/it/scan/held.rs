@@ -8,7 +8,7 @@ use super::{notification_status, readyz, scan_states, scanning_app, scrape, send
 use crate::support::{Backend, TestApp, clamd::Clamd, count, event_kinds, execute, process::free_local_addr, texts};
 
 /// Waits until the share has ended (revoked by the scan's refusal).
-pub async fn wait_until_ended(app: &TestApp, share_id: i64) {
+pub(crate) async fn wait_until_ended(app: &TestApp, share_id: i64) {
     crate::support::eventually(Duration::from_secs(30), "the share's end", async || {
         count(app.db(), "SELECT count(*) FROM shares WHERE id = $1 AND revoked_at IS NOT NULL", share_id).await == 1
     })
@@ -16,7 +16,7 @@ pub async fn wait_until_ended(app: &TestApp, share_id: i64) {
 }
 
 /// Waits until clamd has failed to answer for the file at least `attempts` times.
-async fn wait_for_attempts(app: &TestApp, share_id: i64, attempts: i64) {
+pub(crate) async fn wait_for_attempts(app: &TestApp, share_id: i64, attempts: i64) {
     crate::support::eventually(Duration::from_secs(30), "an unanswered scan", async || {
         count(
             app.db(),

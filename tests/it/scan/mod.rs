@@ -3,7 +3,7 @@
 //! the bytes, nothing is ever served); clamd down or silent keeps the file held until it answers,
 //! and refused after the retry limit; a file too large for clamd goes by the admin's policy.
 
-mod held;
+pub(crate) mod held;
 mod verdicts;
 
 use std::time::Duration;
@@ -25,7 +25,7 @@ const SENDER: &str = "sender@example.test";
 const RECIPIENT: &str = "client@example.test";
 
 /// The app with the outbound scan on, asking clamd at `clamd` (`tcp://…`).
-async fn scanning_app(backend: Backend, clamd: &str, adjust: impl FnOnce(&mut watasu::config::Settings)) -> TestApp {
+pub(crate) async fn scanning_app(backend: Backend, clamd: &str, adjust: impl FnOnce(&mut watasu::config::Settings)) -> TestApp {
     let clamd = clamd.parse().unwrap();
     let app = TestApp::spawn_with(backend, |s| {
         s.scan.clamd = Some(clamd);
@@ -43,7 +43,7 @@ async fn scanning_app(backend: Backend, clamd: &str, adjust: impl FnOnce(&mut wa
 const METRICS_TOKEN: &str = "metrics-token-0f1e2d3c4b5a69788796a5b4c3d2e1f0";
 
 /// The sender hands `files` to the recipient as the new-share form does; answers the share.
-async fn send(app: &TestApp, files: &[(&str, &[u8])]) -> Created {
+pub(crate) async fn send(app: &TestApp, files: &[(&str, &[u8])]) -> Created {
     let services = &app.state.services;
     let sender = services.accounts.active_by_email(&EmailAddress::parse(SENDER).unwrap()).await.unwrap().unwrap();
     let handover = Handover {
@@ -67,7 +67,7 @@ async fn send(app: &TestApp, files: &[(&str, &[u8])]) -> Created {
 }
 
 /// The link's token.
-fn token(created: &Created) -> &str {
+pub(crate) fn token(created: &Created) -> &str {
     created.link.rsplit_once("/s/").unwrap().1
 }
 
@@ -83,7 +83,7 @@ async fn scan_states(app: &TestApp, share_id: i64) -> Vec<String> {
 }
 
 /// Waits until the share's files are in `states`.
-async fn wait_for_states(app: &TestApp, share_id: i64, states: &[&str]) {
+pub(crate) async fn wait_for_states(app: &TestApp, share_id: i64, states: &[&str]) {
     let deadline = std::time::Instant::now() + Duration::from_secs(30);
     loop {
         let now = scan_states(app, share_id).await;
