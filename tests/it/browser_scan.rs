@@ -1,5 +1,6 @@
 //! The virus scan's words pass axe-core in both languages at both widths: the recipient's "being
-//! checked" page, and the sender's share page with each file's mark (being checked, clean,
+//! checked" page, the created page's word that the mail waits for the scan, and the sender's
+//! share page with each file's mark (being checked, clean,
 //! refused with its signature) and the refusal on the timeline. SQLite alone: the markup does not
 //! depend on the database.
 
@@ -41,6 +42,7 @@ async fn the_scan_s_pages_pass_axe_core_in_both_languages_at_both_widths() {
             open(&browser, &format!("{}/s/{}", held_app.base, token(&held)), "main h1").await;
             browser.sign_in(&held_app.base, SENDER).await;
             open(&browser, &format!("{}/shares/{}", held_app.base, held.share_id), "[data-scan=pending]").await;
+            open(&browser, &format!("{}/shares/{}/created", held_app.base, held.share_id), "[data-scan-held]").await;
             browser.sign_in(&scanned.base, SENDER).await;
             let refused_page = format!("{}/shares/{}", scanned.base, refused.share_id);
             open(&browser, &refused_page, "[data-scan=infected]").await;

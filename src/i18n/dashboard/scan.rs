@@ -14,6 +14,8 @@ pub struct ScanText {
     pub refused_no_answer: &'static str,
     /// The timeline: a file was refused, so the share ended.
     pub event_refused: &'static str,
+    /// The created page while a file waits for the scan.
+    pub created_held: &'static str,
 }
 
 pub const EN: ScanText = ScanText {
@@ -24,6 +26,7 @@ pub const EN: ScanText = ScanText {
     refused_too_large: "Refused: too large to be checked for viruses",
     refused_no_answer: "Refused: the virus check could not be done",
     event_refused: "Ended: the virus check refused a file (see the files above)",
+    created_held: "The files are being checked for viruses first: the email leaves, and the link opens, once they are clean.",
 };
 
 pub const JA: ScanText = ScanText {
@@ -34,4 +37,5 @@ pub const JA: ScanText = ScanText {
     refused_too_large: "送信を|取りやめました：|サイズが|大きすぎて|ウイルス検査が|できません",
     refused_no_answer: "送信を|取りやめました：|ウイルス検査を|行えませんでした",
     event_refused: "ウイルス検査で|ファイルが|拒否されたため|終了しました|（上の|ファイル一覧を|参照）",
+    created_held: "まず|ファイルの|ウイルス検査を|行います。|問題がなければ|メールを|送り、|リンクを|開けるように|なります。",
 };

@@ -25,7 +25,11 @@ const SENDER: &str = "sender@example.test";
 const RECIPIENT: &str = "client@example.test";
 
 /// The app with the outbound scan on, asking clamd at `clamd` (`tcp://…`).
-pub(crate) async fn scanning_app(backend: Backend, clamd: &str, adjust: impl FnOnce(&mut watasu::config::Settings)) -> TestApp {
+pub(crate) async fn scanning_app(
+    backend: Backend,
+    clamd: &str,
+    adjust: impl FnOnce(&mut watasu::config::Settings),
+) -> TestApp {
     let clamd = clamd.parse().unwrap();
     let app = TestApp::spawn_with(backend, |s| {
         s.scan.clamd = Some(clamd);
