@@ -6,6 +6,7 @@ use std::time::Duration;
 use super::{RefusalReason, ScanState};
 use crate::{
     db::{Db, Dialect, Sql, seconds},
+    i18n::Lang,
     on_db, sql,
 };
 
@@ -53,8 +54,26 @@ const REFUSED_HANDOVERS_OPEN: Sql = sql!(
     "SELECT DISTINCT f.handover_id FROM files f JOIN shares s ON s.handover_id = f.handover_id
       WHERE f.scan_state IN ('infected', 'refused') AND s.status = 'active' AND s.expires_at > " now
 );
+/// Where the notice of a refused handover goes: its sender, in their language, with the page of
+/// its first share.
+const REFUSAL_TARGET: &str = "SELECT u.email AS sender_email, u.lang AS sender_lang,
+                                     (SELECT MIN(s.id) FROM shares s WHERE s.handover_id = h.id) AS share_id
+                                FROM handovers h JOIN users u ON u.id = h.sender_id WHERE h.id = $1";
+const REFUSED_FILES: &str = "SELECT original_name, scan_state, scan_finding FROM files
+                              WHERE handover_id = $1 AND scan_state IN ('infected', 'refused') ORDER BY position";
 /// Files held now: pending and still stored.
 const BACKLOG: Sql = Sql::same("SELECT COUNT(*) FROM files WHERE scan_state = 'pending' AND purged_at IS NULL");
+
+/// The sender of a refused handover, and its refused files.
+#[derive(Clone, Debug, sqlx::FromRow)]
+pub struct RefusalTarget {
+    pub sender_email: String,
+    pub sender_lang: Lang,
+    pub share_id: Option<i64>,
+    /// Each refused file: its name, its state and clamd's finding.
+    #[sqlx(skip)]
+    pub files: Vec<(String, ScanState, Option<String>)>,
+}
 
 #[derive(Clone, Debug)]
 pub struct ScanFiles {
@@ -115,6 +134,15 @@ impl ScanFiles {
     /// The handovers whose shares a refused file must still end.
     pub async fn refused_handovers_open(&self) -> Result<Vec<i64>, sqlx::Error> {
         on_db!(&self.db, |pool| sqlx::query_scalar(pool.sql(&REFUSED_HANDOVERS_OPEN)).fetch_all(pool).await)
+    }
+
+    /// Whom to tell that handover `handover_id` was refused, and which files.
+    pub async fn refusal_target(&self, handover_id: i64) -> Result<Option<RefusalTarget>, sqlx::Error> {
+        let target: Option<RefusalTarget> =
+            on_db!(&self.db, |pool| sqlx::query_as(REFUSAL_TARGET).bind(handover_id).fetch_optional(pool).await?);
+        let Some(target) = target else { return Ok(None) };
+        let files = on_db!(&self.db, |pool| sqlx::query_as(REFUSED_FILES).bind(handover_id).fetch_all(pool).await?);
+        Ok(Some(RefusalTarget { files, ..target }))
     }
 
     /// How many files are held waiting for a verdict.

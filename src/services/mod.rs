@@ -198,7 +198,7 @@ impl Services {
         let scan_wake = scanning::ScanWake::default();
         let sharing = sharing::Sharing::new(&parts, mails.clone(), uploads.clone(), scan_wake.clone());
         Self {
-            scanning: scanning::Scanning::new(&parts, sharing.clone(), scan_wake),
+            scanning: scanning::Scanning::new(&parts, sharing.clone(), mails.clone(), scan_wake),
             sharing,
             uploads,
             handover: handover::Handover::new(&parts, mails.clone(), deliveries.clone()),

@@ -1,14 +1,15 @@
 //! The scan worker: takes pending files, streams each from the store to clamd, and records the
 //! verdict. A refused file ends every share of its handover the way a revoke does (the GC then
 //! deletes the bytes, file first); clamd down or slow leaves the file held and tries again with
-//! a doubling wait, and after `WATASU_SCAN_ATTEMPTS` refuses it. A new handover wakes the worker,
+//! a doubling wait, and after `WATASU_SCAN_ATTEMPTS` refuses it. The sender of a refused handover
+//! is mailed which file and why, in their language. A new handover wakes the worker,
 //! so a file is usually scanned moments after it arrived.
 
 use std::{sync::Arc, time::Duration};
 
 use tokio::sync::Notify;
 
-use super::{Fault, Parts, sharing::Sharing};
+use super::{Fault, Parts, mails::Mails, sharing::Sharing};
 use crate::{
     config::ScanSettings,
     metrics::Metrics,
@@ -76,12 +77,14 @@ pub struct Scanning {
     files: ScanFiles,
     store: Arc<dyn FileStore>,
     sharing: Sharing,
+    /// Tells the sender of a refused handover.
+    mails: Mails,
     metrics: Metrics,
     wake: ScanWake,
 }
 
 impl Scanning {
-    pub fn new(parts: &Parts, sharing: Sharing, wake: ScanWake) -> Self {
+    pub fn new(parts: &Parts, sharing: Sharing, mails: Mails, wake: ScanWake) -> Self {
         let ScanSettings { clamd, scan_too_large, scan_timeout, scan_attempts, .. } = &parts.config.settings.scan;
         Self {
             clamd: clamd.clone().map(|address| Clamd::new(address, *scan_timeout)),
@@ -91,6 +94,7 @@ impl Scanning {
             files: ScanFiles::new(parts.db.clone()),
             store: parts.store.clone(),
             sharing,
+            mails,
             metrics: parts.metrics.clone(),
             wake,
         }
@@ -130,7 +134,9 @@ impl Scanning {
     /// by the next pass.
     async fn end_refused(&self) -> Result<(), Fault> {
         for handover_id in self.files.refused_handovers_open().await? {
-            self.sharing.end_refused_by_scan(handover_id).await?;
+            if self.sharing.end_refused_by_scan(handover_id).await? > 0 {
+                self.mails.tell_of_refused_files(handover_id).await;
+            }
         }
         Ok(())
     }

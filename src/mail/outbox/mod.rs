@@ -48,6 +48,8 @@ crate::db_code! {
         ShareLocked = "share_locked",
         Invitation = "invitation",
         WrongCodesWarning = "wrong_codes_warning",
+        /// To a sender: the virus scan refused a file of their handover.
+        ScanRefused = "scan_refused",
     }
 }
 

@@ -3,7 +3,6 @@
 
 use crate::{
     i18n::{Lang, Text, format::human_size},
-    scan::{RefusalReason, ScanState},
     share::sender::HandoverFile,
 };
 
@@ -22,20 +21,7 @@ pub struct ScanMark {
 }
 
 pub fn file_line(t: &'static Text, lang: Lang, file: HandoverFile) -> FileLine {
-    let scan = file.scan_state.map(|state| ScanMark { state: state.code(), text: mark(t, state, file.scan_finding) });
+    let mark = |state| t.dashboard.scan.mark(state, file.scan_finding.as_deref());
+    let scan = file.scan_state.map(|state| ScanMark { state: state.code(), text: mark(state) });
     FileLine { name: file.original_name, size: human_size(file.size_bytes, lang), scan }
-}
-
-fn mark(t: &'static Text, state: ScanState, finding: Option<String>) -> String {
-    let s = &t.dashboard.scan;
-    match state {
-        ScanState::Pending => s.pending.to_owned(),
-        ScanState::Clean => s.clean.to_owned(),
-        ScanState::Infected => s.infected.replace("{name}", finding.as_deref().unwrap_or("?")),
-        ScanState::TooLarge => s.too_large.to_owned(),
-        ScanState::Refused => match finding.as_deref().map(RefusalReason::parse) {
-            Some(Ok(RefusalReason::TooLarge)) => s.refused_too_large.to_owned(),
-            _ => s.refused_no_answer.to_owned(),
-        },
-    }
 }

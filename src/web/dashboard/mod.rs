@@ -242,6 +242,7 @@ fn mail_row(t: &'static Text, reader: Reader, mail: MailDelivery) -> MailRow {
         kind: match mail.kind {
             MailKind::DownloadReceipt => t.dashboard.mail_kind_receipt,
             MailKind::ShareLocked => t.dashboard.mail_kind_locked,
+            MailKind::ScanRefused => t.dashboard.scan.mail_kind,
             // Mails to senders themselves belong to no share: they never reach this list.
             MailKind::ShareNotification | MailKind::Invitation | MailKind::WrongCodesWarning => {
                 t.dashboard.mail_kind_notification

@@ -4,6 +4,8 @@
 
 use std::time::Duration;
 
+use watasu::i18n::Lang;
+
 use super::{notification_status, readyz, scan_states, scanning_app, scrape, send, token, wait_for_states};
 use crate::support::{Backend, TestApp, clamd::Clamd, count, event_kinds, execute, process::free_local_addr, texts};
 
@@ -115,6 +117,7 @@ async fn a_file_clamd_never_answers_for_is_refused_after_the_retry_limit(backend
     // Nothing listens there: every scan finds clamd down.
     let url = format!("tcp://{}", free_local_addr());
     let app = scanning_app(backend, &url, |s| s.scan.scan_attempts = 2).await;
+    super::sender_reads(&app, Lang::En).await;
 
     let created = send(&app, &[("report.pdf", b"figures")]).await;
     wait_for_attempts(&app, created.share_id, 1).await;
@@ -130,7 +133,8 @@ async fn a_file_clamd_never_answers_for_is_refused_after_the_retry_limit(backend
     assert_eq!(landing.status, 404, "{}", landing.body);
     app.state.services.mails.outbox().deliver_due(app.state.mailer.as_ref(), 20).await.unwrap();
     assert_eq!(notification_status(&app, created.share_id).await, ["dropped"]);
-    assert!(app.smtp.messages().is_empty());
+    let notice = super::refusal_notice(&app, Lang::En).await;
+    assert!(notice.text().contains("report.pdf: Refused: the virus check could not be done"), "{}", notice.text());
 }
 
 crate::both_backends!(

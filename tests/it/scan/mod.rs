@@ -120,6 +120,24 @@ async fn scrape(app: &TestApp) -> String {
     page.body
 }
 
+/// The sender's account reads its mails in `lang`.
+async fn sender_reads(app: &TestApp, lang: Lang) {
+    let statement = match lang {
+        Lang::En => watasu::db::Sql::same("UPDATE users SET lang = 'en' WHERE $1 = $1"),
+        Lang::Ja => watasu::db::Sql::same("UPDATE users SET lang = 'ja' WHERE $1 = $1"),
+    };
+    crate::support::execute(app.db(), statement, 0).await;
+}
+
+/// The notice of a refused handover, to its sender: the one mail sent, none to the recipient.
+async fn refusal_notice(app: &TestApp, lang: Lang) -> crate::support::smtp::ReceivedMail {
+    let mail = app.smtp.wait_for(1, Duration::from_secs(30)).await.remove(0);
+    assert_eq!(mail.to, [SENDER]);
+    assert_eq!(mail.subject(), lang.text().dashboard.scan.mail_subject);
+    assert_eq!(app.smtp.messages().len(), 1, "a mail went to the recipient");
+    mail
+}
+
 /// Whether the notification mail left: counted in the outbox, not guessed from silence.
 async fn notification_status(app: &TestApp, share_id: i64) -> Vec<String> {
     texts(app.db(), "SELECT status FROM mail_outbox WHERE share_id = $1 AND kind = 'share_notification'", share_id)

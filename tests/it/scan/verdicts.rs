@@ -3,10 +3,11 @@
 
 use std::time::Duration;
 
-use watasu::{maintenance::Trigger, scan::TooLargePolicy, storage::StoreError};
+use watasu::{i18n::Lang, maintenance::Trigger, scan::TooLargePolicy, storage::StoreError};
 
 use super::{
-    RECIPIENT, notification_status, readyz, scan_states, scanning_app, scrape, send, share_page, token, wait_for_states,
+    RECIPIENT, notification_status, readyz, refusal_notice, scan_states, scanning_app, scrape, send, sender_reads,
+    share_page, token, wait_for_states,
 };
 use crate::support::{
     Backend, TestApp, clamd,
@@ -37,6 +38,7 @@ async fn a_clean_file_is_released_and_its_recipient_mailed(backend: Backend) {
 
 async fn the_eicar_file_refuses_its_handover_and_its_bytes_are_deleted(backend: Backend) {
     let app = scanning_app(backend, &shared_clamd().await, |_| {}).await;
+    sender_reads(&app, Lang::En).await;
 
     let created = send(&app, &[("notes.txt", b"harmless notes"), ("invoice.com", EICAR)]).await;
     wait_for_states(&app, created.share_id, &["clean", "infected"]).await;
@@ -49,7 +51,14 @@ async fn the_eicar_file_refuses_its_handover_and_its_bytes_are_deleted(backend: 
     let outbox = app.state.services.mails.outbox();
     outbox.deliver_due(app.state.mailer.as_ref(), 20).await.unwrap();
     assert_eq!(notification_status(&app, created.share_id).await, ["dropped"]);
-    assert!(app.smtp.messages().is_empty());
+    // The sender is told which file and why, in their language.
+    let notice = refusal_notice(&app, Lang::En).await;
+    assert!(
+        notice.text().contains(&format!("invoice.com: Refused: a virus was found ({EICAR_NAME}")),
+        "{}",
+        notice.text()
+    );
+    assert!(!notice.text().contains("notes.txt"), "{}", notice.text());
     let landing = app.browser().get(&format!("/s/{}", token(&created))).await;
     assert_eq!(landing.status, 404, "{}", landing.body);
     // The sender's page says which file and why.
@@ -69,6 +78,7 @@ async fn the_eicar_file_refuses_its_handover_and_its_bytes_are_deleted(backend: 
 
 async fn a_file_too_large_for_clamd_is_refused_under_the_refuse_policy(backend: Backend) {
     let app = scanning_app(backend, &shared_clamd().await, |_| {}).await;
+    sender_reads(&app, Lang::Ja).await;
     let large = vec![b'a'; STREAM_MAX * 2];
 
     let created = send(&app, &[("archive.bin", &large)]).await;
@@ -80,7 +90,9 @@ async fn a_file_too_large_for_clamd_is_refused_under_the_refuse_policy(backend: 
     let page = share_page(&app, created.share_id).await;
     assert_eq!(page.attrs("[data-scan]", "data-scan"), ["refused"]);
     assert!(page.texts("[data-scan]")[0].contains("too large"), "{:?}", page.texts("[data-scan]"));
-    assert!(app.smtp.messages().is_empty());
+    let notice = refusal_notice(&app, Lang::Ja).await;
+    let why = Lang::Ja.text().dashboard.scan.refused_too_large.replace('|', "");
+    assert!(notice.text().contains(&format!("archive.bin: {why}")), "{}", notice.text());
 }
 
 async fn a_file_too_large_for_clamd_is_released_marked_under_the_release_policy(backend: Backend) {
@@ -111,8 +123,11 @@ async fn files_in_the_object_store_are_scanned_through_clamd_s_unix_socket(backe
     wait_for_states(&app, released.share_id, &["clean"]).await;
     wait_for_states(&app, refused.share_id, &["infected"]).await;
 
-    let mail = app.smtp.wait_for(1, Duration::from_secs(30)).await.remove(0);
-    assert!(mail.text().contains(&released.link));
+    // The recipient's notification of the clean file, and the sender's notice of the other.
+    let mails = app.smtp.wait_for(2, Duration::from_secs(30)).await;
+    let notification = mails.iter().find(|mail| mail.to == [RECIPIENT]).expect("the recipient's mail");
+    assert!(notification.text().contains(&released.link));
+    assert!(!mails.iter().any(|mail| mail.text().contains(&refused.link)), "the refused link was mailed");
     super::held::wait_until_ended(&app, refused.share_id).await;
 }
 
