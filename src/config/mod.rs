@@ -364,6 +364,16 @@ mod tests {
     }
 
     #[test]
+    fn start_up_refuses_the_outbound_scan_without_a_clamd_to_ask() {
+        let error = config(&["--scan-outbound"]).unwrap_err();
+        assert_eq!(error.setting, "WATASU_SCAN_OUTBOUND");
+        assert!(config(&["--scan-outbound", "--clamd", "tcp://127.0.0.1:3310"]).is_ok());
+        assert!(config(&["--scan-outbound", "--clamd", "/run/clamav/clamd.ctl"]).is_ok());
+        assert!(Cli::try_parse_from(["watasu", "--clamd", "clamd.ctl"]).is_err(), "a relative socket path");
+        assert!(Cli::try_parse_from(["watasu", "--scan-too-large", "ignore"]).is_err(), "an unknown policy");
+    }
+
+    #[test]
     fn start_up_refuses_a_delivery_grace_under_its_floor() {
         let error = config(&["--delivery-grace", "1m"]).unwrap_err();
         assert_eq!(error.setting, "WATASU_DELIVERY_GRACE");

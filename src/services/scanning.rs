@@ -20,8 +20,6 @@ use crate::{
 
 /// How often the worker looks for due files when nothing wakes it.
 pub const WORKER_INTERVAL: Duration = Duration::from_secs(5);
-/// Files one pass takes.
-const BATCH: u32 = 10;
 /// The wait after clamd's first unanswered scan of a file; doubles per failure…
 const RETRY_BASE: Duration = Duration::from_secs(30);
 /// …up to this.
@@ -44,8 +42,10 @@ pub enum ScanResult {
     Infected,
     /// Too large for clamd and released under the `release` policy.
     TooLarge,
-    /// Refused without a signature: too large under `refuse`, or the last unanswered attempt.
+    /// Refused without a signature: too large under `refuse`.
     Refused,
+    /// Refused after the last attempt clamd did not answer.
+    GaveUp,
     /// clamd gave no verdict; the file stays held.
     Unanswered,
     /// Another worker finished the file meanwhile.
@@ -59,7 +59,7 @@ impl ScanResult {
             Self::Clean => "clean",
             Self::Infected => "infected",
             Self::TooLarge => "too_large",
-            Self::Refused => "refused",
+            Self::Refused | Self::GaveUp => "refused",
             Self::Unanswered => "unanswered",
             Self::Gone => "gone",
         }
@@ -110,18 +110,17 @@ impl Scanning {
         Ok(self.files.backlog().await?)
     }
 
-    /// Scans the files due now, a batch at a time, until none is left; answers how many it took.
+    /// Scans the files due now, one at a time, until none is left or clamd does not answer (the
+    /// others would wait for it too: they stay due, unclaimed, for the next pass); answers how
+    /// many it took.
     pub async fn scan_due(&self) -> Result<usize, Fault> {
         let Some(clamd) = &self.clamd else { return Ok(0) };
         let mut scanned = 0;
-        loop {
-            let due = self.files.claim_due(BATCH, self.lease).await?;
-            for file in &due {
-                let result = self.scan_one(clamd, file).await?;
-                self.metrics.file_scan(result.label());
-            }
-            scanned += due.len();
-            if due.len() < BATCH as usize {
+        while let Some(file) = self.files.claim_due(1, self.lease).await?.pop() {
+            let result = self.scan_one(clamd, &file).await?;
+            self.metrics.file_scan(result.label());
+            scanned += 1;
+            if matches!(result, ScanResult::Unanswered | ScanResult::GaveUp) {
                 break;
             }
         }
@@ -171,7 +170,7 @@ impl Scanning {
         match self.files.failed(file.id, error.class(), self.max_attempts, wait).await? {
             Some(ScanState::Refused) => {
                 tracing::warn!(file_id = file.id, "clamd never answered for the file: refused");
-                Ok(ScanResult::Refused)
+                Ok(ScanResult::GaveUp)
             }
             Some(_) => Ok(ScanResult::Unanswered),
             None => Ok(ScanResult::Gone),
