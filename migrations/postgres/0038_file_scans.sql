@@ -8,5 +8,6 @@ ALTER TABLE files ADD COLUMN scan_attempts INTEGER NOT NULL DEFAULT 0 CHECK (sca
 ALTER TABLE files ADD COLUMN scan_next_at TIMESTAMPTZ; -- a pending file is not scanned before this (backoff)
 ALTER TABLE files ADD COLUMN scan_finding TEXT;        -- clamd's signature name for an infected file; the last failure's class while pending
 ALTER TABLE files ADD COLUMN scanned_at TIMESTAMPTZ;   -- when the scan reached its final state
+ALTER TABLE files ADD COLUMN scan_told_at TIMESTAMPTZ; -- when the sender was mailed that this file was refused (once, whichever instance)
 -- The worker's "due pending files" query reads only pending rows.
 CREATE INDEX files_scan_due_idx ON files (scan_next_at, id) WHERE scan_state = 'pending';

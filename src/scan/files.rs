@@ -54,13 +54,22 @@ const REFUSED_HANDOVERS_OPEN: Sql = sql!(
     "SELECT DISTINCT f.handover_id FROM files f JOIN shares s ON s.handover_id = f.handover_id
       WHERE f.scan_state IN ('infected', 'refused') AND s.status = 'active' AND s.expires_at > " now
 );
+/// Handovers with a refused file whose sender was not told yet.
+const UNTOLD_HANDOVERS: &str = "SELECT DISTINCT handover_id FROM files
+                                 WHERE scan_state IN ('infected', 'refused') AND scan_told_at IS NULL
+                                   AND handover_id IS NOT NULL";
 /// Where the notice of a refused handover goes: its sender, in their language, with the page of
 /// its first share.
 const REFUSAL_TARGET: &str = "SELECT u.email AS sender_email, u.lang AS sender_lang,
                                      (SELECT MIN(s.id) FROM shares s WHERE s.handover_id = h.id) AS share_id
                                 FROM handovers h JOIN users u ON u.id = h.sender_id WHERE h.id = $1";
-const REFUSED_FILES: &str = "SELECT original_name, scan_state, scan_finding FROM files
-                              WHERE handover_id = $1 AND scan_state IN ('infected', 'refused') ORDER BY position";
+/// Takes the handover's refused files not told yet: one UPDATE, so whichever worker gets them
+/// tells the sender, once.
+const TAKE_UNTOLD: Sql = sql!(
+    "UPDATE files SET scan_told_at = " now "
+      WHERE handover_id = $1 AND scan_state IN ('infected', 'refused') AND scan_told_at IS NULL
+      RETURNING position, original_name, scan_state, scan_finding"
+);
 /// Files held now: pending and still stored.
 const BACKLOG: Sql = Sql::same("SELECT COUNT(*) FROM files WHERE scan_state = 'pending' AND purged_at IS NULL");
 
@@ -136,13 +145,25 @@ impl ScanFiles {
         on_db!(&self.db, |pool| sqlx::query_scalar(pool.sql(&REFUSED_HANDOVERS_OPEN)).fetch_all(pool).await)
     }
 
-    /// Whom to tell that handover `handover_id` was refused, and which files.
-    pub async fn refusal_target(&self, handover_id: i64) -> Result<Option<RefusalTarget>, sqlx::Error> {
+    /// The handovers whose sender is still to be told of a refused file.
+    pub async fn untold_handovers(&self) -> Result<Vec<i64>, sqlx::Error> {
+        on_db!(&self.db, |pool| sqlx::query_scalar(UNTOLD_HANDOVERS).fetch_all(pool).await)
+    }
+
+    /// Takes the refused files of handover `handover_id` not told yet, with whom to tell; `None`
+    /// when another worker took them first.
+    pub async fn take_untold(&self, handover_id: i64) -> Result<Option<RefusalTarget>, sqlx::Error> {
+        let mut files: Vec<(i32, String, ScanState, Option<String>)> =
+            on_db!(&self.db, |pool| sqlx::query_as(pool.sql(&TAKE_UNTOLD)).bind(handover_id).fetch_all(pool).await?);
+        if files.is_empty() {
+            return Ok(None);
+        }
+        // RETURNING keeps no order.
+        files.sort_by_key(|file| file.0);
         let target: Option<RefusalTarget> =
             on_db!(&self.db, |pool| sqlx::query_as(REFUSAL_TARGET).bind(handover_id).fetch_optional(pool).await?);
-        let Some(target) = target else { return Ok(None) };
-        let files = on_db!(&self.db, |pool| sqlx::query_as(REFUSED_FILES).bind(handover_id).fetch_all(pool).await?);
-        Ok(Some(RefusalTarget { files, ..target }))
+        let files = files.into_iter().map(|(_, name, state, finding)| (name, state, finding)).collect();
+        Ok(target.map(|target| RefusalTarget { files, ..target }))
     }
 
     /// How many files are held waiting for a verdict.

@@ -290,10 +290,11 @@ impl Mails {
         self.config.url_for(&format!("/shares/{share_id}"))
     }
 
-    /// Tells the sender of handover `handover_id`, in their language, that the virus scan refused
-    /// its files named in the notice; through the outbox, which retries it.
+    /// Tells the sender of handover `handover_id`, in their language, which of its files the virus
+    /// scan refused and why (those not told yet; once, whichever worker takes them); through the
+    /// outbox, which retries it.
     pub async fn tell_of_refused_files(&self, handover_id: i64) {
-        let target = match self.scans.refusal_target(handover_id).await {
+        let target = match self.scans.take_untold(handover_id).await {
             Ok(Some(target)) => target,
             Ok(None) => return,
             Err(error) => return tracing::warn!(handover_id, %error, "could not look up the refusal notice"),

@@ -128,14 +128,16 @@ impl Scanning {
         Ok(scanned)
     }
 
-    /// Ends the shares still open of every handover with a refused file. Run after each pass
+    /// Ends the shares still open of every handover with a refused file, and tells the senders
+    /// of refused files not told yet. Run after each pass
     /// rather than right after a verdict, so a refusal whose shares a crash left open is ended
     /// by the next pass.
     async fn end_refused(&self) -> Result<(), Fault> {
         for handover_id in self.files.refused_handovers_open().await? {
-            if self.sharing.end_refused_by_scan(handover_id).await? > 0 {
-                self.mails.tell_of_refused_files(handover_id).await;
-            }
+            self.sharing.end_refused_by_scan(handover_id).await?;
+        }
+        for handover_id in self.files.untold_handovers().await? {
+            self.mails.tell_of_refused_files(handover_id).await;
         }
         Ok(())
     }

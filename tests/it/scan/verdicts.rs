@@ -59,6 +59,10 @@ async fn the_eicar_file_refuses_its_handover_and_its_bytes_are_deleted(backend: 
         notice.text()
     );
     assert!(!notice.text().contains("notes.txt"), "{}", notice.text());
+    // Another pass (here, or in another instance) tells nobody twice.
+    app.state.services.scanning.scan_due().await.unwrap();
+    let notices = "SELECT count(*) FROM mail_outbox WHERE kind = 'scan_refused' AND $1 = $1";
+    assert_eq!(crate::support::count(app.db(), notices, 0).await, 1);
     let landing = app.browser().get(&format!("/s/{}", token(&created))).await;
     assert_eq!(landing.status, 404, "{}", landing.body);
     // The sender's page says which file and why.
