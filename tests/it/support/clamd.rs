@@ -31,7 +31,7 @@ pub fn shared() -> &'static Clamd {
     SHARED.get_or_init(|| {
         let mut clamd = Clamd::start();
         let pid = clamd.child.take().expect("a running clamd").id();
-        clean_up_after_exit(Command::new("sh"), &format!("kill {pid}"));
+        clean_up_after_exit(Command::new("sh"), &format!("kill {pid}; rm -rf {}", clamd.dir.path().display()));
         clamd
     })
 }
