@@ -15,7 +15,8 @@
 //!   store, the migration between them), [`accounts`], [`session`], [`mail`] (messages,
 //!   transports, the outbox), [`deletion`] (verifiable deletion cases), [`maintenance`] (sweeps,
 //!   run ledger, leases, scheduler), [`ratelimit`], [`uploads`] (resumable tus uploads), [`sso`]
-//!   (the OpenID provider, pending sign-ins, account links).
+//!   (the OpenID provider, pending sign-ins, account links), [`scan`] (the optional virus scan by
+//!   clamd, failing closed).
 //! - Foundations: [`config`] (settings, validated once), [`db`] (the two backends, the dialect
 //!   toolkit, stored codes as enums, `Timestamp`), [`secret`] (and [`key_check`], the key at
 //!   start-up), [`i18n`] (the strings by area, both languages side by side), [`text`], [`retry`],
@@ -40,6 +41,7 @@ pub mod otp;
 pub mod ratelimit;
 pub mod retry;
 pub mod row_seal;
+pub mod scan;
 pub mod secret;
 pub mod server;
 pub mod services;

@@ -32,9 +32,11 @@ const LEFTOVER_FAILURES: &str = "watasu_leftover_removal_failures_total";
 const SWEPT_ROWS: &str = "watasu_maintenance_rows_total";
 const CODE_MAILS: &str = "watasu_code_mails_total";
 const DATABASE_FULL: &str = "watasu_database_full_total";
+const SCAN_BACKLOG: &str = "watasu_scan_backlog";
+const SCAN_RESULTS: &str = "watasu_scan_results_total";
 
 /// Every series with its help text, described once when the recorder is made.
-const HELP: [(&str, &str); 18] = [
+const HELP: [(&str, &str); 20] = [
     (HTTP_REQUESTS, "HTTP requests answered, by route pattern, method and status."),
     (HTTP_DURATION, "Time to produce the response head, by route pattern and method."),
     (SHARES, "Shares in the database by state, read at scrape time."),
@@ -59,6 +61,11 @@ const HELP: [(&str, &str); 18] = [
         "One-time code mails by result: sent, failed (refused or not done within WATASU_SMTP_TIMEOUT, after the quick retries), or held_back (too many for the share).",
     ),
     (DATABASE_FULL, "Requests refused because the database's disk was full (answered 507, nothing changed)."),
+    (SCAN_BACKLOG, "Files held for the virus scan, waiting for clamd's verdict, read at scrape time."),
+    (
+        SCAN_RESULTS,
+        "Virus scans of files by result: clean, infected, too_large (released unscanned), refused (too large, or clamd never answered), unanswered (held, tried again), gone.",
+    ),
 ];
 
 const HTTP_BUCKETS: &[f64] = &[0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1.0, 2.5, 5.0, 10.0];
@@ -78,6 +85,8 @@ pub struct Readings {
     pub outbox_waiting: i64,
     /// Shares the garbage collector could collect now.
     pub gc_backlog: i64,
+    /// Files held for the virus scan.
+    pub scan_backlog: i64,
 }
 
 /// One instance's series; cheap to clone. Disabled: every method does nothing.
@@ -149,6 +158,12 @@ impl Metrics {
         exporter.counter(CODE_MAILS, &[("result", result.to_owned())]).increment(1);
     }
 
+    /// One virus scan of a file, by its result (`services::scanning::ScanResult::label`).
+    pub fn file_scan(&self, result: &'static str) {
+        let Some(exporter) = &self.0 else { return };
+        exporter.counter(SCAN_RESULTS, &[("result", result.to_owned())]).increment(1);
+    }
+
     /// One request refused because the database's disk was full.
     pub fn database_full(&self) {
         let Some(exporter) = &self.0 else { return };
@@ -189,6 +204,7 @@ impl Metrics {
         exporter.gauge(STORED_BYTES, &[]).set(readings.stored_bytes as f64);
         exporter.gauge(OUTBOX_WAITING, &[]).set(readings.outbox_waiting as f64);
         exporter.gauge(GC_BACKLOG, &[]).set(readings.gc_backlog as f64);
+        exporter.gauge(SCAN_BACKLOG, &[]).set(readings.scan_backlog as f64);
         Some(exporter.handle.render())
     }
 
@@ -265,6 +281,7 @@ mod tests {
             deletion_cases: vec![("received", 1)],
             outbox_waiting: 3,
             gc_backlog: 4,
+            scan_backlog: 5,
         };
         let rendered = metrics.render(&readings).unwrap();
         for line in [
@@ -274,6 +291,7 @@ mod tests {
             r#"watasu_deletion_cases{state="received"} 1"#,
             "watasu_mail_outbox_waiting 3",
             "watasu_gc_backlog 4",
+            "watasu_scan_backlog 5",
         ] {
             assert!(rendered.lines().any(|l| l == line), "{line} missing from:\n{rendered}");
         }

@@ -157,6 +157,7 @@ pub fn new_share(sender_id: i64, stored: StoredFile, name: &str) -> NewHandover 
         ttl: Duration::from_secs(24 * 3600),
         notify_on_download: false,
         name_file_in_mail: true,
+        scan: false,
     }
 }
 

@@ -7,12 +7,14 @@ mod duration;
 mod oidc;
 #[cfg(test)]
 mod readme;
+mod scan;
 mod storage;
 
 pub use base_path::BasePath;
 use checks::{check_bearer_token, check_durations, database_url};
 pub use duration::{format_duration, parse_bytes, parse_duration};
 pub use oidc::{OidcSettings, SsoConfig};
+pub use scan::ScanSettings;
 pub use storage::{Storage, StorageSettings};
 
 use std::{net::SocketAddr, path::PathBuf, time::Duration};
@@ -200,6 +202,9 @@ pub struct Settings {
 
     #[command(flatten)]
     pub oidc: OidcSettings,
+
+    #[command(flatten)]
+    pub scan: ScanSettings,
 }
 
 /// A setting that failed validation; its `Display` is the one line printed at start-up.
@@ -241,6 +246,7 @@ impl Config {
         if let Some(key) = &settings.secret_key {
             SecretKey::from_hex(key.expose()).map_err(|reason| ConfigError::new("WATASU_SECRET_KEY", reason))?;
         }
+        settings.scan.check()?;
         check_bearer_token("WATASU_MAINTENANCE_TOKEN", settings.maintenance_token.as_ref())?;
         check_bearer_token("WATASU_METRICS_TOKEN", settings.metrics_token.as_ref())?;
         if let Some(url) = &settings.smtp_url {
@@ -355,6 +361,16 @@ mod tests {
         assert!(error.to_string().contains("tls=required"), "{error}");
         assert!(!error.to_string().contains("hunter2"));
         assert!(config(&["--smtp-url", "smtp://mailer:hunter2@smtp.example.com:587?tls=required"]).is_ok());
+    }
+
+    #[test]
+    fn start_up_refuses_the_outbound_scan_without_a_clamd_to_ask() {
+        let error = config(&["--scan-outbound"]).unwrap_err();
+        assert_eq!(error.setting, "WATASU_SCAN_OUTBOUND");
+        assert!(config(&["--scan-outbound", "--clamd", "tcp://127.0.0.1:3310"]).is_ok());
+        assert!(config(&["--scan-outbound", "--clamd", "/run/clamav/clamd.ctl"]).is_ok());
+        assert!(Cli::try_parse_from(["watasu", "--clamd", "clamd.ctl"]).is_err(), "a relative socket path");
+        assert!(Cli::try_parse_from(["watasu", "--scan-too-large", "ignore"]).is_err(), "an unknown policy");
     }
 
     #[test]

@@ -36,6 +36,8 @@ pub struct ErrorsText {
     pub share_already_downloaded: ErrorText,
     pub share_locked: ErrorText,
     pub verify_first: ErrorText,
+    /// A share whose files the virus scan has not released (yet).
+    pub being_checked: ErrorText,
     /// A recipient's link form whose token no longer works (the page was open too long).
     pub link_form_stale: ErrorText,
     /// A recipient's link form posted without any cookie: the browser refuses them.
@@ -118,6 +120,10 @@ pub const EN: ErrorsText = ErrorsText {
     verify_first: ErrorText {
         title: "Please confirm your email address first",
         body: "For safety, the download starts only after you enter the code sent to your email address. Open the link again and follow the steps.",
+    },
+    being_checked: ErrorText {
+        title: "The files are being checked",
+        body: "The files are being checked for viruses before they can be downloaded. This usually takes a few minutes: please open the link again later.",
     },
     link_form_stale: ErrorText {
         title: "Please open the link page again",
@@ -204,6 +210,10 @@ pub const JA: ErrorsText = ErrorsText {
     verify_first: ErrorText {
         title: "先にメールアドレスの確認をお願いします",
         body: "安全のため、メールで届いたコードを入力してからダウンロードできます。リンクをもう一度開き、手順に沿って進めてください。",
+    },
+    being_checked: ErrorText {
+        title: "ファイルを確認しています",
+        body: "ダウンロードできるようになる前に、ファイルのウイルス検査をしています。通常は数分で終わりますので、しばらくしてからリンクをもう一度開いてください。",
     },
     link_form_stale: ErrorText {
         title: "リンクのページを開き直してください",

@@ -7,6 +7,7 @@ pub mod lock_notice;
 pub mod messages;
 pub mod origin;
 pub mod outbox;
+pub mod scan_notice;
 
 use std::{path::PathBuf, sync::Arc, time::Duration};
 

@@ -24,8 +24,10 @@ use crate::{
             wrong_codes_mail,
         },
         outbox::{MailKind, Outbox, Outcome},
+        scan_notice::{ScanNotice, scan_notice_mail},
     },
     ratelimit::{Limit, RateLimiter},
+    scan::ScanFiles,
     secret::SecretString,
     share::{EventKind, Share, ShareEvents, ShareRepository},
 };
@@ -77,6 +79,8 @@ pub struct Mails {
     shares: ShareRepository,
     events: ShareEvents,
     limiter: RateLimiter,
+    /// Whom the notice of a refused file goes to.
+    scans: ScanFiles,
     /// Counts code mails by how they ended.
     metrics: crate::metrics::Metrics,
 }
@@ -90,6 +94,7 @@ impl Mails {
             shares: ShareRepository::new(parts.db.clone()),
             events: ShareEvents::new(parts.db.clone()),
             limiter: RateLimiter::new(parts.db.clone()),
+            scans: ScanFiles::new(parts.db.clone()),
             metrics: parts.metrics.clone(),
         }
     }
@@ -283,6 +288,33 @@ impl Mails {
     /// The address of a share's page, which the sender's mails link to.
     fn share_page(&self, share_id: i64) -> String {
         self.config.url_for(&format!("/shares/{share_id}"))
+    }
+
+    /// Tells the sender of handover `handover_id`, in their language, which of its files the virus
+    /// scan refused and why (those not told yet; once, whichever worker takes them); through the
+    /// outbox, which retries it.
+    pub async fn tell_of_refused_files(&self, handover_id: i64) {
+        let target = match self.scans.take_untold(handover_id).await {
+            Ok(Some(target)) => target,
+            Ok(None) => return,
+            Err(error) => return tracing::warn!(handover_id, %error, "could not look up the refusal notice"),
+        };
+        let scan = &target.sender_lang.text().dashboard.scan;
+        let files: Vec<(String, String)> = target
+            .files
+            .into_iter()
+            .map(|(name, state, finding)| (name, scan.mark(state, finding.as_deref())))
+            .collect();
+        let link = target.share_id.map_or_else(|| self.config.url_for("/shares"), |id| self.share_page(id));
+        let notice = ScanNotice { files: &files, link: &link };
+        let message =
+            match scan_notice_mail(&self.config.mail_origin(), &target.sender_email, target.sender_lang, &notice) {
+                Ok(message) => message,
+                Err(error) => return tracing::warn!(handover_id, %error, "could not build the refusal notice"),
+            };
+        if let Err(error) = self.outbox.queue(target.share_id, MailKind::ScanRefused, &message, self.mailer()).await {
+            tracing::warn!(handover_id, %error, "could not queue the refusal notice");
+        }
     }
 
     /// Queues the notice that a share locked after too many wrong codes to its sender, and tries

@@ -11,6 +11,7 @@ pub mod mails;
 pub mod passkeys;
 pub mod readiness;
 pub mod records;
+pub mod scanning;
 pub mod second_factor;
 pub mod sharing;
 pub mod sso;
@@ -167,6 +168,8 @@ pub struct Services {
     pub file_moves: storage::FileMoves,
     /// What `/readyz` answers.
     pub readiness: readiness::Readiness,
+    /// The virus scan's worker and backlog.
+    pub scanning: scanning::Scanning,
     parts: Parts,
 }
 
@@ -192,8 +195,11 @@ impl Services {
         let uploads = uploads::Uploads::new(&parts);
         let factors = second_factor::Factors::new(&parts, sessions.clone());
         let accounts = accounts::Accounts::new(&parts, sessions.clone(), mails.clone(), factors.clone());
+        let scan_wake = scanning::ScanWake::default();
+        let sharing = sharing::Sharing::new(&parts, mails.clone(), uploads.clone(), scan_wake.clone());
         Self {
-            sharing: sharing::Sharing::new(&parts, mails.clone(), uploads.clone()),
+            scanning: scanning::Scanning::new(&parts, sharing.clone(), mails.clone(), scan_wake),
+            sharing,
             uploads,
             handover: handover::Handover::new(&parts, mails.clone(), deliveries.clone()),
             deliveries,
@@ -252,7 +258,7 @@ impl Services {
     }
 
     /// Starts the background loops of a serving instance: the GC and maintenance timer, the mail
-    /// outbox and the deletion worker.
+    /// outbox, the deletion worker and the virus scan.
     pub fn start_workers(&self) -> Workers {
         let settings = &self.parts.config.settings;
         let (stop, stopped) = tokio::sync::watch::channel(false);
@@ -278,6 +284,7 @@ impl Services {
                 settings.shutdown_grace,
             )),
             tokio::spawn(run_deletion_worker(self.deletion.clone(), deletion::WORKER_INTERVAL, until_stopped())),
+            tokio::spawn(scanning::run_scan_worker(self.scanning.clone(), scanning::WORKER_INTERVAL, until_stopped())),
             tokio::spawn(telemetry::run_upkeep(self.parts.metrics.clone(), until_stopped())),
             tokio::spawn(crate::memory::trim_free_pages(crate::memory::TRIM_INTERVAL, until_stopped())),
         ];

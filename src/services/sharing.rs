@@ -8,6 +8,7 @@ use super::{
     Fault, Parts,
     handover::code_limits,
     mails::{Delivery, Mails, Notice},
+    scanning::ScanWake,
     stopping::Stopping,
     uploads::Uploads,
 };
@@ -132,6 +133,8 @@ pub struct Sharing {
     notes: NoteSeal,
     /// Cuts a file still arriving once the server stops (see [`super::stopping`]).
     stopping: Stopping,
+    /// Tells the scan worker a new handover's files wait for it.
+    scans: ScanWake,
 }
 
 /// What a sender may see.
@@ -140,7 +143,7 @@ pub fn viewer(user: &User) -> Viewer {
 }
 
 impl Sharing {
-    pub fn new(parts: &Parts, mails: Mails, uploads: Uploads) -> Self {
+    pub fn new(parts: &Parts, mails: Mails, uploads: Uploads, scans: ScanWake) -> Self {
         Self {
             config: parts.config.clone(),
             links: ShareLinks::new(ShareRepository::new(parts.db.clone())),
@@ -153,6 +156,7 @@ impl Sharing {
             uploads,
             notes: NoteSeal::derive(&parts.secret_key),
             stopping: Stopping::default(),
+            scans,
         }
     }
 
@@ -264,6 +268,7 @@ impl Sharing {
             lang,
             notify_on_download: handover.notify_on_download,
             name_file_in_mail: handover.name_file_in_mail,
+            scan: self.config.settings.scan.scan_outbound,
         };
         let issued = match create_handover_checked(&self.links, self.store.as_ref(), request, before_issue).await {
             // The store removed what had arrived; the sender is to send it again.
@@ -273,6 +278,9 @@ impl Sharing {
             }
             issued => issued?,
         };
+        // Held files wait for the scan; their mails are queued now and leave once it found them
+        // clean (see `mail::outbox`).
+        self.scans.wake();
         let mut created = Vec::with_capacity(issued.len());
         for share in issued {
             tracing::info!(account_id = sender.id, share_id = share.share_id, "share created");
@@ -375,10 +383,28 @@ impl Sharing {
 
     /// Ends share `id` if it is still active, and says so on its timeline.
     async fn end(&self, id: i64) -> Result<bool, Fault> {
+        self.end_as(id, EventKind::Revoked).await
+    }
+
+    /// Ends share `id` as a revoke does, its timeline saying why with `kind`.
+    async fn end_as(&self, id: i64, kind: EventKind) -> Result<bool, Fault> {
         let ended = self.lifecycle.revoke(id).await?;
         if ended {
-            self.events.record_quietly(id, EventKind::Revoked).await;
+            self.events.record_quietly(id, kind).await;
         }
+        Ok(ended)
+    }
+
+    /// Ends every share of a handover one of whose files the virus scan refused; the file list
+    /// of its timeline says which file and why.
+    pub async fn end_refused_by_scan(&self, handover_id: i64) -> Result<usize, Fault> {
+        let mut ended = 0;
+        for id in self.links.repo().share_ids_of_handover(handover_id).await? {
+            if self.end_as(id, EventKind::ScanRefused).await? {
+                ended += 1;
+            }
+        }
+        tracing::info!(handover_id, ended, "handover refused by the virus scan");
         Ok(ended)
     }
 

@@ -1,6 +1,6 @@
 //! What `GET /metrics` answers: the instance's counters and histograms, plus gauges read from the
 //! database at scrape time (shares by state and their stored bytes, deletion cases by state, the
-//! outbox's waiting mails, the GC's backlog), so every instance reports the same database-wide
+//! outbox's waiting mails, the GC's backlog, the files held for the virus scan), so every instance reports the same database-wide
 //! values.
 
 use std::time::Duration;
@@ -11,6 +11,7 @@ use crate::{
     lifecycle::LifecycleRepository,
     mail::outbox::Outbox,
     metrics::{Metrics, Readings},
+    scan::ScanFiles,
     share::{ShareRepository, ShareStatus},
 };
 
@@ -24,6 +25,7 @@ pub struct Telemetry {
     cases: DeletionCases,
     outbox: Outbox,
     lifecycle: LifecycleRepository,
+    scans: ScanFiles,
 }
 
 impl Telemetry {
@@ -34,6 +36,7 @@ impl Telemetry {
             cases: DeletionCases::new(parts.db.clone()),
             outbox: Outbox::new(parts.db.clone(), &parts.secret_key),
             lifecycle: parts.lifecycle(),
+            scans: ScanFiles::new(parts.db.clone()),
         }
     }
 
@@ -61,6 +64,7 @@ impl Telemetry {
                 .collect(),
             outbox_waiting: self.outbox.waiting().await?,
             gc_backlog: self.lifecycle.backlog().await?,
+            scan_backlog: self.scans.backlog().await?,
         };
         Ok(self.metrics.render(&readings))
     }

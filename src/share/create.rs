@@ -49,6 +49,8 @@ pub struct HandoverRequest<'a> {
     pub lang: Lang,
     pub notify_on_download: bool,
     pub name_file_in_mail: bool,
+    /// The files are held for the virus scan (WATASU_SCAN_OUTBOUND).
+    pub scan: bool,
 }
 
 #[derive(Debug, thiserror::Error)]
@@ -147,6 +149,7 @@ pub async fn create_handover_checked(
         ttl: request.ttl,
         notify_on_download: request.notify_on_download,
         name_file_in_mail: request.name_file_in_mail,
+        scan: request.scan,
     };
     match links.issue(&new).await {
         Ok(issued) => Ok(issued),

@@ -31,6 +31,9 @@ crate::db_code! {
         Expired = "expired",
         /// The sender sent the recipient a new link (the old one stopped working).
         LinkRenewed = "link_renewed",
+        /// The virus scan refused a file of the handover: the share ended (recorded instead of
+        /// `revoked`).
+        ScanRefused = "scan_refused",
         Purged = "purged",
     }
 }

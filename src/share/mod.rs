@@ -56,6 +56,9 @@ pub struct Share {
     pub locked: bool,
     /// How many files the handover holds: the page before the code says so, without names.
     pub file_count: i64,
+    /// A file of the handover is not released by the virus scan (still being checked, or
+    /// refused): the link opens nothing until it is.
+    pub held: bool,
 }
 
 impl Share {
@@ -90,6 +93,8 @@ pub struct NewHandover {
     pub notify_on_download: bool,
     /// The notification mail names the files and their sizes (the sender may switch it off).
     pub name_file_in_mail: bool,
+    /// The files start pending, held until the virus scan releases them.
+    pub scan: bool,
 }
 
 /// A freshly created share and its link token, which exists only here and in the link.

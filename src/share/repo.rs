@@ -69,6 +69,7 @@ struct ShareRow {
     expires_at: Timestamp,
     locked: bool,
     file_count: i64,
+    held: bool,
 }
 
 impl TryFrom<ShareRow> for Share {
@@ -87,6 +88,7 @@ impl TryFrom<ShareRow> for Share {
             expires_at: row.expires_at,
             locked: row.locked,
             file_count: row.file_count,
+            held: row.held,
         })
     }
 }
@@ -127,8 +129,8 @@ const INSERT_HANDOVER: Sql = sql!(
 );
 const INSERT_FILE: Sql = Sql::same(
     "INSERT INTO files (owner_id, handover_id, position, storage_key, original_name, content_type, size_bytes,
-                        sha256, crc32)
-     VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9)",
+                        sha256, crc32, scan_state)
+     VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10)",
 );
 const SEAL_NOTE: Sql = Sql::same("UPDATE handovers SET has_note = TRUE, note_sealed = $2 WHERE id = $1");
 /// A finished upload's row goes with the share made of its file: only the sender's own, finished,
@@ -154,7 +156,9 @@ pub struct SenderContact {
 
 const LIVE_BY_TOKEN_HASH: Sql = sql!("SELECT s.id, s.handover_id, s.recipient_email, u.display_name AS sender_name, s.message,
                  s.lang, s.status, s.expires_at, s.locked_at IS NOT NULL AS locked,
-                 (SELECT COUNT(*) FROM files f WHERE f.handover_id = s.handover_id) AS file_count
+                 (SELECT COUNT(*) FROM files f WHERE f.handover_id = s.handover_id) AS file_count,
+                 EXISTS (SELECT 1 FROM files f WHERE f.handover_id = s.handover_id
+                            AND f.scan_state IN ('pending', 'infected', 'refused')) AS held
             FROM shares s JOIN users u ON u.id = s.sender_id
            WHERE s.token_hash = $1 AND s.expires_at > " now);
 const LIST_ALL: Sql = sql!(
@@ -219,6 +223,7 @@ impl ShareRepository {
                     .bind(i64::try_from(file.stored.size_bytes).unwrap_or(i64::MAX))
                     .bind(&file.stored.sha256)
                     .bind(i64::from(file.stored.crc32))
+                    .bind(new.scan.then_some(crate::scan::ScanState::Pending))
                     .execute(&mut *tx)
                     .await?;
             }
@@ -251,11 +256,19 @@ impl ShareRepository {
         row.map(Share::try_from).transpose()
     }
 
+    /// The shares of a handover, in the order they were made.
+    pub async fn share_ids_of_handover(&self, handover_id: i64) -> Result<Vec<i64>, sqlx::Error> {
+        const SQL: &str = "SELECT id FROM shares WHERE handover_id = $1 ORDER BY id";
+        on_db!(&self.db, |pool| sqlx::query_scalar(SQL).bind(handover_id).fetch_all(pool).await)
+    }
+
     /// The share with this id, whatever its state (for the sender's side, never for recipients).
     pub async fn find_by_id(&self, id: i64) -> Result<Option<Share>, sqlx::Error> {
         const SQL: &str = "SELECT s.id, s.handover_id, s.recipient_email, u.display_name AS sender_name, s.message,
                                   s.lang, s.status, s.expires_at, s.locked_at IS NOT NULL AS locked,
-                                  (SELECT COUNT(*) FROM files f WHERE f.handover_id = s.handover_id) AS file_count
+                                  (SELECT COUNT(*) FROM files f WHERE f.handover_id = s.handover_id) AS file_count,
+                                  EXISTS (SELECT 1 FROM files f WHERE f.handover_id = s.handover_id
+                                             AND f.scan_state IN ('pending', 'infected', 'refused')) AS held
                              FROM shares s JOIN users u ON u.id = s.sender_id
                             WHERE s.id = $1";
         let row: Option<ShareRow> = on_db!(&self.db, |pool| sqlx::query_as(SQL).bind(id).fetch_optional(pool).await?);

@@ -42,6 +42,9 @@ pub enum AppError {
     ShareLocked,
     #[error("download without a grant")]
     VerifyFirst,
+    /// The share's files are held by the virus scan.
+    #[error("files held by the virus scan")]
+    BeingChecked,
     /// A recipient's link form without its token's cookie, or with a token it no longer
     /// accepts: the recipient did nothing wrong, and a fresh link page mends it.
     #[error("recipient form refused: missing or wrong CSRF token (cookies sent: {cookies_sent})")]
@@ -101,6 +104,7 @@ impl poem::error::ResponseError for AppError {
             Self::NotFound(_) | Self::NotAvailable(_) => StatusCode::NOT_FOUND,
             Self::AlreadyDownloaded => StatusCode::GONE,
             Self::ShareLocked | Self::VerifyFirst | Self::LinkFormRefused { .. } => StatusCode::FORBIDDEN,
+            Self::BeingChecked => StatusCode::CONFLICT,
             Self::Gone(_) => StatusCode::GONE,
             Self::TooLarge => StatusCode::PAYLOAD_TOO_LARGE,
             Self::SignInRequired => StatusCode::SEE_OTHER,
@@ -204,6 +208,7 @@ pub async fn render_errors<E: Endpoint>(ep: std::sync::Arc<E>, req: Request) -> 
         Some(AppError::AlreadyDownloaded) => &t.errors.share_already_downloaded,
         Some(AppError::ShareLocked) => &t.errors.share_locked,
         Some(AppError::VerifyFirst) => &t.errors.verify_first,
+        Some(AppError::BeingChecked) => &t.errors.being_checked,
         Some(AppError::Restarting) => &t.errors.restarting,
         Some(AppError::LinkFormRefused { cookies_sent: true }) => &t.errors.link_form_stale,
         Some(AppError::LinkFormRefused { cookies_sent: false }) => &t.errors.link_form_needs_cookies,

@@ -72,6 +72,7 @@ fn new_share(sender_id: i64, ttl: Duration) -> NewHandover {
         ttl,
         notify_on_download: false,
         name_file_in_mail: true,
+        scan: false,
     }
 }
 

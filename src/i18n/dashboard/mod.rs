@@ -5,6 +5,7 @@ mod form_checks;
 mod handover;
 mod list;
 mod note;
+mod scan;
 mod timeline;
 mod uploader;
 
@@ -12,6 +13,7 @@ pub use form_checks::FormChecksText;
 pub use handover::HandoverText;
 pub use list::ListText;
 pub use note::NoteText;
+pub use scan::ScanText;
 pub use timeline::TimelineText;
 pub use uploader::UploaderText;
 
@@ -61,6 +63,8 @@ pub struct DashboardText {
     pub handover: HandoverText,
     /// A secret note instead of files.
     pub note: NoteText,
+    /// The virus scan's marks and timeline line.
+    pub scan: ScanText,
     /// The share list's table and filter.
     pub list: ListText,
     /// Around a share's timeline: its zone and the links' labels.
@@ -196,6 +200,7 @@ pub const EN: DashboardText = DashboardText {
     form_checks: form_checks::EN,
     handover: handover::EN,
     note: note::EN,
+    scan: scan::EN,
     list: list::EN,
     timeline: timeline::EN,
     created_title: "The file is on its way",
@@ -309,6 +314,7 @@ pub const JA: DashboardText = DashboardText {
     form_checks: form_checks::JA,
     handover: handover::JA,
     note: note::JA,
+    scan: scan::JA,
     list: list::JA,
     timeline: timeline::JA,
     created_title: "送信しました",

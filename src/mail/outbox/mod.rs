@@ -48,6 +48,8 @@ crate::db_code! {
         ShareLocked = "share_locked",
         Invitation = "invitation",
         WrongCodesWarning = "wrong_codes_warning",
+        /// To a sender: the virus scan refused a file of their handover.
+        ScanRefused = "scan_refused",
     }
 }
 
@@ -191,8 +193,13 @@ const ENQUEUE: Sql = Sql::same(
     "INSERT INTO mail_outbox (share_id, kind, envelope_from, recipient, subject, message)
      VALUES ($1, $2, $3, $4, $5, $6) RETURNING id",
 );
+/// A share notification waits while a file of its handover waits for the virus scan (see
+/// `scan`): it is not due, and leaves once the last file is released.
 const DUE_IDS: Sql = sql!(
     "SELECT id FROM mail_outbox WHERE status = 'pending' AND next_attempt_at <= " now "
+        AND NOT EXISTS (SELECT 1 FROM shares s JOIN files f ON f.handover_id = s.handover_id
+                         WHERE s.id = mail_outbox.share_id AND mail_outbox.kind = 'share_notification'
+                           AND f.scan_state = 'pending')
       ORDER BY next_attempt_at, id LIMIT $1"
 );
 /// A share notification is worth sending only while its share can be downloaded: active and
@@ -204,9 +211,14 @@ const DROP_IF_SHARE_CLOSED: Sql = sql!(
         AND EXISTS (SELECT 1 FROM shares s WHERE s.id = mail_outbox.share_id
                        AND (s.status <> 'active' OR s.expires_at <= " now "))"
 );
+/// Never a share notification while a file of its handover is not released by the virus scan:
+/// pending, or refused (its share ends next, and the mail is dropped).
 const CLAIM: Sql = sql!(
     "UPDATE mail_outbox SET status = 'sending', claimed_at = " now "
       WHERE id = $1 AND status = 'pending' AND next_attempt_at <= " now "
+        AND NOT EXISTS (SELECT 1 FROM shares s JOIN files f ON f.handover_id = s.handover_id
+                         WHERE s.id = mail_outbox.share_id AND mail_outbox.kind = 'share_notification'
+                           AND f.scan_state IN ('pending', 'infected', 'refused'))
       RETURNING id, attempts, envelope_from, recipient, message"
 );
 /// The empty body is spelled `X''` on SQLite and `''::bytea` on PostgreSQL.

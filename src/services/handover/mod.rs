@@ -44,6 +44,9 @@ pub enum Refusal {
     Locked,
     #[error("download without a grant")]
     VerifyFirst,
+    /// A file of the handover is still being checked by the virus scan (or was refused by it).
+    #[error("a file of the share is held by the virus scan")]
+    BeingChecked,
     #[error(transparent)]
     Fault(#[from] Fault),
 }
@@ -159,6 +162,9 @@ impl Handover {
         let share = self.access.open(token).await?;
         if share.status != ShareStatus::Active {
             return Err(Refusal::AlreadyDownloaded);
+        }
+        if share.held {
+            return Err(Refusal::BeingChecked);
         }
         Ok(share)
     }
@@ -358,6 +364,10 @@ impl Handover {
             }
             Err(error) => return Err(error.into()),
         };
+        // Never a byte the scan has not released, whatever the page showed before.
+        if share.held {
+            return Err(Refusal::BeingChecked);
+        }
         if asked == Asked::Note {
             if !share.is_note() {
                 return Err(Refusal::NotAvailable("a note of a share of files"));

@@ -16,6 +16,7 @@ use super::{
 };
 use crate::{
     i18n::format::human_size,
+    scan::ScanState,
     services::sharing::Created,
     share::sender::Viewer,
     web::{AppError, AppState, Chrome, SignedIn, paths, render},
@@ -43,6 +44,8 @@ struct CreatedPage {
     files: Vec<(String, String)>,
     /// Every recipient, in the order typed (the first is `share`'s).
     recipients: Vec<Recipient>,
+    /// A file waits for the virus scan: the mails leave, and the links open, once it is clean.
+    held: bool,
 }
 
 impl CreatedPage {
@@ -65,6 +68,7 @@ pub async fn created(
     let handover = state.services.sharing.handover(own, id).await?.ok_or_else(not_visible)?;
     let links = link_cookie::links(&state, jar, ShownOn::Created, id);
     let share = handover.shares.iter().find(|share| share.id == id).cloned().ok_or_else(not_visible)?;
+    let held = handover.files.iter().any(|file| file.scan_state == Some(ScanState::Pending));
     let files =
         handover.files.into_iter().map(|file| (file.original_name, human_size(file.size_bytes, c.lang))).collect();
     let recipients = handover
@@ -75,5 +79,5 @@ pub async fn created(
             share: row(&c, share),
         })
         .collect();
-    render(&CreatedPage { share: row(&c, share), files, recipients, c })
+    render(&CreatedPage { share: row(&c, share), files, recipients, held, c })
 }

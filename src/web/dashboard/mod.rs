@@ -6,6 +6,7 @@
 mod actions;
 mod created_page;
 mod fields;
+mod file_lines;
 mod form_body;
 mod form_page;
 mod link_cookie;
@@ -132,7 +133,8 @@ fn more_files(t: &'static Text, count: i64) -> String {
 
 /// A share page's handover: its files when there are several, and the other recipients.
 pub struct HandoverPart {
-    files: Vec<(String, String)>,
+    /// Listed when there are several, or when the virus scan has a word on them.
+    files: Vec<file_lines::FileLine>,
     others: Vec<ShareRow>,
     /// Some share of it can still be ended.
     can_end: bool,
@@ -140,9 +142,10 @@ pub struct HandoverPart {
 
 fn handover_part(c: &Chrome, id: i64, handover: crate::services::sharing::HandoverView) -> HandoverPart {
     let can_end = handover.shares.iter().any(|share| share.status.can_be_ended());
+    let scanned = handover.files.iter().any(|file| file.scan_state.is_some());
     let files = match handover.files.len() {
-        1 => Vec::new(),
-        _ => handover.files.into_iter().map(|file| (file.original_name, human_size(file.size_bytes, c.lang))).collect(),
+        1 if !scanned => Vec::new(),
+        _ => handover.files.into_iter().map(|file| file_lines::file_line(c.t, c.lang, file)).collect(),
     };
     let others = handover.shares.into_iter().filter(|share| share.id != id).map(|share| row(c, share)).collect();
     HandoverPart { files, others, can_end }
@@ -239,6 +242,7 @@ fn mail_row(t: &'static Text, reader: Reader, mail: MailDelivery) -> MailRow {
         kind: match mail.kind {
             MailKind::DownloadReceipt => t.dashboard.mail_kind_receipt,
             MailKind::ShareLocked => t.dashboard.mail_kind_locked,
+            MailKind::ScanRefused => t.dashboard.scan.mail_kind,
             // Mails to senders themselves belong to no share: they never reach this list.
             MailKind::ShareNotification | MailKind::Invitation | MailKind::WrongCodesWarning => {
                 t.dashboard.mail_kind_notification

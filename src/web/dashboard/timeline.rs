@@ -68,6 +68,7 @@ fn event_text(t: &'static Text, lang: Lang, kind: EventKind, note: bool) -> &'st
         EventKind::Revoked => t.dashboard.event_revoked,
         EventKind::Expired => s.event_expired,
         EventKind::LinkRenewed => s.event_link_renewed,
+        EventKind::ScanRefused => s.scan.event_refused,
         EventKind::Purged => t.dashboard.event_purged,
     }
 }

@@ -64,6 +64,7 @@ fn refusal(refusal: Refusal) -> AppError {
         Refusal::AlreadyDownloaded => AppError::AlreadyDownloaded,
         Refusal::Locked => AppError::ShareLocked,
         Refusal::VerifyFirst => AppError::VerifyFirst,
+        Refusal::BeingChecked => AppError::BeingChecked,
         Refusal::Fault(fault) => fault.into(),
     }
 }

@@ -5,6 +5,7 @@
 pub mod accounts;
 pub mod authenticator;
 pub mod browser;
+pub mod clamd;
 pub mod clock;
 pub mod cut_proxy;
 pub mod db;

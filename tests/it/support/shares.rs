@@ -132,6 +132,7 @@ impl<'a> FakeShare<'a> {
             lang: Lang::En,
             notify_on_download: self.notify_on_download,
             name_file_in_mail: true,
+            scan: false,
         }
     }
 
