@@ -92,6 +92,11 @@ pub struct Settings {
     #[arg(long, env = "WATASU_DELIVERY_GRACE", default_value = "15m", value_parser = parse_duration, global = true)]
     pub delivery_grace: Duration,
 
+    /// The files a request's uploader left are kept this long after they finished, for the sender
+    /// to fetch as often as they need; then the GC removes them.
+    #[arg(long, env = "WATASU_REQUEST_RETENTION", default_value = "7d", value_parser = parse_duration, global = true)]
+    pub request_retention: Duration,
+
     /// First wait after a failed file deletion; doubles per failure up to 64 times this.
     #[arg(long, env = "WATASU_PURGE_RETRY_BASE", default_value = "60m", value_parser = parse_duration, global = true)]
     pub purge_retry_base: Duration,

@@ -7,6 +7,7 @@ pub mod lock_notice;
 pub mod messages;
 pub mod origin;
 pub mod outbox;
+pub mod request_mails;
 
 use std::{path::PathBuf, sync::Arc, time::Duration};
 

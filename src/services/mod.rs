@@ -11,6 +11,7 @@ pub mod mails;
 pub mod passkeys;
 pub mod readiness;
 pub mod records;
+pub mod requests;
 pub mod second_factor;
 pub mod sharing;
 pub mod sso;
@@ -143,6 +144,8 @@ pub struct Services {
     /// Resumable (tus) uploads.
     pub uploads: uploads::Uploads,
     pub handover: handover::Handover,
+    /// File requests: made by senders, answered by verified uploaders.
+    pub requests: requests::Requests,
     /// The bytes of claimed files, in ranges, and how far each download got.
     pub deliveries: delivery::Deliveries,
     pub accounts: accounts::Accounts,
@@ -196,6 +199,7 @@ impl Services {
             sharing: sharing::Sharing::new(&parts, mails.clone(), uploads.clone()),
             uploads,
             handover: handover::Handover::new(&parts, mails.clone(), deliveries.clone()),
+            requests: requests::Requests::new(&parts, mails.clone()),
             deliveries,
             passkeys: passkeys::PasskeySignIn::new(&parts, sessions.clone(), accounts.clone(), factors.clone()),
             accounts,

@@ -32,6 +32,10 @@ crate::db_code! {
         /// The sender sent the recipient a new link (the old one stopped working).
         LinkRenewed = "link_renewed",
         Purged = "purged",
+        /// A request's uploader left a file (it may still remove it before finishing).
+        FileUploaded = "file_uploaded",
+        /// A request's uploader finished: the files are the sender's until the retention ends.
+        Answered = "request_answered",
     }
 }
 

@@ -54,6 +54,7 @@ mod data_folder;
 mod deletion;
 mod downloads;
 mod fault_drills;
+mod file_requests;
 mod file_stores;
 mod fresh_link;
 mod gc_plan;

@@ -48,6 +48,8 @@ crate::db_code! {
         ShareLocked = "share_locked",
         Invitation = "invitation",
         WrongCodesWarning = "wrong_codes_warning",
+        /// A request's sender hears that the uploader's files arrived.
+        FilesArrived = "files_arrived",
     }
 }
 

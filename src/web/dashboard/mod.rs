@@ -237,7 +237,7 @@ fn spent_budget(reader: Reader, wait: std::time::Duration) -> Option<SpentBudget
 fn mail_row(t: &'static Text, reader: Reader, mail: MailDelivery) -> MailRow {
     MailRow {
         kind: match mail.kind {
-            MailKind::DownloadReceipt => t.dashboard.mail_kind_receipt,
+            MailKind::DownloadReceipt | MailKind::FilesArrived => t.dashboard.mail_kind_receipt,
             MailKind::ShareLocked => t.dashboard.mail_kind_locked,
             // Mails to senders themselves belong to no share: they never reach this list.
             MailKind::ShareNotification | MailKind::Invitation | MailKind::WrongCodesWarning => {

@@ -69,6 +69,8 @@ fn event_text(t: &'static Text, lang: Lang, kind: EventKind, note: bool) -> &'st
         EventKind::Expired => s.event_expired,
         EventKind::LinkRenewed => s.event_link_renewed,
         EventKind::Purged => t.dashboard.event_purged,
+        EventKind::FileUploaded => t.request.event_file_uploaded,
+        EventKind::Answered => t.request.event_answered,
     }
 }
 
