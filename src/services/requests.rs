@@ -285,6 +285,14 @@ impl Requests {
         Ok(Change::NotApplicable)
     }
 
+    /// The request's timeline, if the viewer may see it.
+    pub async fn events(&self, viewer: Viewer, id: i64) -> Result<Vec<crate::share::ShareEvent>, Fault> {
+        if self.find(viewer, id).await?.is_none() {
+            return Ok(Vec::new());
+        }
+        Ok(self.events.list(id).await?)
+    }
+
     /// The retention itself, for the pages that state it.
     pub fn retention(&self) -> Duration {
         self.config.settings.request_retention

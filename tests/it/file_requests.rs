@@ -24,6 +24,8 @@ use crate::{
     },
 };
 
+use crate::support::PASSWORD;
+
 const SENDER: &str = "sender@example.test";
 const UPLOADER: &str = "uploader@example.test";
 
@@ -35,7 +37,7 @@ struct TestRequest {
 
 async fn make_request(app: &TestApp, limits: RequestLimits) -> TestRequest {
     if count(app.db(), "SELECT count(*) FROM users WHERE id >= $1", 0).await == 0 {
-        app.create_sender(SENDER, "Sender Sato").await;
+        app.create_sender_with_password(SENDER, "Sender Sato", PASSWORD).await;
     }
     let sender = watasu::accounts::EmailAddress::parse(SENDER).unwrap();
     let sender = app.state.services.accounts.active_by_email(&sender).await.unwrap().unwrap();
@@ -279,7 +281,109 @@ async fn when_the_retention_ends_the_gc_removes_what_arrived(backend: Backend) {
     assert!(event_kinds(&app, request.id).await.ends_with(&["purged".to_owned()]));
 }
 
+/// A request the uploader answered with `files`; answers it and the uploader's browser.
+async fn answered_request(app: &TestApp, files: &[(&str, &[u8])]) -> (TestRequest, Browser) {
+    let request = make_request(app, roomy()).await;
+    let uploader = app.browser();
+    let csrf = verify_uploader(app, &uploader, &request.token).await.csrf_token();
+    assert_eq!(upload(&uploader, &request.token, &csrf, files).await.status, 303);
+    let finished = uploader.post_form(&format!("/s/{}/finish", request.token), &[("csrf_token", &csrf)]).await;
+    assert_eq!(finished.status, 303);
+    (request, uploader)
+}
+
+async fn only_the_requesting_sender_fetches_what_arrived_each_file_or_the_archive(backend: Backend) {
+    let app = quiet_app(backend).await;
+    let files: [(&str, &[u8]); 2] = [("契約書.pdf", b"%PDF contract"), ("scan.png", b"PNG scan")];
+    let (request, uploader) = answered_request(&app, &files).await;
+    let sender = app.sign_in(SENDER, PASSWORD).await;
+
+    let page = sender.get(&format!("/requests/{}", request.id)).await;
+    assert_eq!(page.status, 200, "{}", page.body);
+    assert_eq!(page.attr("#request-state", "data-state").as_deref(), Some("answered"));
+    assert_eq!(page.texts(".arrived .file-name"), ["契約書.pdf", "scan.png"]);
+    for _ in 0..2 {
+        let one = sender.client.get(sender.url(&format!("/requests/{}/files/1", request.id))).send().await.unwrap();
+        assert_eq!(one.status(), 200);
+        assert_eq!(one.bytes().await.unwrap().as_ref(), b"PNG scan", "as often as needed");
+    }
+    let archive = sender.client.get(sender.url(&format!("/requests/{}/archive", request.id))).send().await.unwrap();
+    assert_eq!(archive.status(), 200);
+    assert_eq!(archive.headers()["content-type"], "application/zip");
+    let archive = archive.bytes().await.unwrap();
+    assert_eq!(crate::recipient_bundles::opened_with_python(&archive), crate::recipient_bundles::entries_of(&files));
+
+    // Another sender, an anonymous browser and the uploader's own session get nothing.
+    app.create_sender_with_password("other@example.test", "Other Ono", PASSWORD).await;
+    let other = app.sign_in("other@example.test", PASSWORD).await;
+    for path in [
+        format!("/requests/{}", request.id),
+        format!("/requests/{}/files/0", request.id),
+        format!("/requests/{}/archive", request.id),
+    ] {
+        assert_eq!(other.get(&path).await.status, 404, "{path}");
+        for outsider in [&app.browser(), &uploader] {
+            let answer = outsider.get(&path).await;
+            assert!(
+                answer.status == 303 || answer.status == 200 && answer.body.contains("/login"),
+                "{path}: {}",
+                answer.status
+            );
+            assert!(!answer.body.contains("PNG scan"));
+        }
+    }
+    for path in ["file", "files/0"] {
+        let through_link = uploader.get(&format!("/s/{}/{path}", request.token)).await;
+        assert_ne!(through_link.status, 200, "{path}");
+        assert!(!through_link.body.contains("contract"));
+    }
+}
+
+async fn the_sender_makes_a_request_on_the_dashboard_and_deletes_the_files_at_once(backend: Backend) {
+    let app = quiet_app(backend).await;
+    app.create_sender_with_password(SENDER, "Sender Sato", PASSWORD).await;
+    let sender = app.sign_in(SENDER, PASSWORD).await;
+    let list = sender.get("/requests").await;
+    assert_eq!(list.status, 200, "{}", list.body);
+    let fields = [
+        ("csrf_token", list.csrf_token()),
+        ("uploader", UPLOADER.to_owned()),
+        ("message", "The receipts for March".to_owned()),
+        ("expires_in", "3d".to_owned()),
+        ("max_files", "3".to_owned()),
+    ];
+    let fields: Vec<(&str, &str)> = fields.iter().map(|(k, v)| (*k, v.as_str())).collect();
+    let created = sender.post_form("/requests", &fields).await;
+    assert_eq!(created.status, 303, "{}", created.body);
+    let id: i64 = created.header("location").unwrap().rsplit('/').next().unwrap().parse().unwrap();
+    let mail = app.smtp.wait_for(1, Duration::from_secs(10)).await.pop().unwrap();
+    assert_eq!(mail.to, [UPLOADER]);
+    let text = mail.text();
+    let start = text.find("/s/").expect("the mail carries the link");
+    let token = text[start + 3..start + 3 + 64].to_owned();
+    let listed = sender.get("/requests").await;
+    assert_eq!(listed.attrs(".request-row", "data-state"), ["open"]);
+
+    let request = TestRequest { id, token };
+    let uploader = app.browser();
+    let csrf = verify_uploader(&app, &uploader, &request.token).await.csrf_token();
+    assert_eq!(upload(&uploader, &request.token, &csrf, &[("march.pdf", b"receipts")]).await.status, 303);
+    assert_eq!(uploader.post_form(&format!("/s/{}/finish", request.token), &[("csrf_token", &csrf)]).await.status, 303);
+    assert_eq!(stored_files(&app), 1);
+
+    let page = sender.get(&format!("/requests/{id}")).await;
+    let deleted = sender.post_form(&format!("/requests/{id}/delete"), &[("csrf_token", &page.csrf_token())]).await;
+    assert_eq!(deleted.status, 303, "{}", deleted.body);
+    app.state.services.gc.try_pass(watasu::maintenance::Trigger::Cli).await.unwrap().unwrap();
+    assert_eq!(stored_files(&app), 0, "deleted with the next GC pass");
+    let page = sender.get(&format!("/requests/{id}")).await;
+    assert_eq!(page.attr("#request-state", "data-state").as_deref(), Some("purged"));
+    assert_eq!(sender.get(&format!("/requests/{id}/archive")).await.status, 404);
+}
+
 both_backends!(
+    only_the_requesting_sender_fetches_what_arrived_each_file_or_the_archive,
+    the_sender_makes_a_request_on_the_dashboard_and_deletes_the_files_at_once,
     a_request_made_on_the_command_line_mails_the_uploader_and_lists_as_open,
     a_stranger_holding_the_link_sees_what_the_uploader_sees_and_uploads_nothing,
     the_verified_uploader_uploads_two_files_removes_one_and_finishes_once,

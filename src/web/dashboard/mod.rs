@@ -17,6 +17,7 @@ mod timeline;
 pub use actions::{renew_link, revoke, revoke_confirm, revoke_handover, unlock};
 pub use created_page::created;
 pub use new_share::{new_share_form, upload};
+pub(super) use timeline::event_text;
 
 use askama::Template;
 use poem::{

@@ -49,7 +49,7 @@ pub struct EventRow {
 }
 
 /// The words for an event; a secret note's share is opened and read where a file's is downloaded.
-fn event_text(t: &'static Text, lang: Lang, kind: EventKind, note: bool) -> &'static str {
+pub(in crate::web) fn event_text(t: &'static Text, lang: Lang, kind: EventKind, note: bool) -> &'static str {
     let s = &lang.text().dashboard;
     match kind {
         EventKind::Downloaded if note => t.dashboard.note.event_shown,

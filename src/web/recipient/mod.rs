@@ -9,10 +9,10 @@
 //! these handlers parse, call it, and render.
 
 mod ends;
-mod file;
+pub(super) mod file;
 mod note;
 mod page;
-mod range;
+pub(super) mod range;
 mod serve;
 mod tally;
 mod upload;
