@@ -44,6 +44,8 @@ pub struct RequestText {
     pub open_request: &'static str,
     /// The sender's pages.
     pub list_title: &'static str,
+    /// A request's page: "Files asked of" the uploader.
+    pub asked_of: &'static str,
     pub new_title: &'static str,
     pub uploader_label: &'static str,
     pub message_label: &'static str,
@@ -100,6 +102,7 @@ pub const EN: RequestText = RequestText {
     arrived_kept_until: "They are kept until",
     open_request: "Open the request",
     list_title: "File requests",
+    asked_of: "Files asked of",
     new_title: "Ask someone for files",
     uploader_label: "Their email address",
     message_label: "Message (optional)",
@@ -156,6 +159,7 @@ pub const JA: RequestText = RequestText {
     arrived_kept_until: "保管期限：",
     open_request: "依頼を開く",
     list_title: "ファイルの依頼",
+    asked_of: "ファイルの依頼先：",
     new_title: "ファイルの送付を依頼する",
     uploader_label: "相手のメールアドレス",
     message_label: "メッセージ（任意）",

@@ -352,7 +352,11 @@ impl Mails {
             Ok((None, _)) => return,
             Err(error) => return tracing::warn!(share_id, %error, "could not look up the lock notice"),
         };
-        let link = self.share_page(share_id);
+        // A request's page is its own; a delivery's is the share page.
+        let link = match self.shares.find_by_id(share_id).await {
+            Ok(Some(share)) if share.is_request() => self.config.url_for(&format!("/requests/{share_id}")),
+            _ => self.share_page(share_id),
+        };
         let notice =
             LockNotice { recipient: &target.recipient_email, files: &target.file_names, browsers, link: &link };
         let message =

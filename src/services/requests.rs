@@ -4,7 +4,7 @@
 //! uploader's steps before the code are the recipient's ([`super::handover`]), unchanged; every
 //! step here checks the session's grant again, as a download does.
 
-use std::{sync::Arc, time::Duration};
+use std::sync::Arc;
 
 use super::{
     Fault, Parts,
@@ -291,10 +291,5 @@ impl Requests {
             return Ok(Vec::new());
         }
         Ok(self.events.list(id).await?)
-    }
-
-    /// The retention itself, for the pages that state it.
-    pub fn retention(&self) -> Duration {
-        self.config.settings.request_retention
     }
 }

@@ -12,6 +12,7 @@ mod browser_chrome;
 mod browser_code_expiry;
 mod browser_dashboard;
 mod browser_deletion_case;
+mod browser_file_requests;
 mod browser_fresh_link;
 mod browser_handover;
 mod browser_handover_flow;
