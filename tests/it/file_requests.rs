@@ -281,6 +281,24 @@ async fn when_the_retention_ends_the_gc_removes_what_arrived(backend: Backend) {
     assert!(event_kinds(&app, request.id).await.ends_with(&["purged".to_owned()]));
 }
 
+async fn a_request_left_unanswered_past_its_link_loses_what_was_uploaded(backend: Backend) {
+    let app = quiet_app(backend).await;
+    let request = make_request(&app, roomy()).await;
+    let uploader = app.browser();
+    let csrf = verify_uploader(&app, &uploader, &request.token).await.csrf_token();
+    assert_eq!(upload(&uploader, &request.token, &csrf, &[("draft.pdf", b"draft")]).await.status, 303);
+    assert_eq!(stored_files(&app), 1);
+
+    crate::support::clock::set_ago(app.db(), "shares", &["expires_at"], 1, &format!("id = {}", request.id)).await;
+    app.state.services.gc.try_pass(watasu::maintenance::Trigger::Cli).await.unwrap().unwrap();
+    assert_eq!(stored_files(&app), 0, "nothing uploaded outlives an unanswered request");
+    assert!(event_kinds(&app, request.id).await.ends_with(&["expired".to_owned(), "purged".to_owned()]));
+    let sender = app.sign_in(SENDER, PASSWORD).await;
+    let page = sender.get(&format!("/requests/{}", request.id)).await;
+    assert_eq!(page.attr("#request-state", "data-state").as_deref(), Some("purged"));
+    assert_eq!(uploader.open_link(&request.token).await.status, 404, "the link is gone");
+}
+
 /// A request the uploader answered with `files`; answers it and the uploader's browser.
 async fn answered_request(app: &TestApp, files: &[(&str, &[u8])]) -> (TestRequest, Browser) {
     let request = make_request(app, roomy()).await;
@@ -382,6 +400,7 @@ async fn the_sender_makes_a_request_on_the_dashboard_and_deletes_the_files_at_on
 }
 
 both_backends!(
+    a_request_left_unanswered_past_its_link_loses_what_was_uploaded,
     only_the_requesting_sender_fetches_what_arrived_each_file_or_the_archive,
     the_sender_makes_a_request_on_the_dashboard_and_deletes_the_files_at_once,
     a_request_made_on_the_command_line_mails_the_uploader_and_lists_as_open,
