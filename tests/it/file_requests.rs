@@ -399,7 +399,31 @@ async fn the_sender_makes_a_request_on_the_dashboard_and_deletes_the_files_at_on
     assert_eq!(sender.get(&format!("/requests/{id}/archive")).await.status, 404);
 }
 
+async fn deleting_the_senders_account_removes_their_requests_and_what_arrived(backend: Backend) {
+    use crate::deletion::fixtures::{admin_case, runner};
+    let app = quiet_app(backend).await;
+    let (request, _) = answered_request(&app, &[("id.png", b"PNG id")]).await;
+    let open = make_request(&app, roomy()).await;
+    let sender_id = count(app.db(), "SELECT sender_id FROM shares WHERE id = $1", request.id).await;
+    assert_eq!(stored_files(&app), 1);
+
+    let runner = runner(&app, "requests");
+    let case = admin_case(&runner, sender_id).await;
+    assert_eq!(runner.run_case(case.id).await.unwrap(), Some(watasu::deletion::CaseState::Completed));
+
+    assert_eq!(stored_files(&app), 0);
+    for table in [
+        "SELECT count(*) FROM file_requests WHERE handover_id > $1",
+        "SELECT count(*) FROM shares WHERE id > $1",
+        "SELECT count(*) FROM files WHERE id > $1",
+    ] {
+        assert_eq!(count(app.db(), table, 0).await, 0, "{table}");
+    }
+    assert_eq!(app.browser().open_link(&open.token).await.status, 404);
+}
+
 both_backends!(
+    deleting_the_senders_account_removes_their_requests_and_what_arrived,
     a_request_left_unanswered_past_its_link_loses_what_was_uploaded,
     only_the_requesting_sender_fetches_what_arrived_each_file_or_the_archive,
     the_sender_makes_a_request_on_the_dashboard_and_deletes_the_files_at_once,
