@@ -48,7 +48,8 @@ macro_rules! listing_sql {
                          WHEN s.revoked_at IS NOT NULL THEN 'ended'
                          WHEN s.expires_at <= " now " THEN 'expired'
                          ELSE 'open' END AS state,
-                    r.max_files, r.max_file_bytes, r.max_total_bytes, r.uploader_note
+                    s.locked_at IS NOT NULL AS locked, r.max_files, r.max_file_bytes, r.max_total_bytes,
+                    r.uploader_note
                FROM shares s JOIN users u ON u.id = s.sender_id JOIN file_requests r ON r.handover_id = s.handover_id
               WHERE s.kind = 'request' AND ($2 OR s.sender_id = $1)" $($tail)+
         )
@@ -85,6 +86,8 @@ pub struct RequestListing {
     #[serde(serialize_with = "rfc3339_opt")]
     pub answered_at: Option<Timestamp>,
     pub state: RequestState,
+    /// Too many wrong codes: no more codes until the sender unlocks it.
+    pub locked: bool,
     #[sqlx(flatten)]
     pub limits: RequestLimits,
     pub uploader_note: String,

@@ -8,7 +8,7 @@ use std::sync::Arc;
 
 use super::{
     Fault, Parts,
-    handover::Refusal,
+    handover::{Refusal, code_limits},
     mails::{Delivery, Mails, Notice},
     sharing::Change,
 };
@@ -20,6 +20,7 @@ use crate::{
         format::{Reader, human_time},
     },
     lifecycle::{Claimed, LifecycleRepository},
+    ratelimit::RateLimiter,
     request::{NewRequest, RequestLimits, RequestListing, RequestRepository, UploadRefused, kept_until},
     secret::{random_token, sha256_hex},
     session::Session,
@@ -71,6 +72,7 @@ pub struct Requests {
     events: ShareEvents,
     store: Arc<dyn FileStore>,
     mails: Mails,
+    limiter: RateLimiter,
 }
 
 impl Requests {
@@ -83,6 +85,7 @@ impl Requests {
             events: ShareEvents::new(parts.db.clone()),
             store: parts.store.clone(),
             mails,
+            limiter: RateLimiter::new(parts.db.clone()),
         }
     }
 
@@ -283,6 +286,19 @@ impl Requests {
             return Ok(Change::Done(()));
         }
         Ok(Change::NotApplicable)
+    }
+
+    /// Accepts codes again after too many wrong ones, with fresh code limits (as for a share).
+    pub async fn unlock(&self, viewer: Viewer, id: i64) -> Result<Change, Fault> {
+        if self.find(viewer, id).await?.is_none() {
+            return Ok(Change::NotVisible);
+        }
+        if !self.lifecycle.unlock(id).await? {
+            return Ok(Change::NotApplicable);
+        }
+        self.limiter.clear(&code_limits(id)).await?;
+        self.events.record_quietly(id, EventKind::Unlocked).await;
+        Ok(Change::Done(()))
     }
 
     /// The request's timeline, if the viewer may see it.

@@ -51,6 +51,7 @@ pub fn routes(route: Route) -> Route {
         .at("/requests/:id/files/:position", get(one_file))
         .at("/requests/:id/archive", get(archive))
         .at("/requests/:id/delete", post(delete_now))
+        .at("/requests/:id/unlock", post(unlock))
 }
 
 fn not_visible() -> AppError {
@@ -195,6 +196,8 @@ struct RequestPage {
     fetchable: bool,
     /// "Delete now" applies (open, or answered and still kept).
     deletable: bool,
+    /// Open and locked after too many wrong codes: the unlock button shows.
+    locked: bool,
     kept_until: Option<String>,
     /// Each event's time and words (the Japanese line-break marks taken out).
     events: Vec<(String, String)>,
@@ -238,6 +241,7 @@ pub async fn show(
         files,
         fetchable,
         deletable,
+        locked: request.locked && request.state == RequestState::Open,
         kept_until,
         events,
         csrf_token: session.form_token(),
@@ -290,6 +294,19 @@ pub async fn archive(
     let Some((start, len)) = part.span(served.size) else { return Ok(file::unsatisfiable(&served)) };
     let bytes = state.services.deliveries.archive(&claimed, &layout, start, start + len);
     Ok(file::file_response(&served, part, Body::from_bytes_stream(bytes)))
+}
+
+/// POST /requests/{id}/unlock: the uploader may ask for codes again.
+#[handler]
+pub async fn unlock(
+    Path(id): Path<i64>,
+    state: Data<&AppState>,
+    SignedIn(user): SignedIn,
+) -> Result<Response, AppError> {
+    match state.services.requests.unlock(viewer(&user), id).await? {
+        Change::NotVisible => Err(not_visible()),
+        _ => Ok(see_other(&format!("/requests/{id}"))),
+    }
 }
 
 /// POST /requests/{id}/delete: the files go with the next GC pass (an open request ends now).

@@ -422,7 +422,25 @@ async fn deleting_the_senders_account_removes_their_requests_and_what_arrived(ba
     assert_eq!(app.browser().open_link(&open.token).await.status, 404);
 }
 
+async fn a_request_locked_by_wrong_codes_is_unlocked_by_its_sender_from_its_page(backend: Backend) {
+    let app = quiet_app(backend).await;
+    let request = make_request(&app, roomy()).await;
+    crate::support::execute(app.db(), watasu::sql!("UPDATE shares SET locked_at = " now " WHERE id = $1"), request.id)
+        .await;
+    assert_eq!(app.browser().open_link(&request.token).await.status, 403, "locked for the uploader");
+
+    let sender = app.sign_in(SENDER, PASSWORD).await;
+    let page = sender.get(&format!("/requests/{}", request.id)).await;
+    assert_eq!(page.texts("#unlock").len(), 1, "{}", page.body);
+    let unlocked =
+        sender.post_form(&format!("/requests/{}/unlock", request.id), &[("csrf_token", &page.csrf_token())]).await;
+    assert_eq!(unlocked.status, 303, "{}", unlocked.body);
+    verify_uploader(&app, &app.browser(), &request.token).await;
+    assert!(event_kinds(&app, request.id).await.contains(&"unlocked".to_owned()));
+}
+
 both_backends!(
+    a_request_locked_by_wrong_codes_is_unlocked_by_its_sender_from_its_page,
     deleting_the_senders_account_removes_their_requests_and_what_arrived,
     a_request_left_unanswered_past_its_link_loses_what_was_uploaded,
     only_the_requesting_sender_fetches_what_arrived_each_file_or_the_archive,
