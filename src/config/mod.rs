@@ -363,6 +363,13 @@ mod tests {
     }
 
     #[test]
+    fn start_up_refuses_a_request_retention_shorter_than_the_delivery_grace() {
+        let error = config(&["--request-retention", "10m", "--delivery-grace", "15m"]).unwrap_err();
+        assert_eq!(error.setting, "WATASU_REQUEST_RETENTION");
+        assert!(config(&["--request-retention", "15m", "--delivery-grace", "15m"]).is_ok());
+    }
+
+    #[test]
     fn start_up_refuses_a_delivery_grace_under_its_floor() {
         let error = config(&["--delivery-grace", "1m"]).unwrap_err();
         assert_eq!(error.setting, "WATASU_DELIVERY_GRACE");
