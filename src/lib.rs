@@ -11,6 +11,7 @@
 //! - Domain modules, each with its rules and its SQL: [`share`] (links, grants, events, and
 //!   `share::writes`, every statement that changes a share), [`otp`] (one-time codes),
 //!   [`lifecycle`] (the claim, delivered ranges, the GC with its upload and leftover duties),
+//!   [`request`] (file requests: a share pointed the other way, its limits and states),
 //!   [`storage`] (where file contents live: the store traits, the local folder, the object
 //!   store, the migration between them), [`accounts`], [`session`], [`mail`] (messages,
 //!   transports, the outbox), [`deletion`] (verifiable deletion cases), [`maintenance`] (sweeps,
@@ -39,6 +40,7 @@ pub mod memory;
 pub mod metrics;
 pub mod otp;
 pub mod ratelimit;
+pub mod request;
 pub mod retry;
 pub mod row_seal;
 pub mod scan;

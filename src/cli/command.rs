@@ -6,7 +6,7 @@ use clap::{Parser, Subcommand};
 
 use crate::{
     App,
-    config::{Config, Settings, parse_duration},
+    config::{Config, Settings, parse_bytes, parse_duration},
     i18n::Lang,
     open_database,
 };
@@ -33,6 +33,9 @@ pub enum Command {
     /// Create, list and revoke shares.
     #[command(subcommand)]
     Share(ShareCommand),
+    /// Ask someone for files, and list the requests.
+    #[command(subcommand)]
+    Request(RequestCommand),
     /// List deletion cases, or re-apply them after restoring a backup.
     #[command(subcommand)]
     Deletion(DeletionCommand),
@@ -131,6 +134,43 @@ pub enum ShareCommand {
 }
 
 #[derive(Subcommand)]
+pub enum RequestCommand {
+    /// Ask an uploader for files: mails them a link, prints it as the last line.
+    Create {
+        /// The requesting sender's account email: only they fetch what arrives.
+        #[arg(long)]
+        from: String,
+        /// The uploader's email address: the codes go only here.
+        #[arg(long)]
+        to: String,
+        /// A message for the uploader.
+        #[arg(long, default_value = "")]
+        message: String,
+        /// How long the link works, like 1h or 7d (default WATASU_SHARE_TTL).
+        #[arg(long, value_parser = parse_duration)]
+        expires_in: Option<Duration>,
+        /// Files the uploader may leave (default 10, at most 100).
+        #[arg(long)]
+        max_files: Option<u32>,
+        /// The largest one file may be, like 50M (default: the total).
+        #[arg(long, value_parser = parse_bytes)]
+        max_file_size: Option<u64>,
+        /// The most all files together may hold, like 500M (default WATASU_MAX_UPLOAD_BYTES).
+        #[arg(long, value_parser = parse_bytes)]
+        max_total_size: Option<u64>,
+        /// Language of the uploader's mail and pages: ja or en (default: the sender's).
+        #[arg(long, value_parser = parse_lang)]
+        lang: Option<Lang>,
+    },
+    /// Print every request's state and what arrived.
+    List {
+        /// Print JSON for scripts.
+        #[arg(long)]
+        json: bool,
+    },
+}
+
+#[derive(Subcommand)]
 pub enum DeletionCommand {
     /// Print every deletion case: reference, state, who opened it, when.
     List {
@@ -199,6 +239,29 @@ pub async fn run(command: Command, config: Config) -> anyhow::Result<()> {
         }
         Command::Share(ShareCommand::List { json }) => super::share::list(&config, json).await,
         Command::Share(ShareCommand::Revoke { id_or_url }) => super::share::revoke(&config, &id_or_url).await,
+        Command::Request(RequestCommand::Create {
+            from,
+            to,
+            message,
+            expires_in,
+            max_files,
+            max_file_size,
+            max_total_size,
+            lang,
+        }) => {
+            let args = super::request::CreateArgs {
+                from,
+                to,
+                message,
+                expires_in,
+                max_files,
+                max_file_size,
+                max_total_size,
+                lang,
+            };
+            super::request::create(&config, args).await
+        }
+        Command::Request(RequestCommand::List { json }) => super::request::list(&config, json).await,
         Command::Storage(StorageCommand::Migrate) => super::storage::migrate(&config).await,
         Command::Gc { limit } => super::gc::run(&config, limit).await,
         Command::Maintenance(MaintenanceCommand::Run { kind }) => super::maintenance::run(&config, &kind).await,

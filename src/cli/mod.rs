@@ -4,6 +4,7 @@ pub mod command;
 pub mod deletion;
 pub mod gc;
 pub mod maintenance;
+pub mod request;
 pub mod secret_key;
 pub mod share;
 pub mod sign_in;

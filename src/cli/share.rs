@@ -104,7 +104,7 @@ pub async fn create(config: &Config, args: CreateShareArgs) -> anyhow::Result<()
 
 /// Says what became of the notification. Never fails the command: the share exists, and its URL
 /// is printed whatever happened here.
-fn report_notice(notice: &Notice, to: &str) {
+pub(super) fn report_notice(notice: &Notice, to: &str) {
     match notice {
         Notice::NotQueued(error) => {
             eprintln!("warning: the notification mail could not be queued ({error}); send the link yourself")

@@ -10,6 +10,11 @@ pub(super) fn check_durations(settings: &Settings) -> Result<(), ConfigError> {
         let floor = format_duration(DELIVERY_GRACE_MIN);
         return Err(ConfigError::new("WATASU_DELIVERY_GRACE", format!("must be at least {floor}")));
     }
+    // An answered request's files are collected through the delivery grace (see `ANSWER_REQUEST`):
+    // a retention shorter than it could not be kept to.
+    if settings.request_retention < settings.delivery_grace {
+        return Err(ConfigError::new("WATASU_REQUEST_RETENTION", "must not be shorter than WATASU_DELIVERY_GRACE"));
+    }
     if settings.share_ttl < crate::share::MIN_TTL {
         let floor = format_duration(crate::share::MIN_TTL);
         return Err(ConfigError::new("WATASU_SHARE_TTL", format!("must be at least {floor}")));

@@ -94,6 +94,11 @@ pub struct Settings {
     #[arg(long, env = "WATASU_DELIVERY_GRACE", default_value = "15m", value_parser = parse_duration, global = true)]
     pub delivery_grace: Duration,
 
+    /// The files a request's uploader left are kept this long after they finished, for the sender
+    /// to fetch as often as they need; then the GC removes them.
+    #[arg(long, env = "WATASU_REQUEST_RETENTION", default_value = "7d", value_parser = parse_duration, global = true)]
+    pub request_retention: Duration,
+
     /// First wait after a failed file deletion; doubles per failure up to 64 times this.
     #[arg(long, env = "WATASU_PURGE_RETRY_BASE", default_value = "60m", value_parser = parse_duration, global = true)]
     pub purge_retry_base: Duration,
@@ -371,6 +376,13 @@ mod tests {
         assert!(config(&["--scan-outbound", "--clamd", "/run/clamav/clamd.ctl"]).is_ok());
         assert!(Cli::try_parse_from(["watasu", "--clamd", "clamd.ctl"]).is_err(), "a relative socket path");
         assert!(Cli::try_parse_from(["watasu", "--scan-too-large", "ignore"]).is_err(), "an unknown policy");
+    }
+
+    #[test]
+    fn start_up_refuses_a_request_retention_shorter_than_the_delivery_grace() {
+        let error = config(&["--request-retention", "10m", "--delivery-grace", "15m"]).unwrap_err();
+        assert_eq!(error.setting, "WATASU_REQUEST_RETENTION");
+        assert!(config(&["--request-retention", "15m", "--delivery-grace", "15m"]).is_ok());
     }
 
     #[test]

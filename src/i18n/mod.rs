@@ -10,6 +10,7 @@ mod errors;
 pub mod format;
 mod mail;
 mod recipient;
+mod request;
 
 pub use admin::{AdminText, DeletionText, MaintenanceText};
 pub use auth::{AuthText, PasskeyText, SecondFactorText, SsoText};
@@ -18,6 +19,7 @@ pub use dashboard::{DashboardText, UploaderText};
 pub use errors::{ErrorText, ErrorsText};
 pub use mail::MailText;
 pub use recipient::RecipientText;
+pub use request::RequestText;
 
 crate::db_code! {
     /// A language watasu speaks.
@@ -81,6 +83,8 @@ pub struct Text {
     pub auth: AuthText,
     pub admin: AdminText,
     pub mail: MailText,
+    /// File requests: the uploader's pages, their mails, the sender's request pages.
+    pub request: RequestText,
 }
 
 const EN: Text = Text {
@@ -91,6 +95,7 @@ const EN: Text = Text {
     auth: auth::EN,
     admin: admin::EN,
     mail: mail::EN,
+    request: request::EN,
 };
 
 const JA: Text = Text {
@@ -101,6 +106,7 @@ const JA: Text = Text {
     auth: auth::JA,
     admin: admin::JA,
     mail: mail::JA,
+    request: request::JA,
 };
 
 #[cfg(test)]

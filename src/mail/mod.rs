@@ -8,6 +8,7 @@ pub mod messages;
 pub mod origin;
 pub mod outbox;
 pub mod scan_notice;
+pub mod request_mails;
 
 use std::{path::PathBuf, sync::Arc, time::Duration};
 

@@ -25,6 +25,7 @@ use crate::{
         },
         outbox::{MailKind, Outbox, Outcome},
         scan_notice::{ScanNotice, scan_notice_mail},
+        request_mails::{Arrived, RequestMail, arrived_mail, request_mail},
     },
     ratelimit::{Limit, RateLimiter},
     scan::ScanFiles,
@@ -143,17 +144,22 @@ impl Mails {
             files: &named,
             file_count: files.len(),
         };
-        let message = match notification_mail(&self.config.mail_origin(), &share.recipient_email, lang, &notification) {
-            Ok(message) => message,
-            Err(error) => return Notice::NotQueued(format!("{error:#}")),
-        };
+        match notification_mail(&self.config.mail_origin(), &share.recipient_email, lang, &notification) {
+            Ok(message) => self.send_link_mail(share_id, &message, delivery).await,
+            Err(error) => Notice::NotQueued(format!("{error:#}")),
+        }
+    }
+
+    /// Queues a mail that carries a share's link (a delivery's or a request's) and, for the
+    /// CLI, tries it at once.
+    async fn send_link_mail(&self, share_id: i64, message: &lettre::Message, delivery: Delivery) -> Notice {
         let kind = MailKind::ShareNotification;
         match delivery {
-            Delivery::Background => match self.outbox.queue(Some(share_id), kind, &message, self.mailer()).await {
+            Delivery::Background => match self.outbox.queue(Some(share_id), kind, message, self.mailer()).await {
                 Ok(_) => Notice::Queued,
                 Err(error) => Notice::NotQueued(error.to_string()),
             },
-            Delivery::Now => match self.outbox.enqueue(Some(share_id), kind, &message).await {
+            Delivery::Now => match self.outbox.enqueue(Some(share_id), kind, message).await {
                 Ok(id) => match self.outbox.deliver_one(self.mailer.as_ref(), id).await {
                     Ok(outcome) => Notice::Tried(outcome),
                     Err(error) => Notice::NotTried(error.to_string()),
@@ -161,6 +167,48 @@ impl Mails {
                 Err(error) => Notice::NotQueued(error.to_string()),
             },
         }
+    }
+
+    /// Asks the uploader of request `share_id` for files behind `link`, in `lang`, as from
+    /// `sender`. Queued as a link mail, so the outbox drops it once the request is no longer open.
+    pub async fn ask_uploader(
+        &self,
+        share_id: i64,
+        sender: &User,
+        link: &str,
+        lang: Lang,
+        delivery: Delivery,
+    ) -> Notice {
+        let share = match self.shares.find_by_id(share_id).await {
+            Ok(Some(share)) => share,
+            Ok(None) => return Notice::NotQueued("the request is gone".to_owned()),
+            Err(error) => return Notice::NotQueued(error.to_string()),
+        };
+        let expires = human_time(share.expires_at, lang);
+        let mail = RequestMail {
+            sender_name: &sender.display_name,
+            sender_email: &sender.email,
+            message: &share.message,
+            link,
+            expires: &expires,
+        };
+        match request_mail(&self.config.mail_origin(), &share.recipient_email, lang, &mail) {
+            Ok(message) => self.send_link_mail(share_id, &message, delivery).await,
+            Err(error) => Notice::NotQueued(format!("{error:#}")),
+        }
+    }
+
+    /// Queues the sender's news that the files of request `share_id` arrived, and tries it now.
+    pub async fn tell_of_arrival(
+        &self,
+        share_id: i64,
+        to: &str,
+        lang: Lang,
+        arrived: &Arrived<'_>,
+    ) -> anyhow::Result<()> {
+        let message = arrived_mail(&self.config.mail_origin(), to, lang, arrived)?;
+        self.outbox.queue(Some(share_id), MailKind::FilesArrived, &message, self.mailer()).await?;
+        Ok(())
     }
 
     /// Mails an invitation link through the outbox.
@@ -336,7 +384,11 @@ impl Mails {
             Ok((None, _)) => return,
             Err(error) => return tracing::warn!(share_id, %error, "could not look up the lock notice"),
         };
-        let link = self.share_page(share_id);
+        // A request's page is its own; a delivery's is the share page.
+        let link = match self.shares.find_by_id(share_id).await {
+            Ok(Some(share)) if share.is_request() => self.config.url_for(&format!("/requests/{share_id}")),
+            _ => self.share_page(share_id),
+        };
         let notice =
             LockNotice { recipient: &target.recipient_email, files: &target.file_names, browsers, link: &link };
         let message =

@@ -12,6 +12,7 @@ pub mod passkeys;
 pub mod readiness;
 pub mod records;
 pub mod scanning;
+pub mod requests;
 pub mod second_factor;
 pub mod sharing;
 pub mod sso;
@@ -144,6 +145,8 @@ pub struct Services {
     /// Resumable (tus) uploads.
     pub uploads: uploads::Uploads,
     pub handover: handover::Handover,
+    /// File requests: made by senders, answered by verified uploaders.
+    pub requests: requests::Requests,
     /// The bytes of claimed files, in ranges, and how far each download got.
     pub deliveries: delivery::Deliveries,
     pub accounts: accounts::Accounts,
@@ -202,6 +205,7 @@ impl Services {
             sharing,
             uploads,
             handover: handover::Handover::new(&parts, mails.clone(), deliveries.clone()),
+            requests: requests::Requests::new(&parts, mails.clone()),
             deliveries,
             passkeys: passkeys::PasskeySignIn::new(&parts, sessions.clone(), accounts.clone(), factors.clone()),
             accounts,

@@ -35,6 +35,10 @@ crate::db_code! {
         /// `revoked`).
         ScanRefused = "scan_refused",
         Purged = "purged",
+        /// A request's uploader left a file (it may still remove it before finishing).
+        FileUploaded = "file_uploaded",
+        /// A request's uploader finished: the files are the sender's until the retention ends.
+        Answered = "request_answered",
     }
 }
 

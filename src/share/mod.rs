@@ -21,6 +21,7 @@ pub use events::{EventKind, ShareEvent, ShareEvents};
 pub use grants::DownloadGrants;
 pub use message::{MESSAGE_LIMIT, Message, MessageTooLong};
 pub use repo::{ClaimedHere, FileInfo, SenderContact, ShareListing, ShareRepository, StatusTally};
+pub(crate) use repo::{INSERT_FILE, INSERT_HANDOVER};
 pub use ttl::{MIN_TTL, ShareTtl, TtlError};
 
 use crate::{
@@ -40,6 +41,13 @@ crate::db_code! {
     pub enum ShareStatus { Active = "active", Consumed = "consumed", Purged = "purged" }
 }
 
+crate::db_code! {
+    /// Which way a share points: a delivery hands the sender's files to the recipient; a request
+    /// asks the recipient (the uploader) for files, which the sender alone then fetches. Both use
+    /// the same link, code step, grant, limits and lock; only the step after the code differs.
+    pub enum ShareKind { Delivery = "delivery", Request = "request" }
+}
+
 /// A share found by its token: what the recipient pages and the authorisation need.
 #[derive(Clone, Debug)]
 pub struct Share {
@@ -51,6 +59,7 @@ pub struct Share {
     pub message: String,
     pub lang: Lang,
     pub status: ShareStatus,
+    pub kind: ShareKind,
     pub expires_at: Timestamp,
     /// Too many wrong codes: no more codes until the sender unlocks it.
     pub locked: bool,
@@ -64,7 +73,12 @@ pub struct Share {
 impl Share {
     /// A handover holds files or a secret note: none of the one means the other.
     pub fn is_note(&self) -> bool {
-        self.file_count == 0
+        self.file_count == 0 && self.kind == ShareKind::Delivery
+    }
+
+    /// The share asks its recipient for files instead of handing them some.
+    pub fn is_request(&self) -> bool {
+        self.kind == ShareKind::Request
     }
 }
 

@@ -1,6 +1,6 @@
 //! SQL of shares and their files, both dialects side by side.
 
-use super::{NewHandover, Share, ShareError, ShareStatus, writes};
+use super::{NewHandover, Share, ShareError, ShareKind, ShareStatus, writes};
 use crate::{
     db::{Db, Dialect, Sql, Timestamp, seconds},
     i18n::Lang,
@@ -66,6 +66,7 @@ struct ShareRow {
     message: String,
     lang: Lang,
     status: ShareStatus,
+    kind: ShareKind,
     expires_at: Timestamp,
     locked: bool,
     file_count: i64,
@@ -85,6 +86,7 @@ impl TryFrom<ShareRow> for Share {
             message: strip_invisible_keeping_lines(&row.message),
             lang: row.lang,
             status: row.status,
+            kind: row.kind,
             expires_at: row.expires_at,
             locked: row.locked,
             file_count: row.file_count,
@@ -123,11 +125,11 @@ pub struct ShareRepository {
 /// PostgreSQL adds `FOR SHARE`: it waits for a transaction disabling the account and then sees its
 /// commit, and holds the row so that one cannot commit in between (SQLite's write transaction
 /// already serialises the two).
-const INSERT_HANDOVER: Sql = sql!(
+pub(crate) const INSERT_HANDOVER: Sql = sql!(
     "INSERT INTO handovers (sender_id) SELECT id FROM users WHERE id = $1 AND disabled_at IS NULL"
     { sqlite: "", postgres: " FOR SHARE" } " RETURNING id"
 );
-const INSERT_FILE: Sql = Sql::same(
+pub(crate) const INSERT_FILE: Sql = Sql::same(
     "INSERT INTO files (owner_id, handover_id, position, storage_key, original_name, content_type, size_bytes,
                         sha256, crc32, scan_state)
      VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10)",
@@ -155,7 +157,7 @@ pub struct SenderContact {
 }
 
 const LIVE_BY_TOKEN_HASH: Sql = sql!("SELECT s.id, s.handover_id, s.recipient_email, u.display_name AS sender_name, s.message,
-                 s.lang, s.status, s.expires_at, s.locked_at IS NOT NULL AS locked,
+                 s.lang, s.status, s.kind, s.expires_at, s.locked_at IS NOT NULL AS locked,
                  (SELECT COUNT(*) FROM files f WHERE f.handover_id = s.handover_id) AS file_count,
                  EXISTS (SELECT 1 FROM files f WHERE f.handover_id = s.handover_id
                             AND f.scan_state IN ('pending', 'infected', 'refused')) AS held
@@ -165,14 +167,15 @@ const LIST_ALL: Sql = sql!(
     "SELECT s.id, s.handover_id, s.status, s.recipient_email, s.expires_at, s.revoked_at IS NOT NULL AS revoked,
             s.expires_at <= " now " AS expired,
             (SELECT COUNT(*) FROM files f WHERE f.handover_id = s.handover_id) AS files, h.has_note AS note
-       FROM shares s JOIN handovers h ON h.id = s.handover_id ORDER BY s.id DESC"
+       FROM shares s JOIN handovers h ON h.id = s.handover_id WHERE s.kind = 'delivery' ORDER BY s.id DESC"
 );
 
 /// The names of the files of share $1's handover, in order, as the sender's mails show them.
 const FILE_NAMES: &str = "SELECT f.original_name FROM shares s JOIN files f ON f.handover_id = s.handover_id
                            WHERE s.id = $1 ORDER BY f.position";
 
-const TALLY_BY_STATUS: &str = "SELECT status, COUNT(*) AS shares FROM shares GROUP BY status";
+/// Deliveries only: a request's states mean other things (see `request`).
+const TALLY_BY_STATUS: &str = "SELECT status, COUNT(*) AS shares FROM shares WHERE kind = 'delivery' GROUP BY status";
 /// The bytes of every file still stored, each once however many shares it has. PostgreSQL's SUM
 /// of a bigint is a numeric: cast back so both backends answer an i64.
 const STORED_BYTES: Sql = sql!(
@@ -239,6 +242,7 @@ impl ShareRepository {
                     .bind(new.notify_on_download)
                     .bind(ttl)
                     .bind(new.name_file_in_mail)
+                    .bind(super::ShareKind::Delivery)
                     .fetch_one(&mut *tx)
                     .await?;
                 share_ids.push(share_id);
@@ -265,7 +269,7 @@ impl ShareRepository {
     /// The share with this id, whatever its state (for the sender's side, never for recipients).
     pub async fn find_by_id(&self, id: i64) -> Result<Option<Share>, sqlx::Error> {
         const SQL: &str = "SELECT s.id, s.handover_id, s.recipient_email, u.display_name AS sender_name, s.message,
-                                  s.lang, s.status, s.expires_at, s.locked_at IS NOT NULL AS locked,
+                                  s.lang, s.status, s.kind, s.expires_at, s.locked_at IS NOT NULL AS locked,
                                   (SELECT COUNT(*) FROM files f WHERE f.handover_id = s.handover_id) AS file_count,
                                   EXISTS (SELECT 1 FROM files f WHERE f.handover_id = s.handover_id
                                              AND f.scan_state IN ('pending', 'infected', 'refused')) AS held

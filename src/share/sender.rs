@@ -96,7 +96,7 @@ pub struct Viewer {
 }
 
 /// The viewer's shares ($1 the viewer, $2 whether an admin) with the outcome a sender reads and
-/// whether the file is gone (a secret note's share has no file: no name, no size), followed by the caller's own conditions. The outcome outlives the
+/// whether the file is gone (deliveries only: a request has its own pages; a secret note's share has no file: no name, no size), followed by the caller's own conditions. The outcome outlives the
 /// purge: a purged share still reads as downloaded, revoked or expired. `within` puts the select
 /// inside a statement of the caller's, which then reads the outcome as a column.
 macro_rules! summary_sql {
@@ -115,7 +115,7 @@ macro_rules! summary_sql {
                      ELSE 'waiting' END AS shown_status,
                 s.status = 'purged' AS file_deleted, s.consumed_at AS downloaded_at
            FROM shares s LEFT JOIN files f ON f.handover_id = s.handover_id AND f.position = 0
-          WHERE ($2 OR s.sender_id = $1)" $($tail)+
+          WHERE s.kind = 'delivery' AND ($2 OR s.sender_id = $1)" $($tail)+
         )
     };
 }
@@ -203,7 +203,7 @@ impl SenderShares {
     pub async fn files(&self, viewer: Viewer, id: i64) -> Result<Vec<HandoverFile>, sqlx::Error> {
         const SQL: &str = "SELECT f.original_name, f.size_bytes, f.scan_state, f.scan_finding
                FROM shares s JOIN files f ON f.handover_id = s.handover_id
-              WHERE ($2 OR s.sender_id = $1) AND s.id = $3 ORDER BY f.position";
+              WHERE s.kind = 'delivery' AND ($2 OR s.sender_id = $1) AND s.id = $3 ORDER BY f.position";
         let mut files: Vec<HandoverFile> = on_db!(&self.db, |pool| {
             sqlx::query_as(SQL).bind(viewer.user_id).bind(viewer.is_admin).bind(id).fetch_all(pool).await?
         });
@@ -219,7 +219,10 @@ mod tests {
     #[test]
     fn each_statement_ends_with_its_own_conditions_in_both_dialects() {
         for statement in [super::FIND_ONE.sqlite, super::FIND_ONE.postgres] {
-            assert!(statement.ends_with("WHERE ($2 OR s.sender_id = $1) AND s.id = $3"), "{statement}");
+            assert!(
+                statement.ends_with("WHERE s.kind = 'delivery' AND ($2 OR s.sender_id = $1) AND s.id = $3"),
+                "{statement}"
+            );
         }
         assert!(super::LIST_PAGE.sqlite.contains("s.expires_at <= unixepoch('subsec') THEN 'expired'"));
         assert!(super::LIST_PAGE.postgres.contains("s.expires_at <= now() THEN 'expired'"));

@@ -9,13 +9,28 @@ use crate::{db::Sql, sql};
 
 pub(crate) const INSERT_SHARE: Sql = sql!(
     "INSERT INTO shares (handover_id, sender_id, token_hash, recipient_email, message, lang,
-                         notify_on_download, expires_at, name_file_in_mail)
-     VALUES ($1, $2, $3, $4, $5, $6, $7, " now " + " secs("$8") ", $9) RETURNING id"
+                         notify_on_download, expires_at, name_file_in_mail, kind)
+     VALUES ($1, $2, $3, $4, $5, $6, $7, " now " + " secs("$8") ", $9, $10) RETURNING id"
 );
 /// The claim, naming the session that made it ($2): only that session may fetch the bytes.
 pub(crate) const MARK_CONSUMED: Sql = sql!(
     "UPDATE shares SET status = 'consumed', consumed_at = " now ", claimed_session_id = $2
-      WHERE id = $1 AND status = 'active' AND expires_at > " now
+      WHERE id = $1 AND status = 'active' AND kind = 'delivery' AND expires_at > " now
+);
+/// A request answered (its uploader finished): nothing more arrives, and nobody fetches anything
+/// through its link. Its expiry moves to when the sender's keeping ends less the delivery grace
+/// ($2 seconds from now), so the GC's one rule for consumed shares (expiry plus grace) collects
+/// the files when the request's retention ends.
+pub(crate) const ANSWER_REQUEST: Sql = sql!(
+    "UPDATE shares SET status = 'consumed', consumed_at = " now ", claimed_session_id = NULL,
+            expires_at = " now " + " secs("$2") "
+      WHERE id = $1 AND status = 'active' AND kind = 'request' AND expires_at > " now
+);
+/// "Delete now" on an answered request: its keeping ends at once ($2 the delivery grace), so the
+/// next GC pass removes the files as it removes any others.
+pub(crate) const END_KEEPING: Sql = sql!(
+    "UPDATE shares SET expires_at = " now " - " secs("$2") "
+      WHERE id = $1 AND status = 'consumed' AND kind = 'request'"
 );
 /// The first byte is about to go to the claiming session: the delivery grace starts now (once).
 pub(crate) const START_DELIVERY: Sql = sql!(

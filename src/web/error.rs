@@ -38,6 +38,8 @@ pub enum AppError {
     NotAvailable(&'static str),
     #[error("share already downloaded")]
     AlreadyDownloaded,
+    #[error("request already answered")]
+    AlreadyAnswered,
     #[error("share locked after too many wrong codes")]
     ShareLocked,
     #[error("download without a grant")]
@@ -102,7 +104,7 @@ impl poem::error::ResponseError for AppError {
             Self::BadRequest(_) => StatusCode::BAD_REQUEST,
             Self::Forbidden(_) => StatusCode::FORBIDDEN,
             Self::NotFound(_) | Self::NotAvailable(_) => StatusCode::NOT_FOUND,
-            Self::AlreadyDownloaded => StatusCode::GONE,
+            Self::AlreadyDownloaded | Self::AlreadyAnswered => StatusCode::GONE,
             Self::ShareLocked | Self::VerifyFirst | Self::LinkFormRefused { .. } => StatusCode::FORBIDDEN,
             Self::BeingChecked => StatusCode::CONFLICT,
             Self::Gone(_) => StatusCode::GONE,

@@ -24,6 +24,7 @@ mod pages;
 mod passkeys;
 mod paths;
 mod recipient;
+mod requests;
 mod second_factor;
 mod sso;
 mod team;
@@ -116,7 +117,7 @@ pub fn app(state: AppState) -> impl Endpoint + 'static {
 
 /// Every route, area by area; the optional ones only when configured.
 fn routes(settings: &Settings) -> Route {
-    let areas: [fn(Route) -> Route; 10] = [
+    let areas: [fn(Route) -> Route; 11] = [
         site_routes,
         auth::routes,
         account::routes,
@@ -125,6 +126,7 @@ fn routes(settings: &Settings) -> Route {
         deletion::routes,
         maintenance::routes,
         dashboard::routes,
+        requests::routes,
         uploads::routes,
         recipient::routes,
     ];

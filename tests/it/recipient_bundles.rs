@@ -76,11 +76,11 @@ async fn cut_after(mut response: reqwest::Response, at_least: usize) -> Vec<u8> 
 }
 
 /// What `opened_with_python` finds in the archive of `files`: each name with its content's SHA-256.
-fn entries_of(files: &[(&str, &[u8])]) -> Vec<(String, String)> {
+pub(crate) fn entries_of(files: &[(&str, &[u8])]) -> Vec<(String, String)> {
     files.iter().map(|(name, content)| ((*name).to_owned(), sha256(content))).collect()
 }
 
-fn opened_with_python(archive: &[u8]) -> Vec<(String, String)> {
+pub(crate) fn opened_with_python(archive: &[u8]) -> Vec<(String, String)> {
     let dir = tempfile::tempdir().unwrap();
     let path = dir.path().join("all.zip");
     std::fs::write(&path, archive).unwrap();

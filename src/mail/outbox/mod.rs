@@ -50,6 +50,8 @@ crate::db_code! {
         WrongCodesWarning = "wrong_codes_warning",
         /// To a sender: the virus scan refused a file of their handover.
         ScanRefused = "scan_refused",
+        /// A request's sender hears that the uploader's files arrived.
+        FilesArrived = "files_arrived",
     }
 }
 

@@ -69,6 +69,11 @@ impl Handover {
         if let Some(session) = session
             && self.access.grants.is_granted(session, share.id).await?
         {
+            if share.is_request() {
+                let open = self.requests.open_files(share.id).await?;
+                let (limits, arrived) = open.ok_or(Refusal::AlreadyAnswered)?;
+                return Ok(Step::Upload { limits, arrived });
+            }
             return Ok(Step::Download(self.files_of(share).await?));
         }
         if share.locked {

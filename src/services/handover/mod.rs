@@ -26,6 +26,7 @@ use crate::{
     lifecycle::{Claimed, LifecycleRepository},
     otp::{CodeOutcome, Codes, Notice, Repeat},
     ratelimit::RateLimiter,
+    request::{RequestLimits, RequestRepository},
     session::Session,
     share::{EventKind, FileInfo, Share, ShareAccess, ShareError, ShareEvents, ShareStatus, note::NoteSeal},
     storage::{FileStore, StoreError},
@@ -40,6 +41,9 @@ pub enum Refusal {
     NotAvailable(&'static str),
     #[error("share already downloaded")]
     AlreadyDownloaded,
+    /// A file request's uploader finished: the link takes nothing more, from anyone.
+    #[error("request already answered")]
+    AlreadyAnswered,
     #[error("share locked after too many wrong codes")]
     Locked,
     #[error("download without a grant")]
@@ -83,6 +87,11 @@ pub enum Step {
     Blocked(Blocked),
     /// Verified: the files it may download, in order (at least one).
     Download(Vec<FileInfo>),
+    /// Verified for a file request: what the uploader may still leave, and what arrived.
+    Upload {
+        limits: RequestLimits,
+        arrived: Vec<FileInfo>,
+    },
 }
 
 /// A right code, checked just now: only it earns a grant, once the session has a new id.
@@ -139,6 +148,7 @@ pub struct Handover {
     mails: Mails,
     deliveries: Deliveries,
     notes: NoteSeal,
+    requests: RequestRepository,
 }
 
 impl Handover {
@@ -154,19 +164,19 @@ impl Handover {
             mails,
             deliveries,
             notes: NoteSeal::derive(&parts.secret_key),
+            requests: RequestRepository::new(db.clone()),
         }
     }
 
     /// The live share a link names, while it can still be downloaded.
     pub async fn open(&self, token: &str) -> Result<Share, Refusal> {
         let share = self.access.open(token).await?;
-        if share.status != ShareStatus::Active {
-            return Err(Refusal::AlreadyDownloaded);
+        match share.status {
+            ShareStatus::Active if share.held => Err(Refusal::BeingChecked),
+            ShareStatus::Active => Ok(share),
+            _ if share.is_request() => Err(Refusal::AlreadyAnswered),
+            _ => Err(Refusal::AlreadyDownloaded),
         }
-        if share.held {
-            return Err(Refusal::BeingChecked);
-        }
-        Ok(share)
     }
 
     /// A visit to the link: the share and the step this browser is at. Starts no session; only a
@@ -364,6 +374,10 @@ impl Handover {
             }
             Err(error) => return Err(error.into()),
         };
+        // A request's files are its sender's alone: its link never hands any out.
+        if share.is_request() {
+            return Err(Refusal::NotAvailable("a download through a request's link"));
+        }
         // Never a byte the scan has not released, whatever the page showed before.
         if share.held {
             return Err(Refusal::BeingChecked);

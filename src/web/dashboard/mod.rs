@@ -18,6 +18,7 @@ mod timeline;
 pub use actions::{renew_link, revoke, revoke_confirm, revoke_handover, unlock};
 pub use created_page::created;
 pub use new_share::{new_share_form, upload};
+pub(super) use timeline::event_text;
 
 use askama::Template;
 use poem::{
@@ -240,7 +241,7 @@ fn spent_budget(reader: Reader, wait: std::time::Duration) -> Option<SpentBudget
 fn mail_row(t: &'static Text, reader: Reader, mail: MailDelivery) -> MailRow {
     MailRow {
         kind: match mail.kind {
-            MailKind::DownloadReceipt => t.dashboard.mail_kind_receipt,
+            MailKind::DownloadReceipt | MailKind::FilesArrived => t.dashboard.mail_kind_receipt,
             MailKind::ShareLocked => t.dashboard.mail_kind_locked,
             MailKind::ScanRefused => t.dashboard.scan.mail_kind,
             // Mails to senders themselves belong to no share: they never reach this list.

@@ -49,7 +49,7 @@ pub struct EventRow {
 }
 
 /// The words for an event; a secret note's share is opened and read where a file's is downloaded.
-fn event_text(t: &'static Text, lang: Lang, kind: EventKind, note: bool) -> &'static str {
+pub(in crate::web) fn event_text(t: &'static Text, lang: Lang, kind: EventKind, note: bool) -> &'static str {
     let s = &lang.text().dashboard;
     match kind {
         EventKind::Downloaded if note => t.dashboard.note.event_shown,
@@ -70,6 +70,8 @@ fn event_text(t: &'static Text, lang: Lang, kind: EventKind, note: bool) -> &'st
         EventKind::LinkRenewed => s.event_link_renewed,
         EventKind::ScanRefused => s.scan.event_refused,
         EventKind::Purged => t.dashboard.event_purged,
+        EventKind::FileUploaded => t.request.event_file_uploaded,
+        EventKind::Answered => t.request.event_answered,
     }
 }
 

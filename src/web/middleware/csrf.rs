@@ -15,8 +15,11 @@ use crate::{session::origin_is_allowed, web::AppError};
 /// Largest body of an ordinary form. Only the upload route takes more, and checks its own token.
 pub const FORM_BODY_LIMIT: usize = 64 * 1024;
 
-/// Routes whose multipart body is streamed by the handler, which checks the token itself.
-const STREAMED_UPLOAD_PATHS: [&str; 1] = ["/shares/new"];
+/// Routes whose multipart body is streamed by the handler, which checks the token itself: the
+/// new-share form, and a file request's upload form below its link (`/s/{token}/upload`).
+fn is_streamed_upload(path: &str) -> bool {
+    path == "/shares/new" || (is_link_form(path) && path.ends_with("/upload") && path.matches('/').count() == 3)
+}
 
 /// Routes for machines that authenticate every request with a bearer token and use no cookie,
 /// so a forged cross-site request carries no credential.
@@ -38,7 +41,7 @@ pub async fn csrf_guard<E: Endpoint>(ep: Arc<E>, mut req: Request, our_origin: A
     if !origin_is_allowed(req.header("sec-fetch-site"), req.header("origin"), &our_origin) {
         return Err(AppError::Forbidden("cross-site request").into());
     }
-    let streamed = STREAMED_UPLOAD_PATHS.contains(&req.uri().path())
+    let streamed = is_streamed_upload(req.uri().path())
         && req.header("content-type").is_some_and(|ct| ct.starts_with("multipart/form-data"));
     if streamed {
         return ep.call(req).await.map(IntoResponse::into_response);

@@ -77,6 +77,10 @@ pub async fn recipient_refusals<E: Endpoint>(ep: Arc<E>, req: Request) -> poem::
             };
             (StatusCode::GONE, title, body, claimed.is_some())
         }
+        Some(AppError::AlreadyAnswered) => {
+            let text = &t.request;
+            (StatusCode::GONE, text.answered_title, text.answered_body.to_owned(), false)
+        }
         Some(AppError::ShareLocked) => {
             let text = &t.errors.share_locked;
             (StatusCode::FORBIDDEN, text.title, text.body.to_owned(), false)

@@ -9,12 +9,13 @@
 //! these handlers parse, call it, and render.
 
 mod ends;
-mod file;
+pub(super) mod file;
 mod note;
 mod page;
-mod range;
+pub(super) mod range;
 mod serve;
 mod tally;
+mod upload;
 
 pub use ends::recipient_refusals;
 pub use file::content_disposition;
@@ -51,6 +52,9 @@ pub fn routes(route: Route) -> Route {
         .at("/s/:token/download", post(download).around(recipient_refusals))
         .at("/s/:token/file", get(serve::claimed_file).head(serve::claimed_file).around(recipient_refusals))
         .at("/s/:token/note", post(note::claim).get(note::show).around(recipient_refusals))
+        .at("/s/:token/upload", post(upload::upload).around(recipient_refusals))
+        .at("/s/:token/files/:position/remove", post(upload::remove).around(recipient_refusals))
+        .at("/s/:token/finish", post(upload::finish).around(recipient_refusals))
         .at(
             "/s/:token/files/:position",
             post(download_one).get(serve::claimed_one).head(serve::claimed_one).around(recipient_refusals),
@@ -62,6 +66,7 @@ fn refusal(refusal: Refusal) -> AppError {
     match refusal {
         Refusal::NotAvailable(reason) => AppError::NotAvailable(reason),
         Refusal::AlreadyDownloaded => AppError::AlreadyDownloaded,
+        Refusal::AlreadyAnswered => AppError::AlreadyAnswered,
         Refusal::Locked => AppError::ShareLocked,
         Refusal::VerifyFirst => AppError::VerifyFirst,
         Refusal::BeingChecked => AppError::BeingChecked,

@@ -7,7 +7,8 @@ use poem::{IntoResponse, Request, Response, web::Html};
 use super::super::{AppError, Chrome, middleware::is_htmx, paths};
 use crate::{
     db::Timestamp,
-    i18n::{Lang, RecipientText, format},
+    i18n::{Lang, RecipientText, RequestText, format},
+    request::{RequestLimits, UploadRefused},
     services::handover::{self, Blocked, CodeStatus, CodeStep},
     share::{FileInfo, Share},
 };
@@ -19,6 +20,8 @@ pub enum Step {
     Code,
     Blocked,
     Download,
+    /// A file request's uploader, verified: the upload form and what arrived.
+    Upload,
 }
 
 impl Step {
@@ -28,6 +31,7 @@ impl Step {
             Step::Code => "code",
             Step::Blocked => "blocked",
             Step::Download => "download",
+            Step::Upload => "upload",
         }
     }
 }
@@ -77,6 +81,20 @@ struct SharePage<'a> {
     download_all: String,
     message: &'a str,
     expires: String,
+    /// The words of a file request; its heading ("{sender} asks you for files") is set for one.
+    rq: &'static RequestText,
+    request_heading: String,
+    /// The upload step of a file request.
+    upload: Option<UploadView>,
+}
+
+/// The upload step as the uploader sees it.
+pub struct UploadView {
+    /// "Up to 3 files, 10 MB each, 20 MB in all."
+    pub limits: String,
+    pub arrived: Vec<FileView>,
+    /// What the last upload or finish was refused for.
+    pub refused: Option<String>,
 }
 
 /// What a step shows besides the share itself.
@@ -89,6 +107,7 @@ struct Shown {
     blocked_until: Option<String>,
     file: Option<FileView>,
     files: Vec<FileView>,
+    upload: Option<UploadView>,
 }
 
 impl Shown {
@@ -133,6 +152,42 @@ impl Shown {
     }
 }
 
+/// The file request's upload step: its limits in words, what arrived, and a refusal to say.
+fn upload_view(
+    limits: RequestLimits,
+    arrived: Vec<FileInfo>,
+    refused: Option<UploadRefused>,
+    lang: Lang,
+) -> UploadView {
+    let rq = &lang.text().request;
+    let text = rq
+        .limits
+        .replace("{n}", &limits.max_files.to_string())
+        .replace("{size}", &format::human_size(limits.max_file_bytes, lang))
+        .replace("{total}", &format::human_size(limits.max_total_bytes, lang));
+    let arrived = arrived
+        .into_iter()
+        .map(|file| FileView {
+            position: file.position,
+            size: format::human_size(file.size_bytes, lang),
+            name: file.original_name,
+            sha256: file.sha256,
+        })
+        .collect();
+    let refused = refused.map(|refused| {
+        match refused {
+            UploadRefused::TooManyFiles(_) => rq.refused_too_many,
+            UploadRefused::FileTooLarge(_) => rq.refused_file_too_large,
+            UploadRefused::TotalTooLarge(_) => rq.refused_total_too_large,
+            UploadRefused::NoFile => rq.refused_no_file,
+            UploadRefused::NothingArrived => rq.refused_nothing_arrived,
+            UploadRefused::Closed => lang.text().request.answered_title,
+        }
+        .to_owned()
+    });
+    UploadView { limits: text, arrived, refused }
+}
+
 fn last_request(until: Option<Timestamp>, lang: Lang) -> Option<String> {
     until.map(|at| lang.text().recipient.last_request.replace("{time}", &format::clock_time(at, lang)))
 }
@@ -160,6 +215,18 @@ pub fn render_step(
     csrf_token: &str,
     step: handover::Step,
 ) -> Result<Response, AppError> {
+    render_step_refused(req, token, share, csrf_token, step, None)
+}
+
+/// The same, saying on the upload step what the last upload or finish was refused for.
+pub fn render_step_refused(
+    req: &Request,
+    token: &str,
+    share: &Share,
+    csrf_token: &str,
+    step: handover::Step,
+    refused: Option<UploadRefused>,
+) -> Result<Response, AppError> {
     let c = Chrome::for_request(req);
     let lang = c.lang;
     let (step, shown) = match step {
@@ -169,7 +236,13 @@ pub fn render_step(
         handover::Step::Code(code) => (Step::Code, Shown::code(code, lang)),
         handover::Step::Blocked(blocked) => (Step::Blocked, Shown::blocked(blocked, lang)),
         handover::Step::Download(files) => (Step::Download, Shown::download(files, lang)),
+        handover::Step::Upload { limits, arrived } => {
+            (Step::Upload, Shown { upload: Some(upload_view(limits, arrived, refused, lang)), ..Default::default() })
+        }
     };
+    let rq = &lang.text().request;
+    let request_heading =
+        if share.is_request() { rq.asks_you.replace("{sender}", &share.sender_name) } else { String::new() };
     let rf = &lang.text().recipient;
     let count = share.file_count.to_string();
     let page = SharePage {
@@ -191,6 +264,9 @@ pub fn render_step(
         download_all: rf.many.download_all.replace("{n}", &count),
         message: &share.message,
         expires: format::human_time(share.expires_at, lang),
+        rq,
+        request_heading,
+        upload: shown.upload,
     };
     let html = if is_htmx(req) { page.as_step().render()? } else { page.render()? };
     Ok(Html(html).into_response())

@@ -1,0 +1,365 @@
+//! SQL of file requests, both dialects side by side. The share's own transitions are in
+//! `share::writes`; the handover and file rows are written with the statements shares use.
+
+use std::time::Duration;
+
+use super::{RequestLimits, RequestState, UploadRefused};
+use crate::{
+    db::{Db, Dialect, Sql, Timestamp, seconds},
+    i18n::Lang,
+    lifecycle::ClaimedFile,
+    on_db,
+    share::{FileInfo, INSERT_FILE, INSERT_HANDOVER, ShareKind, names::distinct_names, writes},
+    sql,
+    storage::StoredFile,
+    text::strip_invisible,
+};
+
+/// A request's limits, beside the handover it marks as inbound.
+const INSERT_LIMITS: Sql = Sql::same(
+    "INSERT INTO file_requests (handover_id, max_files, max_file_bytes, max_total_bytes) VALUES ($1, $2, $3, $4)",
+);
+/// The request share $1 while it takes files (open, unexpired), with its handover, sender and
+/// limits. PostgreSQL holds the share's row until the transaction ends, so two uploads to one
+/// request are checked against the limits one after the other (SQLite's write transaction
+/// already serialises them).
+const OPEN_FOR_FILES: Sql = sql!(
+    "SELECT s.handover_id, s.sender_id, r.max_files, r.max_file_bytes, r.max_total_bytes
+       FROM shares s JOIN file_requests r ON r.handover_id = s.handover_id
+      WHERE s.id = $1 AND s.kind = 'request' AND s.status = 'active' AND s.expires_at > " now
+    { sqlite: "", postgres: " FOR UPDATE OF s" }
+);
+/// What has arrived in handover $1, in order.
+const ARRIVED: &str = "SELECT position, storage_key, original_name, content_type, size_bytes, sha256 FROM files
+                        WHERE handover_id = $1 AND purged_at IS NULL ORDER BY position";
+/// A file the uploader takes back before finishing.
+const REMOVE_FILE: &str = "DELETE FROM files WHERE handover_id = $1 AND position = $2 RETURNING storage_key";
+const SET_NOTE: &str = "UPDATE file_requests SET uploader_note = $2 WHERE handover_id = $1";
+
+/// The requests ($1 the viewer, $2 whether they see all) with the state a sender reads, followed by
+/// the caller's own conditions.
+macro_rules! listing_sql {
+    ($($tail:literal)+) => {
+        sql!(
+            "SELECT s.id, s.handover_id, u.email AS sender_email, s.recipient_email AS uploader_email, s.message,
+                    s.lang, s.created_at, s.expires_at, s.consumed_at AS answered_at,
+                    CASE WHEN s.status = 'purged' THEN 'purged'
+                         WHEN s.consumed_at IS NOT NULL THEN 'answered'
+                         WHEN s.revoked_at IS NOT NULL THEN 'ended'
+                         WHEN s.expires_at <= " now " THEN 'expired'
+                         ELSE 'open' END AS state,
+                    s.locked_at IS NOT NULL AS locked, r.max_files, r.max_file_bytes, r.max_total_bytes,
+                    r.uploader_note
+               FROM shares s JOIN users u ON u.id = s.sender_id JOIN file_requests r ON r.handover_id = s.handover_id
+              WHERE s.kind = 'request' AND ($2 OR s.sender_id = $1)" $($tail)+
+        )
+    };
+}
+const LIST: Sql = listing_sql!(" ORDER BY s.id DESC LIMIT $3");
+const FIND: Sql = listing_sql!(" AND s.id = $3");
+
+/// A file that arrived, as the sender and the listing see it.
+#[derive(Clone, Debug, sqlx::FromRow, serde::Serialize)]
+pub struct ArrivedFile {
+    pub position: i32,
+    pub name: String,
+    pub size_bytes: i64,
+    pub sha256: String,
+    /// Its bytes are gone (the retention ended, or the sender deleted them).
+    pub purged: bool,
+}
+
+/// A request as its sender (and `watasu request list`) sees it.
+#[derive(Clone, Debug, sqlx::FromRow, serde::Serialize)]
+pub struct RequestListing {
+    pub id: i64,
+    pub handover_id: i64,
+    pub sender_email: String,
+    pub uploader_email: String,
+    pub message: String,
+    pub lang: Lang,
+    #[serde(serialize_with = "rfc3339")]
+    pub created_at: Timestamp,
+    /// Open: when the link stops working. Answered: when the files go, less the delivery grace.
+    #[serde(skip)]
+    pub expires_at: Timestamp,
+    #[serde(serialize_with = "rfc3339_opt")]
+    pub answered_at: Option<Timestamp>,
+    pub state: RequestState,
+    /// Too many wrong codes: no more codes until the sender unlocks it.
+    pub locked: bool,
+    #[sqlx(flatten)]
+    pub limits: RequestLimits,
+    pub uploader_note: String,
+    #[sqlx(skip)]
+    pub files: Vec<ArrivedFile>,
+}
+
+fn rfc3339<S: serde::Serializer>(at: &Timestamp, serializer: S) -> Result<S::Ok, S::Error> {
+    serializer.serialize_str(&at.0.to_rfc3339_opts(chrono::SecondsFormat::Secs, true))
+}
+
+fn rfc3339_opt<S: serde::Serializer>(at: &Option<Timestamp>, serializer: S) -> Result<S::Ok, S::Error> {
+    match at {
+        Some(at) => rfc3339(at, serializer),
+        None => serializer.serialize_none(),
+    }
+}
+
+/// What a new request needs written.
+pub struct NewRequest<'a> {
+    pub sender_id: i64,
+    pub uploader: &'a str,
+    pub message: &'a str,
+    pub lang: Lang,
+    pub ttl: Duration,
+    pub limits: RequestLimits,
+    pub token_hash: &'a str,
+}
+
+#[derive(sqlx::FromRow)]
+struct OpenRequest {
+    handover_id: i64,
+    sender_id: i64,
+    #[sqlx(flatten)]
+    limits: RequestLimits,
+}
+
+#[derive(Clone, Debug)]
+pub struct RequestRepository {
+    db: Db,
+}
+
+impl RequestRepository {
+    pub fn new(db: Db) -> Self {
+        Self { db }
+    }
+
+    /// The empty handover, its limits and the uploader's share in one transaction; `None` for a
+    /// disabled sender. Answers the share's id.
+    pub async fn insert(&self, new: &NewRequest<'_>) -> Result<Option<i64>, sqlx::Error> {
+        on_db!(&self.db, |pool| {
+            let mut tx = pool.begin_write().await?;
+            let handover_id: Option<i64> =
+                sqlx::query_scalar(pool.sql(&INSERT_HANDOVER)).bind(new.sender_id).fetch_optional(&mut *tx).await?;
+            let Some(handover_id) = handover_id else { return Ok(None) };
+            sqlx::query(pool.sql(&INSERT_LIMITS))
+                .bind(handover_id)
+                .bind(new.limits.max_files)
+                .bind(new.limits.max_file_bytes)
+                .bind(new.limits.max_total_bytes)
+                .execute(&mut *tx)
+                .await?;
+            let share_id: i64 = sqlx::query_scalar(pool.sql(&writes::INSERT_SHARE))
+                .bind(handover_id)
+                .bind(new.sender_id)
+                .bind(new.token_hash)
+                .bind(new.uploader)
+                .bind(new.message)
+                .bind(new.lang)
+                .bind(false)
+                .bind(seconds(new.ttl))
+                .bind(true)
+                .bind(ShareKind::Request)
+                .fetch_one(&mut *tx)
+                .await?;
+            tx.commit().await?;
+            Ok(Some(share_id))
+        })
+    }
+
+    /// What has arrived for request share `share_id` while it is open, and its limits.
+    pub async fn open_files(&self, share_id: i64) -> Result<Option<(RequestLimits, Vec<FileInfo>)>, sqlx::Error> {
+        on_db!(&self.db, |pool| {
+            let open: Option<OpenRequest> =
+                sqlx::query_as(pool.sql(&OPEN_FOR_FILES)).bind(share_id).fetch_optional(pool).await?;
+            let Some(open) = open else { return Ok(None) };
+            let files: Vec<FileInfo> = sqlx::query_as(ARRIVED).bind(open.handover_id).fetch_all(pool).await?;
+            Ok(Some((open.limits, files.into_iter().map(shown).collect())))
+        })
+    }
+
+    /// Adds a stored file to the open request `share_id` under a name distinct from the others,
+    /// if its limits have room; a refusal writes nothing (the caller removes the bytes).
+    pub async fn add_file(
+        &self,
+        share_id: i64,
+        stored: &StoredFile,
+        name: &str,
+        content_type: &str,
+    ) -> Result<Result<(), UploadRefused>, sqlx::Error> {
+        let size = i64::try_from(stored.size_bytes).unwrap_or(i64::MAX);
+        on_db!(&self.db, |pool| {
+            let mut tx = pool.begin_write().await?;
+            let open: Option<OpenRequest> =
+                sqlx::query_as(pool.sql(&OPEN_FOR_FILES)).bind(share_id).fetch_optional(&mut *tx).await?;
+            let Some(OpenRequest { handover_id, sender_id, limits }) = open else {
+                return Ok(Err(UploadRefused::Closed));
+            };
+            let files: Vec<FileInfo> = sqlx::query_as(ARRIVED).bind(handover_id).fetch_all(&mut *tx).await?;
+            if let Err(refused) = room_for(&limits, &files, size) {
+                return Ok(Err(refused));
+            }
+            let names = files.iter().map(|f| f.original_name.clone()).chain([name.to_owned()]);
+            let name = distinct_names(names).pop().unwrap_or_default();
+            let position = files.iter().map(|f| f.position + 1).max().unwrap_or(0);
+            sqlx::query(pool.sql(&INSERT_FILE))
+                .bind(sender_id)
+                .bind(handover_id)
+                .bind(position)
+                .bind(&stored.key)
+                .bind(&name)
+                .bind(content_type)
+                .bind(size)
+                .bind(&stored.sha256)
+                .bind(i64::from(stored.crc32))
+                .execute(&mut *tx)
+                .await?;
+            tx.commit().await?;
+            Ok(Ok(()))
+        })
+    }
+
+    /// Takes the file at `position` out of the open request `share_id`; answers its storage key,
+    /// whose bytes the caller then deletes (the leftover sweep removes them should that fail: no
+    /// row needs them any more).
+    pub async fn remove_file(&self, share_id: i64, position: i32) -> Result<Option<String>, sqlx::Error> {
+        on_db!(&self.db, |pool| {
+            let mut tx = pool.begin_write().await?;
+            let open: Option<OpenRequest> =
+                sqlx::query_as(pool.sql(&OPEN_FOR_FILES)).bind(share_id).fetch_optional(&mut *tx).await?;
+            let Some(open) = open else { return Ok(None) };
+            let key: Option<String> =
+                sqlx::query_scalar(REMOVE_FILE).bind(open.handover_id).bind(position).fetch_optional(&mut *tx).await?;
+            tx.commit().await?;
+            Ok(key)
+        })
+    }
+
+    /// The uploader finished: the note is kept and the request answered, once, if anything arrived.
+    /// The files are then kept `keep` longer than the GC's grace (see `ANSWER_REQUEST`).
+    pub async fn answer(
+        &self,
+        share_id: i64,
+        note: &str,
+        keep: Duration,
+    ) -> Result<Result<(), UploadRefused>, sqlx::Error> {
+        on_db!(&self.db, |pool| {
+            let mut tx = pool.begin_write().await?;
+            let open: Option<OpenRequest> =
+                sqlx::query_as(pool.sql(&OPEN_FOR_FILES)).bind(share_id).fetch_optional(&mut *tx).await?;
+            let Some(open) = open else { return Ok(Err(UploadRefused::Closed)) };
+            let files: Vec<FileInfo> = sqlx::query_as(ARRIVED).bind(open.handover_id).fetch_all(&mut *tx).await?;
+            if files.is_empty() {
+                return Ok(Err(UploadRefused::NothingArrived));
+            }
+            sqlx::query(SET_NOTE).bind(open.handover_id).bind(note).execute(&mut *tx).await?;
+            let answered = sqlx::query(pool.sql(&writes::ANSWER_REQUEST))
+                .bind(share_id)
+                .bind(seconds(keep))
+                .execute(&mut *tx)
+                .await?
+                .rows_affected();
+            if answered != 1 {
+                return Ok(Err(UploadRefused::Closed));
+            }
+            tx.commit().await?;
+            Ok(Ok(()))
+        })
+    }
+
+    /// Ends the keeping of an answered request at once ($2 the grace): the next GC pass removes
+    /// its files. False when it was not answered.
+    pub async fn end_keeping(&self, share_id: i64, grace: Duration) -> Result<bool, sqlx::Error> {
+        let done = on_db!(&self.db, |pool| {
+            sqlx::query(pool.sql(&writes::END_KEEPING))
+                .bind(share_id)
+                .bind(seconds(grace))
+                .execute(pool)
+                .await?
+                .rows_affected()
+        });
+        Ok(done == 1)
+    }
+
+    /// The newest `limit` requests the viewer may see (`all`: everyone's), with what arrived.
+    pub async fn list(&self, viewer_id: i64, all: bool, limit: i64) -> Result<Vec<RequestListing>, sqlx::Error> {
+        let rows: Vec<RequestListing> = on_db!(&self.db, |pool| {
+            sqlx::query_as(pool.sql(&LIST)).bind(viewer_id).bind(all).bind(limit).fetch_all(pool).await?
+        });
+        let mut listed = Vec::with_capacity(rows.len());
+        for row in rows {
+            listed.push(self.with_files(row).await?);
+        }
+        Ok(listed)
+    }
+
+    /// One request, if the viewer may see it, with what arrived.
+    pub async fn find(&self, viewer_id: i64, all: bool, id: i64) -> Result<Option<RequestListing>, sqlx::Error> {
+        let row: Option<RequestListing> = on_db!(&self.db, |pool| {
+            sqlx::query_as(pool.sql(&FIND)).bind(viewer_id).bind(all).bind(id).fetch_optional(pool).await?
+        });
+        match row {
+            Some(row) => Ok(Some(self.with_files(row).await?)),
+            None => Ok(None),
+        }
+    }
+
+    async fn with_files(&self, row: RequestListing) -> Result<RequestListing, sqlx::Error> {
+        const SQL: &str = "SELECT position, original_name AS name, size_bytes, sha256, purged_at IS NOT NULL AS purged
+                             FROM files WHERE handover_id = $1 ORDER BY position";
+        let files: Vec<ArrivedFile> =
+            on_db!(&self.db, |pool| sqlx::query_as(SQL).bind(row.handover_id).fetch_all(pool).await?);
+        let files = files.into_iter().map(|f| ArrivedFile { name: strip_invisible(&f.name), ..f }).collect();
+        Ok(RequestListing { files, ..row })
+    }
+
+    /// The stored files of an answered request `id` the viewer may see, until they are gone, as
+    /// the archive and the file responses read them.
+    pub async fn answered_files(&self, viewer_id: i64, all: bool, id: i64) -> Result<Vec<ClaimedFile>, sqlx::Error> {
+        const SQL: &str = "SELECT f.position, f.storage_key, f.original_name, f.size_bytes, f.sha256, f.crc32
+                             FROM shares s JOIN files f ON f.handover_id = s.handover_id
+                            WHERE s.id = $3 AND s.kind = 'request' AND s.status = 'consumed'
+                              AND ($2 OR s.sender_id = $1) AND f.purged_at IS NULL ORDER BY f.position";
+        let files: Vec<ClaimedFile> =
+            on_db!(&self.db, |pool| { sqlx::query_as(SQL).bind(viewer_id).bind(all).bind(id).fetch_all(pool).await? });
+        Ok(files.into_iter().map(|f| ClaimedFile { original_name: strip_invisible(&f.original_name), ..f }).collect())
+    }
+}
+
+/// Where the news of an answered request goes: its sender's address, language and zone.
+#[derive(Clone, Debug, sqlx::FromRow)]
+pub struct SenderReader {
+    pub email: String,
+    pub lang: Lang,
+    pub time_zone: Option<String>,
+}
+
+impl RequestRepository {
+    /// The sender of request share `share_id`.
+    pub async fn sender_reader(&self, share_id: i64) -> Result<Option<SenderReader>, sqlx::Error> {
+        const SQL: &str = "SELECT u.email, u.lang, u.time_zone FROM shares s JOIN users u ON u.id = s.sender_id
+                            WHERE s.id = $1 AND s.kind = 'request'";
+        on_db!(&self.db, |pool| sqlx::query_as(SQL).bind(share_id).fetch_optional(pool).await)
+    }
+}
+
+/// Whether one more file of `size` bytes fits the limits beside `files`.
+fn room_for(limits: &RequestLimits, files: &[FileInfo], size: i64) -> Result<(), UploadRefused> {
+    if files.len() >= usize::try_from(limits.max_files).unwrap_or(0) {
+        return Err(UploadRefused::TooManyFiles(limits.max_files));
+    }
+    if size > limits.max_file_bytes {
+        return Err(UploadRefused::FileTooLarge(limits.max_file_bytes));
+    }
+    let total: i64 = files.iter().map(|f| f.size_bytes).sum();
+    if total.saturating_add(size) > limits.max_total_bytes {
+        return Err(UploadRefused::TotalTooLarge(limits.max_total_bytes));
+    }
+    Ok(())
+}
+
+/// A file as the uploader's page shows it: the name without invisible characters.
+fn shown(file: FileInfo) -> FileInfo {
+    FileInfo { original_name: strip_invisible(&file.original_name), ..file }
+}
