@@ -213,6 +213,7 @@ impl RequestRepository {
                 .bind(size)
                 .bind(&stored.sha256)
                 .bind(i64::from(stored.crc32))
+                .bind(None::<&str>) // not scanned (yet): inbound files are not subject to the scan
                 .execute(&mut *tx)
                 .await?;
             tx.commit().await?;
