@@ -68,6 +68,26 @@ pub struct RequestText {
     pub kept_until_label: &'static str,
     pub event_file_uploaded: &'static str,
     pub event_answered: &'static str,
+    /// The timeline: the virus check refused a file the uploader left ("{name}"), and it was deleted.
+    pub event_file_refused: &'static str,
+    /// A file the uploader left waits for the virus check (the outbound words speak of
+    /// recipients): its sender cannot have it yet.
+    pub scan_pending: &'static str,
+}
+
+impl RequestText {
+    /// The virus check's word on a file a request's uploader left.
+    pub fn scan_mark(
+        &self,
+        scan: &super::dashboard::ScanText,
+        state: crate::scan::ScanState,
+        finding: Option<&str>,
+    ) -> String {
+        match state {
+            crate::scan::ScanState::Pending => self.scan_pending.to_owned(),
+            state => scan.mark(state, finding),
+        }
+    }
 }
 
 pub const EN: RequestText = RequestText {
@@ -125,6 +145,8 @@ pub const EN: RequestText = RequestText {
     kept_until_label: "Kept until",
     event_file_uploaded: "File uploaded",
     event_answered: "Request answered",
+    event_file_refused: "Refused by the virus check and deleted: {name}",
+    scan_pending: "Being checked for viruses",
 };
 
 pub const JA: RequestText = RequestText {
@@ -182,4 +204,6 @@ pub const JA: RequestText = RequestText {
     kept_until_label: "保管期限",
     event_file_uploaded: "ファイルのアップロード",
     event_answered: "依頼の完了",
+    event_file_refused: "ウイルス検査で拒否され、削除されました：{name}",
+    scan_pending: "ウイルス検査中です",
 };

@@ -2,7 +2,9 @@
 //! the other way ([`crate::share::ShareKind::Request`]): its handover starts empty, its one
 //! share's recipient is the uploader, who proves the mailbox exactly as a recipient does, and the
 //! files the uploader leaves join the handover, where only the requesting sender (and admins)
-//! can fetch them. This module holds the request's rules (its limits, its states) and its SQL.
+//! can fetch them. With WATASU_CLAMD set, each is held from the sender until the virus scan
+//! releases it; a refused one is deleted alone. This module holds the request's rules (its
+//! limits, its states) and its SQL.
 
 mod repo;
 
@@ -82,6 +84,12 @@ pub enum UploadRefused {
     /// Answered, expired or ended meanwhile.
     #[error("the request no longer takes files")]
     Closed,
+}
+
+/// Whether a file the uploader left counts against the request's limits and for its finish:
+/// not when the virus scan refused it (its bytes are deleted).
+pub fn counts(file: &crate::share::FileInfo) -> bool {
+    !matches!(file.scan_state, Some(crate::scan::ScanState::Infected | crate::scan::ScanState::Refused))
 }
 
 /// When an answered request's files go: `answered_at` plus the retention.

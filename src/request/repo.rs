@@ -3,12 +3,13 @@
 
 use std::time::Duration;
 
-use super::{RequestLimits, RequestState, UploadRefused};
+use super::{RequestLimits, RequestState, UploadRefused, counts};
 use crate::{
     db::{Db, Dialect, Sql, Timestamp, seconds},
     i18n::Lang,
     lifecycle::ClaimedFile,
     on_db,
+    scan::ScanState,
     share::{FileInfo, INSERT_FILE, INSERT_HANDOVER, ShareKind, names::distinct_names, writes},
     sql,
     storage::StoredFile,
@@ -29,11 +30,16 @@ const OPEN_FOR_FILES: Sql = sql!(
       WHERE s.id = $1 AND s.kind = 'request' AND s.status = 'active' AND s.expires_at > " now
     { sqlite: "", postgres: " FOR UPDATE OF s" }
 );
-/// What has arrived in handover $1, in order.
-const ARRIVED: &str = "SELECT position, storage_key, original_name, content_type, size_bytes, sha256 FROM files
-                        WHERE handover_id = $1 AND purged_at IS NULL ORDER BY position";
-/// A file the uploader takes back before finishing.
-const REMOVE_FILE: &str = "DELETE FROM files WHERE handover_id = $1 AND position = $2 RETURNING storage_key";
+/// What has arrived in handover $1, in order, with the scan's word on each. While the request
+/// takes files, a row is purged only when the scan refused it, and stays to say so.
+const ARRIVED: &str = "SELECT position, storage_key, original_name, content_type, size_bytes, sha256, scan_state,
+                              scan_finding
+                         FROM files WHERE handover_id = $1 ORDER BY position";
+/// A file the uploader takes back before finishing; not one the scan refused, whose row stays to
+/// say so (and whose event names it by its position).
+const REMOVE_FILE: &str = "DELETE FROM files WHERE handover_id = $1 AND position = $2
+                             AND (scan_state IS NULL OR scan_state NOT IN ('infected', 'refused'))
+                           RETURNING storage_key";
 const SET_NOTE: &str = "UPDATE file_requests SET uploader_note = $2 WHERE handover_id = $1";
 
 /// The requests ($1 the viewer, $2 whether they see all) with the state a sender reads, followed by
@@ -65,8 +71,19 @@ pub struct ArrivedFile {
     pub name: String,
     pub size_bytes: i64,
     pub sha256: String,
-    /// Its bytes are gone (the retention ended, or the sender deleted them).
+    /// Its bytes are gone (the retention ended, the sender deleted them, or the scan refused it).
     pub purged: bool,
+    /// Where its virus scan is (NULL: not subject to it).
+    pub scan_state: Option<ScanState>,
+    /// The virus clamd found, or why it was refused without one.
+    pub scan_finding: Option<String>,
+}
+
+impl ArrivedFile {
+    /// Whether its sender may have it: not subject to the scan, or released by it.
+    pub fn is_released(&self) -> bool {
+        self.scan_state.is_none_or(ScanState::is_released)
+    }
 }
 
 /// A request as its sender (and `watasu request list`) sees it.
@@ -180,13 +197,15 @@ impl RequestRepository {
     }
 
     /// Adds a stored file to the open request `share_id` under a name distinct from the others,
-    /// if its limits have room; a refusal writes nothing (the caller removes the bytes).
+    /// if its limits have room; a refusal writes nothing (the caller removes the bytes). `scan`:
+    /// the file starts pending, held from the sender until the virus scan releases it.
     pub async fn add_file(
         &self,
         share_id: i64,
         stored: &StoredFile,
         name: &str,
         content_type: &str,
+        scan: bool,
     ) -> Result<Result<(), UploadRefused>, sqlx::Error> {
         let size = i64::try_from(stored.size_bytes).unwrap_or(i64::MAX);
         on_db!(&self.db, |pool| {
@@ -213,7 +232,7 @@ impl RequestRepository {
                 .bind(size)
                 .bind(&stored.sha256)
                 .bind(i64::from(stored.crc32))
-                .bind(None::<&str>) // not scanned (yet): inbound files are not subject to the scan
+                .bind(scan.then_some(ScanState::Pending))
                 .execute(&mut *tx)
                 .await?;
             tx.commit().await?;
@@ -251,7 +270,7 @@ impl RequestRepository {
                 sqlx::query_as(pool.sql(&OPEN_FOR_FILES)).bind(share_id).fetch_optional(&mut *tx).await?;
             let Some(open) = open else { return Ok(Err(UploadRefused::Closed)) };
             let files: Vec<FileInfo> = sqlx::query_as(ARRIVED).bind(open.handover_id).fetch_all(&mut *tx).await?;
-            if files.is_empty() {
+            if !files.iter().any(counts) {
                 return Ok(Err(UploadRefused::NothingArrived));
             }
             sqlx::query(SET_NOTE).bind(open.handover_id).bind(note).execute(&mut *tx).await?;
@@ -307,7 +326,8 @@ impl RequestRepository {
     }
 
     async fn with_files(&self, row: RequestListing) -> Result<RequestListing, sqlx::Error> {
-        const SQL: &str = "SELECT position, original_name AS name, size_bytes, sha256, purged_at IS NOT NULL AS purged
+        const SQL: &str = "SELECT position, original_name AS name, size_bytes, sha256, purged_at IS NOT NULL AS purged,
+                                  scan_state, scan_finding
                              FROM files WHERE handover_id = $1 ORDER BY position";
         let files: Vec<ArrivedFile> =
             on_db!(&self.db, |pool| sqlx::query_as(SQL).bind(row.handover_id).fetch_all(pool).await?);
@@ -316,12 +336,15 @@ impl RequestRepository {
     }
 
     /// The stored files of an answered request `id` the viewer may see, until they are gone, as
-    /// the archive and the file responses read them.
+    /// the archive and the file responses read them: only those the virus scan released (or not
+    /// subject to it), so a file being checked is never served.
     pub async fn answered_files(&self, viewer_id: i64, all: bool, id: i64) -> Result<Vec<ClaimedFile>, sqlx::Error> {
         const SQL: &str = "SELECT f.position, f.storage_key, f.original_name, f.size_bytes, f.sha256, f.crc32
                              FROM shares s JOIN files f ON f.handover_id = s.handover_id
                             WHERE s.id = $3 AND s.kind = 'request' AND s.status = 'consumed'
-                              AND ($2 OR s.sender_id = $1) AND f.purged_at IS NULL ORDER BY f.position";
+                              AND ($2 OR s.sender_id = $1) AND f.purged_at IS NULL
+                              AND (f.scan_state IS NULL OR f.scan_state IN ('clean', 'too_large'))
+                            ORDER BY f.position";
         let files: Vec<ClaimedFile> =
             on_db!(&self.db, |pool| { sqlx::query_as(SQL).bind(viewer_id).bind(all).bind(id).fetch_all(pool).await? });
         Ok(files.into_iter().map(|f| ClaimedFile { original_name: strip_invisible(&f.original_name), ..f }).collect())
@@ -347,6 +370,7 @@ impl RequestRepository {
 
 /// Whether one more file of `size` bytes fits the limits beside `files`.
 fn room_for(limits: &RequestLimits, files: &[FileInfo], size: i64) -> Result<(), UploadRefused> {
+    let files: Vec<&FileInfo> = files.iter().filter(|f| counts(f)).collect();
     if files.len() >= usize::try_from(limits.max_files).unwrap_or(0) {
         return Err(UploadRefused::TooManyFiles(limits.max_files));
     }

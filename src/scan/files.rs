@@ -49,15 +49,24 @@ const FAILED: Sql = sql!(
       WHERE id = $1 AND scan_state = 'pending'
       RETURNING scan_state"
 );
-/// Handovers with a refused file and a share still open.
+/// Outbound handovers with a refused file and a share still open. A request's (inbound)
+/// handover stays open: only its refused file goes (`REFUSED_INBOUND`).
 const REFUSED_HANDOVERS_OPEN: Sql = sql!(
     "SELECT DISTINCT f.handover_id FROM files f JOIN shares s ON s.handover_id = f.handover_id
-      WHERE f.scan_state IN ('infected', 'refused') AND s.status = 'active' AND s.expires_at > " now
+      WHERE f.scan_state IN ('infected', 'refused') AND s.kind = 'delivery' AND s.status = 'active'
+        AND s.expires_at > " now
 );
-/// Handovers with a refused file whose sender was not told yet.
+/// Outbound handovers with a refused file whose sender was not told yet (a request's uploader
+/// reads it on the upload page, its sender on the request's page and timeline).
 const UNTOLD_HANDOVERS: &str = "SELECT DISTINCT handover_id FROM files
                                  WHERE scan_state IN ('infected', 'refused') AND scan_told_at IS NULL
-                                   AND handover_id IS NOT NULL";
+                                   AND handover_id IS NOT NULL
+                                   AND NOT EXISTS (SELECT 1 FROM file_requests r WHERE r.handover_id = files.handover_id)";
+/// A request's refused files whose bytes are still stored, with the request's share.
+const REFUSED_INBOUND: &str = "SELECT f.id, f.storage_key, f.position, s.id AS share_id
+                                 FROM files f JOIN shares s ON s.handover_id = f.handover_id
+                                WHERE s.kind = 'request' AND f.scan_state IN ('infected', 'refused')
+                                  AND f.purged_at IS NULL ORDER BY f.id";
 /// Where the notice of a refused handover goes: its sender, in their language, with the page of
 /// its first share.
 const REFUSAL_TARGET: &str = "SELECT u.email AS sender_email, u.lang AS sender_lang,
@@ -72,6 +81,17 @@ const TAKE_UNTOLD: Sql = sql!(
 );
 /// Files held now: pending and still stored.
 const BACKLOG: Sql = Sql::same("SELECT COUNT(*) FROM files WHERE scan_state = 'pending' AND purged_at IS NULL");
+
+/// A request's refused file, still stored: its bytes are deleted, then it is marked purged.
+#[derive(Clone, Debug, sqlx::FromRow)]
+pub struct RefusedInbound {
+    pub id: i64,
+    pub storage_key: String,
+    /// Its place in the handover, by which the timeline's event names it.
+    pub position: i32,
+    /// The request's share, whose timeline records the refusal.
+    pub share_id: i64,
+}
 
 /// The sender of a refused handover, and its refused files.
 #[derive(Clone, Debug, sqlx::FromRow)]
@@ -143,6 +163,11 @@ impl ScanFiles {
     /// The handovers whose shares a refused file must still end.
     pub async fn refused_handovers_open(&self) -> Result<Vec<i64>, sqlx::Error> {
         on_db!(&self.db, |pool| sqlx::query_scalar(pool.sql(&REFUSED_HANDOVERS_OPEN)).fetch_all(pool).await)
+    }
+
+    /// The refused files of requests whose bytes are still to be deleted.
+    pub async fn refused_inbound(&self) -> Result<Vec<RefusedInbound>, sqlx::Error> {
+        on_db!(&self.db, |pool| sqlx::query_as(REFUSED_INBOUND).fetch_all(pool).await)
     }
 
     /// The handovers whose sender is still to be told of a refused file.

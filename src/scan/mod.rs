@@ -2,7 +2,8 @@
 //! `pending` and is held (its recipients are not mailed, its link does not open) until clamd
 //! has answered for it. Clean, or too large under the `release` policy: released. Infected, too
 //! large under `refuse`, or never answered within the retry limit: refused, and its handover's
-//! shares end so the GC deletes the bytes. A file is never released unscanned.
+//! shares end so the GC deletes the bytes. A request's file (inbound) is refused alone: its
+//! bytes are deleted and the request stays open. A file is never released unscanned.
 //!
 //! Anything that inserts a `files` row in the pending state is scanned the same way: the worker
 //! ([`crate::services::scanning`]) reads only [`files`].
@@ -11,7 +12,7 @@ pub mod clamd;
 pub mod files;
 
 pub use clamd::{Clamd, ClamdAddress, ScanError, Verdict};
-pub use files::{DueFile, ScanFiles};
+pub use files::{DueFile, RefusedInbound, ScanFiles};
 
 crate::db_code! {
     /// Where a file is in its scan (`files.scan_state`; NULL: not subject to scanning).

@@ -11,8 +11,8 @@ pub mod mails;
 pub mod passkeys;
 pub mod readiness;
 pub mod records;
-pub mod scanning;
 pub mod requests;
+pub mod scanning;
 pub mod second_factor;
 pub mod sharing;
 pub mod sso;
@@ -201,11 +201,11 @@ impl Services {
         let scan_wake = scanning::ScanWake::default();
         let sharing = sharing::Sharing::new(&parts, mails.clone(), uploads.clone(), scan_wake.clone());
         Self {
-            scanning: scanning::Scanning::new(&parts, sharing.clone(), mails.clone(), scan_wake),
+            scanning: scanning::Scanning::new(&parts, sharing.clone(), mails.clone(), scan_wake.clone()),
             sharing,
             uploads,
             handover: handover::Handover::new(&parts, mails.clone(), deliveries.clone()),
-            requests: requests::Requests::new(&parts, mails.clone()),
+            requests: requests::Requests::new(&parts, mails.clone(), scan_wake),
             deliveries,
             passkeys: passkeys::PasskeySignIn::new(&parts, sessions.clone(), accounts.clone(), factors.clone()),
             accounts,

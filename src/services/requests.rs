@@ -10,6 +10,7 @@ use super::{
     Fault, Parts,
     handover::{Refusal, code_limits},
     mails::{Delivery, Mails, Notice},
+    scanning::ScanWake,
     sharing::Change,
 };
 use crate::{
@@ -21,7 +22,7 @@ use crate::{
     },
     lifecycle::{Claimed, LifecycleRepository},
     ratelimit::RateLimiter,
-    request::{NewRequest, RequestLimits, RequestListing, RequestRepository, UploadRefused, kept_until},
+    request::{NewRequest, RequestLimits, RequestListing, RequestRepository, UploadRefused, counts, kept_until},
     secret::{random_token, sha256_hex},
     session::Session,
     share::{EventKind, Message, Share, ShareAccess, ShareError, ShareEvents, ShareStatus, ShareTtl, sender::Viewer},
@@ -73,10 +74,12 @@ pub struct Requests {
     store: Arc<dyn FileStore>,
     mails: Mails,
     limiter: RateLimiter,
+    /// Inbound files are always scanned once clamd is configured: this wakes the worker.
+    scans: ScanWake,
 }
 
 impl Requests {
-    pub fn new(parts: &Parts, mails: Mails) -> Self {
+    pub fn new(parts: &Parts, mails: Mails, scans: ScanWake) -> Self {
         Self {
             config: parts.config.clone(),
             repo: RequestRepository::new(parts.db.clone()),
@@ -86,6 +89,7 @@ impl Requests {
             store: parts.store.clone(),
             mails,
             limiter: RateLimiter::new(parts.db.clone()),
+            scans,
         }
     }
 
@@ -174,6 +178,7 @@ impl Requests {
     ) -> Result<Result<(), UploadRefused>, Refusal> {
         let share = self.granted(token, session).await?;
         let Some((limits, files)) = self.repo.open_files(share.id).await? else { return Err(Refusal::AlreadyAnswered) };
+        let files: Vec<_> = files.into_iter().filter(counts).collect();
         if files.len() >= usize::try_from(limits.max_files).unwrap_or(0) {
             return Ok(Err(UploadRefused::TooManyFiles(limits.max_files)));
         }
@@ -189,12 +194,16 @@ impl Requests {
             Err(error) => return Err(Fault::of_store(error).into()),
         };
         let name = crate::share::names::clean_file_name(name);
-        let added = self.repo.add_file(share.id, &stored, &name, content_type).await;
+        let scan = self.config.settings.scan.clamd.is_some();
+        let added = self.repo.add_file(share.id, &stored, &name, content_type, scan).await;
         if !matches!(added, Ok(Ok(()))) {
             let _ = self.store.delete(&stored.key).await;
         }
         let added = added?;
         if added.is_ok() {
+            if scan {
+                self.scans.wake();
+            }
             self.events.record_quietly(share.id, EventKind::FileUploaded).await;
             tracing::info!(share_id = share.id, size = stored.size_bytes, "file request: a file arrived");
         }
@@ -248,7 +257,26 @@ impl Requests {
         let Some(listing) = self.repo.find(0, true, share_id).await? else { return Ok(()) };
         let reader = Reader { lang: sender.lang, zone: sender.time_zone.as_deref().and_then(TimeZone::parse) };
         let kept = self.kept_until(&listing).map(|at| human_time(at, reader)).unwrap_or_default();
-        let files: Vec<(String, String)> = listing.files.iter().map(|f| (f.name.clone(), f.sha256.clone())).collect();
+        // Sent at the finish, when a file may still be being checked: its line says so (and a
+        // refused one why), so the mail never offers a file the sender cannot have yet.
+        let t = sender.lang.text();
+        let files: Vec<(String, String)> = listing
+            .files
+            .iter()
+            .map(|f| {
+                let name = match f.scan_state.filter(|_| !f.is_released()) {
+                    Some(state) => {
+                        format!(
+                            "{} ({})",
+                            f.name,
+                            t.request.scan_mark(&t.dashboard.scan, state, f.scan_finding.as_deref())
+                        )
+                    }
+                    None => f.name.clone(),
+                };
+                (name.replace('|', ""), f.sha256.clone())
+            })
+            .collect();
         let link = self.config.url_for(&format!("/requests/{share_id}"));
         let arrived = crate::mail::request_mails::Arrived {
             uploader: &listing.uploader_email,

@@ -2,8 +2,10 @@
 //! verdict. A refused file ends every share of its handover the way a revoke does (the GC then
 //! deletes the bytes, file first); clamd down or slow leaves the file held and tries again with
 //! a doubling wait, and after `WATASU_SCAN_ATTEMPTS` refuses it. The sender of a refused handover
-//! is mailed which file and why, in their language. A new handover wakes the worker,
-//! so a file is usually scanned moments after it arrived.
+//! is mailed which file and why, in their language. A request's refused file is refused alone:
+//! its bytes are deleted as the GC deletes them (the file first, then its row marked purged),
+//! the request's timeline records it, and the request stays open. A new handover or an
+//! uploaded file wakes the worker, so a file is usually scanned moments after it arrived.
 
 use std::{sync::Arc, time::Duration};
 
@@ -12,9 +14,11 @@ use tokio::sync::Notify;
 use super::{Fault, Parts, mails::Mails, sharing::Sharing};
 use crate::{
     config::ScanSettings,
+    lifecycle::LifecycleRepository,
     metrics::Metrics,
     retry,
     scan::{Clamd, DueFile, RefusalReason, ScanError, ScanFiles, ScanState, TooLargePolicy, Verdict},
+    share::{EventKind, ShareEvents},
     storage::FileStore,
 };
 
@@ -76,6 +80,9 @@ pub struct Scanning {
     lease: Duration,
     files: ScanFiles,
     store: Arc<dyn FileStore>,
+    /// Marks a request's refused file purged once its bytes are gone.
+    lifecycle: LifecycleRepository,
+    events: ShareEvents,
     sharing: Sharing,
     /// Tells the sender of a refused handover.
     mails: Mails,
@@ -93,6 +100,8 @@ impl Scanning {
             lease: (*scan_timeout * 10).max(Duration::from_secs(10 * 60)),
             files: ScanFiles::new(parts.db.clone()),
             store: parts.store.clone(),
+            lifecycle: parts.lifecycle(),
+            events: ShareEvents::new(parts.db.clone()),
             sharing,
             mails,
             metrics: parts.metrics.clone(),
@@ -138,6 +147,18 @@ impl Scanning {
         }
         for handover_id in self.files.untold_handovers().await? {
             self.mails.tell_of_refused_files(handover_id).await;
+        }
+        for file in self.files.refused_inbound().await? {
+            // As the GC: the bytes first, so a row marked purged never leaves them behind; a
+            // failed delete is tried again by the next pass.
+            if let Err(error) = self.store.delete(&file.storage_key).await {
+                tracing::warn!(file_id = file.id, %error, "could not delete a refused file; the next pass tries again");
+                continue;
+            }
+            if self.lifecycle.mark_file_purged(file.id).await? {
+                self.events.record_about_file(file.share_id, EventKind::FileRefused, file.position).await;
+                tracing::info!(file_id = file.id, share_id = file.share_id, "file request: a refused file deleted");
+            }
         }
         Ok(())
     }

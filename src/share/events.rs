@@ -39,6 +39,9 @@ crate::db_code! {
         FileUploaded = "file_uploaded",
         /// A request's uploader finished: the files are the sender's until the retention ends.
         Answered = "request_answered",
+        /// The virus scan refused a file a request's uploader left; its bytes were deleted, the
+        /// request goes on.
+        FileRefused = "file_refused",
     }
 }
 
@@ -46,6 +49,8 @@ crate::db_code! {
 pub struct ShareEvent {
     pub kind: EventKind,
     pub at: Timestamp,
+    /// The name of the file the event is about, if it is about one.
+    pub file_name: Option<String>,
 }
 
 #[derive(Clone, Debug)]
@@ -61,6 +66,17 @@ impl ShareEvents {
     pub async fn record(&self, share_id: i64, kind: EventKind) -> Result<(), sqlx::Error> {
         const SQL: &str = "INSERT INTO share_events (share_id, kind) VALUES ($1, $2)";
         on_db!(&self.db, |pool| sqlx::query(SQL).bind(share_id).bind(kind).execute(pool).await.map(drop))
+    }
+
+    /// Records an event about the file at `position` in the share's handover (the timeline names it).
+    pub async fn record_about_file(&self, share_id: i64, kind: EventKind, position: i32) {
+        const SQL: &str = "INSERT INTO share_events (share_id, kind, file_position) VALUES ($1, $2, $3)";
+        let done = on_db!(&self.db, |pool| {
+            sqlx::query(SQL).bind(share_id).bind(kind).bind(position).execute(pool).await.map(drop)
+        });
+        if let Err(error) = done {
+            tracing::warn!(share_id, kind = kind.code(), %error, "could not record a share event");
+        }
     }
 
     /// Records an event where failing to record it must not fail the request: logged instead.
@@ -112,7 +128,10 @@ impl ShareEvents {
 
     /// The timeline of one share, oldest first.
     pub async fn list(&self, share_id: i64) -> Result<Vec<ShareEvent>, sqlx::Error> {
-        const SQL: &str = "SELECT kind, at FROM share_events WHERE share_id = $1 ORDER BY id";
+        const SQL: &str = "SELECT e.kind, e.at, f.original_name AS file_name
+                             FROM share_events e JOIN shares s ON s.id = e.share_id
+                             LEFT JOIN files f ON f.handover_id = s.handover_id AND f.position = e.file_position
+                            WHERE e.share_id = $1 ORDER BY e.id";
         on_db!(&self.db, |pool| sqlx::query_as(SQL).bind(share_id).fetch_all(pool).await)
     }
 }

@@ -66,7 +66,8 @@ pub struct Share {
     /// How many files the handover holds: the page before the code says so, without names.
     pub file_count: i64,
     /// A file of the handover is not released by the virus scan (still being checked, or
-    /// refused): the link opens nothing until it is.
+    /// refused): the link opens nothing until it is. Never for a request: its files are held
+    /// from the sender who asked for them, not from the uploader whose link it is.
     pub held: bool,
 }
 

@@ -20,6 +20,12 @@ pub struct FileInfo {
     pub content_type: String,
     pub size_bytes: i64,
     pub sha256: String,
+    /// Where its virus scan is (NULL: not subject to it); read only where a request's uploader
+    /// sees what they left.
+    #[sqlx(default)]
+    pub scan_state: Option<crate::scan::ScanState>,
+    #[sqlx(default)]
+    pub scan_finding: Option<String>,
 }
 
 /// Where the notice of a locked share goes, and what it names.
@@ -159,7 +165,7 @@ pub struct SenderContact {
 const LIVE_BY_TOKEN_HASH: Sql = sql!("SELECT s.id, s.handover_id, s.recipient_email, u.display_name AS sender_name, s.message,
                  s.lang, s.status, s.kind, s.expires_at, s.locked_at IS NOT NULL AS locked,
                  (SELECT COUNT(*) FROM files f WHERE f.handover_id = s.handover_id) AS file_count,
-                 EXISTS (SELECT 1 FROM files f WHERE f.handover_id = s.handover_id
+                 s.kind = 'delivery' AND EXISTS (SELECT 1 FROM files f WHERE f.handover_id = s.handover_id
                             AND f.scan_state IN ('pending', 'infected', 'refused')) AS held
             FROM shares s JOIN users u ON u.id = s.sender_id
            WHERE s.token_hash = $1 AND s.expires_at > " now);
@@ -271,7 +277,7 @@ impl ShareRepository {
         const SQL: &str = "SELECT s.id, s.handover_id, s.recipient_email, u.display_name AS sender_name, s.message,
                                   s.lang, s.status, s.kind, s.expires_at, s.locked_at IS NOT NULL AS locked,
                                   (SELECT COUNT(*) FROM files f WHERE f.handover_id = s.handover_id) AS file_count,
-                                  EXISTS (SELECT 1 FROM files f WHERE f.handover_id = s.handover_id
+                                  s.kind = 'delivery' AND EXISTS (SELECT 1 FROM files f WHERE f.handover_id = s.handover_id
                                              AND f.scan_state IN ('pending', 'infected', 'refused')) AS held
                              FROM shares s JOIN users u ON u.id = s.sender_id
                             WHERE s.id = $1";

@@ -182,6 +182,10 @@ struct FileRow {
     size: String,
     sha256: String,
     purged: bool,
+    /// The virus scan let the sender have it (or it is not subject to the scan).
+    released: bool,
+    /// The scan's word on it (its code for the page's style, and the words), if it is scanned.
+    scan: Option<(&'static str, String)>,
 }
 
 #[derive(Template)]
@@ -225,14 +229,25 @@ pub async fn show(
             size: human_size(f.size_bytes, c.lang),
             sha256: f.sha256.clone(),
             purged: f.purged,
+            released: f.is_released(),
+            scan: f.scan_state.map(|state| {
+                let words = c.t.request.scan_mark(&c.t.dashboard.scan, state, f.scan_finding.as_deref());
+                (state.code(), words.replace('|', ""))
+            }),
         })
         .collect();
-    let fetchable = answered && files.iter().any(|f| !f.purged);
-    let deletable = request.state == RequestState::Open || fetchable;
+    let kept = answered && files.iter().any(|f| !f.purged);
+    // A file still being checked is kept (and can be deleted) but not fetched.
+    let fetchable = kept && files.iter().any(|f| !f.purged && f.released);
+    let deletable = request.state == RequestState::Open || kept;
     let events = requests.events(viewer(&user), id).await?;
     let events = events
         .into_iter()
-        .map(|e| (human_time(e.at, reader), super::dashboard::event_text(c.t, c.lang, e.kind, false).replace('|', "")))
+        .map(|e| {
+            let text = super::dashboard::event_text(c.t, c.lang, e.kind, false).replace('|', "");
+            let name = e.file_name.as_deref().map(crate::text::strip_invisible).unwrap_or_default();
+            (human_time(e.at, reader), text.replace("{name}", &name))
+        })
         .collect();
     render(&RequestPage {
         row: row(&c, &request),

@@ -27,15 +27,15 @@ use crate::{
 use crate::support::PASSWORD;
 
 const SENDER: &str = "sender@example.test";
-const UPLOADER: &str = "uploader@example.test";
+pub(crate) const UPLOADER: &str = "uploader@example.test";
 
 /// A request made through the service, as the dashboard and the CLI make it.
-struct TestRequest {
-    id: i64,
-    token: String,
+pub(crate) struct TestRequest {
+    pub(crate) id: i64,
+    pub(crate) token: String,
 }
 
-async fn make_request(app: &TestApp, limits: RequestLimits) -> TestRequest {
+pub(crate) async fn make_request(app: &TestApp, limits: RequestLimits) -> TestRequest {
     if count(app.db(), "SELECT count(*) FROM users WHERE id >= $1", 0).await == 0 {
         app.create_sender_with_password(SENDER, "Sender Sato", PASSWORD).await;
     }
@@ -58,12 +58,12 @@ fn words() -> &'static watasu::i18n::RequestText {
     &watasu::i18n::Lang::Ja.text().request
 }
 
-fn roomy() -> RequestLimits {
+pub(crate) fn roomy() -> RequestLimits {
     RequestLimits { max_files: 5, max_file_bytes: 1000, max_total_bytes: 2000 }
 }
 
 /// Walks `browser` through the email and code steps as `address`; answers the upload step.
-async fn verify_uploader(app: &TestApp, browser: &Browser, token: &str) -> Page {
+pub(crate) async fn verify_uploader(app: &TestApp, browser: &Browser, token: &str) -> Page {
     let before = app.smtp.messages().len();
     let code_step = browser.ask_for_code(token, UPLOADER).await;
     assert_eq!(code_step.attr("#step", "data-step").as_deref(), Some("code"), "{}", code_step.body);
@@ -76,7 +76,7 @@ async fn verify_uploader(app: &TestApp, browser: &Browser, token: &str) -> Page 
 }
 
 /// Posts the upload form with `files` (name, bytes), the CSRF token first, as a browser does.
-async fn upload(browser: &Browser, token: &str, csrf: &str, files: &[(&str, &[u8])]) -> Page {
+pub(crate) async fn upload(browser: &Browser, token: &str, csrf: &str, files: &[(&str, &[u8])]) -> Page {
     let mut form = reqwest::multipart::Form::new().text("csrf_token", csrf.to_owned());
     for (name, bytes) in files {
         form = form.part("file", reqwest::multipart::Part::bytes(bytes.to_vec()).file_name(name.to_string()));

@@ -196,12 +196,13 @@ const ENQUEUE: Sql = Sql::same(
      VALUES ($1, $2, $3, $4, $5, $6) RETURNING id",
 );
 /// A share notification waits while a file of its handover waits for the virus scan (see
-/// `scan`): it is not due, and leaves once the last file is released.
+/// `scan`): it is not due, and leaves once the last file is released. A request's link mail
+/// never waits: its files are held from the sender, not from the uploader.
 const DUE_IDS: Sql = sql!(
     "SELECT id FROM mail_outbox WHERE status = 'pending' AND next_attempt_at <= " now "
         AND NOT EXISTS (SELECT 1 FROM shares s JOIN files f ON f.handover_id = s.handover_id
                          WHERE s.id = mail_outbox.share_id AND mail_outbox.kind = 'share_notification'
-                           AND f.scan_state = 'pending')
+                           AND s.kind = 'delivery' AND f.scan_state = 'pending')
       ORDER BY next_attempt_at, id LIMIT $1"
 );
 /// A share notification is worth sending only while its share can be downloaded: active and
@@ -220,7 +221,7 @@ const CLAIM: Sql = sql!(
       WHERE id = $1 AND status = 'pending' AND next_attempt_at <= " now "
         AND NOT EXISTS (SELECT 1 FROM shares s JOIN files f ON f.handover_id = s.handover_id
                          WHERE s.id = mail_outbox.share_id AND mail_outbox.kind = 'share_notification'
-                           AND f.scan_state IN ('pending', 'infected', 'refused'))
+                           AND s.kind = 'delivery' AND f.scan_state IN ('pending', 'infected', 'refused'))
       RETURNING id, attempts, envelope_from, recipient, message"
 );
 /// The empty body is spelled `X''` on SQLite and `''::bytea` on PostgreSQL.

@@ -72,6 +72,7 @@ pub(in crate::web) fn event_text(t: &'static Text, lang: Lang, kind: EventKind, 
         EventKind::Purged => t.dashboard.event_purged,
         EventKind::FileUploaded => t.request.event_file_uploaded,
         EventKind::Answered => t.request.event_answered,
+        EventKind::FileRefused => t.request.event_file_refused,
     }
 }
 
@@ -151,7 +152,11 @@ mod tests {
 
     /// Seconds after 2025-11-30 00:00 UTC (09:00 in Tokyo).
     fn event(kind: EventKind, secs: i64) -> ShareEvent {
-        ShareEvent { kind, at: Timestamp(chrono::DateTime::from_timestamp(1_764_460_800 + secs, 0).unwrap()) }
+        ShareEvent {
+            kind,
+            file_name: None,
+            at: Timestamp(chrono::DateTime::from_timestamp(1_764_460_800 + secs, 0).unwrap()),
+        }
     }
 
     fn english(events: Vec<ShareEvent>) -> Timeline {

@@ -92,9 +92,21 @@ struct SharePage<'a> {
 pub struct UploadView {
     /// "Up to 3 files, 10 MB each, 20 MB in all."
     pub limits: String,
-    pub arrived: Vec<FileView>,
+    pub arrived: Vec<ArrivedView>,
     /// What the last upload or finish was refused for.
     pub refused: Option<String>,
+}
+
+/// A file the uploader left, with the virus scan's word on it.
+pub struct ArrivedView {
+    pub position: i32,
+    pub name: String,
+    pub size: String,
+    pub sha256: String,
+    /// The scan's state code and its words, if the file is scanned.
+    pub scan: Option<(&'static str, String)>,
+    /// The scan refused it and its bytes are gone: nothing left to remove.
+    pub refused: bool,
 }
 
 /// What a step shows besides the share itself.
@@ -167,9 +179,14 @@ fn upload_view(
         .replace("{total}", &format::human_size(limits.max_total_bytes, lang));
     let arrived = arrived
         .into_iter()
-        .map(|file| FileView {
+        .map(|file| ArrivedView {
             position: file.position,
             size: format::human_size(file.size_bytes, lang),
+            refused: !crate::request::counts(&file),
+            scan: file.scan_state.map(|state| {
+                let words = rq.scan_mark(&lang.text().dashboard.scan, state, file.scan_finding.as_deref());
+                (state.code(), words.replace('|', ""))
+            }),
             name: file.original_name,
             sha256: file.sha256,
         })

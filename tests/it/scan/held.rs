@@ -33,7 +33,7 @@ pub(crate) async fn wait_for_attempts(app: &TestApp, share_id: i64, attempts: i6
 }
 
 /// Makes every waiting file due now, as if its backoff had passed.
-async fn backoff_passes(app: &TestApp) {
+pub(crate) async fn backoff_passes(app: &TestApp) {
     let due_now =
         watasu::db::Sql::same("UPDATE files SET scan_next_at = NULL WHERE scan_state = 'pending' AND $1 = $1");
     assert!(execute(app.db(), due_now, 0).await >= 1, "no file was waiting");

@@ -1,9 +1,11 @@
 //! The virus scan by the real clamd, failing closed: a clean file is released and its mail sent;
 //! the EICAR file refuses its handover (shares end, the timeline says which file, the GC deletes
 //! the bytes, nothing is ever served); clamd down or silent keeps the file held until it answers,
-//! and refused after the retry limit; a file too large for clamd goes by the admin's policy.
+//! and refused after the retry limit; a file too large for clamd goes by the admin's policy. A
+//! request's uploaded file is scanned alike, and held from or refused to its sender alone.
 
 pub(crate) mod held;
+pub(crate) mod inbound;
 mod verdicts;
 
 use std::time::Duration;
