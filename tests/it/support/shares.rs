@@ -133,6 +133,7 @@ impl<'a> FakeShare<'a> {
             notify_on_download: self.notify_on_download,
             name_file_in_mail: true,
             scan: false,
+            allow_reply: false,
         }
     }
 
