@@ -4,8 +4,10 @@
 //! files the uploader leaves join the handover, where only the requesting sender (and admins)
 //! can fetch them. This module holds the request's rules (its limits, its states) and its SQL.
 
+mod replies;
 mod repo;
 
+pub use replies::Answerable;
 pub use repo::{ArrivedFile, NewRequest, RequestListing, RequestRepository, SenderReader};
 
 use crate::db::Timestamp;
