@@ -247,7 +247,8 @@ pub async fn run(command: Command, config: Config) -> anyhow::Result<()> {
                 (None, true) => Some(std::io::read_to_string(std::io::stdin())?),
                 (None, false) => None,
             };
-            let args = super::share::CreateShareArgs { from, to, files: file, note, expires_in, message, lang, allow_reply };
+            let args =
+                super::share::CreateShareArgs { from, to, files: file, note, expires_in, message, lang, allow_reply };
             super::share::create(&config, args).await
         }
         Command::Share(ShareCommand::List { json }) => super::share::list(&config, json).await,

@@ -7,8 +7,8 @@ pub mod lock_notice;
 pub mod messages;
 pub mod origin;
 pub mod outbox;
-pub mod scan_notice;
 pub mod request_mails;
+pub mod scan_notice;
 
 use std::{path::PathBuf, sync::Arc, time::Duration};
 

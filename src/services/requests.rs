@@ -111,7 +111,9 @@ impl Requests {
         delivery: Delivery,
     ) -> Result<Created, RequestError> {
         let made = self.issue(sender, request, delivery, None).await?;
-        made.ok_or_else(|| Fault::Internal(anyhow::anyhow!("a request that answers no share was refused as a reply")).into())
+        made.ok_or_else(|| {
+            Fault::Internal(anyhow::anyhow!("a request that answers no share was refused as a reply")).into()
+        })
     }
 
     /// The same, for a reply to share `reply_to` when there is one: `None` when that share has

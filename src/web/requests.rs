@@ -245,7 +245,9 @@ pub async fn show(
         deletable,
         locked: request.locked && request.state == RequestState::Open,
         kept_until,
-        reply_to: request.reply_to.map(|id| (super::paths::share(id), c.t.request.reply_to.replace("{id}", &id.to_string()))),
+        reply_to: request
+            .reply_to
+            .map(|id| (super::paths::share(id), c.t.request.reply_to.replace("{id}", &id.to_string()))),
         events,
         csrf_token: session.form_token(),
         c,

@@ -76,7 +76,7 @@ async fn verify_uploader(app: &TestApp, browser: &Browser, token: &str) -> Page 
 }
 
 /// Posts the upload form with `files` (name, bytes), the CSRF token first, as a browser does.
-async fn upload(browser: &Browser, token: &str, csrf: &str, files: &[(&str, &[u8])]) -> Page {
+pub(crate) async fn upload(browser: &Browser, token: &str, csrf: &str, files: &[(&str, &[u8])]) -> Page {
     let mut form = reqwest::multipart::Form::new().text("csrf_token", csrf.to_owned());
     for (name, bytes) in files {
         form = form.part("file", reqwest::multipart::Part::bytes(bytes.to_vec()).file_name(name.to_string()));

@@ -105,7 +105,8 @@ pub async fn recipient_refusals<E: Endpoint>(ep: Arc<E>, req: Request) -> poem::
         return Err(error);
     }
     tracing::info!(status = status.as_u16(), reason = %error, calm, "request refused: the flow ended");
-    let reply_explain = sender.as_ref().map(|s| t.request.reply_explain.replace("{sender}", &s.name)).unwrap_or_default();
+    let reply_explain =
+        sender.as_ref().map(|s| t.request.reply_explain.replace("{sender}", &s.name)).unwrap_or_default();
     let write_to = sender.and_then(|sender| write_to(&sender, rf.write_to));
     let back = (paths::HOME.to_owned(), t.errors.back_home);
     let csrf_token = session.map(|s| s.csrf_secret).unwrap_or_default();
