@@ -212,7 +212,9 @@ impl RequestRepository {
             sqlx::query(pool.sql(&INSERT_FILE))
                 .bind(sender_id)
                 .bind(handover_id)
-                .bind(position)
+                // As a share's files bind it: a statement prepared on this connection keeps the
+                // parameter types it was first prepared with.
+                .bind(i64::from(position))
                 .bind(&stored.key)
                 .bind(&name)
                 .bind(content_type)
