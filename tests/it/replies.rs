@@ -9,6 +9,7 @@ use crate::{
     both_backends,
     cli_output::env_of,
     file_requests::upload,
+    handover_form::post_with,
     lifecycle::quiet_app,
     support::{Backend, Browser, PASSWORD, Page, RECIPIENT, TestApp, TestShare, count, process::run_watasu_fed},
 };
@@ -142,6 +143,26 @@ async fn the_recipient_replies_after_downloading_during_the_grace(backend: Backe
     assert_eq!(step.attr("#step", "data-step").as_deref(), Some("upload"), "{}", step.body);
 }
 
+async fn the_new_share_form_offers_replies_unticked_and_keeps_the_box_on_a_refused_form(backend: Backend) {
+    let app = quiet_app(backend).await;
+    let browser = app.signed_in_sender(SENDER).await;
+    let form = browser.get("/shares/new").await;
+    assert_eq!(form.attrs("input[name=allow_reply]", "value"), ["1"], "{}", form.body);
+    assert_eq!(form.attr("input[name=allow_reply]", "checked"), None, "replies are off by default");
+
+    let ticked = [("recipient", "not-an-address"), ("allow_reply", "1")];
+    let refused = post_with(&browser, &ticked, &[("a.pdf", b"first")]).await;
+    assert_eq!(refused.status, 400, "{}", refused.body);
+    assert_eq!(refused.attr("input[name=allow_reply]", "checked").as_deref(), Some(""), "what was ticked is kept");
+
+    let made = post_with(&browser, &[("recipient", RECIPIENT), ("allow_reply", "1")], &[("a.pdf", b"first")]).await;
+    assert_eq!(made.status, 303, "{}", made.body);
+    let plain = post_with(&browser, &[("recipient", RECIPIENT)], &[("b.pdf", b"second")]).await;
+    assert_eq!(plain.status, 303, "{}", plain.body);
+    let allowed = count(app.db(), "SELECT count(*) FROM handovers WHERE allow_reply AND id > $1", 0).await;
+    assert_eq!(allowed, 1, "only the ticked form's handover allows replies");
+}
+
 async fn share_create_with_allow_reply_lets_the_recipients_reply(backend: Backend) {
     let app = quiet_app(backend).await;
     app.create_sender(SENDER, "Sender Sato").await;
@@ -164,4 +185,5 @@ both_backends!(
     a_stranger_or_another_recipient_of_the_handover_cannot_reply,
     the_recipient_replies_after_downloading_during_the_grace,
     share_create_with_allow_reply_lets_the_recipients_reply,
+    the_new_share_form_offers_replies_unticked_and_keeps_the_box_on_a_refused_form,
 );
