@@ -42,6 +42,8 @@ pub struct RequestText {
     pub reply_what_note: &'static str,
     /// The sender's request pages: the share a reply answers ("{id}").
     pub reply_to: &'static str,
+    /// The share's page, once its recipient replied: the link to the reply.
+    pub replied: &'static str,
     /// The uploader's mail.
     pub mail_subject: &'static str,
     pub mail_body: &'static str,
@@ -109,6 +111,7 @@ pub const EN: RequestText = RequestText {
     reply_message: "A reply to share {id}: {what}",
     reply_what_note: "a secret note",
     reply_to: "Reply to share {id}",
+    replied: "The recipient replied with files: see the reply",
     mail_subject: "{sender} asks you for files",
     mail_body: "{sender} ({email}) asks you to upload files through watasu.",
     mail_button: "Upload files",
@@ -172,6 +175,7 @@ pub const JA: RequestText = RequestText {
     reply_message: "共有 {id} への返信：{what}",
     reply_what_note: "秘密のメモ",
     reply_to: "共有 {id} への返信",
+    replied: "受け取った方からファイルで返信がありました（返信を見る）",
     mail_subject: "{sender}さんからファイル送付の依頼",
     mail_body: "{sender}さん（{email}）が、watasuでのファイルのアップロードを依頼しています。",
     mail_button: "ファイルをアップロード",

@@ -77,6 +77,8 @@ async fn the_verified_recipient_replies_uploads_and_the_sender_gets_the_files(ba
     let page = sender.get(&format!("/requests/{id}")).await;
     assert_eq!(page.attr("#request-state", "data-state").as_deref(), Some("answered"));
     assert_eq!(page.attr("a.reply-to", "href").as_deref(), Some(format!("/shares/{}", share.id).as_str()));
+    let answered = sender.get(&format!("/shares/{}", share.id)).await;
+    assert_eq!(answered.attr("a.replied", "href").as_deref(), Some(format!("/requests/{id}").as_str()));
 
     // One reply per share: a second press leads back to the share's page, which says so.
     let again = press_reply(&recipient, &share.token, &csrf).await;

@@ -62,6 +62,12 @@ impl Requests {
         Ok(ReplyOffer::Open(share, answerable))
     }
 
+    /// The request that replies to share `share_id`, for the share's page (which checked the
+    /// viewer may see the share).
+    pub async fn reply_of(&self, share_id: i64) -> Result<Option<i64>, Fault> {
+        Ok(self.repo.reply_of(share_id).await?)
+    }
+
     /// "Reply with a file": makes the reply (once per share), mails its link to the recipient,
     /// and grants it to this session, which proved the mailbox for the share it answers.
     pub async fn reply(&self, token: &str, session: Option<&Session>) -> Result<Replied, Refusal> {
