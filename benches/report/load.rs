@@ -158,6 +158,7 @@ pub fn new_share(sender_id: i64, stored: StoredFile, name: &str) -> NewHandover 
         notify_on_download: false,
         name_file_in_mail: true,
         scan: false,
+        allow_reply: false,
     }
 }
 

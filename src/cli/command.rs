@@ -119,6 +119,9 @@ pub enum ShareCommand {
         /// Language of the recipient's mail: ja or en (default: the sender's).
         #[arg(long, value_parser = parse_lang)]
         lang: Option<Lang>,
+        /// Let the recipients reply with files from their download page (a reply is a request).
+        #[arg(long)]
+        allow_reply: bool,
     },
     /// Print every share's id, status, recipient and expiry.
     List {
@@ -228,13 +231,24 @@ pub async fn run(command: Command, config: Config) -> anyhow::Result<()> {
             super::user::add_user(&config, super::user::AddUser { email, name, admin, password_stdin }).await
         }
         Command::User(UserCommand::ResetFactors { email }) => super::user::reset_factors(&config, &email).await,
-        Command::Share(ShareCommand::Create { from, to, file, note, note_stdin, expires_in, message, lang }) => {
+        Command::Share(ShareCommand::Create {
+            from,
+            to,
+            file,
+            note,
+            note_stdin,
+            expires_in,
+            message,
+            lang,
+            allow_reply,
+        }) => {
             let note = match (note, note_stdin) {
                 (Some(note), _) => Some(note),
                 (None, true) => Some(std::io::read_to_string(std::io::stdin())?),
                 (None, false) => None,
             };
-            let args = super::share::CreateShareArgs { from, to, files: file, note, expires_in, message, lang };
+            let args =
+                super::share::CreateShareArgs { from, to, files: file, note, expires_in, message, lang, allow_reply };
             super::share::create(&config, args).await
         }
         Command::Share(ShareCommand::List { json }) => super::share::list(&config, json).await,

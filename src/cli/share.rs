@@ -27,6 +27,8 @@ pub struct CreateShareArgs {
     pub expires_in: Option<Duration>,
     pub message: String,
     pub lang: Option<Lang>,
+    /// The recipients may reply with files.
+    pub allow_reply: bool,
 }
 
 pub async fn create(config: &Config, args: CreateShareArgs) -> anyhow::Result<()> {
@@ -77,6 +79,7 @@ pub async fn create(config: &Config, args: CreateShareArgs) -> anyhow::Result<()
         lang: args.lang.unwrap_or(sender.lang),
         notify_on_download: true,
         name_file_in_mail: true,
+        allow_reply: args.allow_reply,
     };
     let created =
         services.sharing.create(&sender, handover, async || Ok(()), Delivery::Now).await.map_err(|e| match e {

@@ -30,6 +30,20 @@ pub struct RequestText {
     /// The 410 page of an answered request, for everyone, the uploader included.
     pub answered_title: &'static str,
     pub answered_body: &'static str,
+    /// Replies: the recipient's download page (and its "already downloaded" page during the
+    /// grace) when the sender allows them; "{sender}" is the share's sender.
+    pub reply_explain: &'static str,
+    pub reply_button: &'static str,
+    /// This share has its reply already.
+    pub reply_sent: &'static str,
+    /// The reply's message, naming the share it answers: "{id}" and "{what}" (its first file,
+    /// or the note).
+    pub reply_message: &'static str,
+    pub reply_what_note: &'static str,
+    /// The sender's request pages: the share a reply answers ("{id}").
+    pub reply_to: &'static str,
+    /// The share's page, once its recipient replied: the link to the reply.
+    pub replied: &'static str,
     /// The uploader's mail.
     pub mail_subject: &'static str,
     pub mail_body: &'static str,
@@ -111,6 +125,13 @@ pub const EN: RequestText = RequestText {
     refused_nothing_arrived: "Upload at least one file before you finish.",
     answered_title: "This request has already been answered",
     answered_body: "The files were sent to the person who asked for them. To send more, ask them for a new request.",
+    reply_explain: "{sender} lets you answer with files. They go to {sender} alone.",
+    reply_button: "Reply with a file",
+    reply_sent: "You have replied to this share. The link to your reply was mailed to you: open it to add files until you finish.",
+    reply_message: "A reply to share {id}: {what}",
+    reply_what_note: "a secret note",
+    reply_to: "Reply to share {id}",
+    replied: "The recipient replied with files: see the reply",
     mail_subject: "{sender} asks you for files",
     mail_body: "{sender} ({email}) asks you to upload files through watasu.",
     mail_button: "Upload files",
@@ -170,6 +191,13 @@ pub const JA: RequestText = RequestText {
     refused_nothing_arrived: "完了の前に、ファイルを1つ以上アップロードしてください。",
     answered_title: "この依頼はすでに完了しています",
     answered_body: "ファイルは依頼した方に届いています。さらに送る場合は、新しい依頼を頼んでください。",
+    reply_explain: "{sender}さんにファイルで返信できます。ファイルは{sender}さんにだけ届きます。",
+    reply_button: "ファイルで返信",
+    reply_sent: "この共有にはすでに返信しています。返信のリンクをメールでお送りしました。完了するまで、そこからファイルを追加できます。",
+    reply_message: "共有 {id} への返信：{what}",
+    reply_what_note: "秘密のメモ",
+    reply_to: "共有 {id} への返信",
+    replied: "受け取った方からファイルで返信がありました（返信を見る）",
     mail_subject: "{sender}さんからファイル送付の依頼",
     mail_body: "{sender}さん（{email}）が、watasuでのファイルのアップロードを依頼しています。",
     mail_button: "ファイルをアップロード",

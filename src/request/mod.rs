@@ -6,8 +6,10 @@
 //! releases it; a refused one is deleted alone. This module holds the request's rules (its
 //! limits, its states) and its SQL.
 
+mod replies;
 mod repo;
 
+pub use replies::Answerable;
 pub use repo::{ArrivedFile, NewRequest, RequestListing, RequestRepository, SenderReader};
 
 use crate::db::Timestamp;

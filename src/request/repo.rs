@@ -18,7 +18,8 @@ use crate::{
 
 /// A request's limits, beside the handover it marks as inbound.
 const INSERT_LIMITS: Sql = Sql::same(
-    "INSERT INTO file_requests (handover_id, max_files, max_file_bytes, max_total_bytes) VALUES ($1, $2, $3, $4)",
+    "INSERT INTO file_requests (handover_id, max_files, max_file_bytes, max_total_bytes, reply_to_share_id)
+     VALUES ($1, $2, $3, $4, $5)",
 );
 /// The request share $1 while it takes files (open, unexpired), with its handover, sender and
 /// limits. PostgreSQL holds the share's row until the transaction ends, so two uploads to one
@@ -55,7 +56,7 @@ macro_rules! listing_sql {
                          WHEN s.expires_at <= " now " THEN 'expired'
                          ELSE 'open' END AS state,
                     s.locked_at IS NOT NULL AS locked, r.max_files, r.max_file_bytes, r.max_total_bytes,
-                    r.uploader_note
+                    r.uploader_note, r.reply_to_share_id AS reply_to
                FROM shares s JOIN users u ON u.id = s.sender_id JOIN file_requests r ON r.handover_id = s.handover_id
               WHERE s.kind = 'request' AND ($2 OR s.sender_id = $1)" $($tail)+
         )
@@ -108,6 +109,8 @@ pub struct RequestListing {
     #[sqlx(flatten)]
     pub limits: RequestLimits,
     pub uploader_note: String,
+    /// A reply: the share it answers.
+    pub reply_to: Option<i64>,
     #[sqlx(skip)]
     pub files: Vec<ArrivedFile>,
 }
@@ -132,6 +135,8 @@ pub struct NewRequest<'a> {
     pub ttl: Duration,
     pub limits: RequestLimits,
     pub token_hash: &'a str,
+    /// A reply: the share it answers (one reply per share, by a unique index).
+    pub reply_to: Option<i64>,
 }
 
 #[derive(sqlx::FromRow)]
@@ -144,7 +149,7 @@ struct OpenRequest {
 
 #[derive(Clone, Debug)]
 pub struct RequestRepository {
-    db: Db,
+    pub(super) db: Db,
 }
 
 impl RequestRepository {
@@ -165,6 +170,7 @@ impl RequestRepository {
                 .bind(new.limits.max_files)
                 .bind(new.limits.max_file_bytes)
                 .bind(new.limits.max_total_bytes)
+                .bind(new.reply_to)
                 .execute(&mut *tx)
                 .await?;
             let share_id: i64 = sqlx::query_scalar(pool.sql(&writes::INSERT_SHARE))
@@ -225,7 +231,9 @@ impl RequestRepository {
             sqlx::query(pool.sql(&INSERT_FILE))
                 .bind(sender_id)
                 .bind(handover_id)
-                .bind(position)
+                // As a share's files bind it: a statement prepared on this connection keeps the
+                // parameter types it was first prepared with.
+                .bind(i64::from(position))
                 .bind(&stored.key)
                 .bind(&name)
                 .bind(content_type)

@@ -4,7 +4,11 @@
 //! uploader's steps before the code are the recipient's ([`super::handover`]), unchanged; every
 //! step here checks the session's grant again, as a download does.
 
+mod reply;
+
 use std::sync::Arc;
+
+pub use reply::{Replied, ReplyOffer};
 
 use super::{
     Fault, Parts,
@@ -44,6 +48,8 @@ pub struct FileRequest {
 pub struct Created {
     pub share_id: i64,
     pub link: String,
+    /// The link's path, where this server answers it.
+    pub path: String,
     pub notice: Notice,
 }
 
@@ -76,6 +82,8 @@ pub struct Requests {
     limiter: RateLimiter,
     /// Inbound files are always scanned once clamd is configured: this wakes the worker.
     scans: ScanWake,
+    /// The sender of a share a reply answers.
+    users: crate::accounts::Users,
 }
 
 impl Requests {
@@ -90,6 +98,7 @@ impl Requests {
             mails,
             limiter: RateLimiter::new(parts.db.clone()),
             scans,
+            users: crate::accounts::Users::new(parts.db.clone()),
         }
     }
 
@@ -105,6 +114,21 @@ impl Requests {
         request: FileRequest,
         delivery: Delivery,
     ) -> Result<Created, RequestError> {
+        let made = self.issue(sender, request, delivery, None).await?;
+        made.ok_or_else(|| {
+            Fault::Internal(anyhow::anyhow!("a request that answers no share was refused as a reply")).into()
+        })
+    }
+
+    /// The same, for a reply to share `reply_to` when there is one: `None` when that share has
+    /// its reply already (the unique index decides, so two presses at once make one).
+    async fn issue(
+        &self,
+        sender: &User,
+        request: FileRequest,
+        delivery: Delivery,
+        reply_to: Option<i64>,
+    ) -> Result<Option<Created>, RequestError> {
         let token = random_token();
         let token_hash = sha256_hex(token.expose());
         let new = NewRequest {
@@ -115,15 +139,20 @@ impl Requests {
             ttl: request.ttl.get(),
             limits: request.limits,
             token_hash: &token_hash,
+            reply_to,
         };
-        let share_id = self.repo.insert(&new).await?.ok_or(RequestError::SenderDisabled)?;
+        let share_id = match self.repo.insert(&new).await {
+            Err(error) if reply_to.is_some() && crate::db::is_unique_violation(&error) => return Ok(None),
+            inserted => inserted?.ok_or(RequestError::SenderDisabled)?,
+        };
         tracing::info!(account_id = sender.id, share_id, "file request created");
-        let link = self.config.url_for(&format!("/s/{}", token.expose()));
+        let path = format!("/s/{}", token.expose());
+        let link = self.config.url_for(&path);
         let notice = self.mails.ask_uploader(share_id, sender, &link, request.lang, delivery).await;
         if let Notice::NotQueued(error) = &notice {
             tracing::warn!(share_id, %error, "could not queue the request mail");
         }
-        Ok(Created { share_id, link, notice })
+        Ok(Some(Created { share_id, link, path, notice }))
     }
 
     /// The viewer's newest requests (an admin's: everyone's), with what arrived.

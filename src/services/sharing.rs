@@ -69,6 +69,8 @@ pub struct Handover<'a> {
     pub notify_on_download: bool,
     /// The notification mail names the files and their sizes.
     pub name_file_in_mail: bool,
+    /// The recipients may answer with files from their download page.
+    pub allow_reply: bool,
 }
 
 /// A share just made: its link exists only here and in the recipient's mail.
@@ -269,6 +271,7 @@ impl Sharing {
             notify_on_download: handover.notify_on_download,
             name_file_in_mail: handover.name_file_in_mail,
             scan: self.config.settings.scan.scan_outbound,
+            allow_reply: handover.allow_reply,
         };
         let issued = match create_handover_checked(&self.links, self.store.as_ref(), request, before_issue).await {
             // The store removed what had arrived; the sender is to send it again.

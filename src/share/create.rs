@@ -51,6 +51,7 @@ pub struct HandoverRequest<'a> {
     pub name_file_in_mail: bool,
     /// The files are held for the virus scan (WATASU_SCAN_OUTBOUND).
     pub scan: bool,
+    pub allow_reply: bool,
 }
 
 #[derive(Debug, thiserror::Error)]
@@ -150,6 +151,7 @@ pub async fn create_handover_checked(
         notify_on_download: request.notify_on_download,
         name_file_in_mail: request.name_file_in_mail,
         scan: request.scan,
+        allow_reply: request.allow_reply,
     };
     match links.issue(&new).await {
         Ok(issued) => Ok(issued),

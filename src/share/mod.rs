@@ -110,6 +110,8 @@ pub struct NewHandover {
     pub name_file_in_mail: bool,
     /// The files start pending, held until the virus scan releases them.
     pub scan: bool,
+    /// The recipients may answer with files (a reply: a request made from the download page).
+    pub allow_reply: bool,
 }
 
 /// A freshly created share and its link token, which exists only here and in the link.

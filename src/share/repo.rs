@@ -135,6 +135,8 @@ pub(crate) const INSERT_HANDOVER: Sql = sql!(
     "INSERT INTO handovers (sender_id) SELECT id FROM users WHERE id = $1 AND disabled_at IS NULL"
     { sqlite: "", postgres: " FOR SHARE" } " RETURNING id"
 );
+/// The sender lets the recipients of handover $1 reply with files.
+const ALLOW_REPLY: Sql = Sql::same("UPDATE handovers SET allow_reply = $2 WHERE id = $1");
 pub(crate) const INSERT_FILE: Sql = Sql::same(
     "INSERT INTO files (owner_id, handover_id, position, storage_key, original_name, content_type, size_bytes,
                         sha256, crc32, scan_state)
@@ -217,6 +219,9 @@ impl ShareRepository {
             let handover_id: Option<i64> =
                 sqlx::query_scalar(pool.sql(&INSERT_HANDOVER)).bind(new.sender_id).fetch_optional(&mut *tx).await?;
             let Some(handover_id) = handover_id else { return Err(ShareError::SenderDisabled) };
+            if new.allow_reply {
+                sqlx::query(pool.sql(&ALLOW_REPLY)).bind(handover_id).bind(true).execute(&mut *tx).await?;
+            }
             if let Some(note) = &new.note {
                 let sealed = note.seal.seal(handover_id, &note.note);
                 sqlx::query(pool.sql(&SEAL_NOTE)).bind(handover_id).bind(sealed).execute(&mut *tx).await?;

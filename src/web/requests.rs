@@ -203,6 +203,8 @@ struct RequestPage {
     /// Open and locked after too many wrong codes: the unlock button shows.
     locked: bool,
     kept_until: Option<String>,
+    /// A reply: the page of the share it answers, and the words that name it.
+    reply_to: Option<(String, String)>,
     /// Each event's time and words (the Japanese line-break marks taken out).
     events: Vec<(String, String)>,
     csrf_token: String,
@@ -258,6 +260,9 @@ pub async fn show(
         deletable,
         locked: request.locked && request.state == RequestState::Open,
         kept_until,
+        reply_to: request
+            .reply_to
+            .map(|id| (super::paths::share(id), c.t.request.reply_to.replace("{id}", &id.to_string()))),
         events,
         csrf_token: session.form_token(),
         c,

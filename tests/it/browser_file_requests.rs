@@ -89,3 +89,29 @@ async fn the_request_pages_pass_axe_in_both_languages_at_both_widths_with_and_wi
     }
     app.stop().await;
 }
+
+/// "Reply with a file" on the download step, then the reply's upload step without a second code
+/// (both checked with axe-core by the harness), in both languages, with and without JavaScript.
+#[tokio::test(flavor = "multi_thread", worker_threads = 4)]
+async fn a_reply_from_the_download_step_passes_axe_in_both_languages() {
+    let app = TestApp::spawn(Backend::Sqlite).await;
+    let rounds = [
+        (Lang::Ja, BrowserOptions::desktop()),
+        (Lang::En, BrowserOptions::phone().language("en").without_javascript()),
+    ];
+    for (round, (lang, options)) in rounds.into_iter().enumerate() {
+        let sender = app.create_sender(&format!("sender-{round}@example.test"), "佐藤 花子").await;
+        let share = app.fake_share().sender(sender).allow_reply().create().await;
+        let link = format!("{}/s/{}", app.base, share.token);
+        let browser = BrowserSession::start(options).await;
+
+        app.walk_to_download_step(&browser, &link, crate::support::RECIPIENT).await;
+        browser.assert_no_horizontal_overflow("the download step with the reply button").await;
+        assert_eq!(browser.text("#reply-title").await, lang.text().request.reply_button, "round {round}");
+        browser.click("[data-reply]").await;
+        browser.wait_for("#step[data-step=upload]", DEFAULT_WAIT).await;
+        browser.assert_no_horizontal_overflow("the reply's upload step").await;
+        browser.close().await;
+    }
+    app.stop().await;
+}

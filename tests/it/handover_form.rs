@@ -20,7 +20,7 @@ async fn post(browser: &Browser, recipients: &str, files: &[(&str, &[u8])]) -> P
 }
 
 /// The same with `fields` (the address field among them) instead of the usual ones.
-async fn post_with(browser: &Browser, fields: &[(&str, &str)], files: &[(&str, &[u8])]) -> Page {
+pub(crate) async fn post_with(browser: &Browser, fields: &[(&str, &str)], files: &[(&str, &[u8])]) -> Page {
     let csrf = browser.get("/shares/new").await.csrf_token();
     let mut form = reqwest::multipart::Form::new()
         .text("csrf_token", csrf)

@@ -90,6 +90,7 @@ mod recipient_cookies;
 mod recipient_ends;
 mod recipient_flow;
 mod recipient_slips;
+mod replies;
 mod resumed_downloads;
 mod scale_out;
 mod scan;

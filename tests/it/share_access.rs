@@ -73,6 +73,7 @@ fn new_share(sender_id: i64, ttl: Duration) -> NewHandover {
         notify_on_download: false,
         name_file_in_mail: true,
         scan: false,
+        allow_reply: false,
     }
 }
 

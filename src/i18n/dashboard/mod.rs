@@ -46,6 +46,8 @@ pub struct DashboardText {
     pub notify_label: &'static str,
     /// Unticked for a sensitive file name: the notification mail then names no file.
     pub name_file_label: &'static str,
+    /// The new-share form's box that lets the recipients reply with files.
+    pub allow_reply_label: &'static str,
     pub upload_submit: &'static str,
     pub upload_too_large: &'static str,
     pub file_missing: &'static str,
@@ -189,6 +191,7 @@ pub const EN: DashboardText = DashboardText {
     mail_lang_label: "Language of the recipient's email",
     notify_label: "Email me when the file has been downloaded",
     name_file_label: "Name the files and their sizes in the recipients' email (untick for sensitive file names: it then says only how many)",
+    allow_reply_label: "Let the recipients reply with files (their reply comes to your requests)",
     upload_submit: "Upload and send",
     upload_too_large: "The file is larger than the limit.",
     file_missing: "Choose a file to send.",
@@ -303,6 +306,7 @@ pub const JA: DashboardText = DashboardText {
     mail_lang_label: "受け取る方へのメールの言語",
     notify_label: "ダウンロードされたらメールで知らせる",
     name_file_label: "受け取る方へのメールにファイル名とサイズを書く（知られたくないファイル名ならチェックを外す。メールにはファイル数だけを書きます）",
+    allow_reply_label: "受け取る方がファイルで返信できるようにする（返信はファイルの依頼の一覧に届きます）",
     upload_submit: "アップロードして送信",
     upload_too_large: "ファイルが上限を超えています。",
     file_missing: "送るファイルを選んでください。",

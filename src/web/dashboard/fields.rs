@@ -25,6 +25,8 @@ pub(super) struct Fields {
     pub(super) notify: bool,
     /// The notification mail names the files and their sizes (on unless unticked).
     pub(super) name_file: bool,
+    /// The recipients may reply with files (off unless ticked).
+    pub(super) allow_reply: bool,
     /// The ids named in the `upload` fields (finished uploads: the script's, or kept by a form
     /// that came back), in order.
     pub(super) upload_ids: Vec<String>,

@@ -79,6 +79,7 @@ pub(super) struct NewSharePage<'a> {
     mail_lang: &'a str,
     notify: bool,
     name_file: bool,
+    allow_reply: bool,
     error: Option<&'static str>,
     /// The field the error is about (`recipient`, `file`, `note`, `message`, `expires_in`);
     /// `None` for an error about the whole form, shown above it.
@@ -191,6 +192,7 @@ pub(super) fn form_page<'a>(
         mail_lang: &fields.mail_lang,
         notify: fields.notify,
         name_file: fields.name_file,
+        allow_reply: fields.allow_reply,
         error,
         uploaded: fields.uploaded.iter().map(|u| (u, human_size(u.size_bytes, lang))).collect(),
         error_said: None,

@@ -201,6 +201,8 @@ pub struct MailRow {
 struct SharePage<'a> {
     c: Chrome,
     share: ShareRow,
+    /// The recipient replied with files: the reply's request page.
+    reply: Option<i64>,
     /// The files and the other recipients of the share's handover.
     handover: HandoverPart,
     timeline: Timeline,
@@ -309,7 +311,9 @@ async fn share_page<'a>(
     let handover = handover_part(&c, id, timeline.handover);
     let share = row(&c, timeline.share);
     let code_mails_spent = spent_budget(reader, timeline.code_mails_wait).filter(|_| status.can_be_ended());
+    let reply = state.services.requests.reply_of(id).await?;
     Ok(SharePage {
+        reply,
         version: version(&share, event_count, &mails, code_mails_spent.is_some()),
         code_mails_spent,
         is_final: share.file_deleted,

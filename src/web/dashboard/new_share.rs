@@ -130,6 +130,7 @@ async fn read_form(
             "mail_lang" => fields.mail_lang = read_text(field).await?,
             "notify" => fields.notify = read_text(field).await? == "1",
             "name_file" => fields.name_file = read_text(field).await? == "1",
+            "allow_reply" => fields.allow_reply = read_text(field).await? == "1",
             "kind" => fields.sends_note = read_text(field).await? == "note",
             "note" => fields.note = read_note(field).await?,
             // A finished upload: the script's, or one a form shown again kept (and left ticked).
@@ -302,6 +303,7 @@ impl Sending<'_> {
             lang,
             notify_on_download: fields.notify,
             name_file_in_mail: fields.name_file,
+            allow_reply: fields.allow_reply,
         };
         let outcome = sharing.create(user, handover, async || Ok(()), Delivery::Background).await;
         match outcome {

@@ -12,7 +12,10 @@ use std::sync::Arc;
 use askama::Template;
 use poem::{Endpoint, IntoResponse, Request, Response, http::StatusCode};
 
-use super::super::{AppError, AppState, Chrome, middleware::SessionHandle, middleware::is_htmx, paths};
+use super::{
+    super::{AppError, AppState, Chrome, middleware::SessionHandle, middleware::is_htmx, paths},
+    reply::ReplyShown,
+};
 use crate::{i18n::format, services::handover::StillFetchable, share::SenderContact};
 
 #[derive(Template)]
@@ -35,6 +38,9 @@ struct EndPage {
     note_again: bool,
     csrf_token: String,
     share_path: String,
+    /// The browser that downloaded, during the grace: "Reply with a file", or that it replied.
+    reply: ReplyShown,
+    reply_explain: String,
 }
 
 /// Around each recipient route: turns the refusals that end the flow into their pages.
@@ -52,7 +58,7 @@ pub async fn recipient_refusals<E: Endpoint>(ep: Arc<E>, req: Request) -> poem::
     let handover = &state.services.handover;
     let (rf, t, lang) = (&chrome.t.recipient, chrome.t, chrome.lang);
     let session = session.and_then(|s| s.current());
-    let (mut again, mut note_again) = (Vec::new(), false);
+    let (mut again, mut note_again, mut reply) = (Vec::new(), false, ReplyShown::default());
     let (status, title, body, calm) = match error.downcast_ref::<AppError>() {
         Some(AppError::AlreadyDownloaded) => {
             let claimed = handover.claimed_here(&token, session.as_ref()).await.map_err(super::refusal)?;
@@ -71,6 +77,9 @@ pub async fn recipient_refusals<E: Endpoint>(ep: Arc<E>, req: Request) -> poem::
                     }
                     StillFetchable::Nothing => (rf.downloaded_title, rf.downloaded_here),
                 };
+            if claimed.is_some() {
+                reply = super::reply::shown(&state, &token, session.as_ref()).await?;
+            }
             let body = match claimed {
                 Some(claimed) => here.replace("{time}", &format::human_time(claimed.at, lang)),
                 None => rf.downloaded_elsewhere.to_owned(),
@@ -96,6 +105,8 @@ pub async fn recipient_refusals<E: Endpoint>(ep: Arc<E>, req: Request) -> poem::
         return Err(error);
     }
     tracing::info!(status = status.as_u16(), reason = %error, calm, "request refused: the flow ended");
+    let reply_explain =
+        sender.as_ref().map(|s| t.request.reply_explain.replace("{sender}", &s.name)).unwrap_or_default();
     let write_to = sender.and_then(|sender| write_to(&sender, rf.write_to));
     let back = (paths::HOME.to_owned(), t.errors.back_home);
     let csrf_token = session.map(|s| s.csrf_secret).unwrap_or_default();
@@ -112,6 +123,8 @@ pub async fn recipient_refusals<E: Endpoint>(ep: Arc<E>, req: Request) -> poem::
         note_again,
         csrf_token,
         share_path,
+        reply,
+        reply_explain,
     };
     page_response(page, htmx)
 }

@@ -13,6 +13,7 @@ pub(super) mod file;
 mod note;
 mod page;
 pub(super) mod range;
+mod reply;
 mod serve;
 mod tally;
 mod upload;
@@ -36,7 +37,7 @@ use super::{
 };
 use crate::{
     i18n::Lang,
-    services::handover::{Asked, Checked, Refusal, Visit},
+    services::handover::{Asked, Checked, Refusal, Step, Visit},
     session::Session,
     share::Share,
 };
@@ -55,6 +56,7 @@ pub fn routes(route: Route) -> Route {
         .at("/s/:token/upload", post(upload::upload).around(recipient_refusals))
         .at("/s/:token/files/:position/remove", post(upload::remove).around(recipient_refusals))
         .at("/s/:token/finish", post(upload::finish).around(recipient_refusals))
+        .at("/s/:token/reply", post(reply::reply).around(recipient_refusals))
         .at(
             "/s/:token/files/:position",
             post(download_one).get(serve::claimed_one).head(serve::claimed_one).around(recipient_refusals),
@@ -102,7 +104,8 @@ async fn show_step(
         return Ok(see_other(&paths::link(token)));
     }
     let step = state.services.handover.step_of(share, Some(session), client).await.map_err(refusal)?;
-    page::render_step(req, token, share, &session.csrf_secret, step)
+    let reply = reply_shown(state, token, Some(session), &step).await?;
+    page::render_step(req, token, share, &session.csrf_secret, step, reply)
 }
 
 /// GET /s/{token}: says a file is waiting and from whom, then shows the step this browser is at.
@@ -118,7 +121,21 @@ pub async fn landing(
         .visit(&token, session.current().as_ref(), client, visit_of(req))
         .await
         .map_err(refusal)?;
-    page::render_step(req, &token, &share, &session.form_token(), step)
+    let reply = reply_shown(state, &token, session.current().as_ref(), &step).await?;
+    page::render_step(req, &token, &share, &session.form_token(), step, reply)
+}
+
+/// The reply button belongs to the download step only.
+async fn reply_shown(
+    state: &AppState,
+    token: &str,
+    session: Option<&Session>,
+    step: &Step,
+) -> Result<reply::ReplyShown, AppError> {
+    match step {
+        Step::Download(_) => reply::shown(state, token, session).await,
+        _ => Ok(reply::ReplyShown::default()),
+    }
 }
 
 /// A browser navigating to the page says so in its Fetch Metadata; a link previewer does not.

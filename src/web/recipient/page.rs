@@ -4,7 +4,10 @@
 use askama::Template;
 use poem::{IntoResponse, Request, Response, web::Html};
 
-use super::super::{AppError, Chrome, middleware::is_htmx, paths};
+use super::{
+    super::{AppError, Chrome, middleware::is_htmx, paths},
+    reply::ReplyShown,
+};
 use crate::{
     db::Timestamp,
     i18n::{Lang, RecipientText, RequestText, format},
@@ -86,6 +89,9 @@ struct SharePage<'a> {
     request_heading: String,
     /// The upload step of a file request.
     upload: Option<UploadView>,
+    /// The download step: "Reply with a file", or that the reply was made.
+    reply: ReplyShown,
+    reply_explain: String,
 }
 
 /// The upload step as the uploader sees it.
@@ -231,8 +237,9 @@ pub fn render_step(
     share: &Share,
     csrf_token: &str,
     step: handover::Step,
+    reply: ReplyShown,
 ) -> Result<Response, AppError> {
-    render_step_refused(req, token, share, csrf_token, step, None)
+    render_page(req, token, share, csrf_token, step, None, reply)
 }
 
 /// The same, saying on the upload step what the last upload or finish was refused for.
@@ -243,6 +250,18 @@ pub fn render_step_refused(
     csrf_token: &str,
     step: handover::Step,
     refused: Option<UploadRefused>,
+) -> Result<Response, AppError> {
+    render_page(req, token, share, csrf_token, step, refused, ReplyShown::default())
+}
+
+fn render_page(
+    req: &Request,
+    token: &str,
+    share: &Share,
+    csrf_token: &str,
+    step: handover::Step,
+    refused: Option<UploadRefused>,
+    reply: ReplyShown,
 ) -> Result<Response, AppError> {
     let c = Chrome::for_request(req);
     let lang = c.lang;
@@ -284,6 +303,8 @@ pub fn render_step_refused(
         rq,
         request_heading,
         upload: shown.upload,
+        reply,
+        reply_explain: rq.reply_explain.replace("{sender}", &share.sender_name),
     };
     let html = if is_htmx(req) { page.as_step().render()? } else { page.render()? };
     Ok(Html(html).into_response())

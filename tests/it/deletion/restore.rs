@@ -155,6 +155,7 @@ async fn the_evidence_and_the_log_name_no_address_file_name_or_token(backend: Ba
         notify_on_download: true,
         name_file_in_mail: true,
         scan: false,
+        allow_reply: false,
     };
     let token = create::create_handover(&links, &store, request).await.unwrap().remove(0).token.expose().to_owned();
     let storage_key: String =

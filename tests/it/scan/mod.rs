@@ -68,6 +68,7 @@ pub(crate) async fn send(app: &TestApp, files: &[(&str, &[u8])]) -> Created {
         lang: Lang::En,
         notify_on_download: false,
         name_file_in_mail: true,
+        allow_reply: false,
     };
     services.sharing.create(&sender, handover, async || Ok(()), Delivery::Background).await.unwrap().remove(0)
 }

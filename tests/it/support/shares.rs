@@ -37,6 +37,7 @@ pub struct FakeShare<'a> {
     ttl: Duration,
     message: &'a str,
     notify_on_download: bool,
+    allow_reply: bool,
 }
 
 impl TestApp {
@@ -52,6 +53,7 @@ impl TestApp {
             ttl: Duration::from_secs(3600),
             message: "Here is the file.",
             notify_on_download: true,
+            allow_reply: false,
         }
     }
 
@@ -100,6 +102,12 @@ impl<'a> FakeShare<'a> {
         self
     }
 
+    /// The recipients may reply with files.
+    pub fn allow_reply(mut self) -> Self {
+        self.allow_reply = true;
+        self
+    }
+
     pub fn quiet(mut self) -> Self {
         self.notify_on_download = false;
         self
@@ -133,6 +141,7 @@ impl<'a> FakeShare<'a> {
             notify_on_download: self.notify_on_download,
             name_file_in_mail: true,
             scan: false,
+            allow_reply: self.allow_reply,
         }
     }
 

@@ -73,6 +73,7 @@ async fn a_share_made_while_its_upload_is_being_deleted_is_refused_and_the_file_
         lang: Lang::En,
         notify_on_download: false,
         name_file_in_mail: true,
+        allow_reply: false,
     };
     let made = services.sharing.create(&sender, upload, async || Ok(()), Delivery::Background).await;
     store.hook.open();
