@@ -80,6 +80,8 @@ pub struct RequestText {
     pub files_gone: &'static str,
     pub from_label: &'static str,
     pub kept_until_label: &'static str,
+    /// The uploader's code step, on the request's timeline (a share's says "the recipient").
+    pub event_verified: &'static str,
     pub event_file_uploaded: &'static str,
     pub event_answered: &'static str,
     /// The timeline: the virus check refused a file the uploader left ("{name}"), and it was deleted.
@@ -87,6 +89,11 @@ pub struct RequestText {
     /// A file the uploader left waits for the virus check (the outbound words speak of
     /// recipients): its sender cannot have it yet.
     pub scan_pending: &'static str,
+    /// A refused file's words, from the side of the person who uploaded it (a share's speak of
+    /// a sending called off); "{name}" is the virus's name.
+    pub scan_infected: &'static str,
+    pub scan_refused_too_large: &'static str,
+    pub scan_refused_no_answer: &'static str,
 }
 
 impl RequestText {
@@ -97,10 +104,14 @@ impl RequestText {
         state: crate::scan::ScanState,
         finding: Option<&str>,
     ) -> String {
-        match state {
-            crate::scan::ScanState::Pending => self.scan_pending.to_owned(),
-            state => scan.mark(state, finding),
-        }
+        let inbound = super::dashboard::ScanText {
+            pending: self.scan_pending,
+            infected: self.scan_infected,
+            refused_too_large: self.scan_refused_too_large,
+            refused_no_answer: self.scan_refused_no_answer,
+            ..*scan
+        };
+        inbound.mark(state, finding)
     }
 }
 
@@ -164,10 +175,14 @@ pub const EN: RequestText = RequestText {
     files_gone: "The files have been deleted.",
     from_label: "From",
     kept_until_label: "Kept until",
+    event_verified: "The person you asked confirmed their address",
     event_file_uploaded: "File uploaded",
     event_answered: "Request answered",
     event_file_refused: "Refused by the virus check and deleted: {name}",
     scan_pending: "Being checked for viruses",
+    scan_infected: "Not accepted: a virus was found ({name}); the file was deleted",
+    scan_refused_too_large: "Not accepted: too large to be checked for viruses; the file was deleted",
+    scan_refused_no_answer: "Not accepted: the virus check could not be done; the file was deleted",
 };
 
 pub const JA: RequestText = RequestText {
@@ -230,8 +245,12 @@ pub const JA: RequestText = RequestText {
     files_gone: "ファイルは削除されました。",
     from_label: "送り主",
     kept_until_label: "保管期限",
+    event_verified: "依頼した方が|アドレスを|確認しました",
     event_file_uploaded: "ファイルのアップロード",
     event_answered: "依頼の完了",
     event_file_refused: "ウイルス検査で拒否され、削除されました：{name}",
     scan_pending: "ウイルス検査中です",
+    scan_infected: "受け付けませんでした：|ウイルスが|見つかったため、|ファイルを|削除しました|（{name}）",
+    scan_refused_too_large: "受け付けませんでした：|サイズが|大きすぎて|ウイルス検査が|できないため、|ファイルを|削除しました",
+    scan_refused_no_answer: "受け付けませんでした：|ウイルス検査を|行えなかったため、|ファイルを|削除しました",
 };

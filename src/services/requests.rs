@@ -267,18 +267,12 @@ impl Requests {
         if answered.is_ok() {
             self.events.record_quietly(share.id, EventKind::Answered).await;
             tracing::info!(share_id = share.id, "file request answered");
-            self.spawn_arrival_mail(share.id);
+            // Queued before the answer returns: a restart right after the finish loses no news.
+            if let Err(error) = self.send_arrival_mail(share.id).await {
+                tracing::warn!(share_id = share.id, error = %format!("{error:#}"), "could not queue the arrival mail");
+            }
         }
         Ok(answered)
-    }
-
-    fn spawn_arrival_mail(&self, share_id: i64) {
-        let requests = self.clone();
-        tokio::spawn(async move {
-            if let Err(error) = requests.send_arrival_mail(share_id).await {
-                tracing::warn!(share_id, error = %format!("{error:#}"), "could not queue the arrival mail");
-            }
-        });
     }
 
     async fn send_arrival_mail(&self, share_id: i64) -> anyhow::Result<()> {

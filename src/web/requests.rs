@@ -36,7 +36,7 @@ use crate::{
         requests::{FileRequest, RequestError},
         sharing::{Change, viewer},
     },
-    share::{Message, ShareTtl},
+    share::{EventKind, Message, ShareTtl},
 };
 
 /// Requests the list shows.
@@ -246,7 +246,11 @@ pub async fn show(
     let events = events
         .into_iter()
         .map(|e| {
-            let text = super::dashboard::event_text(c.t, c.lang, e.kind, false).replace('|', "");
+            let text = match e.kind {
+                EventKind::Verified => c.t.request.event_verified,
+                kind => super::dashboard::event_text(c.t, c.lang, kind, false),
+            };
+            let text = text.replace('|', "");
             let name = e.file_name.as_deref().map(crate::text::strip_invisible).unwrap_or_default();
             (human_time(e.at, reader), text.replace("{name}", &name))
         })

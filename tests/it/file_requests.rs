@@ -320,6 +320,8 @@ async fn only_the_requesting_sender_fetches_what_arrived_each_file_or_the_archiv
     assert_eq!(page.status, 200, "{}", page.body);
     assert_eq!(page.attr("#request-state", "data-state").as_deref(), Some("answered"));
     assert_eq!(page.texts(".arrived .file-name"), ["契約書.pdf", "scan.png"]);
+    // The timeline speaks of the person asked, not of a recipient.
+    assert!(page.body.contains("依頼した方がアドレスを確認しました"), "{}", page.body);
     for _ in 0..2 {
         let one = sender.client.get(sender.url(&format!("/requests/{}/files/1", request.id))).send().await.unwrap();
         assert_eq!(one.status(), 200);

@@ -117,7 +117,8 @@ async fn an_infected_inbound_file_is_refused_alone_and_the_request_goes_on(backe
     let page = uploader.open_link(&request.token).await;
     assert_eq!(page.texts(".arrived .file-name"), ["invoice.com"]);
     assert_eq!(page.attrs(".arrived [data-scan]", "data-scan"), ["infected"]);
-    assert!(page.texts(".arrived [data-scan]")[0].contains(EICAR_NAME), "{}", page.body);
+    let mark = &page.texts(".arrived [data-scan]")[0];
+    assert!(mark.contains(EICAR_NAME) && mark.contains("受け付けませんでした"), "{}", page.body);
     assert!(page.texts(".arrived .remove-file").is_empty(), "{}", page.body);
 
     // The request still takes files, and the refused one counts for nothing.
