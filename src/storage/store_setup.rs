@@ -94,19 +94,45 @@ fn refusal(error: &object_store::Error, bucket: &str, endpoint: &str) -> ConfigE
     if text.contains("HTTP error") {
         return ConfigError::new("AWS_ENDPOINT_URL", format!("the store at {endpoint} does not answer"));
     }
+    // Statuses by their reason phrases: a bare "403" may be part of the endpoint's port.
+    let says = |codes: &[&str]| codes.iter().any(|code| text.contains(code));
     let credentials =
         matches!(error, object_store::Error::PermissionDenied { .. } | object_store::Error::Unauthenticated { .. })
-            || ["403", "401", "AccessDenied", "InvalidAccessKeyId", "SignatureDoesNotMatch"]
-                .iter()
-                .any(|code| text.contains(code));
+            || says(&[
+                "403 Forbidden",
+                "401 Unauthorized",
+                "AccessDenied",
+                "InvalidAccessKeyId",
+                "SignatureDoesNotMatch",
+            ]);
     if credentials {
         return ConfigError::new(
             "AWS_ACCESS_KEY_ID",
             format!("the store at {endpoint} refuses these credentials (check AWS_SECRET_ACCESS_KEY too)"),
         );
     }
-    if text.contains("NoSuchBucket") || text.contains("404") {
+    if says(&["NoSuchBucket", "404 Not Found"]) {
         return ConfigError::new("WATASU_STORAGE", format!("the bucket {bucket:?} does not exist at {endpoint}"));
     }
     ConfigError::new("WATASU_STORAGE", format!("the store at {endpoint} refused the start-up check"))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::refusal;
+
+    fn store_error(text: &str) -> object_store::Error {
+        object_store::Error::Generic { store: "S3", source: text.into() }
+    }
+
+    #[test]
+    fn a_port_with_a_status_code_in_it_does_not_decide_the_setting() {
+        let endpoint = "http://127.0.0.1:34403";
+        let missing =
+            store_error(&format!("Client error with status 404 Not Found: NoSuchBucket, url {endpoint}/files"));
+        assert_eq!(refusal(&missing, "files", endpoint).setting, "WATASU_STORAGE");
+        let refused =
+            store_error(&format!("Client error with status 403 Forbidden: AccessDenied, url {endpoint}/files"));
+        assert_eq!(refusal(&refused, "files", endpoint).setting, "AWS_ACCESS_KEY_ID");
+    }
 }

@@ -11,8 +11,11 @@ use crate::support::{Backend, TestApp, clamd::Clamd, count, event_kinds, execute
 
 /// Waits until the share has ended (revoked by the scan's refusal).
 pub(crate) async fn wait_until_ended(app: &TestApp, share_id: i64) {
+    // The timeline's line comes right after the share's end: wait for both.
+    const ENDED: &str = "SELECT count(*) FROM shares s WHERE s.id = $1 AND s.revoked_at IS NOT NULL
+                           AND EXISTS (SELECT 1 FROM share_events e WHERE e.share_id = s.id AND e.kind = 'scan_refused')";
     crate::support::eventually(Duration::from_secs(30), "the share's end", async || {
-        count(app.db(), "SELECT count(*) FROM shares WHERE id = $1 AND revoked_at IS NOT NULL", share_id).await == 1
+        count(app.db(), ENDED, share_id).await == 1
     })
     .await;
 }
