@@ -6,7 +6,7 @@ use clap::{Parser, Subcommand};
 
 use crate::{
     App,
-    config::{Config, Settings, parse_bytes, parse_duration},
+    config::{Config, Settings, parse_duration},
     i18n::Lang,
     open_database,
 };
@@ -139,32 +139,7 @@ pub enum ShareCommand {
 #[derive(Subcommand)]
 pub enum RequestCommand {
     /// Ask an uploader for files: mails them a link, prints it as the last line.
-    Create {
-        /// The requesting sender's account email: only they fetch what arrives.
-        #[arg(long)]
-        from: String,
-        /// The uploader's email address: the codes go only here.
-        #[arg(long)]
-        to: String,
-        /// A message for the uploader.
-        #[arg(long, default_value = "")]
-        message: String,
-        /// How long the link works, like 1h or 7d (default WATASU_SHARE_TTL).
-        #[arg(long, value_parser = parse_duration)]
-        expires_in: Option<Duration>,
-        /// Files the uploader may leave (default 10, at most 100).
-        #[arg(long)]
-        max_files: Option<u32>,
-        /// The largest one file may be, like 50M (default: the total).
-        #[arg(long, value_parser = parse_bytes)]
-        max_file_size: Option<u64>,
-        /// The most all files together may hold, like 500M (default WATASU_MAX_UPLOAD_BYTES).
-        #[arg(long, value_parser = parse_bytes)]
-        max_total_size: Option<u64>,
-        /// Language of the uploader's mail and pages: ja or en (default: the sender's).
-        #[arg(long, value_parser = parse_lang)]
-        lang: Option<Lang>,
-    },
+    Create(super::request::CreateArgs),
     /// Print every request's state and what arrived.
     List {
         /// Print JSON for scripts.
@@ -185,7 +160,7 @@ pub enum DeletionCommand {
     Reapply,
 }
 
-fn parse_lang(text: &str) -> Result<Lang, String> {
+pub(super) fn parse_lang(text: &str) -> Result<Lang, String> {
     Lang::from_code(text).ok_or_else(|| format!("'{text}' is not ja or en"))
 }
 
@@ -253,28 +228,7 @@ pub async fn run(command: Command, config: Config) -> anyhow::Result<()> {
         }
         Command::Share(ShareCommand::List { json }) => super::share::list(&config, json).await,
         Command::Share(ShareCommand::Revoke { id_or_url }) => super::share::revoke(&config, &id_or_url).await,
-        Command::Request(RequestCommand::Create {
-            from,
-            to,
-            message,
-            expires_in,
-            max_files,
-            max_file_size,
-            max_total_size,
-            lang,
-        }) => {
-            let args = super::request::CreateArgs {
-                from,
-                to,
-                message,
-                expires_in,
-                max_files,
-                max_file_size,
-                max_total_size,
-                lang,
-            };
-            super::request::create(&config, args).await
-        }
+        Command::Request(RequestCommand::Create(args)) => super::request::create(&config, args).await,
         Command::Request(RequestCommand::List { json }) => super::request::list(&config, json).await,
         Command::Storage(StorageCommand::Migrate) => super::storage::migrate(&config).await,
         Command::Gc { limit } => super::gc::run(&config, limit).await,

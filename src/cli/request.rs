@@ -3,10 +3,10 @@
 
 use std::time::Duration;
 
-use super::usage;
+use super::{command::parse_lang, usage};
 use crate::{
     accounts::EmailAddress,
-    config::Config,
+    config::{Config, parse_bytes, parse_duration},
     i18n::Lang,
     request::RequestLimits,
     services::{
@@ -17,14 +17,31 @@ use crate::{
     share::{Message, ShareTtl, TtlError},
 };
 
+#[derive(clap::Args)]
 pub struct CreateArgs {
+    /// The requesting sender's account email: only they fetch what arrives.
+    #[arg(long)]
     pub from: String,
+    /// The uploader's email address: the codes go only here.
+    #[arg(long)]
     pub to: String,
+    /// A message for the uploader.
+    #[arg(long, default_value = "")]
     pub message: String,
+    /// How long the link works, like 1h or 7d (default WATASU_SHARE_TTL).
+    #[arg(long, value_parser = parse_duration)]
     pub expires_in: Option<Duration>,
+    /// Files the uploader may leave (default 10, at most 100).
+    #[arg(long)]
     pub max_files: Option<u32>,
+    /// The largest one file may be, like 50M (default: the total).
+    #[arg(long, value_parser = parse_bytes)]
     pub max_file_size: Option<u64>,
+    /// The most all files together may hold, like 500M (default WATASU_MAX_UPLOAD_BYTES).
+    #[arg(long, value_parser = parse_bytes)]
     pub max_total_size: Option<u64>,
+    /// Language of the uploader's mail and pages: ja or en (default: the sender's).
+    #[arg(long, value_parser = parse_lang)]
     pub lang: Option<Lang>,
 }
 

@@ -91,15 +91,9 @@ async fn scan_states(app: &TestApp, share_id: i64) -> Vec<String> {
 
 /// Waits until the share's files are in `states`.
 pub(crate) async fn wait_for_states(app: &TestApp, share_id: i64, states: &[&str]) {
-    let deadline = std::time::Instant::now() + Duration::from_secs(30);
-    loop {
-        let now = scan_states(app, share_id).await;
-        if now == states {
-            return;
-        }
-        assert!(std::time::Instant::now() < deadline, "the files stayed {now:?}, not {states:?}");
-        tokio::time::sleep(Duration::from_millis(20)).await;
-    }
+    let what = format!("the files becoming {states:?}");
+    crate::support::eventually(Duration::from_secs(30), &what, async || scan_states(app, share_id).await == states)
+        .await;
 }
 
 /// The share page as its sender sees it.
