@@ -109,6 +109,15 @@ impl Mails {
         self.mailer.clone()
     }
 
+    /// The share (or request) a link mail is about; why no mail is queued when it cannot be read.
+    async fn share_to_mail(&self, share_id: i64) -> Result<Share, Notice> {
+        match self.shares.find_by_id(share_id).await {
+            Ok(Some(share)) => Ok(share),
+            Ok(None) => Err(Notice::NotQueued("the share is gone".to_owned())),
+            Err(error) => Err(Notice::NotQueued(error.to_string())),
+        }
+    }
+
     /// Tells the recipient a file waits behind `link`, in `lang`, as from `sender`.
     pub async fn notify_recipient(
         &self,
@@ -118,10 +127,9 @@ impl Mails {
         lang: Lang,
         delivery: Delivery,
     ) -> Notice {
-        let share = match self.shares.find_by_id(share_id).await {
-            Ok(Some(share)) => share,
-            Ok(None) => return Notice::NotQueued("the share is gone".to_owned()),
-            Err(error) => return Notice::NotQueued(error.to_string()),
+        let share = match self.share_to_mail(share_id).await {
+            Ok(share) => share,
+            Err(notice) => return notice,
         };
         let expires = human_time(share.expires_at, lang);
         let files = match self.shares.files_for_mail(share_id).await {
@@ -179,10 +187,9 @@ impl Mails {
         lang: Lang,
         delivery: Delivery,
     ) -> Notice {
-        let share = match self.shares.find_by_id(share_id).await {
-            Ok(Some(share)) => share,
-            Ok(None) => return Notice::NotQueued("the request is gone".to_owned()),
-            Err(error) => return Notice::NotQueued(error.to_string()),
+        let share = match self.share_to_mail(share_id).await {
+            Ok(share) => share,
+            Err(notice) => return notice,
         };
         let expires = human_time(share.expires_at, lang);
         let mail = RequestMail {
