@@ -9,6 +9,7 @@ pub mod policy;
 pub mod second_factor;
 pub mod setup;
 pub mod throttle;
+pub mod tokens;
 mod time_zone;
 
 pub use name::{DisplayName, InvalidName};
@@ -187,13 +188,17 @@ impl Users {
         Ok(Team { members, being_deleted })
     }
 
-    /// Disables an account (not one's own) for the active admin `by`; true when it was active.
-    /// Its sessions are ended by the caller at once.
+    /// Disables an account (not one's own) for the active admin `by`, and revokes its API tokens;
+    /// true when it was active. Its sessions are ended by the caller at once.
     pub async fn disable(&self, id: i64, by: i64) -> Result<bool, sqlx::Error> {
         let done = on_db!(&self.db, |pool| {
             let mut tx = pool.begin_write().await?;
             sqlx::query(pool.sql(&LOCK_ACTIVE_ADMINS)).execute(&mut *tx).await?;
             let done = sqlx::query(pool.sql(&DISABLE)).bind(id).bind(by).execute(&mut *tx).await?.rows_affected();
+            // Its API tokens stop with it, in the same commit: no request slips in between.
+            if done == 1 {
+                sqlx::query(pool.sql(&tokens::REVOKE_ALL_OF_USER)).bind(id).bind(by).execute(&mut *tx).await?;
+            }
             tx.commit().await?;
             done
         });

@@ -253,8 +253,8 @@ impl DeletionCases {
     }
 
     /// Opens a case and stops new writes in the same transaction: the account is disabled (no
-    /// sign-in, no new shares) and its active shares are revoked. `lease_owner` holds the case for
-    /// the runner that will start it at once.
+    /// sign-in, no new shares), its API tokens and its active shares are revoked. `lease_owner`
+    /// holds the case for the runner that will start it at once.
     pub async fn open(&self, request: &OpenRequest, lease_owner: &str, lease: Duration) -> Result<Case, OpenError> {
         let reference = new_reference();
         let lease = seconds(lease);
@@ -292,6 +292,11 @@ impl DeletionCases {
                     .await?;
             }
             sqlx::query(pool.sql(&DISABLE_ACCOUNT)).bind(request.subject_id).execute(&mut *tx).await?;
+            sqlx::query(pool.sql(&crate::accounts::tokens::REVOKE_ALL_OF_USER))
+                .bind(request.subject_id)
+                .bind(request.actor_id)
+                .execute(&mut *tx)
+                .await?;
             sqlx::query(pool.sql(&writes::REVOKE_ALL_OF_SENDER)).bind(request.subject_id).execute(&mut *tx).await?;
             tx.commit().await.map_err(open_error)?;
             id

@@ -19,6 +19,7 @@ pub mod sso;
 pub mod stopping;
 pub mod storage;
 pub mod telemetry;
+pub mod tokens;
 pub mod uploads;
 
 use std::sync::Arc;
@@ -150,6 +151,8 @@ pub struct Services {
     /// The bytes of claimed files, in ranges, and how far each download got.
     pub deliveries: delivery::Deliveries,
     pub accounts: accounts::Accounts,
+    /// Personal API tokens and the check of a bearer request.
+    pub tokens: tokens::Tokens,
     /// Second factors, pending sign-ins and the team's sign-in policy.
     pub factors: second_factor::Factors,
     /// Passkeys: registered on the account page, signing in alone or after a password.
@@ -208,6 +211,7 @@ impl Services {
             requests: requests::Requests::new(&parts, mails.clone(), scan_wake),
             deliveries,
             passkeys: passkeys::PasskeySignIn::new(&parts, sessions.clone(), accounts.clone(), factors.clone()),
+            tokens: tokens::Tokens::new(&parts, accounts.clone()),
             accounts,
             factors,
             sso: sso::SingleSignOn::new(&parts, sessions.clone()),

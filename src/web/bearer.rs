@@ -3,7 +3,10 @@
 use poem::{Request, http::header};
 use subtle::ConstantTimeEq;
 
-use crate::secret::{SecretString, sha256_hex};
+use crate::{
+    accounts::tokens::bearer_token,
+    secret::{SecretString, sha256_hex},
+};
 
 /// Whether the request carries `expected` as its bearer token (never, without one configured).
 /// Hashes of both are compared in constant time, so neither the length nor a prefix leaks.
@@ -12,12 +15,4 @@ pub fn bearer_matches(req: &Request, expected: Option<&SecretString>) -> bool {
     let presented = req.header(header::AUTHORIZATION).and_then(bearer_token).unwrap_or_default();
     let (a, b) = (sha256_hex(presented), sha256_hex(expected.expose()));
     bool::from(a.as_bytes().ct_eq(b.as_bytes()))
-}
-
-/// The token of `Bearer <token>`. The scheme is case-insensitive and may be followed by more than
-/// one space (RFC 7235 section 2.1, RFC 6750 section 2.1); clients such as curl and some proxies
-/// send it in other cases than "Bearer".
-fn bearer_token(value: &str) -> Option<&str> {
-    let (scheme, token) = value.split_once(' ')?;
-    scheme.eq_ignore_ascii_case("bearer").then(|| token.trim_start_matches(' '))
 }
