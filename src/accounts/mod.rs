@@ -9,8 +9,8 @@ pub mod policy;
 pub mod second_factor;
 pub mod setup;
 pub mod throttle;
-pub mod tokens;
 mod time_zone;
+pub mod tokens;
 
 pub use name::{DisplayName, InvalidName};
 pub use time_zone::TimeZone;

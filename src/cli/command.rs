@@ -36,6 +36,9 @@ pub enum Command {
     /// Ask someone for files, and list the requests.
     #[command(subcommand)]
     Request(RequestCommand),
+    /// Personal API tokens: create one for a sender, list and revoke them.
+    #[command(subcommand)]
+    Token(TokenCommand),
     /// List deletion cases, or re-apply them after restoring a backup.
     #[command(subcommand)]
     Deletion(DeletionCommand),
@@ -149,6 +152,19 @@ pub enum RequestCommand {
 }
 
 #[derive(Subcommand)]
+pub enum TokenCommand {
+    /// Make a token for a sender: prints it once, as the last line.
+    Create(super::token::CreateArgs),
+    /// Print every token (or one sender's): prefix, owner, scopes, expiry, last use.
+    List(super::token::ListArgs),
+    /// Revoke a token at once.
+    Revoke {
+        /// The token's id, or its prefix as the list shows it (wts_ab12cd34ef56).
+        id_or_prefix: String,
+    },
+}
+
+#[derive(Subcommand)]
 pub enum DeletionCommand {
     /// Print every deletion case: reference, state, who opened it, when.
     List {
@@ -230,6 +246,9 @@ pub async fn run(command: Command, config: Config) -> anyhow::Result<()> {
         Command::Share(ShareCommand::Revoke { id_or_url }) => super::share::revoke(&config, &id_or_url).await,
         Command::Request(RequestCommand::Create(args)) => super::request::create(&config, args).await,
         Command::Request(RequestCommand::List { json }) => super::request::list(&config, json).await,
+        Command::Token(TokenCommand::Create(args)) => super::token::create(&config, args).await,
+        Command::Token(TokenCommand::List(args)) => super::token::list(&config, args).await,
+        Command::Token(TokenCommand::Revoke { id_or_prefix }) => super::token::revoke(&config, &id_or_prefix).await,
         Command::Storage(StorageCommand::Migrate) => super::storage::migrate(&config).await,
         Command::Gc { limit } => super::gc::run(&config, limit).await,
         Command::Maintenance(MaintenanceCommand::Run { kind }) => super::maintenance::run(&config, &kind).await,

@@ -9,6 +9,7 @@ pub mod secret_key;
 pub mod share;
 pub mod sign_in;
 pub mod storage;
+pub mod token;
 pub mod user;
 
 /// A failure the person running the command can fix: printed as one line, exit code 2.

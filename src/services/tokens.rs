@@ -9,7 +9,9 @@ use super::{Fault, Parts, accounts::Accounts};
 use crate::{
     accounts::{
         User, Users,
-        tokens::{ApiTokens, MintedToken, Scope, Scopes, TokenEntry, TokenName, bearer_token, hash_matches, lookup_id_of},
+        tokens::{
+            ApiTokens, MintedToken, Scope, Scopes, TokenEntry, TokenName, bearer_token, hash_matches, lookup_id_of,
+        },
     },
     ratelimit::{Limit, RateLimiter},
     secret::SecretString,

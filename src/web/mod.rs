@@ -2,6 +2,7 @@
 //! requests into domain types and calls the domain; it holds no SQL.
 
 mod account;
+pub mod api;
 mod assets;
 mod auth;
 mod back_link;
@@ -117,7 +118,7 @@ pub fn app(state: AppState) -> impl Endpoint + 'static {
 
 /// Every route, area by area; the optional ones only when configured.
 fn routes(settings: &Settings) -> Route {
-    let areas: [fn(Route) -> Route; 11] = [
+    let areas: [fn(Route) -> Route; 12] = [
         site_routes,
         auth::routes,
         account::routes,
@@ -129,6 +130,7 @@ fn routes(settings: &Settings) -> Route {
         requests::routes,
         uploads::routes,
         recipient::routes,
+        api::routes,
     ];
     let mut routes = areas.into_iter().fold(Route::new(), |routes, area| area(routes));
     // Only with a token configured: otherwise the trigger does not exist (404).

@@ -22,7 +22,8 @@ fn is_streamed_upload(path: &str) -> bool {
 }
 
 /// Routes for machines that authenticate every request with a bearer token and use no cookie,
-/// so a forged cross-site request carries no credential.
+/// so a forged cross-site request carries no credential (and the API's, below `/api/`, whose
+/// session layer reads no cookie at all).
 const BEARER_PATHS: [&str; 1] = ["/maintenance/runs"];
 
 /// A form below a share link (`/s/{token}/…`): the recipient's.
@@ -35,7 +36,7 @@ pub async fn csrf_guard<E: Endpoint>(ep: Arc<E>, mut req: Request, our_origin: A
     if matches!(*req.method(), Method::GET | Method::HEAD | Method::OPTIONS) {
         return ep.call(req).await.map(IntoResponse::into_response);
     }
-    if BEARER_PATHS.contains(&req.uri().path()) {
+    if BEARER_PATHS.contains(&req.uri().path()) || crate::web::api::is_api_path(req.uri().path()) {
         return ep.call(req).await.map(IntoResponse::into_response);
     }
     if !origin_is_allowed(req.header("sec-fetch-site"), req.header("origin"), &our_origin) {
