@@ -10,6 +10,7 @@ use poem::{
 };
 use serde::Deserialize;
 
+use super::tokens::TokenSection;
 use super::{
     AppError, AppState, Chrome, Context, SignedIn,
     auth::{account_error, field_error},
@@ -29,7 +30,7 @@ use crate::{
 
 /// The account page and its forms: time zone, password, second factor, passkeys, deletion.
 pub fn routes(route: Route) -> Route {
-    use super::{deletion, passkeys, second_factor};
+    use super::{deletion, passkeys, second_factor, tokens};
     route
         .at("/account", get(account_page))
         .at("/account/time-zone", post(set_time_zone))
@@ -42,6 +43,8 @@ pub fn routes(route: Route) -> Route {
         .at("/account/passkeys/options", post(passkeys::registration_options))
         .at("/account/passkeys", post(passkeys::register))
         .at("/account/passkeys/:id/remove", post(passkeys::remove))
+        .at("/account/tokens", post(tokens::create))
+        .at("/account/tokens/:id/revoke", post(tokens::revoke_own))
         .at("/account/delete", post(deletion::delete_own))
 }
 
@@ -70,6 +73,8 @@ struct AccountPage<'a> {
     passwords: bool,
     /// The passkeys' section (`None` where the second factor's is not shown either).
     passkeys: Option<PasskeySection>,
+    /// The API tokens' section (`None` on the answers of the forms that do not concern it).
+    tokens: Option<TokenSection>,
 }
 
 /// One passkey as the list shows it.
@@ -150,6 +155,7 @@ impl<'a> AccountPage<'a> {
             factor_error: FieldError::NONE,
             passwords: true,
             passkeys: None,
+            tokens: None,
         }
     }
 }
@@ -174,6 +180,7 @@ pub async fn account_page(
     page.changed = query.saved.as_deref() == Some("password");
     page.passkeys = Some(PasskeySection::of(&page.c, state, &user, query.saved.as_deref()).await?);
     page.passwords = state.services.sign_in_methods().await?.passwords_allowed;
+    page.tokens = Some(TokenSection::of(&page.c, state, &user, query.saved.as_deref()).await?);
     if query.saved.as_deref() == Some("mail-language") {
         let t = &page.c.t.auth;
         page.mail_lang_saved = Some(t.mail_lang_saved.replace("{lang}", user.lang.text().chrome.lang_name));
@@ -309,5 +316,21 @@ pub async fn account_with_passkey_error(
     let mut section = PasskeySection::of(&page.c, state, user, None).await?;
     section.error = Some((field.to_owned(), message));
     page.passkeys = Some(section);
+    render_with(StatusCode::BAD_REQUEST, &page)
+}
+
+/// The account page answering a refused token form (400): the field that was wrong and why.
+pub async fn account_with_token_error(
+    c: Chrome,
+    state: &AppState,
+    session: &SessionHandle,
+    user: &User,
+    field: &'static str,
+    message: &'static str,
+) -> Result<Response, AppError> {
+    let mut page = AccountPage::new(c, session, user);
+    let mut section = TokenSection::of(&page.c, state, user, None).await?;
+    section.error = Some((field, message));
+    page.tokens = Some(section);
     render_with(StatusCode::BAD_REQUEST, &page)
 }

@@ -29,6 +29,7 @@ mod requests;
 mod second_factor;
 mod sso;
 mod team;
+mod tokens;
 pub(crate) mod uploads;
 
 use std::{ops::Deref, sync::Arc};

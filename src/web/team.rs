@@ -19,6 +19,7 @@ use super::{
     form::Form,
     middleware::{ClientAddr, SessionHandle},
     paths, render_with, see_other,
+    tokens::TokenRow,
 };
 use crate::{
     accounts::{Team, User, invitations::PendingInvitation},
@@ -38,6 +39,7 @@ pub fn routes(route: Route) -> Route {
         .at("/team/:id/reset-factors", get(confirm_reset_factors).post(reset_factors))
         .at("/team/sign-in-policy", post(set_sign_in_policy))
         .at("/team/sign-in-methods", post(sso::set_methods))
+        .at("/team/tokens/:id/revoke", post(super::tokens::revoke_as_admin))
 }
 
 #[derive(Template)]
@@ -56,6 +58,8 @@ struct TeamPage<'a> {
     require_second_factor: bool,
     /// The single sign-on switch (its own partial).
     sign_in: SignInMethods,
+    /// Every member's API tokens.
+    tokens: Vec<TokenRow>,
 }
 
 impl TeamPage<'_> {
@@ -84,6 +88,7 @@ async fn team_page(
     let csrf_token = session.form_token();
     let require_second_factor = state.services.factors.policy().await?.require_second_factor;
     let sign_in = state.services.sign_in_methods().await?;
+    let tokens = state.services.tokens.list_all().await?.into_iter().map(|e| TokenRow::of(&c, e)).collect();
     let page = TeamPage {
         c,
         csrf_token: &csrf_token,
@@ -94,6 +99,7 @@ async fn team_page(
         error,
         require_second_factor,
         sign_in,
+        tokens,
     };
     render_with(if error.is_some() { StatusCode::BAD_REQUEST } else { StatusCode::OK }, &page)
 }
@@ -128,6 +134,7 @@ pub async fn show(
         Some("policy") => Some(c.t.auth.second_factor.policy_saved.to_owned()),
         Some("factors-reset") => Some(c.t.auth.second_factor.reset_done.to_owned()),
         Some("sign-in-methods") => Some(c.t.auth.sso.policy_saved.to_owned()),
+        Some("token-revoked") => Some(c.t.auth.tokens.revoked_notice.to_owned()),
         _ => None,
     };
     team_page(c, state, session, &user, notice, None).await

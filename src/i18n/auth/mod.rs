@@ -4,10 +4,12 @@
 mod passkeys;
 mod second_factor;
 mod sso;
+mod tokens;
 
 pub use passkeys::PasskeyText;
 pub use second_factor::SecondFactorText;
 pub use sso::SsoText;
+pub use tokens::TokenText;
 
 /// The words of signing in and of the account.
 pub struct AuthText {
@@ -48,6 +50,7 @@ pub struct AuthText {
     pub second_factor: SecondFactorText,
     pub passkeys: PasskeyText,
     pub sso: SsoText,
+    pub tokens: TokenText,
 }
 
 pub const EN: AuthText = AuthText {
@@ -85,6 +88,7 @@ pub const EN: AuthText = AuthText {
     second_factor: second_factor::EN,
     passkeys: passkeys::EN,
     sso: sso::EN,
+    tokens: tokens::EN,
 };
 
 pub const JA: AuthText = AuthText {
@@ -122,4 +126,5 @@ pub const JA: AuthText = AuthText {
     second_factor: second_factor::JA,
     passkeys: passkeys::JA,
     sso: sso::JA,
+    tokens: tokens::JA,
 };
