@@ -235,8 +235,10 @@ impl Tokens {
     /// owner out); a right token's requests count against the token.
     pub async fn authenticate(&self, authorization: Option<&str>, client: IpAddr) -> Result<TokenUser, TokenRefusal> {
         let failures = format!("api-token-failures:{client}");
-        if let Err(wait) = self.limiter.check(&failures, &FAILURES_PER_CLIENT).await? {
-            return Err(TokenRefusal::TooMany(wait.0));
+        // Room for one more failure, or nothing is checked at all.
+        let wait = self.limiter.wait_for_room(&failures, &FAILURES_PER_CLIENT).await?;
+        if !wait.is_zero() {
+            return Err(TokenRefusal::TooMany(wait));
         }
         let verdict = self.verify(authorization).await;
         match &verdict {

@@ -1,7 +1,8 @@
 //! Every page, in both languages, at phone and desktop width: a tour that opens each one, so the
 //! harness's axe-core check and screenshot (support/browser/pages.rs) cover the whole site, not
 //! only the pages a walk happens to pass. The walks themselves (recipient steps, uploads, the
-//! share page's refresh) are tested in the other browser tests; this one only visits. It runs on
+//! share page's refresh) are tested in the other browser tests; this one only visits (and makes an
+//! API token, whose page a form's answer alone reaches). It runs on
 //! SQLite alone: which database answers does not change a page's markup.
 
 use crate::support::{
@@ -41,6 +42,19 @@ async fn open(browser: &BrowserSession, base: &str, path: &str) {
     assert!(!text.contains('|'), "{path}: a phrase mark shows as text: {text}");
 }
 
+/// Makes an API token through the account page's form, which leads to the page that shows it
+/// once (a POST's answer, so no path of the tour reaches it); the account and team pages then
+/// list it.
+async fn make_api_token(browser: &BrowserSession, base: &str) {
+    browser.goto(&format!("{base}/account")).await;
+    browser.fill("#token_name", "CI deploy").await;
+    browser.click("input[name=scope][value='shares:read']").await;
+    browser.fill("#token_password", PASSWORD).await;
+    browser.click("[data-create-token-button]").await;
+    browser.wait_for("[data-new-token]", DEFAULT_WAIT).await;
+    browser.assert_no_horizontal_overflow("the new token's page").await;
+}
+
 #[tokio::test(flavor = "multi_thread", worker_threads = 4)]
 async fn every_page_passes_axe_core_in_both_languages_at_both_widths() {
     let app = TestApp::spawn(Backend::Sqlite).await;
@@ -60,6 +74,7 @@ async fn every_page_passes_axe_core_in_both_languages_at_both_widths() {
                 open(&browser, &app.base, &path).await;
             }
             browser.sign_in(&app.base, ADMIN).await;
+            make_api_token(&browser, &app.base).await;
             for path in signed_in_pages(share.id, member_id) {
                 open(&browser, &app.base, &path).await;
             }

@@ -4,6 +4,7 @@ mod support;
 
 mod accounts;
 mod address_typo;
+mod api_tokens;
 mod auth_log;
 mod big_upload;
 mod breached_passwords;
