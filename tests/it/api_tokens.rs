@@ -30,7 +30,7 @@ async fn post_token_form(browser: &Browser, name: &str, scopes: &[&str], expires
 async fn token_from_page(browser: &Browser, scopes: &[&str]) -> String {
     let created = post_token_form(browser, "CI deploy", scopes, "90d", PASSWORD).await;
     assert_eq!(created.status, 200, "{}", created.body);
-    created.attr("[data-new-token]", "value").expect("the page shows the token")
+    created.texts("[data-new-token]").pop().expect("the page shows the token")
 }
 
 /// `GET /api/v1/me` from a browser without cookies, with `authorization` if any.
@@ -59,7 +59,7 @@ async fn a_token_made_on_the_account_page_is_shown_once_listed_by_prefix_and_sto
     let created = post_token_form(&browser, "CI deploy", &["shares:read", "shares:write"], "30d", PASSWORD).await;
     assert_eq!(created.status, 200, "{}", created.body);
     assert_eq!(created.header("cache-control"), Some("no-store"));
-    let token = created.attr("[data-new-token]", "value").unwrap();
+    let token = created.texts("[data-new-token]").pop().unwrap();
     assert!(token.starts_with("wts_"), "{token}");
 
     let account = browser.get("/account").await;
