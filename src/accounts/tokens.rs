@@ -108,7 +108,8 @@ fn base62(len: usize) -> String {
 }
 
 impl MintedToken {
-    pub fn new() -> Self {
+    /// A fresh token from the operating system's CSPRNG.
+    pub fn mint() -> Self {
         let lookup_id = base62(LOOKUP_LEN);
         let token = SecretString::new(format!("{PREFIX}{lookup_id}_{}", base62(SECRET_LEN)));
         Self { token, lookup_id }
@@ -330,18 +331,18 @@ mod tests {
 
     #[test]
     fn a_minted_token_has_the_prefix_its_lookup_id_and_256_bits_of_secret() {
-        let minted = MintedToken::new();
+        let minted = MintedToken::mint();
         let token = minted.token.expose();
         assert!(token.starts_with("wts_"));
         assert_eq!(lookup_id_of(token), Some(minted.lookup_id.as_str()));
         assert_eq!(token.len(), PREFIX.len() + LOOKUP_LEN + 1 + SECRET_LEN);
         assert!(SECRET_LEN as f64 * 62f64.log2() >= 256.0);
-        assert_ne!(MintedToken::new().token, minted.token);
+        assert_ne!(MintedToken::mint().token, minted.token);
     }
 
     #[test]
     fn a_malformed_token_has_no_lookup_id() {
-        let good = MintedToken::new();
+        let good = MintedToken::mint();
         let token = good.token.expose();
         for bad in ["", "wts_", "wts_abc_def", &token[1..], &format!("{token}x"), &token.replace("wts_", "wtx_")] {
             assert_eq!(lookup_id_of(bad), None, "{bad:?}");
@@ -350,10 +351,10 @@ mod tests {
 
     #[test]
     fn only_the_right_token_matches_its_hash_and_nothing_matches_no_row() {
-        let minted = MintedToken::new();
+        let minted = MintedToken::mint();
         let stored = sha256_hex(minted.token.expose());
         assert!(hash_matches(minted.token.expose(), Some(&stored)));
-        assert!(!hash_matches(MintedToken::new().token.expose(), Some(&stored)));
+        assert!(!hash_matches(MintedToken::mint().token.expose(), Some(&stored)));
         assert!(!hash_matches(minted.token.expose(), None));
     }
 

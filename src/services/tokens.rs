@@ -172,7 +172,7 @@ impl Tokens {
 
     /// Makes a token for `user` (the host's command, which asks for no password).
     pub async fn create(&self, user: &User, new: NewToken) -> Result<CreatedToken, Fault> {
-        let minted = MintedToken::new();
+        let minted = MintedToken::mint();
         let id = self.tokens.insert(user.id, &new.name, &minted, &new.scopes, new.expiry.duration()).await?;
         tracing::info!(account_id = user.id, token_id = id, scopes = new.scopes.code(), "API token created");
         Ok(CreatedToken { id, token: minted.token, lookup_id: minted.lookup_id })
