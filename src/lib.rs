@@ -13,7 +13,7 @@
 //!   [`lifecycle`] (the claim, delivered ranges, the GC with its upload and leftover duties),
 //!   [`request`] (file requests: a share pointed the other way, its limits and states),
 //!   [`storage`] (where file contents live: the store traits, the local folder, the object
-//!   store, the migration between them), [`accounts`], [`session`], [`mail`] (messages,
+//!   store, the migration between them), [`accounts`] (also personal API tokens), [`session`], [`mail`] (messages,
 //!   transports, the outbox), [`deletion`] (verifiable deletion cases), [`maintenance`] (sweeps,
 //!   run ledger, leases, scheduler), [`ratelimit`], [`uploads`] (resumable tus uploads), [`sso`]
 //!   (the OpenID provider, pending sign-ins, account links), [`scan`] (the optional virus scan by
