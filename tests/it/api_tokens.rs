@@ -1,7 +1,8 @@
 //! Personal API tokens: made on the account page after the current password and shown once,
 //! stored only as a hash, listed by their prefix; what `GET /api/v1/me` answers a right, wrong,
 //! expired, revoked, disabled sender's or departing sender's token; that a bearer request gets no
-//! cookie and passes no form; an admin revoking a member's token; the host's `watasu token`
+//! cookie and passes no form; an admin revoking a member's token; the limits per client and per
+//! token; the host's `watasu token`
 //! commands against the real binary, whose log then holds no token.
 
 use std::time::Duration;
@@ -241,6 +242,24 @@ async fn a_strangers_wrong_tokens_do_not_lock_out_the_owners_right_one(backend: 
     assert_eq!(owner.status, 200, "the owner was locked out: {}", owner.body);
 }
 
+async fn a_token_over_its_request_limit_waits_while_another_token_goes_on(backend: Backend) {
+    let app = TestApp::spawn(backend).await;
+    let browser = app.signed_in_sender(SENDER).await;
+    let busy = format!("Bearer {}", token_from_page(&browser, &["shares:read"]).await);
+    let other = format!("Bearer {}", token_from_page(&browser, &["shares:read"]).await);
+    let client = Browser::new(&app.base);
+
+    // The limit is 600 a minute; the window cannot pass while the test runs.
+    for n in 0..600 {
+        let answer = client.get_with("/api/v1/me", &[("Authorization", &busy)]).await;
+        assert_eq!(answer.status, 200, "request {n} was refused: {}", answer.body);
+    }
+    let limited = client.get_with("/api/v1/me", &[("Authorization", &busy)]).await;
+    assert_eq!(limited.status, 429, "{}", limited.body);
+    assert!(limited.header("retry-after").is_some());
+    assert_eq!(client.get_with("/api/v1/me", &[("Authorization", &other)]).await.status, 200);
+}
+
 async fn the_host_commands_create_list_and_revoke_tokens_and_the_log_holds_none(backend: Backend) {
     let inst = Installation::new(backend).await;
     inst.add_sender(SENDER);
@@ -303,5 +322,6 @@ both_backends!(
     a_bearer_token_opens_no_page_and_passes_no_form,
     an_admin_sees_the_teams_tokens_and_revokes_one,
     a_strangers_wrong_tokens_do_not_lock_out_the_owners_right_one,
+    a_token_over_its_request_limit_waits_while_another_token_goes_on,
     the_host_commands_create_list_and_revoke_tokens_and_the_log_holds_none,
 );
