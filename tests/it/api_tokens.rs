@@ -2,8 +2,8 @@
 //! stored only as a hash, listed by their prefix; what `GET /api/v1/me` answers a right, wrong,
 //! expired, revoked, disabled sender's or departing sender's token; that a bearer request gets no
 //! cookie and passes no form; an admin revoking a member's token; the limits per client and per
-//! token; the host's `watasu token`
-//! commands against the real binary, whose log then holds no token.
+//! token; the host's `watasu token` commands against the real binary, whose log then holds no
+//! token.
 
 use std::time::Duration;
 
