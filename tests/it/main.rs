@@ -13,6 +13,7 @@ mod browser_code_expiry;
 mod browser_dashboard;
 mod browser_deletion_case;
 mod browser_file_requests;
+mod browser_files_coming_back;
 mod browser_fresh_link;
 mod browser_handover;
 mod browser_handover_flow;
