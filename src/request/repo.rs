@@ -14,7 +14,7 @@ use crate::{
     sql,
     storage::StoredFile,
     text::strip_invisible,
-    uploads::Pending,
+    uploads::{PENDING_OF_REQUEST, Pending},
 };
 
 /// A request's limits, beside the handover it marks as inbound.
@@ -227,14 +227,20 @@ impl RequestRepository {
         })
     }
 
-    /// What has arrived for request share `share_id` while it is open, and its limits.
-    pub async fn open_files(&self, share_id: i64) -> Result<Option<(RequestLimits, Vec<FileInfo>)>, sqlx::Error> {
+    /// What has arrived for request share `share_id` while it is open, its limits, and what its
+    /// unfinished uploads hold.
+    pub async fn open_files(
+        &self,
+        share_id: i64,
+    ) -> Result<Option<(RequestLimits, Vec<FileInfo>, Pending)>, sqlx::Error> {
         on_db!(&self.db, |pool| {
             let open: Option<OpenRequest> =
                 sqlx::query_as(pool.sql(&OPEN_FOR_FILES)).bind(share_id).fetch_optional(pool).await?;
             let Some(open) = open else { return Ok(None) };
             let files: Vec<FileInfo> = sqlx::query_as(ARRIVED).bind(open.handover_id).fetch_all(pool).await?;
-            Ok(Some((open.limits, files.into_iter().map(shown).collect())))
+            let pending: Pending =
+                sqlx::query_as(pool.sql(&PENDING_OF_REQUEST)).bind(share_id).bind(0_i64).fetch_one(pool).await?;
+            Ok(Some((open.limits, files.into_iter().map(shown).collect(), pending)))
         })
     }
 

@@ -211,12 +211,15 @@ impl Requests {
         content_type: &str,
     ) -> Result<Result<(), UploadRefused>, Refusal> {
         let share = self.granted(token, session).await?;
-        let Some((limits, files)) = self.repo.open_files(share.id).await? else { return Err(Refusal::AlreadyAnswered) };
+        let Some((limits, files, pending)) = self.repo.open_files(share.id).await? else {
+            return Err(Refusal::AlreadyAnswered);
+        };
+        // Unfinished uploads hold their room already (the insert checks all of it again).
         let files: Vec<_> = files.into_iter().filter(counts).collect();
-        if files.len() >= usize::try_from(limits.max_files).unwrap_or(0) {
+        if i64::try_from(files.len()).unwrap_or(i64::MAX).saturating_add(pending.files) >= i64::from(limits.max_files) {
             return Ok(Err(UploadRefused::TooManyFiles(limits.max_files)));
         }
-        let left = limits.max_total_bytes - files.iter().map(|f| f.size_bytes).sum::<i64>();
+        let left = limits.max_total_bytes - files.iter().map(|f| f.size_bytes).sum::<i64>() - pending.bytes;
         let (bound, over) = if limits.max_file_bytes <= left {
             (limits.max_file_bytes, UploadRefused::FileTooLarge(limits.max_file_bytes))
         } else {

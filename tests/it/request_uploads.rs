@@ -139,7 +139,7 @@ async fn the_requests_limits_count_its_unfinished_uploads(backend: Backend) {
     let form = upload(&uploader.tus.browser, &request.token, &uploader.tus.csrf, &[("c.txt", b"c")]).await;
     assert_eq!(form.status, 422, "{}", form.body);
     assert_eq!(form.texts("#upload-refused"), [words().refused_too_many]);
-    assert_eq!(arrived_rows(&app, &request).await, 0);
+    assert_eq!((arrived_rows(&app, &request).await, stored_files(&app)), (0, 0));
 
     // Ending one gives its room back.
     assert_eq!(uploader.tus.delete(&second).await.status, 204);
