@@ -252,8 +252,25 @@ async fn a_patch_cut_mid_body_resumes_from_what_arrived(backend: Backend) {
     assert_eq!(page.texts(".arrived .file-sha256"), [sha256_hex(&content)]);
 }
 
+async fn a_request_that_expires_unanswered_ends_its_unfinished_uploads(backend: Backend) {
+    let app = quiet_app(backend).await;
+    let request = make_request(&app, roomy()).await;
+    let uploader = LinkTus::verified(&app, &request).await;
+    let path = uploader.created(100).await;
+    assert_eq!(uploader.tus.patch(&path, 0, &[3; 40]).await.status, 204);
+
+    crate::support::clock::set_ago(app.db(), "shares", &["expires_at"], 1, &format!("id = {}", request.id)).await;
+    let gc = async |trigger| app.state.services.gc.gc().collect(100, trigger).await.unwrap();
+    assert_eq!(gc(watasu::maintenance::Trigger::Request).await.purged, 1);
+    assert_eq!(live_upload_rows(&app).await, 0, "the request's end ended its upload");
+    assert_eq!(gc(watasu::maintenance::Trigger::Timer).await.uploads, 1);
+    assert_eq!(upload_rows(&app).await, 0);
+    assert!(std::fs::read_dir(app.data_dir.path().join("files")).unwrap().next().is_none(), "no byte is left");
+}
+
 both_backends!(
     only_a_session_granted_this_link_creates_or_touches_an_upload,
+    a_request_that_expires_unanswered_ends_its_unfinished_uploads,
     the_requests_limits_count_its_unfinished_uploads,
     the_senders_endpoint_and_the_uploaders_never_see_each_others_uploads,
     a_finished_upload_becomes_a_file_of_the_request_once_and_reaches_the_sender,
