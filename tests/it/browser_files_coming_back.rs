@@ -35,6 +35,7 @@ use crate::{
 };
 
 const UPLOADER: &str = "client@example.test";
+const STRANGER: &str = "stranger@example.test";
 /// Over the proxy's cap, so it can only arrive in chunks.
 const BIG: u64 = 120 * MB;
 const SMALL: &str = "%PDF the signed statement";
@@ -67,8 +68,17 @@ async fn verify(deployment: &Deployment, browser: &BrowserSession, link: &str) {
     browser.wait_for("#step[data-step=upload]", DEFAULT_WAIT).await;
 }
 
-/// A stranger's client holding the link: a session and the page's CSRF token, but no mailbox.
+/// A stranger holding the link but not the mailbox: in Chromium, typing their own address leads
+/// to a code that never reaches them, and no upload form; a client posting to the link's tus
+/// endpoint and form with the page's session and CSRF token is refused, and nothing is stored.
 async fn a_stranger_uploads_nothing(deployment: &Deployment, link: &str) {
+    let stranger = BrowserSession::start(BrowserOptions::desktop()).await;
+    stranger.goto(link).await;
+    stranger.fill("input[name=email]", STRANGER).await;
+    stranger.click("#step form[action$='/email'] button[type=submit]").await;
+    stranger.wait_for("#step[data-step=code]", DEFAULT_WAIT).await;
+    assert!(stranger.find_all("#request-files").await.is_empty(), "an upload form before the code");
+    stranger.close().await;
     let client = reqwest::Client::builder().cookie_store(true).build().unwrap();
     let landing = Page::read(client.get(link).send().await.unwrap()).await;
     assert_eq!(landing.status, 200, "{}", landing.body);
@@ -175,6 +185,9 @@ async fn a_request_answered_across_a_killed_server_reaches_the_sender_and_goes_a
     let arrival = mails.iter().find(|m| m.to == [crate::browser_uploads::SENDER]).expect("the sender's mail");
     let text = arrival.text();
     assert!(text.contains(UPLOADER) && text.contains(&big_digest) && text.contains(&small_digest), "{text}");
+    // Every mail queued since the stranger asked has gone out; none went to the stranger.
+    let strays: Vec<_> = mails.iter().filter(|m| m.to == [STRANGER]).collect();
+    assert!(strays.is_empty(), "a code went to an address the request does not name");
 
     // The sender downloads everything as one ZIP.
     sender.goto(&format!("{base}{request_page}")).await;
