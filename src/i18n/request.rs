@@ -27,6 +27,12 @@ pub struct RequestText {
     pub refused_total_too_large: &'static str,
     pub refused_no_file: &'static str,
     pub refused_nothing_arrived: &'static str,
+    pub refused_upload_unfinished: &'static str,
+    /// The resumable upload was refused for the link (the session's proof is gone, or the
+    /// request no longer takes files).
+    pub upload_not_allowed: &'static str,
+    /// The request's limits leave no room for a file the resumable upload was asked to take.
+    pub upload_no_room: &'static str,
     /// The 410 page of an answered request, for everyone, the uploader included.
     pub answered_title: &'static str,
     pub answered_body: &'static str,
@@ -134,6 +140,9 @@ pub const EN: RequestText = RequestText {
     refused_total_too_large: "The files together would be larger than this request allows; nothing was kept.",
     refused_no_file: "Choose a file to upload.",
     refused_nothing_arrived: "Upload at least one file before you finish.",
+    refused_upload_unfinished: "A file did not arrive completely. Choose it again and upload it.",
+    upload_not_allowed: "This link takes no more files from this browser. Reload the page to see why.",
+    upload_no_room: "The request has no room for this file: its limits, files still arriving included, are reached.",
     answered_title: "This request has already been answered",
     answered_body: "The files were sent to the person who asked for them. To send more, ask them for a new request.",
     reply_explain: "{sender} lets you answer with files. They go to {sender} alone.",
@@ -204,6 +213,9 @@ pub const JA: RequestText = RequestText {
     refused_total_too_large: "合計がこの依頼の上限を超えます。保存していません。",
     refused_no_file: "アップロードするファイルを選んでください。",
     refused_nothing_arrived: "完了の前に、ファイルを1つ以上アップロードしてください。",
+    refused_upload_unfinished: "届ききらなかったファイルがあります。もう一度選んでアップロードしてください。",
+    upload_not_allowed: "このリンクは、このブラウザーからのファイルをこれ以上受け付けません。理由はページを再読み込みして確認してください。",
+    upload_no_room: "この依頼にはこのファイルを入れる余裕がありません。送信中のファイルも含めて上限に達しています。",
     answered_title: "この依頼はすでに完了しています",
     answered_body: "ファイルは依頼した方に届いています。さらに送る場合は、新しい依頼を頼んでください。",
     reply_explain: "{sender}さんにファイルで返信できます。ファイルは{sender}さんにだけ届きます。",

@@ -111,6 +111,9 @@ impl ShareGc {
                         // The expiry is the share's outcome; only now is its file done with.
                         self.events.record_expiry(candidate.id).await;
                         self.events.record_quietly(candidate.id, EventKind::Purged).await;
+                        // A request that ended unanswered ends the uploads still arriving for it
+                        // (the next timer pass collects them; none for a share of files).
+                        self.uploads.expire_all_of_request(candidate.id).await?;
                         (Outcome::Deleted, None)
                     } else {
                         // Another collector purged it first (or it stopped being collectable).

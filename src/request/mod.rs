@@ -10,6 +10,7 @@ mod replies;
 mod repo;
 
 pub use replies::Answerable;
+pub(crate) use repo::{ARRIVED, OPEN_FOR_FILES, OpenRequest, request_room, room_for};
 pub use repo::{ArrivedFile, NewRequest, RequestListing, RequestRepository, SenderReader};
 
 use crate::db::Timestamp;
@@ -83,6 +84,9 @@ pub enum UploadRefused {
     NoFile,
     #[error("finish needs at least one file")]
     NothingArrived,
+    /// A resumable upload named by the form is not (or no longer) a finished one of the request.
+    #[error("the upload is not complete")]
+    UploadUnfinished,
     /// Answered, expired or ended meanwhile.
     #[error("the request no longer takes files")]
     Closed,

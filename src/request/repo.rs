@@ -14,6 +14,7 @@ use crate::{
     sql,
     storage::StoredFile,
     text::strip_invisible,
+    uploads::{PENDING_OF_REQUEST, Pending},
 };
 
 /// A request's limits, beside the handover it marks as inbound.
@@ -25,7 +26,7 @@ const INSERT_LIMITS: Sql = Sql::same(
 /// limits. PostgreSQL holds the share's row until the transaction ends, so two uploads to one
 /// request are checked against the limits one after the other (SQLite's write transaction
 /// already serialises them).
-const OPEN_FOR_FILES: Sql = sql!(
+pub(crate) const OPEN_FOR_FILES: Sql = sql!(
     "SELECT s.handover_id, s.sender_id, r.max_files, r.max_file_bytes, r.max_total_bytes
        FROM shares s JOIN file_requests r ON r.handover_id = s.handover_id
       WHERE s.id = $1 AND s.kind = 'request' AND s.status = 'active' AND s.expires_at > " now
@@ -33,7 +34,8 @@ const OPEN_FOR_FILES: Sql = sql!(
 );
 /// What has arrived in handover $1, in order, with the scan's word on each. While the request
 /// takes files, a row is purged only when the scan refused it, and stays to say so.
-const ARRIVED: &str = "SELECT position, storage_key, original_name, content_type, size_bytes, sha256, scan_state,
+pub(crate) const ARRIVED: &str =
+    "SELECT position, storage_key, original_name, content_type, size_bytes, sha256, scan_state,
                               scan_finding
                          FROM files WHERE handover_id = $1 ORDER BY position";
 /// A file the uploader takes back before finishing; not one the scan refused, whose row stays to
@@ -41,6 +43,11 @@ const ARRIVED: &str = "SELECT position, storage_key, original_name, content_type
 const REMOVE_FILE: &str = "DELETE FROM files WHERE handover_id = $1 AND position = $2
                              AND (scan_state IS NULL OR scan_state NOT IN ('infected', 'refused'))
                            RETURNING storage_key";
+/// A finished upload of request share $2 becomes one of its files: its row goes (only once, only
+/// while it is unexpired and digested; see the uploads' `END`).
+const CLAIM_REQUEST_UPLOAD: Sql = sql!(
+    "DELETE FROM uploads WHERE id = $1 AND request_share_id = $2 AND sha256 IS NOT NULL AND expires_at > " now
+);
 const SET_NOTE: &str = "UPDATE file_requests SET uploader_note = $2 WHERE handover_id = $1";
 
 /// The requests ($1 the viewer, $2 whether they see all) with the state a sender reads, followed by
@@ -140,12 +147,41 @@ pub struct NewRequest<'a> {
 }
 
 #[derive(sqlx::FromRow)]
-struct OpenRequest {
-    handover_id: i64,
-    sender_id: i64,
+pub(crate) struct OpenRequest {
+    pub handover_id: i64,
+    pub sender_id: i64,
     #[sqlx(flatten)]
-    limits: RequestLimits,
+    pub limits: RequestLimits,
 }
+
+/// The open request share `$share_id` with room for one more file of `$size` bytes, checked inside
+/// the caller's write transaction `$tx`: the files arrived count, and so do the request's
+/// unfinished uploads (all but upload row `$excluding`, the one becoming this file; 0 for none),
+/// so bytes still on their way cannot take the request past its limits. Expands to
+/// `Result<Result<OpenRequest, UploadRefused>, sqlx::Error>` (`Closed` when it takes no files).
+macro_rules! request_room {
+    ($pool:ident, $tx:ident, $share_id:expr, $excluding:expr, $size:expr) => {
+        async {
+            use $crate::{
+                request::{ARRIVED, OPEN_FOR_FILES, OpenRequest, UploadRefused, room_for},
+                share::FileInfo,
+                uploads::{PENDING_OF_REQUEST, Pending},
+            };
+            let open: Option<OpenRequest> =
+                sqlx::query_as($pool.sql(&OPEN_FOR_FILES)).bind($share_id).fetch_optional(&mut *$tx).await?;
+            let Some(open) = open else { return Ok::<_, sqlx::Error>(Err(UploadRefused::Closed)) };
+            let files: Vec<FileInfo> = sqlx::query_as(ARRIVED).bind(open.handover_id).fetch_all(&mut *$tx).await?;
+            let pending: Pending = sqlx::query_as($pool.sql(&PENDING_OF_REQUEST))
+                .bind($share_id)
+                .bind($excluding)
+                .fetch_one(&mut *$tx)
+                .await?;
+            Ok(room_for(&open.limits, &files, pending, $size).map(|()| (open, files)))
+        }
+        .await
+    };
+}
+pub(crate) use request_room;
 
 #[derive(Clone, Debug)]
 pub struct RequestRepository {
@@ -191,20 +227,28 @@ impl RequestRepository {
         })
     }
 
-    /// What has arrived for request share `share_id` while it is open, and its limits.
-    pub async fn open_files(&self, share_id: i64) -> Result<Option<(RequestLimits, Vec<FileInfo>)>, sqlx::Error> {
+    /// What has arrived for request share `share_id` while it is open, its limits, and what its
+    /// unfinished uploads hold.
+    pub async fn open_files(
+        &self,
+        share_id: i64,
+    ) -> Result<Option<(RequestLimits, Vec<FileInfo>, Pending)>, sqlx::Error> {
         on_db!(&self.db, |pool| {
             let open: Option<OpenRequest> =
                 sqlx::query_as(pool.sql(&OPEN_FOR_FILES)).bind(share_id).fetch_optional(pool).await?;
             let Some(open) = open else { return Ok(None) };
             let files: Vec<FileInfo> = sqlx::query_as(ARRIVED).bind(open.handover_id).fetch_all(pool).await?;
-            Ok(Some((open.limits, files.into_iter().map(shown).collect())))
+            let pending: Pending =
+                sqlx::query_as(pool.sql(&PENDING_OF_REQUEST)).bind(share_id).bind(0_i64).fetch_one(pool).await?;
+            Ok(Some((open.limits, files.into_iter().map(shown).collect(), pending)))
         })
     }
 
     /// Adds a stored file to the open request `share_id` under a name distinct from the others,
     /// if its limits have room; a refusal writes nothing (the caller removes the bytes). `scan`:
-    /// the file starts pending, held from the sender until the virus scan releases it.
+    /// the file starts pending, held from the sender until the virus scan releases it. `upload`:
+    /// the finished upload (row id) the file is made of, consumed in the same transaction, so it
+    /// becomes a file once (`Closed` when it is gone: ended, expired or already a file).
     pub async fn add_file(
         &self,
         share_id: i64,
@@ -212,18 +256,22 @@ impl RequestRepository {
         name: &str,
         content_type: &str,
         scan: bool,
+        upload: Option<i64>,
     ) -> Result<Result<(), UploadRefused>, sqlx::Error> {
         let size = i64::try_from(stored.size_bytes).unwrap_or(i64::MAX);
         on_db!(&self.db, |pool| {
             let mut tx = pool.begin_write().await?;
-            let open: Option<OpenRequest> =
-                sqlx::query_as(pool.sql(&OPEN_FOR_FILES)).bind(share_id).fetch_optional(&mut *tx).await?;
-            let Some(OpenRequest { handover_id, sender_id, limits }) = open else {
-                return Ok(Err(UploadRefused::Closed));
-            };
-            let files: Vec<FileInfo> = sqlx::query_as(ARRIVED).bind(handover_id).fetch_all(&mut *tx).await?;
-            if let Err(refused) = room_for(&limits, &files, size) {
-                return Ok(Err(refused));
+            let (OpenRequest { handover_id, sender_id, .. }, files) =
+                match request_room!(pool, tx, share_id, upload.unwrap_or(0), size)? {
+                    Ok(open) => open,
+                    Err(refused) => return Ok(Err(refused)),
+                };
+            if let Some(upload) = upload {
+                let claimed =
+                    sqlx::query(pool.sql(&CLAIM_REQUEST_UPLOAD)).bind(upload).bind(share_id).execute(&mut *tx).await?;
+                if claimed.rows_affected() != 1 {
+                    return Ok(Err(UploadRefused::Closed));
+                }
             }
             let names = files.iter().map(|f| f.original_name.clone()).chain([name.to_owned()]);
             let name = distinct_names(names).pop().unwrap_or_default();
@@ -376,16 +424,22 @@ impl RequestRepository {
     }
 }
 
-/// Whether one more file of `size` bytes fits the limits beside `files`.
-fn room_for(limits: &RequestLimits, files: &[FileInfo], size: i64) -> Result<(), UploadRefused> {
+/// Whether one more file of `size` bytes fits the limits beside `files` and the `pending` uploads.
+pub(crate) fn room_for(
+    limits: &RequestLimits,
+    files: &[FileInfo],
+    pending: Pending,
+    size: i64,
+) -> Result<(), UploadRefused> {
     let files: Vec<&FileInfo> = files.iter().filter(|f| counts(f)).collect();
-    if files.len() >= usize::try_from(limits.max_files).unwrap_or(0) {
+    let taken = i64::try_from(files.len()).unwrap_or(i64::MAX).saturating_add(pending.files);
+    if taken >= i64::from(limits.max_files) {
         return Err(UploadRefused::TooManyFiles(limits.max_files));
     }
     if size > limits.max_file_bytes {
         return Err(UploadRefused::FileTooLarge(limits.max_file_bytes));
     }
-    let total: i64 = files.iter().map(|f| f.size_bytes).sum();
+    let total: i64 = files.iter().map(|f| f.size_bytes).sum::<i64>().saturating_add(pending.bytes);
     if total.saturating_add(size) > limits.max_total_bytes {
         return Err(UploadRefused::TotalTooLarge(limits.max_total_bytes));
     }

@@ -206,9 +206,8 @@ impl Services {
         Self {
             scanning: scanning::Scanning::new(&parts, sharing.clone(), mails.clone(), scan_wake.clone()),
             sharing,
-            uploads,
             handover: handover::Handover::new(&parts, mails.clone(), deliveries.clone()),
-            requests: requests::Requests::new(&parts, mails.clone(), scan_wake),
+            requests: requests::Requests::new(&parts, mails.clone(), scan_wake, uploads.clone()),
             deliveries,
             passkeys: passkeys::PasskeySignIn::new(&parts, sessions.clone(), accounts.clone(), factors.clone()),
             tokens: tokens::Tokens::new(&parts, accounts.clone()),
@@ -224,6 +223,7 @@ impl Services {
             telemetry: telemetry::Telemetry::new(&parts),
             file_moves: storage::FileMoves::new(&parts),
             readiness: readiness::Readiness::new(parts.db.clone(), parts.metrics.clone()),
+            uploads,
             parts,
         }
     }

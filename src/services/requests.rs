@@ -16,6 +16,7 @@ use super::{
     mails::{Delivery, Mails, Notice},
     scanning::ScanWake,
     sharing::Change,
+    uploads::{UploadError, Uploads},
 };
 use crate::{
     accounts::{EmailAddress, TimeZone, User},
@@ -30,7 +31,8 @@ use crate::{
     secret::{random_token, sha256_hex},
     session::Session,
     share::{EventKind, Message, Share, ShareAccess, ShareError, ShareEvents, ShareStatus, ShareTtl, sender::Viewer},
-    storage::{Content, FileStore, StoreError},
+    storage::{Content, FileStore, StoreError, StoredFile},
+    uploads::Owner,
 };
 
 /// A request to make: whom to ask, in which words, for how long, for how much.
@@ -84,10 +86,12 @@ pub struct Requests {
     scans: ScanWake,
     /// The sender of a share a reply answers.
     users: crate::accounts::Users,
+    /// The uploader's resumable uploads, made files of the request once finished.
+    uploads: Uploads,
 }
 
 impl Requests {
-    pub fn new(parts: &Parts, mails: Mails, scans: ScanWake) -> Self {
+    pub fn new(parts: &Parts, mails: Mails, scans: ScanWake, uploads: Uploads) -> Self {
         Self {
             config: parts.config.clone(),
             repo: RequestRepository::new(parts.db.clone()),
@@ -99,6 +103,7 @@ impl Requests {
             limiter: RateLimiter::new(parts.db.clone()),
             scans,
             users: crate::accounts::Users::new(parts.db.clone()),
+            uploads,
         }
     }
 
@@ -206,12 +211,15 @@ impl Requests {
         content_type: &str,
     ) -> Result<Result<(), UploadRefused>, Refusal> {
         let share = self.granted(token, session).await?;
-        let Some((limits, files)) = self.repo.open_files(share.id).await? else { return Err(Refusal::AlreadyAnswered) };
+        let Some((limits, files, pending)) = self.repo.open_files(share.id).await? else {
+            return Err(Refusal::AlreadyAnswered);
+        };
+        // Unfinished uploads hold their room already (the insert checks all of it again).
         let files: Vec<_> = files.into_iter().filter(counts).collect();
-        if files.len() >= usize::try_from(limits.max_files).unwrap_or(0) {
+        if i64::try_from(files.len()).unwrap_or(i64::MAX).saturating_add(pending.files) >= i64::from(limits.max_files) {
             return Ok(Err(UploadRefused::TooManyFiles(limits.max_files)));
         }
-        let left = limits.max_total_bytes - files.iter().map(|f| f.size_bytes).sum::<i64>();
+        let left = limits.max_total_bytes - files.iter().map(|f| f.size_bytes).sum::<i64>() - pending.bytes;
         let (bound, over) = if limits.max_file_bytes <= left {
             (limits.max_file_bytes, UploadRefused::FileTooLarge(limits.max_file_bytes))
         } else {
@@ -222,13 +230,59 @@ impl Requests {
             Err(StoreError::TooLarge { .. }) => return Ok(Err(over)),
             Err(error) => return Err(Fault::of_store(error).into()),
         };
-        let name = crate::share::names::clean_file_name(name);
-        let scan = self.config.settings.scan.clamd.is_some();
-        let added = self.repo.add_file(share.id, &stored, &name, content_type, scan).await;
+        let added = self.add(&share, &stored, name, content_type, None).await;
         if !matches!(added, Ok(Ok(()))) {
             let _ = self.store.delete(&stored.key).await;
         }
-        let added = added?;
+        added
+    }
+
+    /// Makes the uploader's finished resumable upload `upload_id` a file of the request, as a
+    /// form's file becomes one (limits checked again); the upload is consumed with it, so it
+    /// becomes a file once. A refused one is ended, its bytes left to the GC: it no longer holds
+    /// room the uploader needs for another.
+    pub async fn attach(
+        &self,
+        token: &str,
+        session: Option<&Session>,
+        upload_id: &str,
+    ) -> Result<Result<(), UploadRefused>, Refusal> {
+        let share = self.granted(token, session).await?;
+        let owner = Owner::Request(share.id);
+        let row = match self.uploads.finished(owner, upload_id).await {
+            Ok(Some(row)) => row,
+            Ok(None) => return Ok(Err(UploadRefused::UploadUnfinished)),
+            Err(UploadError::Fault(fault)) => return Err(fault.into()),
+            Err(error) => return Err(Fault::Internal(error.into()).into()),
+        };
+        let stored = StoredFile {
+            key: row.storage_key.clone(),
+            size_bytes: row.length(),
+            sha256: row.sha256.clone().unwrap_or_default(),
+            crc32: row.crc32.and_then(|crc| u32::try_from(crc).ok()).unwrap_or_default(),
+        };
+        let added = self.add(&share, &stored, &row.file_name, &row.content_type, Some(row.id)).await?;
+        if added.is_err()
+            && let Err(error) = self.uploads.terminate(owner, upload_id).await
+        {
+            tracing::info!(share_id = share.id, %error, "a refused upload could not be ended; it expires");
+        }
+        Ok(added)
+    }
+
+    /// Records a stored file (or the finished upload `upload` holding it) as the request's; the
+    /// caller removes the bytes of a refused form's file.
+    async fn add(
+        &self,
+        share: &Share,
+        stored: &StoredFile,
+        name: &str,
+        content_type: &str,
+        upload: Option<i64>,
+    ) -> Result<Result<(), UploadRefused>, Refusal> {
+        let name = crate::share::names::clean_file_name(name);
+        let scan = self.config.settings.scan.clamd.is_some();
+        let added = self.repo.add_file(share.id, stored, &name, content_type, scan, upload).await?;
         if added.is_ok() {
             if scan {
                 self.scans.wake();
@@ -237,6 +291,15 @@ impl Requests {
             tracing::info!(share_id = share.id, size = stored.size_bytes, "file request: a file arrived");
         }
         Ok(added)
+    }
+
+    /// Ends the request's unfinished uploads (it was answered or ended): the GC removes their bytes.
+    async fn end_uploads(&self, share_id: i64) {
+        match self.uploads.repo().expire_all_of_request(share_id).await {
+            Ok(0) => {}
+            Ok(ended) => tracing::info!(share_id, ended, "file request: its unfinished uploads ended"),
+            Err(error) => tracing::warn!(share_id, %error, "could not end a request's uploads; they expire"),
+        }
     }
 
     /// Takes a file back before finishing: its row first, then its bytes (should deleting them
@@ -265,6 +328,7 @@ impl Requests {
         let keep = settings.request_retention.saturating_sub(settings.delivery_grace);
         let answered = self.repo.answer(share.id, note.as_str(), keep).await?;
         if answered.is_ok() {
+            self.end_uploads(share.id).await;
             self.events.record_quietly(share.id, EventKind::Answered).await;
             tracing::info!(share_id = share.id, "file request answered");
             // Queued before the answer returns: a restart right after the finish loses no news.
@@ -333,6 +397,7 @@ impl Requests {
             return Ok(Change::Done(()));
         }
         if self.lifecycle.revoke(id).await? {
+            self.end_uploads(id).await;
             self.events.record_quietly(id, EventKind::Revoked).await;
             return Ok(Change::Done(()));
         }

@@ -27,6 +27,7 @@ use crate::{
         sender::{HandoverFile, SenderShares, SenderStatus, ShareSummary, Viewer},
     },
     storage::{Content, FileStore, StoreError, StoredFile},
+    uploads::Owner,
 };
 
 /// Fresh links a share may be sent in a day: each is a mail to the recipient, so a few a day are
@@ -170,7 +171,7 @@ impl Sharing {
     /// The sender's finished upload with this id, for the form to name; `None` when it is not
     /// theirs, not finished or gone.
     pub async fn finished_upload(&self, sender: &User, id: &str) -> Result<Option<FinishedUpload>, Fault> {
-        let row = match self.uploads.finished(sender.id, id).await {
+        let row = match self.uploads.finished(Owner::Sender(sender.id), id).await {
             Ok(row) => row,
             Err(super::uploads::UploadError::Fault(fault)) => return Err(fault),
             Err(error) => return Err(Fault::Internal(error.into())),
@@ -220,7 +221,7 @@ impl Sharing {
     /// Removes the sender's finished uploads `ids` (a refused form's files), as far as they exist.
     pub async fn discard_uploads(&self, sender: &User, ids: &[String]) {
         for id in ids {
-            if let Err(error) = self.uploads.terminate(sender.id, id).await {
+            if let Err(error) = self.uploads.terminate(Owner::Sender(sender.id), id).await {
                 tracing::warn!(account_id = sender.id, %error, "could not remove a refused form's file");
             }
         }
@@ -296,7 +297,8 @@ impl Sharing {
 
     /// The sender's finished upload `id` as a handover's file.
     async fn uploaded(&self, sender: &User, id: &str) -> Result<FileContent<'static>, CreateError> {
-        let row = self.uploads.finished(sender.id, id).await.map_err(|_| CreateError::UploadUnavailable)?;
+        let row =
+            self.uploads.finished(Owner::Sender(sender.id), id).await.map_err(|_| CreateError::UploadUnavailable)?;
         let row = row.ok_or(CreateError::UploadUnavailable)?;
         let sha256 = row.sha256.clone().ok_or(CreateError::UploadUnavailable)?;
         let crc32 = row.crc32.and_then(|c| u32::try_from(c).ok()).ok_or(CreateError::UploadUnavailable)?;

@@ -1,5 +1,6 @@
-//! The sender's resumable uploads (tus): create, ask how far one got, append, terminate. Another
-//! sender's upload, an unknown id and an expired one are all `NotFound`. A PATCH runs in its own
+//! Resumable uploads (tus): create, ask how far one got, append, terminate; a signed-in sender's
+//! own, or a file request's (see [`Owner`]). Another owner's upload, an unknown id and an expired
+//! one are all `NotFound`. A PATCH runs in its own
 //! task, so a client that goes away mid-body still gets what arrived made durable.
 
 use std::{pin::Pin, sync::Arc};
@@ -10,10 +11,11 @@ use super::{Fault, Parts};
 use crate::{
     config::Config,
     db::Timestamp,
+    request::UploadRefused,
     secret::random_token,
     storage::{Appended, Content, ResumableStore, StoreError, StoredFile},
     uploads::{
-        CHECKPOINT_BYTES, Checksum, Metadata, NewUpload, RESERVATION_FACTOR, Refusal, TAKEOVER_PATIENCE,
+        CHECKPOINT_BYTES, Checksum, Metadata, NewUpload, Owner, RESERVATION_FACTOR, Refusal, TAKEOVER_PATIENCE,
         UploadRepository, UploadRow, WriteLocks, delete_files, locks::WriteGuard,
     },
 };
@@ -31,6 +33,9 @@ pub enum UploadError {
     OverReservation,
     #[error("the sender is disabled")]
     SenderDisabled,
+    /// A file request's upload the request has no room for (or that it no longer takes).
+    #[error(transparent)]
+    Refused(UploadRefused),
     #[error("the offset is not the upload's")]
     Conflict,
     #[error("the checksum does not match the body")]
@@ -102,13 +107,13 @@ impl Uploads {
     }
 
     /// Creates an upload of `length` bytes; answers its public id.
-    pub async fn create(&self, owner_id: i64, length: u64, metadata: Metadata) -> Result<String, UploadError> {
+    pub async fn create(&self, owner: Owner, length: u64, metadata: Metadata) -> Result<String, UploadError> {
         if length > self.max_size() {
             return Err(UploadError::TooLarge);
         }
         let new = NewUpload {
             public_id: random_token().expose().to_owned(),
-            owner_id,
+            owner,
             storage_key: random_token().expose().to_owned(),
             length,
             metadata,
@@ -118,8 +123,18 @@ impl Uploads {
             Ok(id) => id,
             Err(Refusal::SenderDisabled) => return Err(UploadError::SenderDisabled),
             Err(Refusal::OverReservation { reserved }) => {
-                tracing::info!(account_id = owner_id, reserved, length, "upload refused: reservation full");
+                tracing::info!(
+                    account_id = owner.sender_id(),
+                    share_id = owner.request_share_id(),
+                    reserved,
+                    length,
+                    "upload refused: reservation full"
+                );
                 return Err(UploadError::OverReservation);
+            }
+            Err(Refusal::Request(refused)) => {
+                tracing::info!(share_id = owner.request_share_id(), length, %refused, "request upload refused");
+                return Err(UploadError::Refused(refused));
             }
         };
         if let Err(error) = self.store.create_partial(&new.storage_key).await {
@@ -130,7 +145,13 @@ impl Uploads {
             // Nothing will ever be sent: it is complete now.
             self.finish(id, &new.storage_key).await?;
         }
-        tracing::info!(account_id = owner_id, upload_id = id, length, "upload created");
+        tracing::info!(
+            account_id = owner.sender_id(),
+            share_id = owner.request_share_id(),
+            upload_id = id,
+            length,
+            "upload created"
+        );
         Ok(new.public_id)
     }
 
@@ -152,7 +173,7 @@ impl Uploads {
         })?;
         let new = NewUpload {
             public_id: random_token().expose().to_owned(),
-            owner_id,
+            owner: Owner::Sender(owner_id),
             storage_key: stored.key.clone(),
             length: stored.size_bytes,
             metadata: Metadata::of_file(file_name, content_type),
@@ -165,6 +186,7 @@ impl Uploads {
             }
             Ok(Err(Refusal::SenderDisabled)) => UploadError::SenderDisabled,
             Ok(Err(Refusal::OverReservation { .. })) => UploadError::OverReservation,
+            Ok(Err(Refusal::Request(refused))) => UploadError::Refused(refused),
             Err(error) => error.into(),
         };
         if let Err(error) = self.store.delete(&stored.key).await {
@@ -173,28 +195,28 @@ impl Uploads {
         Err(refusal)
     }
 
-    /// How far the sender's upload got.
-    pub async fn progress(&self, owner_id: i64, public_id: &str) -> Result<Progress, UploadError> {
-        Ok(Progress::from(&self.find(owner_id, public_id).await?))
+    /// How far the owner's upload got.
+    pub async fn progress(&self, owner: Owner, public_id: &str) -> Result<Progress, UploadError> {
+        Ok(Progress::from(&self.find(owner, public_id).await?))
     }
 
-    async fn find(&self, owner_id: i64, public_id: &str) -> Result<UploadRow, UploadError> {
+    async fn find(&self, owner: Owner, public_id: &str) -> Result<UploadRow, UploadError> {
         if !crate::session::is_token_shaped(public_id) {
             return Err(UploadError::NotFound);
         }
-        self.repo.find(public_id, owner_id).await?.ok_or(UploadError::NotFound)
+        self.repo.find(public_id, owner).await?.ok_or(UploadError::NotFound)
     }
 
     /// Appends a PATCH's body. Runs in a task of its own: if the client goes away the handler is
     /// dropped, but what arrived is still made durable and the offset moved.
-    pub async fn patch(&self, owner_id: i64, public_id: &str, patch: Patch) -> Result<Progress, UploadError> {
-        let row = self.find(owner_id, public_id).await?;
+    pub async fn patch(&self, owner: Owner, public_id: &str, patch: Patch) -> Result<Progress, UploadError> {
+        let row = self.find(owner, public_id).await?;
         let this = self.clone();
         let public_id = public_id.to_owned();
         let task = tokio::spawn(async move {
             let guard = this.locks.acquire(row.id, TAKEOVER_PATIENCE).await.ok_or(UploadError::Locked)?;
             // Another writer may have moved it while this one waited.
-            let row = this.find(owner_id, &public_id).await?;
+            let row = this.find(owner, &public_id).await?;
             this.append(row, patch, &guard).await
         });
         task.await.map_err(|error| UploadError::Fault(Fault::Internal(error.into())))?
@@ -319,10 +341,10 @@ impl Uploads {
         Ok(stored)
     }
 
-    /// The sender's complete upload, finishing it first if a crash came between its last byte and
+    /// The owner's complete upload, finishing it first if a crash came between its last byte and
     /// its digest.
-    pub async fn finished(&self, owner_id: i64, public_id: &str) -> Result<Option<UploadRow>, UploadError> {
-        let mut row = match self.find(owner_id, public_id).await {
+    pub async fn finished(&self, owner: Owner, public_id: &str) -> Result<Option<UploadRow>, UploadError> {
+        let mut row = match self.find(owner, public_id).await {
             Ok(row) => row,
             Err(UploadError::NotFound) => return Ok(None),
             Err(error) => return Err(error),
@@ -339,8 +361,8 @@ impl Uploads {
 
     /// Ends an upload and deletes its bytes at once; if the store fails, the expired row is left
     /// for the GC to finish the job.
-    pub async fn terminate(&self, owner_id: i64, public_id: &str) -> Result<(), UploadError> {
-        let row = self.find(owner_id, public_id).await?;
+    pub async fn terminate(&self, owner: Owner, public_id: &str) -> Result<(), UploadError> {
+        let row = self.find(owner, public_id).await?;
         // Stop a writer first, so it does not write after the delete (best effort).
         let _guard = self.locks.acquire(row.id, TAKEOVER_PATIENCE).await;
         // Ended in the database before its bytes go: a share being made of it in another tab can
@@ -352,7 +374,12 @@ impl Uploads {
             Ok(()) => self.repo.delete(row.id).await?,
             Err(error) => tracing::warn!(upload_id = row.id, %error, "could not delete an upload's file; the GC will"),
         }
-        tracing::info!(account_id = owner_id, upload_id = row.id, "upload terminated");
+        tracing::info!(
+            account_id = owner.sender_id(),
+            share_id = owner.request_share_id(),
+            upload_id = row.id,
+            "upload terminated"
+        );
         Ok(())
     }
 }

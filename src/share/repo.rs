@@ -144,9 +144,9 @@ pub(crate) const INSERT_FILE: Sql = Sql::same(
 );
 const SEAL_NOTE: Sql = Sql::same("UPDATE handovers SET has_note = TRUE, note_sealed = $2 WHERE id = $1");
 /// A finished upload's row goes with the share made of its file: only the sender's own, finished,
-/// unexpired upload, and only once (a second submission finds nothing).
+/// unexpired upload (never a file request's), and only once (a second submission finds nothing).
 const CLAIM_UPLOAD: Sql = sql!(
-    "DELETE FROM uploads WHERE public_id = $1 AND owner_id = $2 AND storage_key = $3
+    "DELETE FROM uploads WHERE public_id = $1 AND owner_id = $2 AND storage_key = $3 AND request_share_id IS NULL
         AND sha256 IS NOT NULL AND expires_at > " now
 );
 /// The claim a browser made of a share: when, and whether it was a secret note.

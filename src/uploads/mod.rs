@@ -12,6 +12,7 @@ use std::time::Duration;
 pub use checksum::{Checksum, ChecksumError};
 pub use locks::WriteLocks;
 pub use metadata::{MalformedMetadata, Metadata};
+pub(crate) use repo::PENDING_OF_REQUEST;
 pub use repo::{Refusal, UploadRepository};
 
 use crate::{
@@ -30,13 +31,47 @@ pub const CHECKPOINT_BYTES: u64 = 16 * 1024 * 1024;
 /// How long a PATCH waits for the one it asked to stop before answering 423.
 pub const TAKEOVER_PATIENCE: Duration = Duration::from_secs(10);
 
+/// Whose an upload is: a signed-in sender's, or a file request's (sent by its verified uploader;
+/// its row names the request's sender as owner, whose deletion takes it along). Each sees and
+/// touches only its own; to the other an upload answers as unknown.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Owner {
+    Sender(i64),
+    Request(i64),
+}
+
+impl Owner {
+    /// The signed-in sender, for a sender's own upload.
+    pub fn sender_id(self) -> Option<i64> {
+        match self {
+            Self::Sender(id) => Some(id),
+            Self::Request(_) => None,
+        }
+    }
+
+    /// The request share, for a file request's upload.
+    pub fn request_share_id(self) -> Option<i64> {
+        match self {
+            Self::Sender(_) => None,
+            Self::Request(share_id) => Some(share_id),
+        }
+    }
+}
+
 /// An upload about to be created.
 pub struct NewUpload {
     pub public_id: String,
-    pub owner_id: i64,
+    pub owner: Owner,
     pub storage_key: String,
     pub length: u64,
     pub metadata: Metadata,
+}
+
+/// What a file request's unfinished uploads hold, counted against its limits.
+#[derive(Clone, Copy, Debug, Default, sqlx::FromRow)]
+pub struct Pending {
+    pub files: i64,
+    pub bytes: i64,
 }
 
 /// One upload as stored.

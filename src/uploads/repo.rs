@@ -7,7 +7,8 @@ use crate::{
     storage::StoredFile,
 };
 
-use super::{NewUpload, UPLOAD_TTL, UploadRow};
+use super::{NewUpload, Owner, UPLOAD_TTL, UploadRow};
+use crate::request::{UploadRefused, request_room};
 
 /// PostgreSQL locks the sender's row so two creations cannot both pass the reservation check
 /// (SQLite's write transaction already serialises them).
@@ -19,17 +20,25 @@ const LOCK_SENDER: Sql = sql!(
 /// PostgreSQL: cast back.
 const RESERVED: Sql = sql!(
     "SELECT CAST(COALESCE(SUM(upload_length), 0) AS BIGINT) FROM uploads
-      WHERE owner_id = $1 AND expires_at > " now
+      WHERE owner_id = $1 AND request_share_id IS NULL AND expires_at > " now
+);
+/// What a file request's unfinished uploads hold ($2: one not to count, 0 for none), as its limits
+/// count them: each a file, its declared length its bytes.
+pub(crate) const PENDING_OF_REQUEST: Sql = sql!(
+    "SELECT COUNT(*) AS files, CAST(COALESCE(SUM(upload_length), 0) AS BIGINT) AS bytes FROM uploads
+      WHERE request_share_id = $1 AND id <> $2 AND expires_at > " now
 );
 const INSERT: Sql = sql!(
     "INSERT INTO uploads (public_id, owner_id, storage_key, upload_length, metadata, file_name, content_type,
-                          expires_at)
-     VALUES ($1, $2, $3, $4, $5, $6, $7, " now " + " secs("$8") ") RETURNING id"
+                          expires_at, request_share_id)
+     VALUES ($1, $2, $3, $4, $5, $6, $7, " now " + " secs("$8") ", $9) RETURNING id"
 );
 const FIND: Sql = sql!(
     "SELECT id, storage_key, upload_length, upload_offset, metadata, file_name, content_type, sha256, crc32,
             expires_at
-       FROM uploads WHERE public_id = $1 AND owner_id = $2 AND expires_at > " now
+       FROM uploads
+      WHERE public_id = $1 AND ((request_share_id IS NULL AND owner_id = $2) OR request_share_id = $3)
+        AND expires_at > " now
 );
 /// Bytes arrived: the offset moves on and the expiry slides.
 const ADVANCE: Sql = sql!(
@@ -54,6 +63,8 @@ const DELETE: Sql = Sql::same("DELETE FROM uploads WHERE id = $1");
 const END: Sql = sql!("UPDATE uploads SET expires_at = " now ", sha256 = NULL WHERE id = $1 AND expires_at > " now);
 const EXPIRE_ALL_OF_OWNER: Sql =
     sql!("UPDATE uploads SET expires_at = " now " WHERE owner_id = $1 AND expires_at > " now);
+const EXPIRE_ALL_OF_REQUEST: Sql =
+    sql!("UPDATE uploads SET expires_at = " now ", sha256 = NULL WHERE request_share_id = $1 AND expires_at > " now);
 const EXPIRED: Sql =
     sql!("SELECT id, storage_key FROM uploads WHERE expires_at <= " now " ORDER BY expires_at LIMIT $1");
 const DELETE_EXPIRED: Sql = sql!("DELETE FROM uploads WHERE id = $1 AND expires_at <= " now);
@@ -62,6 +73,9 @@ const DELETE_EXPIRED: Sql = sql!("DELETE FROM uploads WHERE id = $1 AND expires_
 #[derive(Debug, PartialEq, Eq)]
 pub enum Refusal {
     SenderDisabled,
+    /// A file request's upload: the request's limits (files arrived and unfinished uploads
+    /// counted) have no room for it, or the request takes no files.
+    Request(UploadRefused),
     /// The sender's unfinished uploads already reserve this much.
     OverReservation {
         reserved: u64,
@@ -83,7 +97,8 @@ impl UploadRepository {
     }
 
     /// Inserts the upload unless the sender is disabled or its length would take what the
-    /// sender's live uploads hold past `reservation`.
+    /// sender's live uploads hold past `reservation`; a file request's upload instead unless the
+    /// request has no room for it.
     pub async fn insert(&self, new: &NewUpload, reservation: u64) -> Result<Result<i64, Refusal>, sqlx::Error> {
         self.insert_as(new, reservation, None).await
     }
@@ -107,25 +122,36 @@ impl UploadRepository {
         let ttl = seconds(UPLOAD_TTL);
         on_db!(&self.db, |pool| {
             let mut tx = pool.begin_write().await?;
-            let sender: Option<i64> =
-                sqlx::query_scalar(pool.sql(&LOCK_SENDER)).bind(new.owner_id).fetch_optional(&mut *tx).await?;
-            if sender.is_none() {
-                return Ok(Err(Refusal::SenderDisabled));
-            }
-            let reserved: i64 = sqlx::query_scalar(pool.sql(&RESERVED)).bind(new.owner_id).fetch_one(&mut *tx).await?;
-            let reserved = u64::try_from(reserved).unwrap_or(0);
-            if reserved.saturating_add(new.length) > reservation {
-                return Ok(Err(Refusal::OverReservation { reserved }));
-            }
+            let owner_id = match new.owner {
+                Owner::Sender(sender_id) => {
+                    let sender: Option<i64> =
+                        sqlx::query_scalar(pool.sql(&LOCK_SENDER)).bind(sender_id).fetch_optional(&mut *tx).await?;
+                    if sender.is_none() {
+                        return Ok(Err(Refusal::SenderDisabled));
+                    }
+                    let reserved: i64 =
+                        sqlx::query_scalar(pool.sql(&RESERVED)).bind(sender_id).fetch_one(&mut *tx).await?;
+                    let reserved = u64::try_from(reserved).unwrap_or(0);
+                    if reserved.saturating_add(new.length) > reservation {
+                        return Ok(Err(Refusal::OverReservation { reserved }));
+                    }
+                    sender_id
+                }
+                Owner::Request(share_id) => match request_room!(pool, tx, share_id, 0_i64, db_int(new.length))? {
+                    Ok((open, _)) => open.sender_id,
+                    Err(refused) => return Ok(Err(Refusal::Request(refused))),
+                },
+            };
             let id = sqlx::query_scalar(pool.sql(&INSERT))
                 .bind(&new.public_id)
-                .bind(new.owner_id)
+                .bind(owner_id)
                 .bind(&new.storage_key)
                 .bind(db_int(new.length))
                 .bind(new.metadata.raw.as_deref())
                 .bind(new.metadata.get("filename").unwrap_or_default())
                 .bind(new.metadata.get("filetype").unwrap_or_default())
                 .bind(ttl)
+                .bind(new.owner.request_share_id())
                 .fetch_one(&mut *tx)
                 .await?;
             if let Some(stored) = finished {
@@ -141,10 +167,16 @@ impl UploadRepository {
         })
     }
 
-    /// The sender's unexpired upload with this public id.
-    pub async fn find(&self, public_id: &str, owner_id: i64) -> Result<Option<UploadRow>, sqlx::Error> {
+    /// The owner's unexpired upload with this public id.
+    pub async fn find(&self, public_id: &str, owner: Owner) -> Result<Option<UploadRow>, sqlx::Error> {
         on_db!(&self.db, |pool| {
-            sqlx::query_as(pool.sql(&FIND)).bind(public_id).bind(owner_id).fetch_optional(pool).await
+            sqlx::query_as(pool.sql(&FIND))
+                .bind(public_id)
+                // No account and no share has id 0: each owner matches only its own kind.
+                .bind(owner.sender_id().unwrap_or(0))
+                .bind(owner.request_share_id().unwrap_or(0))
+                .fetch_optional(pool)
+                .await
         })
     }
 
@@ -204,6 +236,14 @@ impl UploadRepository {
     pub async fn end(&self, id: i64) -> Result<bool, sqlx::Error> {
         let done = on_db!(&self.db, |pool| sqlx::query(pool.sql(&END)).bind(id).execute(pool).await?.rows_affected());
         Ok(done == 1)
+    }
+
+    /// Ends every upload of request share `share_id` now (it was answered or ended): each then
+    /// answers 404, and the GC removes its bytes.
+    pub async fn expire_all_of_request(&self, share_id: i64) -> Result<u64, sqlx::Error> {
+        on_db!(&self.db, |pool| {
+            sqlx::query(pool.sql(&EXPIRE_ALL_OF_REQUEST)).bind(share_id).execute(pool).await.map(|r| r.rows_affected())
+        })
     }
 
     /// Ends every upload of a sender now (an admin disabled them).

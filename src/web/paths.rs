@@ -102,3 +102,8 @@ pub fn maintenance_run(id: i64) -> String {
 pub fn upload(id: &str) -> String {
     format!("/uploads/{id}")
 }
+
+/// A file request uploader's resumable upload, under the request's link.
+pub fn request_upload(token: &str, id: &str) -> String {
+    format!("/s/{token}/uploads/{id}")
+}

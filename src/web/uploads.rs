@@ -1,8 +1,11 @@
-//! The tus 1.0.0 endpoint (core, creation, expiration, termination, checksum) at `/uploads`, so a
-//! file larger than a proxy's request cap arrives in pieces and a lost connection resumes. Every
-//! answer carries `Tus-Resumable`; everything but OPTIONS is for signed-in, enabled senders (403
-//! otherwise: a tus client cannot follow a sign-in redirect). The CSRF token comes in the
-//! `X-CSRF-Token` header, checked by the CSRF guard without reading the body.
+//! The tus 1.0.0 endpoint (core, creation, expiration, termination, checksum), so a file larger
+//! than a proxy's request cap arrives in pieces and a lost connection resumes: at `/uploads` for
+//! signed-in, enabled senders, and at `/s/{token}/uploads` for a file request's uploader whose
+//! session holds the link's grant (checked on every call, before any byte is stored). Each owner
+//! sees only its own uploads (see [`Owner`]). Every answer carries `Tus-Resumable`; everything
+//! but OPTIONS needs the owner (403 otherwise: a tus client cannot follow a sign-in redirect). The
+//! CSRF token comes in the `X-CSRF-Token` header, checked by the CSRF guard without reading the
+//! body.
 
 use std::sync::Arc;
 
@@ -14,14 +17,15 @@ use poem::{
 
 use super::{AppState, middleware::SessionHandle, paths};
 use crate::{
-    accounts::User,
     db::Timestamp,
+    request::UploadRefused,
     services::{
         Fault,
+        handover::Refusal,
         uploads::{Patch, Progress, UploadError},
     },
     storage::StoreError,
-    uploads::{Checksum, ChecksumError, Metadata, checksum::ALGORITHMS},
+    uploads::{Checksum, ChecksumError, Metadata, Owner, checksum::ALGORITHMS},
 };
 
 const TUS_VERSION: &str = "1.0.0";
@@ -31,16 +35,32 @@ const OFFSET_OCTET_STREAM: &str = "application/offset+octet-stream";
 /// tus's status for a body whose checksum does not match.
 const CHECKSUM_MISMATCH: u16 = 460;
 
-/// The tus endpoint: creation at `/uploads`, each upload at `/uploads/{id}`.
+/// The tus endpoints: creation at `/uploads`, each upload at `/uploads/{id}`; the uploader's
+/// under their request's link.
 pub fn routes(route: Route) -> Route {
     route
         .at("/uploads", RouteMethod::new().options(options).post(create))
         .at("/uploads/:id", RouteMethod::new().head(upload).patch(upload).delete(upload).post(upload))
+        .at("/s/:token/uploads", RouteMethod::new().options(options).post(create_for_request))
+        .at(
+            "/s/:token/uploads/:id",
+            RouteMethod::new()
+                .head(upload_for_request)
+                .patch(upload_for_request)
+                .delete(upload_for_request)
+                .post(upload_for_request),
+        )
 }
 
-/// Whether a path is the tus endpoint's (which checks its CSRF token from the header alone).
+/// Whether a path is a tus endpoint's (which checks its CSRF token from the header alone).
 pub fn is_tus_path(path: &str) -> bool {
-    path == "/uploads" || path.starts_with("/uploads/")
+    let under_uploads = |rest: &str| rest == "/uploads" || rest.starts_with("/uploads/");
+    if under_uploads(path) {
+        return true;
+    }
+    // `/s/{token}/uploads[/{id}]`
+    let Some(rest) = path.strip_prefix("/s/") else { return false };
+    rest.find('/').is_some_and(|slash| slash > 0 && under_uploads(&rest[slash..]))
 }
 
 /// Middleware body: `Tus-Resumable` on every answer of the endpoint, error pages included.
@@ -68,10 +88,23 @@ pub async fn options(state: Data<&AppState>) -> Response {
 /// POST /uploads (creation).
 #[handler]
 pub async fn create(req: &Request, state: Data<&AppState>) -> Response {
-    let sender = match admit(req, &state).await {
-        Ok(sender) => sender,
-        Err(refused) => return refused,
-    };
+    match admit_sender(req, &state).await {
+        Ok(owner) => create_as(req, &state, owner, paths::upload).await,
+        Err(refused) => refused,
+    }
+}
+
+/// POST /s/{token}/uploads (creation, by the request's verified uploader).
+#[handler]
+pub async fn create_for_request(req: &Request, Path(token): Path<String>, state: Data<&AppState>) -> Response {
+    match admit_uploader(req, &state, &token).await {
+        Ok(owner) => create_as(req, &state, owner, |id| paths::request_upload(&token, id)).await,
+        Err(refused) => refused,
+    }
+}
+
+/// Creates the owner's upload; `location` is where its id is then found.
+async fn create_as(req: &Request, state: &AppState, owner: Owner, location: impl Fn(&str) -> String) -> Response {
     if req.header("upload-defer-length").is_some() {
         return plain(StatusCode::BAD_REQUEST, "Upload-Defer-Length is not supported");
     }
@@ -83,13 +116,13 @@ pub async fn create(req: &Request, state: Data<&AppState>) -> Response {
     };
     let uploads = &state.services.uploads;
     let created = async {
-        let id = uploads.create(sender.id, length, metadata).await?;
-        Ok::<_, UploadError>((uploads.progress(sender.id, &id).await?, id))
+        let id = uploads.create(owner, length, metadata).await?;
+        Ok::<_, UploadError>((uploads.progress(owner, &id).await?, id))
     };
     match created.await {
         Ok((progress, id)) => Response::builder()
             .status(StatusCode::CREATED)
-            .header(header::LOCATION, paths::upload(&id))
+            .header(header::LOCATION, location(&id))
             .header("Upload-Expires", http_date(progress.expires_at))
             .finish(),
         Err(error) => refusal(error),
@@ -99,6 +132,27 @@ pub async fn create(req: &Request, state: Data<&AppState>) -> Response {
 /// HEAD, PATCH and DELETE /uploads/{id}, and POST with `X-HTTP-Method-Override` naming one.
 #[handler]
 pub async fn upload(req: &Request, body: Body, Path(id): Path<String>, state: Data<&AppState>) -> Response {
+    match admit_sender(req, &state).await {
+        Ok(owner) => upload_as(req, body, &id, &state, owner).await,
+        Err(refused) => refused,
+    }
+}
+
+/// The same at /s/{token}/uploads/{id}, for the request's verified uploader.
+#[handler]
+pub async fn upload_for_request(
+    req: &Request,
+    body: Body,
+    Path((token, id)): Path<(String, String)>,
+    state: Data<&AppState>,
+) -> Response {
+    match admit_uploader(req, &state, &token).await {
+        Ok(owner) => upload_as(req, body, &id, &state, owner).await,
+        Err(refused) => refused,
+    }
+}
+
+async fn upload_as(req: &Request, body: Body, id: &str, state: &AppState, owner: Owner) -> Response {
     let method = match (req.method(), req.header("x-http-method-override")) {
         (&Method::POST, Some(name)) => match Method::from_bytes(name.trim().to_ascii_uppercase().as_bytes()) {
             Ok(method) => method,
@@ -106,36 +160,59 @@ pub async fn upload(req: &Request, body: Body, Path(id): Path<String>, state: Da
         },
         (method, _) => method.clone(),
     };
-    let sender = match admit(req, &state).await {
-        Ok(sender) => sender,
-        Err(refused) => return refused,
-    };
     let uploads = &state.services.uploads;
     let answer = match method {
-        Method::HEAD => uploads.progress(sender.id, &id).await.map(head_answer),
+        Method::HEAD => uploads.progress(owner, id).await.map(head_answer),
         Method::PATCH => match patch_of(req, body) {
-            Ok(patch) => uploads.patch(sender.id, &id, patch).await.map(patch_answer),
+            Ok(patch) => uploads.patch(owner, id, patch).await.map(patch_answer),
             Err((status, reason)) => return plain(status, reason),
         },
-        Method::DELETE => uploads.terminate(sender.id, &id).await.map(|()| empty(StatusCode::NO_CONTENT)),
+        Method::DELETE => uploads.terminate(owner, id).await.map(|()| empty(StatusCode::NO_CONTENT)),
         _ => return plain(StatusCode::METHOD_NOT_ALLOWED, "HEAD, PATCH or DELETE"),
     };
     answer.unwrap_or_else(refusal)
 }
 
 /// The protocol version, then the signed-in, enabled sender.
-async fn admit(req: &Request, state: &AppState) -> Result<User, Response> {
-    if req.header("tus-resumable") != Some(TUS_VERSION) {
-        let mut refused = plain(StatusCode::PRECONDITION_FAILED, "Tus-Resumable 1.0.0 is required");
-        refused.headers_mut().insert("Tus-Version", HeaderValue::from_static(TUS_VERSION));
+async fn admit_sender(req: &Request, state: &AppState) -> Result<Owner, Response> {
+    if let Some(refused) = speaks_tus(req) {
         return Err(refused);
     }
     let session = req.extensions().get::<SessionHandle>().and_then(SessionHandle::current);
     match state.services.accounts.signed_in(session.as_ref()).await {
-        Ok(Some(user)) => Ok(user),
+        Ok(Some(user)) => Ok(Owner::Sender(user.id)),
         Ok(None) => Err(plain(StatusCode::FORBIDDEN, "sign in first")),
         Err(fault) => Err(fault_answer(fault)),
     }
+}
+
+/// The protocol version, then the request the link names, granted to this session and still
+/// taking files: a stranger holding the link, a session granted another link, and an answered
+/// or ended request all get 403 before a byte is read.
+async fn admit_uploader(req: &Request, state: &AppState, token: &str) -> Result<Owner, Response> {
+    if let Some(refused) = speaks_tus(req) {
+        return Err(refused);
+    }
+    let session = req.extensions().get::<SessionHandle>().and_then(SessionHandle::current);
+    match state.services.requests.granted(token, session.as_ref()).await {
+        Ok(share) => Ok(Owner::Request(share.id)),
+        Err(Refusal::Fault(fault)) => Err(fault_answer(fault)),
+        Err(Refusal::VerifyFirst) => Err(plain(StatusCode::FORBIDDEN, "verify your address on the link first")),
+        Err(refused) => {
+            tracing::info!(?refused, "request upload refused");
+            Err(plain(StatusCode::FORBIDDEN, "this link takes no uploads"))
+        }
+    }
+}
+
+/// The refusal of a request that does not speak tus 1.0.0; none when it does.
+fn speaks_tus(req: &Request) -> Option<Response> {
+    if req.header("tus-resumable") == Some(TUS_VERSION) {
+        return None;
+    }
+    let mut refused = plain(StatusCode::PRECONDITION_FAILED, "Tus-Resumable 1.0.0 is required");
+    refused.headers_mut().insert("Tus-Version", HeaderValue::from_static(TUS_VERSION));
+    Some(refused)
 }
 
 /// The PATCH's headers, or the status and reason refusing them.
@@ -187,6 +264,10 @@ fn refusal(error: UploadError) -> Response {
             "your uploads not yet shared already reserve the space allowed: share or cancel one first",
         ),
         UploadError::SenderDisabled => plain(StatusCode::FORBIDDEN, "sign in first"),
+        UploadError::Refused(UploadRefused::Closed) => plain(StatusCode::FORBIDDEN, "this link takes no uploads"),
+        UploadError::Refused(refused) => {
+            plain(StatusCode::PAYLOAD_TOO_LARGE, &format!("{refused}: the request has no room for this file"))
+        }
         UploadError::Conflict => plain(StatusCode::CONFLICT, "Upload-Offset does not match the upload"),
         UploadError::ChecksumMismatch => {
             plain(StatusCode::from_u16(CHECKSUM_MISMATCH).expect("valid status"), "checksum mismatch")
@@ -237,6 +318,17 @@ fn http_date(at: Timestamp) -> String {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn tus_paths_are_the_senders_and_each_links() {
+        for path in ["/uploads", "/uploads/abc", "/s/tok/uploads", "/s/tok/uploads/abc"] {
+            assert!(is_tus_path(path), "{path}");
+        }
+        for path in ["/uploadsx", "/s/tok/upload", "/s//uploads", "/s/tok/uploadsx", "/s/tok/files/uploads", "/shares"]
+        {
+            assert!(!is_tus_path(path), "{path}");
+        }
+    }
 
     #[test]
     fn upload_expires_is_an_imf_fixdate() {

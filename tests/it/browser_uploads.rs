@@ -24,16 +24,16 @@ use crate::{
     },
 };
 
-const SENDER: &str = "tus-sender@example.test";
+pub(crate) const SENDER: &str = "tus-sender@example.test";
 const RECIPIENT: &str = "tus-recipient@example.test";
-const MB: u64 = 1_000_000;
+pub(crate) const MB: u64 = 1_000_000;
 const FILE_SIZE: u64 = 300 * MB;
 /// The proxy's cap: Cloudflare's on its free and pro plans.
 const PROXY_CAP: &str = "100m";
 /// The page's chunk size (static/upload.js).
-const CHUNK: u64 = 50 * 1024 * 1024;
+pub(crate) const CHUNK: u64 = 50 * 1024 * 1024;
 /// Long enough for 300 MB through a debug build and a restart.
-const UPLOAD_WAIT: Duration = Duration::from_secs(300);
+pub(crate) const UPLOAD_WAIT: Duration = Duration::from_secs(300);
 
 /// A file of FILE_SIZE bytes whose every byte depends on its offset; returns its digest.
 fn write_source(dir: &Path) -> (PathBuf, String) {
@@ -41,7 +41,7 @@ fn write_source(dir: &Path) -> (PathBuf, String) {
 }
 
 /// A file of `size` bytes whose every byte depends on its offset, written in 1 MiB steps.
-fn write_source_of(dir: &Path, size: u64) -> (PathBuf, String) {
+pub(crate) fn write_source_of(dir: &Path, size: u64) -> (PathBuf, String) {
     let path = dir.join("大きな資料.bin");
     let mut file = std::io::BufWriter::new(std::fs::File::create(&path).unwrap());
     let mut hasher = Sha256::new();
@@ -61,19 +61,19 @@ fn write_source_of(dir: &Path, size: u64) -> (PathBuf, String) {
 }
 
 /// The installation, its server on a fixed address and nginx in front with the cap.
-struct Deployment {
+pub(crate) struct Deployment {
     _turn: tokio::sync::RwLockReadGuard<'static, ()>,
-    inst: Installation,
-    addr: String,
-    server: Server,
-    nginx: Nginx,
-    password: String,
+    pub(crate) inst: Installation,
+    pub(crate) addr: String,
+    pub(crate) server: Server,
+    pub(crate) nginx: Nginx,
+    pub(crate) password: String,
 }
 
-const SERVE_ARGS: [&str; 2] = ["--max-upload-bytes", "1G"];
+pub(crate) const SERVE_ARGS: [&str; 2] = ["--max-upload-bytes", "1G"];
 
 impl Deployment {
-    async fn new(backend: crate::support::Backend) -> Self {
+    pub(crate) async fn new(backend: crate::support::Backend) -> Self {
         let _turn = crate::support::bulk_transfer_turn().await;
         let inst = Installation::new(backend).await;
         let password = inst.add_sender(SENDER);
@@ -93,13 +93,13 @@ impl Deployment {
     }
 
     /// The durable offset of the one upload in progress, if there is one.
-    async fn upload_offset(&self) -> Option<u64> {
+    pub(crate) async fn upload_offset(&self) -> Option<u64> {
         let offsets = lines(&self.inst.db, "SELECT CAST(upload_offset AS TEXT) FROM uploads").await;
         offsets.first().map(|o| o.parse().unwrap())
     }
 
     /// The requests nginx passed to the app: (method, path, status, request bytes).
-    fn proxied(&self) -> Vec<(String, String, u16, u64)> {
+    pub(crate) fn proxied(&self) -> Vec<(String, String, u16, u64)> {
         self.nginx
             .access_log()
             .lines()
@@ -115,28 +115,32 @@ impl Deployment {
 /// filled in, not yet sent.
 async fn filled_form(deployment: &Deployment, file: &Path) -> BrowserSession {
     let browser = BrowserSession::start(BrowserOptions::desktop()).await;
-    let base = deployment.nginx.base();
-    browser.goto(&format!("{base}/login")).await;
-    browser.fill("#email", SENDER).await;
-    browser.fill("#password", &deployment.password).await;
-    browser.click("main form button[type=submit]").await;
-    browser.wait_until("the signed-in list", DEFAULT_WAIT, async |b| b.current_path().await == "/shares").await;
-    browser.goto(&format!("{base}/shares/new")).await;
+    sign_in_through(deployment, &browser).await;
+    browser.goto(&format!("{}/shares/new", deployment.nginx.base())).await;
     browser.fill("#recipient", RECIPIENT).await;
     let input = browser.find("input[type=file]").await;
     input.send_keys(file.to_str().unwrap()).await.expect("choosing the file");
     browser
 }
 
+/// Signs `browser` in as the sender, through the proxy.
+pub(crate) async fn sign_in_through(deployment: &Deployment, browser: &BrowserSession) {
+    browser.goto(&format!("{}/login", deployment.nginx.base())).await;
+    browser.fill("#email", SENDER).await;
+    browser.fill("#password", &deployment.password).await;
+    browser.click("main form button[type=submit]").await;
+    browser.wait_until("the signed-in list", DEFAULT_WAIT, async |b| b.current_path().await == "/shares").await;
+}
+
 /// Slows the browser's uploads to `bytes_per_second`, so that a step can land mid-upload.
-async fn throttle(browser: &BrowserSession, bytes_per_second: u64) {
+pub(crate) async fn throttle(browser: &BrowserSession, bytes_per_second: u64) {
     browser.cdp("Network.enable", serde_json::json!({})).await;
     let conditions = serde_json::json!({ "offline": false, "latency": 0, "downloadThroughput": -1, "uploadThroughput": bytes_per_second });
     browser.cdp("Network.emulateNetworkConditions", conditions).await;
 }
 
 /// Waits until the server holds at least `bytes` of the upload in progress.
-async fn wait_for_offset(deployment: &Deployment, bytes: u64) -> u64 {
+pub(crate) async fn wait_for_offset(deployment: &Deployment, bytes: u64) -> u64 {
     let started = Instant::now();
     loop {
         if let Some(offset) = deployment.upload_offset().await.filter(|o| *o >= bytes) {

@@ -26,7 +26,7 @@ use crate::{
 
 use crate::support::PASSWORD;
 
-const SENDER: &str = "sender@example.test";
+pub(crate) const SENDER: &str = "sender@example.test";
 pub(crate) const UPLOADER: &str = "uploader@example.test";
 
 /// A request made through the service, as the dashboard and the CLI make it.
@@ -86,7 +86,7 @@ pub(crate) async fn upload(browser: &Browser, token: &str, csrf: &str, files: &[
     Page::read(request.multipart(form).send().await.unwrap()).await
 }
 
-async fn arrived_rows(app: &TestApp, request: &TestRequest) -> i64 {
+pub(crate) async fn arrived_rows(app: &TestApp, request: &TestRequest) -> i64 {
     count(
         app.db(),
         "SELECT count(*) FROM files f JOIN shares s ON s.handover_id = f.handover_id WHERE s.id = $1",
@@ -95,7 +95,7 @@ async fn arrived_rows(app: &TestApp, request: &TestRequest) -> i64 {
     .await
 }
 
-fn stored_files(app: &TestApp) -> usize {
+pub(crate) fn stored_files(app: &TestApp) -> usize {
     std::fs::read_dir(app.data_dir.path().join("files")).map_or(0, |dir| {
         dir.filter_map(Result::ok).filter(|e| !e.file_name().to_string_lossy().starts_with('.')).count()
     })

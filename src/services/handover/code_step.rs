@@ -71,7 +71,7 @@ impl Handover {
         {
             if share.is_request() {
                 let open = self.requests.open_files(share.id).await?;
-                let (limits, arrived) = open.ok_or(Refusal::AlreadyAnswered)?;
+                let (limits, arrived, _) = open.ok_or(Refusal::AlreadyAnswered)?;
                 return Ok(Step::Upload { limits, arrived });
             }
             return Ok(Step::Download(self.files_of(share).await?));

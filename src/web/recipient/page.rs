@@ -204,6 +204,7 @@ fn upload_view(
             UploadRefused::TotalTooLarge(_) => rq.refused_total_too_large,
             UploadRefused::NoFile => rq.refused_no_file,
             UploadRefused::NothingArrived => rq.refused_nothing_arrived,
+            UploadRefused::UploadUnfinished => rq.refused_upload_unfinished,
             UploadRefused::Closed => lang.text().request.answered_title,
         }
         .to_owned()

@@ -1,5 +1,6 @@
 //! A file request's uploader, once verified: `POST /s/{token}/upload` (multipart, the CSRF token
-//! first, checked here since the body is streamed), `POST /s/{token}/files/{position}/remove`
+//! first, checked here since the body is streamed; files, or the ids of finished resumable
+//! uploads in `upload` fields), `POST /s/{token}/files/{position}/remove`
 //! and `POST /s/{token}/finish`. Each checks the session's grant again before anything is stored
 //! and answers 303 to the link; a refused upload or finish answers the upload step with what was
 //! wrong. The rules live in [`crate::services::requests`].
@@ -47,6 +48,16 @@ pub async fn upload(
     }
     let mut outcome = Err(UploadRefused::NoFile);
     while let Ok(Some(field)) = multipart.next_field().await {
+        // A file already sent through the resumable endpoint (the page's script posts its id).
+        if field.name() == Some("upload") {
+            let id = read_token(field).await?;
+            outcome = requests.attach(&token, current.as_ref(), id.trim()).await.map_err(refusal)?;
+            if outcome.is_err() {
+                discard_rest(&mut multipart, state).await;
+                break;
+            }
+            continue;
+        }
         let name = field.file_name().unwrap_or_default().to_owned();
         if field.name() != Some("file") || name.is_empty() {
             discard(field.into_async_read(), FORM_OVERHEAD).await;
@@ -115,6 +126,7 @@ async fn refused_step(
     Ok(response)
 }
 
+/// A short text field: the CSRF token, or an upload's id.
 async fn read_token(field: poem::web::Field) -> Result<String, AppError> {
     let mut text = String::new();
     field

@@ -13,7 +13,7 @@ use crate::{
 
 /// Sends a PATCH head declaring all of `content` but only its first `sent` bytes, then drops the
 /// connection.
-async fn cut_patch(app: &TestApp, tus: &Tus, path: &str, offset: u64, content: &[u8], sent: usize) {
+pub(crate) async fn cut_patch(app: &TestApp, tus: &Tus, path: &str, offset: u64, content: &[u8], sent: usize) {
     let cookie = format!("watasu_session={}", tus.browser.cookie("watasu_session").unwrap());
     let head = format!(
         "PATCH {path} HTTP/1.1\r\nHost: {}\r\nCookie: {cookie}\r\nTus-Resumable: 1.0.0\r\nX-CSRF-Token: {}\r\n\

@@ -1,7 +1,7 @@
 //! The tus endpoint at /uploads: the protocol's answers, durability across cut connections,
 //! racing and killed servers, expiry and collection, and shares made from finished uploads.
 
-mod durability;
+pub(crate) mod durability;
 mod expiry;
 mod killed;
 mod pieces;

@@ -18,7 +18,7 @@ use watasu::{
         uploads::{Patch, UploadError},
     },
     storage::{FileStore, ObjectFileStore},
-    uploads::{Checksum, Metadata, NewUpload},
+    uploads::{Checksum, Metadata, NewUpload, Owner},
 };
 
 use super::{pattern, sha256_hex};
@@ -53,7 +53,7 @@ async fn two_advances_at_one_offset_record_exactly_one_piece(backend: Backend) {
     let repo = app.state.services.uploads.repo().clone();
     let new = NewUpload {
         public_id: watasu::secret::random_token().expose().to_owned(),
-        owner_id,
+        owner: Owner::Sender(owner_id),
         storage_key: watasu::secret::random_token().expose().to_owned(),
         length: 1000,
         metadata: Metadata::parse(None).unwrap(),
@@ -76,12 +76,12 @@ async fn two_advances_at_one_offset_record_exactly_one_piece(backend: Backend) {
         winners.extend(a.or(b));
     }
     assert_eq!(repo.pieces(id).await.unwrap(), winners, "only the winners' pieces, in offset order");
-    assert_eq!(repo.find(&new.public_id, owner_id).await.unwrap().unwrap().offset(), 1000);
+    assert_eq!(repo.find(&new.public_id, Owner::Sender(owner_id)).await.unwrap().unwrap().offset(), 1000);
 }
 
 async fn an_upload_whose_patches_alternate_between_two_instances_completes_on_the_object_store(backend: Backend) {
     let app = TestApp::spawn(backend).await;
-    let owner_id = app.create_sender("pieces-s3@example.test", "Scale").await;
+    let owner = Owner::Sender(app.create_sender("pieces-s3@example.test", "Scale").await);
     let server = s3::shared();
     let (store_a, bucket) = server.store();
     let store_b = ObjectFileStore::from_url_with(&format!("s3://{bucket}/files"), server.builder()).unwrap();
@@ -92,23 +92,23 @@ async fn an_upload_whose_patches_alternate_between_two_instances_completes_on_th
     };
     let (a, b) = (instance(store_a), instance(store_b));
     let content = pattern(900 * 1024);
-    let id = a.create(owner_id, content.len() as u64, Metadata::parse(None).unwrap()).await.unwrap();
+    let id = a.create(owner, content.len() as u64, Metadata::parse(None).unwrap()).await.unwrap();
 
-    let first = a.patch(owner_id, &id, patch(0, Box::pin(Cursor::new(content[..300 * 1024].to_vec())), None));
+    let first = a.patch(owner, &id, patch(0, Box::pin(Cursor::new(content[..300 * 1024].to_vec())), None));
     assert_eq!(first.await.unwrap().offset, 300 * 1024);
     // Cut off after 200 KiB: what arrived is kept and recorded.
-    let cut = b.patch(owner_id, &id, patch(300 * 1024, cut_after(content[300 * 1024..500 * 1024].to_vec()), None));
+    let cut = b.patch(owner, &id, patch(300 * 1024, cut_after(content[300 * 1024..500 * 1024].to_vec()), None));
     assert_eq!(cut.await.unwrap().offset, 500 * 1024);
     let rest = content[500 * 1024..].to_vec();
     let wrong = Checksum::parse(&format!("sha256 {}", STANDARD.encode(Sha256::digest(b"other")))).unwrap();
-    let refused = b.patch(owner_id, &id, patch(500 * 1024, Box::pin(Cursor::new(rest.clone())), Some(wrong)));
+    let refused = b.patch(owner, &id, patch(500 * 1024, Box::pin(Cursor::new(rest.clone())), Some(wrong)));
     assert!(matches!(refused.await, Err(UploadError::ChecksumMismatch)));
-    let stale = a.patch(owner_id, &id, patch(0, Box::pin(Cursor::new(rest.clone())), None));
+    let stale = a.patch(owner, &id, patch(0, Box::pin(Cursor::new(rest.clone())), None));
     assert!(matches!(stale.await, Err(UploadError::Conflict)));
-    let last = a.patch(owner_id, &id, patch(500 * 1024, Box::pin(Cursor::new(rest)), None));
+    let last = a.patch(owner, &id, patch(500 * 1024, Box::pin(Cursor::new(rest)), None));
     assert_eq!(last.await.unwrap().offset, content.len() as u64);
 
-    let row = b.finished(owner_id, &id).await.unwrap().expect("the upload is finished");
+    let row = b.finished(owner, &id).await.unwrap().expect("the upload is finished");
     assert_eq!(row.sha256, Some(sha256_hex(&content)));
     let reading = ObjectFileStore::from_url_with(&format!("s3://{bucket}/files"), server.builder()).unwrap();
     let mut back = Vec::new();

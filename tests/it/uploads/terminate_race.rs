@@ -13,6 +13,7 @@ use watasu::{
         sharing::{Handover, Source, UploadFile},
     },
     share::{Message, ShareTtl, create::CreateError},
+    uploads::Owner,
 };
 
 use super::{Tus, files_dir, id_of, storage_key};
@@ -59,7 +60,7 @@ async fn a_share_made_while_its_upload_is_being_deleted_is_refused_and_the_file_
     let id = id_of(&path).to_owned();
 
     let terminating = tokio::spawn({
-        let (uploads, id, owner) = (services.uploads.clone(), id.clone(), sender.id);
+        let (uploads, id, owner) = (services.uploads.clone(), id.clone(), Owner::Sender(sender.id));
         async move { uploads.terminate(owner, &id).await }
     });
     store.hook.wait_entered().await;
