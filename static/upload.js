@@ -58,16 +58,22 @@
       return files.reduce(function (sum, file) { return sum + file.size; }, 0);
     }
 
-    // The limits, checked before a byte is sent (the server checks them again): the files per
-    // share, and their size together.
+    // The limits, checked before a byte is sent (the server checks them again): the files
+    // taken, each file's size where there is such a limit, and their size together.
     function overLimit(files) {
-      var max = Number(fileInput.dataset.maxBytes);
-      var most = Number(fileInput.dataset.maxFiles);
-      if (most > 0 && files.length > most) {
-        return fileInput.dataset.tooMany.replace("{count}", files.length).replace("{max}", most);
+      var limits = fileInput.dataset;
+      var max = Number(limits.maxBytes);
+      var most = Number(limits.maxFiles);
+      if (limits.maxFiles !== undefined && files.length > most) {
+        return limits.tooMany.replace("{count}", files.length).replace("{max}", most);
       }
-      if (max > 0 && totalOf(files) > max) {
-        return fileInput.dataset.overLimit.replace("{size}", size(totalOf(files))).replace("{limit}", fileInput.dataset.maxSize);
+      var perFile = Number(limits.maxFileBytes);
+      var large = perFile > 0 && files.filter(function (file) { return file.size > perFile; })[0];
+      if (large) {
+        return limits.fileOverLimit.replace("{name}", large.name).replace("{size}", size(large.size)).replace("{limit}", limits.maxFileSize);
+      }
+      if (limits.maxBytes !== undefined && totalOf(files) > max) {
+        return limits.overLimit.replace("{size}", size(totalOf(files))).replace("{limit}", limits.maxSize);
       }
       return "";
     }

@@ -33,6 +33,12 @@ pub struct RequestText {
     pub upload_not_allowed: &'static str,
     /// The request's limits leave no room for a file the resumable upload was asked to take.
     pub upload_no_room: &'static str,
+    /// Checked in the browser before a byte is sent: "{count}" chosen, "{max}" more taken.
+    pub chosen_too_many: &'static str,
+    /// "{name}" ("{size}") is over the per-file "{limit}".
+    pub chosen_file_too_large: &'static str,
+    /// The chosen files' "{size}" is over the "{limit}" the request still takes.
+    pub chosen_total_too_large: &'static str,
     /// The 410 page of an answered request, for everyone, the uploader included.
     pub answered_title: &'static str,
     pub answered_body: &'static str,
@@ -143,6 +149,9 @@ pub const EN: RequestText = RequestText {
     refused_upload_unfinished: "A file did not arrive completely. Choose it again and upload it.",
     upload_not_allowed: "This link takes no more files from this browser. Reload the page to see why.",
     upload_no_room: "The request has no room for this file: its limits, files still arriving included, are reached.",
+    chosen_too_many: "You chose {count} files; this request takes {max} more.",
+    chosen_file_too_large: "{name} ({size}) is larger than this request allows ({limit} per file). Please choose a smaller file.",
+    chosen_total_too_large: "The chosen files ({size}) are more than this request still takes ({limit}). Please choose fewer or smaller files.",
     answered_title: "This request has already been answered",
     answered_body: "The files were sent to the person who asked for them. To send more, ask them for a new request.",
     reply_explain: "{sender} lets you answer with files. They go to {sender} alone.",
@@ -216,6 +225,9 @@ pub const JA: RequestText = RequestText {
     refused_upload_unfinished: "届ききらなかったファイルがあります。もう一度選んでアップロードしてください。",
     upload_not_allowed: "このリンクは、このブラウザーからのファイルをこれ以上受け付けません。理由はページを再読み込みして確認してください。",
     upload_no_room: "この依頼にはこのファイルを入れる余裕がありません。送信中のファイルも含めて上限に達しています。",
+    chosen_too_many: "{count} 個のファイルが選ばれました。この依頼に追加できるのはあと {max} 個です。",
+    chosen_file_too_large: "{name}（{size}）はこの依頼の上限（1 ファイル {limit}）を超えています。もっと小さいファイルを選んでください。",
+    chosen_total_too_large: "選んだファイル（{size}）は、この依頼にあと送れる量（{limit}）を超えています。ファイルを減らすか、小さいファイルを選んでください。",
     answered_title: "この依頼はすでに完了しています",
     answered_body: "ファイルは依頼した方に届いています。さらに送る場合は、新しい依頼を頼んでください。",
     reply_explain: "{sender}さんにファイルで返信できます。ファイルは{sender}さんにだけ届きます。",

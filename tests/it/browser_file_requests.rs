@@ -7,7 +7,7 @@
 use std::time::Duration;
 
 use watasu::{
-    i18n::Lang,
+    i18n::{Lang, format::human_size},
     request::RequestLimits,
     services::{mails::Delivery, requests::FileRequest},
     share::{Message, ShareTtl},
@@ -68,12 +68,18 @@ async fn the_request_pages_pass_axe_in_both_languages_at_both_widths_with_and_wi
         browser.find("#request-files").await.send_keys(too_large.to_str().unwrap()).await.unwrap();
         browser.click("#step form[action$='/upload'] button[type=submit]").await;
         if javascript {
-            // The file goes through the link's tus endpoint, which refuses it at creation.
+            // The page checks the request's room before a byte is sent.
+            let said = rq
+                .chosen_file_too_large
+                .replace("{name}", "big.bin")
+                .replace("{size}", &human_size(150, lang))
+                .replace("{limit}", &human_size(100, lang));
             browser
                 .wait_until("the refusal of the too large file", DEFAULT_WAIT, async |b| {
-                    b.text("#upload-status").await == rq.upload_no_room
+                    b.text("#file-error").await == said
                 })
                 .await;
+            assert_eq!(browser.text("#upload-status").await, "", "round {round}: the refused file was sent");
             browser.goto(&link).await;
             browser.wait_for("#step[data-step=upload]", DEFAULT_WAIT).await;
         } else {

@@ -98,9 +98,20 @@ struct SharePage<'a> {
 pub struct UploadView {
     /// "Up to 3 files, 10 MB each, 20 MB in all."
     pub limits: String,
+    /// What the request still takes, for the browser's check before a byte is sent.
+    pub room: Room,
     pub arrived: Vec<ArrivedView>,
     /// What the last upload or finish was refused for.
     pub refused: Option<String>,
+}
+
+/// What a request still takes: files, bytes in all (and in words), bytes per file (and in words).
+pub struct Room {
+    pub files: i64,
+    pub bytes: i64,
+    pub size: String,
+    pub file_bytes: i64,
+    pub file_size: String,
 }
 
 /// A file the uploader left, with the virus scan's word on it.
@@ -183,6 +194,15 @@ fn upload_view(
         .replace("{n}", &limits.max_files.to_string())
         .replace("{size}", &format::human_size(limits.max_file_bytes, lang))
         .replace("{total}", &format::human_size(limits.max_total_bytes, lang));
+    let kept: Vec<_> = arrived.iter().filter(|file| crate::request::counts(file)).collect();
+    let bytes = (limits.max_total_bytes - kept.iter().map(|file| file.size_bytes).sum::<i64>()).max(0);
+    let room = Room {
+        files: (i64::from(limits.max_files) - kept.len() as i64).max(0),
+        bytes,
+        size: format::human_size(bytes, lang),
+        file_bytes: limits.max_file_bytes,
+        file_size: format::human_size(limits.max_file_bytes, lang),
+    };
     let arrived = arrived
         .into_iter()
         .map(|file| ArrivedView {
@@ -209,7 +229,7 @@ fn upload_view(
         }
         .to_owned()
     });
-    UploadView { limits: text, arrived, refused }
+    UploadView { limits: text, room, arrived, refused }
 }
 
 fn last_request(until: Option<Timestamp>, lang: Lang) -> Option<String> {
