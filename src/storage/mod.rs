@@ -14,6 +14,7 @@ pub mod object_store;
 mod opened;
 mod partial;
 mod read_ahead;
+pub mod sealed;
 pub mod store;
 mod store_setup;
 
