@@ -6,10 +6,12 @@
 pub mod format;
 mod keys;
 mod segments;
+mod store;
 
 pub use format::{Covering, Damaged, HEADER_LEN, Header, SEGMENT};
 pub use keys::{DataKey, FileKeys, WrappedKey};
 pub use segments::{open_range, read_header, seal};
+pub use store::{SealedStore, Sealing};
 
 #[cfg(test)]
 mod tests;
