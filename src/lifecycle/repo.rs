@@ -61,15 +61,17 @@ pub struct LiveFile {
     pub storage_key: String,
     pub size_bytes: i64,
     pub sha256: String,
+    /// Encrypted files are stored longer than `size_bytes`, and `sha256` is their plaintext's.
+    pub sealing: crate::storage::sealed::Sealing,
 }
 
 /// Files still needed among the keys in $1 (see `live_files`).
 const LIVE_FILES: Sql = sql!(
     "WITH wanted AS (SELECT " { sqlite: "value FROM json_each($1)", postgres: "unnest($1::text[])" } ")
-     SELECT f.storage_key, f.size_bytes, f.sha256 FROM files f
+     SELECT f.storage_key, f.size_bytes, f.sha256, f.sealing FROM files f
       WHERE f.purged_at IS NULL AND f.storage_key IN (SELECT * FROM wanted)
      UNION ALL
-     SELECT storage_key, upload_length, sha256 FROM uploads
+     SELECT storage_key, upload_length, sha256, sealing FROM uploads
       WHERE sha256 IS NOT NULL AND storage_key IN (SELECT * FROM wanted)"
 );
 
