@@ -95,6 +95,41 @@ pub fn key_path(data_dir: &Path) -> PathBuf {
     data_dir.join(KEY_FILE)
 }
 
+/// The file key's file in the data folder (unless WATASU_FILE_KEY is set).
+pub const FILE_KEY_FILE: &str = "file.key";
+
+/// Live encrypted files: only the file key opens them.
+const SEALED_FILES: Sql = Sql::same("SELECT count(*) FROM files WHERE wrapped_key IS NOT NULL");
+
+/// Start-up refused: the file key is gone and the database holds files encrypted under it.
+#[derive(Debug, thiserror::Error)]
+#[error(
+    "{} is missing, but the database holds {files} encrypted file(s) only that key opens: restore it \
+     from your backup (or set WATASU_FILE_KEY to its value)",
+    path.display()
+)]
+pub struct FileKeyMissing {
+    pub path: PathBuf,
+    pub files: i64,
+}
+
+/// The key stored files' keys are wrapped under: WATASU_FILE_KEY, the data folder's file.key, or
+/// a new key in that file when no encrypted file needs the old one.
+pub async fn load_file_key(config: &Config, db: &Db) -> anyhow::Result<SecretKey> {
+    if let Some(hex) = &config.settings.file_key {
+        return SecretKey::from_hex(hex.expose()).map_err(|e| anyhow::anyhow!("WATASU_FILE_KEY {e}"));
+    }
+    let path = config.settings.data_dir.join(FILE_KEY_FILE);
+    if let Some(key) = SecretKey::load(&path)? {
+        return Ok(key);
+    }
+    let files: i64 = on_db!(db, |pool| sqlx::query_scalar(pool.sql(&SEALED_FILES)).fetch_one(pool).await)?;
+    if files > 0 {
+        return Err(FileKeyMissing { path, files }.into());
+    }
+    SecretKey::generate(&path)
+}
+
 #[cfg(test)]
 mod tests {
     use super::KeyedData;

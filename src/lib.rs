@@ -100,13 +100,13 @@ impl App {
             // The redirect URI names the same real port.
             config.sso = config.settings.oidc.resolve(&config.base_url)?;
         }
-        let store = storage::open_file_store(&config).await?;
         let config_arc = std::sync::Arc::new(config.clone());
         let metrics = if config.settings.metrics_token.is_some() {
             metrics::Metrics::enabled()
         } else {
             metrics::Metrics::disabled()
         };
+        let store = storage::open_sealed_store(&config, &db, metrics.clone()).await?;
         let parts = services::Parts { config: config_arc, db, secret_key, mailer, store, metrics };
         let services = services::Services::new(parts);
         // Mails an older version queued in the clear hold live links: seal them before serving.

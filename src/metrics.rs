@@ -34,9 +34,10 @@ const CODE_MAILS: &str = "watasu_code_mails_total";
 const DATABASE_FULL: &str = "watasu_database_full_total";
 const SCAN_BACKLOG: &str = "watasu_scan_backlog";
 const SCAN_RESULTS: &str = "watasu_scan_results_total";
+const DAMAGED_FILES: &str = "watasu_damaged_file_reads_total";
 
 /// Every series with its help text, described once when the recorder is made.
-const HELP: [(&str, &str); 20] = [
+const HELP: [(&str, &str); 21] = [
     (HTTP_REQUESTS, "HTTP requests answered, by route pattern, method and status."),
     (HTTP_DURATION, "Time to produce the response head, by route pattern and method."),
     (SHARES, "Shares in the database by state, read at scrape time."),
@@ -65,6 +66,10 @@ const HELP: [(&str, &str); 20] = [
     (
         SCAN_RESULTS,
         "Virus scans of files by result: clean, infected, too_large (released unscanned), refused (too large, or clamd never answered), unanswered (held, tried again), gone.",
+    ),
+    (
+        DAMAGED_FILES,
+        "Reads of an encrypted file whose stored bytes did not authenticate, by when: before_first_byte (a page said so) or mid_stream (the connection was cut).",
     ),
 ];
 
@@ -162,6 +167,13 @@ impl Metrics {
     pub fn file_scan(&self, result: &'static str) {
         let Some(exporter) = &self.0 else { return };
         exporter.counter(SCAN_RESULTS, &[("result", result.to_owned())]).increment(1);
+    }
+
+    /// One read of an encrypted file that found its stored bytes damaged: `before_first_byte` or
+    /// `mid_stream`.
+    pub fn damaged_file(&self, when: &'static str) {
+        let Some(exporter) = &self.0 else { return };
+        exporter.counter(DAMAGED_FILES, &[("when", when.to_owned())]).increment(1);
     }
 
     /// One request refused because the database's disk was full.

@@ -61,7 +61,7 @@ async fn bundle_of(db: &Db, data: &Path, part: &Path) -> String {
     let stored = || {
         let key = random_token().expose().to_owned();
         std::fs::hard_link(part, data.join("files").join(&key)).unwrap();
-        StoredFile { key, size_bytes, sha256: "0".repeat(64), crc32: 0 }
+        StoredFile { key, size_bytes, sha256: "0".repeat(64), crc32: 0, sealed: None }
     };
     let mut new = load::new_share(1, stored(), "part-1.bin");
     for n in 2..=FILES {

@@ -93,7 +93,8 @@ pub async fn share_of(db: &Db, data: &Path, stored: &Path) -> String {
     let key = random_token().expose().to_owned();
     std::fs::hard_link(stored, data.join("files").join(&key)).unwrap();
     let size_bytes = std::fs::metadata(stored).unwrap().len();
-    let new = load::new_share(1, StoredFile { key, size_bytes, sha256: "0".repeat(64), crc32: 0 }, "big.bin");
+    let new =
+        load::new_share(1, StoredFile { key, size_bytes, sha256: "0".repeat(64), crc32: 0, sealed: None }, "big.bin");
     let issued = ShareLinks::new(ShareRepository::new(db.clone())).issue(&new).await.unwrap().remove(0);
     issued.token.expose().to_owned()
 }

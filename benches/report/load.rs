@@ -121,8 +121,11 @@ pub async fn code_submissions(db: &Db, sender_id: i64, count: usize, file: &Path
             let mut lines = String::new();
             for i in (worker..count).step_by(workers) {
                 let key = format!("bench-code-{i}-{}", &watasu::secret::random_token().expose()[..16]);
-                let new =
-                    new_share(sender_id, StoredFile { key, size_bytes: 1, sha256: "x".into(), crc32: 0 }, "f.txt");
+                let new = new_share(
+                    sender_id,
+                    StoredFile { key, size_bytes: 1, sha256: "x".into(), crc32: 0, sealed: None },
+                    "f.txt",
+                );
                 let share = links.issue(&new).await.unwrap().remove(0);
                 let session = sessions.create().await.unwrap();
                 let code = codes.issue(share.share_id, session.session.id, true).await.unwrap().expect("a mailed code");

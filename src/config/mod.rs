@@ -73,6 +73,17 @@ pub struct Settings {
     #[arg(long, env = "WATASU_SECRET_KEY", global = true)]
     pub secret_key: Option<SecretString>,
 
+    /// 64 hex characters: the key the data keys of stored files are wrapped under (one value for
+    /// every instance). Unset: generated on first start and kept in DATA_DIR/file.key.
+    #[arg(long, env = "WATASU_FILE_KEY", global = true)]
+    pub file_key: Option<SecretString>,
+
+    /// Whether new files are stored encrypted, each under its own key (files stored before stay
+    /// as they are, and are read either way).
+    #[arg(long, env = "WATASU_ENCRYPT_FILES", default_value_t = true, num_args = 0..=1,
+          default_missing_value = "true", action = clap::ArgAction::Set, global = true)]
+    pub encrypt_files: bool,
+
     /// Largest accepted upload, like 500M or 2G.
     #[arg(long, env = "WATASU_MAX_UPLOAD_BYTES", default_value = "2G", value_parser = parse_bytes, global = true)]
     pub max_upload_bytes: u64,
@@ -250,6 +261,9 @@ impl Config {
         check_durations(&settings)?;
         if let Some(key) = &settings.secret_key {
             SecretKey::from_hex(key.expose()).map_err(|reason| ConfigError::new("WATASU_SECRET_KEY", reason))?;
+        }
+        if let Some(key) = &settings.file_key {
+            SecretKey::from_hex(key.expose()).map_err(|reason| ConfigError::new("WATASU_FILE_KEY", reason))?;
         }
         settings.scan.check()?;
         check_bearer_token("WATASU_MAINTENANCE_TOKEN", settings.maintenance_token.as_ref())?;

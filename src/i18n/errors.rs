@@ -38,6 +38,8 @@ pub struct ErrorsText {
     pub verify_first: ErrorText,
     /// A share whose files the virus scan has not released (yet).
     pub being_checked: ErrorText,
+    /// A stored file that did not pass its integrity check: nothing of it was sent.
+    pub file_damaged: ErrorText,
     /// A recipient's link form whose token no longer works (the page was open too long).
     pub link_form_stale: ErrorText,
     /// A recipient's link form posted without any cookie: the browser refuses them.
@@ -120,6 +122,10 @@ pub const EN: ErrorsText = ErrorsText {
     verify_first: ErrorText {
         title: "Please confirm your email address first",
         body: "For safety, the download starts only after you enter the code sent to your email address. Open the link again and follow the steps.",
+    },
+    file_damaged: ErrorText {
+        title: "This file is damaged",
+        body: "The stored copy of this file did not pass its integrity check, so none of it was sent. Ask the sender to send it again.",
     },
     being_checked: ErrorText {
         title: "The files are being checked",
@@ -210,6 +216,10 @@ pub const JA: ErrorsText = ErrorsText {
     verify_first: ErrorText {
         title: "先にメールアドレスの確認をお願いします",
         body: "安全のため、メールで届いたコードを入力してからダウンロードできます。リンクをもう一度開き、手順に沿って進めてください。",
+    },
+    file_damaged: ErrorText {
+        title: "このファイルは破損しています",
+        body: "保存されているファイルが完全性の検査に合格しなかったため、何も送信していません。送った方にもう一度送ってもらってください。",
     },
     being_checked: ErrorText {
         title: "ファイルを確認しています",

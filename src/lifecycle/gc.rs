@@ -142,9 +142,15 @@ impl ShareGc {
 }
 
 impl ShareGc {
-    /// Deletes the candidate's files, each marked purged as soon as it is gone; stops at the
-    /// first that cannot be deleted (the share backs off and the rest wait for its retry).
+    /// Destroys the keys of the candidate's encrypted files, then deletes the files, each marked
+    /// purged as soon as it is gone; stops at the first that cannot be deleted (the share backs
+    /// off and the rest wait for its retry).
     async fn delete_files(&self, candidate: &PurgeCandidate) -> Result<Result<(), StoreError>, sqlx::Error> {
+        // Keys first: a delete that fails (store down) leaves bytes nobody can read.
+        let destroyed = self.repo.destroy_file_keys(candidate.handover_id, candidate.id).await?;
+        if destroyed > 0 {
+            tracing::info!(share_id = candidate.id, files = destroyed, "destroyed the keys of encrypted files");
+        }
         for file in &candidate.files {
             if let Err(error) = self.store.delete(&file.storage_key).await {
                 return Ok(Err(error));

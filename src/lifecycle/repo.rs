@@ -61,15 +61,17 @@ pub struct LiveFile {
     pub storage_key: String,
     pub size_bytes: i64,
     pub sha256: String,
+    /// Encrypted files are stored longer than `size_bytes`, and `sha256` is their plaintext's.
+    pub sealing: crate::storage::sealed::Sealing,
 }
 
 /// Files still needed among the keys in $1 (see `live_files`).
 const LIVE_FILES: Sql = sql!(
     "WITH wanted AS (SELECT " { sqlite: "value FROM json_each($1)", postgres: "unnest($1::text[])" } ")
-     SELECT f.storage_key, f.size_bytes, f.sha256 FROM files f
+     SELECT f.storage_key, f.size_bytes, f.sha256, f.sealing FROM files f
       WHERE f.purged_at IS NULL AND f.storage_key IN (SELECT * FROM wanted)
      UNION ALL
-     SELECT storage_key, upload_length, sha256 FROM uploads
+     SELECT storage_key, upload_length, sha256, sealing FROM uploads
       WHERE sha256 IS NOT NULL AND storage_key IN (SELECT * FROM wanted)"
 );
 
@@ -146,9 +148,9 @@ pub const PURGEABLE_POSTGRES: &str = PURGEABLE.postgres;
 /// Whether a share needs it only ever turns from yes to no, so two collectors on the last two
 /// shares may both see "unneeded" (a delete finds the file gone, a note already destroyed).
 macro_rules! unneeded {
-    ($head:literal, $tail:literal) => {
+    ([$($head:tt)+], $tail:literal) => {
         sql!(
-            $head "
+            $($head)+ "
         AND NOT EXISTS (SELECT 1 FROM shares o WHERE o.handover_id = $1 AND o.id <> $2
                           AND ((o.status = 'active' AND o.expires_at > " now ")
                             OR (o.status = 'consumed'
@@ -160,12 +162,20 @@ macro_rules! unneeded {
 /// The files the GC deletes for share $2: its handover's, not purged yet, unless another share
 /// still needs them; `MARK_FILE_PURGED` lets one collector mark each file.
 const DOOMED_FILES: Sql = unneeded!(
-    "SELECT f.id, f.storage_key FROM files f WHERE f.handover_id = $1 AND f.purged_at IS NULL",
+    ["SELECT f.id, f.storage_key FROM files f WHERE f.handover_id = $1 AND f.purged_at IS NULL"],
     " ORDER BY f.position"
 );
 /// The handover's secret note is destroyed, not hidden, once no share needs it.
 const DESTROY_NOTE: Sql =
-    unneeded!("UPDATE handovers SET note_sealed = NULL WHERE id = $1 AND note_sealed IS NOT NULL", "");
+    unneeded!(["UPDATE handovers SET note_sealed = NULL WHERE id = $1 AND note_sealed IS NOT NULL"], "");
+/// The data keys of the handover's encrypted files are destroyed before their bytes are deleted,
+/// once no share needs them, in the one statement that holds that precondition: from then on no
+/// copy of the bytes anywhere can be read, whether or not the delete that follows succeeds.
+const DESTROY_FILE_KEYS: Sql = unneeded!(
+    ["UPDATE files SET wrapped_key = NULL, key_destroyed_at = " now "
+      WHERE handover_id = $1 AND purged_at IS NULL AND wrapped_key IS NOT NULL"],
+    ""
+);
 /// A file whose bytes are gone.
 const MARK_FILE_PURGED: Sql = sql!("UPDATE files SET purged_at = " now " WHERE id = $1 AND purged_at IS NULL");
 
@@ -253,6 +263,22 @@ impl LifecycleRepository {
             sqlx::query(pool.sql(&DESTROY_NOTE)).bind(handover_id).bind(share_id).bind(grace).execute(pool).await?;
         });
         Ok(())
+    }
+
+    /// Destroys the data keys of share `share_id`'s handover's encrypted files unless another share
+    /// still needs them; answers how many it destroyed.
+    pub async fn destroy_file_keys(&self, handover_id: i64, share_id: i64) -> Result<u64, sqlx::Error> {
+        let grace = seconds(self.delivery_grace);
+        let destroyed = on_db!(&self.db, |pool| {
+            sqlx::query(pool.sql(&DESTROY_FILE_KEYS))
+                .bind(handover_id)
+                .bind(share_id)
+                .bind(grace)
+                .execute(pool)
+                .await?
+                .rows_affected()
+        });
+        Ok(destroyed)
     }
 
     /// Marks a file purged once its bytes are gone; false when another collector did first.

@@ -289,6 +289,9 @@ impl RequestRepository {
                 .bind(&stored.sha256)
                 .bind(i64::from(stored.crc32))
                 .bind(scan.then_some(ScanState::Pending))
+                .bind(stored.sealing())
+                .bind(stored.sealed.as_ref().map(|key| key.wrapped.clone()))
+                .bind(stored.sealed.as_ref().map(|key| key.key_id.clone()))
                 .execute(&mut *tx)
                 .await?;
             tx.commit().await?;

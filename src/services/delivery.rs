@@ -123,6 +123,7 @@ impl Deliveries {
         match self.store.open_range(&file.storage_key, start, len).await {
             Ok(opened) => Ok(opened),
             Err(StoreError::NotFound) => Err(Refusal::AlreadyDownloaded),
+            Err(StoreError::Damaged) => Err(Refusal::Damaged),
             Err(error) => Err(Fault::of_store(error).into()),
         }
     }

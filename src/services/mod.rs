@@ -240,7 +240,7 @@ impl Services {
             &settings.data_dir,
             settings.smtp_timeout,
         )?;
-        let store = crate::storage::open_file_store(config).await?;
+        let store = crate::storage::open_sealed_store(config, &db, Metrics::disabled()).await?;
         let (config, metrics) = (Arc::new(config.clone()), Metrics::disabled());
         Ok(Self::new(Parts { config, db, secret_key, mailer, store, metrics }))
     }

@@ -260,6 +260,8 @@ impl Requests {
             size_bytes: row.length(),
             sha256: row.sha256.clone().unwrap_or_default(),
             crc32: row.crc32.and_then(|crc| u32::try_from(crc).ok()).unwrap_or_default(),
+            // Resumable uploads are stored plaintext (yet).
+            sealed: None,
         };
         let added = self.add(&share, &stored, &row.file_name, &row.content_type, Some(row.id)).await?;
         if added.is_err()

@@ -302,7 +302,7 @@ impl Sharing {
         let row = row.ok_or(CreateError::UploadUnavailable)?;
         let sha256 = row.sha256.clone().ok_or(CreateError::UploadUnavailable)?;
         let crc32 = row.crc32.and_then(|c| u32::try_from(c).ok()).ok_or(CreateError::UploadUnavailable)?;
-        let stored = StoredFile { key: row.storage_key.clone(), size_bytes: row.length(), sha256, crc32 };
+        let stored = StoredFile { key: row.storage_key.clone(), size_bytes: row.length(), sha256, crc32, sealed: None };
         Ok(FileContent::Uploaded { upload_id: id.to_owned(), stored })
     }
 

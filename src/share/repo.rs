@@ -139,8 +139,8 @@ pub(crate) const INSERT_HANDOVER: Sql = sql!(
 const ALLOW_REPLY: Sql = Sql::same("UPDATE handovers SET allow_reply = $2 WHERE id = $1");
 pub(crate) const INSERT_FILE: Sql = Sql::same(
     "INSERT INTO files (owner_id, handover_id, position, storage_key, original_name, content_type, size_bytes,
-                        sha256, crc32, scan_state)
-     VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10)",
+                        sha256, crc32, scan_state, sealing, wrapped_key, file_key_id)
+     VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13)",
 );
 const SEAL_NOTE: Sql = Sql::same("UPDATE handovers SET has_note = TRUE, note_sealed = $2 WHERE id = $1");
 /// A finished upload's row goes with the share made of its file: only the sender's own, finished,
@@ -238,6 +238,9 @@ impl ShareRepository {
                     .bind(&file.stored.sha256)
                     .bind(i64::from(file.stored.crc32))
                     .bind(new.scan.then_some(crate::scan::ScanState::Pending))
+                    .bind(file.stored.sealing())
+                    .bind(file.stored.sealed.as_ref().map(|key| key.wrapped.clone()))
+                    .bind(file.stored.sealed.as_ref().map(|key| key.key_id.clone()))
                     .execute(&mut *tx)
                     .await?;
             }

@@ -32,6 +32,7 @@ impl Digester {
             size_bytes: self.size,
             sha256: hex::encode(self.sha256.finalize()),
             crc32: self.crc32.finalize(),
+            sealed: None,
         }
     }
 }

@@ -9,6 +9,7 @@ use futures_util::TryStreamExt;
 use super::{
     leftovers::LeftoverKind,
     object_store::ObjectFileStore,
+    sealed::Sealing,
     store::{FileStore, LocalFileStore, StoreError, SweptStore, read_back_digest},
 };
 use crate::lifecycle::{LifecycleRepository, LiveFile};
@@ -91,9 +92,18 @@ async fn migrate_file(
     file: &LiveFile,
 ) -> Result<Outcome, StoreError> {
     let key = &file.storage_key;
-    let expected_size = u64::try_from(file.size_bytes).unwrap_or(0);
+    let (expected_size, expected_sha256) = match file.sealing {
+        Sealing::Plaintext => (u64::try_from(file.size_bytes).unwrap_or(0), file.sha256.clone()),
+        // The recorded digest is the plaintext's: an encrypted file's copy is checked against the
+        // folder's bytes (whose segments every read authenticates).
+        Sealing::SealedV1 => match read_back_digest(folder, key).await {
+            Ok(found) => (found.size_bytes, found.sha256),
+            Err(StoreError::NotFound) => return Ok(Outcome::DeletedMeanwhile),
+            Err(error) => return Err(error),
+        },
+    };
     let outcome = match read_back_digest(target, key).await {
-        Ok(found) if (found.size_bytes, &found.sha256) == (expected_size, &file.sha256) => Outcome::AlreadyThere,
+        Ok(found) if (found.size_bytes, &found.sha256) == (expected_size, &expected_sha256) => Outcome::AlreadyThere,
         Ok(_) | Err(StoreError::NotFound) => {
             let source = match folder.open(key).await {
                 Ok(source) => source,
@@ -105,7 +115,7 @@ async fn migrate_file(
                 Err(StoreError::TooLarge { .. }) => return Ok(Outcome::Mismatched),
                 Err(error) => return Err(error),
             };
-            if copied.sha256 != file.sha256 {
+            if copied.sha256 != expected_sha256 {
                 target.delete(key).await?;
                 return Ok(Outcome::Mismatched);
             }

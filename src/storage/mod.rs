@@ -14,6 +14,7 @@ pub mod object_store;
 mod opened;
 mod partial;
 mod read_ahead;
+pub mod sealed;
 pub mod store;
 mod store_setup;
 
@@ -25,4 +26,4 @@ pub use opened::OpenedFile;
 pub use store::{
     Appended, Content, Deleted, FileStore, LocalFileStore, ResumableStore, StoreError, StoredFile, SweptStore,
 };
-pub use store_setup::{open_file_store, open_object_store, probe};
+pub use store_setup::{open_file_store, open_object_store, open_sealed_store, probe};

@@ -31,6 +31,9 @@ pub struct StoredFile {
     pub size_bytes: u64,
     pub sha256: String,
     pub crc32: u32,
+    /// The file's data key, wrapped, when its bytes are stored encrypted (`None`: plaintext).
+    /// Size and digests are always the plaintext's.
+    pub sealed: Option<super::sealed::WrappedKey>,
 }
 
 #[derive(Debug, thiserror::Error)]
@@ -42,8 +45,21 @@ pub enum StoreError {
     /// Reading the content failed (an upload cut off or malformed): the sender's side, not ours.
     #[error("the content could not be read to its end")]
     Content(#[source] io::Error),
+    /// An encrypted file's stored bytes did not authenticate: never served as data.
+    #[error("the stored file is damaged")]
+    Damaged,
     #[error("storage I/O failed")]
     Io(#[from] io::Error),
+}
+
+impl StoredFile {
+    /// How its row records the bytes' storage.
+    pub fn sealing(&self) -> super::sealed::Sealing {
+        match self.sealed {
+            Some(_) => super::sealed::Sealing::SealedV1,
+            None => super::sealed::Sealing::Plaintext,
+        }
+    }
 }
 
 /// What one append to a partial file stored: `written` bytes, durable. `cut` is why the content

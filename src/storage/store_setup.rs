@@ -4,9 +4,14 @@ use std::{sync::Arc, time::Duration};
 
 use object_store::{ObjectStore, RetryConfig, aws::AmazonS3ConfigKey, path::Path as ObjectPath};
 
-use super::{FallbackStore, FileStore, LocalFileStore, ObjectFileStore, StoreError, SweptStore};
+use super::{
+    FallbackStore, FileStore, LocalFileStore, ObjectFileStore, StoreError, SweptStore,
+    sealed::{FileKeys, SealedStore},
+};
 use crate::{
     config::{Config, ConfigError, Storage, StorageSettings},
+    db::Db,
+    metrics::Metrics,
     secret::random_token,
 };
 
@@ -38,6 +43,14 @@ pub async fn open_file_store(config: &Config) -> anyhow::Result<Arc<dyn SweptSto
             Ok(store)
         }
     }
+}
+
+/// The store the application runs on: the store of the settings under the sealing of stored files
+/// (`WATASU_ENCRYPT_FILES`), with the file key loaded (or made) once.
+pub async fn open_sealed_store(config: &Config, db: &Db, metrics: Metrics) -> anyhow::Result<Arc<dyn SweptStore>> {
+    let plain = open_file_store(config).await?;
+    let keys = FileKeys::new(&crate::key_check::load_file_key(config, db).await?);
+    Ok(Arc::new(SealedStore::new(plain, db.clone(), keys, config.settings.encrypt_files, metrics)))
 }
 
 /// The object store at `url`, checked once.

@@ -47,6 +47,9 @@ pub enum AppError {
     /// The share's files are held by the virus scan.
     #[error("files held by the virus scan")]
     BeingChecked,
+    /// A stored file's bytes did not authenticate: never served; the sender can send it again.
+    #[error("stored file damaged")]
+    FileDamaged,
     /// A recipient's link form without its token's cookie, or with a token it no longer
     /// accepts: the recipient did nothing wrong, and a fresh link page mends it.
     #[error("recipient form refused: missing or wrong CSRF token (cookies sent: {cookies_sent})")]
@@ -113,7 +116,7 @@ impl poem::error::ResponseError for AppError {
             Self::TooMany { .. } => StatusCode::TOO_MANY_REQUESTS,
             Self::Unavailable(_) | Self::StorageUnavailable(_) | Self::Restarting => StatusCode::SERVICE_UNAVAILABLE,
             Self::StorageFull(_) | Self::DatabaseFull(_) => StatusCode::INSUFFICIENT_STORAGE,
-            Self::Internal(_) => StatusCode::INTERNAL_SERVER_ERROR,
+            Self::Internal(_) | Self::FileDamaged => StatusCode::INTERNAL_SERVER_ERROR,
         }
     }
 }
@@ -211,6 +214,7 @@ pub async fn render_errors<E: Endpoint>(ep: std::sync::Arc<E>, req: Request) -> 
         Some(AppError::ShareLocked) => &t.errors.share_locked,
         Some(AppError::VerifyFirst) => &t.errors.verify_first,
         Some(AppError::BeingChecked) => &t.errors.being_checked,
+        Some(AppError::FileDamaged) => &t.errors.file_damaged,
         Some(AppError::Restarting) => &t.errors.restarting,
         Some(AppError::LinkFormRefused { cookies_sent: true }) => &t.errors.link_form_stale,
         Some(AppError::LinkFormRefused { cookies_sent: false }) => &t.errors.link_form_needs_cookies,

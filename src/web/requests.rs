@@ -281,6 +281,7 @@ async fn answered(state: &AppState, user: &crate::accounts::User, id: i64) -> Re
 fn fetch_refusal(refusal: Refusal) -> AppError {
     match refusal {
         Refusal::Fault(fault) => fault.into(),
+        Refusal::Damaged => AppError::FileDamaged,
         _ => AppError::Gone("the request's files are gone"),
     }
 }

@@ -97,6 +97,7 @@ mod request_uploads;
 mod resumed_downloads;
 mod scale_out;
 mod scan;
+mod sealed_files;
 mod second_factor;
 mod secrets_kept_out;
 mod sender_actions;

@@ -56,6 +56,7 @@ fn new_share(sender_id: i64, ttl: Duration) -> NewHandover {
         size_bytes: 4,
         sha256: "0".repeat(64),
         crc32: 0,
+        sealed: None,
     };
     NewHandover {
         sender_id,

@@ -17,7 +17,6 @@ use watasu::{
 
 use crate::{
     both_backends,
-    lifecycle::quiet_app,
     support::{Backend, TestApp, TestShare, s3},
 };
 use watasu::sql;
@@ -68,8 +67,18 @@ async fn shares(app: &TestApp, count: usize, content: &'static [u8]) -> Vec<(Tes
     made
 }
 
+/// An app without the after-response GC whose files are stored plaintext, so the tests can read
+/// the stores' bytes as they are.
+async fn plaintext_app(backend: Backend) -> TestApp {
+    TestApp::spawn_settled(backend, |s| {
+        s.access_time_gc = false;
+        s.encrypt_files = false;
+    })
+    .await
+}
+
 async fn a_migration_moves_every_needed_file_and_a_second_run_finds_nothing(backend: Backend) {
-    let app = quiet_app(backend).await;
+    let app = plaintext_app(backend).await;
     let stores = stores(&app);
     let made = shares(&app, 3, b"needed\n").await;
     let stray = watasu::secret::random_token().expose().to_owned();
@@ -89,7 +98,7 @@ async fn a_migration_moves_every_needed_file_and_a_second_run_finds_nothing(back
 }
 
 async fn a_stopped_run_carries_on_and_a_damaged_file_stays_where_it_is(backend: Backend) {
-    let app = quiet_app(backend).await;
+    let app = plaintext_app(backend).await;
     let stores = stores(&app);
     let made = shares(&app, 2, b"whole\n").await;
     let (copied, damaged) = (&made[0].1, &made[1].1);
@@ -107,7 +116,7 @@ async fn a_stopped_run_carries_on_and_a_damaged_file_stays_where_it_is(backend: 
 }
 
 async fn the_leftover_sweep_reaches_both_places_while_files_move(backend: Backend) {
-    let app = quiet_app(backend).await;
+    let app = plaintext_app(backend).await;
     let stores = stores(&app);
     let made = shares(&app, 2, b"live\n").await;
     migrate_folder(&app.state.lifecycle, &stores.folder, &stores.objects).await.unwrap();
@@ -134,7 +143,7 @@ async fn the_leftover_sweep_reaches_both_places_while_files_move(backend: Backen
 }
 
 async fn files_the_gc_deletes_during_a_migration_are_gone_from_both_places(backend: Backend) {
-    let app = quiet_app(backend).await;
+    let app = plaintext_app(backend).await;
     let stores = stores(&app);
     let gc = ShareGc::new(app.state.lifecycle.clone(), stores.serving.clone(), app.state.events.clone());
     // Files large enough that a copy takes a while, and deletions one per pass, so that some
@@ -200,6 +209,7 @@ async fn watasu_storage_migrate_moves_the_folder_and_refuses_a_local_store(backe
         "r@example.test",
         "--file",
         file.to_str().unwrap(),
+        "--encrypt-files=false",
     ]);
     let server = s3::shared();
     let bucket = server.create_bucket();

@@ -51,6 +51,9 @@ pub enum Refusal {
     /// A file of the handover is still being checked by the virus scan (or was refused by it).
     #[error("a file of the share is held by the virus scan")]
     BeingChecked,
+    /// A file's stored bytes did not authenticate (found before its first byte was answered).
+    #[error("a stored file is damaged")]
+    Damaged,
     #[error(transparent)]
     Fault(#[from] Fault),
 }

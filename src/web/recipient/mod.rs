@@ -72,6 +72,7 @@ fn refusal(refusal: Refusal) -> AppError {
         Refusal::Locked => AppError::ShareLocked,
         Refusal::VerifyFirst => AppError::VerifyFirst,
         Refusal::BeingChecked => AppError::BeingChecked,
+        Refusal::Damaged => AppError::FileDamaged,
         Refusal::Fault(fault) => fault.into(),
     }
 }

@@ -87,6 +87,9 @@ async fn a_restored_backup_plus_reapply_deletes_the_data_again(backend: Backend)
     copy_dir(&backup.path().join("files"), &restored.path().join("files"));
     let journal = app.data_dir.path().join(watasu::deletion::journal::FILE_NAME);
     std::fs::copy(&journal, restored.path().join(watasu::deletion::journal::FILE_NAME)).unwrap();
+    // So is the file key, which alone opens the encrypted files' keys.
+    let file_key = watasu::key_check::FILE_KEY_FILE;
+    std::fs::copy(app.data_dir.path().join(file_key), restored.path().join(file_key)).unwrap();
     let db = Db::connect(&url, Duration::from_secs(10)).await.unwrap();
     let files = restored.path().join("files");
     assert!(leftovers_in(&db, &files, &sender).await.len() > 5, "the backup does not hold the data");

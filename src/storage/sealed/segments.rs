@@ -1,0 +1,160 @@
+//! Sealing and opening a file's segments with STREAM (`StreamBE32` over AES-256-GCM, the `aead`
+//! crate's): sealing reads one segment at a time from the plaintext, so memory stays flat however
+//! large the file; opening decrypts only the segments covering the asked range and yields exactly
+//! its bytes, or an error (`Damaged`) where a segment does not authenticate — never its bytes.
+
+use std::io;
+
+use aes_gcm::{
+    Aes256Gcm, KeyInit,
+    aead::stream::{NewStream, StreamBE32, StreamPrimitive},
+};
+use bytes::Bytes;
+use futures_util::stream::{self, BoxStream, StreamExt};
+use rand::Rng;
+use tokio::io::{AsyncRead, AsyncReadExt};
+
+use super::{
+    DataKey,
+    format::{Covering, Damaged, HEADER_LEN, Header, NONCE_PREFIX, TAG},
+};
+
+type Stream = StreamBE32<Aes256Gcm>;
+
+fn stream_for(key: &DataKey, header: Header) -> Stream {
+    Stream::from_aead(Aes256Gcm::new_from_slice(key.expose()).expect("a 32-byte key"), &header.nonce_prefix.into())
+}
+
+/// The stored bytes of `plain` sealed under `key`: the header, then each segment with its tag.
+/// Plaintext errors pass through as they are (the sender's side).
+pub fn seal<'a>(key: &DataKey, segment: u32, plain: impl AsyncRead + Send + 'a) -> BoxStream<'a, io::Result<Bytes>> {
+    let mut nonce_prefix = [0u8; NONCE_PREFIX];
+    rand::rng().fill_bytes(&mut nonce_prefix);
+    let header = Header::new(segment, nonce_prefix);
+    let state = Sealing {
+        stream: stream_for(key, header),
+        header,
+        plain: Box::pin(plain),
+        next: Vec::new(),
+        position: 0,
+        done: false,
+    };
+    let header_bytes = Bytes::copy_from_slice(&header.to_bytes());
+    stream::once(async move { Ok(header_bytes) })
+        .chain(stream::try_unfold(state, |mut state| async move {
+            if state.done {
+                return Ok(None);
+            }
+            let sealed = state.next_segment().await?;
+            Ok(Some((sealed, state)))
+        }))
+        .boxed()
+}
+
+struct Sealing<'a> {
+    stream: Stream,
+    header: Header,
+    plain: std::pin::Pin<Box<dyn AsyncRead + Send + 'a>>,
+    /// Bytes read past the previous segment (reading one more byte is how a segment learns it is
+    /// not the last).
+    next: Vec<u8>,
+    position: u32,
+    done: bool,
+}
+
+impl Sealing<'_> {
+    async fn next_segment(&mut self) -> io::Result<Bytes> {
+        let segment = self.header.segment as usize;
+        let mut buffer = std::mem::take(&mut self.next);
+        buffer.reserve_exact((segment + 1 + TAG as usize).saturating_sub(buffer.len()));
+        while buffer.len() <= segment {
+            let read = (&mut self.plain).take((segment + 1 - buffer.len()) as u64).read_buf(&mut buffer).await?;
+            if read == 0 {
+                break;
+            }
+        }
+        let last = buffer.len() <= segment;
+        if !last {
+            self.next = buffer.split_off(segment);
+        }
+        let aad = self.header.to_bytes();
+        self.stream
+            .encrypt_in_place(self.position, last, &aad, &mut buffer)
+            .map_err(|_| io::Error::other("a segment could not be sealed"))?;
+        self.position = self.position.checked_add(1).ok_or_else(|| io::Error::other("a file too large to seal"))?;
+        self.done = last;
+        Ok(Bytes::from(buffer))
+    }
+}
+
+/// Reads and checks the header at the start of a stored file.
+pub async fn read_header(stored: &mut (impl AsyncRead + Unpin)) -> io::Result<Header> {
+    let mut bytes = [0u8; HEADER_LEN];
+    stored
+        .read_exact(&mut bytes)
+        .await
+        .map_err(|e| if e.kind() == io::ErrorKind::UnexpectedEof { Damaged.into_io() } else { e })?;
+    Header::parse(&bytes).map_err(Damaged::into_io)
+}
+
+/// The plaintext of `range`, from `stored`: the stored bytes of `range.stored_start ..` (as many as
+/// `range.stored_len`), each segment authenticated before any of its bytes is yielded. A stored
+/// file shorter than the recorded length is `Damaged` too.
+pub fn open_range(
+    key: &DataKey,
+    header: Header,
+    plain_len: u64,
+    range: Covering,
+    stored: impl AsyncRead + Send + 'static,
+) -> BoxStream<'static, io::Result<Bytes>> {
+    let state = Opening {
+        stream: stream_for(key, header),
+        header,
+        plain_len,
+        stored: Box::pin(stored),
+        index: range.first_segment,
+        skip: range.skip,
+        left: range.len,
+    };
+    stream::try_unfold(state, |mut state| async move {
+        if state.left == 0 {
+            return Ok(None);
+        }
+        let plain = state.next_segment().await?;
+        Ok(Some((plain, state)))
+    })
+    .boxed()
+}
+
+struct Opening {
+    stream: Stream,
+    header: Header,
+    plain_len: u64,
+    stored: std::pin::Pin<Box<dyn AsyncRead + Send>>,
+    index: u64,
+    skip: u64,
+    left: u64,
+}
+
+impl Opening {
+    async fn next_segment(&mut self) -> io::Result<Bytes> {
+        let plain_len = self.header.segment_plain_len(self.plain_len, self.index);
+        let mut buffer = vec![0u8; (plain_len + TAG) as usize];
+        self.stored
+            .read_exact(&mut buffer)
+            .await
+            .map_err(|e| if e.kind() == io::ErrorKind::UnexpectedEof { Damaged.into_io() } else { e })?;
+        let last = self.index + 1 == self.header.segments(self.plain_len);
+        let position = u32::try_from(self.index).map_err(|_| Damaged.into_io())?;
+        self.stream
+            .decrypt_in_place(position, last, &self.header.to_bytes(), &mut buffer)
+            .map_err(|_| Damaged.into_io())?;
+        let mut plain = Bytes::from(buffer);
+        let from = std::mem::take(&mut self.skip).min(plain.len() as u64) as usize;
+        let to = (from as u64 + self.left).min(plain.len() as u64) as usize;
+        plain = plain.slice(from..to);
+        self.left -= plain.len() as u64;
+        self.index += 1;
+        Ok(plain)
+    }
+}

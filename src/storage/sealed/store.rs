@@ -1,0 +1,200 @@
+//! The store the application runs on, sealing what it is given and opening what a row says is
+//! sealed: both stores (folder, object store) sit under it, so every write and every read — a
+//! download, a resumed range, a bundle's ZIP, the virus scan — goes through one opening function.
+//! Whether a stored file is sealed, and its wrapped key, is read from its `files` row by storage
+//! key; a key without such a row (a resumable upload still running, a file stored before) is read
+//! as it is stored.
+
+use std::sync::{Arc, Mutex};
+
+use futures_util::stream::{self, StreamExt, TryStreamExt};
+use tokio_util::io::{InspectReader, StreamReader};
+
+use super::{Damaged, DataKey, FileKeys, HEADER_LEN, Header, SEGMENT, open_range, read_header, seal};
+use crate::{
+    db::{Db, Dialect, Sql},
+    metrics::Metrics,
+    on_db,
+    storage::{
+        Appended, Content, Deleted, Digester, FileStore, Leftover, OpenedFile, ResumableStore, StoreError, StoredFile,
+        SweptStore,
+    },
+};
+
+crate::db_code! {
+    /// How a file's bytes are stored (`files.sealing`, `uploads.sealing`).
+    pub enum Sealing {
+        /// As sent: files stored before encryption, or while it is off.
+        Plaintext = "plaintext",
+        /// In STREAM segments under the file's own data key (`sealed::format`).
+        SealedV1 = "sealed-v1",
+    }
+}
+
+/// How the row of a stored file says it is stored. The row holds the key until it is destroyed.
+const SEALING_OF: Sql = Sql::same("SELECT sealing, wrapped_key, size_bytes FROM files WHERE storage_key = $1");
+
+#[derive(sqlx::FromRow)]
+struct SealingRow {
+    sealing: Sealing,
+    wrapped_key: Option<Vec<u8>>,
+    size_bytes: i64,
+}
+
+pub struct SealedStore {
+    inner: Arc<dyn SweptStore>,
+    db: Db,
+    keys: FileKeys,
+    /// Whether new files are sealed (`WATASU_ENCRYPT_FILES`); sealed files are opened either way.
+    seal_new: bool,
+    metrics: Metrics,
+}
+
+impl SealedStore {
+    pub fn new(inner: Arc<dyn SweptStore>, db: Db, keys: FileKeys, seal_new: bool, metrics: Metrics) -> Self {
+        Self { inner, db, keys, seal_new, metrics }
+    }
+
+    async fn sealing_of(&self, key: &str) -> Result<Option<SealingRow>, StoreError> {
+        let row = on_db!(&self.db, |pool| sqlx::query_as(pool.sql(&SEALING_OF)).bind(key).fetch_optional(pool).await);
+        row.map_err(|error| StoreError::Io(std::io::Error::other(error)))
+    }
+
+    /// Opens `len` plaintext bytes from `start` of a sealed file. The first segment is opened
+    /// before this returns, so damage found there is an error before any byte is answered; damage
+    /// found later ends the stream with an error (the connection is cut), never with wrong bytes.
+    async fn open_sealed(
+        &self,
+        key: &str,
+        wrapped: Option<&[u8]>,
+        plain_len: u64,
+        start: u64,
+        len: u64,
+    ) -> Result<OpenedFile, StoreError> {
+        // A destroyed key: whatever bytes are still around (or were put back) cannot be read.
+        let Some(wrapped) = wrapped else { return Err(StoreError::NotFound) };
+        let Some(data_key) = self.keys.unwrap(key, wrapped) else {
+            return Err(self.damaged("before_first_byte", "its wrapped key does not open under the file key"));
+        };
+        let mut head = self.inner.open_range(key, 0, HEADER_LEN as u64).await?.into_reader();
+        let header = match read_header(&mut head).await {
+            Ok(header) => header,
+            Err(error) if Damaged::is(&error) => return Err(self.damaged("before_first_byte", "its header")),
+            Err(error) => return Err(error.into()),
+        };
+        let range = header.covering(plain_len, start, len);
+        let stored = self.inner.open_range(key, range.stored_start, range.stored_len).await?.into_reader();
+        let mut chunks = open_range(&data_key, header, plain_len, range, stored);
+        let first = match chunks.next().await {
+            None => return Ok(OpenedFile::empty(plain_len)),
+            Some(Ok(first)) => first,
+            Some(Err(error)) if Damaged::is(&error) => {
+                return Err(self.damaged("before_first_byte", "a segment"));
+            }
+            Some(Err(error)) => return Err(error.into()),
+        };
+        let metrics = self.metrics.clone();
+        let rest = chunks.inspect_err(move |error| {
+            if Damaged::is(error) {
+                tracing::error!("a sealed file's segment did not authenticate mid-stream: the response is cut");
+                metrics.damaged_file("mid_stream");
+            }
+        });
+        Ok(OpenedFile::from_chunks(stream::once(async move { Ok(first) }).chain(rest).boxed(), plain_len))
+    }
+
+    fn damaged(&self, when: &'static str, what: &str) -> StoreError {
+        tracing::error!(what, "a sealed file did not authenticate: it is not served");
+        self.metrics.damaged_file(when);
+        StoreError::Damaged
+    }
+}
+
+/// The most stored bytes a file of `max_bytes` plaintext bytes seals to (no overflow).
+fn sealed_limit(max_bytes: u64) -> u64 {
+    let header = Header::new(SEGMENT, [0; super::format::NONCE_PREFIX]);
+    let tags = header.segments(max_bytes).saturating_mul(super::format::TAG);
+    max_bytes.saturating_add(tags).saturating_add(HEADER_LEN as u64)
+}
+
+#[async_trait::async_trait]
+impl FileStore for SealedStore {
+    async fn put<'a>(&self, content: Content<'a>, max_bytes: u64) -> Result<StoredFile, StoreError> {
+        if !self.seal_new {
+            return self.inner.put(content, max_bytes).await;
+        }
+        let data_key = DataKey::generate();
+        // Size and digests are the plaintext's (shown to recipients, checked against): taken as
+        // the plaintext flows into the sealing.
+        let digester = Arc::new(Mutex::new(Digester::default()));
+        let seen = digester.clone();
+        let plain = InspectReader::new(content, move |bytes| seen.lock().expect("not poisoned").update(bytes));
+        let sealed = Box::pin(StreamReader::new(seal(&data_key, SEGMENT, plain)));
+        let stored = match self.inner.put(sealed, sealed_limit(max_bytes)).await {
+            Err(StoreError::TooLarge { .. }) => return Err(StoreError::TooLarge { limit: max_bytes }),
+            other => other?,
+        };
+        let digester = std::mem::take(&mut *digester.lock().expect("not poisoned"));
+        let mut plain = digester.stored(stored.key);
+        plain.sealed = Some(self.keys.wrap(&plain.key, &data_key));
+        Ok(plain)
+    }
+
+    async fn open(&self, key: &str) -> Result<OpenedFile, StoreError> {
+        self.open_range(key, 0, u64::MAX).await
+    }
+
+    async fn open_range(&self, key: &str, start: u64, len: u64) -> Result<OpenedFile, StoreError> {
+        match self.sealing_of(key).await? {
+            Some(row) if row.sealing == Sealing::SealedV1 => {
+                let plain_len = u64::try_from(row.size_bytes).unwrap_or(0);
+                self.open_sealed(key, row.wrapped_key.as_deref(), plain_len, start, len).await
+            }
+            _ => self.inner.open_range(key, start, len).await,
+        }
+    }
+
+    async fn delete(&self, key: &str) -> Result<Deleted, StoreError> {
+        self.inner.delete(key).await
+    }
+}
+
+#[async_trait::async_trait]
+impl ResumableStore for SealedStore {
+    async fn create_partial(&self, key: &str) -> Result<(), StoreError> {
+        self.inner.create_partial(key).await
+    }
+
+    async fn append_partial<'a>(
+        &self,
+        key: &str,
+        offset: u64,
+        content: Content<'a>,
+        max_bytes: u64,
+    ) -> Result<Appended, StoreError> {
+        self.inner.append_partial(key, offset, content, max_bytes).await
+    }
+
+    async fn complete_partial(&self, key: &str, pieces: &[String]) -> Result<StoredFile, StoreError> {
+        self.inner.complete_partial(key, pieces).await
+    }
+
+    async fn discard_piece(&self, key: &str, piece: &str) -> Result<(), StoreError> {
+        self.inner.discard_piece(key, piece).await
+    }
+
+    async fn delete_partial(&self, key: &str) -> Result<Deleted, StoreError> {
+        self.inner.delete_partial(key).await
+    }
+}
+
+#[async_trait::async_trait]
+impl SweptStore for SealedStore {
+    fn leftovers(&self) -> futures_util::stream::BoxStream<'_, Result<Leftover, StoreError>> {
+        self.inner.leftovers()
+    }
+
+    async fn remove_leftover(&self, leftover: &Leftover) -> Result<Deleted, StoreError> {
+        self.inner.remove_leftover(leftover).await
+    }
+}
