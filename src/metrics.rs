@@ -34,9 +34,10 @@ const CODE_MAILS: &str = "watasu_code_mails_total";
 const DATABASE_FULL: &str = "watasu_database_full_total";
 const SCAN_BACKLOG: &str = "watasu_scan_backlog";
 const SCAN_RESULTS: &str = "watasu_scan_results_total";
+const WEBHOOK_DELIVERIES: &str = "watasu_webhook_deliveries_total";
 
 /// Every series with its help text, described once when the recorder is made.
-const HELP: [(&str, &str); 20] = [
+const HELP: [(&str, &str); 21] = [
     (HTTP_REQUESTS, "HTTP requests answered, by route pattern, method and status."),
     (HTTP_DURATION, "Time to produce the response head, by route pattern and method."),
     (SHARES, "Shares in the database by state, read at scrape time."),
@@ -65,6 +66,10 @@ const HELP: [(&str, &str); 20] = [
     (
         SCAN_RESULTS,
         "Virus scans of files by result: clean, infected, too_large (released unscanned), refused (too large, or clamd never answered), unanswered (held, tried again), gone.",
+    ),
+    (
+        WEBHOOK_DELIVERIES,
+        "Webhook delivery attempts by result: delivered (2xx), retrying (failed, tried again later), dead (given up), or dropped (endpoint disabled, or its sender disabled or being deleted).",
     ),
 ];
 
@@ -150,6 +155,12 @@ impl Metrics {
     pub fn mail_delivery(&self, result: &'static str) {
         let Some(exporter) = &self.0 else { return };
         exporter.counter(MAIL_DELIVERIES, &[("result", result.to_owned())]).increment(1);
+    }
+
+    /// One webhook delivery attempt: `delivered`, `retrying`, `dead` or `dropped`.
+    pub fn webhook_delivery(&self, result: &'static str) {
+        let Some(exporter) = &self.0 else { return };
+        exporter.counter(WEBHOOK_DELIVERIES, &[("result", result.to_owned())]).increment(1);
     }
 
     /// One code mail's end: `sent`, `failed` or `held_back`.

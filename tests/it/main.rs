@@ -124,4 +124,5 @@ mod transport;
 mod unicode_names;
 mod uploads;
 mod visits;
+mod webhooks;
 mod zip_archives;
