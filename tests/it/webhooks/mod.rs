@@ -5,6 +5,7 @@
 //! verify; private addresses are refused when registering and when delivering; nothing is made or
 //! sent for a sender who is disabled or being deleted; the payload holds no link token.
 
+mod pages;
 mod receiver;
 
 use sha2::{Digest, Sha256};
