@@ -165,7 +165,7 @@ pub async fn register(
     let error = match state.services.webhooks.register(&user, field("url"), &chosen, reach).await? {
         Ok(registered) => {
             let page = SecretPage { c, endpoint_id: registered.endpoint_id, secret: registered.secret };
-            return Ok(shown_once(&page)?);
+            return shown_once(&page);
         }
         Err(EndpointRefusal::NotAUrl | EndpointRefusal::Address(Refusal::Scheme | Refusal::NoHost)) => t.url_invalid,
         Err(EndpointRefusal::Address(Refusal::Internal(_))) => t.url_internal,

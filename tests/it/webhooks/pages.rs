@@ -55,7 +55,7 @@ async fn the_pages_register_show_the_secret_once_and_drive_an_endpoint_without_j
     super::settle(&app).await;
     let endpoint = browser.get(&endpoint_path).await;
     assert_eq!(endpoint.attrs("[data-message-status]", "data-message-status"), ["delivered"]);
-    assert_eq!(receiver.received()[0].verified, [secret.clone()]);
+    assert_eq!(receiver.received()[0].verified, std::slice::from_ref(&secret));
 
     let off =
         browser.post_form(&format!("{endpoint_path}/enabled"), &[("csrf_token", &csrf), ("enabled", "off")]).await;
