@@ -3,7 +3,8 @@
 //! verified; while the receiver answers 500 the messages wait for their backoff (time moved in the
 //! database) and come again with the same `webhook-id`; a rotation sends two signatures that both
 //! verify; private addresses are refused when registering and when delivering; nothing is made or
-//! sent for a sender who is disabled or being deleted; the payload holds no link token.
+//! sent for a sender who is disabled or being deleted; the payload holds no link token, and the
+//! signing secrets are not stored readable.
 
 mod pages;
 mod receiver;
@@ -20,7 +21,7 @@ use watasu::{
 
 use crate::{
     both_backends,
-    support::{Backend, RECIPIENT, TestApp, count, execute},
+    support::{Backend, RECIPIENT, TestApp, count, execute, tables_as_text},
 };
 use receiver::Receiver;
 
@@ -138,6 +139,10 @@ async fn a_handovers_events_arrive_verified_retried_with_the_same_id_and_signed_
 
     let rotated = webhooks.rotate_secret(&sender, registered.endpoint_id).await.unwrap().unwrap();
     assert_ne!(rotated.expose(), secret);
+    let stored: String = tables_as_text(app.db()).await.into_iter().map(|(_, rows)| rows).collect();
+    for kept_sealed in [&secret[6..], &rotated.expose()[6..]] {
+        assert!(!stored.contains(kept_sealed), "a signing secret is stored readable");
+    }
     receiver.accept(&[&secret, rotated.expose()]);
     assert!(webhooks.send_test(&sender, registered.endpoint_id).await.unwrap());
     settle(&app).await;
