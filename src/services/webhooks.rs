@@ -26,8 +26,9 @@ use crate::{
     webhooks::{
         EventType,
         guard::{AddressGuard, Refusal},
+        outbox::{ClaimedMessage, Failure, LogEntry, MessageStatus, Messages},
         payload::{self, ShareFacts},
-        repo::{Candidate, ClaimedMessage, Endpoint, Failure, LogEntry, MessageStatus, Source, WebhookRepo},
+        repo::{Candidate, Endpoint, Source, WebhookRepo},
         send,
         signing::WebhookSecret,
     },
@@ -104,6 +105,7 @@ pub struct DeliveryReport {
 #[derive(Clone, Debug)]
 pub struct Webhooks {
     repo: WebhookRepo,
+    messages: Messages,
     guard: AddressGuard,
     metrics: Metrics,
 }
@@ -112,6 +114,7 @@ impl Webhooks {
     pub fn new(parts: &Parts) -> Self {
         Self {
             repo: WebhookRepo::new(parts.db.clone(), &parts.secret_key),
+            messages: Messages::new(parts.db.clone()),
             guard: AddressGuard::new(parts.config.settings.webhook_allow_networks.clone()),
             metrics: parts.metrics.clone(),
         }
@@ -158,7 +161,7 @@ impl Webhooks {
     /// One of `actor`'s endpoints with its delivery log; `None` when it is not theirs.
     pub async fn endpoint(&self, actor: &User, id: i64) -> Result<Option<EndpointPage>, Fault> {
         let Some(endpoint) = self.repo.one(id, actor.id).await? else { return Ok(None) };
-        let log = self.repo.log(id, LOG_LENGTH).await?;
+        let log = self.messages.log(id, LOG_LENGTH).await?;
         Ok(Some(EndpointPage { endpoint, log }))
     }
 
@@ -189,7 +192,7 @@ impl Webhooks {
         rand::Rng::fill_bytes(&mut rand::rng(), &mut nonce);
         let body = payload::test(id, chrono::Utc::now());
         let source = format!("test:{}", hex::encode(nonce));
-        Ok(self.repo.enqueue(id, &source, actor.id, EventType::Test, &body).await?)
+        Ok(self.messages.enqueue(id, &source, actor.id, EventType::Test, &body).await?)
     }
 
     /// Makes the messages of the timeline events and new shares committed since the last pass;
@@ -221,7 +224,7 @@ impl Webhooks {
             let body = payload::about_share(event, row.at.0, &self.facts(row).await?);
             let key = format!("{}:{}", source.name(), row.source_id);
             for endpoint in listeners {
-                stored += u32::from(self.repo.enqueue(endpoint.id, &key, row.sender_id, event, &body).await?);
+                stored += u32::from(self.messages.enqueue(endpoint.id, &key, row.sender_id, event, &body).await?);
             }
         }
         if let Some(last) = rows.last().map(|row| row.source_id).filter(|last| *last > cursor) {
@@ -247,27 +250,27 @@ impl Webhooks {
     /// backoff, and a message failing for [`GIVE_UP_AFTER`] is given up. A message of a sender
     /// disabled or being deleted, or of a disabled endpoint, is dropped unsent.
     pub async fn deliver_due(&self) -> Result<DeliveryReport, Fault> {
-        let recovered = self.repo.recover_stuck(STUCK_AFTER).await?;
+        let recovered = self.messages.recover_stuck(STUCK_AFTER).await?;
         if recovered > 0 {
             tracing::warn!(recovered, "took back webhook messages abandoned mid-send");
         }
         let mut report = DeliveryReport::default();
-        for id in self.repo.due_ids(DELIVERY_BATCH).await? {
-            if self.repo.drop_unsendable(id).await? {
+        for id in self.messages.due_ids(DELIVERY_BATCH).await? {
+            if self.messages.drop_unsendable(id).await? {
                 report.dropped += 1;
                 self.metrics.webhook_delivery("dropped");
                 continue;
             }
-            let Some(message) = self.repo.claim(id).await? else { continue };
+            let Some(message) = self.messages.claim(id).await? else { continue };
             let result = match self.attempt(&message).await {
                 Ok(status) => {
-                    self.repo.mark_delivered(message.id, status).await?;
+                    self.messages.mark_delivered(message.id, status).await?;
                     report.delivered += 1;
                     "delivered"
                 }
                 Err(failure) => {
                     let wait = jittered(retry::backoff(RETRY_BASE, message.attempts.unsigned_abs(), RETRY_CAP));
-                    match self.repo.mark_failed(message.id, &failure, wait, GIVE_UP_AFTER).await? {
+                    match self.messages.mark_failed(message.id, &failure, wait, GIVE_UP_AFTER).await? {
                         Some(MessageStatus::Dead) => {
                             report.dead += 1;
                             "dead"

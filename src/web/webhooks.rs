@@ -22,7 +22,8 @@ use crate::{
     webhooks::{
         EventType,
         guard::Refusal,
-        repo::{Endpoint, LogEntry, MessageStatus},
+        outbox::{LogEntry, MessageStatus},
+        repo::Endpoint,
         signing::WebhookSecret,
     },
 };

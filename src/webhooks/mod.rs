@@ -5,13 +5,23 @@
 //! - [`signing`]: the `whsec_…` secret and the `webhook-signature` header.
 //! - [`guard`]: no delivery reaches a private, loopback or link-local address unless allowed.
 //! - [`payload`]: what a message says (never a link token, a code, a session, a note or content).
-//! - [`repo`]: the endpoints, the messages with their leases, and the dispatcher's cursors.
+//! - [`repo`]: the endpoints, and what the dispatcher reads (its cursors, events, new shares).
+//! - [`outbox`]: the messages, claimed and marked by conditional UPDATEs.
 //! - [`send`]: one HTTP attempt to the address the guard checked.
 //!
 //! The rules (who may register what, when a message is made, the backoff) are in
 //! `services::webhooks`.
 
+/// The sender `u` may not be heard of: disabled, or a deletion case not completed is open on them.
+macro_rules! barred {
+    () => {
+        "(u.disabled_at IS NOT NULL OR EXISTS (SELECT 1 FROM deletion_cases d
+            WHERE d.subject_id = u.id AND d.state <> 'completed'))"
+    };
+}
+
 pub mod guard;
+pub mod outbox;
 pub mod payload;
 pub mod repo;
 pub mod send;

@@ -6,7 +6,7 @@ use std::time::Duration;
 
 use super::{
     guard::Target,
-    repo::Failure,
+    outbox::Failure,
     signing::{WebhookSecret, signature_header},
 };
 
