@@ -17,7 +17,8 @@
 //!   transports, the outbox), [`deletion`] (verifiable deletion cases), [`maintenance`] (sweeps,
 //!   run ledger, leases, scheduler), [`ratelimit`], [`uploads`] (resumable tus uploads), [`sso`]
 //!   (the OpenID provider, pending sign-ins, account links), [`scan`] (the optional virus scan by
-//!   clamd, failing closed).
+//!   clamd, failing closed), [`webhooks`] (signed messages about shares to registered endpoints,
+//!   their outbox and the address guard).
 //! - Foundations: [`config`] (settings, validated once), [`db`] (the two backends, the dialect
 //!   toolkit, stored codes as enums, `Timestamp`), [`secret`] (and [`key_check`], the key at
 //!   start-up), [`i18n`] (the strings by area, both languages side by side), [`text`], [`retry`],
@@ -54,6 +55,7 @@ pub mod storage;
 pub mod text;
 pub mod uploads;
 pub mod web;
+pub mod webhooks;
 pub mod zip;
 
 use std::{future::Future, net::SocketAddr};

@@ -35,9 +35,10 @@ const DATABASE_FULL: &str = "watasu_database_full_total";
 const SCAN_BACKLOG: &str = "watasu_scan_backlog";
 const SCAN_RESULTS: &str = "watasu_scan_results_total";
 const DAMAGED_FILES: &str = "watasu_damaged_file_reads_total";
+const WEBHOOK_DELIVERIES: &str = "watasu_webhook_deliveries_total";
 
 /// Every series with its help text, described once when the recorder is made.
-const HELP: [(&str, &str); 21] = [
+const HELP: [(&str, &str); 22] = [
     (HTTP_REQUESTS, "HTTP requests answered, by route pattern, method and status."),
     (HTTP_DURATION, "Time to produce the response head, by route pattern and method."),
     (SHARES, "Shares in the database by state, read at scrape time."),
@@ -70,6 +71,10 @@ const HELP: [(&str, &str); 21] = [
     (
         DAMAGED_FILES,
         "Reads of an encrypted file whose stored bytes did not authenticate, by when: before_first_byte (a page said so) or mid_stream (the connection was cut).",
+    ),
+    (
+        WEBHOOK_DELIVERIES,
+        "Webhook delivery attempts by result: delivered (2xx), retrying (failed, tried again later), dead (given up), or dropped (endpoint disabled, or its sender disabled or being deleted).",
     ),
 ];
 
@@ -155,6 +160,12 @@ impl Metrics {
     pub fn mail_delivery(&self, result: &'static str) {
         let Some(exporter) = &self.0 else { return };
         exporter.counter(MAIL_DELIVERIES, &[("result", result.to_owned())]).increment(1);
+    }
+
+    /// One webhook delivery attempt: `delivered`, `retrying`, `dead` or `dropped`.
+    pub fn webhook_delivery(&self, result: &'static str) {
+        let Some(exporter) = &self.0 else { return };
+        exporter.counter(WEBHOOK_DELIVERIES, &[("result", result.to_owned())]).increment(1);
     }
 
     /// One code mail's end: `sent`, `failed` or `held_back`.

@@ -144,6 +144,17 @@ pub struct Settings {
     )]
     pub trusted_proxies: Vec<IpNet>,
 
+    /// Comma-separated networks webhooks may reach although they are private, loopback or
+    /// link-local (`10.1.2.0/24`); only there may an endpoint's URL be plain http.
+    #[arg(
+        long,
+        env = "WATASU_WEBHOOK_ALLOW_NETWORKS",
+        value_delimiter = ',',
+        value_parser = parse_net,
+        global = true
+    )]
+    pub webhook_allow_networks: Vec<IpNet>,
+
     /// A request's headers must arrive within this long (from its first byte, or from the
     /// connection's start); slower clients are disconnected.
     #[arg(long, env = "WATASU_HEADER_TIMEOUT", default_value = "15s", value_parser = parse_duration, global = true)]

@@ -11,6 +11,7 @@ pub mod format;
 mod mail;
 mod recipient;
 mod request;
+mod webhooks;
 
 pub use admin::{AdminText, DeletionText, MaintenanceText};
 pub use auth::{AuthText, PasskeyText, SecondFactorText, SsoText};
@@ -20,6 +21,7 @@ pub use errors::{ErrorText, ErrorsText};
 pub use mail::MailText;
 pub use recipient::RecipientText;
 pub use request::RequestText;
+pub use webhooks::WebhookText;
 
 crate::db_code! {
     /// A language watasu speaks.
@@ -85,6 +87,8 @@ pub struct Text {
     pub mail: MailText,
     /// File requests: the uploader's pages, their mails, the sender's request pages.
     pub request: RequestText,
+    /// Webhook endpoints and their delivery logs.
+    pub webhooks: WebhookText,
 }
 
 const EN: Text = Text {
@@ -96,6 +100,7 @@ const EN: Text = Text {
     admin: admin::EN,
     mail: mail::EN,
     request: request::EN,
+    webhooks: webhooks::EN,
 };
 
 const JA: Text = Text {
@@ -107,6 +112,7 @@ const JA: Text = Text {
     admin: admin::JA,
     mail: mail::JA,
     request: request::JA,
+    webhooks: webhooks::JA,
 };
 
 #[cfg(test)]

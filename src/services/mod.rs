@@ -21,6 +21,7 @@ pub mod storage;
 pub mod telemetry;
 pub mod tokens;
 pub mod uploads;
+pub mod webhooks;
 
 use std::sync::Arc;
 
@@ -176,6 +177,8 @@ pub struct Services {
     pub readiness: readiness::Readiness,
     /// The virus scan's worker and backlog.
     pub scanning: scanning::Scanning,
+    /// Webhook endpoints, and the dispatch and delivery of their messages.
+    pub webhooks: webhooks::Webhooks,
     parts: Parts,
 }
 
@@ -223,6 +226,7 @@ impl Services {
             telemetry: telemetry::Telemetry::new(&parts),
             file_moves: storage::FileMoves::new(&parts),
             readiness: readiness::Readiness::new(parts.db.clone(), parts.metrics.clone()),
+            webhooks: webhooks::Webhooks::new(&parts),
             uploads,
             parts,
         }
@@ -266,7 +270,7 @@ impl Services {
     }
 
     /// Starts the background loops of a serving instance: the GC and maintenance timer, the mail
-    /// outbox, the deletion worker and the virus scan.
+    /// outbox, the deletion worker, the virus scan and the webhooks.
     pub fn start_workers(&self) -> Workers {
         let settings = &self.parts.config.settings;
         let (stop, stopped) = tokio::sync::watch::channel(false);
@@ -293,6 +297,11 @@ impl Services {
             )),
             tokio::spawn(run_deletion_worker(self.deletion.clone(), deletion::WORKER_INTERVAL, until_stopped())),
             tokio::spawn(scanning::run_scan_worker(self.scanning.clone(), scanning::WORKER_INTERVAL, until_stopped())),
+            tokio::spawn(webhooks::run_webhook_worker(
+                self.webhooks.clone(),
+                webhooks::WORKER_INTERVAL,
+                until_stopped(),
+            )),
             tokio::spawn(telemetry::run_upkeep(self.parts.metrics.clone(), until_stopped())),
             tokio::spawn(crate::memory::trim_free_pages(crate::memory::TRIM_INTERVAL, until_stopped())),
         ];

@@ -31,6 +31,7 @@ mod sso;
 mod team;
 mod tokens;
 pub(crate) mod uploads;
+mod webhooks;
 
 use std::{ops::Deref, sync::Arc};
 
@@ -119,7 +120,7 @@ pub fn app(state: AppState) -> impl Endpoint + 'static {
 
 /// Every route, area by area; the optional ones only when configured.
 fn routes(settings: &Settings) -> Route {
-    let areas: [fn(Route) -> Route; 12] = [
+    let areas: [fn(Route) -> Route; 13] = [
         site_routes,
         auth::routes,
         account::routes,
@@ -132,6 +133,7 @@ fn routes(settings: &Settings) -> Route {
         uploads::routes,
         recipient::routes,
         api::routes,
+        webhooks::routes,
     ];
     let mut routes = areas.into_iter().fold(Route::new(), |routes, area| area(routes));
     // Only with a token configured: otherwise the trigger does not exist (404).

@@ -27,7 +27,7 @@ impl Nav {
             ("/admin/deletions", t.admin.deletion.nav),
         ];
         let outbox = [("/dev/outbox", t.admin.dev_outbox_title)];
-        let account = [("/account", t.chrome.nav_account)];
+        let account = [("/webhooks", t.webhooks.nav), ("/account", t.chrome.nav_account)];
         let more =
             admin.iter().filter(|_| is_admin).chain(outbox.iter().filter(|_| is_admin && dev_outbox)).chain(&account);
         let every: Vec<_> = main.iter().chain(more).copied().collect();
@@ -82,6 +82,6 @@ mod tests {
     fn a_sender_sees_no_admin_links() {
         let nav = Nav::new(Lang::En.text(), "/", false, true);
         let hrefs: Vec<_> = nav.main.iter().chain(&nav.more).map(|l| l.href).collect();
-        assert_eq!(hrefs, ["/shares", "/shares/new", "/account"]);
+        assert_eq!(hrefs, ["/shares", "/shares/new", "/webhooks", "/account"]);
     }
 }

@@ -22,6 +22,15 @@ pub const ACCOUNT_SECOND_FACTOR: &str = "/account#second-factor";
 /// The account's own set-up of an app.
 pub const TOTP_SETUP: &str = "/account/totp";
 pub const TEAM: &str = "/team";
+/// The signed-in person's webhook endpoints.
+pub const WEBHOOKS: &str = "/webhooks";
+/// The same after an endpoint was deleted.
+pub const WEBHOOKS_DELETED: &str = "/webhooks?done=deleted";
+
+/// A webhook endpoint's page after an action, with its notice.
+pub fn webhook_done(id: i64, done: &str) -> String {
+    format!("/webhooks/{id}?done={done}")
+}
 
 /// The account page after a change, with its notice (`saved`) at its section.
 pub fn account_saved(saved: &str, section: &str) -> String {

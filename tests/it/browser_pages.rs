@@ -2,7 +2,7 @@
 //! harness's axe-core check and screenshot (support/browser/pages.rs) cover the whole site, not
 //! only the pages a walk happens to pass. The walks themselves (recipient steps, uploads, the
 //! share page's refresh) are tested in the other browser tests; this one only visits (and makes an
-//! API token, whose page a form's answer alone reaches). It runs on
+//! API token and a webhook endpoint, whose secret's page a form's answer alone reaches). It runs on
 //! SQLite alone: which database answers does not change a page's markup.
 
 use crate::support::{
@@ -20,7 +20,7 @@ fn public_pages(token: &str, invitation: &str) -> Vec<String> {
 
 /// The pages a signed-in admin can open, given a share and another member.
 fn signed_in_pages(share_id: i64, member_id: i64) -> Vec<String> {
-    let fixed = ["/shares", "/shares/new", "/account", "/team", "/admin/maintenance", "/admin/deletions"];
+    let fixed = ["/shares", "/shares/new", "/account", "/team", "/admin/maintenance", "/admin/deletions", "/webhooks"];
     let mut pages: Vec<String> = fixed.iter().map(|p| (*p).to_owned()).collect();
     pages.extend([
         format!("/shares/{share_id}"),
@@ -55,6 +55,19 @@ async fn make_api_token(browser: &BrowserSession, base: &str) {
     browser.assert_no_horizontal_overflow("the new token's page").await;
 }
 
+/// Registers a webhook endpoint through the form, which leads to the page that shows its secret
+/// once; then opens the endpoint's page (with its buttons and log) from there.
+async fn make_webhook(browser: &BrowserSession, base: &str) {
+    browser.goto(&format!("{base}/webhooks")).await;
+    browser.fill("#webhook_url", "https://hooks.example.test/in").await;
+    browser.click("[data-create-webhook-button]").await;
+    browser.wait_for("[data-new-secret]", DEFAULT_WAIT).await;
+    browser.assert_no_horizontal_overflow("the new secret's page").await;
+    browser.click("[data-continue]").await;
+    browser.wait_for("[data-webhook-test]", DEFAULT_WAIT).await;
+    browser.assert_no_horizontal_overflow("a webhook endpoint's page").await;
+}
+
 #[tokio::test(flavor = "multi_thread", worker_threads = 4)]
 async fn every_page_passes_axe_core_in_both_languages_at_both_widths() {
     let app = TestApp::spawn(Backend::Sqlite).await;
@@ -75,6 +88,7 @@ async fn every_page_passes_axe_core_in_both_languages_at_both_widths() {
             }
             browser.sign_in(&app.base, ADMIN).await;
             make_api_token(&browser, &app.base).await;
+            make_webhook(&browser, &app.base).await;
             for path in signed_in_pages(share.id, member_id) {
                 open(&browser, &app.base, &path).await;
             }

@@ -125,4 +125,5 @@ mod transport;
 mod unicode_names;
 mod uploads;
 mod visits;
+mod webhooks;
 mod zip_archives;

@@ -1,0 +1,186 @@
+//! The address guard: a webhook never reaches an internal address (the cloud's metadata service, a
+//! database on the private network, the host itself) unless the operator allows that network with
+//! `WATASU_WEBHOOK_ALLOW_NETWORKS`. The host is resolved and every address checked before each
+//! connection; the sender then connects only to the address checked (see `send`), so a name that
+//! resolves differently a moment later reaches nothing new.
+
+use std::net::{IpAddr, Ipv4Addr, SocketAddr};
+
+use ipnet::IpNet;
+use url::Url;
+
+/// Networks no webhook reaches unless allowed: private, loopback, link-local, unique-local, CGNAT,
+/// multicast, unspecified, reserved and broadcast. IPv4-mapped and NAT64 forms are checked as the
+/// IPv4 address they carry.
+const REFUSED: &[&str] = &[
+    "0.0.0.0/8",
+    "10.0.0.0/8",
+    "100.64.0.0/10",
+    "127.0.0.0/8",
+    "169.254.0.0/16",
+    "172.16.0.0/12",
+    "192.0.0.0/24",
+    "192.168.0.0/16",
+    "198.18.0.0/15",
+    "224.0.0.0/4",
+    "240.0.0.0/4",
+    "::/128",
+    "::1/128",
+    "fc00::/7",
+    "fe80::/10",
+    "ff00::/8",
+];
+
+/// Why a URL may not be reached.
+#[derive(Clone, Debug, PartialEq, Eq, thiserror::Error)]
+pub enum Refusal {
+    #[error("the address must start with https:// (or http:// to a network the operator allows)")]
+    Scheme,
+    #[error("the address names no host")]
+    NoHost,
+    #[error("the address {0} is private, loopback or link-local")]
+    Internal(IpAddr),
+    #[error("the address is plain http:// and {0} is not in a network the operator allows")]
+    PlainHttp(IpAddr),
+    #[error("the host could not be resolved")]
+    Unresolved,
+}
+
+/// Where one delivery may go: the URL and the one address checked for it.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct Target {
+    pub url: Url,
+    pub host: String,
+    pub addr: SocketAddr,
+}
+
+/// The guard of one instance, with the networks its operator allows.
+#[derive(Clone, Debug, Default)]
+pub struct AddressGuard {
+    allowed: Vec<IpNet>,
+}
+
+impl AddressGuard {
+    pub fn new(allowed: Vec<IpNet>) -> Self {
+        Self { allowed }
+    }
+
+    fn is_allowed(&self, ip: IpAddr) -> bool {
+        self.allowed.iter().any(|net| net.contains(&ip))
+    }
+
+    /// Refuses an internal address outside the allowed networks.
+    pub fn check_ip(&self, ip: IpAddr) -> Result<(), Refusal> {
+        if is_internal(ip) && !self.is_allowed(ip) { Err(Refusal::Internal(ip)) } else { Ok(()) }
+    }
+
+    /// The scheme and host of a URL, before any lookup.
+    pub fn check_form(url: &Url) -> Result<(), Refusal> {
+        if !matches!(url.scheme(), "https" | "http") {
+            return Err(Refusal::Scheme);
+        }
+        url.host_str().filter(|host| !host.is_empty()).ok_or(Refusal::NoHost).map(drop)
+    }
+
+    /// Resolves the URL's host and checks every address it has; answers the first to connect to.
+    /// Every address must pass, so that no answer of the name leads inside.
+    pub async fn resolve(&self, url: &Url) -> Result<Target, Refusal> {
+        Self::check_form(url)?;
+        let host = url.host_str().ok_or(Refusal::NoHost)?.trim_start_matches('[').trim_end_matches(']').to_owned();
+        let port = url.port_or_known_default().ok_or(Refusal::Scheme)?;
+        let addrs: Vec<SocketAddr> = match host.parse::<IpAddr>() {
+            Ok(ip) => vec![SocketAddr::new(ip, port)],
+            Err(_) => tokio::net::lookup_host((host.as_str(), port)).await.map_err(|_| Refusal::Unresolved)?.collect(),
+        };
+        let first = *addrs.first().ok_or(Refusal::Unresolved)?;
+        for addr in &addrs {
+            self.check_ip(addr.ip())?;
+        }
+        if url.scheme() == "http" && !addrs.iter().all(|addr| self.is_allowed(addr.ip())) {
+            return Err(Refusal::PlainHttp(first.ip()));
+        }
+        Ok(Target { url: url.clone(), host, addr: first })
+    }
+}
+
+/// True for an address in one of the [`REFUSED`] networks, also in its IPv4-mapped form.
+pub fn is_internal(ip: IpAddr) -> bool {
+    let ip = match ip {
+        IpAddr::V6(v6) => v6.to_ipv4_mapped().map(IpAddr::V4).or_else(|| nat64(v6).map(IpAddr::V4)).unwrap_or(ip),
+        v4 => v4,
+    };
+    if ip == IpAddr::V4(Ipv4Addr::BROADCAST) {
+        return true;
+    }
+    REFUSED.iter().any(|net| net.parse::<IpNet>().expect("a network").contains(&ip))
+}
+
+/// The IPv4 address in the well-known NAT64 prefix 64:ff9b::/96.
+fn nat64(v6: std::net::Ipv6Addr) -> Option<Ipv4Addr> {
+    let octets = v6.octets();
+    (octets[..12] == [0, 0x64, 0xff, 0x9b, 0, 0, 0, 0, 0, 0, 0, 0])
+        .then(|| Ipv4Addr::new(octets[12], octets[13], octets[14], octets[15]))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn ip(text: &str) -> IpAddr {
+        text.parse().unwrap()
+    }
+
+    #[test]
+    fn internal_addresses_are_refused_in_every_form() {
+        for text in [
+            "10.0.0.1",
+            "172.16.5.4",
+            "192.168.1.1",
+            "127.0.0.1",
+            "169.254.169.254",
+            "100.64.0.1",
+            "0.0.0.0",
+            "224.0.0.1",
+            "255.255.255.255",
+            "::1",
+            "::",
+            "fe80::1",
+            "fd00::1",
+            "ff02::1",
+            "::ffff:127.0.0.1",
+            "::ffff:169.254.169.254",
+            "64:ff9b::a00:1",
+        ] {
+            assert!(is_internal(ip(text)), "{text}");
+        }
+        for text in ["93.184.215.14", "2606:2800:21f:cb07:6820:80da:af6b:8b2c", "::ffff:8.8.8.8"] {
+            assert!(!is_internal(ip(text)), "{text}");
+        }
+    }
+
+    #[test]
+    fn an_allowed_network_lets_its_addresses_through_and_no_others() {
+        let guard = AddressGuard::new(vec!["127.0.0.0/8".parse().unwrap()]);
+        assert_eq!(guard.check_ip(ip("127.0.0.1")), Ok(()));
+        assert_eq!(guard.check_ip(ip("10.0.0.1")), Err(Refusal::Internal(ip("10.0.0.1"))));
+        assert_eq!(AddressGuard::default().check_ip(ip("127.0.0.1")), Err(Refusal::Internal(ip("127.0.0.1"))));
+    }
+
+    #[tokio::test]
+    async fn plain_http_goes_only_to_an_allowed_network_and_other_schemes_nowhere() {
+        let guard = AddressGuard::new(vec!["127.0.0.0/8".parse().unwrap()]);
+        let url = |text: &str| Url::parse(text).unwrap();
+        let target = guard.resolve(&url("http://127.0.0.1:9/hook")).await.unwrap();
+        assert_eq!(target.addr, "127.0.0.1:9".parse().unwrap());
+        assert_eq!(guard.resolve(&url("http://93.184.215.14/")).await, Err(Refusal::PlainHttp(ip("93.184.215.14"))));
+        assert_eq!(guard.resolve(&url("ftp://93.184.215.14/")).await, Err(Refusal::Scheme));
+        assert_eq!(
+            guard.resolve(&url("https://169.254.169.254/latest")).await,
+            Err(Refusal::Internal(ip("169.254.169.254")))
+        );
+        assert_eq!(
+            guard.resolve(&url("https://[::ffff:10.0.0.1]/")).await,
+            Err(Refusal::Internal(ip("::ffff:10.0.0.1")))
+        );
+    }
+}
