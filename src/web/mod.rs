@@ -21,7 +21,7 @@ mod maintenance;
 mod metrics;
 pub mod middleware;
 mod nav;
-mod pages;
+pub(crate) mod pages;
 mod passkeys;
 mod paths;
 mod recipient;

@@ -28,6 +28,13 @@ async fn the_document_is_valid_openapi_3_1_and_the_live_api_conforms_to_it(backe
     let create = &document["paths"]["/handovers"]["post"];
     assert!(create["responses"]["422"]["content"]["application/problem+json"].is_object(), "{create}");
 
+    let reference = Browser::new(&app.base).get("/api/v1/docs").await;
+    assert_eq!(reference.status, 200, "{}", reference.body);
+    let operations: usize = document["paths"].as_object().unwrap().values().map(|m| m.as_object().unwrap().len()).sum();
+    let listed = reference.texts("[data-operation] h2");
+    assert_eq!(listed.len(), operations, "{listed:?}");
+    assert!(listed.contains(&"POST /api/v1/handovers".to_owned()), "{listed:?}");
+
     let file = app.data_dir.path().join("openapi.json");
     std::fs::write(&file, &served.body).unwrap();
     let validated = Command::new(api_tools().join("openapi-spec-validator")).arg(&file).output().unwrap();

@@ -55,6 +55,8 @@ type Answer<T> = Result<Json<T>, ApiError>;
 impl HandoverApi {
     /// Hands files (finished uploads of the token's owner) or a note to one or more recipients,
     /// each getting their own share and link by mail.
+    ///
+    /// Needs the scope `shares:write`.
     #[oai(path = "/handovers", method = "post")]
     async fn create(&self, state: Data<&AppState>, token: Token, body: Json<NewHandover>) -> Result<Made, ApiError> {
         let sender = token.with(Scope::SharesWrite)?;
@@ -121,6 +123,8 @@ impl HandoverApi {
 
     /// The token owner's shares (one per recipient of each handover), newest first, a page at a
     /// time: pass `next_cursor` as `cursor` for the next.
+    ///
+    /// Needs the scope `shares:read`.
     #[oai(path = "/handovers", method = "get")]
     async fn list(
         &self,
@@ -144,6 +148,8 @@ impl HandoverApi {
 
     /// The handover share `id` belongs to: every share with its outcome and timeline, and the
     /// files with their SHA-256 digests.
+    ///
+    /// Needs the scope `shares:read`.
     #[oai(path = "/handovers/:id", method = "get")]
     async fn show(&self, state: Data<&AppState>, token: Token, id: Path<i64>) -> Answer<HandoverDetail> {
         let caller = token.with(Scope::SharesRead)?;
@@ -161,6 +167,8 @@ impl HandoverApi {
     }
 
     /// Ends every share of the handover that can still be downloaded.
+    ///
+    /// Needs the scope `shares:write`.
     #[oai(path = "/handovers/:id/end", method = "post")]
     async fn end_handover(&self, state: Data<&AppState>, token: Token, id: Path<i64>) -> Answer<Changed> {
         let caller = token.with(Scope::SharesWrite)?;
@@ -171,6 +179,8 @@ impl HandoverApi {
     }
 
     /// Ends one share at once; its file is deleted.
+    ///
+    /// Needs the scope `shares:write`.
     #[oai(path = "/shares/:id/end", method = "post")]
     async fn end_share(&self, state: Data<&AppState>, token: Token, id: Path<i64>) -> Answer<Changed> {
         let caller = token.with(Scope::SharesWrite)?;
@@ -182,6 +192,8 @@ impl HandoverApi {
     }
 
     /// Mails the recipient a fresh link; the old one stops working.
+    ///
+    /// Needs the scope `shares:write`.
     #[oai(path = "/shares/:id/renew", method = "post")]
     async fn renew(&self, state: Data<&AppState>, token: Token, id: Path<i64>) -> Answer<Renewed> {
         let caller = token.with(Scope::SharesWrite)?;
@@ -192,6 +204,8 @@ impl HandoverApi {
     }
 
     /// Accepts codes again on a share locked by too many wrong ones.
+    ///
+    /// Needs the scope `shares:write`.
     #[oai(path = "/shares/:id/unlock", method = "post")]
     async fn unlock(&self, state: Data<&AppState>, token: Token, id: Path<i64>) -> Answer<Changed> {
         let caller = token.with(Scope::SharesWrite)?;

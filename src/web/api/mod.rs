@@ -7,6 +7,7 @@ mod auth;
 pub mod document;
 mod handovers;
 pub mod problem;
+mod reference;
 mod views;
 
 use poem::{EndpointExt, Response, Route, get, handler, http::StatusCode, web::Data};
@@ -39,7 +40,9 @@ struct AccountApi;
 
 #[OpenApi(tag = "ApiTags::Account")]
 impl AccountApi {
-    /// The token's owner and scopes (any scope will do).
+    /// The token's owner and scopes.
+    ///
+    /// Any scope will do.
     #[oai(path = "/me", method = "get")]
     async fn me(&self, token: auth::Token) -> Result<Json<views::Me>, problem::ApiError> {
         let scopes = token.0.scopes.iter().map(|scope: Scope| scope.code().to_owned()).collect();
@@ -55,7 +58,10 @@ fn service(config: &Config) -> OpenApiService<(AccountApi, handovers::HandoverAp
 }
 
 pub fn routes(route: Route, config: &Config) -> Route {
-    route.at(format!("{V1}/openapi.json"), get(openapi_json)).nest(V1, service(config).around(problem::problems))
+    route
+        .at(format!("{V1}/openapi.json"), get(openapi_json))
+        .at(format!("{V1}/docs"), get(reference::reference))
+        .nest(V1, service(config).around(problem::problems))
 }
 
 /// The document upgraded to OpenAPI 3.1 (see [`document`]).
