@@ -1,7 +1,8 @@
-//! The API's handovers through a real HTTP client: made of a finished tus upload for two
+//! The API's handovers through a real HTTP client: made of a tus upload sent with the token for two
 //! recipients, paged with a cursor, read with each share's timeline and the file's digest, ended;
 //! the scopes each operation needs; and every refusal answered as RFC 9457 problem details.
 
+use base64::Engine;
 use serde_json::{Value, json};
 use sha2::{Digest, Sha256};
 
@@ -9,7 +10,7 @@ use crate::{
     api_tokens::token_from_page,
     both_backends,
     support::{Backend, Page, TestApp},
-    uploads::{Tus, id_of},
+    uploads::id_of,
 };
 
 const SENDER: &str = "sato@example.test";
@@ -60,17 +61,49 @@ fn assert_problem(page: &Page, status: u16, what: &str) -> Value {
     problem
 }
 
+/// Sends `content` through the tus endpoint with the bearer token alone (no cookie, no CSRF
+/// token); answers the upload's id.
+async fn bearer_upload(app: &TestApp, token: &str, content: &[u8]) -> Page {
+    let client = reqwest::Client::new();
+    let tus = |method, path: &str| {
+        client.request(method, format!("{}{path}", app.base)).bearer_auth(token).header("Tus-Resumable", "1.0.0")
+    };
+    let metadata = format!("filename {}", base64::engine::general_purpose::STANDARD.encode("report.txt"));
+    let created = tus(reqwest::Method::POST, "/uploads")
+        .header("Upload-Length", content.len().to_string())
+        .header("Upload-Metadata", metadata)
+        .send()
+        .await
+        .unwrap();
+    let created = Page::read(created).await;
+    let Some(path) = created.header("location").map(str::to_owned) else { return created };
+    let patched = tus(reqwest::Method::PATCH, &path)
+        .header("Content-Type", "application/offset+octet-stream")
+        .header("Upload-Offset", "0")
+        .body(content.to_vec())
+        .send()
+        .await
+        .unwrap();
+    assert_eq!(patched.status(), 204);
+    Page { body: id_of(&path).to_owned(), ..created }
+}
+
 async fn a_handover_made_through_the_api_is_paged_read_and_ended(backend: Backend) {
     let app = TestApp::spawn(backend).await;
-    let tus = Tus::sender(&app, SENDER).await;
+    let browser = app.signed_in_sender(SENDER).await;
+    let token = token_from_page(&browser, &["shares:read", "shares:write"]).await;
+    let api = Api::new(&app, &token);
     let content = b"quarterly figures\n".repeat(100);
-    let upload = tus.upload(&content).await;
-    let api = Api::new(&app, &token_from_page(&tus.browser, &["shares:read", "shares:write"]).await);
+    let upload = bearer_upload(&app, &token, &content).await;
+    assert_eq!(upload.status, 201, "{}", upload.body);
+    let reader = token_from_page(&browser, &["shares:read"]).await;
+    assert_eq!(bearer_upload(&app, &reader, b"x").await.status, 403, "a read-only token uploading");
+    assert_eq!(bearer_upload(&app, "wts_nothing", b"x").await.status, 401, "a wrong token uploading");
 
     let made = api
         .post(
             "/handovers",
-            &json!({ "recipients": ["kim@example.test", "lee@example.test"], "upload_ids": [id_of(&upload)],
+            &json!({ "recipients": ["kim@example.test", "lee@example.test"], "upload_ids": [upload.body],
                      "ttl": "2d", "message": "The figures", "lang": "ja" }),
         )
         .await;
