@@ -16,18 +16,18 @@ use crate::{
 const SENDER: &str = "sato@example.test";
 
 /// A bearer client of the API.
-struct Api {
+pub(crate) struct Api {
     client: reqwest::Client,
     base: String,
     token: String,
 }
 
 impl Api {
-    fn new(app: &TestApp, token: &str) -> Self {
+    pub(crate) fn new(app: &TestApp, token: &str) -> Self {
         Self { client: reqwest::Client::new(), base: format!("{}/api/v1", app.base), token: token.to_owned() }
     }
 
-    async fn send(&self, method: reqwest::Method, path: &str, body: Option<&str>) -> Page {
+    pub(crate) async fn send(&self, method: reqwest::Method, path: &str, body: Option<&str>) -> Page {
         let mut request = self.client.request(method, format!("{}{path}", self.base)).bearer_auth(&self.token);
         if let Some(body) = body {
             request = request.header("Content-Type", "application/json").body(body.to_owned());
@@ -35,22 +35,22 @@ impl Api {
         Page::read(request.send().await.unwrap()).await
     }
 
-    async fn get(&self, path: &str) -> Page {
+    pub(crate) async fn get(&self, path: &str) -> Page {
         self.send(reqwest::Method::GET, path, None).await
     }
 
-    async fn post(&self, path: &str, body: &Value) -> Page {
+    pub(crate) async fn post(&self, path: &str, body: &Value) -> Page {
         self.send(reqwest::Method::POST, path, Some(&body.to_string())).await
     }
 }
 
-fn json_of(page: &Page, status: u16) -> Value {
+pub(crate) fn json_of(page: &Page, status: u16) -> Value {
     assert_eq!(page.status, status, "{}", page.body);
     serde_json::from_str(&page.body).unwrap()
 }
 
 /// Asserts `page` is the problem document of `status`.
-fn assert_problem(page: &Page, status: u16, what: &str) -> Value {
+pub(crate) fn assert_problem(page: &Page, status: u16, what: &str) -> Value {
     assert_eq!(page.status, status, "{what}: {}", page.body);
     assert_eq!(page.header("content-type"), Some("application/problem+json"), "{what}: {:?}", page.headers);
     let problem: Value = serde_json::from_str(&page.body).unwrap();

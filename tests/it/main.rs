@@ -6,6 +6,7 @@ mod accounts;
 mod address_typo;
 mod api_document;
 mod api_handovers;
+mod api_requests;
 mod api_tokens;
 mod auth_log;
 mod big_upload;

@@ -8,6 +8,7 @@ pub mod document;
 mod handovers;
 pub mod problem;
 mod reference;
+mod requests;
 mod views;
 
 use poem::{EndpointExt, Response, Route, get, handler, http::StatusCode, web::Data};
@@ -34,6 +35,8 @@ enum ApiTags {
     Account,
     /// Files and notes handed to recipients, and their shares.
     Handovers,
+    /// Files asked of someone, and what arrived.
+    Requests,
 }
 
 struct AccountApi;
@@ -51,8 +54,8 @@ impl AccountApi {
 }
 
 /// Every operation of version 1, served below [`V1`].
-fn service(config: &Config) -> OpenApiService<(AccountApi, handovers::HandoverApi), ()> {
-    OpenApiService::new((AccountApi, handovers::HandoverApi), "watasu", env!("CARGO_PKG_VERSION"))
+fn service(config: &Config) -> OpenApiService<(AccountApi, handovers::HandoverApi, requests::RequestApi), ()> {
+    OpenApiService::new((AccountApi, handovers::HandoverApi, requests::RequestApi), "watasu", env!("CARGO_PKG_VERSION"))
         .description("Hand files to people safely: the sender's handovers and file requests, for scripts.")
         .server(config.url_for(V1))
 }

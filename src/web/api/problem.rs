@@ -92,7 +92,7 @@ impl ApiError {
     }
 
     pub fn not_found() -> Self {
-        Self::of(StatusCode::NOT_FOUND, "there is no such handover of yours")
+        Self::of(StatusCode::NOT_FOUND, "there is none of that id among yours")
     }
 
     pub fn conflict(detail: &str) -> Self {
