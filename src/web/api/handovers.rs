@@ -3,7 +3,6 @@
 //! renew or unlock a share or end a whole handover. Every rule is the sharing service's, as for
 //! the pages; a share of another sender's answers 404 as one that does not exist.
 
-use base64::{Engine, engine::general_purpose::URL_SAFE_NO_PAD};
 use poem::web::Data;
 use poem_openapi::{
     ApiResponse, Object, OpenApi,
@@ -11,7 +10,7 @@ use poem_openapi::{
     payload::Json,
 };
 
-use super::{ApiTags, auth::Token, problem::ApiError, views::*};
+use super::{ApiTags, auth::Token, cursor::Page, problem::ApiError, views::*};
 use crate::{
     accounts::{EmailAddress, tokens::Scope},
     i18n::Lang,
@@ -22,10 +21,6 @@ use crate::{
     share::{Message, ShareTtl, create::CreateError, note::Note},
     web::AppState,
 };
-
-/// The most shares one page answers, and how many without `limit`.
-const MAX_PAGE: u32 = 100;
-const DEFAULT_PAGE: u32 = 25;
 
 pub struct HandoverApi;
 
@@ -137,12 +132,9 @@ impl HandoverApi {
         limit: Query<Option<u32>>,
     ) -> Answer<SharePage> {
         let caller = token.with(Scope::SharesRead)?;
-        let before = cursor.0.as_deref().map(decode_cursor).transpose()?;
-        let limit = limit.0.unwrap_or(DEFAULT_PAGE).min(MAX_PAGE);
-        let mut shares = state.services.sharing.list(viewer(&caller.user), None, before, i64::from(limit) + 1).await?;
-        let more = shares.len() > limit as usize;
-        shares.truncate(limit as usize);
-        let next_cursor = if more { shares.last().map(|share| encode_cursor(share.id)) } else { None };
+        let page = Page::of(cursor.0.as_deref(), limit.0)?;
+        let shares = state.services.sharing.list(viewer(&caller.user), None, page.before, page.ask()).await?;
+        let (shares, next_cursor) = page.cut(shares, |share| share.id);
         Ok(Json(SharePage { shares: shares.into_iter().map(ShareItem::from).collect(), next_cursor }))
     }
 
@@ -244,27 +236,5 @@ fn refused(error: CreateError) -> ApiError {
         CreateError::Store(store) => crate::services::Fault::of_store(store).into(),
         CreateError::Share(share) => crate::services::Fault::Internal(share.into()).into(),
         other => ApiError::unprocessable(other.to_string()),
-    }
-}
-
-fn encode_cursor(id: i64) -> String {
-    URL_SAFE_NO_PAD.encode(id.to_string())
-}
-
-fn decode_cursor(cursor: &str) -> Result<i64, ApiError> {
-    let bytes = URL_SAFE_NO_PAD.decode(cursor).ok();
-    let id = bytes.and_then(|b| String::from_utf8(b).ok()).and_then(|text| text.parse().ok());
-    id.ok_or_else(|| ApiError::of(poem::http::StatusCode::BAD_REQUEST, "cursor: not one this API gave"))
-}
-
-#[cfg(test)]
-mod tests {
-    use super::*;
-
-    #[test]
-    fn a_cursor_comes_back_as_the_id_it_was_made_of_and_any_other_text_is_refused() {
-        assert_eq!(decode_cursor(&encode_cursor(42)).unwrap(), 42);
-        assert!(decode_cursor("not a cursor!").is_err());
-        assert!(decode_cursor(&URL_SAFE_NO_PAD.encode("abc")).is_err());
     }
 }

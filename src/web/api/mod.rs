@@ -4,6 +4,7 @@
 //! carries no token). Its operations and its OpenAPI document come from the same types.
 
 mod auth;
+mod cursor;
 pub mod document;
 mod handovers;
 pub mod problem;

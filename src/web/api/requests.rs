@@ -3,9 +3,13 @@
 //! the pages; another sender's request answers 404 as one that does not exist.
 
 use poem::web::Data;
-use poem_openapi::{ApiResponse, Object, OpenApi, param::Path, payload::Json};
+use poem_openapi::{
+    ApiResponse, Object, OpenApi,
+    param::{Path, Query},
+    payload::Json,
+};
 
-use super::{ApiTags, auth::Token, problem::ApiError};
+use super::{ApiTags, auth::Token, cursor::Page, problem::ApiError};
 use crate::{
     accounts::{EmailAddress, tokens::Scope},
     i18n::Lang,
@@ -109,6 +113,15 @@ impl From<RequestListing> for RequestView {
     }
 }
 
+/// A page of requests.
+#[derive(Object)]
+pub struct RequestPage {
+    pub requests: Vec<RequestView>,
+    /// The next page's `cursor`; absent on the last page.
+    #[oai(skip_serializing_if_is_none)]
+    pub next_cursor: Option<String>,
+}
+
 /// What a delete came to.
 #[derive(Object)]
 pub struct Deleted {
@@ -148,6 +161,28 @@ impl RequestApi {
             }
             Err(RequestError::Fault(fault)) => Err(fault.into()),
         }
+    }
+
+    /// The token owner's requests, newest first, a page at a time: pass `next_cursor` as
+    /// `cursor` for the next.
+    ///
+    /// Needs the scope `requests:read`.
+    #[oai(path = "/requests", method = "get")]
+    async fn list(
+        &self,
+        state: Data<&AppState>,
+        token: Token,
+        /// Where the previous page ended (its `next_cursor`).
+        cursor: Query<Option<String>>,
+        /// How many requests at most (1 to 100; 25 without it).
+        #[oai(validator(minimum(value = "1"), maximum(value = "100")))]
+        limit: Query<Option<u32>>,
+    ) -> Result<Json<RequestPage>, ApiError> {
+        let caller = token.with(Scope::RequestsRead)?;
+        let page = Page::of(cursor.0.as_deref(), limit.0)?;
+        let requests = state.services.requests.page(viewer(&caller.user), page.before, page.ask()).await?;
+        let (requests, next_cursor) = page.cut(requests, |request| request.id);
+        Ok(Json(RequestPage { requests: requests.into_iter().map(RequestView::from).collect(), next_cursor }))
     }
 
     /// A request with its state and the files that arrived, with their SHA-256 digests.
