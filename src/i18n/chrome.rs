@@ -11,6 +11,11 @@ pub struct ChromeText {
     pub home_title: &'static str,
     pub home_lead: &'static str,
     pub home_steps: [&'static str; 3],
+    /// The API's reference page.
+    pub api_title: &'static str,
+    pub api_lead: &'static str,
+    pub api_document: &'static str,
+    pub api_answers: &'static str,
     pub nav_sign_in: &'static str,
     pub nav_account: &'static str,
     pub nav_sign_out: &'static str,
@@ -43,6 +48,10 @@ pub const EN: ChromeText = ChromeText {
     footer: "watasu — files are deleted from the server after download or expiry.",
     home_title: "Hand one file to one person, safely",
     home_lead: "watasu delivers a file to exactly one person. The link alone downloads nothing: the recipient proves they can read the registered mailbox with a one-time code, and then the file downloads once.",
+    api_title: "The watasu API",
+    api_lead: "Scripts reach watasu at /api/v1 with a personal API token, made on the account page and sent as \"Authorization: Bearer wts_…\". Every refusal is a problem document (application/problem+json).",
+    api_document: "The OpenAPI 3.1 document",
+    api_answers: "Answers",
     home_steps: [
         "The sender uploads a file and names the recipient's email address.",
         "The recipient opens the link and enters the code sent to that address.",
@@ -75,6 +84,10 @@ pub const JA: ChromeText = ChromeText {
     footer: "watasu — ファイルはダウンロード後または期限切れ後にサーバーから削除されます。",
     home_title: "ひとつのファイルを、ひとりの相手へ安全に",
     home_lead: "watasu は、ファイルを決まった1人にだけ届けます。リンクだけではダウンロードできません。受け取る方は、登録されたメールアドレスに届く確認コードを入力してから、1回だけダウンロードできます。",
+    api_title: "watasu の API",
+    api_lead: "スクリプトからは /api/v1 で watasu を使えます。アカウントページで作った個人用 API トークンを「Authorization: Bearer wts_…」として送ってください。拒否はすべて問題詳細（application/problem+json）で返ります。",
+    api_document: "OpenAPI 3.1 ドキュメント",
+    api_answers: "応答",
     home_steps: [
         "送る人がファイルをアップロードし、受け取る方のメールアドレスを指定します。",
         "受け取る方はリンクを開き、そのアドレスに届いた確認コードを入力します。",

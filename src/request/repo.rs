@@ -71,6 +71,8 @@ macro_rules! listing_sql {
 }
 const LIST: Sql = listing_sql!(" ORDER BY s.id DESC LIMIT $3");
 const FIND: Sql = listing_sql!(" AND s.id = $3");
+/// A page older than `$4` (keyset, never OFFSET), for the API's cursor.
+const PAGE: Sql = listing_sql!(" AND s.id < $4 ORDER BY s.id DESC LIMIT $3");
 
 /// A file that arrived, as the sender and the listing see it.
 #[derive(Clone, Debug, sqlx::FromRow, serde::Serialize)]
@@ -365,6 +367,24 @@ impl RequestRepository {
     pub async fn list(&self, viewer_id: i64, all: bool, limit: i64) -> Result<Vec<RequestListing>, sqlx::Error> {
         let rows: Vec<RequestListing> = on_db!(&self.db, |pool| {
             sqlx::query_as(pool.sql(&LIST)).bind(viewer_id).bind(all).bind(limit).fetch_all(pool).await?
+        });
+        let mut listed = Vec::with_capacity(rows.len());
+        for row in rows {
+            listed.push(self.with_files(row).await?);
+        }
+        Ok(listed)
+    }
+
+    /// A page of the viewer's requests older than `before`, newest first, with what arrived.
+    pub async fn page(
+        &self,
+        viewer_id: i64,
+        all: bool,
+        before: i64,
+        limit: i64,
+    ) -> Result<Vec<RequestListing>, sqlx::Error> {
+        let rows: Vec<RequestListing> = on_db!(&self.db, |pool| {
+            sqlx::query_as(pool.sql(&PAGE)).bind(viewer_id).bind(all).bind(limit).bind(before).fetch_all(pool).await?
         });
         let mut listed = Vec::with_capacity(rows.len());
         for row in rows {

@@ -165,6 +165,11 @@ impl Requests {
         Ok(self.repo.list(viewer.user_id, viewer.is_admin, limit).await?)
     }
 
+    /// A page of the viewer's requests older than `before` (all without it), newest first.
+    pub async fn page(&self, viewer: Viewer, before: Option<i64>, limit: i64) -> Result<Vec<RequestListing>, Fault> {
+        Ok(self.repo.page(viewer.user_id, viewer.is_admin, before.unwrap_or(i64::MAX), limit).await?)
+    }
+
     /// Every request (for scripts).
     pub async fn list_all(&self) -> Result<Vec<RequestListing>, Fault> {
         self.list(EVERYONE, i64::MAX).await

@@ -133,6 +133,8 @@ const FIND_HANDOVER: Sql =
 pub struct HandoverFile {
     pub original_name: String,
     pub size_bytes: i64,
+    /// The content's SHA-256, hex (the API answers it; the recipient's page shows it).
+    pub sha256: String,
     /// The virus scan's state (`None`: not subject to it) and its finding.
     pub scan_state: Option<crate::scan::ScanState>,
     pub scan_finding: Option<String>,
@@ -201,7 +203,7 @@ impl SenderShares {
 
     /// The files of share `id`'s handover in order, if the viewer may see it; empty otherwise.
     pub async fn files(&self, viewer: Viewer, id: i64) -> Result<Vec<HandoverFile>, sqlx::Error> {
-        const SQL: &str = "SELECT f.original_name, f.size_bytes, f.scan_state, f.scan_finding
+        const SQL: &str = "SELECT f.original_name, f.size_bytes, f.sha256, f.scan_state, f.scan_finding
                FROM shares s JOIN files f ON f.handover_id = s.handover_id
               WHERE s.kind = 'delivery' AND ($2 OR s.sender_id = $1) AND s.id = $3 ORDER BY f.position";
         let mut files: Vec<HandoverFile> = on_db!(&self.db, |pool| {

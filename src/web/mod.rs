@@ -21,7 +21,7 @@ mod maintenance;
 mod metrics;
 pub mod middleware;
 mod nav;
-mod pages;
+pub(crate) mod pages;
 mod passkeys;
 mod paths;
 mod recipient;
@@ -43,7 +43,7 @@ pub use pages::{Chrome, render, render_with, see_other};
 pub use recipient::content_disposition;
 
 use crate::{
-    config::{BasePath, Config, Settings},
+    config::{BasePath, Config},
     services::Services,
 };
 
@@ -88,7 +88,7 @@ pub fn app(state: AppState) -> impl Endpoint + 'static {
     let access_time_gc = state.config.settings.access_time_gc.then(|| state.services.gc.clone());
     let request_metrics = state.services.telemetry.metrics().clone();
 
-    let routes = routes(&state.config.settings);
+    let routes = routes(&state.config);
 
     let base = Arc::new(state.config.base_path.clone());
     let lang_cookies = Arc::new(cookie_scope::CookieScope::new(&state.config));
@@ -119,8 +119,9 @@ pub fn app(state: AppState) -> impl Endpoint + 'static {
 }
 
 /// Every route, area by area; the optional ones only when configured.
-fn routes(settings: &Settings) -> Route {
-    let areas: [fn(Route) -> Route; 13] = [
+fn routes(config: &Config) -> Route {
+    let settings = &config.settings;
+    let areas: [fn(Route) -> Route; 12] = [
         site_routes,
         auth::routes,
         account::routes,
@@ -132,10 +133,10 @@ fn routes(settings: &Settings) -> Route {
         requests::routes,
         uploads::routes,
         recipient::routes,
-        api::routes,
         webhooks::routes,
     ];
     let mut routes = areas.into_iter().fold(Route::new(), |routes, area| area(routes));
+    routes = api::routes(routes, config);
     // Only with a token configured: otherwise the trigger does not exist (404).
     if settings.maintenance_token.is_some() {
         routes = maintenance::api_routes(routes);

@@ -28,7 +28,7 @@ async fn post_token_form(browser: &Browser, name: &str, scopes: &[&str], expires
 }
 
 /// Makes a token on the account page; answers it as the page showed it.
-async fn token_from_page(browser: &Browser, scopes: &[&str]) -> String {
+pub(crate) async fn token_from_page(browser: &Browser, scopes: &[&str]) -> String {
     let created = post_token_form(browser, "CI deploy", scopes, "90d", PASSWORD).await;
     assert_eq!(created.status, 200, "{}", created.body);
     created.texts("[data-new-token]").pop().expect("the page shows the token")

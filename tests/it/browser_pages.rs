@@ -15,7 +15,15 @@ const ADMIN: &str = "admin@example.test";
 /// The pages a signed-out visitor can open, given a live share's token and an invitation path.
 fn public_pages(token: &str, invitation: &str) -> Vec<String> {
     let unknown_link = format!("/s/{}", "0".repeat(64));
-    vec!["/".into(), "/login".into(), format!("/s/{token}"), unknown_link, invitation.into(), "/no-such-page".into()]
+    vec![
+        "/".into(),
+        "/login".into(),
+        format!("/s/{token}"),
+        unknown_link,
+        invitation.into(),
+        "/no-such-page".into(),
+        "/api/v1/docs".into(),
+    ]
 }
 
 /// The pages a signed-in admin can open, given a share and another member.

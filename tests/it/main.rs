@@ -4,6 +4,9 @@ mod support;
 
 mod accounts;
 mod address_typo;
+mod api_document;
+mod api_handovers;
+mod api_requests;
 mod api_tokens;
 mod auth_log;
 mod big_upload;

@@ -26,6 +26,14 @@ fn is_streamed_upload(path: &str) -> bool {
 /// session layer reads no cookie at all).
 const BEARER_PATHS: [&str; 1] = ["/maintenance/runs"];
 
+/// A sender's tus call carrying a bearer token: the endpoint then checks the token alone and
+/// reads no session, so a forged cross-site request (which cannot set `Authorization`) has no
+/// credential to borrow.
+fn is_bearer_upload(req: &Request) -> bool {
+    let path = req.uri().path();
+    (path == "/uploads" || path.starts_with("/uploads/")) && req.header(poem::http::header::AUTHORIZATION).is_some()
+}
+
 /// A form below a share link (`/s/{token}/…`): the recipient's.
 fn is_link_form(path: &str) -> bool {
     let mut segments = path.split('/').skip(1);
@@ -36,7 +44,10 @@ pub async fn csrf_guard<E: Endpoint>(ep: Arc<E>, mut req: Request, our_origin: A
     if matches!(*req.method(), Method::GET | Method::HEAD | Method::OPTIONS) {
         return ep.call(req).await.map(IntoResponse::into_response);
     }
-    if BEARER_PATHS.contains(&req.uri().path()) || crate::web::api::is_api_path(req.uri().path()) {
+    if BEARER_PATHS.contains(&req.uri().path())
+        || crate::web::api::is_api_path(req.uri().path())
+        || is_bearer_upload(&req)
+    {
         return ep.call(req).await.map(IntoResponse::into_response);
     }
     if !origin_is_allowed(req.header("sec-fetch-site"), req.header("origin"), &our_origin) {
