@@ -79,8 +79,8 @@ pub struct Settings {
     pub file_key: Option<SecretString>,
 
     /// Whether new files are stored encrypted, each under its own key (files stored before stay
-    /// as they are, and are read either way).
-    #[arg(long, env = "WATASU_ENCRYPT_FILES", default_value_t = true, num_args = 0..=1,
+    /// as they are, and are read either way). Off until the benchmark has measured its cost.
+    #[arg(long, env = "WATASU_ENCRYPT_FILES", default_value_t = false, num_args = 0..=1,
           default_missing_value = "true", action = clap::ArgAction::Set, global = true)]
     pub encrypt_files: bool,
 

@@ -105,6 +105,8 @@ pub fn test_settings(data_dir: &std::path::Path, database_url: &str, smtp: &Smtp
         &test_secret_key(),
         "--mail-from",
         "watasu <watasu@example.test>",
+        // Every in-process test runs over encrypted files; the real binary keeps the default.
+        "--encrypt-files",
     ])
     .settings
 }
