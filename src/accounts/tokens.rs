@@ -196,11 +196,11 @@ fn serialize_optional_time<S: serde::Serializer>(at: &Option<Timestamp>, s: S) -
     }
 }
 
-/// What a bearer check reads of a token by its lookup id.
+/// What a bearer check reads of a token by its lookup id, its owner included: one read per
+/// request.
 #[derive(Debug, sqlx::FromRow)]
 pub struct TokenCheck {
-    pub id: i64,
-    pub user_id: i64,
+    pub token_id: i64,
     pub token_hash: String,
     #[sqlx(try_from = "String")]
     pub scopes: StoredScopes,
@@ -208,6 +208,10 @@ pub struct TokenCheck {
     pub revoked: bool,
     /// The owner is disabled or their deletion case is open.
     pub owner_barred: bool,
+    /// No use recorded within the minute: this one is written (see [`ApiTokens::used`]).
+    pub use_unrecorded: bool,
+    #[sqlx(flatten)]
+    pub owner: crate::accounts::User,
 }
 
 /// Every column a list shows, with the owner's address.
@@ -228,18 +232,24 @@ const ALL: &str = concat!(entry_columns!(), "ORDER BY u.email, t.created_at DESC
 const BY_ID: &str = concat!(entry_columns!(), "WHERE t.id = $1");
 const BY_LOOKUP: &str = concat!(entry_columns!(), "WHERE t.lookup_id = $1");
 const CHECK: Sql = sql!(
-    "SELECT t.id, t.user_id, t.token_hash, t.scopes,
+    "SELECT t.id AS token_id, t.token_hash, t.scopes,
             COALESCE(t.expires_at <= " now ", FALSE) AS expired, t.revoked_at IS NOT NULL AS revoked,
             (u.disabled_at IS NOT NULL OR EXISTS (SELECT 1 FROM deletion_cases d
-               WHERE d.subject_id = u.id AND d.state NOT IN ('completed', 'failed'))) AS owner_barred
+               WHERE d.subject_id = u.id AND d.state NOT IN ('completed', 'failed'))) AS owner_barred,
+            (t.last_used_at IS NULL OR t.last_used_at < " now " - " secs("$2") ") AS use_unrecorded,
+            u.id, u.email, u.display_name, u.role, u.lang, u.disabled_at IS NOT NULL AS disabled
        FROM api_tokens t JOIN users u ON u.id = t.user_id WHERE t.lookup_id = $1"
 );
-/// At most one write a minute per token: the list says "last used" to the minute, and a busy
-/// script would otherwise write on every request.
+/// At most one write a minute per token (the list says "last used" to the minute, and a busy
+/// script would otherwise write on every request). `CHECK` reads the same condition, so a
+/// request within the minute sends no write statement at all; this one holds it for two
+/// requests racing.
 const USED: Sql = sql!(
     "UPDATE api_tokens SET last_used_at = " now " WHERE id = $1
-        AND (last_used_at IS NULL OR last_used_at < " now " - " secs("60") ")"
+        AND (last_used_at IS NULL OR last_used_at < " now " - " secs("$2") ")"
 );
+/// How often a token's use is written at most.
+const RECORD_USE_EVERY: std::time::Duration = std::time::Duration::from_secs(60);
 /// Revokes one live token; `$2` names who (NULL: the host's command), `$3` limits it to an owner.
 const REVOKE: Sql = sql!(
     "UPDATE api_tokens SET revoked_at = " now ", revoked_by = $2
@@ -303,12 +313,21 @@ impl ApiTokens {
 
     /// What a bearer check needs of the token with this lookup id.
     pub async fn check(&self, lookup_id: &str) -> Result<Option<TokenCheck>, sqlx::Error> {
-        on_db!(&self.db, |pool| sqlx::query_as(pool.sql(&CHECK)).bind(lookup_id).fetch_optional(pool).await)
+        on_db!(&self.db, |pool| sqlx::query_as(pool.sql(&CHECK))
+            .bind(lookup_id)
+            .bind(seconds(RECORD_USE_EVERY))
+            .fetch_optional(pool)
+            .await)
     }
 
     /// Records a use (unless one was recorded within the minute).
     pub async fn used(&self, id: i64) -> Result<(), sqlx::Error> {
-        on_db!(&self.db, |pool| sqlx::query(pool.sql(&USED)).bind(id).execute(pool).await.map(drop))
+        on_db!(&self.db, |pool| sqlx::query(pool.sql(&USED))
+            .bind(id)
+            .bind(seconds(RECORD_USE_EVERY))
+            .execute(pool)
+            .await
+            .map(drop))
     }
 
     /// Revokes a live token, by `by` (None: the host's command), only if `owner` owns it when

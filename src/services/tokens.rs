@@ -8,7 +8,7 @@ use std::{net::IpAddr, time::Duration};
 use super::{Fault, Parts, accounts::Accounts};
 use crate::{
     accounts::{
-        User, Users,
+        User,
         tokens::{
             ApiTokens, MintedToken, Scope, Scopes, TokenEntry, TokenName, bearer_token, hash_matches, lookup_id_of,
         },
@@ -136,7 +136,6 @@ const REQUESTS_PER_TOKEN: [Limit; 1] = [Limit::new(600, Duration::from_secs(60))
 #[derive(Clone)]
 pub struct Tokens {
     tokens: ApiTokens,
-    users: Users,
     accounts: Accounts,
     limiter: RateLimiter,
 }
@@ -145,7 +144,6 @@ impl Tokens {
     pub fn new(parts: &Parts, accounts: Accounts) -> Self {
         Self {
             tokens: ApiTokens::new(parts.db.clone()),
-            users: Users::new(parts.db.clone()),
             accounts,
             limiter: RateLimiter::new(parts.db.clone()),
         }
@@ -249,25 +247,29 @@ impl Tokens {
                 tracing::info!(%client, "bearer token refused: {refusal}");
                 self.limiter.record(&failures).await?;
             }
-            Ok(caller) => {
+            Ok((caller, use_unrecorded)) => {
                 let bucket = format!("api-token:{}", caller.token_id);
                 if let Err(wait) = self.limiter.hit(&bucket, &REQUESTS_PER_TOKEN).await? {
                     return Err(TokenRefusal::TooMany(wait.0));
                 }
-                self.tokens.used(caller.token_id).await?;
+                if *use_unrecorded {
+                    self.tokens.used(caller.token_id).await?;
+                }
             }
         }
-        verdict
+        verdict.map(|(caller, _)| caller)
     }
 
-    async fn verify(&self, authorization: Option<&str>) -> Result<TokenUser, TokenRefusal> {
+    /// The caller, and whether this use is still to be recorded.
+    async fn verify(&self, authorization: Option<&str>) -> Result<(TokenUser, bool), TokenRefusal> {
         let presented = authorization.map(bearer_token).ok_or(TokenRefusal::Missing)?;
         let presented = presented.ok_or(TokenRefusal::Malformed)?;
-        let row = match lookup_id_of(presented) {
+        let lookup = lookup_id_of(presented);
+        let row = match lookup {
             Some(lookup) => self.tokens.check(lookup).await?,
             None => None,
         };
-        let shaped = lookup_id_of(presented).is_some();
+        let shaped = lookup.is_some();
         if !hash_matches(presented, row.as_ref().map(|r| r.token_hash.as_str())) {
             return Err(if shaped { TokenRefusal::Unknown } else { TokenRefusal::Malformed });
         }
@@ -281,8 +283,8 @@ impl Tokens {
         if row.owner_barred {
             return Err(TokenRefusal::OwnerBarred);
         }
-        let user = self.users.find_active(row.user_id).await?.ok_or(TokenRefusal::OwnerBarred)?;
-        Ok(TokenUser { user, scopes: row.scopes.0, token_id: row.id })
+        let caller = TokenUser { user: row.owner, scopes: row.scopes.0, token_id: row.token_id };
+        Ok((caller, row.use_unrecorded))
     }
 }
 
