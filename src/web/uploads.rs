@@ -17,6 +17,7 @@ use poem::{
 
 use super::{AppState, middleware::SessionHandle, paths};
 use crate::{
+    accounts::tokens::bearer_token,
     db::Timestamp,
     request::UploadRefused,
     services::{
@@ -180,7 +181,7 @@ async fn admit_sender(req: &Request, state: &AppState) -> Result<Owner, Response
     }
     // A script's personal API token (with `shares:write`) stands for the sender; the session is
     // then not read at all, which is why the CSRF guard lets such a request pass.
-    if let Some(header) = req.header(poem::http::header::AUTHORIZATION) {
+    if let Some(header) = bearer_header(req) {
         let client =
             req.data::<super::middleware::ClientAddr>().map_or(std::net::Ipv4Addr::UNSPECIFIED.into(), |c| c.0);
         return match state.services.tokens.authenticate(Some(header), client).await {
@@ -201,6 +202,13 @@ async fn admit_sender(req: &Request, state: &AppState) -> Result<Owner, Response
         Ok(None) => Err(plain(StatusCode::FORBIDDEN, "sign in first")),
         Err(fault) => Err(fault_answer(fault)),
     }
+}
+
+/// The `Authorization` header of a script's tus call: the `Bearer` scheme only. A browser behind
+/// a proxy's password prompt sends `Basic` credentials by itself; its call stays the session's
+/// (and the CSRF guard's), instead of failing as a wrong token.
+pub fn bearer_header(req: &Request) -> Option<&str> {
+    req.header(header::AUTHORIZATION).filter(|value| bearer_token(value).is_some())
 }
 
 /// The protocol version, then the request the link names, granted to this session and still

@@ -197,6 +197,26 @@ async fn a_bearer_token_opens_no_page_and_passes_no_form(backend: Backend) {
     assert!(stranger.cookie("watasu_session").is_none());
 }
 
+async fn a_browser_behind_a_password_prompt_uploads_with_its_session_and_stays_csrf_guarded(backend: Backend) {
+    let app = TestApp::spawn(backend).await;
+    let tus = crate::uploads::Tus::sender(&app, SENDER).await;
+    // What a browser sends by itself to a host behind a proxy's password prompt.
+    let proxy = ("Authorization", "Basic c3RhZ2luZzpzZWNyZXQ=");
+    let metadata =
+        format!("filename {}", base64::Engine::encode(&base64::engine::general_purpose::STANDARD, "report.txt"));
+    let create = |request: reqwest::RequestBuilder| {
+        request.header(proxy.0, proxy.1).header("Upload-Length", "1").header("Upload-Metadata", &metadata).send()
+    };
+
+    let created = Page::read(create(tus.request(reqwest::Method::POST, "/uploads")).await.unwrap()).await;
+    assert_eq!(created.status, 201, "the session's upload was taken for a wrong token: {}", created.body);
+    let forged = tus.browser.client.post(tus.browser.url("/uploads")).header("Tus-Resumable", "1.0.0");
+    let forged = Page::read(create(forged.header("Sec-Fetch-Site", "cross-site")).await.unwrap()).await;
+    assert_eq!(forged.status, 403, "a cross-site call with a proxy's credentials: {}", forged.body);
+    let uploads = "SELECT count(*) FROM uploads WHERE upload_length >= $1";
+    assert_eq!(crate::support::count(app.db(), uploads, 0).await, 1, "the forged call made an upload");
+}
+
 async fn an_admin_sees_the_teams_tokens_and_revokes_one(backend: Backend) {
     let app = TestApp::spawn(backend).await;
     app.create_admin(ADMIN).await;
@@ -320,6 +340,7 @@ both_backends!(
     an_expired_or_revoked_token_is_refused,
     disabling_a_sender_or_opening_their_deletion_case_revokes_their_tokens,
     a_bearer_token_opens_no_page_and_passes_no_form,
+    a_browser_behind_a_password_prompt_uploads_with_its_session_and_stays_csrf_guarded,
     an_admin_sees_the_teams_tokens_and_revokes_one,
     a_strangers_wrong_tokens_do_not_lock_out_the_owners_right_one,
     a_token_over_its_request_limit_waits_while_another_token_goes_on,

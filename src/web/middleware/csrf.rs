@@ -31,7 +31,7 @@ const BEARER_PATHS: [&str; 1] = ["/maintenance/runs"];
 /// credential to borrow.
 fn is_bearer_upload(req: &Request) -> bool {
     let path = req.uri().path();
-    (path == "/uploads" || path.starts_with("/uploads/")) && req.header(poem::http::header::AUTHORIZATION).is_some()
+    (path == "/uploads" || path.starts_with("/uploads/")) && crate::web::uploads::bearer_header(req).is_some()
 }
 
 /// A form below a share link (`/s/{token}/…`): the recipient's.
