@@ -10,15 +10,21 @@ use poem_openapi::{
     payload::Json,
 };
 
-use super::{ApiTags, auth::Token, cursor::Page, problem::ApiError, views::*};
+use super::{
+    ApiTags,
+    auth::Token,
+    cursor::Page,
+    fields::{self, invalid},
+    problem::ApiError,
+    views::*,
+};
 use crate::{
     accounts::{EmailAddress, tokens::Scope},
-    i18n::Lang,
     services::{
         mails::Delivery,
         sharing::{Change, Handover, Source, UploadFile, viewer},
     },
-    share::{Message, ShareTtl, create::CreateError, note::Note},
+    share::{Message, create::CreateError, note::Note},
     web::AppState,
 };
 
@@ -56,26 +62,16 @@ impl HandoverApi {
     async fn create(&self, state: Data<&AppState>, token: Token, body: Json<NewHandover>) -> Result<Made, ApiError> {
         let sender = token.with(Scope::SharesWrite)?;
         let body = body.0;
-        let (ttl_max, _) = state.services.sharing.limits();
+        let sharing = &state.services.sharing;
         let recipients = body
             .recipients
             .iter()
-            .map(|to| EmailAddress::parse(to).map_err(|e| ApiError::unprocessable(format!("recipients: {to}: {e}"))))
+            .map(|to| EmailAddress::parse(to).map_err(|e| invalid("recipients", format!("{to}: {e}"))))
             .collect::<Result<Vec<_>, _>>()?;
-        let message = Message::parse(&body.message).map_err(|e| ApiError::unprocessable(format!("message: {e}")))?;
-        let note = body.note.as_deref().map(Note::parse).transpose();
-        let note = note.map_err(|e| ApiError::unprocessable(format!("note: {e}")))?;
-        let ttl = match body.ttl.as_deref() {
-            Some(text) => {
-                crate::config::parse_duration(text).map_err(|e| ApiError::unprocessable(format!("ttl: {e}")))?
-            }
-            None => state.services.sharing.default_ttl(),
-        };
-        let ttl = ShareTtl::parse(ttl, ttl_max).map_err(|e| ApiError::unprocessable(format!("ttl: {e}")))?;
-        let lang = match body.lang.as_deref() {
-            Some(code) => Lang::from_code(code).ok_or_else(|| ApiError::unprocessable(format!("lang: {code}")))?,
-            None => sender.user.lang,
-        };
+        let message = Message::parse(&body.message).map_err(|e| invalid("message", e))?;
+        let note = body.note.as_deref().map(Note::parse).transpose().map_err(|e| invalid("note", e))?;
+        let ttl = fields::ttl(body.ttl.as_deref(), sharing.default_ttl(), sharing.limits().0)?;
+        let lang = fields::lang(body.lang.as_deref(), &sender.user)?;
         let mut files = Vec::with_capacity(body.upload_ids.len());
         for id in &body.upload_ids {
             let upload = state.services.sharing.finished_upload(&sender.user, id).await?;
@@ -212,15 +208,7 @@ impl HandoverApi {
 fn unchanged<T>(change: Change<T>, not_applicable: &str) -> ApiError {
     match change {
         Change::NotVisible => ApiError::not_found(),
-        Change::TooSoon(wait) => ApiError::TooMany(
-            Json(super::problem::Problem {
-                kind: "about:blank".into(),
-                title: "Too Many Requests".into(),
-                status: 429,
-                detail: "too many fresh links lately".into(),
-            }),
-            wait.as_secs().max(1),
-        ),
+        Change::TooSoon(wait) => ApiError::too_many("too many fresh links lately", wait),
         Change::Done(_) | Change::NotApplicable => ApiError::conflict(not_applicable),
     }
 }

@@ -6,6 +6,7 @@
 mod auth;
 mod cursor;
 pub mod document;
+mod fields;
 mod handovers;
 pub mod problem;
 mod reference;

@@ -103,13 +103,16 @@ impl ApiError {
         Self::of(StatusCode::UNPROCESSABLE_ENTITY, detail)
     }
 
+    /// Over a limit: the problem with `Retry-After` (whole seconds, at least one).
+    pub fn too_many(detail: &str, wait: std::time::Duration) -> Self {
+        Self::TooMany(body(StatusCode::TOO_MANY_REQUESTS, detail), wait.as_secs().max(1))
+    }
+
     /// A token that does not work: one answer for all of them (which one it was is the log's
     /// business), except a limit or a failed check.
     pub fn refused_token(refusal: TokenRefusal) -> Self {
         match refusal {
-            TokenRefusal::TooMany(wait) => {
-                Self::TooMany(body(StatusCode::TOO_MANY_REQUESTS, "too many requests"), wait.as_secs().max(1))
-            }
+            TokenRefusal::TooMany(wait) => Self::too_many("too many requests", wait),
             TokenRefusal::Fault(fault) => fault.into(),
             _ => Self::of(StatusCode::UNAUTHORIZED, "a valid bearer token is required"),
         }

@@ -9,17 +9,22 @@ use poem_openapi::{
     payload::Json,
 };
 
-use super::{ApiTags, auth::Token, cursor::Page, problem::ApiError};
+use super::{
+    ApiTags,
+    auth::Token,
+    cursor::Page,
+    fields::{self, invalid},
+    problem::ApiError,
+};
 use crate::{
     accounts::{EmailAddress, tokens::Scope},
-    i18n::Lang,
     request::{RequestLimits, RequestListing},
     services::{
         mails::Delivery,
         requests::{FileRequest, RequestError},
         sharing::{Change, viewer},
     },
-    share::{Message, ShareTtl},
+    share::Message,
     web::AppState,
 };
 
@@ -138,21 +143,13 @@ impl RequestApi {
         let sender = token.with(Scope::RequestsWrite)?;
         let body = body.0;
         let settings = &state.config.settings;
-        let invalid = |field: &str, error: &dyn std::fmt::Display| ApiError::unprocessable(format!("{field}: {error}"));
-        let uploader = EmailAddress::parse(&body.uploader).map_err(|e| invalid("uploader", &e))?;
-        let message = Message::parse(&body.message).map_err(|e| invalid("message", &e))?;
-        let ttl = match body.ttl.as_deref() {
-            Some(text) => crate::config::parse_duration(text).map_err(|e| invalid("ttl", &e))?,
-            None => settings.share_ttl,
-        };
-        let ttl = ShareTtl::parse(ttl, settings.share_ttl_max).map_err(|e| invalid("ttl", &e))?;
+        let uploader = EmailAddress::parse(&body.uploader).map_err(|e| invalid("uploader", e))?;
+        let message = Message::parse(&body.message).map_err(|e| invalid("message", e))?;
+        let ttl = fields::ttl(body.ttl.as_deref(), settings.share_ttl, settings.share_ttl_max)?;
         let limits =
             RequestLimits::parse(body.max_files, body.max_file_bytes, body.max_total_bytes, settings.max_upload_bytes)
-                .map_err(|e| invalid("limits", &e))?;
-        let lang = match body.lang.as_deref() {
-            Some(code) => Lang::from_code(code).ok_or_else(|| invalid("lang", &code))?,
-            None => sender.user.lang,
-        };
+                .map_err(|e| invalid("limits", e))?;
+        let lang = fields::lang(body.lang.as_deref(), &sender.user)?;
         let request = FileRequest { uploader, message, ttl, limits, lang };
         match state.services.requests.create(&sender.user, request, Delivery::Background).await {
             Ok(created) => Ok(Asked::Created(Json(CreatedRequest { id: created.share_id, link: created.link }))),
