@@ -142,11 +142,7 @@ pub struct Tokens {
 
 impl Tokens {
     pub fn new(parts: &Parts, accounts: Accounts) -> Self {
-        Self {
-            tokens: ApiTokens::new(parts.db.clone()),
-            accounts,
-            limiter: RateLimiter::new(parts.db.clone()),
-        }
+        Self { tokens: ApiTokens::new(parts.db.clone()), accounts, limiter: RateLimiter::new(parts.db.clone()) }
     }
 
     /// A sender makes a token after giving the current password again (under the sign-in limits).
