@@ -3,13 +3,17 @@
 //! for any input; every status, content type and body the document's). The two tools come from
 //! the venv scripts/test installs and names in `WATASU_API_TOOLS`.
 
-use std::{path::PathBuf, process::Command};
+use std::{path::PathBuf, process::Command, time::Duration};
 
 use crate::{
     api_tokens::token_from_page,
     both_backends,
     support::{Backend, Browser, TestApp},
 };
+
+/// The longest Schemathesis waits for one answer, and for its whole run.
+const REQUEST_DEADLINE: Duration = Duration::from_secs(30);
+const RUN_DEADLINE: Duration = Duration::from_secs(900);
 
 /// The folder holding `openapi-spec-validator` and `schemathesis`.
 fn api_tools() -> PathBuf {
@@ -53,11 +57,17 @@ async fn the_document_is_valid_openapi_3_1_and_the_live_api_conforms_to_it(backe
         .args(["--header", &format!("Authorization: Bearer {token}")])
         .args(["--phases", "examples,coverage,fuzzing", "--max-examples", "25", "--workers", "1"])
         .args(["--generation-deterministic", "--no-color"])
+        // A request the server never answers fails that request, and a run that never ends fails
+        // the test (killing the run), instead of holding the suite.
+        .args(["--request-timeout", &REQUEST_DEADLINE.as_secs().to_string()])
         .env("SCHEMATHESIS_HOOKS", "")
         // Its cache of crashes goes with the test's folder, not into the repository.
         .current_dir(app.data_dir.path())
-        .output()
+        .kill_on_drop(true)
+        .output();
+    let run = tokio::time::timeout(RUN_DEADLINE, run)
         .await
+        .unwrap_or_else(|_| panic!("schemathesis did not finish within {RUN_DEADLINE:?}"))
         .unwrap();
     let output = format!("{}{}", String::from_utf8_lossy(&run.stdout), String::from_utf8_lossy(&run.stderr));
     assert!(run.status.success(), "schemathesis found the API apart from its document:\n{output}");
