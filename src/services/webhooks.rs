@@ -143,8 +143,7 @@ impl Webhooks {
         };
         match self.guard.resolve(&url).await {
             Ok(_) => {}
-            Err(Refusal::Unresolved) if url.scheme() == "https" => {}
-            Err(Refusal::Unresolved) => return Ok(Err(Refusal::Unresolved.into())),
+            Err(Refusal::Unresolved | Refusal::LookupTimedOut) if url.scheme() == "https" => {}
             Err(refusal) => return Ok(Err(refusal.into())),
         }
         let secret = WebhookSecret::generate();

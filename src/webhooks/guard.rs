@@ -4,7 +4,10 @@
 //! connection; the sender then connects only to the address checked (see `send`), so a name that
 //! resolves differently a moment later reaches nothing new.
 
-use std::net::{IpAddr, Ipv4Addr, SocketAddr};
+use std::{
+    net::{IpAddr, Ipv4Addr, SocketAddr},
+    time::Duration,
+};
 
 use ipnet::IpNet;
 use url::Url;
@@ -31,6 +34,10 @@ const REFUSED: &[&str] = &[
     "ff00::/8",
 ];
 
+/// A name's lookup ends after this long: a resolver that never answers holds neither the
+/// registration form nor the delivery worker.
+pub const LOOKUP_TIMEOUT: Duration = Duration::from_secs(5);
+
 /// Why a URL may not be reached.
 #[derive(Clone, Debug, PartialEq, Eq, thiserror::Error)]
 pub enum Refusal {
@@ -44,6 +51,8 @@ pub enum Refusal {
     PlainHttp(IpAddr),
     #[error("the host could not be resolved")]
     Unresolved,
+    #[error("the host's name did not resolve within {} seconds", LOOKUP_TIMEOUT.as_secs())]
+    LookupTimedOut,
 }
 
 /// Where one delivery may go: the URL and the one address checked for it.
@@ -90,7 +99,7 @@ impl AddressGuard {
         let port = url.port_or_known_default().ok_or(Refusal::Scheme)?;
         let addrs: Vec<SocketAddr> = match host.parse::<IpAddr>() {
             Ok(ip) => vec![SocketAddr::new(ip, port)],
-            Err(_) => tokio::net::lookup_host((host.as_str(), port)).await.map_err(|_| Refusal::Unresolved)?.collect(),
+            Err(_) => within(LOOKUP_TIMEOUT, tokio::net::lookup_host((host.as_str(), port))).await?.collect(),
         };
         let first = *addrs.first().ok_or(Refusal::Unresolved)?;
         for addr in &addrs {
@@ -100,6 +109,14 @@ impl AddressGuard {
             return Err(Refusal::PlainHttp(first.ip()));
         }
         Ok(Target { url: url.clone(), host, addr: first })
+    }
+}
+
+/// A lookup's answer, or [`Refusal::LookupTimedOut`] after `deadline`.
+async fn within<T>(deadline: Duration, lookup: impl Future<Output = std::io::Result<T>>) -> Result<T, Refusal> {
+    match tokio::time::timeout(deadline, lookup).await {
+        Ok(answer) => answer.map_err(|_| Refusal::Unresolved),
+        Err(_) => Err(Refusal::LookupTimedOut),
     }
 }
 
@@ -164,6 +181,16 @@ mod tests {
         assert_eq!(guard.check_ip(ip("127.0.0.1")), Ok(()));
         assert_eq!(guard.check_ip(ip("10.0.0.1")), Err(Refusal::Internal(ip("10.0.0.1"))));
         assert_eq!(AddressGuard::default().check_ip(ip("127.0.0.1")), Err(Refusal::Internal(ip("127.0.0.1"))));
+    }
+
+    #[tokio::test]
+    async fn a_lookup_that_never_answers_ends_at_its_deadline() {
+        let deadline = Duration::from_millis(20);
+        let never = std::future::pending::<std::io::Result<()>>();
+        assert_eq!(within(deadline, never).await, Err(Refusal::LookupTimedOut));
+        let failed = async { Err::<(), _>(std::io::Error::other("no such host")) };
+        assert_eq!(within(deadline, failed).await, Err(Refusal::Unresolved));
+        assert_eq!(within(deadline, async { Ok(7) }).await, Ok(7));
     }
 
     #[tokio::test]
