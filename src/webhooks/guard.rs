@@ -6,6 +6,7 @@
 
 use std::{
     net::{IpAddr, Ipv4Addr, SocketAddr},
+    sync::LazyLock,
     time::Duration,
 };
 
@@ -13,8 +14,9 @@ use ipnet::IpNet;
 use url::Url;
 
 /// Networks no webhook reaches unless allowed: private, loopback, link-local, unique-local, CGNAT,
-/// multicast, unspecified, reserved and broadcast. IPv4-mapped and NAT64 forms are checked as the
-/// IPv4 address they carry.
+/// multicast, unspecified, reserved, documentation, discard and broadcast, and the local-use NAT64
+/// prefix and IPv4-compatible addresses (a gateway could carry them to any IPv4 address).
+/// IPv4-mapped, well-known NAT64 and 6to4 forms are checked as the IPv4 address they carry.
 const REFUSED: &[&str] = &[
     "0.0.0.0/8",
     "10.0.0.0/8",
@@ -23,14 +25,20 @@ const REFUSED: &[&str] = &[
     "169.254.0.0/16",
     "172.16.0.0/12",
     "192.0.0.0/24",
+    "192.0.2.0/24",
     "192.168.0.0/16",
     "198.18.0.0/15",
+    "198.51.100.0/24",
+    "203.0.113.0/24",
     "224.0.0.0/4",
     "240.0.0.0/4",
-    "::/128",
-    "::1/128",
+    "::/96",
+    "64:ff9b:1::/48",
+    "100::/64",
+    "2001:db8::/32",
     "fc00::/7",
     "fe80::/10",
+    "fec0::/10",
     "ff00::/8",
 ];
 
@@ -123,20 +131,27 @@ async fn within<T>(deadline: Duration, lookup: impl Future<Output = std::io::Res
 /// True for an address in one of the [`REFUSED`] networks, also in its IPv4-mapped form.
 pub fn is_internal(ip: IpAddr) -> bool {
     let ip = match ip {
-        IpAddr::V6(v6) => v6.to_ipv4_mapped().map(IpAddr::V4).or_else(|| nat64(v6).map(IpAddr::V4)).unwrap_or(ip),
+        IpAddr::V6(v6) => v6.to_ipv4_mapped().or_else(|| carried_ipv4(v6)).map_or(ip, IpAddr::V4),
         v4 => v4,
     };
     if ip == IpAddr::V4(Ipv4Addr::BROADCAST) {
         return true;
     }
-    REFUSED.iter().any(|net| net.parse::<IpNet>().expect("a network").contains(&ip))
+    static NETWORKS: LazyLock<Vec<IpNet>> =
+        LazyLock::new(|| REFUSED.iter().map(|net| net.parse().expect("a network")).collect());
+    NETWORKS.iter().any(|net| net.contains(&ip))
 }
 
-/// The IPv4 address in the well-known NAT64 prefix 64:ff9b::/96.
-fn nat64(v6: std::net::Ipv6Addr) -> Option<Ipv4Addr> {
-    let octets = v6.octets();
-    (octets[..12] == [0, 0x64, 0xff, 0x9b, 0, 0, 0, 0, 0, 0, 0, 0])
-        .then(|| Ipv4Addr::new(octets[12], octets[13], octets[14], octets[15]))
+/// The IPv4 address in the well-known NAT64 prefix 64:ff9b::/96, or in a 6to4 address 2002::/16.
+fn carried_ipv4(v6: std::net::Ipv6Addr) -> Option<Ipv4Addr> {
+    let o = v6.octets();
+    if o[..12] == [0, 0x64, 0xff, 0x9b, 0, 0, 0, 0, 0, 0, 0, 0] {
+        Some(Ipv4Addr::new(o[12], o[13], o[14], o[15]))
+    } else if o[..2] == [0x20, 0x02] {
+        Some(Ipv4Addr::new(o[2], o[3], o[4], o[5]))
+    } else {
+        None
+    }
 }
 
 #[cfg(test)]
@@ -167,10 +182,23 @@ mod tests {
             "::ffff:127.0.0.1",
             "::ffff:169.254.169.254",
             "64:ff9b::a00:1",
+            "64:ff9b:1::a00:1",
+            "::7f00:1",
+            "2002:a9fe:a9fe::1",
+            "2001:db8::1",
+            "fec0::1",
+            "100::1",
+            "192.0.2.1",
         ] {
             assert!(is_internal(ip(text)), "{text}");
         }
-        for text in ["93.184.215.14", "2606:2800:21f:cb07:6820:80da:af6b:8b2c", "::ffff:8.8.8.8"] {
+        for text in [
+            "93.184.215.14",
+            "2606:2800:21f:cb07:6820:80da:af6b:8b2c",
+            "::ffff:8.8.8.8",
+            "2002:808:808::1",
+            "64:ff9b::808:808",
+        ] {
             assert!(!is_internal(ip(text)), "{text}");
         }
     }
