@@ -15,6 +15,7 @@
 
 use std::time::Duration;
 
+use futures_util::{StreamExt, stream};
 use rand::RngExt;
 use url::Url;
 
@@ -50,6 +51,8 @@ const LOOKBACK: i64 = 200;
 const DISPATCH_BATCH: i64 = 300;
 /// Messages one delivery pass sends at most.
 const DELIVERY_BATCH: i64 = 20;
+/// Messages one delivery pass sends at once.
+const DELIVERY_CONCURRENCY: usize = 8;
 /// How often the worker dispatches and delivers.
 pub const WORKER_INTERVAL: Duration = Duration::from_secs(5);
 /// Entries of an endpoint's delivery log on its page.
@@ -100,6 +103,26 @@ pub struct DeliveryReport {
     pub retrying: u32,
     pub dead: u32,
     pub dropped: u32,
+}
+
+/// What became of one due message, as the metrics name it.
+#[derive(Clone, Copy, Debug)]
+enum Outcome {
+    Delivered,
+    Retrying,
+    Dead,
+    Dropped,
+}
+
+impl Outcome {
+    fn code(self) -> &'static str {
+        match self {
+            Self::Delivered => "delivered",
+            Self::Retrying => "retrying",
+            Self::Dead => "dead",
+            Self::Dropped => "dropped",
+        }
+    }
 }
 
 #[derive(Clone, Debug)]
@@ -245,45 +268,52 @@ impl Webhooks {
         })
     }
 
-    /// Sends the due messages, one attempt each: a 2xx is delivered, anything else waits for its
-    /// backoff, and a message failing for [`GIVE_UP_AFTER`] is given up. A message of a sender
-    /// disabled or being deleted, or of a disabled endpoint, is dropped unsent.
+    /// Sends the due messages, one attempt each and [`DELIVERY_CONCURRENCY`] at a time, so that a
+    /// receiver that hangs until the timeout holds up only its own messages: a 2xx is delivered,
+    /// anything else waits for its backoff, and a message failing for [`GIVE_UP_AFTER`] is given
+    /// up. A message of a sender disabled or being deleted, or of a disabled endpoint, is dropped
+    /// unsent.
     pub async fn deliver_due(&self) -> Result<DeliveryReport, Fault> {
         let recovered = self.messages.recover_stuck(STUCK_AFTER).await?;
         if recovered > 0 {
             tracing::warn!(recovered, "took back webhook messages abandoned mid-send");
         }
+        let ids = self.messages.due_ids(DELIVERY_BATCH).await?;
+        let mut outcomes = stream::iter(ids).map(|id| self.deliver_one(id)).buffer_unordered(DELIVERY_CONCURRENCY);
         let mut report = DeliveryReport::default();
-        for id in self.messages.due_ids(DELIVERY_BATCH).await? {
-            if self.messages.drop_unsendable(id).await? {
-                report.dropped += 1;
-                self.metrics.webhook_delivery("dropped");
-                continue;
-            }
-            let Some(message) = self.messages.claim(id).await? else { continue };
-            let result = match self.attempt(&message).await {
-                Ok(status) => {
-                    self.messages.mark_delivered(message.id, status).await?;
-                    report.delivered += 1;
-                    "delivered"
-                }
-                Err(failure) => {
-                    let wait = jittered(retry::backoff(RETRY_BASE, message.attempts.unsigned_abs(), RETRY_CAP));
-                    match self.messages.mark_failed(message.id, &failure, wait, GIVE_UP_AFTER).await? {
-                        Some(MessageStatus::Dead) => {
-                            report.dead += 1;
-                            "dead"
-                        }
-                        _ => {
-                            report.retrying += 1;
-                            "retrying"
-                        }
-                    }
-                }
-            };
-            self.metrics.webhook_delivery(result);
+        while let Some(outcome) = outcomes.next().await {
+            let Some(outcome) = outcome? else { continue };
+            *match outcome {
+                Outcome::Delivered => &mut report.delivered,
+                Outcome::Retrying => &mut report.retrying,
+                Outcome::Dead => &mut report.dead,
+                Outcome::Dropped => &mut report.dropped,
+            } += 1;
+            self.metrics.webhook_delivery(outcome.code());
         }
         Ok(report)
+    }
+
+    /// Drops or claims and sends one due message; `None` when another worker has it.
+    async fn deliver_one(&self, id: i64) -> Result<Option<Outcome>, Fault> {
+        if self.messages.drop_unsendable(id).await? {
+            return Ok(Some(Outcome::Dropped));
+        }
+        let Some(message) = self.messages.claim(id).await? else { return Ok(None) };
+        let outcome = match self.attempt(&message).await {
+            Ok(status) => {
+                self.messages.mark_delivered(message.id, status).await?;
+                Outcome::Delivered
+            }
+            Err(failure) => {
+                let wait = jittered(retry::backoff(RETRY_BASE, message.attempts.unsigned_abs(), RETRY_CAP));
+                match self.messages.mark_failed(message.id, &failure, wait, GIVE_UP_AFTER).await? {
+                    Some(MessageStatus::Dead) => Outcome::Dead,
+                    _ => Outcome::Retrying,
+                }
+            }
+        };
+        Ok(Some(outcome))
     }
 
     /// One attempt: the endpoint's address checked again now, then the signed POST to it.
