@@ -13,7 +13,11 @@
 //! before the transaction commits: an event whose transaction committed after a later one is
 //! still seen.
 
-use std::time::Duration;
+use std::{
+    collections::{BTreeSet, HashMap},
+    sync::{Arc, Mutex},
+    time::Duration,
+};
 
 use futures_util::{StreamExt, stream};
 use rand::RngExt;
@@ -125,9 +129,34 @@ impl Outcome {
     }
 }
 
+/// The ids of each source this instance has made messages of, within the lookback: a pass reads
+/// the lookback again for rows committed late, but only a row not read before costs its files'
+/// query and an insert per endpoint. (Instances do not share it: each makes a row's messages at
+/// most once, and the unique source key keeps one.)
+#[derive(Clone, Debug, Default)]
+struct Made(Arc<Mutex<HashMap<Source, BTreeSet<i64>>>>);
+
+impl Made {
+    fn contains(&self, source: Source, id: i64) -> bool {
+        self.0.lock().expect("not poisoned").get(&source).is_some_and(|ids| ids.contains(&id))
+    }
+
+    fn insert(&self, source: Source, id: i64) {
+        self.0.lock().expect("not poisoned").entry(source).or_default().insert(id);
+    }
+
+    /// Forgets the ids no pass reads again.
+    fn forget_before(&self, source: Source, id: i64) {
+        if let Some(ids) = self.0.lock().expect("not poisoned").get_mut(&source) {
+            *ids = ids.split_off(&id);
+        }
+    }
+}
+
 #[derive(Clone, Debug)]
 pub struct Webhooks {
     repo: WebhookRepo,
+    made: Made,
     messages: Messages,
     guard: AddressGuard,
     metrics: Metrics,
@@ -137,6 +166,7 @@ impl Webhooks {
     pub fn new(parts: &Parts) -> Self {
         Self {
             repo: WebhookRepo::new(parts.db.clone(), &parts.secret_key),
+            made: Made::default(),
             messages: Messages::new(parts.db.clone()),
             guard: AddressGuard::new(parts.config.settings.webhook_allow_networks.clone()),
             metrics: parts.metrics.clone(),
@@ -229,29 +259,40 @@ impl Webhooks {
     }
 
     async fn dispatch_from(&self, source: Source, endpoints: &[Endpoint]) -> Result<u32, Fault> {
+        // Ids up to the oldest endpoint's start are news to none: with no endpoint, nothing is read.
+        let Some(floor) = endpoints.iter().map(|e| e.after(source)).min() else { return Ok(0) };
         let cursor = self.repo.cursor(source).await?;
-        let rows = self.repo.candidates(source, (cursor - LOOKBACK).max(0), LOOKBACK + DISPATCH_BATCH).await?;
+        let from = (cursor.max(floor) - LOOKBACK).max(0);
+        let rows = self.repo.candidates(source, from, LOOKBACK + DISPATCH_BATCH).await?;
         let mut stored = 0;
         for row in &rows {
+            if self.made.contains(source, row.source_id) {
+                continue;
+            }
             let event = match source {
                 Source::Shares => Some(EventType::ShareCreated),
                 Source::Events => row.event_kind.and_then(EventType::of_timeline),
             };
-            let Some(event) = event.filter(|_| !row.barred) else { continue };
-            let listeners: Vec<&Endpoint> =
-                endpoints.iter().filter(|e| e.hears(event, row.sender_id, source, row.source_id)).collect();
-            if listeners.is_empty() {
-                continue;
+            let listeners: Vec<&Endpoint> = match event.filter(|_| !row.barred) {
+                Some(event) => {
+                    endpoints.iter().filter(|e| e.hears(event, row.sender_id, source, row.source_id)).collect()
+                }
+                None => Vec::new(),
+            };
+            if let (Some(event), false) = (event, listeners.is_empty()) {
+                let body = payload::about_share(event, row.at.0, &self.facts(row).await?);
+                let key = format!("{}:{}", source.name(), row.source_id);
+                for endpoint in listeners {
+                    stored += u32::from(self.messages.enqueue(endpoint.id, &key, row.sender_id, event, &body).await?);
+                }
             }
-            let body = payload::about_share(event, row.at.0, &self.facts(row).await?);
-            let key = format!("{}:{}", source.name(), row.source_id);
-            for endpoint in listeners {
-                stored += u32::from(self.messages.enqueue(endpoint.id, &key, row.sender_id, event, &body).await?);
-            }
+            self.made.insert(source, row.source_id);
         }
-        if let Some(last) = rows.last().map(|row| row.source_id).filter(|last| *last > cursor) {
+        let last = rows.last().map_or(cursor, |row| row.source_id);
+        if last > cursor {
             self.repo.advance(source, last).await?;
         }
+        self.made.forget_before(source, last.max(cursor) - LOOKBACK);
         Ok(stored)
     }
 

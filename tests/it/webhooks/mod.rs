@@ -281,7 +281,31 @@ async fn a_receiver_that_never_answers_holds_up_only_its_own_messages(backend: B
     assert_eq!((received.len(), received[0].body["type"].as_str()), (1, Some("webhook.test")));
 }
 
+async fn a_pass_reads_the_lookback_again_but_makes_each_facts_messages_once(backend: Backend) {
+    let app = app_allowing_loopback(backend).await;
+    let receiver = Receiver::start(0).await;
+    let sender_id = app.create_sender("sato@example.test", "Sender Sato").await;
+    let sender = user(&app, sender_id).await;
+    let webhooks = &app.state.services.webhooks;
+    let types = [EventType::ShareCreated];
+    let endpoint = webhooks.register(&sender, &receiver.url(), &types, Reach::Own).await.unwrap().unwrap();
+    app.fake_share().sender(sender_id).create().await;
+    webhooks.dispatch().await.unwrap();
+    let made = "SELECT count(*) FROM webhook_messages WHERE endpoint_id = $1";
+    assert_eq!(count(app.db(), made, endpoint.endpoint_id).await, 1);
+
+    // The next pass reads the share again (it is within the lookback), and stores nothing for it:
+    // a message gone from the table is not made again.
+    execute(app.db(), Sql::same("DELETE FROM webhook_messages WHERE endpoint_id = $1"), endpoint.endpoint_id).await;
+    webhooks.dispatch().await.unwrap();
+    assert_eq!(count(app.db(), made, endpoint.endpoint_id).await, 0);
+    app.fake_share().sender(sender_id).create().await;
+    webhooks.dispatch().await.unwrap();
+    assert_eq!(count(app.db(), made, endpoint.endpoint_id).await, 1, "a new share is news");
+}
+
 both_backends!(
+    a_pass_reads_the_lookback_again_but_makes_each_facts_messages_once,
     a_receiver_that_never_answers_holds_up_only_its_own_messages,
     a_handovers_events_arrive_verified_retried_with_the_same_id_and_signed_twice_during_a_rotation,
     private_addresses_are_refused_when_registering_and_when_delivering,
