@@ -13,8 +13,13 @@
 //! before the transaction commits: an event whose transaction committed after a later one is
 //! still seen.
 
-use std::time::Duration;
+use std::{
+    collections::{BTreeSet, HashMap},
+    sync::{Arc, Mutex},
+    time::Duration,
+};
 
+use futures_util::{StreamExt, stream};
 use rand::RngExt;
 use url::Url;
 
@@ -50,6 +55,8 @@ const LOOKBACK: i64 = 200;
 const DISPATCH_BATCH: i64 = 300;
 /// Messages one delivery pass sends at most.
 const DELIVERY_BATCH: i64 = 20;
+/// Messages one delivery pass sends at once.
+const DELIVERY_CONCURRENCY: usize = 8;
 /// How often the worker dispatches and delivers.
 pub const WORKER_INTERVAL: Duration = Duration::from_secs(5);
 /// Entries of an endpoint's delivery log on its page.
@@ -102,9 +109,54 @@ pub struct DeliveryReport {
     pub dropped: u32,
 }
 
+/// What became of one due message, as the metrics name it.
+#[derive(Clone, Copy, Debug)]
+enum Outcome {
+    Delivered,
+    Retrying,
+    Dead,
+    Dropped,
+}
+
+impl Outcome {
+    fn code(self) -> &'static str {
+        match self {
+            Self::Delivered => "delivered",
+            Self::Retrying => "retrying",
+            Self::Dead => "dead",
+            Self::Dropped => "dropped",
+        }
+    }
+}
+
+/// The ids of each source this instance has made messages of, within the lookback: a pass reads
+/// the lookback again for rows committed late, but only a row not read before costs its files'
+/// query and an insert per endpoint. (Instances do not share it: each makes a row's messages at
+/// most once, and the unique source key keeps one.)
+#[derive(Clone, Debug, Default)]
+struct Made(Arc<Mutex<HashMap<Source, BTreeSet<i64>>>>);
+
+impl Made {
+    fn contains(&self, source: Source, id: i64) -> bool {
+        self.0.lock().expect("not poisoned").get(&source).is_some_and(|ids| ids.contains(&id))
+    }
+
+    fn insert(&self, source: Source, id: i64) {
+        self.0.lock().expect("not poisoned").entry(source).or_default().insert(id);
+    }
+
+    /// Forgets the ids no pass reads again.
+    fn forget_before(&self, source: Source, id: i64) {
+        if let Some(ids) = self.0.lock().expect("not poisoned").get_mut(&source) {
+            *ids = ids.split_off(&id);
+        }
+    }
+}
+
 #[derive(Clone, Debug)]
 pub struct Webhooks {
     repo: WebhookRepo,
+    made: Made,
     messages: Messages,
     guard: AddressGuard,
     metrics: Metrics,
@@ -114,6 +166,7 @@ impl Webhooks {
     pub fn new(parts: &Parts) -> Self {
         Self {
             repo: WebhookRepo::new(parts.db.clone(), &parts.secret_key),
+            made: Made::default(),
             messages: Messages::new(parts.db.clone()),
             guard: AddressGuard::new(parts.config.settings.webhook_allow_networks.clone()),
             metrics: parts.metrics.clone(),
@@ -143,8 +196,7 @@ impl Webhooks {
         };
         match self.guard.resolve(&url).await {
             Ok(_) => {}
-            Err(Refusal::Unresolved) if url.scheme() == "https" => {}
-            Err(Refusal::Unresolved) => return Ok(Err(Refusal::Unresolved.into())),
+            Err(Refusal::Unresolved | Refusal::LookupTimedOut) if url.scheme() == "https" => {}
             Err(refusal) => return Ok(Err(refusal.into())),
         }
         let secret = WebhookSecret::generate();
@@ -207,29 +259,40 @@ impl Webhooks {
     }
 
     async fn dispatch_from(&self, source: Source, endpoints: &[Endpoint]) -> Result<u32, Fault> {
+        // Ids up to the oldest endpoint's start are news to none: with no endpoint, nothing is read.
+        let Some(floor) = endpoints.iter().map(|e| e.after(source)).min() else { return Ok(0) };
         let cursor = self.repo.cursor(source).await?;
-        let rows = self.repo.candidates(source, (cursor - LOOKBACK).max(0), LOOKBACK + DISPATCH_BATCH).await?;
+        let from = (cursor.max(floor) - LOOKBACK).max(0);
+        let rows = self.repo.candidates(source, from, LOOKBACK + DISPATCH_BATCH).await?;
         let mut stored = 0;
         for row in &rows {
+            if self.made.contains(source, row.source_id) {
+                continue;
+            }
             let event = match source {
                 Source::Shares => Some(EventType::ShareCreated),
                 Source::Events => row.event_kind.and_then(EventType::of_timeline),
             };
-            let Some(event) = event.filter(|_| !row.barred) else { continue };
-            let listeners: Vec<&Endpoint> =
-                endpoints.iter().filter(|e| e.hears(event, row.sender_id, source, row.source_id)).collect();
-            if listeners.is_empty() {
-                continue;
+            let listeners: Vec<&Endpoint> = match event.filter(|_| !row.barred) {
+                Some(event) => {
+                    endpoints.iter().filter(|e| e.hears(event, row.sender_id, source, row.source_id)).collect()
+                }
+                None => Vec::new(),
+            };
+            if let (Some(event), false) = (event, listeners.is_empty()) {
+                let body = payload::about_share(event, row.at.0, &self.facts(row).await?);
+                let key = format!("{}:{}", source.name(), row.source_id);
+                for endpoint in listeners {
+                    stored += u32::from(self.messages.enqueue(endpoint.id, &key, row.sender_id, event, &body).await?);
+                }
             }
-            let body = payload::about_share(event, row.at.0, &self.facts(row).await?);
-            let key = format!("{}:{}", source.name(), row.source_id);
-            for endpoint in listeners {
-                stored += u32::from(self.messages.enqueue(endpoint.id, &key, row.sender_id, event, &body).await?);
-            }
+            self.made.insert(source, row.source_id);
         }
-        if let Some(last) = rows.last().map(|row| row.source_id).filter(|last| *last > cursor) {
+        let last = rows.last().map_or(cursor, |row| row.source_id);
+        if last > cursor {
             self.repo.advance(source, last).await?;
         }
+        self.made.forget_before(source, last.max(cursor) - LOOKBACK);
         Ok(stored)
     }
 
@@ -246,45 +309,52 @@ impl Webhooks {
         })
     }
 
-    /// Sends the due messages, one attempt each: a 2xx is delivered, anything else waits for its
-    /// backoff, and a message failing for [`GIVE_UP_AFTER`] is given up. A message of a sender
-    /// disabled or being deleted, or of a disabled endpoint, is dropped unsent.
+    /// Sends the due messages, one attempt each and [`DELIVERY_CONCURRENCY`] at a time, so that a
+    /// receiver that hangs until the timeout holds up only its own messages: a 2xx is delivered,
+    /// anything else waits for its backoff, and a message failing for [`GIVE_UP_AFTER`] is given
+    /// up. A message of a sender disabled or being deleted, or of a disabled endpoint, is dropped
+    /// unsent.
     pub async fn deliver_due(&self) -> Result<DeliveryReport, Fault> {
         let recovered = self.messages.recover_stuck(STUCK_AFTER).await?;
         if recovered > 0 {
             tracing::warn!(recovered, "took back webhook messages abandoned mid-send");
         }
+        let ids = self.messages.due_ids(DELIVERY_BATCH).await?;
+        let mut outcomes = stream::iter(ids).map(|id| self.deliver_one(id)).buffer_unordered(DELIVERY_CONCURRENCY);
         let mut report = DeliveryReport::default();
-        for id in self.messages.due_ids(DELIVERY_BATCH).await? {
-            if self.messages.drop_unsendable(id).await? {
-                report.dropped += 1;
-                self.metrics.webhook_delivery("dropped");
-                continue;
-            }
-            let Some(message) = self.messages.claim(id).await? else { continue };
-            let result = match self.attempt(&message).await {
-                Ok(status) => {
-                    self.messages.mark_delivered(message.id, status).await?;
-                    report.delivered += 1;
-                    "delivered"
-                }
-                Err(failure) => {
-                    let wait = jittered(retry::backoff(RETRY_BASE, message.attempts.unsigned_abs(), RETRY_CAP));
-                    match self.messages.mark_failed(message.id, &failure, wait, GIVE_UP_AFTER).await? {
-                        Some(MessageStatus::Dead) => {
-                            report.dead += 1;
-                            "dead"
-                        }
-                        _ => {
-                            report.retrying += 1;
-                            "retrying"
-                        }
-                    }
-                }
-            };
-            self.metrics.webhook_delivery(result);
+        while let Some(outcome) = outcomes.next().await {
+            let Some(outcome) = outcome? else { continue };
+            *match outcome {
+                Outcome::Delivered => &mut report.delivered,
+                Outcome::Retrying => &mut report.retrying,
+                Outcome::Dead => &mut report.dead,
+                Outcome::Dropped => &mut report.dropped,
+            } += 1;
+            self.metrics.webhook_delivery(outcome.code());
         }
         Ok(report)
+    }
+
+    /// Drops or claims and sends one due message; `None` when another worker has it.
+    async fn deliver_one(&self, id: i64) -> Result<Option<Outcome>, Fault> {
+        if self.messages.drop_unsendable(id).await? {
+            return Ok(Some(Outcome::Dropped));
+        }
+        let Some(message) = self.messages.claim(id).await? else { return Ok(None) };
+        let outcome = match self.attempt(&message).await {
+            Ok(status) => {
+                self.messages.mark_delivered(message.id, status).await?;
+                Outcome::Delivered
+            }
+            Err(failure) => {
+                let wait = jittered(retry::backoff(RETRY_BASE, message.attempts.unsigned_abs(), RETRY_CAP));
+                match self.messages.mark_failed(message.id, &failure, wait, GIVE_UP_AFTER).await? {
+                    Some(MessageStatus::Dead) => Outcome::Dead,
+                    _ => Outcome::Retrying,
+                }
+            }
+        };
+        Ok(Some(outcome))
     }
 
     /// One attempt: the endpoint's address checked again now, then the signed POST to it.

@@ -171,7 +171,7 @@ pub async fn register(
         Err(EndpointRefusal::NotAUrl | EndpointRefusal::Address(Refusal::Scheme | Refusal::NoHost)) => t.url_invalid,
         Err(EndpointRefusal::Address(Refusal::Internal(_))) => t.url_internal,
         Err(EndpointRefusal::Address(Refusal::PlainHttp(_))) => t.url_plain_http,
-        Err(EndpointRefusal::Address(Refusal::Unresolved)) => t.url_unresolved,
+        Err(EndpointRefusal::Address(Refusal::Unresolved | Refusal::LookupTimedOut)) => t.url_unresolved,
         Err(EndpointRefusal::NoEvents) => t.events_none,
         Err(EndpointRefusal::NotAdmin) => t.team_not_admin,
     };

@@ -4,14 +4,19 @@
 //! connection; the sender then connects only to the address checked (see `send`), so a name that
 //! resolves differently a moment later reaches nothing new.
 
-use std::net::{IpAddr, Ipv4Addr, SocketAddr};
+use std::{
+    net::{IpAddr, Ipv4Addr, SocketAddr},
+    sync::LazyLock,
+    time::Duration,
+};
 
 use ipnet::IpNet;
 use url::Url;
 
 /// Networks no webhook reaches unless allowed: private, loopback, link-local, unique-local, CGNAT,
-/// multicast, unspecified, reserved and broadcast. IPv4-mapped and NAT64 forms are checked as the
-/// IPv4 address they carry.
+/// multicast, unspecified, reserved, documentation, discard and broadcast, and the local-use NAT64
+/// prefix and IPv4-compatible addresses (a gateway could carry them to any IPv4 address).
+/// IPv4-mapped, well-known NAT64 and 6to4 forms are checked as the IPv4 address they carry.
 const REFUSED: &[&str] = &[
     "0.0.0.0/8",
     "10.0.0.0/8",
@@ -20,16 +25,26 @@ const REFUSED: &[&str] = &[
     "169.254.0.0/16",
     "172.16.0.0/12",
     "192.0.0.0/24",
+    "192.0.2.0/24",
     "192.168.0.0/16",
     "198.18.0.0/15",
+    "198.51.100.0/24",
+    "203.0.113.0/24",
     "224.0.0.0/4",
     "240.0.0.0/4",
-    "::/128",
-    "::1/128",
+    "::/96",
+    "64:ff9b:1::/48",
+    "100::/64",
+    "2001:db8::/32",
     "fc00::/7",
     "fe80::/10",
+    "fec0::/10",
     "ff00::/8",
 ];
+
+/// A name's lookup ends after this long: a resolver that never answers holds neither the
+/// registration form nor the delivery worker.
+pub const LOOKUP_TIMEOUT: Duration = Duration::from_secs(5);
 
 /// Why a URL may not be reached.
 #[derive(Clone, Debug, PartialEq, Eq, thiserror::Error)]
@@ -44,6 +59,8 @@ pub enum Refusal {
     PlainHttp(IpAddr),
     #[error("the host could not be resolved")]
     Unresolved,
+    #[error("the host's name did not resolve within {} seconds", LOOKUP_TIMEOUT.as_secs())]
+    LookupTimedOut,
 }
 
 /// Where one delivery may go: the URL and the one address checked for it.
@@ -90,7 +107,7 @@ impl AddressGuard {
         let port = url.port_or_known_default().ok_or(Refusal::Scheme)?;
         let addrs: Vec<SocketAddr> = match host.parse::<IpAddr>() {
             Ok(ip) => vec![SocketAddr::new(ip, port)],
-            Err(_) => tokio::net::lookup_host((host.as_str(), port)).await.map_err(|_| Refusal::Unresolved)?.collect(),
+            Err(_) => within(LOOKUP_TIMEOUT, tokio::net::lookup_host((host.as_str(), port))).await?.collect(),
         };
         let first = *addrs.first().ok_or(Refusal::Unresolved)?;
         for addr in &addrs {
@@ -103,23 +120,38 @@ impl AddressGuard {
     }
 }
 
+/// A lookup's answer, or [`Refusal::LookupTimedOut`] after `deadline`.
+async fn within<T>(deadline: Duration, lookup: impl Future<Output = std::io::Result<T>>) -> Result<T, Refusal> {
+    match tokio::time::timeout(deadline, lookup).await {
+        Ok(answer) => answer.map_err(|_| Refusal::Unresolved),
+        Err(_) => Err(Refusal::LookupTimedOut),
+    }
+}
+
 /// True for an address in one of the [`REFUSED`] networks, also in its IPv4-mapped form.
 pub fn is_internal(ip: IpAddr) -> bool {
     let ip = match ip {
-        IpAddr::V6(v6) => v6.to_ipv4_mapped().map(IpAddr::V4).or_else(|| nat64(v6).map(IpAddr::V4)).unwrap_or(ip),
+        IpAddr::V6(v6) => v6.to_ipv4_mapped().or_else(|| carried_ipv4(v6)).map_or(ip, IpAddr::V4),
         v4 => v4,
     };
     if ip == IpAddr::V4(Ipv4Addr::BROADCAST) {
         return true;
     }
-    REFUSED.iter().any(|net| net.parse::<IpNet>().expect("a network").contains(&ip))
+    static NETWORKS: LazyLock<Vec<IpNet>> =
+        LazyLock::new(|| REFUSED.iter().map(|net| net.parse().expect("a network")).collect());
+    NETWORKS.iter().any(|net| net.contains(&ip))
 }
 
-/// The IPv4 address in the well-known NAT64 prefix 64:ff9b::/96.
-fn nat64(v6: std::net::Ipv6Addr) -> Option<Ipv4Addr> {
-    let octets = v6.octets();
-    (octets[..12] == [0, 0x64, 0xff, 0x9b, 0, 0, 0, 0, 0, 0, 0, 0])
-        .then(|| Ipv4Addr::new(octets[12], octets[13], octets[14], octets[15]))
+/// The IPv4 address in the well-known NAT64 prefix 64:ff9b::/96, or in a 6to4 address 2002::/16.
+fn carried_ipv4(v6: std::net::Ipv6Addr) -> Option<Ipv4Addr> {
+    let o = v6.octets();
+    if o[..12] == [0, 0x64, 0xff, 0x9b, 0, 0, 0, 0, 0, 0, 0, 0] {
+        Some(Ipv4Addr::new(o[12], o[13], o[14], o[15]))
+    } else if o[..2] == [0x20, 0x02] {
+        Some(Ipv4Addr::new(o[2], o[3], o[4], o[5]))
+    } else {
+        None
+    }
 }
 
 #[cfg(test)]
@@ -150,10 +182,23 @@ mod tests {
             "::ffff:127.0.0.1",
             "::ffff:169.254.169.254",
             "64:ff9b::a00:1",
+            "64:ff9b:1::a00:1",
+            "::7f00:1",
+            "2002:a9fe:a9fe::1",
+            "2001:db8::1",
+            "fec0::1",
+            "100::1",
+            "192.0.2.1",
         ] {
             assert!(is_internal(ip(text)), "{text}");
         }
-        for text in ["93.184.215.14", "2606:2800:21f:cb07:6820:80da:af6b:8b2c", "::ffff:8.8.8.8"] {
+        for text in [
+            "93.184.215.14",
+            "2606:2800:21f:cb07:6820:80da:af6b:8b2c",
+            "::ffff:8.8.8.8",
+            "2002:808:808::1",
+            "64:ff9b::808:808",
+        ] {
             assert!(!is_internal(ip(text)), "{text}");
         }
     }
@@ -164,6 +209,16 @@ mod tests {
         assert_eq!(guard.check_ip(ip("127.0.0.1")), Ok(()));
         assert_eq!(guard.check_ip(ip("10.0.0.1")), Err(Refusal::Internal(ip("10.0.0.1"))));
         assert_eq!(AddressGuard::default().check_ip(ip("127.0.0.1")), Err(Refusal::Internal(ip("127.0.0.1"))));
+    }
+
+    #[tokio::test]
+    async fn a_lookup_that_never_answers_ends_at_its_deadline() {
+        let deadline = Duration::from_millis(20);
+        let never = std::future::pending::<std::io::Result<()>>();
+        assert_eq!(within(deadline, never).await, Err(Refusal::LookupTimedOut));
+        let failed = async { Err::<(), _>(std::io::Error::other("no such host")) };
+        assert_eq!(within(deadline, failed).await, Err(Refusal::Unresolved));
+        assert_eq!(within(deadline, async { Ok(7) }).await, Ok(7));
     }
 
     #[tokio::test]

@@ -95,18 +95,22 @@ impl Endpoint {
     /// Whether a fact of `sender_id`'s share, from `source` ([`Source`]) at `source_id`, is news to
     /// this endpoint: one of its events, about a share it hears of, and after it was registered.
     pub fn hears(&self, event: EventType, sender_id: i64, source: Source, source_id: i64) -> bool {
-        let after = match source {
-            Source::Events => self.after_event_id,
-            Source::Shares => self.after_share_id,
-        };
-        source_id > after
+        source_id > self.after(source)
             && (self.team || self.owner_id == sender_id)
             && self.event_types.split(' ').any(|c| c == event.code())
+    }
+
+    /// The last id of `source` that was there before this endpoint, and so is not news to it.
+    pub fn after(&self, source: Source) -> i64 {
+        match source {
+            Source::Events => self.after_event_id,
+            Source::Shares => self.after_share_id,
+        }
     }
 }
 
 /// What the dispatcher follows by id.
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
 pub enum Source {
     /// The share timeline (`share_events`).
     Events,
