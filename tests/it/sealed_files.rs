@@ -78,10 +78,12 @@ async fn claimed(app: &TestApp, content: &'static [u8]) -> (TestShare, Browser) 
     (share, browser)
 }
 
-async fn sealing_of(app: &TestApp, share_id: i64) -> String {
+/// The share's one file: its id, storage key and how its bytes are stored.
+async fn file_of(app: &TestApp, share_id: i64) -> (i64, String, String) {
     on_db!(app.db(), |pool| {
-        sqlx::query_scalar(
-            "SELECT f.sealing FROM shares s JOIN files f ON f.handover_id = s.handover_id WHERE s.id = $1",
+        sqlx::query_as(
+            "SELECT f.id, f.storage_key, f.sealing FROM shares s JOIN files f ON f.handover_id = s.handover_id
+              WHERE s.id = $1",
         )
         .bind(share_id)
         .fetch_one(pool)
@@ -106,7 +108,7 @@ async fn no_stored_byte_holds_the_plaintext_and_random_ranges_download_as_it(bac
     let (app, dir) = app_on(backend, store, true).await;
     let content = content();
     let (share, browser) = claimed(&app, content).await;
-    assert_eq!(sealing_of(&app, share.id).await, "sealed-v1");
+    assert_eq!(file_of(&app, share.id).await.2, "sealed-v1");
     let stored = stored_files(&dir);
     assert_eq!(stored.len(), 1);
     assert!(!stored[0].1.windows(MARKER.len()).any(|w| w == MARKER), "the plaintext marker is in a stored byte");
@@ -161,15 +163,7 @@ async fn after_the_gc_a_copy_of_the_stored_bytes_put_back_cannot_be_read(backend
     let (app, dir) = app_on(backend, store, true).await;
     let (share, _browser) = claimed(&app, content()).await;
     let (path, copy) = stored_files(&dir).remove(0);
-    let key: String = on_db!(app.db(), |pool| {
-        sqlx::query_scalar(
-            "SELECT f.storage_key FROM shares s JOIN files f ON f.handover_id = s.handover_id WHERE s.id = $1",
-        )
-        .bind(share.id)
-        .fetch_one(pool)
-        .await
-        .unwrap()
-    });
+    let (_, key, _) = file_of(&app, share.id).await;
     assert!(app.state.store.open(&key).await.is_ok());
 
     app.consumed_ago(share.id, 2 * 24 * 3600).await;
@@ -190,7 +184,7 @@ async fn a_plaintext_file_still_downloads_whole_and_in_ranges(backend: Backend, 
     let (app, dir) = app_on(backend, store, false).await;
     let content = content();
     let (share, browser) = claimed(&app, content).await;
-    assert_eq!(sealing_of(&app, share.id).await, "plaintext");
+    assert_eq!(file_of(&app, share.id).await.2, "plaintext");
     assert_eq!(stored_files(&dir)[0].1, content, "stored as it was sent");
     let whole = browser.fetch_file(&share.token, &[]).await;
     assert_eq!(whole.bytes().await.unwrap().as_ref(), content);
