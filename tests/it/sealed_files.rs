@@ -193,6 +193,25 @@ async fn a_plaintext_file_still_downloads_whole_and_in_ranges(backend: Backend, 
     assert_eq!(range.bytes().await.unwrap().as_ref(), &content[70000..=140000]);
 }
 
+async fn a_file_purged_outside_the_gc_keeps_no_key(backend: Backend) {
+    // As the scanner purges a refused file: the bytes deleted, then the row marked purged.
+    let (app, dir) = app_on(backend, Store::Local, true).await;
+    let (share, _browser) = claimed(&app, content()).await;
+    let (file_id, key, _) = file_of(&app, share.id).await;
+    let (path, copy) = stored_files(&dir).remove(0);
+    app.state.store.delete(&key).await.unwrap();
+    assert!(app.state.lifecycle.mark_file_purged(file_id).await.unwrap());
+    let destroyed = "SELECT count(*) FROM files WHERE id = $1 AND wrapped_key IS NULL AND key_destroyed_at IS NOT NULL";
+    assert_eq!(count(app.db(), destroyed, file_id).await, 1, "a purged file kept its key");
+
+    std::fs::write(&path, &copy).unwrap();
+    assert!(matches!(app.state.store.open(&key).await, Err(StoreError::NotFound)));
+}
+
+crate::both_backends!(
+    a_file_purged_outside_the_gc_keeps_no_key,
+);
+
 macro_rules! on_both_backends_and_stores {
     ($($name:ident),+ $(,)?) => {$(
         mod $name {
