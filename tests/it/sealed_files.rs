@@ -6,7 +6,13 @@
 use std::path::PathBuf;
 
 use rand::{RngExt, SeedableRng, rngs::StdRng};
-use watasu::{maintenance::Trigger, on_db, storage::StoreError};
+use watasu::{
+    key_check::{FILE_KEY_FILE, FileKeyMissing, FileKeyWrong, load_file_keys},
+    maintenance::Trigger,
+    on_db,
+    secret::SecretString,
+    storage::StoreError,
+};
 
 use crate::{
     file_stores::count_files,
@@ -208,8 +214,28 @@ async fn a_file_purged_outside_the_gc_keeps_no_key(backend: Backend) {
     assert!(matches!(app.state.store.open(&key).await, Err(StoreError::NotFound)));
 }
 
+async fn start_up_refuses_a_file_key_other_than_the_encrypted_files_were_stored_under(backend: Backend) {
+    let (app, _dir) = app_on(backend, Store::Local, true).await;
+    let (share, _browser) = claimed(&app, content()).await;
+    assert_eq!(file_of(&app, share.id).await.2, "sealed-v1");
+    assert!(load_file_keys(&app.state.config, app.db()).await.is_ok(), "the key they were stored under");
+
+    let mut other = app.state.config.clone();
+    other.settings.file_key = Some(SecretString::new("cd".repeat(32)));
+    let error = load_file_keys(&other, app.db()).await.unwrap_err();
+    let wrong = error.downcast_ref::<FileKeyWrong>().unwrap_or_else(|| panic!("{error:#}"));
+    assert_eq!((wrong.origin.as_str(), wrong.files), ("WATASU_FILE_KEY", 1));
+
+    std::fs::remove_file(app.data_dir.path().join(FILE_KEY_FILE)).unwrap();
+    let error = load_file_keys(&app.state.config, app.db()).await.unwrap_err();
+    let missing = error.downcast_ref::<FileKeyMissing>().unwrap_or_else(|| panic!("{error:#}"));
+    assert_eq!(missing.files, 1);
+    assert!(!app.data_dir.path().join(FILE_KEY_FILE).exists(), "a new key was made over encrypted files");
+}
+
 crate::both_backends!(
     a_file_purged_outside_the_gc_keeps_no_key,
+    start_up_refuses_a_file_key_other_than_the_encrypted_files_were_stored_under,
 );
 
 macro_rules! on_both_backends_and_stores {
