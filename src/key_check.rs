@@ -10,6 +10,7 @@ use crate::{
     on_db,
     secret::SecretKey,
     sql,
+    storage::sealed::FileKeys,
 };
 
 /// The key's file in the data folder (unless WATASU_SECRET_KEY is set).
@@ -113,9 +114,44 @@ pub struct FileKeyMissing {
     pub files: i64,
 }
 
+/// Live encrypted files whose keys are wrapped under another file key than $1's id.
+const SEALED_UNDER_ANOTHER_KEY: Sql =
+    Sql::same("SELECT count(*) FROM files WHERE wrapped_key IS NOT NULL AND file_key_id <> $1");
+
+/// Start-up refused: the file key given is not the one encrypted files were stored under; every
+/// download of those files would fail as damaged.
+#[derive(Debug, thiserror::Error)]
+#[error(
+    "the file key ({origin}) is not the key {files} encrypted file(s) were stored under, so none of them \
+     would open: set the key they were stored under (restore {FILE_KEY_FILE} from your backup, or set \
+     WATASU_FILE_KEY to its value)"
+)]
+pub struct FileKeyWrong {
+    /// Where the key came from: `WATASU_FILE_KEY` or the key file's path.
+    pub origin: String,
+    pub files: i64,
+}
+
+/// The file keys the store wraps and unwraps with, refused at start-up when live encrypted files
+/// were stored under another file key (see `load_file_key`).
+pub async fn load_file_keys(config: &Config, db: &Db) -> anyhow::Result<FileKeys> {
+    let keys = FileKeys::new(&load_file_key(config, db).await?);
+    let files: i64 = on_db!(db, |pool| {
+        sqlx::query_scalar(pool.sql(&SEALED_UNDER_ANOTHER_KEY)).bind(keys.id()).fetch_one(pool).await
+    })?;
+    if files > 0 {
+        let origin = match config.settings.file_key {
+            Some(_) => "WATASU_FILE_KEY".to_owned(),
+            None => config.settings.data_dir.join(FILE_KEY_FILE).display().to_string(),
+        };
+        return Err(FileKeyWrong { origin, files }.into());
+    }
+    Ok(keys)
+}
+
 /// The key stored files' keys are wrapped under: WATASU_FILE_KEY, the data folder's file.key, or
 /// a new key in that file when no encrypted file needs the old one.
-pub async fn load_file_key(config: &Config, db: &Db) -> anyhow::Result<SecretKey> {
+async fn load_file_key(config: &Config, db: &Db) -> anyhow::Result<SecretKey> {
     if let Some(hex) = &config.settings.file_key {
         return SecretKey::from_hex(hex.expose()).map_err(|e| anyhow::anyhow!("WATASU_FILE_KEY {e}"));
     }

@@ -176,8 +176,14 @@ const DESTROY_FILE_KEYS: Sql = unneeded!(
       WHERE handover_id = $1 AND purged_at IS NULL AND wrapped_key IS NOT NULL"],
     ""
 );
-/// A file whose bytes are gone.
-const MARK_FILE_PURGED: Sql = sql!("UPDATE files SET purged_at = " now " WHERE id = $1 AND purged_at IS NULL");
+/// A file whose bytes are gone. A purged file keeps no key, whoever deleted its bytes (the GC
+/// destroyed it already; the scanner's refused files have it destroyed here), so a copy of the
+/// bytes put back never opens.
+const MARK_FILE_PURGED: Sql = sql!(
+    "UPDATE files SET purged_at = " now ", wrapped_key = NULL,
+            key_destroyed_at = CASE WHEN wrapped_key IS NULL THEN key_destroyed_at ELSE " now " END
+      WHERE id = $1 AND purged_at IS NULL"
+);
 
 /// A failed delete's backoff doubles per failure up to this many times the first one.
 const PURGE_BACKOFF_DOUBLINGS: u32 = 6;

@@ -6,7 +6,7 @@ use object_store::{ObjectStore, RetryConfig, aws::AmazonS3ConfigKey, path::Path 
 
 use super::{
     FallbackStore, FileStore, LocalFileStore, ObjectFileStore, StoreError, SweptStore,
-    sealed::{FileKeys, SealedStore},
+    sealed::SealedStore,
 };
 use crate::{
     config::{Config, ConfigError, Storage, StorageSettings},
@@ -49,7 +49,7 @@ pub async fn open_file_store(config: &Config) -> anyhow::Result<Arc<dyn SweptSto
 /// (`WATASU_ENCRYPT_FILES`), with the file key loaded (or made) once.
 pub async fn open_sealed_store(config: &Config, db: &Db, metrics: Metrics) -> anyhow::Result<Arc<dyn SweptStore>> {
     let plain = open_file_store(config).await?;
-    let keys = FileKeys::new(&crate::key_check::load_file_key(config, db).await?);
+    let keys = crate::key_check::load_file_keys(config, db).await?;
     Ok(Arc::new(SealedStore::new(plain, db.clone(), keys, config.settings.encrypt_files, metrics)))
 }
 

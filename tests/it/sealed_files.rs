@@ -6,7 +6,13 @@
 use std::path::PathBuf;
 
 use rand::{RngExt, SeedableRng, rngs::StdRng};
-use watasu::{maintenance::Trigger, on_db, storage::StoreError};
+use watasu::{
+    key_check::{FILE_KEY_FILE, FileKeyMissing, FileKeyWrong, load_file_keys},
+    maintenance::Trigger,
+    on_db,
+    secret::SecretString,
+    storage::StoreError,
+};
 
 use crate::{
     file_stores::count_files,
@@ -78,10 +84,12 @@ async fn claimed(app: &TestApp, content: &'static [u8]) -> (TestShare, Browser) 
     (share, browser)
 }
 
-async fn sealing_of(app: &TestApp, share_id: i64) -> String {
+/// The share's one file: its id, storage key and how its bytes are stored.
+async fn file_of(app: &TestApp, share_id: i64) -> (i64, String, String) {
     on_db!(app.db(), |pool| {
-        sqlx::query_scalar(
-            "SELECT f.sealing FROM shares s JOIN files f ON f.handover_id = s.handover_id WHERE s.id = $1",
+        sqlx::query_as(
+            "SELECT f.id, f.storage_key, f.sealing FROM shares s JOIN files f ON f.handover_id = s.handover_id
+              WHERE s.id = $1",
         )
         .bind(share_id)
         .fetch_one(pool)
@@ -106,7 +114,7 @@ async fn no_stored_byte_holds_the_plaintext_and_random_ranges_download_as_it(bac
     let (app, dir) = app_on(backend, store, true).await;
     let content = content();
     let (share, browser) = claimed(&app, content).await;
-    assert_eq!(sealing_of(&app, share.id).await, "sealed-v1");
+    assert_eq!(file_of(&app, share.id).await.2, "sealed-v1");
     let stored = stored_files(&dir);
     assert_eq!(stored.len(), 1);
     assert!(!stored[0].1.windows(MARKER.len()).any(|w| w == MARKER), "the plaintext marker is in a stored byte");
@@ -161,15 +169,7 @@ async fn after_the_gc_a_copy_of_the_stored_bytes_put_back_cannot_be_read(backend
     let (app, dir) = app_on(backend, store, true).await;
     let (share, _browser) = claimed(&app, content()).await;
     let (path, copy) = stored_files(&dir).remove(0);
-    let key: String = on_db!(app.db(), |pool| {
-        sqlx::query_scalar(
-            "SELECT f.storage_key FROM shares s JOIN files f ON f.handover_id = s.handover_id WHERE s.id = $1",
-        )
-        .bind(share.id)
-        .fetch_one(pool)
-        .await
-        .unwrap()
-    });
+    let (_, key, _) = file_of(&app, share.id).await;
     assert!(app.state.store.open(&key).await.is_ok());
 
     app.consumed_ago(share.id, 2 * 24 * 3600).await;
@@ -190,7 +190,7 @@ async fn a_plaintext_file_still_downloads_whole_and_in_ranges(backend: Backend, 
     let (app, dir) = app_on(backend, store, false).await;
     let content = content();
     let (share, browser) = claimed(&app, content).await;
-    assert_eq!(sealing_of(&app, share.id).await, "plaintext");
+    assert_eq!(file_of(&app, share.id).await.2, "plaintext");
     assert_eq!(stored_files(&dir)[0].1, content, "stored as it was sent");
     let whole = browser.fetch_file(&share.token, &[]).await;
     assert_eq!(whole.bytes().await.unwrap().as_ref(), content);
@@ -198,6 +198,45 @@ async fn a_plaintext_file_still_downloads_whole_and_in_ranges(backend: Backend, 
     assert_eq!(range.status(), 206);
     assert_eq!(range.bytes().await.unwrap().as_ref(), &content[70000..=140000]);
 }
+
+async fn a_file_purged_outside_the_gc_keeps_no_key(backend: Backend) {
+    // As the scanner purges a refused file: the bytes deleted, then the row marked purged.
+    let (app, dir) = app_on(backend, Store::Local, true).await;
+    let (share, _browser) = claimed(&app, content()).await;
+    let (file_id, key, _) = file_of(&app, share.id).await;
+    let (path, copy) = stored_files(&dir).remove(0);
+    app.state.store.delete(&key).await.unwrap();
+    assert!(app.state.lifecycle.mark_file_purged(file_id).await.unwrap());
+    let destroyed = "SELECT count(*) FROM files WHERE id = $1 AND wrapped_key IS NULL AND key_destroyed_at IS NOT NULL";
+    assert_eq!(count(app.db(), destroyed, file_id).await, 1, "a purged file kept its key");
+
+    std::fs::write(&path, &copy).unwrap();
+    assert!(matches!(app.state.store.open(&key).await, Err(StoreError::NotFound)));
+}
+
+async fn start_up_refuses_a_file_key_other_than_the_encrypted_files_were_stored_under(backend: Backend) {
+    let (app, _dir) = app_on(backend, Store::Local, true).await;
+    let (share, _browser) = claimed(&app, content()).await;
+    assert_eq!(file_of(&app, share.id).await.2, "sealed-v1");
+    assert!(load_file_keys(&app.state.config, app.db()).await.is_ok(), "the key they were stored under");
+
+    let mut other = app.state.config.clone();
+    other.settings.file_key = Some(SecretString::new("cd".repeat(32)));
+    let error = load_file_keys(&other, app.db()).await.unwrap_err();
+    let wrong = error.downcast_ref::<FileKeyWrong>().unwrap_or_else(|| panic!("{error:#}"));
+    assert_eq!((wrong.origin.as_str(), wrong.files), ("WATASU_FILE_KEY", 1));
+
+    std::fs::remove_file(app.data_dir.path().join(FILE_KEY_FILE)).unwrap();
+    let error = load_file_keys(&app.state.config, app.db()).await.unwrap_err();
+    let missing = error.downcast_ref::<FileKeyMissing>().unwrap_or_else(|| panic!("{error:#}"));
+    assert_eq!(missing.files, 1);
+    assert!(!app.data_dir.path().join(FILE_KEY_FILE).exists(), "a new key was made over encrypted files");
+}
+
+crate::both_backends!(
+    a_file_purged_outside_the_gc_keeps_no_key,
+    start_up_refuses_a_file_key_other_than_the_encrypted_files_were_stored_under,
+);
 
 macro_rules! on_both_backends_and_stores {
     ($($name:ident),+ $(,)?) => {$(

@@ -76,14 +76,22 @@ impl SealedStore {
         let Some(data_key) = self.keys.unwrap(key, wrapped) else {
             return Err(self.damaged("before_first_byte", "its wrapped key does not open under the file key"));
         };
-        let mut head = self.inner.open_range(key, 0, HEADER_LEN as u64).await?.into_reader();
+        // A read of the whole file (a download, the scan, a bundle's entry) is one read of the
+        // store, its segments following the header; a range reads the header first to find them.
+        let whole = start == 0 && len >= plain_len;
+        let head_len = if whole { u64::MAX } else { HEADER_LEN as u64 };
+        let mut head = self.inner.open_range(key, 0, head_len).await?.into_reader();
         let header = match read_header(&mut head).await {
             Ok(header) => header,
             Err(error) if Damaged::is(&error) => return Err(self.damaged("before_first_byte", "its header")),
             Err(error) => return Err(error.into()),
         };
         let range = header.covering(plain_len, start, len);
-        let stored = self.inner.open_range(key, range.stored_start, range.stored_len).await?.into_reader();
+        let stored = if whole {
+            head
+        } else {
+            self.inner.open_range(key, range.stored_start, range.stored_len).await?.into_reader()
+        };
         let mut chunks = open_range(&data_key, header, plain_len, range, stored);
         let first = match chunks.next().await {
             None => return Ok(OpenedFile::empty(plain_len)),
