@@ -228,7 +228,23 @@
       if (list) Array.prototype.forEach.call(list.querySelectorAll("button"), function (button) { button.disabled = !on; });
     }
 
+    // Ends the batch's uploads already sent but not yet posted with the form (tus termination),
+    // so that a batch given up does not keep holding what they take: a file request's room (its
+    // files and bytes), or the sender's reservation, until they expire a day later.
+    function endSent() {
+      if (!batch) return;
+      var csrf = form.querySelector("input[name=csrf_token]").value;
+      batch.ids.forEach(function (id) {
+        fetch(form.dataset.tusEndpoint + "/" + id, {
+          method: "DELETE",
+          headers: { "Tus-Resumable": "1.0.0", "X-CSRF-Token": csrf },
+          credentials: "same-origin"
+        }).catch(function () { /* it expires unused */ });
+      });
+    }
+
     function reset(message) {
+      endSent();
       upload = null;
       batch = null;
       setRunning(false);
@@ -367,7 +383,7 @@
       var ending = upload;
       setRunning(false);
       // abort(true) also deletes what the server holds of the file going now (tus termination)
-      // and its stored fingerprint; files already sent expire unused.
+      // and its stored fingerprint; reset ends the files already sent.
       ending.abort(true).then(function () { reset(words.cancelled); }, function () { reset(words.cancelled); });
     });
 

@@ -8,10 +8,12 @@
 
 mod replies;
 mod repo;
+mod room;
 
 pub use replies::Answerable;
-pub(crate) use repo::{ARRIVED, OPEN_FOR_FILES, OpenRequest, request_room, room_for};
+pub(crate) use repo::{ARRIVED, OPEN_FOR_FILES, OpenRequest, request_room};
 pub use repo::{ArrivedFile, NewRequest, RequestListing, RequestRepository, SenderReader};
+pub use room::Room;
 
 use crate::db::Timestamp;
 

@@ -165,7 +165,7 @@ macro_rules! request_room {
     ($pool:ident, $tx:ident, $share_id:expr, $excluding:expr, $size:expr) => {
         async {
             use $crate::{
-                request::{ARRIVED, OPEN_FOR_FILES, OpenRequest, UploadRefused, room_for},
+                request::{ARRIVED, OPEN_FOR_FILES, OpenRequest, Room, UploadRefused},
                 share::FileInfo,
                 uploads::{PENDING_OF_REQUEST, Pending},
             };
@@ -178,7 +178,7 @@ macro_rules! request_room {
                 .bind($excluding)
                 .fetch_one(&mut *$tx)
                 .await?;
-            Ok(room_for(&open.limits, &files, pending, $size).map(|()| (open, files)))
+            Ok(Room::of(open.limits, &files, pending).admits($size).map(|()| (open, files)))
         }
         .await
     };
@@ -445,28 +445,6 @@ impl RequestRepository {
                             WHERE s.id = $1 AND s.kind = 'request'";
         on_db!(&self.db, |pool| sqlx::query_as(SQL).bind(share_id).fetch_optional(pool).await)
     }
-}
-
-/// Whether one more file of `size` bytes fits the limits beside `files` and the `pending` uploads.
-pub(crate) fn room_for(
-    limits: &RequestLimits,
-    files: &[FileInfo],
-    pending: Pending,
-    size: i64,
-) -> Result<(), UploadRefused> {
-    let files: Vec<&FileInfo> = files.iter().filter(|f| counts(f)).collect();
-    let taken = i64::try_from(files.len()).unwrap_or(i64::MAX).saturating_add(pending.files);
-    if taken >= i64::from(limits.max_files) {
-        return Err(UploadRefused::TooManyFiles(limits.max_files));
-    }
-    if size > limits.max_file_bytes {
-        return Err(UploadRefused::FileTooLarge(limits.max_file_bytes));
-    }
-    let total: i64 = files.iter().map(|f| f.size_bytes).sum::<i64>().saturating_add(pending.bytes);
-    if total.saturating_add(size) > limits.max_total_bytes {
-        return Err(UploadRefused::TotalTooLarge(limits.max_total_bytes));
-    }
-    Ok(())
 }
 
 /// A file as the uploader's page shows it: the name without invisible characters.

@@ -27,7 +27,7 @@ use crate::{
     },
     lifecycle::{Claimed, LifecycleRepository},
     ratelimit::RateLimiter,
-    request::{NewRequest, RequestLimits, RequestListing, RequestRepository, UploadRefused, counts, kept_until},
+    request::{NewRequest, RequestLimits, RequestListing, RequestRepository, Room, UploadRefused, kept_until},
     secret::{random_token, sha256_hex},
     session::Session,
     share::{EventKind, Message, Share, ShareAccess, ShareError, ShareEvents, ShareStatus, ShareTtl, sender::Viewer},
@@ -220,16 +220,11 @@ impl Requests {
             return Err(Refusal::AlreadyAnswered);
         };
         // Unfinished uploads hold their room already (the insert checks all of it again).
-        let files: Vec<_> = files.into_iter().filter(counts).collect();
-        if i64::try_from(files.len()).unwrap_or(i64::MAX).saturating_add(pending.files) >= i64::from(limits.max_files) {
-            return Ok(Err(UploadRefused::TooManyFiles(limits.max_files)));
+        let room = Room::of(limits, &files, pending);
+        if let Err(refused) = room.admits(0) {
+            return Ok(Err(refused));
         }
-        let left = limits.max_total_bytes - files.iter().map(|f| f.size_bytes).sum::<i64>() - pending.bytes;
-        let (bound, over) = if limits.max_file_bytes <= left {
-            (limits.max_file_bytes, UploadRefused::FileTooLarge(limits.max_file_bytes))
-        } else {
-            (left.max(0), UploadRefused::TotalTooLarge(limits.max_total_bytes))
-        };
+        let (bound, over) = room.bound();
         let stored = match self.store.put(content, u64::try_from(bound).unwrap_or(0)).await {
             Ok(stored) => stored,
             Err(StoreError::TooLarge { .. }) => return Ok(Err(over)),

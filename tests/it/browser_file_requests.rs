@@ -80,6 +80,9 @@ async fn the_request_pages_pass_axe_in_both_languages_at_both_widths_with_and_wi
                 })
                 .await;
             assert_eq!(browser.text("#upload-status").await, "", "round {round}: the refused file was sent");
+            // The uploader's panel shows the moment a send starts (in the submit's own handler).
+            let panel = browser.attr("#uploader", "hidden").await;
+            assert_eq!(panel.as_deref(), Some("true"), "round {round}: the refused file started going");
             browser.goto(&link).await;
             browser.wait_for("#step[data-step=upload]", DEFAULT_WAIT).await;
         } else {

@@ -233,19 +233,40 @@ async fn the_uploader_pauses_resumes_cancels_and_picks_up_after_a_reload(backend
     let size = 30 * MB;
     let (source, digest) = write_source_of(files.path(), size);
 
-    // Cancel: the upload is terminated on the server and the form is ready again.
-    let browser = filled_form(&deployment, &source).await;
+    // Cancel, with a small file already sent and the large one going: both uploads are
+    // terminated on the server (none keeps holding the reservation) and the form is ready again.
+    let small = files.path().join("first.txt");
+    std::fs::write(&small, b"sent before the cancel").unwrap();
+    let browser = BrowserSession::start(BrowserOptions::desktop()).await;
+    sign_in_through(&deployment, &browser).await;
+    browser.goto(&format!("{}/shares/new", deployment.nginx.base())).await;
+    browser.fill("#recipient", RECIPIENT).await;
+    let both = format!("{}\n{}", small.to_str().unwrap(), source.to_str().unwrap());
+    browser.find("input[type=file]").await.send_keys(&both).await.expect("choosing two files");
     throttle(&browser, 5 * MB).await;
     browser.click("main form[data-upload] button[type=submit]").await;
-    browser.wait_for_js("document.getElementById('upload-progress').value > 0", UPLOAD_WAIT).await;
+    let second_going = "(function () { var bars = document.querySelectorAll('#chosen-files progress'); \
+                        return bars.length === 2 && bars[0].value === 100 && bars[1].value > 0; })()";
+    browser.wait_for_js(second_going, UPLOAD_WAIT).await;
+    assert_eq!(
+        lines(&deployment.inst.db, "SELECT CAST(upload_length AS TEXT) FROM uploads WHERE sha256 IS NOT NULL").await,
+        ["22"]
+    );
     browser.click("#uploader [data-upload-cancel]").await;
     wait_for_status(&browser, words.cancelled).await;
-    assert_eq!(deployment.upload_offset().await, None, "the cancelled upload is still on the server");
+    let left = async || lines(&deployment.inst.db, "SELECT public_id FROM uploads").await;
+    crate::support::eventually(DEFAULT_WAIT, "the cancelled batch's uploads to be ended", async || {
+        left().await.is_empty()
+    })
+    .await;
     assert_eq!(browser.attr("#uploader", "hidden").await.as_deref(), Some("true"));
     assert_eq!(browser.attr("main form[data-upload] button[type=submit]", "disabled").await, None);
+    browser.close().await;
 
     // Pause and resume, then a reload in the middle: choosing the same file again goes on
     // with the same upload, and the share gets the whole file.
+    let browser = filled_form(&deployment, &source).await;
+    throttle(&browser, 5 * MB).await;
     browser.click("main form[data-upload] button[type=submit]").await;
     wait_for_offset(&deployment, 1).await;
     browser.click("#uploader [data-upload-pause]").await;
@@ -262,7 +283,7 @@ async fn the_uploader_pauses_resumes_cancels_and_picks_up_after_a_reload(backend
     assert_eq!(deployment.shared_files().await, [format!("{digest} {size}")]);
     let proxied = deployment.proxied();
     let creations = proxied.iter().filter(|(m, p, status, _)| m == "POST" && p == "/uploads" && *status == 201).count();
-    assert_eq!(creations, 2, "one upload cancelled, one resumed across pause and reload: {proxied:?}");
+    assert_eq!(creations, 3, "two uploads cancelled, one resumed across pause and reload: {proxied:?}");
     let sent: u64 = proxied.iter().filter(|(m, _, _, _)| m == "PATCH").map(|(_, _, _, bytes)| *bytes).sum();
     assert!(sent < 2 * size, "{sent} bytes sent for a {size}-byte file: the reload (at {before_reload}) started over");
     browser.close().await;

@@ -194,10 +194,11 @@ fn upload_view(
         .replace("{n}", &limits.max_files.to_string())
         .replace("{size}", &format::human_size(limits.max_file_bytes, lang))
         .replace("{total}", &format::human_size(limits.max_total_bytes, lang));
-    let kept: Vec<_> = arrived.iter().filter(|file| crate::request::counts(file)).collect();
-    let bytes = (limits.max_total_bytes - kept.iter().map(|file| file.size_bytes).sum::<i64>()).max(0);
+    // The step carries no unfinished uploads yet: the server's check counts them.
+    let left = crate::request::Room::of(limits, &arrived, Default::default());
+    let bytes = left.bytes.max(0);
     let room = Room {
-        files: (i64::from(limits.max_files) - kept.len() as i64).max(0),
+        files: left.files.max(0),
         bytes,
         size: format::human_size(bytes, lang),
         file_bytes: limits.max_file_bytes,
