@@ -4,10 +4,7 @@ use std::{sync::Arc, time::Duration};
 
 use object_store::{ObjectStore, RetryConfig, aws::AmazonS3ConfigKey, path::Path as ObjectPath};
 
-use super::{
-    FallbackStore, FileStore, LocalFileStore, ObjectFileStore, StoreError, SweptStore,
-    sealed::SealedStore,
-};
+use super::{FallbackStore, FileStore, LocalFileStore, ObjectFileStore, StoreError, SweptStore, sealed::SealedStore};
 use crate::{
     config::{Config, ConfigError, Storage, StorageSettings},
     db::Db,
