@@ -30,6 +30,7 @@ crate::db_code! {
         SharesWrite = "shares:write",
         RequestsRead = "requests:read",
         RequestsWrite = "requests:write",
+        WebhooksRead = "webhooks:read",
         WebhooksWrite = "webhooks:write",
     }
 }
@@ -41,7 +42,9 @@ pub struct Scopes(Vec<Scope>);
 /// A scope list that cannot be a token's.
 #[derive(Debug, PartialEq, Eq, thiserror::Error)]
 pub enum ScopesError {
-    #[error("unknown scope {0:?} (known: shares:read, shares:write, requests:read, requests:write, webhooks:write)")]
+    #[error(
+        "unknown scope {0:?} (known: shares:read, shares:write, requests:read, requests:write, webhooks:read, webhooks:write)"
+    )]
     Unknown(String),
     #[error("a token needs at least one scope")]
     None,

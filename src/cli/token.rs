@@ -23,7 +23,7 @@ pub struct CreateArgs {
     #[arg(long)]
     pub name: String,
     /// What the token may do: shares:read, shares:write, requests:read, requests:write,
-    /// webhooks:write (repeat for several).
+    /// webhooks:read, webhooks:write (repeat for several).
     #[arg(long = "scope", required = true)]
     pub scopes: Vec<String>,
     /// How long the token works, like 30d, 90d or 1y, or never (default 90d).

@@ -210,6 +210,25 @@ impl Webhooks {
         Ok(self.repo.of_owner(actor.id).await?)
     }
 
+    /// `actor`'s endpoints older than `before` (any without it), newest first, at most `limit`,
+    /// each with its latest message: a page of them for the API. (A person has a few endpoints:
+    /// their list is read whole, as the page reads it, and cut here.)
+    pub async fn endpoints_page(
+        &self,
+        actor: &User,
+        before: Option<i64>,
+        limit: i64,
+    ) -> Result<Vec<(Endpoint, Option<LogEntry>)>, Fault> {
+        let older = |endpoint: &Endpoint| before.is_none_or(|before| endpoint.id < before);
+        let endpoints: Vec<Endpoint> = self.endpoints(actor).await?.into_iter().rev().filter(older).collect();
+        let mut page = Vec::new();
+        for endpoint in endpoints.into_iter().take(usize::try_from(limit).unwrap_or(0)) {
+            let latest = self.messages.log(endpoint.id, 1).await?.pop();
+            page.push((endpoint, latest));
+        }
+        Ok(page)
+    }
+
     /// One of `actor`'s endpoints with its delivery log; `None` when it is not theirs.
     pub async fn endpoint(&self, actor: &User, id: i64) -> Result<Option<EndpointPage>, Fault> {
         let Some(endpoint) = self.repo.one(id, actor.id).await? else { return Ok(None) };

@@ -50,7 +50,11 @@ async fn the_document_is_valid_openapi_3_1_and_the_live_api_conforms_to_it(backe
     );
 
     let browser = app.signed_in_sender("sato@example.test").await;
-    let token = token_from_page(&browser, &["shares:read", "shares:write", "requests:read", "requests:write"]).await;
+    let token = token_from_page(
+        &browser,
+        &["shares:read", "shares:write", "requests:read", "requests:write", "webhooks:read", "webhooks:write"],
+    )
+    .await;
     let checks = "not_a_server_error,response_schema_conformance,status_code_conformance,content_type_conformance";
     let run = tokio::process::Command::new(api_tools().join("schemathesis"))
         .args(["run", &format!("{}/api/v1/openapi.json", app.base), "--checks", checks])

@@ -8,6 +8,7 @@ mod api_document;
 mod api_handovers;
 mod api_requests;
 mod api_tokens;
+mod api_webhooks;
 mod auth_log;
 mod big_upload;
 mod breached_passwords;

@@ -12,6 +12,7 @@ pub mod problem;
 mod reference;
 mod requests;
 mod views;
+mod webhooks;
 
 use poem::{EndpointExt, Response, Route, get, handler, http::StatusCode, web::Data};
 use poem_openapi::{OpenApi, OpenApiService, Tags, payload::Json};
@@ -39,6 +40,8 @@ enum ApiTags {
     Handovers,
     /// Files asked of someone, and what arrived.
     Requests,
+    /// Endpoints that hear about shares, signed after Standard Webhooks.
+    Webhooks,
 }
 
 struct AccountApi;
@@ -55,10 +58,14 @@ impl AccountApi {
     }
 }
 
+/// Every operation of version 1.
+type Operations = (AccountApi, handovers::HandoverApi, requests::RequestApi, webhooks::WebhookApi);
+
 /// Every operation of version 1, served below [`V1`].
-fn service(config: &Config) -> OpenApiService<(AccountApi, handovers::HandoverApi, requests::RequestApi), ()> {
-    OpenApiService::new((AccountApi, handovers::HandoverApi, requests::RequestApi), "watasu", env!("CARGO_PKG_VERSION"))
-        .description("Hand files to people safely: the sender's handovers and file requests, for scripts.")
+fn service(config: &Config) -> OpenApiService<Operations, ()> {
+    let operations = (AccountApi, handovers::HandoverApi, requests::RequestApi, webhooks::WebhookApi);
+    OpenApiService::new(operations, "watasu", env!("CARGO_PKG_VERSION"))
+        .description("Hand files to people safely: the sender's handovers, file requests and webhooks, for scripts.")
         .server(config.url_for(V1))
 }
 

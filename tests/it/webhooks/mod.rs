@@ -7,7 +7,7 @@
 //! signing secrets are not stored readable.
 
 mod pages;
-mod receiver;
+pub(crate) mod receiver;
 
 use sha2::{Digest, Sha256};
 use watasu::{
@@ -28,7 +28,7 @@ use receiver::Receiver;
 const REPORT: &[u8] = b"quarterly numbers";
 
 /// The app as the tests run it: loopback allowed, so the receiver on 127.0.0.1 can be reached.
-async fn app_allowing_loopback(backend: Backend) -> TestApp {
+pub(crate) async fn app_allowing_loopback(backend: Backend) -> TestApp {
     TestApp::spawn_with(backend, |s| s.webhook_allow_networks = vec!["127.0.0.0/8".parse().unwrap()]).await
 }
 
@@ -50,7 +50,7 @@ async fn unsettled(app: &TestApp) -> i64 {
 
 /// Dispatches and delivers until nothing is in flight or due (the app's own worker may take a
 /// part of it: whoever sends, the receiver's log and the rows tell).
-async fn settle(app: &TestApp) {
+pub(crate) async fn settle(app: &TestApp) {
     let deadline = std::time::Instant::now() + std::time::Duration::from_secs(30);
     loop {
         app.state.services.webhooks.dispatch().await.unwrap();
