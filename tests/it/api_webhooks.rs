@@ -116,6 +116,8 @@ async fn private_addresses_team_reach_missing_scopes_and_others_endpoints_are_re
     let app = app_allowing_loopback(backend).await;
     let receiver = Receiver::start(0).await;
     let browser = app.signed_in_sender("sato@example.test").await;
+    let offered = browser.get("/account").await.attrs("input[name=scope]", "value");
+    assert!(BOTH_SCOPES.iter().all(|scope| offered.iter().any(|o| o == scope)), "the token form offers {offered:?}");
     let sender = Api::new(&app, &token_from_page(&browser, &BOTH_SCOPES).await);
 
     for (url, reason) in [
