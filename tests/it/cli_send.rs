@@ -86,9 +86,10 @@ fn sent(stdout: &str) -> (i64, Vec<(String, String)>) {
     let mut lines: Vec<&str> = stdout.lines().collect();
     let last = lines.pop().unwrap_or_default();
     let id = last.strip_prefix("handover ").and_then(|id| id.parse().ok());
-    let links = lines.iter().map(|l| l.split_once("  ").expect("recipient  link")).map(|(to, link)| {
-        (to.trim().to_owned(), link.trim().to_owned())
-    });
+    let links = lines
+        .iter()
+        .map(|l| l.split_once("  ").expect("recipient  link"))
+        .map(|(to, link)| (to.trim().to_owned(), link.trim().to_owned()));
     (id.unwrap_or_else(|| panic!("no handover id in {stdout:?}")), links.collect())
 }
 
@@ -126,7 +127,10 @@ async fn two_files_sent_to_two_recipients_print_both_links_and_the_handover_hold
     // Each recipient's mail carries their own link, and a code asked for on it arrives.
     let mails = app.smtp.wait_for(2, Duration::from_secs(20)).await;
     for (to, link) in &links {
-        assert!(mails.iter().any(|m| m.to == [to.clone()] && m.text().contains(link.as_str())), "no link mailed to {to}");
+        assert!(
+            mails.iter().any(|m| m.to == [to.clone()] && m.text().contains(link.as_str())),
+            "no link mailed to {to}"
+        );
         let before = app.smtp.messages().len();
         let asked = app.browser().ask_for_code(token_of(link), to).await;
         assert_eq!(asked.status, 200, "{}", asked.body);
@@ -234,7 +238,8 @@ async fn status_follows_a_download_and_wait_returns_once_it_happened(backend: Ba
     let (code, stdout, stderr) = run(&["status", &id, "--json", "--server", &app.base], &token);
     assert_eq!(code, 0, "{stderr}");
     assert_eq!(state(&stdout)["state"], "waiting", "{stdout}");
-    let (code, stdout, _) = run(&["status", &id, "--wait", "downloaded", "--timeout", "1s", "--server", &app.base], &token);
+    let (code, stdout, _) =
+        run(&["status", &id, "--wait", "downloaded", "--timeout", "1s", "--server", &app.base], &token);
     assert_eq!(code, 3, "a wait that ran out: {stdout}");
     assert!(stdout.contains(KIM) && stdout.contains("waiting"), "{stdout}");
 

@@ -78,7 +78,12 @@ impl Server {
     }
 
     /// Sends a JSON API call (`path` below `/api/v1/`) and answers its JSON body.
-    async fn api(&self, method: Method, path: &str, body: Option<&serde_json::Value>) -> Result<serde_json::Value, Failure> {
+    async fn api(
+        &self,
+        method: Method,
+        path: &str,
+        body: Option<&serde_json::Value>,
+    ) -> Result<serde_json::Value, Failure> {
         let url = self.url(&format!("api/v1/{path}")).map_err(|e| Failure::Unreachable(e.to_string()))?;
         let mut request = self.request(method, url).header("Accept", "application/json");
         if let Some(body) = body {
@@ -87,7 +92,8 @@ impl Server {
         let response = request.send().await.map_err(Failure::lost)?;
         let response = Failure::check(response).await?;
         let bytes = response.bytes().await.map_err(Failure::lost)?;
-        serde_json::from_slice(&bytes).map_err(|e| Failure::Unreachable(format!("the server's answer is not JSON: {e}")))
+        serde_json::from_slice(&bytes)
+            .map_err(|e| Failure::Unreachable(format!("the server's answer is not JSON: {e}")))
     }
 
     /// Checks the token before any byte is sent: it works here and holds `scope`.
@@ -134,11 +140,8 @@ impl Failure {
         if status.is_success() {
             return Ok(response);
         }
-        let retry_after = response
-            .headers()
-            .get("retry-after")
-            .and_then(|v| v.to_str().ok()?.parse().ok())
-            .map(Duration::from_secs);
+        let retry_after =
+            response.headers().get("retry-after").and_then(|v| v.to_str().ok()?.parse().ok()).map(Duration::from_secs);
         let problem = response.headers().get("content-type").is_some_and(|v| v.as_bytes().ends_with(b"json"));
         let body = response.text().await.unwrap_or_default();
         let said = match serde_json::from_str::<serde_json::Value>(&body) {
@@ -166,7 +169,10 @@ impl Failure {
             Self::Unexpected(_) => false,
             Self::Refused { status, .. } => {
                 (status.is_server_error() && *status != StatusCode::INSUFFICIENT_STORAGE)
-                    || matches!(*status, StatusCode::TOO_MANY_REQUESTS | StatusCode::LOCKED | StatusCode::REQUEST_TIMEOUT)
+                    || matches!(
+                        *status,
+                        StatusCode::TOO_MANY_REQUESTS | StatusCode::LOCKED | StatusCode::REQUEST_TIMEOUT
+                    )
             }
         }
     }
@@ -205,9 +211,9 @@ impl Patience {
             _ => None,
         };
         let wait = asked.unwrap_or_else(|| crate::retry::backoff(Self::FIRST, self.failures, Self::LONGEST));
-        if std::io::IsTerminal::is_terminal(&std::io::stderr()) {
-            eprintln!("\r{what}: {failure}; trying again in {}s", wait.as_secs());
-        }
+        // Said also in a CI job's log: a wait there is not a hang.
+        let fresh_line = if std::io::IsTerminal::is_terminal(&std::io::stderr()) { "\n" } else { "" };
+        eprintln!("{fresh_line}watasu: {what}: {failure}; trying again in {}s", wait.as_secs());
         tokio::time::sleep(wait).await;
         self.failures += 1;
         self.away += wait;

@@ -61,7 +61,7 @@ pub async fn send(args: SendArgs) -> anyhow::Result<()> {
         .map(|to| EmailAddress::parse(to).map(|a| a.as_str().to_owned()))
         .collect::<Result<Vec<_>, _>>()
         .map_err(crate::cli::usage)?;
-    let files = args.files.iter().map(|path| named(path)).collect::<anyhow::Result<Vec<_>>>()?;
+    let files = args.files.iter().map(named).collect::<anyhow::Result<Vec<_>>>()?;
     server.check_token("shares:write").await?;
 
     let mut upload_ids = Vec::with_capacity(files.len());

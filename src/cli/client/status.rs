@@ -113,7 +113,8 @@ pub async fn status(args: StatusArgs) -> anyhow::Result<()> {
                     print(handover, args.json)?;
                     anyhow::bail!("a share ended without a download: it will not be downloaded any more");
                 }
-                let reached = states.iter().all(|s| if goal == Goal::Downloaded { *s == State::Downloaded } else { s.is_over() });
+                let reached =
+                    states.iter().all(|s| if goal == Goal::Downloaded { *s == State::Downloaded } else { s.is_over() });
                 if reached && !states.is_empty() {
                     return print(handover, args.json);
                 }

@@ -195,7 +195,7 @@ impl Progress {
     fn print(&self) {
         if self.shown {
             let sent = self.sent.load(Ordering::Relaxed).min(self.length);
-            let percent = if self.length == 0 { 100 } else { sent * 100 / self.length };
+            let percent = (sent * 100).checked_div(self.length).unwrap_or(100);
             eprint!("\r{}: {percent}% of {} MB", self.name, self.length.div_ceil(1_000_000));
         }
     }
