@@ -7,6 +7,7 @@ use clap::{Parser, error::ErrorKind};
 use watasu::{
     cli::{
         self, UsageError,
+        client::Exit,
         command::{Cli, Command},
     },
     config::Config,
@@ -23,6 +24,12 @@ fn main() -> ExitCode {
             return ExitCode::from(2);
         }
     };
+    let command = cli.command.unwrap_or(Command::Serve);
+    let runtime = || tokio::runtime::Runtime::new().expect("starting the async runtime");
+    // `send` and `status` talk to a server elsewhere: this host's settings are not theirs.
+    if command.is_client() {
+        return exit_code(runtime().block_on(cli::command::run_client(command)));
+    }
     let config = match Config::from_settings(cli.settings) {
         Ok(config) => config,
         Err(error) => {
@@ -31,21 +38,27 @@ fn main() -> ExitCode {
         }
     };
     init_logging();
-    let runtime = tokio::runtime::Runtime::new().expect("starting the async runtime");
-    match runtime.block_on(cli::command::run(cli.command.unwrap_or(Command::Serve), config)) {
+    exit_code(runtime().block_on(cli::command::run(command, config)))
+}
+
+/// A command's end as the process's: 0, 2 for a usage error, a client's own code, else 1.
+fn exit_code(result: anyhow::Result<()>) -> ExitCode {
+    match result {
         Ok(()) => ExitCode::SUCCESS,
         // The reader of our output went away (`watasu share list | head`): it has what it wanted.
         Err(error) if cli::is_broken_pipe(&error) => ExitCode::SUCCESS,
-        Err(error) => match error.downcast_ref::<UsageError>() {
-            Some(usage) => {
+        Err(error) => {
+            if let Some(usage) = error.downcast_ref::<UsageError>() {
                 eprintln!("watasu: {usage}");
                 ExitCode::from(2)
-            }
-            None => {
+            } else if let Some(exit) = error.downcast_ref::<Exit>() {
+                eprintln!("watasu: {exit}");
+                ExitCode::from(exit.code)
+            } else {
                 eprintln!("watasu: {error:#}");
                 ExitCode::FAILURE
             }
-        },
+        }
     }
 }
 

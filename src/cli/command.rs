@@ -60,6 +60,19 @@ pub enum Command {
     /// The instance secret kept in DATA_DIR/secret.key.
     #[command(subcommand)]
     SecretKey(SecretKeyCommand),
+    /// Send files to recipients through a watasu server with an API token (from anywhere: reads
+    /// no settings of this host); prints each recipient's link and the handover's id.
+    Send(super::client::send::SendArgs),
+    /// Where each recipient of a handover stands on a watasu server; --wait waits for them.
+    Status(super::client::status::StatusArgs),
+}
+
+impl Command {
+    /// Whether the command is a client of a server elsewhere, needing none of this host's
+    /// settings: it runs before they are checked, through [`run_client`].
+    pub fn is_client(&self) -> bool {
+        matches!(self, Self::Send(_) | Self::Status(_))
+    }
 }
 
 #[derive(Subcommand)]
@@ -256,6 +269,16 @@ pub async fn run(command: Command, config: Config) -> anyhow::Result<()> {
         Command::Deletion(DeletionCommand::Reapply) => super::deletion::reapply(&config).await,
         Command::SignIn(SignInCommand::AllowPasswords) => super::sign_in::allow_passwords(&config).await,
         Command::SecretKey(SecretKeyCommand::New) => super::secret_key::new_key(&config).await,
+        client => run_client(client).await,
+    }
+}
+
+/// Runs a client command (see [`Command::is_client`]); any other is refused.
+pub async fn run_client(command: Command) -> anyhow::Result<()> {
+    match command {
+        Command::Send(args) => super::client::send::send(args).await,
+        Command::Status(args) => super::client::status::status(args).await,
+        _ => anyhow::bail!("not a client command"),
     }
 }
 

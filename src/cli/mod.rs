@@ -1,5 +1,7 @@
-//! Command-line administration: the command tree (`command`) and each subcommand's work.
+//! Command-line administration: the command tree (`command`) and each subcommand's work; and
+//! the client commands that drive a server elsewhere through its API (`client`).
 
+pub mod client;
 pub mod command;
 pub mod deletion;
 pub mod gc;

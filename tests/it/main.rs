@@ -52,6 +52,7 @@ mod browser_uploads;
 mod bundles;
 mod chrome;
 mod cli_output;
+mod cli_send;
 mod code_expiry;
 mod code_limits;
 mod code_mail_budget;

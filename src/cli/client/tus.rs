@@ -1,0 +1,236 @@
+//! One file sent through the server's tus endpoint: created with its length and name, then
+//! appended in pieces streamed from the file, so memory stays flat whatever the file's size. When
+//! the connection is lost or the server fails, the piece is not sent again blindly: after a wait
+//! the upload's offset is asked (HEAD) and the file goes on from the bytes the server kept.
+
+use std::{
+    io::{IsTerminal, SeekFrom},
+    path::Path,
+    sync::{
+        Arc,
+        atomic::{AtomicU64, Ordering},
+    },
+};
+
+use base64::{Engine, engine::general_purpose::STANDARD};
+use futures_util::TryStreamExt;
+use reqwest::{Body, Method, StatusCode, header::CONTENT_LENGTH};
+use tokio::io::{AsyncReadExt, AsyncSeekExt};
+use url::Url;
+
+use super::{Failure, Patience, Server};
+
+const TUS_VERSION: &str = "1.0.0";
+
+/// The bytes of one PATCH: the page's piece size, so a request fits under a proxy's 100 MB cap
+/// in front of the server, as the browser's do.
+pub const PIECE_BYTES: u64 = 50 * 1024 * 1024;
+
+/// Conflicting offsets in a row (the server kept a piece whose answer was lost) before giving up.
+const CONFLICTS_TOLERATED: u32 = 3;
+
+/// Sends the file at `path` as `name`; answers the finished upload's id.
+pub async fn upload(server: &Server, path: &Path, name: &str) -> anyhow::Result<String> {
+    let file = tokio::fs::File::open(path).await.map_err(|e| reading(path, e))?;
+    let length = file.metadata().await.map_err(|e| reading(path, e))?.len();
+    let url = create(server, name, length).await?;
+    let progress = Progress::new(name, length);
+    let mut patience = Patience::new();
+    let mut conflicts = 0;
+    // The offset the server holds, when known; unknown after a failure until HEAD tells.
+    let mut known = Some(0);
+    loop {
+        let offset = match known {
+            Some(offset) => offset,
+            None => match head(server, &url).await {
+                Ok(offset) => offset,
+                Err(failure) => {
+                    patience.wait(failure, name).await?;
+                    continue;
+                }
+            },
+        };
+        progress.set(offset);
+        if offset >= length {
+            progress.done();
+            break;
+        }
+        let piece = PIECE_BYTES.min(length - offset);
+        match patch(server, &url, &file, offset, piece, &progress).await {
+            Ok(next) => {
+                known = Some(next);
+                patience.reset();
+                conflicts = 0;
+            }
+            Err(Failure::Refused { status: StatusCode::CONFLICT, .. }) if conflicts < CONFLICTS_TOLERATED => {
+                conflicts += 1;
+                known = None;
+            }
+            Err(failure) => {
+                known = None;
+                patience.wait(failure, name).await?;
+            }
+        }
+    }
+    let id = url.path_segments().and_then(|mut s| s.next_back()).unwrap_or_default();
+    Ok(id.to_owned())
+}
+
+fn reading(path: &Path, error: std::io::Error) -> anyhow::Error {
+    crate::cli::usage(format!("cannot read {}: {error}", path.display()))
+}
+
+/// POST /uploads: the upload's address. Tried again only when the request never reached the
+/// server or the server refused it for now; a connection lost after sending might have created
+/// one, and a second would hold the sender's room until it expires.
+async fn create(server: &Server, name: &str, length: u64) -> anyhow::Result<Url> {
+    let metadata = format!("filename {},filetype {}", STANDARD.encode(name), STANDARD.encode(content_type(name)));
+    let mut patience = Patience::new();
+    loop {
+        let sent = server
+            .request(Method::POST, server.url("uploads")?)
+            .header("Tus-Resumable", TUS_VERSION)
+            .header("Upload-Length", length)
+            .header("Upload-Metadata", &metadata)
+            .send()
+            .await;
+        let failure = match sent {
+            Ok(response) => match Failure::check(response).await {
+                Ok(created) => {
+                    let location = created.headers().get("location").and_then(|v| v.to_str().ok());
+                    let location = location.ok_or_else(|| anyhow::anyhow!("the server created no upload address"))?;
+                    return server.url(location);
+                }
+                Err(failure) => failure,
+            },
+            Err(error) if error.is_connect() => Failure::lost(error),
+            Err(error) => return Err(Failure::lost(error).into()),
+        };
+        patience.wait(failure, name).await?;
+    }
+}
+
+/// What the upload's name says about its content, for the recipient's browser.
+fn content_type(name: &str) -> &'static str {
+    let extension = name.rsplit_once('.').map(|(_, e)| e.to_ascii_lowercase()).unwrap_or_default();
+    match extension.as_str() {
+        "pdf" => "application/pdf",
+        "zip" => "application/zip",
+        "gz" | "tgz" => "application/gzip",
+        "txt" | "log" => "text/plain",
+        "csv" => "text/csv",
+        "json" => "application/json",
+        "png" => "image/png",
+        "jpg" | "jpeg" => "image/jpeg",
+        _ => "application/octet-stream",
+    }
+}
+
+/// HEAD: the offset the server holds.
+async fn head(server: &Server, url: &Url) -> Result<u64, Failure> {
+    let response = server
+        .request(Method::HEAD, url.clone())
+        .header("Tus-Resumable", TUS_VERSION)
+        .send()
+        .await
+        .map_err(Failure::lost)?;
+    offset_of(&Failure::check(response).await?)
+}
+
+/// PATCH: `piece` bytes from `offset`, streamed from the file; the server's new offset.
+async fn patch(
+    server: &Server,
+    url: &Url,
+    file: &tokio::fs::File,
+    offset: u64,
+    piece: u64,
+    progress: &Progress,
+) -> Result<u64, Failure> {
+    let local = |e: std::io::Error| Failure::Unexpected(format!("reading the file: {e}"));
+    let mut reader = file.try_clone().await.map_err(local)?;
+    reader.seek(SeekFrom::Start(offset)).await.map_err(local)?;
+    let counter = progress.counter();
+    let stream = tokio_util::io::ReaderStream::new(reader.take(piece)).inspect_ok(move |chunk| {
+        counter.fetch_add(chunk.len() as u64, Ordering::Relaxed);
+    });
+    let sent = server
+        .request(Method::PATCH, url.clone())
+        .header("Tus-Resumable", TUS_VERSION)
+        .header("Content-Type", "application/offset+octet-stream")
+        .header("Upload-Offset", offset)
+        .header(CONTENT_LENGTH, piece)
+        .body(Body::wrap_stream(stream));
+    let shown = progress.show_while(sent.send());
+    let response = shown.await.map_err(Failure::lost)?;
+    offset_of(&Failure::check(response).await?)
+}
+
+fn offset_of(response: &reqwest::Response) -> Result<u64, Failure> {
+    let offset = response.headers().get("upload-offset").and_then(|v| v.to_str().ok()?.parse().ok());
+    offset.ok_or_else(|| Failure::Unexpected("the server's answer has no Upload-Offset".to_owned()))
+}
+
+/// The upload's progress on standard error, only when a person watches it there.
+struct Progress {
+    name: String,
+    length: u64,
+    sent: Arc<AtomicU64>,
+    shown: bool,
+}
+
+impl Progress {
+    fn new(name: &str, length: u64) -> Self {
+        let shown = std::io::stderr().is_terminal();
+        Self { name: name.to_owned(), length, sent: Arc::default(), shown }
+    }
+
+    fn counter(&self) -> Arc<AtomicU64> {
+        self.sent.clone()
+    }
+
+    fn set(&self, offset: u64) {
+        self.sent.store(offset, Ordering::Relaxed);
+    }
+
+    fn print(&self) {
+        if self.shown {
+            let sent = self.sent.load(Ordering::Relaxed).min(self.length);
+            let percent = (sent * 100).checked_div(self.length).unwrap_or(100);
+            eprint!("\r{}: {percent}% of {} MB", self.name, self.length.div_ceil(1_000_000));
+        }
+    }
+
+    fn done(&self) {
+        self.print();
+        if self.shown {
+            eprintln!();
+        }
+    }
+
+    /// Runs `call`, printing the progress each second meanwhile.
+    async fn show_while<T>(&self, call: impl Future<Output = T>) -> T {
+        if !self.shown {
+            return call.await;
+        }
+        let mut call = std::pin::pin!(call);
+        let mut tick = tokio::time::interval(std::time::Duration::from_secs(1));
+        loop {
+            tokio::select! {
+                answer = &mut call => return answer,
+                _ = tick.tick() => self.print(),
+            }
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_files_type_is_told_by_its_extension_and_unknown_ones_are_octets() {
+        assert_eq!(content_type("build/App.ZIP"), "application/zip");
+        assert_eq!(content_type("report.pdf"), "application/pdf");
+        assert_eq!(content_type("Makefile"), "application/octet-stream");
+    }
+}
