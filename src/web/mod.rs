@@ -2,6 +2,7 @@
 //! requests into domain types and calls the domain; it holds no SQL.
 
 mod account;
+mod arrived;
 pub mod api;
 mod assets;
 mod auth;
