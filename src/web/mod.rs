@@ -2,8 +2,8 @@
 //! requests into domain types and calls the domain; it holds no SQL.
 
 mod account;
-mod arrived;
 pub mod api;
+mod arrived;
 mod assets;
 mod auth;
 mod back_link;

@@ -57,7 +57,8 @@ fn header(name: &str, description: &str) -> MetaHeader {
 impl<M: Media> ApiResponse for Download<M> {
     fn meta() -> MetaResponses {
         let bytes = || {
-            let schema = MetaSchemaRef::Inline(Box::new(MetaSchema { format: Some("binary"), ..MetaSchema::new("string") }));
+            let schema =
+                MetaSchemaRef::Inline(Box::new(MetaSchema { format: Some("binary"), ..MetaSchema::new("string") }));
             vec![MetaMediaType { content_type: M::TYPE, schema }]
         };
         let named = || {

@@ -218,7 +218,11 @@ pub(super) async fn hand_over(
         recipients: checked.recipients,
         files: files
             .iter()
-            .map(|f| UploadFile { file_name: &f.file_name, content_type: &f.content_type, source: Source::Finished(&f.id) })
+            .map(|f| UploadFile {
+                file_name: &f.file_name,
+                content_type: &f.content_type,
+                source: Source::Finished(&f.id),
+            })
             .collect(),
         note: checked.note,
         ttl: checked.ttl,
@@ -232,7 +236,11 @@ pub(super) async fn hand_over(
     let shares = created
         .map_err(refused)?
         .into_iter()
-        .map(|share| CreatedShare { id: share.share_id, recipient: share.recipient.as_str().to_owned(), link: share.link })
+        .map(|share| CreatedShare {
+            id: share.share_id,
+            recipient: share.recipient.as_str().to_owned(),
+            link: share.link,
+        })
         .collect();
     Ok(Made::Created(Json(CreatedHandover { shares })))
 }

@@ -1,6 +1,7 @@
 //! Reading the new-share form's body: its text fields (each bounded), its files kept one after
 //! another as the sender's finished uploads, and the rest of a refused form read and thrown away
-//! so the browser shows the answer.
+//! so the browser shows the answer. The API's multipart handover reads its fields and drains a
+//! refused body with the same bounds.
 
 use poem::web::{Field, Multipart};
 use tokio::io::AsyncReadExt;
