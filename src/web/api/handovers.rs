@@ -26,7 +26,11 @@ use crate::{
         mails::Delivery,
         sharing::{Change, Handover, Source, UploadFile, viewer},
     },
-    share::{Message, ShareTtl, create::CreateError, note::Note},
+    share::{
+        Message, ShareTtl,
+        create::{self, CreateError},
+        note::Note,
+    },
     web::AppState,
 };
 
@@ -193,6 +197,7 @@ pub(super) fn check(state: &AppState, sender: &User, body: &NewHandover) -> Resu
         .iter()
         .map(|to| EmailAddress::parse(to).map_err(|e| invalid("recipients", format!("{to}: {e}"))))
         .collect::<Result<Vec<_>, _>>()?;
+    create::recipient_count(recipients.len()).map_err(|e| invalid("recipients", e))?;
     let message = Message::parse(&body.message).map_err(|e| invalid("message", e))?;
     let note = body.note.as_deref().map(Note::parse).transpose().map_err(|e| invalid("note", e))?;
     let ttl = fields::ttl(body.ttl.as_deref(), sharing.default_ttl(), sharing.limits().0)?;
