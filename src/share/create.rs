@@ -91,6 +91,11 @@ pub async fn create_handover(
     create_handover_checked(links, store, request, async || Ok(())).await
 }
 
+/// Whether a handover may go to `count` recipients: one at least, [`MAX_RECIPIENTS`] at most.
+pub fn recipient_count(count: usize) -> Result<(), CreateError> {
+    if (1..=MAX_RECIPIENTS).contains(&count) { Ok(()) } else { Err(CreateError::RecipientCount) }
+}
+
 /// Like `create_handover`, with a last check between storing the files and creating the rows (the
 /// upload route refuses a body with anything after its files); a refusal removes the files again.
 pub async fn create_handover_checked(
@@ -108,9 +113,7 @@ pub async fn create_handover_checked(
         (count, None) if !(1..=MAX_FILES).contains(&count) => return Err(CreateError::FileCount),
         _ => {}
     }
-    if !(1..=MAX_RECIPIENTS).contains(&request.recipients.len()) {
-        return Err(CreateError::RecipientCount);
-    }
+    recipient_count(request.recipients.len())?;
     let names = distinct_names(request.files.iter().map(|file| clean_file_name(&file.name)));
     let mut files = Vec::with_capacity(request.files.len());
     let mut remaining = request.max_bytes;

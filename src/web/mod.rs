@@ -3,6 +3,7 @@
 
 mod account;
 pub mod api;
+mod arrived;
 mod assets;
 mod auth;
 mod back_link;

@@ -8,17 +8,15 @@ use std::time::Duration;
 
 use askama::Template;
 use poem::{
-    Body, Response, Route, get, handler,
-    http::header,
-    post,
+    Response, Route, get, handler, post,
     web::{Data, Html, Path},
 };
 use serde::Deserialize;
 
 use super::{
     AppError, AppState, Chrome, Context, SignedIn,
+    arrived::{self, Unserved},
     form::Form,
-    recipient::{file, range},
     render, see_other,
 };
 use crate::{
@@ -28,7 +26,6 @@ use crate::{
         RequestText,
         format::{Reader, human_size, human_time},
     },
-    lifecycle::Claimed,
     request::{RequestLimits, RequestListing, RequestState},
     services::{
         handover::Refusal,
@@ -273,16 +270,14 @@ pub async fn show(
     })
 }
 
-/// The answered request's stored files, for the viewer only.
-async fn answered(state: &AppState, user: &crate::accounts::User, id: i64) -> Result<Claimed, AppError> {
-    state.services.requests.answered(viewer(user), id).await?.ok_or_else(not_visible)
-}
-
-fn fetch_refusal(refusal: Refusal) -> AppError {
-    match refusal {
-        Refusal::Fault(fault) => fault.into(),
-        Refusal::Damaged => AppError::FileDamaged,
-        _ => AppError::Gone("the request's files are gone"),
+/// A file or the archive not served, as the page says it: whatever the viewer cannot fetch is
+/// not there (404), a file the store lost since is gone (410).
+fn unserved(unserved: Unserved) -> AppError {
+    match unserved {
+        Unserved::Missing => not_visible(),
+        Unserved::Refused(Refusal::Fault(fault)) => fault.into(),
+        Unserved::Refused(Refusal::Damaged) => AppError::FileDamaged,
+        Unserved::Refused(_) => AppError::Gone("the request's files are gone"),
     }
 }
 
@@ -293,14 +288,7 @@ pub async fn one_file(
     Path((id, position)): Path<(i64, i32)>,
     SignedIn(user): SignedIn,
 ) -> Result<Response, AppError> {
-    let claimed = answered(state, &user, id).await?;
-    let file = claimed.files.iter().find(|f| f.position == position).ok_or_else(not_visible)?;
-    let served = file::Served::file(file);
-    let header_of = |name| req.headers().get(name).and_then(|v| v.to_str().ok());
-    let part = range::choose(header_of(header::RANGE), header_of(header::IF_RANGE), &served.etag, served.size);
-    let Some((start, len)) = part.span(served.size) else { return Ok(file::unsatisfiable(&served)) };
-    let opened = state.services.deliveries.open(file, start, len).await.map_err(fetch_refusal)?;
-    Ok(file::file_response(&served, part, file::stream(opened)))
+    arrived::one_file(state, &user, id, position, req.headers()).await.map_err(unserved)
 }
 
 /// GET /requests/{id}/archive: everything that arrived as one streamed ZIP archive.
@@ -310,15 +298,7 @@ pub async fn archive(
     Path(id): Path<i64>,
     SignedIn(user): SignedIn,
 ) -> Result<Response, AppError> {
-    let claimed = answered(state, &user, id).await?;
-    let layout = crate::services::delivery::archive_of(&claimed).map_err(fetch_refusal)?;
-    let day = claimed.created_at.0.format("%Y-%m-%d");
-    let served = file::Served::archive(&layout, format!("watasu-request-{day}.zip"));
-    let header_of = |name| req.headers().get(name).and_then(|v| v.to_str().ok());
-    let part = range::choose(header_of(header::RANGE), header_of(header::IF_RANGE), &served.etag, served.size);
-    let Some((start, len)) = part.span(served.size) else { return Ok(file::unsatisfiable(&served)) };
-    let bytes = state.services.deliveries.archive(&claimed, &layout, start, start + len);
-    Ok(file::file_response(&served, part, Body::from_bytes_stream(bytes)))
+    arrived::archive(state, &user, id, req.headers()).await.map_err(unserved)
 }
 
 /// POST /requests/{id}/unlock: the uploader may ask for codes again.

@@ -31,6 +31,14 @@ async fn the_document_is_valid_openapi_3_1_and_the_live_api_conforms_to_it(backe
     assert!(!served.body.contains("\"nullable\""), "a 3.0 keyword is left in the 3.1 document");
     let create = &document["paths"]["/handovers"]["post"];
     assert!(create["responses"]["422"]["content"]["application/problem+json"].is_object(), "{create}");
+    let form = &create["requestBody"]["content"]["multipart/form-data"]["schema"];
+    assert_eq!(form["properties"]["file"]["items"]["contentMediaType"], "application/octet-stream", "{create}");
+    assert!(create["requestBody"]["content"]["application/json; charset=utf-8"].is_object(), "{create}");
+    let file = &document["paths"]["/requests/{id}/files/{position}"]["get"]["responses"];
+    assert!(file["200"]["content"]["application/octet-stream"].is_object(), "{file}");
+    assert!(file["206"]["headers"]["Content-Range"].is_object(), "{file}");
+    let zip = &document["paths"]["/requests/{id}/zip"]["get"]["responses"];
+    assert!(zip["200"]["content"]["application/zip"].is_object(), "{zip}");
 
     let reference = Browser::new(&app.base).get("/api/v1/docs").await;
     assert_eq!(reference.status, 200, "{}", reference.body);

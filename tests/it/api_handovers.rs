@@ -1,6 +1,7 @@
 //! The API's handovers through a real HTTP client: made of a tus upload sent with the token for two
 //! recipients, paged with a cursor, read with each share's timeline and the file's digest, ended;
-//! the scopes each operation needs; and every refusal answered as RFC 9457 problem details.
+//! the scopes each operation needs; and every refusal answered as RFC 9457 problem details. Small
+//! files in a multipart body instead, and such a body refused with nothing kept.
 
 use base64::Engine;
 use serde_json::{Value, json};
@@ -27,8 +28,13 @@ impl Api {
         Self { client: reqwest::Client::new(), base: format!("{}/api/v1", app.base), token: token.to_owned() }
     }
 
+    /// A request to `path` with the token, to finish as the test needs.
+    pub(crate) fn request(&self, method: reqwest::Method, path: &str) -> reqwest::RequestBuilder {
+        self.client.request(method, format!("{}{path}", self.base)).bearer_auth(&self.token)
+    }
+
     pub(crate) async fn send(&self, method: reqwest::Method, path: &str, body: Option<&str>) -> Page {
-        let mut request = self.client.request(method, format!("{}{path}", self.base)).bearer_auth(&self.token);
+        let mut request = self.request(method, path);
         if let Some(body) = body {
             request = request.header("Content-Type", "application/json").body(body.to_owned());
         }
@@ -201,7 +207,88 @@ async fn every_refusal_is_a_problem_document_and_bad_input_is_never_a_server_err
     assert_problem(&api.get("/nowhere").await, 404, "an unknown path");
 }
 
+/// A multipart body of a new handover: `fields`, then a `file` part per (name, content).
+fn form_of(fields: &[(&str, &str)], files: &[(&str, Vec<u8>)]) -> reqwest::multipart::Form {
+    let mut form = reqwest::multipart::Form::new();
+    for (name, value) in fields {
+        form = form.text(name.to_string(), value.to_string());
+    }
+    for (name, content) in files {
+        form = form.part("file", reqwest::multipart::Part::bytes(content.clone()).file_name(name.to_string()));
+    }
+    form
+}
+
+async fn post_form(api: &Api, form: reqwest::multipart::Form) -> Page {
+    Page::read(api.request(reqwest::Method::POST, "/handovers").multipart(form).send().await.unwrap()).await
+}
+
+/// Rows of kept files and uploads, and files in the store: none once a form is refused.
+async fn kept(app: &TestApp) -> (i64, i64, usize) {
+    let files = crate::support::count(app.db(), "SELECT count(*) FROM files WHERE id >= $1", 0).await;
+    let uploads = crate::support::count(app.db(), "SELECT count(*) FROM uploads WHERE id >= $1", 0).await;
+    (files, uploads, crate::file_requests::stored_files(app))
+}
+
+async fn small_files_in_a_multipart_body_are_handed_to_each_recipient(backend: Backend) {
+    let app = TestApp::spawn(backend).await;
+    let browser = app.signed_in_sender(SENDER).await;
+    let api = Api::new(&app, &token_from_page(&browser, &["shares:read", "shares:write"]).await);
+    let files = [("見積書.pdf", b"%PDF estimate".to_vec()), ("notes.txt", b"two lines\nof notes\n".to_vec())];
+
+    let fields = [
+        ("recipients", "kim@example.test"),
+        ("recipients", "lee@example.test"),
+        ("message", "The estimate"),
+        ("ttl", "2d"),
+        ("lang", "ja"),
+        ("allow_reply", "true"),
+    ];
+    let made = json_of(&post_form(&api, form_of(&fields, &files)).await, 201);
+    let shares = made["shares"].as_array().unwrap();
+    let recipients: Vec<&str> = shares.iter().map(|s| s["recipient"].as_str().unwrap()).collect();
+    assert_eq!(recipients, ["kim@example.test", "lee@example.test"], "{made}");
+
+    let id = shares[0]["id"].as_i64().unwrap();
+    let handover = json_of(&api.get(&format!("/handovers/{id}")).await, 200);
+    let expected: Vec<Value> = files
+        .iter()
+        .map(|(name, content)| {
+            json!({ "name": name, "size_bytes": content.len(), "sha256": hex::encode(Sha256::digest(content)) })
+        })
+        .collect();
+    assert_eq!(handover["files"], json!(expected));
+    assert_eq!(handover["shares"].as_array().unwrap().len(), 2, "{handover}");
+}
+
+async fn a_multipart_body_over_the_limit_or_without_a_recipient_keeps_nothing(backend: Backend) {
+    const LIMIT: u64 = 64 * 1024;
+    let app = TestApp::spawn_with(backend, |s| s.max_upload_bytes = LIMIT).await;
+    let browser = app.signed_in_sender(SENDER).await;
+    let api = Api::new(&app, &token_from_page(&browser, &["shares:read", "shares:write"]).await);
+    let half_and_more = vec![b'x'; LIMIT as usize / 2 + 1024];
+    let files = [("a.bin", half_and_more.clone()), ("b.bin", half_and_more)];
+
+    let over = post_form(&api, form_of(&[("recipients", "kim@example.test")], &files)).await;
+    assert_problem(&over, 413, "two files over the limit together");
+    assert_eq!(kept(&app).await, (0, 0, 0), "nothing of the refused body is kept");
+
+    // The values are checked before a file is kept: no 413 for files that never count.
+    let nobody = post_form(&api, form_of(&[("message", "for whom?")], &files)).await;
+    assert_problem(&nobody, 422, "no recipient");
+    assert_eq!(kept(&app).await, (0, 0, 0), "nothing of the refused body is kept");
+
+    let bad = post_form(&api, form_of(&[("recipients", "not an address")], &files[..1])).await;
+    assert_problem(&bad, 422, "a bad address");
+    let late = form_of(&[], &files[..1]).text("recipients", "kim@example.test");
+    assert_problem(&post_form(&api, late).await, 422, "a field after the files");
+    assert_eq!(kept(&app).await, (0, 0, 0), "nothing of the refused bodies is kept");
+    assert_eq!(json_of(&api.get("/handovers").await, 200)["shares"], json!([]));
+}
+
 both_backends!(
+    small_files_in_a_multipart_body_are_handed_to_each_recipient,
+    a_multipart_body_over_the_limit_or_without_a_recipient_keeps_nothing,
     a_handover_made_through_the_api_is_paged_read_and_ended,
     each_operation_needs_its_scope_and_another_senders_handover_is_not_found,
     every_refusal_is_a_problem_document_and_bad_input_is_never_a_server_error,

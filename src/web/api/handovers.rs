@@ -1,11 +1,11 @@
-//! The API's handovers: create one (of finished uploads, or a note), page through one's shares,
-//! read a handover with each share's outcome and timeline and its files' digests, and end,
-//! renew or unlock a share or end a whole handover. Every rule is the sharing service's, as for
+//! The API's handovers: create one (of finished uploads, of a multipart body's files, or a
+//! note), page through one's shares, read a handover with each share's outcome and timeline and
+//! its files' digests, and end, renew or unlock a share or end a whole handover. Every rule is the sharing service's, as for
 //! the pages; a share of another sender's answers 404 as one that does not exist.
 
 use poem::web::Data;
 use poem_openapi::{
-    ApiResponse, Object, OpenApi,
+    ApiRequest, ApiResponse, Object, OpenApi,
     param::{Path, Query},
     payload::Json,
 };
@@ -15,16 +15,22 @@ use super::{
     auth::Token,
     cursor::Page,
     fields::{self, invalid},
+    multipart,
     problem::ApiError,
     views::*,
 };
 use crate::{
-    accounts::{EmailAddress, tokens::Scope},
+    accounts::{EmailAddress, User, tokens::Scope},
+    i18n::Lang,
     services::{
         mails::Delivery,
         sharing::{Change, Handover, Source, UploadFile, viewer},
     },
-    share::{Message, create::CreateError, note::Note},
+    share::{
+        Message, ShareTtl,
+        create::{self, CreateError},
+        note::Note,
+    },
     web::AppState,
 };
 
@@ -54,62 +60,25 @@ type Answer<T> = Result<Json<T>, ApiError>;
 
 #[OpenApi(tag = "ApiTags::Handovers")]
 impl HandoverApi {
-    /// Hands files (finished uploads of the token's owner) or a note to one or more recipients,
-    /// each getting their own share and link by mail.
+    /// Hands files or a note to one or more recipients, each getting their own share and link
+    /// by mail.
+    ///
+    /// The files are either finished uploads of the token's owner (`upload_ids` of a JSON body)
+    /// or, for small files, the `file` parts of a `multipart/form-data` body that come after its
+    /// other fields; the files of one body together may hold the instance's upload limit, and a
+    /// larger body is refused (413) with nothing kept.
     ///
     /// Needs the scope `shares:write`.
     #[oai(path = "/handovers", method = "post")]
-    async fn create(&self, state: Data<&AppState>, token: Token, body: Json<NewHandover>) -> Result<Made, ApiError> {
+    async fn create(&self, state: Data<&AppState>, token: Token, body: NewHandoverBody) -> Result<Made, ApiError> {
         let sender = token.with(Scope::SharesWrite)?;
-        let body = body.0;
-        let sharing = &state.services.sharing;
-        let recipients = body
-            .recipients
-            .iter()
-            .map(|to| EmailAddress::parse(to).map_err(|e| invalid("recipients", format!("{to}: {e}"))))
-            .collect::<Result<Vec<_>, _>>()?;
-        let message = Message::parse(&body.message).map_err(|e| invalid("message", e))?;
-        let note = body.note.as_deref().map(Note::parse).transpose().map_err(|e| invalid("note", e))?;
-        let ttl = fields::ttl(body.ttl.as_deref(), sharing.default_ttl(), sharing.limits().0)?;
-        let lang = fields::lang(body.lang.as_deref(), &sender.user)?;
-        let mut files = Vec::with_capacity(body.upload_ids.len());
-        for id in &body.upload_ids {
-            let upload = state.services.sharing.finished_upload(&sender.user, id).await?;
-            let upload = upload.ok_or_else(|| {
-                ApiError::unprocessable(format!("upload_ids: {id} is not a finished upload of yours"))
-            })?;
-            files.push(upload);
+        match body {
+            NewHandoverBody::Json(Json(body)) => {
+                let checked = check(&state, &sender.user, &body)?;
+                hand_over(&state, &sender.user, &body, checked).await
+            }
+            NewHandoverBody::Multipart(form) => multipart::hand_over(&state, &sender.user, form).await,
         }
-        let handover = Handover {
-            recipients,
-            files: files
-                .iter()
-                .map(|f| UploadFile {
-                    file_name: &f.file_name,
-                    content_type: &f.content_type,
-                    source: Source::Finished(&f.id),
-                })
-                .collect(),
-            note,
-            ttl,
-            message,
-            lang,
-            notify_on_download: body.notify_on_download,
-            name_file_in_mail: body.name_file_in_mail,
-            allow_reply: body.allow_reply,
-        };
-        let created =
-            state.services.sharing.create(&sender.user, handover, async || Ok(()), Delivery::Background).await;
-        let created = created.map_err(refused)?;
-        let shares = created
-            .into_iter()
-            .map(|share| CreatedShare {
-                id: share.share_id,
-                recipient: share.recipient.as_str().to_owned(),
-                link: share.link,
-            })
-            .collect();
-        Ok(Made::Created(Json(CreatedHandover { shares })))
     }
 
     /// The token owner's shares (one per recipient of each handover), newest first, a page at a
@@ -204,6 +173,83 @@ impl HandoverApi {
     }
 }
 
+/// A new handover as JSON, or as a multipart body carrying its files.
+#[derive(ApiRequest)]
+pub enum NewHandoverBody {
+    Json(Json<NewHandover>),
+    Multipart(multipart::HandoverForm),
+}
+
+/// A new handover's values, each read into its domain type.
+pub(super) struct Checked {
+    recipients: Vec<EmailAddress>,
+    message: Message,
+    note: Option<Note>,
+    ttl: ShareTtl,
+    lang: Lang,
+}
+
+/// `body`'s values, or the problem (422) naming the first refused one.
+pub(super) fn check(state: &AppState, sender: &User, body: &NewHandover) -> Result<Checked, ApiError> {
+    let sharing = &state.services.sharing;
+    let recipients = body
+        .recipients
+        .iter()
+        .map(|to| EmailAddress::parse(to).map_err(|e| invalid("recipients", format!("{to}: {e}"))))
+        .collect::<Result<Vec<_>, _>>()?;
+    create::recipient_count(recipients.len()).map_err(|e| invalid("recipients", e))?;
+    let message = Message::parse(&body.message).map_err(|e| invalid("message", e))?;
+    let note = body.note.as_deref().map(Note::parse).transpose().map_err(|e| invalid("note", e))?;
+    let ttl = fields::ttl(body.ttl.as_deref(), sharing.default_ttl(), sharing.limits().0)?;
+    let lang = fields::lang(body.lang.as_deref(), sender)?;
+    Ok(Checked { recipients, message, note, ttl, lang })
+}
+
+/// Makes the handover of `body`'s finished uploads (or its note) through the sharing service.
+pub(super) async fn hand_over(
+    state: &AppState,
+    sender: &User,
+    body: &NewHandover,
+    checked: Checked,
+) -> Result<Made, ApiError> {
+    let mut files = Vec::with_capacity(body.upload_ids.len());
+    for id in &body.upload_ids {
+        let upload = state.services.sharing.finished_upload(sender, id).await?;
+        let upload = upload
+            .ok_or_else(|| ApiError::unprocessable(format!("upload_ids: {id} is not a finished upload of yours")))?;
+        files.push(upload);
+    }
+    let handover = Handover {
+        recipients: checked.recipients,
+        files: files
+            .iter()
+            .map(|f| UploadFile {
+                file_name: &f.file_name,
+                content_type: &f.content_type,
+                source: Source::Finished(&f.id),
+            })
+            .collect(),
+        note: checked.note,
+        ttl: checked.ttl,
+        message: checked.message,
+        lang: checked.lang,
+        notify_on_download: body.notify_on_download,
+        name_file_in_mail: body.name_file_in_mail,
+        allow_reply: body.allow_reply,
+    };
+    let created = state.services.sharing.create(sender, handover, async || Ok(()), Delivery::Background).await;
+    let shares = created
+        .map_err(refused)?
+        .into_iter()
+        .map(|share| CreatedShare {
+            id: share.share_id,
+            recipient: share.recipient.as_str().to_owned(),
+            link: share.link,
+        })
+        .collect();
+    Ok(Made::Created(Json(CreatedHandover { shares })))
+}
+
 /// The problem of a change that did not happen.
 fn unchanged<T>(change: Change<T>, not_applicable: &str) -> ApiError {
     match change {
@@ -215,7 +261,7 @@ fn unchanged<T>(change: Change<T>, not_applicable: &str) -> ApiError {
 
 /// A refused handover as its problem: the sender's values are 422 (a limit 413), the server's
 /// failures 5xx.
-fn refused(error: CreateError) -> ApiError {
+pub(super) fn refused(error: CreateError) -> ApiError {
     use poem::http::StatusCode;
     match error {
         CreateError::TooLarge { .. } => ApiError::of(StatusCode::PAYLOAD_TOO_LARGE, error.to_string()),

@@ -4,10 +4,12 @@
 //! carries no token). Its operations and its OpenAPI document come from the same types.
 
 mod auth;
+mod binary;
 mod cursor;
 pub mod document;
 mod fields;
 mod handovers;
+mod multipart;
 pub mod problem;
 mod reference;
 mod requests;

@@ -1,8 +1,9 @@
 //! The API's file requests: ask someone for files, read a request with the files that arrived
-//! (their digests) and its state, and delete it now. Every rule is the requests service's, as for
-//! the pages; another sender's request answers 404 as one that does not exist.
+//! (their digests) and its state, download them (one by one or as a ZIP archive, as the page
+//! serves them), and delete it now. Every rule is the requests service's, as for the pages;
+//! another sender's request answers 404 as one that does not exist.
 
-use poem::web::Data;
+use poem::{Request, http::StatusCode, web::Data};
 use poem_openapi::{
     ApiResponse, Object, OpenApi,
     param::{Path, Query},
@@ -12,20 +13,26 @@ use poem_openapi::{
 use super::{
     ApiTags,
     auth::Token,
+    binary::{Download, OctetStream, Zip},
     cursor::Page,
     fields::{self, invalid},
     problem::ApiError,
 };
 use crate::{
     accounts::{EmailAddress, tokens::Scope},
-    request::{RequestLimits, RequestListing},
+    request::{RequestLimits, RequestListing, RequestState},
     services::{
+        Fault,
+        handover::Refusal,
         mails::Delivery,
         requests::{FileRequest, RequestError},
         sharing::{Change, viewer},
     },
     share::Message,
-    web::AppState,
+    web::{
+        AppState,
+        arrived::{self, Unserved},
+    },
 };
 
 pub struct RequestApi;
@@ -154,7 +161,7 @@ impl RequestApi {
         match state.services.requests.create(&sender.user, request, Delivery::Background).await {
             Ok(created) => Ok(Asked::Created(Json(CreatedRequest { id: created.share_id, link: created.link }))),
             Err(RequestError::SenderDisabled) => {
-                Err(ApiError::of(poem::http::StatusCode::FORBIDDEN, "the sender's account is disabled"))
+                Err(ApiError::of(StatusCode::FORBIDDEN, "the sender's account is disabled"))
             }
             Err(RequestError::Fault(fault)) => Err(fault.into()),
         }
@@ -192,6 +199,48 @@ impl RequestApi {
         Ok(Json(request.ok_or_else(ApiError::not_found)?.into()))
     }
 
+    /// The bytes of one file that arrived (`position` as the request lists it), as the request's
+    /// page serves them: named in `Content-Disposition`, with an `ETag` (its SHA-256), and a
+    /// part of it for a `Range` header (206). A file still held by the virus scan is 409; one
+    /// deleted, past its retention or refused by the scan is 410.
+    ///
+    /// Needs the scope `requests:read`.
+    #[oai(path = "/requests/:id/files/:position", method = "get")]
+    async fn file(
+        &self,
+        state: Data<&AppState>,
+        token: Token,
+        req: &Request,
+        id: Path<i64>,
+        position: Path<i32>,
+    ) -> Result<Download<OctetStream>, ApiError> {
+        let caller = token.with(Scope::RequestsRead)?;
+        match arrived::one_file(&state, &caller.user, id.0, position.0, req.headers()).await {
+            Ok(response) => Ok(Download::new(response)),
+            Err(unserved) => Err(not_served(&state, &caller.user, id.0, Some(position.0), unserved).await),
+        }
+    }
+
+    /// Every file that arrived and may be fetched, as one streamed ZIP archive (a `Range` header
+    /// asks for a part of it). Files held by the virus scan are 409 until it releases one; files
+    /// all gone are 410.
+    ///
+    /// Needs the scope `requests:read`.
+    #[oai(path = "/requests/:id/zip", method = "get")]
+    async fn zip(
+        &self,
+        state: Data<&AppState>,
+        token: Token,
+        req: &Request,
+        id: Path<i64>,
+    ) -> Result<Download<Zip>, ApiError> {
+        let caller = token.with(Scope::RequestsRead)?;
+        match arrived::archive(&state, &caller.user, id.0, req.headers()).await {
+            Ok(response) => Ok(Download::new(response)),
+            Err(unserved) => Err(not_served(&state, &caller.user, id.0, None, unserved).await),
+        }
+    }
+
     /// Deletes the request now: an answered one's files go with the next collection, an open one
     /// ends at once.
     ///
@@ -205,4 +254,45 @@ impl RequestApi {
             _ => Err(ApiError::conflict("the request has already ended")),
         }
     }
+}
+
+/// Why request `id`'s file at `position` (all of them without one) was not served, as its problem.
+async fn not_served(
+    state: &AppState,
+    user: &crate::accounts::User,
+    id: i64,
+    position: Option<i32>,
+    unserved: Unserved,
+) -> ApiError {
+    match unserved {
+        Unserved::Missing => match state.services.requests.find(viewer(user), id).await {
+            Ok(Some(request)) => missing(&request, position),
+            Ok(None) => ApiError::not_found(),
+            Err(fault) => fault.into(),
+        },
+        Unserved::Refused(Refusal::Fault(fault)) => fault.into(),
+        Unserved::Refused(Refusal::Damaged) => {
+            Fault::Internal(anyhow::anyhow!("a stored file of request {id} did not authenticate")).into()
+        }
+        Unserved::Refused(_) => gone(),
+    }
+}
+
+/// What keeps a visible request's files from its sender, read from what its page shows.
+fn missing(request: &RequestListing, position: Option<i32>) -> ApiError {
+    let mut asked = request.files.iter().filter(|f| position.is_none_or(|p| f.position == p)).peekable();
+    match request.state {
+        RequestState::Open => ApiError::conflict("nothing has arrived yet: the request is still open"),
+        RequestState::Answered if asked.peek().is_none() => {
+            ApiError::of(StatusCode::NOT_FOUND, "the request has no file at that position")
+        }
+        RequestState::Answered if asked.any(|f| !f.purged && !f.is_released()) => {
+            ApiError::conflict("the virus scan holds the file until it finds it clean")
+        }
+        _ => gone(),
+    }
+}
+
+fn gone() -> ApiError {
+    ApiError::of(StatusCode::GONE, "the files are gone: deleted, past their retention, or refused by the virus scan")
 }

@@ -1,6 +1,7 @@
 //! Reading the new-share form's body: its text fields (each bounded), its files kept one after
 //! another as the sender's finished uploads, and the rest of a refused form read and thrown away
-//! so the browser shows the answer.
+//! so the browser shows the answer. The API's multipart handover reads its fields and drains a
+//! refused body with the same bounds.
 
 use poem::web::{Field, Multipart};
 use tokio::io::AsyncReadExt;
@@ -23,13 +24,13 @@ pub(super) const FORM_OVERHEAD: u64 = 64 * 1024;
 /// How many times the largest form is read from a form over the limit before its form comes
 /// back: reading costs time, not storage, and a browser answered before it has sent its whole
 /// body shows "connection reset" instead of the answer.
-pub(super) const OVERSIZED_READ: u64 = 2;
+pub(crate) const OVERSIZED_READ: u64 = 2;
 
 /// Longest accepted note field: room for a note over its limit to come back with the form (a
 /// character the browser counts as one may take up to four bytes).
 const NOTE_FIELD_LIMIT: u64 = 4 * NOTE_LIMIT as u64;
 
-pub(super) async fn read_text(field: Field) -> Result<String, AppError> {
+pub(crate) async fn read_text(field: Field) -> Result<String, AppError> {
     read_up_to(field, TEXT_FIELD_LIMIT).await
 }
 
@@ -53,7 +54,7 @@ async fn read_up_to(field: Field, limit: u64) -> Result<String, AppError> {
 }
 
 /// Reads and throws away the form's remaining fields, up to `left` bytes in all.
-pub(super) async fn discard_rest(multipart: &mut Multipart, mut left: u64) {
+pub(crate) async fn discard_rest(multipart: &mut Multipart, mut left: u64) {
     while left > 0
         && let Ok(Some(field)) = multipart.next_field().await
     {
@@ -62,7 +63,7 @@ pub(super) async fn discard_rest(multipart: &mut Multipart, mut left: u64) {
 }
 
 /// The largest body the form may have: the files at their limit and the fields around them.
-pub(super) fn largest_form(state: &AppState) -> u64 {
+pub(crate) fn largest_form(state: &AppState) -> u64 {
     state.services.sharing.limits().1 + FORM_OVERHEAD
 }
 

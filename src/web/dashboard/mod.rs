@@ -7,7 +7,7 @@ mod actions;
 mod created_page;
 mod fields;
 mod file_lines;
-mod form_body;
+pub(crate) mod form_body;
 mod form_page;
 mod link_cookie;
 mod list_filter;
