@@ -3,6 +3,7 @@
 pub mod command;
 pub mod deletion;
 pub mod gc;
+pub mod keys;
 pub mod maintenance;
 pub mod request;
 pub mod secret_key;

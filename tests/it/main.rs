@@ -69,6 +69,7 @@ mod gc_runner;
 mod handover_form;
 mod handover_migration;
 mod hostile_input;
+mod key_rotation;
 mod lang_switch;
 mod languages;
 mod leases;

@@ -5,11 +5,12 @@
 
 pub mod format;
 mod keys;
+pub mod rotate;
 mod segments;
 mod store;
 
 pub use format::{Covering, Damaged, HEADER_LEN, Header, SEGMENT};
-pub use keys::{DataKey, FileKeys, WrappedKey};
+pub use keys::{DataKey, FileKeys, KeyRing, WrappedKey};
 pub use segments::{open_range, read_header, seal};
 pub use store::{SealedStore, Sealing};
 
