@@ -48,7 +48,7 @@ pub enum Command {
         #[arg(long, default_value_t = 1000)]
         limit: u32,
     },
-    /// Move stored files from DATA_DIR/files into the object store WATASU_STORAGE names.
+    /// Move stored files into the object store, or encrypt the ones stored plaintext.
     #[command(subcommand)]
     Storage(StorageCommand),
     /// The file key stored files' keys are wrapped under.
@@ -77,6 +77,14 @@ pub enum StorageCommand {
     /// Copy each file the database still needs into the object store, check it against its
     /// recorded SHA-256, then remove it from the folder; safe to stop and run again, while serving.
     Migrate,
+    /// Encrypt each file stored plaintext in place: a sealed copy is written, read back and
+    /// checked against its recorded SHA-256, the file switched to it and the plaintext deleted;
+    /// safe to stop and run again (one run at a time), while serving.
+    Encrypt {
+        /// Files read from the database per query.
+        #[arg(long, default_value_t = 100)]
+        batch: u32,
+    },
 }
 
 #[derive(Subcommand)]
@@ -264,6 +272,7 @@ pub async fn run(command: Command, config: Config) -> anyhow::Result<()> {
         Command::Token(TokenCommand::List(args)) => super::token::list(&config, args).await,
         Command::Token(TokenCommand::Revoke { id_or_prefix }) => super::token::revoke(&config, &id_or_prefix).await,
         Command::Storage(StorageCommand::Migrate) => super::storage::migrate(&config).await,
+        Command::Storage(StorageCommand::Encrypt { batch }) => super::storage::encrypt(&config, batch).await,
         Command::Keys(KeysCommand::Rotate { batch }) => super::keys::rotate(&config, batch).await,
         Command::Gc { limit } => super::gc::run(&config, limit).await,
         Command::Maintenance(MaintenanceCommand::Run { kind }) => super::maintenance::run(&config, &kind).await,

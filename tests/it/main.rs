@@ -60,6 +60,7 @@ mod dashboard;
 mod data_folder;
 mod deletion;
 mod downloads;
+mod encrypt_in_place;
 mod fault_drills;
 mod file_requests;
 mod file_stores;

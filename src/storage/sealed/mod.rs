@@ -3,6 +3,7 @@
 //! Any byte range opens by decrypting only the segments covering it; a segment that does not
 //! authenticate is an error, never data.
 
+pub mod encrypt_in_place;
 pub mod format;
 mod keys;
 pub mod rotate;

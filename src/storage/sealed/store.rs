@@ -136,6 +136,22 @@ impl SealedStore {
         Ok(plain)
     }
 
+    /// The plaintext's facts of a sealed file no row names yet, read back through its key: how a
+    /// sealed copy is checked before a row is switched to it.
+    pub async fn read_back_sealed(&self, stored: &StoredFile) -> Result<StoredFile, StoreError> {
+        let opened = self.open_sealed(&stored.key, stored.sealed.as_ref(), stored.size_bytes, 0, u64::MAX).await?;
+        let mut reader = opened.into_reader();
+        let mut digester = Digester::default();
+        let mut buffer = vec![0u8; 256 * 1024];
+        loop {
+            let read = tokio::io::AsyncReadExt::read(&mut reader, &mut buffer).await?;
+            if read == 0 {
+                return Ok(digester.stored(&stored.key));
+            }
+            digester.update(&buffer[..read]);
+        }
+    }
+
     fn damaged(&self, when: &'static str, what: &str) -> StoreError {
         tracing::error!(what, "a sealed file did not authenticate: it is not served");
         self.metrics.damaged_file(when);
