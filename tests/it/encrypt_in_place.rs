@@ -1,7 +1,8 @@
 //! `watasu storage encrypt` (issue 37), on both stores and both databases: files stored plaintext
 //! (encryption off) are encrypted in place, hold no plaintext byte afterwards and download as
 //! before; a run stopped after one file, or between a copy and its switch, is finished by the
-//! next; a file deleted while being encrypted is not brought back.
+//! next; a file deleted while being encrypted is not brought back; a file not matching its digest
+//! stays plaintext and is named.
 
 use std::path::{Path, PathBuf};
 
@@ -185,6 +186,30 @@ async fn a_file_deleted_while_being_encrypted_is_not_brought_back(backend: Backe
     assert_eq!((report.encrypted, report.cleaned_up), (0, 0));
     assert_eq!(count_files(&dir), 0);
 }
+
+async fn a_file_not_matching_its_digest_stays_plaintext_and_the_command_names_it(backend: Backend) {
+    let (app, dir, _) = plaintext_app(backend, Store::Local).await;
+    let files = claimed_files(&app, 2).await;
+    let damaged = plain_file(&app, files[1].share.id).await;
+    let path = dir.join(&damaged.storage_key);
+    let mut bytes = std::fs::read(&path).unwrap();
+    bytes[1000] ^= 0x01;
+    std::fs::write(&path, &bytes).unwrap();
+
+    let env = env_of(&app);
+    let env: Vec<(&str, &str)> = env.iter().map(|(k, v)| (*k, v.as_str())).collect();
+    let (code, out, err) = run_watasu(&["storage", "encrypt"], &env);
+    assert_eq!(code, 1, "{out}{err}");
+    assert!(out.contains("encrypted 1"), "{out}");
+    assert!(out.contains(&format!("left plaintext: file {} (f.bin)", damaged.id)), "{out}");
+    assert_eq!(count(app.db(), SEALED, files[0].share.id).await, 1);
+    assert_eq!(count(app.db(), SEALED, files[1].share.id).await, 0, "a file not matching its digest was switched");
+    assert_eq!(std::fs::read(&path).unwrap(), bytes, "the plaintext was touched");
+    assert_eq!(count_files(&dir), 2, "its copy was left behind");
+    assert_eq!(count(app.db(), UNFINISHED, 0).await, 0);
+}
+
+crate::both_backends!(a_file_not_matching_its_digest_stays_plaintext_and_the_command_names_it);
 
 macro_rules! on_both_backends_and_stores {
     ($($name:ident),+ $(,)?) => {$(
