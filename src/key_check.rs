@@ -10,7 +10,7 @@ use crate::{
     on_db,
     secret::SecretKey,
     sql,
-    storage::sealed::FileKeys,
+    storage::sealed::{FileKeys, KeyRing},
 };
 
 /// The key's file in the data folder (unless WATASU_SECRET_KEY is set).
@@ -114,9 +114,10 @@ pub struct FileKeyMissing {
     pub files: i64,
 }
 
-/// Live encrypted files whose keys are wrapped under another file key than $1's id.
+/// Live encrypted files whose keys are wrapped under neither file key ($1, $2: their ids; the same
+/// id twice when no rotation runs).
 const SEALED_UNDER_ANOTHER_KEY: Sql =
-    Sql::same("SELECT count(*) FROM files WHERE wrapped_key IS NOT NULL AND file_key_id <> $1");
+    Sql::same("SELECT count(*) FROM files WHERE wrapped_key IS NOT NULL AND file_key_id <> $1 AND file_key_id <> $2");
 
 /// Start-up refused: the file key given is not the one encrypted files were stored under; every
 /// download of those files would fail as damaged.
@@ -132,12 +133,22 @@ pub struct FileKeyWrong {
     pub files: i64,
 }
 
-/// The file keys the store wraps and unwraps with, refused at start-up when live encrypted files
-/// were stored under another file key (see `load_file_key`).
-pub async fn load_file_keys(config: &Config, db: &Db) -> anyhow::Result<FileKeys> {
-    let keys = FileKeys::new(&load_file_key(config, db).await?);
+/// The file keys the store wraps and unwraps with (WATASU_FILE_KEY, and WATASU_FILE_KEY_NEXT
+/// while a rotation runs), refused at start-up when live encrypted files were stored under
+/// another file key (see `load_file_key`). Once a rotation has re-wrapped every file, the next
+/// key alone passes.
+pub async fn load_file_keys(config: &Config, db: &Db) -> anyhow::Result<KeyRing> {
+    let current = FileKeys::new(&load_file_key(config, db).await?);
+    let next = match &config.settings.file_key_next {
+        Some(hex) => Some(FileKeys::new(
+            &SecretKey::from_hex(hex.expose()).map_err(|e| anyhow::anyhow!("WATASU_FILE_KEY_NEXT {e}"))?,
+        )),
+        None => None,
+    };
+    let keys = KeyRing::new(current, next);
+    let (first, second) = (keys.current().id(), keys.wrapping().id());
     let files: i64 = on_db!(db, |pool| {
-        sqlx::query_scalar(pool.sql(&SEALED_UNDER_ANOTHER_KEY)).bind(keys.id()).fetch_one(pool).await
+        sqlx::query_scalar(pool.sql(&SEALED_UNDER_ANOTHER_KEY)).bind(first).bind(second).fetch_one(pool).await
     })?;
     if files > 0 {
         let origin = match config.settings.file_key {

@@ -48,9 +48,12 @@ pub enum Command {
         #[arg(long, default_value_t = 1000)]
         limit: u32,
     },
-    /// Move stored files from DATA_DIR/files into the object store WATASU_STORAGE names.
+    /// Move stored files into the object store, or encrypt the ones stored plaintext.
     #[command(subcommand)]
     Storage(StorageCommand),
+    /// The file key stored files' keys are wrapped under.
+    #[command(subcommand)]
+    Keys(KeysCommand),
     /// How the team signs in.
     #[command(subcommand)]
     SignIn(SignInCommand),
@@ -87,6 +90,25 @@ pub enum StorageCommand {
     /// Copy each file the database still needs into the object store, check it against its
     /// recorded SHA-256, then remove it from the folder; safe to stop and run again, while serving.
     Migrate,
+    /// Encrypt each file stored plaintext in place: a sealed copy is written, read back and
+    /// checked against its recorded SHA-256, the file switched to it and the plaintext deleted;
+    /// safe to stop and run again (one run at a time), while serving.
+    Encrypt {
+        /// Files read from the database per query.
+        #[arg(long, default_value_t = 100)]
+        batch: u32,
+    },
+}
+
+#[derive(Subcommand)]
+pub enum KeysCommand {
+    /// Re-wrap every encrypted file's key from WATASU_FILE_KEY to WATASU_FILE_KEY_NEXT (set on
+    /// every instance first), without touching the files; safe to stop and run again, while serving.
+    Rotate {
+        /// Files re-wrapped per query.
+        #[arg(long, default_value_t = 500)]
+        batch: u32,
+    },
 }
 
 #[derive(Subcommand)]
@@ -263,6 +285,8 @@ pub async fn run(command: Command, config: Config) -> anyhow::Result<()> {
         Command::Token(TokenCommand::List(args)) => super::token::list(&config, args).await,
         Command::Token(TokenCommand::Revoke { id_or_prefix }) => super::token::revoke(&config, &id_or_prefix).await,
         Command::Storage(StorageCommand::Migrate) => super::storage::migrate(&config).await,
+        Command::Storage(StorageCommand::Encrypt { batch }) => super::storage::encrypt(&config, batch).await,
+        Command::Keys(KeysCommand::Rotate { batch }) => super::keys::rotate(&config, batch).await,
         Command::Gc { limit } => super::gc::run(&config, limit).await,
         Command::Maintenance(MaintenanceCommand::Run { kind }) => super::maintenance::run(&config, &kind).await,
         Command::Deletion(DeletionCommand::List { json }) => super::deletion::list(&config, json).await,

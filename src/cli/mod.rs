@@ -5,6 +5,7 @@ pub mod client;
 pub mod command;
 pub mod deletion;
 pub mod gc;
+pub mod keys;
 pub mod maintenance;
 pub mod request;
 pub mod secret_key;

@@ -78,6 +78,12 @@ pub struct Settings {
     #[arg(long, env = "WATASU_FILE_KEY", global = true)]
     pub file_key: Option<SecretString>,
 
+    /// 64 hex characters: the file key a rotation moves to (`watasu keys rotate`). Set on every
+    /// instance while it runs: new files' keys are wrapped under it, and files are opened under
+    /// either key. Once the rotation is done, it becomes WATASU_FILE_KEY and this is unset.
+    #[arg(long, env = "WATASU_FILE_KEY_NEXT", global = true)]
+    pub file_key_next: Option<SecretString>,
+
     /// Whether new files are stored encrypted, each under its own key (files stored before stay
     /// as they are, and are read either way). Off until the benchmark has measured its cost.
     #[arg(long, env = "WATASU_ENCRYPT_FILES", default_value_t = false, num_args = 0..=1,
@@ -275,6 +281,9 @@ impl Config {
         }
         if let Some(key) = &settings.file_key {
             SecretKey::from_hex(key.expose()).map_err(|reason| ConfigError::new("WATASU_FILE_KEY", reason))?;
+        }
+        if let Some(key) = &settings.file_key_next {
+            SecretKey::from_hex(key.expose()).map_err(|reason| ConfigError::new("WATASU_FILE_KEY_NEXT", reason))?;
         }
         settings.scan.check()?;
         check_bearer_token("WATASU_MAINTENANCE_TOKEN", settings.maintenance_token.as_ref())?;

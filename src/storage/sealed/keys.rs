@@ -98,6 +98,42 @@ impl FileKeys {
     }
 }
 
+/// The file keys one instance holds: `WATASU_FILE_KEY`, and while a rotation runs
+/// `WATASU_FILE_KEY_NEXT` too. A row's `file_key_id` says which of them opens its wrapped key, so
+/// every file opens whether the rotation has reached its row yet or not.
+#[derive(Clone, Debug)]
+pub struct KeyRing {
+    current: FileKeys,
+    next: Option<FileKeys>,
+}
+
+impl KeyRing {
+    pub fn new(current: FileKeys, next: Option<FileKeys>) -> Self {
+        Self { current, next }
+    }
+
+    /// `WATASU_FILE_KEY`'s keys.
+    pub fn current(&self) -> &FileKeys {
+        &self.current
+    }
+
+    /// `WATASU_FILE_KEY_NEXT`'s keys, during a rotation.
+    pub fn next(&self) -> Option<&FileKeys> {
+        self.next.as_ref()
+    }
+
+    /// What new files' keys are wrapped under: the next key as soon as it is set, so a rotation
+    /// has only the files stored before to re-wrap and new files never need the old key.
+    pub fn wrapping(&self) -> &FileKeys {
+        self.next.as_ref().unwrap_or(&self.current)
+    }
+
+    /// The keys whose id is `id` (a row's `file_key_id`), if this instance holds them.
+    pub fn by_id(&self, id: &str) -> Option<&FileKeys> {
+        std::iter::once(&self.current).chain(self.next.as_ref()).find(|keys| keys.id() == id)
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -117,5 +153,15 @@ mod tests {
         assert!(keys("ab").unwrap("file-one", &wrapped.wrapped[..20]).is_none());
         assert_eq!(wrapped.key_id, keys("ab").id());
         assert_ne!(keys("ab").id(), keys("cd").id());
+    }
+
+    #[test]
+    fn a_ring_wraps_new_keys_under_the_next_key_and_finds_either_by_its_id() {
+        let ring = KeyRing::new(keys("ab"), Some(keys("cd")));
+        assert_eq!(ring.wrapping().id(), keys("cd").id());
+        assert_eq!(ring.by_id(keys("ab").id()).unwrap().id(), keys("ab").id());
+        assert_eq!(ring.by_id(keys("cd").id()).unwrap().id(), keys("cd").id());
+        assert!(ring.by_id(keys("ef").id()).is_none());
+        assert_eq!(KeyRing::new(keys("ab"), None).wrapping().id(), keys("ab").id());
     }
 }

@@ -3,13 +3,15 @@
 //! Any byte range opens by decrypting only the segments covering it; a segment that does not
 //! authenticate is an error, never data.
 
+pub mod encrypt_in_place;
 pub mod format;
 mod keys;
+pub mod rotate;
 mod segments;
 mod store;
 
 pub use format::{Covering, Damaged, HEADER_LEN, Header, SEGMENT};
-pub use keys::{DataKey, FileKeys, WrappedKey};
+pub use keys::{DataKey, FileKeys, KeyRing, WrappedKey};
 pub use segments::{open_range, read_header, seal};
 pub use store::{SealedStore, Sealing};
 

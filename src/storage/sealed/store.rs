@@ -10,7 +10,7 @@ use std::sync::{Arc, Mutex};
 use futures_util::stream::{self, StreamExt, TryStreamExt};
 use tokio_util::io::{InspectReader, StreamReader};
 
-use super::{Damaged, DataKey, FileKeys, HEADER_LEN, Header, SEGMENT, open_range, read_header, seal};
+use super::{Damaged, DataKey, HEADER_LEN, Header, KeyRing, SEGMENT, WrappedKey, open_range, read_header, seal};
 use crate::{
     db::{Db, Dialect, Sql},
     metrics::Metrics,
@@ -32,26 +32,29 @@ crate::db_code! {
 }
 
 /// How the row of a stored file says it is stored. The row holds the key until it is destroyed.
-const SEALING_OF: Sql = Sql::same("SELECT sealing, wrapped_key, size_bytes FROM files WHERE storage_key = $1");
+const SEALING_OF: Sql =
+    Sql::same("SELECT sealing, wrapped_key, file_key_id, size_bytes FROM files WHERE storage_key = $1");
 
 #[derive(sqlx::FromRow)]
 struct SealingRow {
     sealing: Sealing,
     wrapped_key: Option<Vec<u8>>,
+    file_key_id: Option<String>,
     size_bytes: i64,
 }
 
 pub struct SealedStore {
     inner: Arc<dyn SweptStore>,
     db: Db,
-    keys: FileKeys,
+    /// The file key, and the next one while a rotation runs: the row says which wraps its key.
+    keys: KeyRing,
     /// Whether new files are sealed (`WATASU_ENCRYPT_FILES`); sealed files are opened either way.
     seal_new: bool,
     metrics: Metrics,
 }
 
 impl SealedStore {
-    pub fn new(inner: Arc<dyn SweptStore>, db: Db, keys: FileKeys, seal_new: bool, metrics: Metrics) -> Self {
+    pub fn new(inner: Arc<dyn SweptStore>, db: Db, keys: KeyRing, seal_new: bool, metrics: Metrics) -> Self {
         Self { inner, db, keys, seal_new, metrics }
     }
 
@@ -66,14 +69,17 @@ impl SealedStore {
     async fn open_sealed(
         &self,
         key: &str,
-        wrapped: Option<&[u8]>,
+        wrapped: Option<&WrappedKey>,
         plain_len: u64,
         start: u64,
         len: u64,
     ) -> Result<OpenedFile, StoreError> {
         // A destroyed key: whatever bytes are still around (or were put back) cannot be read.
         let Some(wrapped) = wrapped else { return Err(StoreError::NotFound) };
-        let Some(data_key) = self.keys.unwrap(key, wrapped) else {
+        let Some(file_keys) = self.keys.by_id(&wrapped.key_id) else {
+            return Err(self.damaged("before_first_byte", "its key is wrapped under a file key this instance lacks"));
+        };
+        let Some(data_key) = file_keys.unwrap(key, &wrapped.wrapped) else {
             return Err(self.damaged("before_first_byte", "its wrapped key does not open under the file key"));
         };
         // A read of the whole file (a download, the scan, a bundle's entry) is one read of the
@@ -111,6 +117,41 @@ impl SealedStore {
         Ok(OpenedFile::from_chunks(stream::once(async move { Ok(first) }).chain(rest).boxed(), plain_len))
     }
 
+    /// Stores `content` sealed, whether or not new files are (`watasu storage encrypt`).
+    pub async fn put_sealed(&self, content: Content<'_>, max_bytes: u64) -> Result<StoredFile, StoreError> {
+        let data_key = DataKey::generate();
+        // Size and digests are the plaintext's (shown to recipients, checked against): taken as
+        // the plaintext flows into the sealing.
+        let digester = Arc::new(Mutex::new(Digester::default()));
+        let seen = digester.clone();
+        let plain = InspectReader::new(content, move |bytes| seen.lock().expect("not poisoned").update(bytes));
+        let sealed = Box::pin(StreamReader::new(seal(&data_key, SEGMENT, plain)));
+        let stored = match self.inner.put(sealed, sealed_limit(max_bytes)).await {
+            Err(StoreError::TooLarge { .. }) => return Err(StoreError::TooLarge { limit: max_bytes }),
+            other => other?,
+        };
+        let digester = std::mem::take(&mut *digester.lock().expect("not poisoned"));
+        let mut plain = digester.stored(stored.key);
+        plain.sealed = Some(self.keys.wrapping().wrap(&plain.key, &data_key));
+        Ok(plain)
+    }
+
+    /// The plaintext's facts of a sealed file no row names yet, read back through its key: how a
+    /// sealed copy is checked before a row is switched to it.
+    pub async fn read_back_sealed(&self, stored: &StoredFile) -> Result<StoredFile, StoreError> {
+        let opened = self.open_sealed(&stored.key, stored.sealed.as_ref(), stored.size_bytes, 0, u64::MAX).await?;
+        let mut reader = opened.into_reader();
+        let mut digester = Digester::default();
+        let mut buffer = vec![0u8; 256 * 1024];
+        loop {
+            let read = tokio::io::AsyncReadExt::read(&mut reader, &mut buffer).await?;
+            if read == 0 {
+                return Ok(digester.stored(&stored.key));
+            }
+            digester.update(&buffer[..read]);
+        }
+    }
+
     fn damaged(&self, when: &'static str, what: &str) -> StoreError {
         tracing::error!(what, "a sealed file did not authenticate: it is not served");
         self.metrics.damaged_file(when);
@@ -131,21 +172,7 @@ impl FileStore for SealedStore {
         if !self.seal_new {
             return self.inner.put(content, max_bytes).await;
         }
-        let data_key = DataKey::generate();
-        // Size and digests are the plaintext's (shown to recipients, checked against): taken as
-        // the plaintext flows into the sealing.
-        let digester = Arc::new(Mutex::new(Digester::default()));
-        let seen = digester.clone();
-        let plain = InspectReader::new(content, move |bytes| seen.lock().expect("not poisoned").update(bytes));
-        let sealed = Box::pin(StreamReader::new(seal(&data_key, SEGMENT, plain)));
-        let stored = match self.inner.put(sealed, sealed_limit(max_bytes)).await {
-            Err(StoreError::TooLarge { .. }) => return Err(StoreError::TooLarge { limit: max_bytes }),
-            other => other?,
-        };
-        let digester = std::mem::take(&mut *digester.lock().expect("not poisoned"));
-        let mut plain = digester.stored(stored.key);
-        plain.sealed = Some(self.keys.wrap(&plain.key, &data_key));
-        Ok(plain)
+        self.put_sealed(content, max_bytes).await
     }
 
     async fn open(&self, key: &str) -> Result<OpenedFile, StoreError> {
@@ -156,7 +183,9 @@ impl FileStore for SealedStore {
         match self.sealing_of(key).await? {
             Some(row) if row.sealing == Sealing::SealedV1 => {
                 let plain_len = u64::try_from(row.size_bytes).unwrap_or(0);
-                self.open_sealed(key, row.wrapped_key.as_deref(), plain_len, start, len).await
+                let wrapped =
+                    row.wrapped_key.map(|wrapped| WrappedKey { wrapped, key_id: row.file_key_id.unwrap_or_default() });
+                self.open_sealed(key, wrapped.as_ref(), plain_len, start, len).await
             }
             _ => self.inner.open_range(key, start, len).await,
         }
