@@ -11,8 +11,9 @@ use tokio::io::{AsyncReadExt, AsyncSeekExt, AsyncWriteExt};
 
 use super::store::{
     Appended, CHUNK, Content, Deleted, LocalFileStore, PARTIAL_PREFIX, ResumableStore, StoreError, StoredFile,
-    read_back_digest,
+    TEMP_PREFIX, Through, read_back_digest,
 };
+use crate::secret::random_token;
 
 impl LocalFileStore {
     fn partial_path(&self, key: &str) -> Result<PathBuf, StoreError> {
@@ -101,6 +102,42 @@ impl ResumableStore for LocalFileStore {
             Err(e) => return Err(e.into()),
         }
         read_back_digest(self, key).await
+    }
+
+    /// Written beside the stored files as any file is (a temp file, synced, renamed into place),
+    /// then the partial file removed: a crash in between leaves both, and completing again finds
+    /// the stored file and removes the partial one.
+    async fn complete_partial_through(
+        &self,
+        key: &str,
+        _pieces: &[String],
+        through: Through,
+    ) -> Result<bool, StoreError> {
+        let partial = self.partial_path(key)?;
+        let stored = self.path_of(key).ok_or(StoreError::NotFound)?;
+        if tokio::fs::try_exists(&stored).await? {
+            self.delete_partial(key).await?;
+            return Ok(false);
+        }
+        let file = match tokio::fs::File::open(&partial).await {
+            Ok(file) => file,
+            Err(e) if e.kind() == io::ErrorKind::NotFound => return Ok(false),
+            Err(e) => return Err(e.into()),
+        };
+        let temp = self.dir.join(format!("{TEMP_PREFIX}{}", random_token().expose()));
+        if let Err(error) = self.write_temp(&temp, through(Box::pin(file)), u64::MAX).await {
+            let _ = tokio::fs::remove_file(&temp).await;
+            // The partial file's own read failing is the store's failure, not a sender's.
+            return Err(match error {
+                StoreError::Content(io) => StoreError::Io(io),
+                other => other,
+            });
+        }
+        tokio::fs::rename(&temp, &stored).await?;
+        self.sync_dir().await?;
+        self.delete_partial(key).await?;
+        self.sync_dir().await?;
+        Ok(true)
     }
 
     async fn delete_partial(&self, key: &str) -> Result<Deleted, StoreError> {

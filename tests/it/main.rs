@@ -101,6 +101,7 @@ mod resumed_downloads;
 mod scale_out;
 mod scan;
 mod sealed_files;
+mod sealed_uploads;
 mod second_factor;
 mod secrets_kept_out;
 mod sender_actions;
