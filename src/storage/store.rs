@@ -101,6 +101,15 @@ pub trait FileStore: Send + Sync {
     async fn open_range(&self, key: &str, start: u64, len: u64) -> Result<OpenedFile, StoreError>;
     /// Removes a stored file. Already absent is not an error.
     async fn delete(&self, key: &str) -> Result<Deleted, StoreError>;
+    /// Whether the store still holds bytes under `key`, readable or not: what a deletion verifies
+    /// (an encrypted file whose key is destroyed does not open, yet its bytes may still be there).
+    async fn holds(&self, key: &str) -> Result<bool, StoreError> {
+        match self.open_range(key, 0, 0).await {
+            Ok(_) => Ok(true),
+            Err(StoreError::NotFound) => Ok(false),
+            Err(error) => Err(error),
+        }
+    }
 }
 
 /// A store that also keeps the partial files of resumable uploads (tus): what takes uploads needs

@@ -100,6 +100,7 @@ mod request_uploads;
 mod resumed_downloads;
 mod scale_out;
 mod scan;
+mod sealed_deletion;
 mod sealed_files;
 mod sealed_uploads;
 mod second_factor;

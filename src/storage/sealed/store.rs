@@ -215,6 +215,11 @@ impl FileStore for SealedStore {
     async fn delete(&self, key: &str) -> Result<Deleted, StoreError> {
         self.inner.delete(key).await
     }
+
+    /// The bytes as stored, whatever the row says of their key.
+    async fn holds(&self, key: &str) -> Result<bool, StoreError> {
+        self.inner.holds(key).await
+    }
 }
 
 #[async_trait::async_trait]

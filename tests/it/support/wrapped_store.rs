@@ -104,6 +104,11 @@ impl<S: FileStore + ?Sized, H: Hook> FileStore for Wrapped<S, H> {
         self.hook.before(Call::Delete).await?;
         self.inner.delete(key).await
     }
+
+    async fn holds(&self, key: &str) -> Result<bool, StoreError> {
+        self.hook.before(Call::OpenRange).await?;
+        self.inner.holds(key).await
+    }
 }
 
 #[async_trait::async_trait]
