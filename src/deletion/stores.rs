@@ -125,7 +125,9 @@ impl Store {
             Self::RateLimits => "rate_limit_hits.bucket of the account (by prefix) and of shares.sender_id",
             Self::Shares => "shares.sender_id",
             Self::Uploads => "uploads.owner_id, with each storage key on disk",
-            Self::FileKeys => "files.owner_id: wrapped_key is NULL and key_destroyed_at set",
+            Self::FileKeys => {
+                "files.owner_id, then each file's files.wrapped_key (destroyed) and files.key_destroyed_at (set)"
+            }
             Self::StoredFiles => "files.owner_id, then each storage key on disk",
             Self::FileRecords => "files.owner_id",
             Self::Handovers => "handovers.sender_id",

@@ -16,7 +16,7 @@ use crate::{
     deletion::fixtures::{admin_case, deletion_app, impatient_runner, populate, runner},
     sealed_files::{MARKER, Store, app_on, content, on_both_backends_and_stores, stored_files},
     support::{
-        Backend, TestApp, count,
+        Backend, TestApp, count, event_kinds,
         wrapped_store::{Call, Hook, Wrapped},
     },
 };
@@ -52,6 +52,9 @@ async fn ending_a_share_now_destroys_the_key_before_the_bytes_and_a_copy_put_bac
                      WHERE s.id = $1 AND f.wrapped_key IS NULL AND f.key_destroyed_at IS NOT NULL
                        AND f.purged_at IS NOT NULL AND f.key_destroyed_at <= f.purged_at";
     assert_eq!(count(app.db(), in_order, share.id).await, 1, "the key went first, then the bytes");
+    let kinds = event_kinds(&app, share.id).await;
+    let at = |kind: &str| kinds.iter().position(|k| k == kind).unwrap_or_else(|| panic!("{kind}: {kinds:?}"));
+    assert!(at("key_destroyed") < at("purged"), "the timeline says the key went before the bytes: {kinds:?}");
 
     // A backup brings the bytes back: they never open again.
     std::fs::create_dir_all(path.parent().unwrap()).unwrap();

@@ -189,7 +189,7 @@ pub const JA: DeletionText = DeletionText {
             "アカウントの rate_limit_hits.bucket（前方一致）と shares.sender_id の分",
             "shares.sender_id",
             "uploads.owner_id とディスク上の各保存キー",
-            "files.owner_id: wrapped_key が NULL で key_destroyed_at が記録済み",
+            "files.owner_id の各ファイルの files.wrapped_key（破棄済み）と files.key_destroyed_at（記録済み）",
             "files.owner_id、続いてディスク上の各保存キー",
             "files.owner_id",
             "handovers.sender_id",
