@@ -16,7 +16,7 @@ use crate::{
     deletion::fixtures::{admin_case, deletion_app, impatient_runner, populate, runner},
     sealed_files::{MARKER, Store, app_on, content, on_both_backends_and_stores, stored_files},
     support::{
-        Backend, TestApp, count, event_kinds,
+        Backend, PASSWORD, TestApp, count, event_kinds,
         wrapped_store::{Call, Hook, Wrapped},
     },
 };
@@ -76,6 +76,32 @@ async fn case_app(backend: Backend) -> (TestApp, std::path::PathBuf) {
 async fn held(app: &TestApp, case_id: i64, owner: &str) {
     let cases = app.state.services.deletion.cases();
     assert!(cases.claim(case_id, owner, std::time::Duration::from_secs(600)).await.unwrap());
+}
+
+async fn the_senders_timeline_says_the_key_was_destroyed_before_the_file_was_deleted(backend: Backend) {
+    let app = TestApp::spawn(backend).await;
+    let sender = app.create_sender_with_password("timeline-key@example.test", "Sender Sato", PASSWORD).await;
+    let share = app.fake_share().sender(sender).file("f.bin", content()).create().await;
+    assert!(app.state.lifecycle.revoke(share.id).await.unwrap());
+    app.state.services.gc.gc().collect(10, Trigger::Cli).await.unwrap();
+    let browser = app.sign_in("timeline-key@example.test", PASSWORD).await;
+
+    for (lang, destroyed, deleted) in
+        [("en", "key was destroyed", "deleted from the server"), ("ja", "鍵を破棄しました", "削除しました")]
+    {
+        let headers = [("Accept-Language", lang), ("Sec-Fetch-Site", "same-origin")];
+        let page = browser.get_with(&format!("/shares/{}", share.id), &headers).await;
+        let key = page.texts(".timeline li[data-kind=key_destroyed]").concat();
+        assert!(key.contains(destroyed), "{lang}: {key}");
+        let purged = page.texts(".timeline li[data-kind=purged]").concat();
+        assert!(purged.contains(deleted), "{lang}: {purged}");
+        let kinds = page.html();
+        let selector = scraper::Selector::parse(".timeline li[data-kind]").unwrap();
+        let kinds: Vec<_> = kinds.select(&selector).filter_map(|li| li.value().attr("data-kind")).collect();
+        let at = |kind| kinds.iter().position(|k| *k == kind).unwrap();
+        // The timeline reads oldest first.
+        assert!(at("key_destroyed") < at("purged"), "{kinds:?}");
+    }
 }
 
 /// The number of the sender's files whose key is still there.
@@ -157,6 +183,7 @@ async fn with_the_store_failing_the_keys_are_destroyed_and_the_bytes_pending(bac
 on_both_backends_and_stores!(ending_a_share_now_destroys_the_key_before_the_bytes_and_a_copy_put_back_stays_unreadable);
 
 crate::both_backends!(
+    the_senders_timeline_says_the_key_was_destroyed_before_the_file_was_deleted,
     a_deletion_case_destroys_the_keys_as_a_verified_step_before_the_bytes,
     with_the_store_failing_the_keys_are_destroyed_and_the_bytes_pending,
 );
