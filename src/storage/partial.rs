@@ -186,6 +186,27 @@ mod tests {
     }
 
     #[tokio::test]
+    async fn completing_through_writes_what_passed_through_and_leaves_no_partial_or_temp_file() {
+        let dir = tempfile::tempdir().unwrap();
+        let store = LocalFileStore::new(dir.path()).unwrap();
+        store.create_partial(KEY).await.unwrap();
+        store.append_partial(KEY, 0, reader(b"hello"), 5).await.unwrap();
+        let shout: Through = Box::new(|plain| {
+            Box::pin(tokio_util::io::StreamReader::new(futures_util::StreamExt::map(
+                tokio_util::io::ReaderStream::new(plain),
+                |chunk| chunk.map(|bytes| bytes::Bytes::from(bytes.to_ascii_uppercase())),
+            )))
+        });
+        assert!(store.complete_partial_through(KEY, &[], shout).await.unwrap());
+        assert_eq!(std::fs::read(dir.path().join(KEY)).unwrap(), b"HELLO");
+        let names: Vec<_> = std::fs::read_dir(dir.path()).unwrap().map(|e| e.unwrap().file_name()).collect();
+        assert_eq!(names, [KEY], "no partial or temp file is left");
+        // Completed before (a crash after the join): nothing to join, the stored file stays.
+        assert!(!store.complete_partial_through(KEY, &[], Box::new(|plain| plain)).await.unwrap());
+        assert_eq!(std::fs::read(dir.path().join(KEY)).unwrap(), b"HELLO");
+    }
+
+    #[tokio::test]
     async fn an_append_over_its_cap_is_refused_whole() {
         let dir = tempfile::tempdir().unwrap();
         let store = LocalFileStore::new(dir.path()).unwrap();
