@@ -300,7 +300,7 @@ async fn a_request_left_unanswered_past_its_link_loses_what_was_uploaded(backend
 }
 
 /// A request the uploader answered with `files`; answers it and the uploader's browser.
-async fn answered_request(app: &TestApp, files: &[(&str, &[u8])]) -> (TestRequest, Browser) {
+pub(crate) async fn answered_request(app: &TestApp, files: &[(&str, &[u8])]) -> (TestRequest, Browser) {
     let request = make_request(app, roomy()).await;
     let uploader = app.browser();
     let csrf = verify_uploader(app, &uploader, &request.token).await.csrf_token();

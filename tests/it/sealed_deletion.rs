@@ -14,6 +14,7 @@ use watasu::{
 
 use crate::{
     deletion::fixtures::{admin_case, deletion_app, impatient_runner, populate, runner},
+    file_requests::{SENDER, answered_request},
     sealed_files::{MARKER, Store, app_on, content, on_both_backends_and_stores, stored_files},
     support::{
         Backend, PASSWORD, TestApp, count, event_kinds,
@@ -104,6 +105,33 @@ async fn the_senders_timeline_says_the_key_was_destroyed_before_the_file_was_del
     }
 }
 
+async fn a_requests_delete_now_destroys_the_keys_before_the_bytes_and_a_copy_put_back_stays_unreadable(
+    backend: Backend,
+) {
+    let (app, dir) = app_on(backend, Store::Local, true).await;
+    let (request, _uploader) = answered_request(&app, &[("contract.pdf", MARKER)]).await;
+    let (path, copy) = stored_files(&dir).remove(0);
+    assert!(!copy.windows(MARKER.len()).any(|w| w == MARKER), "the request's file is stored encrypted");
+    let key = key_of(&app, request.id).await;
+
+    let sender = app.sign_in(SENDER, PASSWORD).await;
+    let page = sender.get(&format!("/requests/{}", request.id)).await;
+    let deleted =
+        sender.post_form(&format!("/requests/{}/delete", request.id), &[("csrf_token", &page.csrf_token())]).await;
+    assert_eq!(deleted.status, 303, "{}", deleted.body);
+    app.state.services.gc.try_pass(Trigger::Cli).await.unwrap().unwrap();
+    assert!(stored_files(&dir).is_empty(), "deleted with the next pass");
+    let in_order = "SELECT count(*) FROM shares s JOIN files f ON f.handover_id = s.handover_id
+                     WHERE s.id = $1 AND f.wrapped_key IS NULL AND f.key_destroyed_at <= f.purged_at";
+    assert_eq!(count(app.db(), in_order, request.id).await, 1, "the key went first, then the bytes");
+    let kinds = event_kinds(&app, request.id).await;
+    let at = |kind: &str| kinds.iter().position(|k| k == kind).unwrap_or_else(|| panic!("{kind}: {kinds:?}"));
+    assert!(at("key_destroyed") < at("purged"), "{kinds:?}");
+
+    std::fs::write(&path, &copy).unwrap();
+    assert!(matches!(app.state.store.open(&key).await, Err(StoreError::NotFound)));
+}
+
 /// The number of the sender's files whose key is still there.
 async fn live_keys(app: &TestApp, owner: i64) -> i64 {
     count(app.db(), "SELECT count(*) FROM files WHERE owner_id = $1 AND wrapped_key IS NOT NULL", owner).await
@@ -183,6 +211,7 @@ async fn with_the_store_failing_the_keys_are_destroyed_and_the_bytes_pending(bac
 on_both_backends_and_stores!(ending_a_share_now_destroys_the_key_before_the_bytes_and_a_copy_put_back_stays_unreadable);
 
 crate::both_backends!(
+    a_requests_delete_now_destroys_the_keys_before_the_bytes_and_a_copy_put_back_stays_unreadable,
     the_senders_timeline_says_the_key_was_destroyed_before_the_file_was_deleted,
     a_deletion_case_destroys_the_keys_as_a_verified_step_before_the_bytes,
     with_the_store_failing_the_keys_are_destroyed_and_the_bytes_pending,
