@@ -113,10 +113,8 @@ impl Runner {
             self.hook(store)?;
             let mut remaining = 0;
             for key in &keys {
-                match self.bounded(self.files.open(key)).await {
-                    Err(StoreError::NotFound) => {}
-                    Ok(_) => remaining += 1,
-                    Err(error) => return Err(error.into()),
+                if self.bounded(self.files.holds(key)).await? {
+                    remaining += 1;
                 }
             }
             return Ok((Some(keys.len() as i64), deleted, Some(remaining)));
@@ -180,10 +178,8 @@ impl Runner {
     pub(super) async fn files_on_disk(&self, subject: i64) -> anyhow::Result<i64> {
         let mut present = 0;
         for key in self.tables.storage_keys(subject).await? {
-            match self.bounded(self.files.open(&key)).await {
-                Err(StoreError::NotFound) => {}
-                Ok(_) => present += 1,
-                Err(error) => return Err(error.into()),
+            if self.bounded(self.files.holds(&key)).await? {
+                present += 1;
             }
         }
         Ok(present)

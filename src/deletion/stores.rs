@@ -7,7 +7,10 @@
 //! file rows), the file rows, the handovers they belonged to, and the account row last. The address
 //! used as a key is read from the account row each time, so it is needed nowhere else.
 
-use crate::{db::Db, on_db};
+use crate::{
+    db::{Db, Dialect, Sql},
+    on_db,
+};
 
 crate::db_code! {
     /// A place that can hold a sender's data.
@@ -23,6 +26,9 @@ crate::db_code! {
         Shares = "shares",
         /// Resumable uploads not (yet) made into shares: their bytes and rows.
         Uploads = "uploads",
+        /// The data keys of the sender's encrypted files, destroyed before their bytes go: from
+        /// then on no copy of those bytes (a backup, an object version) can be read.
+        FileKeys = "file_keys",
         StoredFiles = "stored_files",
         FileRecords = "file_records",
         /// What the sender handed over in one go, once its shares and files are gone.
@@ -65,7 +71,7 @@ impl Outcome {
 
 impl Store {
     /// Every store, in run order.
-    pub const ORDER: [Store; 16] = [
+    pub const ORDER: [Store; 17] = [
         Self::Sessions,
         Self::Invitations,
         Self::Codes,
@@ -76,6 +82,7 @@ impl Store {
         Self::RateLimits,
         Self::Shares,
         Self::Uploads,
+        Self::FileKeys,
         Self::StoredFiles,
         Self::FileRecords,
         Self::Handovers,
@@ -118,6 +125,9 @@ impl Store {
             Self::RateLimits => "rate_limit_hits.bucket of the account (by prefix) and of shares.sender_id",
             Self::Shares => "shares.sender_id",
             Self::Uploads => "uploads.owner_id, with each storage key on disk",
+            Self::FileKeys => {
+                "files.owner_id, then each file's files.wrapped_key (destroyed) and files.key_destroyed_at (set)"
+            }
             Self::StoredFiles => "files.owner_id, then each storage key on disk",
             Self::FileRecords => "files.owner_id",
             Self::Handovers => "handovers.sender_id",
@@ -143,7 +153,7 @@ impl Store {
             Self::FileRecords => &FILE_RECORDS,
             Self::Handovers => &HANDOVERS,
             Self::Account => &ACCOUNT,
-            Self::StoredFiles | Self::Logs | Self::Backups => return None,
+            Self::FileKeys | Self::StoredFiles | Self::Logs | Self::Backups => return None,
         })
     }
 }
@@ -207,6 +217,11 @@ const UPLOADS: TableRows = table_rows!("FROM uploads WHERE owner_id = $1");
 const FILE_RECORDS: TableRows = table_rows!("FROM files WHERE owner_id = $1");
 const HANDOVERS: TableRows = table_rows!("FROM handovers WHERE sender_id = $1");
 const ACCOUNT: TableRows = table_rows!("FROM users WHERE id = $1");
+/// The subject's encrypted files whose key is not destroyed (or was, without saying when).
+const LIVE_FILE_KEYS: &str = "SELECT count(*) FROM files
+                               WHERE owner_id = $1 AND (wrapped_key IS NOT NULL
+                                     OR (sealing = 'sealed-v1' AND key_destroyed_at IS NULL))";
+const DESTROY_FILE_KEYS: Sql = crate::lifecycle::destroy_file_keys!("owner_id = $1");
 const STORAGE_KEYS: &str = "SELECT storage_key FROM files WHERE owner_id = $1 ORDER BY id";
 const UPLOAD_KEYS: &str = "SELECT storage_key FROM uploads WHERE owner_id = $1 ORDER BY id";
 
@@ -221,8 +236,14 @@ impl TableAdapter {
         Self { db }
     }
 
-    /// Rows of `store` that belong to `subject`; `None` for a store that is not a table.
+    /// Rows of `store` that belong to `subject` (for the file keys, the keys not destroyed);
+    /// `None` for a store that is not a table.
     pub async fn count(&self, store: Store, subject: i64) -> Result<Option<i64>, sqlx::Error> {
+        if store == Store::FileKeys {
+            let live =
+                on_db!(&self.db, |pool| sqlx::query_scalar(LIVE_FILE_KEYS).bind(subject).fetch_one(pool).await?);
+            return Ok(Some(live));
+        }
         let Some(rows) = store.rows() else { return Ok(None) };
         let count = on_db!(&self.db, |pool| sqlx::query_scalar(rows.count).bind(subject).fetch_one(pool).await?);
         Ok(Some(count))
@@ -230,6 +251,11 @@ impl TableAdapter {
 
     /// Deletes them; returns how many went.
     pub async fn delete(&self, store: Store, subject: i64) -> Result<u64, sqlx::Error> {
+        if store == Store::FileKeys {
+            return Ok(on_db!(&self.db, |pool| {
+                sqlx::query(pool.sql(&DESTROY_FILE_KEYS)).bind(subject).execute(pool).await?.rows_affected()
+            }));
+        }
         let Some(rows) = store.rows() else { return Ok(0) };
         Ok(on_db!(&self.db, |pool| sqlx::query(rows.delete).bind(subject).execute(pool).await?.rows_affected()))
     }

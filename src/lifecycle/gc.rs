@@ -150,6 +150,7 @@ impl ShareGc {
         let destroyed = self.repo.destroy_file_keys(candidate.handover_id, candidate.id).await?;
         if destroyed > 0 {
             tracing::info!(share_id = candidate.id, files = destroyed, "destroyed the keys of encrypted files");
+            self.events.record_quietly(candidate.id, EventKind::KeyDestroyed).await;
         }
         for file in &candidate.files {
             if let Err(error) = self.store.delete(&file.storage_key).await {

@@ -11,6 +11,7 @@ mod upload_gc;
 pub use delivered::{RangeRows, Span};
 pub use gc::{GcReport, GcRunner, GcStats, ShareGc};
 pub use leftover_sweep::{LeftoverError, LeftoverReport};
+pub(crate) use repo::destroy_file_keys;
 pub use repo::{
     Claimed, ClaimedFile, LifecycleRepository, LiveFile, PURGEABLE_POSTGRES, PURGEABLE_SQLITE, PurgeCandidate,
 };

@@ -168,14 +168,28 @@ const DOOMED_FILES: Sql = unneeded!(
 /// The handover's secret note is destroyed, not hidden, once no share needs it.
 const DESTROY_NOTE: Sql =
     unneeded!(["UPDATE handovers SET note_sealed = NULL WHERE id = $1 AND note_sealed IS NOT NULL"], "");
-/// The data keys of the handover's encrypted files are destroyed before their bytes are deleted,
-/// once no share needs them, in the one statement that holds that precondition: from then on no
-/// copy of the bytes anywhere can be read, whether or not the delete that follows succeeds.
-const DESTROY_FILE_KEYS: Sql = unneeded!(
-    ["UPDATE files SET wrapped_key = NULL, key_destroyed_at = " now "
-      WHERE handover_id = $1 AND purged_at IS NULL AND wrapped_key IS NOT NULL"],
-    ""
-);
+/// Destroys the data keys of the files that `$where` selects, recording when: every deletion path
+/// (the GC, the scan's refusal, a deletion case) runs this before it deletes any byte, so from then
+/// on no copy of the bytes anywhere can be read, whether or not the delete that follows succeeds.
+macro_rules! destroy_file_keys {
+    (unneeded: $($where:tt)+) => {
+        unneeded!(["UPDATE files SET wrapped_key = NULL, key_destroyed_at = " now "
+                     WHERE wrapped_key IS NOT NULL AND " $($where)+], "")
+    };
+    ($($where:tt)+) => {
+        $crate::sql!(
+            "UPDATE files SET wrapped_key = NULL, key_destroyed_at = " now "
+              WHERE wrapped_key IS NOT NULL AND " $($where)+
+        )
+    };
+}
+pub(crate) use destroy_file_keys;
+
+/// The data keys of the handover's encrypted files, once no share needs them, in the one
+/// statement that holds that precondition.
+const DESTROY_FILE_KEYS: Sql = destroy_file_keys!(unneeded: "handover_id = $1 AND purged_at IS NULL");
+/// One file's data key (the scan refused it), before its bytes go.
+const DESTROY_FILE_KEY: Sql = destroy_file_keys!("id = $1 AND purged_at IS NULL");
 /// A file whose bytes are gone. A purged file keeps no key, whoever deleted its bytes (the GC
 /// destroyed it already; the scanner's refused files have it destroyed here), so a copy of the
 /// bytes put back never opens.
@@ -288,6 +302,14 @@ impl LifecycleRepository {
     }
 
     /// Marks a file purged once its bytes are gone; false when another collector did first.
+    /// Destroys one file's data key before its bytes are deleted; answers whether it held one.
+    pub async fn destroy_file_key(&self, file_id: i64) -> Result<bool, sqlx::Error> {
+        let done = on_db!(&self.db, |pool| {
+            sqlx::query(pool.sql(&DESTROY_FILE_KEY)).bind(file_id).execute(pool).await?.rows_affected()
+        });
+        Ok(done == 1)
+    }
+
     pub async fn mark_file_purged(&self, file_id: i64) -> Result<bool, sqlx::Error> {
         let done = on_db!(&self.db, |pool| {
             sqlx::query(pool.sql(&MARK_FILE_PURGED)).bind(file_id).execute(pool).await?.rows_affected()

@@ -255,14 +255,7 @@ impl Requests {
             Err(UploadError::Fault(fault)) => return Err(fault.into()),
             Err(error) => return Err(Fault::Internal(error.into()).into()),
         };
-        let stored = StoredFile {
-            key: row.storage_key.clone(),
-            size_bytes: row.length(),
-            sha256: row.sha256.clone().unwrap_or_default(),
-            crc32: row.crc32.and_then(|crc| u32::try_from(crc).ok()).unwrap_or_default(),
-            // Resumable uploads are stored plaintext (yet).
-            sealed: None,
-        };
+        let Some(stored) = row.stored() else { return Ok(Err(UploadRefused::UploadUnfinished)) };
         let added = self.add(&share, &stored, &row.file_name, &row.content_type, Some(row.id)).await?;
         if added.is_err()
             && let Err(error) = self.uploads.terminate(owner, upload_id).await

@@ -149,8 +149,10 @@ impl Scanning {
             self.mails.tell_of_refused_files(handover_id).await;
         }
         for file in self.files.refused_inbound().await? {
-            // As the GC: the bytes first, so a row marked purged never leaves them behind; a
-            // failed delete is tried again by the next pass.
+            // As the GC: the key first, so a delete that fails leaves bytes nobody can read; then
+            // the bytes, so a row marked purged never leaves them behind; a failed delete is
+            // tried again by the next pass.
+            self.lifecycle.destroy_file_key(file.id).await?;
             if let Err(error) = self.store.delete(&file.storage_key).await {
                 tracing::warn!(file_id = file.id, %error, "could not delete a refused file; the next pass tries again");
                 continue;

@@ -26,7 +26,7 @@ use crate::{
         note::{Note, NoteSeal, NoteToSeal},
         sender::{HandoverFile, SenderShares, SenderStatus, ShareSummary, Viewer},
     },
-    storage::{Content, FileStore, StoreError, StoredFile},
+    storage::{Content, FileStore, StoreError},
     uploads::Owner,
 };
 
@@ -300,9 +300,7 @@ impl Sharing {
         let row =
             self.uploads.finished(Owner::Sender(sender.id), id).await.map_err(|_| CreateError::UploadUnavailable)?;
         let row = row.ok_or(CreateError::UploadUnavailable)?;
-        let sha256 = row.sha256.clone().ok_or(CreateError::UploadUnavailable)?;
-        let crc32 = row.crc32.and_then(|c| u32::try_from(c).ok()).ok_or(CreateError::UploadUnavailable)?;
-        let stored = StoredFile { key: row.storage_key.clone(), size_bytes: row.length(), sha256, crc32, sealed: None };
+        let stored = row.stored().ok_or(CreateError::UploadUnavailable)?;
         Ok(FileContent::Uploaded { upload_id: id.to_owned(), stored })
     }
 

@@ -354,7 +354,7 @@ impl Uploads {
         }
         if row.sha256.is_none() {
             let stored = self.finish(row.id, &row.storage_key).await?;
-            (row.sha256, row.crc32) = (Some(stored.sha256), Some(i64::from(stored.crc32)));
+            row.finished_as(stored);
         }
         Ok(Some(row))
     }

@@ -34,6 +34,9 @@ crate::db_code! {
         /// The virus scan refused a file of the handover: the share ended (recorded instead of
         /// `revoked`).
         ScanRefused = "scan_refused",
+        /// The data keys of the share's encrypted files were destroyed (before their bytes are
+        /// deleted): from then on no copy of them can be read, even while the delete is retried.
+        KeyDestroyed = "key_destroyed",
         Purged = "purged",
         /// A request's uploader left a file (it may still remove it before finishing).
         FileUploaded = "file_uploaded",

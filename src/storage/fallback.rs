@@ -11,7 +11,7 @@ use super::{
     leftovers::{Leftover, LeftoverKind},
     store::{
         Appended, Content, Deleted, FileStore, LocalFileStore, OpenedFile, ResumableStore, StoreError, StoredFile,
-        SweptStore,
+        SweptStore, Through,
     },
 };
 
@@ -83,6 +83,15 @@ impl ResumableStore for FallbackStore {
 
     async fn complete_partial(&self, key: &str, pieces: &[String]) -> Result<StoredFile, StoreError> {
         self.partial_store(key).await.complete_partial(key, pieces).await
+    }
+
+    async fn complete_partial_through(
+        &self,
+        key: &str,
+        pieces: &[String],
+        through: Through,
+    ) -> Result<bool, StoreError> {
+        self.partial_store(key).await.complete_partial_through(key, pieces, through).await
     }
 
     async fn discard_piece(&self, key: &str, piece: &str) -> Result<(), StoreError> {

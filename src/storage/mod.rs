@@ -24,6 +24,6 @@ pub use fallback::FallbackStore;
 pub use leftovers::{Leftover, LeftoverKind};
 pub use opened::OpenedFile;
 pub use store::{
-    Appended, Content, Deleted, FileStore, LocalFileStore, ResumableStore, StoreError, StoredFile, SweptStore,
+    Appended, Content, Deleted, FileStore, LocalFileStore, ResumableStore, StoreError, StoredFile, SweptStore, Through,
 };
 pub use store_setup::{open_file_store, open_object_store, open_sealed_store, probe};

@@ -14,7 +14,7 @@ use tokio::io::{AsyncRead, AsyncReadExt};
 use super::{
     Digester,
     object_store::{ObjectFileStore, store_error},
-    store::{Appended, CHUNK, Content, Deleted, PARTIAL_PREFIX, ResumableStore, StoreError, StoredFile},
+    store::{Appended, CHUNK, Content, Deleted, PARTIAL_PREFIX, ResumableStore, StoreError, StoredFile, Through},
 };
 use crate::secret::random_token;
 
@@ -36,12 +36,19 @@ impl ObjectFileStore {
         Ok(self.pieces_of(key).ok_or(StoreError::NotFound)?.child(piece))
     }
 
-    /// Writes the pieces one after the other into `path`, checking they join up without a gap.
-    async fn assemble(&self, path: &ObjectPath, key: &str, pieces: &[String]) -> Result<Digester, StoreError> {
+    /// Writes the pieces one after the other into `path` through `through`, checking they join
+    /// up without a gap; answers the digest of what was written.
+    async fn assemble(
+        &self,
+        path: &ObjectPath,
+        key: &str,
+        pieces: &[String],
+        through: Through,
+    ) -> Result<Digester, StoreError> {
         let paths = pieces.iter().map(|piece| self.piece_path(key, piece)).collect::<Result<Vec<_>, _>>()?;
         let joined = self.joined(pieces.iter().zip(paths).map(|(piece, path)| (piece_start(piece), path)).collect());
         let reader = tokio_util::io::StreamReader::new(joined.map_err(io::Error::other));
-        self.put_at(path, Box::pin(reader), u64::MAX).await.map_err(|error| match error {
+        self.put_at(path, through(Box::pin(reader)), u64::MAX).await.map_err(|error| match error {
             // The pieces' own failure, carried through the reader.
             StoreError::Content(io) => match io.into_inner().map(|inner| inner.downcast::<StoreError>()) {
                 Some(Ok(inner)) => *inner,
@@ -136,7 +143,7 @@ impl ResumableStore for ObjectFileStore {
         let path = self.path_of(key).ok_or(StoreError::NotFound)?;
         let digester = match self.size_of(&path).await {
             Ok(_) => self.digest_object(&path).await?,
-            Err(StoreError::NotFound) => match self.assemble(&path, key, pieces).await {
+            Err(StoreError::NotFound) => match self.assemble(&path, key, pieces, Box::new(|plain| plain)).await {
                 // Another completer finished first and removed the pieces under this one.
                 Err(StoreError::NotFound) => self.digest_object(&path).await?,
                 other => other?,
@@ -145,6 +152,27 @@ impl ResumableStore for ObjectFileStore {
         };
         self.delete_partial(key).await?;
         Ok(digester.stored(key))
+    }
+
+    /// As `complete_partial`, the pieces passing through `through` as they stream in.
+    async fn complete_partial_through(
+        &self,
+        key: &str,
+        pieces: &[String],
+        through: Through,
+    ) -> Result<bool, StoreError> {
+        let path = self.path_of(key).ok_or(StoreError::NotFound)?;
+        let joined = match self.size_of(&path).await {
+            Ok(_) => false,
+            Err(StoreError::NotFound) => match self.assemble(&path, key, pieces, through).await {
+                // Another completer finished first and removed the pieces under this one.
+                Err(StoreError::NotFound) => false,
+                other => other.map(|_| true)?,
+            },
+            Err(error) => return Err(error),
+        };
+        self.delete_partial(key).await?;
+        Ok(joined)
     }
 
     async fn discard_piece(&self, key: &str, piece: &str) -> Result<(), StoreError> {

@@ -11,8 +11,9 @@ use tokio::io::{AsyncReadExt, AsyncSeekExt, AsyncWriteExt};
 
 use super::store::{
     Appended, CHUNK, Content, Deleted, LocalFileStore, PARTIAL_PREFIX, ResumableStore, StoreError, StoredFile,
-    read_back_digest,
+    TEMP_PREFIX, Through, read_back_digest,
 };
+use crate::secret::random_token;
 
 impl LocalFileStore {
     fn partial_path(&self, key: &str) -> Result<PathBuf, StoreError> {
@@ -103,6 +104,42 @@ impl ResumableStore for LocalFileStore {
         read_back_digest(self, key).await
     }
 
+    /// Written beside the stored files as any file is (a temp file, synced, renamed into place),
+    /// then the partial file removed: a crash in between leaves both, and completing again finds
+    /// the stored file and removes the partial one.
+    async fn complete_partial_through(
+        &self,
+        key: &str,
+        _pieces: &[String],
+        through: Through,
+    ) -> Result<bool, StoreError> {
+        let partial = self.partial_path(key)?;
+        let stored = self.path_of(key).ok_or(StoreError::NotFound)?;
+        if tokio::fs::try_exists(&stored).await? {
+            self.delete_partial(key).await?;
+            return Ok(false);
+        }
+        let file = match tokio::fs::File::open(&partial).await {
+            Ok(file) => file,
+            Err(e) if e.kind() == io::ErrorKind::NotFound => return Ok(false),
+            Err(e) => return Err(e.into()),
+        };
+        let temp = self.dir.join(format!("{TEMP_PREFIX}{}", random_token().expose()));
+        if let Err(error) = self.write_temp(&temp, through(Box::pin(file)), u64::MAX).await {
+            let _ = tokio::fs::remove_file(&temp).await;
+            // The partial file's own read failing is the store's failure, not a sender's.
+            return Err(match error {
+                StoreError::Content(io) => StoreError::Io(io),
+                other => other,
+            });
+        }
+        tokio::fs::rename(&temp, &stored).await?;
+        self.sync_dir().await?;
+        self.delete_partial(key).await?;
+        self.sync_dir().await?;
+        Ok(true)
+    }
+
     async fn delete_partial(&self, key: &str) -> Result<Deleted, StoreError> {
         match tokio::fs::remove_file(self.partial_path(key)?).await {
             Ok(()) => Ok(Deleted::Removed),
@@ -146,6 +183,27 @@ mod tests {
         assert!(!partial.exists());
         assert_eq!(std::fs::read(dir.path().join(KEY)).unwrap(), b"hello");
         assert_eq!(store.complete_partial(KEY, &[]).await.unwrap(), stored, "completing again digests again");
+    }
+
+    #[tokio::test]
+    async fn completing_through_writes_what_passed_through_and_leaves_no_partial_or_temp_file() {
+        let dir = tempfile::tempdir().unwrap();
+        let store = LocalFileStore::new(dir.path()).unwrap();
+        store.create_partial(KEY).await.unwrap();
+        store.append_partial(KEY, 0, reader(b"hello"), 5).await.unwrap();
+        let shout: Through = Box::new(|plain| {
+            Box::pin(tokio_util::io::StreamReader::new(futures_util::StreamExt::map(
+                tokio_util::io::ReaderStream::new(plain),
+                |chunk| chunk.map(|bytes| bytes::Bytes::from(bytes.to_ascii_uppercase())),
+            )))
+        });
+        assert!(store.complete_partial_through(KEY, &[], shout).await.unwrap());
+        assert_eq!(std::fs::read(dir.path().join(KEY)).unwrap(), b"HELLO");
+        let names: Vec<_> = std::fs::read_dir(dir.path()).unwrap().map(|e| e.unwrap().file_name()).collect();
+        assert_eq!(names, [KEY], "no partial or temp file is left");
+        // Completed before (a crash after the join): nothing to join, the stored file stays.
+        assert!(!store.complete_partial_through(KEY, &[], Box::new(|plain| plain)).await.unwrap());
+        assert_eq!(std::fs::read(dir.path().join(KEY)).unwrap(), b"HELLO");
     }
 
     #[tokio::test]

@@ -77,6 +77,10 @@ pub struct Appended {
 /// What a store is given to keep: one body's bytes, read once from start to end.
 pub type Content<'a> = Pin<Box<dyn AsyncRead + Send + 'a>>;
 
+/// What a completing upload's bytes pass through on their way into its stored file (the sealing):
+/// read once as the partial file is joined, so nothing is stored twice.
+pub type Through = Box<dyn for<'a> FnOnce(Content<'a>) -> Content<'a> + Send>;
+
 /// Whether a delete removed something or found nothing to remove; both mean "gone now".
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum Deleted {
@@ -97,6 +101,15 @@ pub trait FileStore: Send + Sync {
     async fn open_range(&self, key: &str, start: u64, len: u64) -> Result<OpenedFile, StoreError>;
     /// Removes a stored file. Already absent is not an error.
     async fn delete(&self, key: &str) -> Result<Deleted, StoreError>;
+    /// Whether the store still holds bytes under `key`, readable or not: what a deletion verifies
+    /// (an encrypted file whose key is destroyed does not open, yet its bytes may still be there).
+    async fn holds(&self, key: &str) -> Result<bool, StoreError> {
+        match self.open_range(key, 0, 0).await {
+            Ok(_) => Ok(true),
+            Err(StoreError::NotFound) => Ok(false),
+            Err(error) => Err(error),
+        }
+    }
 }
 
 /// A store that also keeps the partial files of resumable uploads (tus): what takes uploads needs
@@ -119,6 +132,15 @@ pub trait ResumableStore: FileStore {
     /// it digests the stored file again. `pieces` are the recorded pieces in offset order (the
     /// local store has none and ignores them).
     async fn complete_partial(&self, key: &str, pieces: &[String]) -> Result<StoredFile, StoreError>;
+    /// Writes the stored file `key` from the partial file's bytes passed through `through`, in
+    /// one pass, then removes the partial file. Answers `false` when there was nothing left to
+    /// join (completed before, a crash after the join): the stored file is then read instead.
+    async fn complete_partial_through(
+        &self,
+        key: &str,
+        pieces: &[String],
+        through: Through,
+    ) -> Result<bool, StoreError>;
     /// Removes a piece whose offset advance lost or whose checksum failed. Already absent is not
     /// an error (nor is a store that appends to one file and keeps no pieces).
     async fn discard_piece(&self, key: &str, piece: &str) -> Result<(), StoreError>;
@@ -140,7 +162,12 @@ pub trait SweptStore: ResumableStore {
 
 /// A stored file's facts, read back from the store.
 pub(super) async fn read_back_digest(store: &dyn FileStore, key: &str) -> Result<StoredFile, StoreError> {
-    let mut reader = store.open(key).await?.into_reader();
+    digest_of(store.open(key).await?, key).await
+}
+
+/// The facts of an opened file's bytes, read to their end.
+pub(super) async fn digest_of(opened: OpenedFile, key: &str) -> Result<StoredFile, StoreError> {
+    let mut reader = opened.into_reader();
     let mut digester = Digester::default();
     let mut buffer = vec![0u8; CHUNK];
     loop {
@@ -184,7 +211,7 @@ impl LocalFileStore {
         Ok((file, size_bytes))
     }
 
-    async fn write_temp<'a>(
+    pub(super) async fn write_temp<'a>(
         &self,
         temp: &Path,
         mut content: Content<'a>,

@@ -17,7 +17,7 @@ pub use repo::{Refusal, UploadRepository};
 
 use crate::{
     db::Timestamp,
-    storage::{Deleted, ResumableStore},
+    storage::{Deleted, ResumableStore, StoredFile, sealed::WrappedKey},
 };
 
 /// An upload lives this long after its creation or the last bytes it received.
@@ -88,6 +88,9 @@ pub struct UploadRow {
     /// Recorded with the SHA-256 (`None` until then).
     pub crc32: Option<i64>,
     pub expires_at: Timestamp,
+    /// The data key its bytes are sealed under, once it is complete (`None`: stored as sent).
+    pub wrapped_key: Option<Vec<u8>>,
+    pub file_key_id: Option<String>,
 }
 
 impl UploadRow {
@@ -101,6 +104,29 @@ impl UploadRow {
 
     pub fn is_complete(&self) -> bool {
         self.offset() == self.length()
+    }
+
+    /// The stored file a finished upload is, as a share's or a request's file records it;
+    /// `None` until its digest is recorded.
+    pub fn stored(&self) -> Option<StoredFile> {
+        let sealed = match (&self.wrapped_key, &self.file_key_id) {
+            (Some(wrapped), Some(key_id)) => Some(WrappedKey { wrapped: wrapped.clone(), key_id: key_id.clone() }),
+            _ => None,
+        };
+        Some(StoredFile {
+            key: self.storage_key.clone(),
+            size_bytes: self.length(),
+            sha256: self.sha256.clone()?,
+            crc32: self.crc32.and_then(|crc| u32::try_from(crc).ok())?,
+            sealed,
+        })
+    }
+
+    /// Records what completing it stored.
+    pub fn finished_as(&mut self, stored: StoredFile) {
+        (self.sha256, self.crc32) = (Some(stored.sha256), Some(i64::from(stored.crc32)));
+        (self.wrapped_key, self.file_key_id) =
+            stored.sealed.map(|key| (Some(key.wrapped), Some(key.key_id))).unwrap_or_default();
     }
 }
 

@@ -35,7 +35,7 @@ const INSERT: Sql = sql!(
 );
 const FIND: Sql = sql!(
     "SELECT id, storage_key, upload_length, upload_offset, metadata, file_name, content_type, sha256, crc32,
-            expires_at
+            expires_at, wrapped_key, file_key_id
        FROM uploads
       WHERE public_id = $1 AND ((request_share_id IS NULL AND owner_id = $2) OR request_share_id = $3)
         AND expires_at > " now
@@ -48,9 +48,12 @@ const ADVANCE: Sql = sql!(
 );
 /// The winning writer's piece, recorded with its advance.
 const RECORD_PIECE: Sql = Sql::same("INSERT INTO upload_pieces (upload_id, start_offset, piece) VALUES ($1, $2, $3)");
-/// A file stored whole becomes a finished upload as it is inserted.
-const INSERTED_FINISHED: Sql =
-    Sql::same("UPDATE uploads SET upload_offset = upload_length, sha256 = $2, crc32 = $3 WHERE id = $1");
+/// A file stored whole becomes a finished upload as it is inserted, sealed as it was stored.
+const INSERTED_FINISHED: Sql = Sql::same(
+    "UPDATE uploads SET upload_offset = upload_length, sha256 = $2, crc32 = $3, sealing = $4, wrapped_key = $5,
+                        file_key_id = $6
+      WHERE id = $1",
+);
 const PIECES: Sql = Sql::same("SELECT piece FROM upload_pieces WHERE upload_id = $1 ORDER BY start_offset");
 const FINISH: Sql = sql!(
     "UPDATE uploads SET sha256 = $2, crc32 = $3, updated_at = " now "
@@ -59,14 +62,22 @@ const FINISH: Sql = sql!(
 const DELETE: Sql = Sql::same("DELETE FROM uploads WHERE id = $1");
 /// Ends an upload for good. The digest goes too: a share claims only a digested upload, and this
 /// must hold whatever the clocks say (PostgreSQL's `now()` is when a transaction began, so a
-/// claim begun just before this statement would still see the upload unexpired).
-const END: Sql = sql!("UPDATE uploads SET expires_at = " now ", sha256 = NULL WHERE id = $1 AND expires_at > " now);
+/// claim begun just before this statement would still see the upload unexpired). A sealed
+/// upload's key goes with it, before its bytes are deleted.
+const END: Sql = sql!(
+    "UPDATE uploads SET expires_at = " now ", sha256 = NULL, wrapped_key = NULL WHERE id = $1 AND expires_at > " now
+);
 const EXPIRE_ALL_OF_OWNER: Sql =
-    sql!("UPDATE uploads SET expires_at = " now " WHERE owner_id = $1 AND expires_at > " now);
-const EXPIRE_ALL_OF_REQUEST: Sql =
-    sql!("UPDATE uploads SET expires_at = " now ", sha256 = NULL WHERE request_share_id = $1 AND expires_at > " now);
+    sql!("UPDATE uploads SET expires_at = " now ", wrapped_key = NULL WHERE owner_id = $1 AND expires_at > " now);
+const EXPIRE_ALL_OF_REQUEST: Sql = sql!(
+    "UPDATE uploads SET expires_at = " now ", sha256 = NULL, wrapped_key = NULL
+      WHERE request_share_id = $1 AND expires_at > " now
+);
 const EXPIRED: Sql =
     sql!("SELECT id, storage_key FROM uploads WHERE expires_at <= " now " ORDER BY expires_at LIMIT $1");
+/// An expired upload's key goes before its bytes are collected.
+const DESTROY_EXPIRED_KEYS: Sql =
+    sql!("UPDATE uploads SET wrapped_key = NULL WHERE expires_at <= " now " AND wrapped_key IS NOT NULL");
 const DELETE_EXPIRED: Sql = sql!("DELETE FROM uploads WHERE id = $1 AND expires_at <= " now);
 
 /// Why a creation was refused.
@@ -159,6 +170,9 @@ impl UploadRepository {
                     .bind(id)
                     .bind(&stored.sha256)
                     .bind(i64::from(stored.crc32))
+                    .bind(stored.sealing())
+                    .bind(stored.sealed.as_ref().map(|key| key.wrapped.clone()))
+                    .bind(stored.sealed.as_ref().map(|key| key.key_id.clone()))
                     .execute(&mut *tx)
                     .await?;
             }
@@ -256,7 +270,10 @@ impl UploadRepository {
     /// Expired uploads for the GC, oldest first: (id, storage key).
     pub async fn expired(&self, limit: u32) -> Result<Vec<(i64, String)>, sqlx::Error> {
         let limit = i64::from(limit);
-        on_db!(&self.db, |pool| sqlx::query_as(pool.sql(&EXPIRED)).bind(limit).fetch_all(pool).await)
+        on_db!(&self.db, |pool| {
+            sqlx::query(pool.sql(&DESTROY_EXPIRED_KEYS)).execute(pool).await?;
+            sqlx::query_as(pool.sql(&EXPIRED)).bind(limit).fetch_all(pool).await
+        })
     }
 
     /// Deletes an expired upload's row once its files are gone; false when another collector did.

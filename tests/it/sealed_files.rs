@@ -19,19 +19,19 @@ use crate::{
     support::{Backend, Browser, TestApp, TestShare, count, s3},
 };
 
-const MARKER: &[u8] = b"PLAINTEXT-MARKER-37";
+pub(crate) const MARKER: &[u8] = b"PLAINTEXT-MARKER-37";
 /// STREAM's 64 KiB segments with their tags, after the 16-byte header.
 const HEADER: usize = 16;
 const SEGMENT_STORED: usize = 64 * 1024 + 16;
 
 #[derive(Clone, Copy)]
-enum Store {
+pub(crate) enum Store {
     Local,
     S3,
 }
 
 /// An app on `store`, and the folder where that store's bytes end up.
-async fn app_on(backend: Backend, store: Store, encrypt: bool) -> (TestApp, PathBuf) {
+pub(crate) async fn app_on(backend: Backend, store: Store, encrypt: bool) -> (TestApp, PathBuf) {
     match store {
         Store::Local => {
             let app = TestApp::spawn_with(backend, |s| s.encrypt_files = encrypt).await;
@@ -53,7 +53,7 @@ async fn app_on(backend: Backend, store: Store, encrypt: bool) -> (TestApp, Path
 }
 
 /// 4½ segments of bytes that differ from place to place, the marker spread through them.
-fn content() -> &'static [u8] {
+pub(crate) fn content() -> &'static [u8] {
     let mut bytes: Vec<u8> = (0..(4 * 64 * 1024 + 32 * 1024)).map(|i| (i % 251) as u8).collect();
     for at in (0..bytes.len() - MARKER.len()).step_by(10_000) {
         bytes[at..at + MARKER.len()].copy_from_slice(MARKER);
@@ -62,7 +62,7 @@ fn content() -> &'static [u8] {
 }
 
 /// Every stored file under `dir` (the one object or file of a share), with its bytes.
-fn stored_files(dir: &std::path::Path) -> Vec<(PathBuf, Vec<u8>)> {
+pub(crate) fn stored_files(dir: &std::path::Path) -> Vec<(PathBuf, Vec<u8>)> {
     let mut found = Vec::new();
     for entry in std::fs::read_dir(dir).unwrap().flatten() {
         let path = entry.path();
@@ -242,7 +242,7 @@ macro_rules! on_both_backends_and_stores {
     ($($name:ident),+ $(,)?) => {$(
         mod $name {
             use crate::support::Backend;
-            use super::Store;
+            use crate::sealed_files::Store;
             #[tokio::test(flavor = "multi_thread", worker_threads = 4)]
             async fn sqlite_local() {
                 super::$name(Backend::Sqlite, Store::Local).await
@@ -262,6 +262,8 @@ macro_rules! on_both_backends_and_stores {
         }
     )+};
 }
+
+pub(crate) use on_both_backends_and_stores;
 
 on_both_backends_and_stores!(
     no_stored_byte_holds_the_plaintext_and_random_ranges_download_as_it,

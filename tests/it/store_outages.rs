@@ -92,7 +92,13 @@ async fn a_gc_pass_while_the_store_is_down_backs_off_and_removes_the_object_once
     assert_eq!((report.purged, report.failed), (0, 1), "{report:?}");
     s3.restart();
     assert_eq!(objects_in(&s3, &bucket), 1, "the object went while the store was down");
+    // The key went all the same: the bytes left behind cannot be read, and the timeline says so
+    // with the bytes' deletion still to come.
+    assert_eq!(event_kinds(&app, share.id).await.iter().filter(|k| *k == "key_destroyed").count(), 1);
     assert!(!event_kinds(&app, share.id).await.contains(&"purged".to_owned()));
+    let keys_left = "SELECT count(*) FROM files f JOIN shares s ON s.handover_id = f.handover_id
+                      WHERE s.id = $1 AND (f.wrapped_key IS NOT NULL OR f.key_destroyed_at IS NULL)";
+    assert_eq!(crate::support::count(app.db(), keys_left, share.id).await, 0);
 
     eventually(Duration::from_secs(30), "the purge after the back-off", async || {
         let _ = app.state.services.gc.gc().collect(10, Trigger::Cli).await;
@@ -100,7 +106,10 @@ async fn a_gc_pass_while_the_store_is_down_backs_off_and_removes_the_object_once
     })
     .await;
     assert_eq!(objects_in(&s3, &bucket), 0);
-    assert_eq!(event_kinds(&app, share.id).await.iter().filter(|k| *k == "purged").count(), 1);
+    let kinds = event_kinds(&app, share.id).await;
+    assert_eq!(kinds.iter().filter(|k| *k == "purged").count(), 1);
+    let at = |kind: &str| kinds.iter().position(|k| k == kind).unwrap();
+    assert!(at("key_destroyed") < at("purged"), "the key before the bytes: {kinds:?}");
 }
 
 crate::both_backends!(

@@ -123,6 +123,8 @@ pub struct DashboardText {
     pub event_completed: &'static str,
     pub event_refused: &'static str,
     pub event_revoked: &'static str,
+    /// The file's key was destroyed before its bytes: no copy can be read from then on.
+    pub event_key_destroyed: &'static str,
     pub event_purged: &'static str,
     /// The secondary line under an outcome once the file is gone.
     pub file_deleted: &'static str,
@@ -248,6 +250,7 @@ pub const EN: DashboardText = DashboardText {
     event_completed: "Download completed",
     event_refused: "A download was refused",
     event_revoked: "Ended by the sender",
+    event_key_destroyed: "The file's key was destroyed: no copy of it can be read any more (deleting its bytes follows, and is retried until done)",
     event_purged: "The file was deleted from the server",
     file_deleted: "The file has been deleted from the server.",
     event_expired: "Expired without a download",
@@ -363,6 +366,7 @@ pub const JA: DashboardText = DashboardText {
     event_completed: "ダウンロード完了",
     event_refused: "ダウンロードを|拒否しました",
     event_revoked: "送信者が|終了しました",
+    event_key_destroyed: "ファイルの鍵を|破棄しました。|どのコピーも|もう読めません|（続いて|データを削除し、|完了するまで|再試行します）",
     event_purged: "ファイルを|サーバーから|削除しました",
     file_deleted: "ファイルはサーバーから削除済みです。",
     event_expired: "ダウンロードされないまま|期限が|切れました",

@@ -17,7 +17,7 @@ use crate::{
     on_db,
     storage::{
         Appended, Content, Deleted, Digester, FileStore, Leftover, OpenedFile, ResumableStore, StoreError, StoredFile,
-        SweptStore,
+        SweptStore, Through, store::digest_of,
     },
 };
 
@@ -31,16 +31,29 @@ crate::db_code! {
     }
 }
 
-/// How the row of a stored file says it is stored. The row holds the key until it is destroyed.
-const SEALING_OF: Sql =
-    Sql::same("SELECT sealing, wrapped_key, file_key_id, size_bytes FROM files WHERE storage_key = $1");
+/// How the row of a stored file says it is stored: its `files` row, or before it has one, the
+/// finished upload it is (a tus upload completed, a form's file kept). The row holds the key until
+/// it is destroyed.
+const SEALING_OF: Sql = Sql::same(
+    "SELECT 0 AS rank, sealing, wrapped_key, size_bytes, file_key_id FROM files WHERE storage_key = $1
+     UNION ALL
+     SELECT 1 AS rank, sealing, wrapped_key, upload_length, file_key_id FROM uploads WHERE storage_key = $1
+     ORDER BY rank LIMIT 1",
+);
+/// A completing upload's data key, recorded before any sealed byte is written (so a crash after
+/// the join still has the key of what it wrote), and only once: a second completer (another
+/// instance, a retry) reads the first one's.
+const RECORD_UPLOAD_KEY: Sql = crate::sql!(
+    "UPDATE uploads SET sealing = $4, wrapped_key = $2, file_key_id = $3
+      WHERE storage_key = $1 AND sealing = $5 AND wrapped_key IS NULL AND expires_at > " now
+);
 
 #[derive(sqlx::FromRow)]
 struct SealingRow {
     sealing: Sealing,
     wrapped_key: Option<Vec<u8>>,
-    file_key_id: Option<String>,
     size_bytes: i64,
+    file_key_id: Option<String>,
 }
 
 pub struct SealedStore {
@@ -63,6 +76,51 @@ impl SealedStore {
         row.map_err(|error| StoreError::Io(std::io::Error::other(error)))
     }
 
+    /// The wrapped data key a completing upload is sealed under: the one its row holds, or a new
+    /// one recorded there now when new files are sealed; `None` to store it as it is.
+    async fn upload_key(&self, key: &str) -> Result<Option<(SealingRow, WrappedKey)>, StoreError> {
+        let row = self.sealing_of(key).await?;
+        let recorded = |row: SealingRow| match (&row.wrapped_key, &row.file_key_id) {
+            (Some(wrapped), Some(key_id)) => {
+                let wrapped = WrappedKey { wrapped: wrapped.clone(), key_id: key_id.clone() };
+                Ok(Some((row, wrapped)))
+            }
+            // Its key was destroyed (the upload ended): nothing may be sealed under it any more.
+            _ => Err(StoreError::NotFound),
+        };
+        match row {
+            Some(row) if row.sealing == Sealing::SealedV1 => recorded(row),
+            Some(_) if self.seal_new => {
+                let wrapped = self.keys.wrapping().wrap(key, &DataKey::generate());
+                on_db!(&self.db, |pool| sqlx::query(pool.sql(&RECORD_UPLOAD_KEY))
+                    .bind(key)
+                    .bind(&wrapped.wrapped)
+                    .bind(&wrapped.key_id)
+                    .bind(Sealing::SealedV1)
+                    .bind(Sealing::Plaintext)
+                    .execute(pool)
+                    .await
+                    .map(drop))
+                .map_err(|error| StoreError::Io(std::io::Error::other(error)))?;
+                match self.sealing_of(key).await? {
+                    Some(row) if row.sealing == Sealing::SealedV1 => recorded(row),
+                    _ => Err(StoreError::NotFound),
+                }
+            }
+            _ => Ok(None),
+        }
+    }
+
+    /// The data key of the file stored at `key`, unwrapped under the file key its row names.
+    fn data_key(&self, key: &str, wrapped: &WrappedKey) -> Result<DataKey, StoreError> {
+        let Some(file_keys) = self.keys.by_id(&wrapped.key_id) else {
+            return Err(self.damaged("before_first_byte", "its key is wrapped under a file key this instance lacks"));
+        };
+        file_keys
+            .unwrap(key, &wrapped.wrapped)
+            .ok_or_else(|| self.damaged("before_first_byte", "its wrapped key does not open under the file key"))
+    }
+
     /// Opens `len` plaintext bytes from `start` of a sealed file. The first segment is opened
     /// before this returns, so damage found there is an error before any byte is answered; damage
     /// found later ends the stream with an error (the connection is cut), never with wrong bytes.
@@ -76,12 +134,7 @@ impl SealedStore {
     ) -> Result<OpenedFile, StoreError> {
         // A destroyed key: whatever bytes are still around (or were put back) cannot be read.
         let Some(wrapped) = wrapped else { return Err(StoreError::NotFound) };
-        let Some(file_keys) = self.keys.by_id(&wrapped.key_id) else {
-            return Err(self.damaged("before_first_byte", "its key is wrapped under a file key this instance lacks"));
-        };
-        let Some(data_key) = file_keys.unwrap(key, &wrapped.wrapped) else {
-            return Err(self.damaged("before_first_byte", "its wrapped key does not open under the file key"));
-        };
+        let data_key = self.data_key(key, wrapped)?;
         // A read of the whole file (a download, the scan, a bundle's entry) is one read of the
         // store, its segments following the header; a range reads the header first to find them.
         let whole = start == 0 && len >= plain_len;
@@ -194,6 +247,11 @@ impl FileStore for SealedStore {
     async fn delete(&self, key: &str) -> Result<Deleted, StoreError> {
         self.inner.delete(key).await
     }
+
+    /// The bytes as stored, whatever the row says of their key.
+    async fn holds(&self, key: &str) -> Result<bool, StoreError> {
+        self.inner.holds(key).await
+    }
 }
 
 #[async_trait::async_trait]
@@ -212,8 +270,38 @@ impl ResumableStore for SealedStore {
         self.inner.append_partial(key, offset, content, max_bytes).await
     }
 
+    /// Seals the upload's bytes as its pieces are joined into the stored file (one pass, flat
+    /// memory), under a data key recorded in its row first; size and digests are the plaintext's,
+    /// taken as it flows into the sealing. Completed before: the stored file is opened and digested.
     async fn complete_partial(&self, key: &str, pieces: &[String]) -> Result<StoredFile, StoreError> {
-        self.inner.complete_partial(key, pieces).await
+        let Some((row, wrapped)) = self.upload_key(key).await? else {
+            return self.inner.complete_partial(key, pieces).await;
+        };
+        let data_key = self.data_key(key, &wrapped)?;
+        let digester = Arc::new(Mutex::new(Digester::default()));
+        let seen = digester.clone();
+        let through: Through = Box::new(move |plain| {
+            let plain = InspectReader::new(plain, move |bytes| seen.lock().expect("not poisoned").update(bytes));
+            Box::pin(StreamReader::new(seal(&data_key, SEGMENT, plain)))
+        });
+        let mut stored = if self.inner.complete_partial_through(key, pieces, through).await? {
+            std::mem::take(&mut *digester.lock().expect("not poisoned")).stored(key.to_owned())
+        } else {
+            let plain_len = u64::try_from(row.size_bytes).unwrap_or(0);
+            let opened = self.open_sealed(key, Some(&wrapped), plain_len, 0, u64::MAX).await?;
+            digest_of(opened, key).await?
+        };
+        stored.sealed = Some(wrapped);
+        Ok(stored)
+    }
+
+    async fn complete_partial_through(
+        &self,
+        key: &str,
+        pieces: &[String],
+        through: Through,
+    ) -> Result<bool, StoreError> {
+        self.inner.complete_partial_through(key, pieces, through).await
     }
 
     async fn discard_piece(&self, key: &str, piece: &str) -> Result<(), StoreError> {

@@ -94,6 +94,14 @@ async fn a_restored_backup_plus_reapply_deletes_the_data_again(backend: Backend)
     let files = restored.path().join("files");
     assert!(leftovers_in(&db, &files, &sender).await.len() > 5, "the backup does not hold the data");
     assert_eq!(crate::support::count(&db, "SELECT count(*) FROM deletion_cases WHERE id > $1", 0).await, 0);
+    // The backup brought the keys of the encrypted files back with their rows.
+    let restored_keys = crate::support::count(
+        &db,
+        "SELECT count(*) FROM files WHERE owner_id = $1 AND wrapped_key IS NOT NULL",
+        sender.id,
+    )
+    .await;
+    assert!(restored_keys > 0, "the backup holds no key");
 
     let dir = restored.path().to_str().unwrap();
     // The secret key is restored with the database, as the README's backup section says.
@@ -111,6 +119,11 @@ async fn a_restored_backup_plus_reapply_deletes_the_data_again(backend: Backend)
         (reapplied[0].reapplies.as_deref(), reapplied[0].actor_role.code()),
         (Some(reference.as_str()), "operator")
     );
+    // Destroyed again, as a verified step of its own.
+    let steps = DeletionCases::new(db.clone()).steps(reapplied[0].id).await.unwrap();
+    let keys = steps.iter().find(|s| s.store == watasu::deletion::Store::FileKeys).expect("a file keys step");
+    assert_eq!((keys.found, keys.remaining), (Some(restored_keys), Some(0)), "{keys:?}");
+    assert!(keys.verified_at.is_some());
     let (_, again, _) = process::run_watasu(&["deletion", "reapply", "--data-dir", dir, "--database-url", &url], &key);
     assert!(again.contains("re-applied 0 case(s)"), "a second reapply found something: {again}");
     let (_, listed, _) = process::run_watasu(&["deletion", "list", "--data-dir", dir, "--database-url", &url], &key);

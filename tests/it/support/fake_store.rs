@@ -12,7 +12,7 @@ use futures_util::stream::BoxStream;
 use tokio::io::AsyncReadExt;
 use watasu::storage::{
     Appended, Content, Deleted, Digester, FileStore, Leftover, LeftoverKind, OpenedFile, ResumableStore, StoreError,
-    StoredFile, SweptStore,
+    StoredFile, SweptStore, Through,
 };
 
 #[derive(Debug, Default)]
@@ -122,6 +122,19 @@ impl ResumableStore for FakeFileStore {
         let bytes = self.partials().remove(key).ok_or(StoreError::NotFound)?;
         self.place(key);
         Ok(digested(key, &bytes))
+    }
+
+    async fn complete_partial_through(
+        &self,
+        key: &str,
+        _pieces: &[String],
+        through: Through,
+    ) -> Result<bool, StoreError> {
+        let Some(bytes) = self.partials().remove(key) else { return Ok(false) };
+        let mut stored = Vec::new();
+        through(Box::pin(io::Cursor::new(bytes))).read_to_end(&mut stored).await?;
+        self.place(key);
+        Ok(true)
     }
 
     /// Appends go to one buffer per upload: there are no pieces.

@@ -7,6 +7,7 @@ use futures_util::stream::BoxStream;
 use tokio::sync::Semaphore;
 use watasu::storage::{
     Appended, Content, Deleted, FileStore, Leftover, OpenedFile, ResumableStore, StoreError, StoredFile, SweptStore,
+    Through,
 };
 
 /// A call the wrapped store is about to forward.
@@ -103,6 +104,11 @@ impl<S: FileStore + ?Sized, H: Hook> FileStore for Wrapped<S, H> {
         self.hook.before(Call::Delete).await?;
         self.inner.delete(key).await
     }
+
+    async fn holds(&self, key: &str) -> Result<bool, StoreError> {
+        self.hook.before(Call::OpenRange).await?;
+        self.inner.holds(key).await
+    }
 }
 
 #[async_trait::async_trait]
@@ -126,6 +132,16 @@ impl<S: ResumableStore + ?Sized, H: Hook> ResumableStore for Wrapped<S, H> {
     async fn complete_partial(&self, key: &str, pieces: &[String]) -> Result<StoredFile, StoreError> {
         self.hook.before(Call::CompletePartial).await?;
         self.inner.complete_partial(key, pieces).await
+    }
+
+    async fn complete_partial_through(
+        &self,
+        key: &str,
+        pieces: &[String],
+        through: Through,
+    ) -> Result<bool, StoreError> {
+        self.hook.before(Call::CompletePartial).await?;
+        self.inner.complete_partial_through(key, pieces, through).await
     }
 
     async fn discard_piece(&self, key: &str, piece: &str) -> Result<(), StoreError> {
