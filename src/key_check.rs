@@ -99,8 +99,11 @@ pub fn key_path(data_dir: &Path) -> PathBuf {
 /// The file key's file in the data folder (unless WATASU_FILE_KEY is set).
 pub const FILE_KEY_FILE: &str = "file.key";
 
-/// Live encrypted files: only the file key opens them.
-const SEALED_FILES: Sql = Sql::same("SELECT count(*) FROM files WHERE wrapped_key IS NOT NULL");
+/// Live encrypted files (and finished uploads not shared yet): only the file key opens them.
+const SEALED_FILES: Sql = Sql::same(
+    "SELECT (SELECT count(*) FROM files WHERE wrapped_key IS NOT NULL)
+          + (SELECT count(*) FROM uploads WHERE wrapped_key IS NOT NULL)",
+);
 
 /// Start-up refused: the file key is gone and the database holds files encrypted under it.
 #[derive(Debug, thiserror::Error)]
@@ -116,8 +119,10 @@ pub struct FileKeyMissing {
 
 /// Live encrypted files whose keys are wrapped under neither file key ($1, $2: their ids; the same
 /// id twice when no rotation runs).
-const SEALED_UNDER_ANOTHER_KEY: Sql =
-    Sql::same("SELECT count(*) FROM files WHERE wrapped_key IS NOT NULL AND file_key_id <> $1 AND file_key_id <> $2");
+const SEALED_UNDER_ANOTHER_KEY: Sql = Sql::same(
+    "SELECT (SELECT count(*) FROM files WHERE wrapped_key IS NOT NULL AND file_key_id <> $1 AND file_key_id <> $2)
+          + (SELECT count(*) FROM uploads WHERE wrapped_key IS NOT NULL AND file_key_id <> $1 AND file_key_id <> $2)",
+);
 
 /// Start-up refused: the file key given is not the one encrypted files were stored under; every
 /// download of those files would fail as damaged.

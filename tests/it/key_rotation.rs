@@ -8,13 +8,18 @@ use watasu::{
     maintenance::Trigger,
     on_db,
     secret::SecretString,
-    storage::sealed::{KeyRing, rotate::Rotation},
+    storage::sealed::{
+        KeyRing,
+        rotate::{KeyedRows, Rotation},
+    },
 };
 
 use crate::{
     both_backends,
     cli_output::env_of,
+    sealed_uploads::upload_in_pieces,
     support::{Backend, Browser, TestApp, TestShare, count, process::run_watasu},
+    uploads::{Tus, id_of},
 };
 
 const OLD_KEY: &str = "a1a1a1a1a1a1a1a1a1a1a1a1a1a1a1a1a1a1a1a1a1a1a1a1a1a1a1a1a1a1a1a1";
@@ -132,7 +137,7 @@ async fn two_instances_serve_every_file_while_a_rotation_runs_and_the_new_key_al
     let rotation = Rotation::new(a.db().clone(), &ring(OLD_KEY, Some(NEW_KEY))).unwrap();
     let mut report = Default::default();
     let mut after = 0;
-    while let Some(last) = rotation.run_batch(after, 1, &mut report).await.unwrap() {
+    while let Some(last) = rotation.run_batch(KeyedRows::Files, after, 1, &mut report).await.unwrap() {
         after = last;
         // Between batches some keys are under each file key: both instances open every file.
         all_download(files, &a).await;
@@ -164,8 +169,12 @@ async fn a_rotation_stopped_after_one_batch_finishes_when_run_again_by_the_comma
 
     let rotation = Rotation::new(first.db().clone(), &ring(OLD_KEY, Some(NEW_KEY))).unwrap();
     let mut report = Default::default();
-    assert!(rotation.run_batch(0, 1, &mut report).await.unwrap().is_some());
+    assert!(rotation.run_batch(KeyedRows::Files, 0, 1, &mut report).await.unwrap().is_some());
     assert_eq!((live_keys_under(&first, &old_id).await, live_keys_under(&first, &new_id).await), (2, 1));
+    // A finished resumable upload not shared yet holds its key on its upload row: it moves too.
+    let tus = Tus::sender(&first, "waiting-upload@example.test").await;
+    let upload = upload_in_pieces(&tus, content(9)).await;
+    let upload_key_id = "SELECT file_key_id FROM uploads WHERE public_id = $1 AND wrapped_key IS NOT NULL";
 
     let mut env = env_of(&first);
     env.push(("WATASU_FILE_KEY", OLD_KEY.to_owned()));
@@ -178,11 +187,16 @@ async fn a_rotation_stopped_after_one_batch_finishes_when_run_again_by_the_comma
     with_next.push(("WATASU_FILE_KEY_NEXT", NEW_KEY));
     let (code, out, err) = run_watasu(&["keys", "rotate", "--batch", "1"], &with_next);
     assert_eq!(code, 0, "{out}{err}");
-    assert!(out.contains("re-wrapped 2 file key(s)"), "{out}");
+    assert!(out.contains("re-wrapped 3 file key(s)"), "{out}");
     assert!(out.contains(&new_id) && out.contains("set WATASU_FILE_KEY"), "{out}");
     assert!(!out.contains(NEW_KEY) && !out.contains(OLD_KEY), "a key was printed: {out}");
     assert_eq!(live_keys_under(&first, &new_id).await, 3);
+    let moved: String = on_db!(first.db(), |pool| {
+        sqlx::query_scalar(upload_key_id).bind(id_of(&upload)).fetch_one(pool).await.unwrap()
+    });
+    assert_eq!(moved, new_id, "the waiting upload's key is under the new file key");
 
+    // The start-up check counts the waiting upload too: the new key alone passes.
     let after_rotation = instance(&first, NEW_KEY, None).await;
     all_download(&files, &after_rotation).await;
 }

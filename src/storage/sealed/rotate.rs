@@ -10,24 +10,59 @@ use crate::{
     on_db,
 };
 
-/// Live wrapped keys not under the next key ($1), after file id $2, in id order, $3 at a time.
-const NOT_YET_REWRAPPED: Sql = Sql::same(
-    "SELECT id, storage_key, wrapped_key, file_key_id FROM files
-      WHERE wrapped_key IS NOT NULL AND (file_key_id IS NULL OR file_key_id <> $1) AND id > $2
-      ORDER BY id LIMIT $3",
-);
+/// The rows that hold a wrapped data key: stored files, and finished uploads not shared yet (a
+/// completed resumable upload's key lives on its upload row until a share's file row takes it).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum KeyedRows {
+    Files,
+    Uploads,
+}
 
-/// One row's key re-wrapped, only if it is still the key that was read (not destroyed, not
-/// re-wrapped by another run).
-const REWRAP: Sql = Sql::same(
-    "UPDATE files SET wrapped_key = $1, file_key_id = $2
-      WHERE id = $3 AND wrapped_key IS NOT NULL AND file_key_id = $4",
-);
+/// One table's queries: live wrapped keys not under the next key ($1) after id $2, $3 at a time;
+/// one row re-wrapped only if it still holds the key that was read (not destroyed, not re-wrapped
+/// by another run); how many are left.
+struct Queries {
+    not_yet_rewrapped: Sql,
+    rewrap: Sql,
+    remaining: Sql,
+}
 
-/// Live wrapped keys not under the next key ($1).
-const REMAINING: Sql = Sql::same(
-    "SELECT count(*) FROM files WHERE wrapped_key IS NOT NULL AND (file_key_id IS NULL OR file_key_id <> $1)",
-);
+macro_rules! queries {
+    ($table:literal) => {
+        Queries {
+            not_yet_rewrapped: Sql::same(concat!(
+                "SELECT id, storage_key, wrapped_key, file_key_id FROM ",
+                $table,
+                " WHERE wrapped_key IS NOT NULL AND (file_key_id IS NULL OR file_key_id <> $1) AND id > $2
+                  ORDER BY id LIMIT $3"
+            )),
+            rewrap: Sql::same(concat!(
+                "UPDATE ",
+                $table,
+                " SET wrapped_key = $1, file_key_id = $2
+                  WHERE id = $3 AND wrapped_key IS NOT NULL AND file_key_id = $4"
+            )),
+            remaining: Sql::same(concat!(
+                "SELECT count(*) FROM ",
+                $table,
+                " WHERE wrapped_key IS NOT NULL AND (file_key_id IS NULL OR file_key_id <> $1)"
+            )),
+        }
+    };
+}
+
+impl KeyedRows {
+    const ALL: [KeyedRows; 2] = [KeyedRows::Files, KeyedRows::Uploads];
+
+    fn queries(self) -> &'static Queries {
+        const FILES: Queries = queries!("files");
+        const UPLOADS: Queries = queries!("uploads");
+        match self {
+            KeyedRows::Files => &FILES,
+            KeyedRows::Uploads => &UPLOADS,
+        }
+    }
+}
 
 #[derive(sqlx::FromRow)]
 struct WrappedRow {
@@ -46,7 +81,8 @@ pub struct RotationReport {
     /// another run): left as they are.
     pub changed_meanwhile: u64,
     /// Ids of files whose key opens under neither file key: left under their key (they were
-    /// unreadable before and stay so; the start-up check names them by count).
+    /// unreadable before and stay so; the start-up check names them by count). Such uploads are
+    /// counted among the remaining only.
     pub not_opened: Vec<i64>,
 }
 
@@ -78,23 +114,27 @@ impl Rotation {
     /// Re-wraps every live key not under the next key yet, `batch` rows per read.
     pub async fn run(&self, batch: u32) -> Result<RotationReport, sqlx::Error> {
         let mut report = RotationReport::default();
-        let mut after = 0;
-        while let Some(last) = self.run_batch(after, batch, &mut report).await? {
-            after = last;
+        for table in KeyedRows::ALL {
+            let mut after = 0;
+            while let Some(last) = self.run_batch(table, after, batch, &mut report).await? {
+                after = last;
+            }
         }
         Ok(report)
     }
 
-    /// One batch of up to `batch` rows after file id `after`: the last id it read, or `None` when
+    /// One batch of up to `batch` rows of `table` after id `after`: the last id it read, or `None` when
     /// none was left. A run stopped after any batch leaves every row under one of the two keys.
     pub async fn run_batch(
         &self,
+        table: KeyedRows,
         after: i64,
         batch: u32,
         report: &mut RotationReport,
     ) -> Result<Option<i64>, sqlx::Error> {
+        let queries = table.queries();
         let rows: Vec<WrappedRow> = on_db!(&self.db, |pool| {
-            sqlx::query_as(pool.sql(&NOT_YET_REWRAPPED))
+            sqlx::query_as(pool.sql(&queries.not_yet_rewrapped))
                 .bind(self.to.id())
                 .bind(after)
                 .bind(i64::from(batch.max(1)))
@@ -107,13 +147,15 @@ impl Rotation {
                 .then(|| self.from.unwrap(&row.storage_key, &row.wrapped_key))
                 .flatten();
             let Some(data_key) = opened else {
-                tracing::error!(file = row.id, "a file's key does not open under the file key: left as it is");
-                report.not_opened.push(row.id);
+                tracing::error!(id = row.id, ?table, "a file's key does not open under the file key: left as it is");
+                if table == KeyedRows::Files {
+                    report.not_opened.push(row.id);
+                }
                 continue;
             };
             let rewrapped = self.to.wrap(&row.storage_key, &data_key);
             let updated = on_db!(&self.db, |pool| {
-                sqlx::query(pool.sql(&REWRAP))
+                sqlx::query(pool.sql(&queries.rewrap))
                     .bind(&rewrapped.wrapped)
                     .bind(&rewrapped.key_id)
                     .bind(row.id)
@@ -132,6 +174,14 @@ impl Rotation {
 
     /// Live keys still wrapped under another key than the next one.
     pub async fn remaining(&self) -> Result<i64, sqlx::Error> {
-        on_db!(&self.db, |pool| sqlx::query_scalar(pool.sql(&REMAINING)).bind(self.to.id()).fetch_one(pool).await)
+        let mut left = 0;
+        for table in KeyedRows::ALL {
+            let sql = &table.queries().remaining;
+            left += on_db!(&self.db, |pool| sqlx::query_scalar::<_, i64>(pool.sql(sql))
+                .bind(self.to.id())
+                .fetch_one(pool)
+                .await)?;
+        }
+        Ok(left)
     }
 }
