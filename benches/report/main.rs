@@ -22,6 +22,7 @@ mod load;
 mod procs;
 mod samples;
 mod scale;
+mod sealed;
 mod table;
 mod transfer;
 
@@ -30,7 +31,11 @@ use std::{
     time::{Duration, Instant},
 };
 
-use watasu::{db::Db, lifecycle::LifecycleRepository};
+use watasu::{
+    db::Db,
+    lifecycle::LifecycleRepository,
+    storage::sealed::{Header, SEGMENT, format::NONCE_PREFIX},
+};
 
 use load::{Logins, WrkResult};
 use procs::{Nginx, PeakRss, Watasu, memory_kib};
@@ -92,6 +97,10 @@ pub struct Transfers {
     pub dd: Transfer,
     pub upload_rss_before_kib: u64,
     pub upload_peak_kib: u64,
+    /// The same upload to a server with `--encrypt-files`, stored sealed.
+    pub sealed_upload: Transfer,
+    pub sealed_upload_rss_before_kib: u64,
+    pub sealed_upload_peak_kib: u64,
     /// The same file through tus in the page's chunk size: straight to watasu, and through nginx
     /// with a 100 MB cap on request bodies.
     pub tus_direct: Transfer,
@@ -207,19 +216,46 @@ async fn downloads_only(work: &Path, o: &Options) {
     let (path, size) = (source.clone(), o.file_bytes);
     blocking(move || transfer::make_source(&path, size)).await;
     let mut server = Watasu::spawn(&data, &url, &[], &work.join("downloads.log"));
+    let mut sealing = Watasu::spawn(&data, &url, &["--encrypt-files"], &work.join("downloads-sealing.log"));
     server.wait_ready().await;
-    let d = downloads::compare(&db, &server, &data, &source, work, o.rounds).await;
+    sealing.wait_ready().await;
+    let d = downloads::compare(&db, &server, &sealing, &data, &source, work, o.rounds).await;
+    let segments = downloads::segment_sizes(&db, &sealing, &data, &source, work, &SEGMENT_SIZES, o.rounds).await;
     let bundle = bundles::compare(&db, &server, &data, &source, work, o.rounds).await;
     server.stop();
-    println!("quiet: watasu {} nginx {}", d.watasu.show(0, " MB/s"), d.nginx.show(0, " MB/s"));
+    sealing.stop();
+    println!(
+        "quiet: watasu {} encrypted {} nginx {}",
+        d.watasu.show(0, " MB/s"),
+        d.sealed.show(0, " MB/s"),
+        d.nginx.show(0, " MB/s")
+    );
     println!("quiet: watasu/nginx {}", samples::show_ratios(&d.ratios));
-    println!("busy:  watasu {} nginx {}", d.busy_watasu.show(0, " MB/s"), d.busy_nginx.show(0, " MB/s"));
+    println!("quiet: encrypted/nginx {}", samples::show_ratios(&d.sealed_ratios));
+    println!(
+        "busy:  watasu {} encrypted {} nginx {}",
+        d.busy_watasu.show(0, " MB/s"),
+        d.busy_sealed.show(0, " MB/s"),
+        d.busy_nginx.show(0, " MB/s")
+    );
     println!("busy:  watasu/nginx {}", samples::show_ratios(&d.busy_ratios));
+    println!("busy:  encrypted/nginx {}", samples::show_ratios(&d.busy_sealed_ratios));
     println!("resumed {}; peak RSS {} KiB ({} KiB before)", d.resumed.show(0, " MB/s"), d.peak_kib, d.rss_before_kib);
+    println!(
+        "encrypted: peak RSS {} KiB ({} KiB before); bytes checked (SHA-256)",
+        d.sealed_peak_kib, d.sealed_rss_before_kib
+    );
+    for (size, samples) in &segments {
+        println!("encrypted, {} KiB segments: {}", size >> 10, samples.show(0, " MB/s"));
+    }
     let parts = format!("{} × {} MiB", bundles::FILES, bundle.part_bytes >> 20);
     println!("ZIP of {parts} {} one file {}", bundle.zip.show(0, " MB/s"), bundle.single.show(0, " MB/s"));
     println!("ZIP/one file {}", samples::show_ratios(&bundle.ratios));
 }
+
+/// The segment sizes of sealed files compared (`WATASU_BENCH_ONLY=downloads`), from the format's
+/// smallest useful to its 1 MiB.
+const SEGMENT_SIZES: [u32; 3] = [64 << 10, 256 << 10, 1 << 20];
 
 /// The run's scratch folder (data folders, 2 GiB files, logs), removed at the end, also after a
 /// failure. Server logs are kept beside it for a failed run.
@@ -339,7 +375,7 @@ async fn measure_backend(name: &'static str, url: &str, data: &Path, work: &Path
     let transfers = if is_sqlite {
         let mut server = Watasu::spawn(data, url, &[], &work.join(format!("{tag}-transfers.log")));
         server.wait_ready().await;
-        let (mut figures, source) = transfers(&db, &server, data, work, o).await;
+        let (mut figures, source) = transfers(&db, &server, data, url, work, o).await;
         server.stop();
         figures.object_store = scale::object_store_transfers(&db, data, url, work, &source).await;
         std::fs::remove_file(&source).unwrap();
@@ -451,7 +487,7 @@ async fn gc_comparison(data: &Path, url: &str, work: &Path, token: &str, cookies
 }
 
 /// The transfers on the local store, and the source file for the object store's turn.
-async fn transfers(db: &Db, server: &Watasu, data: &Path, work: &Path, o: &Options) -> (Transfers, PathBuf) {
+async fn transfers(db: &Db, server: &Watasu, data: &Path, url: &str, work: &Path, o: &Options) -> (Transfers, PathBuf) {
     eprintln!("bench: writing the {} MiB source file", o.file_bytes >> 20);
     let source = work.join("source.bin");
     let path = source.clone();
@@ -474,6 +510,22 @@ async fn transfers(db: &Db, server: &Watasu, data: &Path, work: &Path, o: &Optio
     let upload_peak_kib = sampler.finish();
     let stored = transfer::new_stored_file(data, &before);
 
+    eprintln!("bench: the same upload stored encrypted");
+    let mut sealing = Watasu::spawn(data, url, &["--encrypt-files"], &work.join("sqlite-sealing.log"));
+    sealing.wait_ready().await;
+    let sealed_upload_rss_before_kib = memory_kib(sealing.pid(), "VmRSS").unwrap();
+    let before = transfer::stored_files(data);
+    let sampler = PeakRss::start(sealing.pid());
+    let (base, from, answer) = (sealing.base.clone(), source.clone(), work.join("upload-answer.html"));
+    let (c, t) = (cookie.clone(), csrf.clone());
+    let (sealed_upload, _) = blocking(move || transfer::upload(&base, &c, &t, &from, &answer)).await;
+    let sealed_upload_peak_kib = sampler.finish();
+    // Only its speed counts; its share is never downloaded. Its length says it was stored sealed.
+    let sealed_stored = transfer::new_stored_file(data, &before);
+    let header = Header::new(SEGMENT, [0; NONCE_PREFIX]);
+    assert_eq!(std::fs::metadata(&sealed_stored).unwrap().len(), header.sealed_len(o.file_bytes), "not stored sealed");
+    std::fs::remove_file(sealed_stored).unwrap();
+
     eprintln!("bench: upload through tus, straight and through nginx with a 100 MB cap");
     let sampler = PeakRss::start(pid);
     let before = transfer::stored_files(data);
@@ -491,7 +543,8 @@ async fn transfers(db: &Db, server: &Watasu, data: &Path, work: &Path, o: &Optio
 
     eprintln!("bench: downloads against nginx, quiet and beside a busy neighbour");
     assert_eq!(std::fs::metadata(&stored).unwrap().len(), o.file_bytes, "the stored file has the wrong size");
-    let downloads = downloads::compare(db, server, data, &stored, work, o.rounds).await;
+    let downloads = downloads::compare(db, server, &sealing, data, &stored, work, o.rounds).await;
+    sealing.stop();
     eprintln!("bench: the ZIP of {} files against one file of the same size", bundles::FILES);
     let bundle = bundles::compare(db, server, data, &stored, work, o.rounds).await;
     // The downloads used up the shares; their files would be collected after the delivery grace.
@@ -504,6 +557,9 @@ async fn transfers(db: &Db, server: &Watasu, data: &Path, work: &Path, o: &Optio
         dd,
         upload_rss_before_kib,
         upload_peak_kib,
+        sealed_upload,
+        sealed_upload_rss_before_kib,
+        sealed_upload_peak_kib,
         tus_direct,
         tus_proxied,
         tus_peak_kib,

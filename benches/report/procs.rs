@@ -15,6 +15,8 @@ use std::{
 
 /// The secret key every server of a run gets, so the bench can issue codes the server accepts.
 pub const SECRET_KEY: &str = "6b656e63686d61726b2d6b65792d6f662d7761746173752d72756e2d30303031";
+/// The file key every watasu process of a run gets, so the bench can seal files the servers open.
+pub const FILE_KEY: &str = "66696c652d6b65792d6f662d7468652d7761746173752d62656e63682d303031";
 
 pub fn free_port() -> u16 {
     TcpListener::bind("127.0.0.1:0").unwrap().local_addr().unwrap().port()
@@ -56,6 +58,7 @@ impl Watasu {
             // Lets the login driver give each sign-in its own client address (rate limits).
             .args(["--trusted-proxies", "127.0.0.1", "--max-upload-bytes", "3G"])
             .args(extra)
+            .env("WATASU_FILE_KEY", FILE_KEY)
             .envs(env.iter().copied())
             .env_remove("RUST_LOG")
             .stdin(Stdio::null());
@@ -125,6 +128,12 @@ pub struct Nginx {
     pub port: u16,
 }
 
+/// The `http` block's part of contrib/nginx/watasu-proxy.conf (the zone its `limit_conn` names).
+fn proxy_limits() -> String {
+    let limits = Path::new(env!("CARGO_MANIFEST_DIR")).join("contrib/nginx/watasu-limits.conf");
+    format!("include {};", limits.display())
+}
+
 impl Nginx {
     /// Serves `root` with sendfile.
     pub fn serving(prefix: &Path, root: &Path) -> Self {
@@ -137,7 +146,7 @@ impl Nginx {
         let servers: String = upstreams.iter().map(|u| format!("server {u}; ")).collect();
         Self::start(
             prefix,
-            &format!("upstream watasu {{ {servers}}}"),
+            &format!("{}\n    upstream watasu {{ {servers}}}", proxy_limits()),
             &format!("location / {{ proxy_pass http://watasu; include {}; }}", conf.display()),
         )
     }
@@ -148,7 +157,7 @@ impl Nginx {
         let conf = Path::new(env!("CARGO_MANIFEST_DIR")).join("contrib/nginx/watasu-proxy.conf");
         Self::start(
             prefix,
-            "",
+            &proxy_limits(),
             &format!(
                 "client_max_body_size {max_body};\n        location / {{ proxy_pass http://{upstream}; include {}; }}",
                 conf.display()

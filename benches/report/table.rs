@@ -84,7 +84,33 @@ pub fn render(o: &Options, f: &Footprint, backends: &[BackendFigures], took: Dur
                 d.busy_watasu.show(0, " MB/s"),
                 format!("nginx: {}", d.busy_nginx.show(0, " MB/s")),
                 show_ratios(&d.busy_ratios),
-                "the neighbour is a shell loop started before each round's two downloads".into(),
+                "the neighbour is a shell loop started before each round's downloads".into(),
+            ]);
+            row([
+                "1".into(),
+                "The same file stored encrypted (`--encrypt-files`), quiet machine".into(),
+                d.sealed.show(0, " MB/s"),
+                format!(
+                    "nginx on the plaintext: {}; plaintext: {}",
+                    d.nginx.show(0, " MB/s"),
+                    d.watasu.show(0, " MB/s")
+                ),
+                format!("{} of nginx; plaintext: {}", show_ratios(&d.sealed_ratios), show_ratios(&d.ratios)),
+                format!(
+                    "in the same rounds; AES-256-GCM in {} KiB segments, bytes checked (SHA-256); peak RSS {} of its \
+                     server ({} before)",
+                    watasu::storage::sealed::SEGMENT >> 10,
+                    mib(d.sealed_peak_kib),
+                    mib(d.sealed_rss_before_kib)
+                ),
+            ]);
+            row([
+                "1".into(),
+                "The encrypted download beside the busy neighbour".into(),
+                d.busy_sealed.show(0, " MB/s"),
+                format!("nginx: {}; plaintext: {}", d.busy_nginx.show(0, " MB/s"), d.busy_watasu.show(0, " MB/s")),
+                format!("{} of nginx; plaintext: {}", show_ratios(&d.busy_sealed_ratios), show_ratios(&d.busy_ratios)),
+                "in the same rounds as the plaintext's".into(),
             ]);
             row([
                 "1".into(),
@@ -118,6 +144,18 @@ pub fn render(o: &Options, f: &Footprint, backends: &[BackendFigures], took: Dur
                     "watasu peak RSS {} during it ({} before); stored, hashed (SHA-256), fsynced, renamed",
                     mib(t.upload_peak_kib),
                     mib(t.upload_rss_before_kib)
+                ),
+            ]);
+            row([
+                "2".into(),
+                "The same upload stored encrypted (`--encrypt-files`)".into(),
+                format!("{:.0} MB/s", t.sealed_upload.mb_per_s()),
+                format!("plaintext: {:.0} MB/s", t.upload.mb_per_s()),
+                format!("{:.2}", t.sealed_upload.mb_per_s() / t.upload.mb_per_s()),
+                format!(
+                    "a second server on the same data, right after the plaintext upload; its peak RSS {} ({} before)",
+                    mib(t.sealed_upload_peak_kib),
+                    mib(t.sealed_upload_rss_before_kib)
                 ),
             ]);
             row([

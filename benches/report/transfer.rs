@@ -302,6 +302,7 @@ pub async fn race(db: &Db, data_dir: &Path, database_url: &str, base: &str, work
         .args(["--file", file.to_str().unwrap(), "--lang", "en"])
         .args(["--data-dir", data_dir.to_str().unwrap(), "--database-url", database_url])
         .args(["--secret-key", super::procs::SECRET_KEY])
+        .env("WATASU_FILE_KEY", super::procs::FILE_KEY)
         .env_remove("RUST_LOG")
         .output()
         .expect("running watasu share create");
