@@ -108,8 +108,6 @@ impl ShareGc {
                     self.repo.destroy_note(candidate.handover_id, candidate.id).await?;
                     if self.repo.mark_purged(candidate.id).await? {
                         report.purged += 1;
-                        // The expiry is the share's outcome; only now is its file done with.
-                        self.events.record_expiry(candidate.id).await;
                         self.events.record_quietly(candidate.id, EventKind::Purged).await;
                         // A request that ended unanswered ends the uploads still arriving for it
                         // (the next timer pass collects them; none for a share of files).
@@ -146,6 +144,9 @@ impl ShareGc {
     /// purged as soon as it is gone; stops at the first that cannot be deleted (the share backs
     /// off and the rest wait for its retry).
     async fn delete_files(&self, candidate: &PurgeCandidate) -> Result<Result<(), StoreError>, sqlx::Error> {
+        // The expiry is the share's outcome, recorded once the collector takes its file, so the
+        // timeline reads expired, key destroyed, deleted.
+        self.events.record_expiry(candidate.id).await;
         // Keys first: a delete that fails (store down) leaves bytes nobody can read.
         let destroyed = self.repo.destroy_file_keys(candidate.handover_id, candidate.id).await?;
         if destroyed > 0 {

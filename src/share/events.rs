@@ -116,11 +116,13 @@ impl ShareEvents {
     }
 
     /// Records that the share expired unused, dated at its expiry, when that is what happened:
-    /// not for a download or a revoke (whose end is its own event), nor before the expiry.
+    /// not for a download or a revoke (whose end is its own event), nor before the expiry; once
+    /// (a delete that failed is retried).
     pub async fn record_expiry(&self, share_id: i64) {
         const SQL: Sql = sql!("INSERT INTO share_events (share_id, kind, at)
             SELECT id, $2, expires_at FROM shares
-             WHERE id = $1 AND consumed_at IS NULL AND revoked_at IS NULL AND expires_at <= " now);
+             WHERE id = $1 AND consumed_at IS NULL AND revoked_at IS NULL AND expires_at <= " now "
+               AND NOT EXISTS (SELECT 1 FROM share_events WHERE share_id = $1 AND kind = $2)");
         let done = on_db!(&self.db, |pool| {
             sqlx::query(pool.sql(&SQL)).bind(share_id).bind(EventKind::Expired).execute(pool).await.map(drop)
         });

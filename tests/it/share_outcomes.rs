@@ -63,7 +63,8 @@ async fn an_expired_share_reads_expired_unused_and_keeps_that_outcome_after_its_
         .select(&scraper::Selector::parse(".timeline li").unwrap())
         .map(|li| li.value().attr("data-kind").unwrap().to_owned())
         .collect();
-    assert_eq!(kinds, ["expired", "purged"]);
+    // The file was stored encrypted: its key goes first, then its bytes.
+    assert_eq!(kinds, ["expired", "key_destroyed", "purged"]);
     let expiry = &purged.texts(".timeline li[data-kind=expired]")[0];
     assert!(expiry.ends_with(Lang::En.text().dashboard.event_expired), "{expiry}");
     assert!(purged.attr("#share-live", "hx-get").is_none(), "nothing changes any more, yet the page polls");
