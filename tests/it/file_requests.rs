@@ -292,7 +292,8 @@ async fn a_request_left_unanswered_past_its_link_loses_what_was_uploaded(backend
     crate::support::clock::set_ago(app.db(), "shares", &["expires_at"], 1, &format!("id = {}", request.id)).await;
     app.state.services.gc.try_pass(watasu::maintenance::Trigger::Cli).await.unwrap().unwrap();
     assert_eq!(stored_files(&app), 0, "nothing uploaded outlives an unanswered request");
-    assert!(event_kinds(&app, request.id).await.ends_with(&["expired".to_owned(), "purged".to_owned()]));
+    let kinds = event_kinds(&app, request.id).await;
+    assert!(kinds.ends_with(&["expired".into(), "key_destroyed".into(), "purged".into()]), "{kinds:?}");
     let sender = app.sign_in(SENDER, PASSWORD).await;
     let page = sender.get(&format!("/requests/{}", request.id)).await;
     assert_eq!(page.attr("#request-state", "data-state").as_deref(), Some("purged"));
