@@ -311,7 +311,9 @@ impl BrowserSession {
 /// The newest finished file in `dir`, once nothing there is still downloading.
 /// Waits until `dir` holds a finished file whose name satisfies `wanted`, and returns it.
 pub async fn saved_file(dir: &Path, wanted: impl Fn(&str) -> bool) -> std::path::PathBuf {
-    let deadline = Instant::now() + Duration::from_secs(20);
+    // Only a failure waits this long: a large archive of encrypted files in a debug build, on a
+    // machine busy with other tests, can take most of it.
+    let deadline = Instant::now() + Duration::from_secs(120);
     loop {
         let found = std::fs::read_dir(dir).unwrap().flatten().map(|e| e.path()).find(|path| {
             let name = path.file_name().unwrap().to_string_lossy();
