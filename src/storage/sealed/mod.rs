@@ -16,4 +16,6 @@ pub use segments::{open_range, read_header, seal};
 pub use store::{SealedStore, Sealing};
 
 #[cfg(test)]
+mod stream_format_tests;
+#[cfg(test)]
 mod tests;

@@ -1,17 +1,15 @@
-//! Sealing and opening a file's segments with STREAM (`StreamBE32` over AES-256-GCM, the `aead`
-//! crate's): sealing reads one segment at a time from the plaintext, so memory stays flat however
-//! large the file; opening decrypts only the segments covering the asked range and yields exactly
-//! its bytes, or an error (`Damaged`) where a segment does not authenticate — never its bytes.
+//! Sealing and opening a file's segments with STREAM over AES-256-GCM (`ring`'s cipher, the
+//! nonce composed as the `aead` crate's `StreamBE32` does, so files sealed before stay readable):
+//! sealing reads one segment at a time from the plaintext, so memory stays flat however large the
+//! file; opening decrypts only the segments covering the asked range and yields exactly its bytes,
+//! or an error (`Damaged`) where a segment does not authenticate — never its bytes.
 
 use std::io;
 
-use aes_gcm::{
-    Aes256Gcm, KeyInit,
-    aead::stream::{NewStream, StreamBE32, StreamPrimitive},
-};
 use bytes::Bytes;
 use futures_util::stream::{self, BoxStream, StreamExt};
 use rand::Rng;
+use ring::aead::{AES_256_GCM, Aad, LessSafeKey, NONCE_LEN, Nonce, UnboundKey};
 use tokio::io::{AsyncRead, AsyncReadExt};
 
 use super::{
@@ -19,10 +17,19 @@ use super::{
     format::{Covering, Damaged, HEADER_LEN, Header, NONCE_PREFIX, TAG},
 };
 
-type Stream = StreamBE32<Aes256Gcm>;
+fn cipher_for(key: &DataKey) -> LessSafeKey {
+    LessSafeKey::new(UnboundKey::new(&AES_256_GCM, key.expose()).expect("a 32-byte key"))
+}
 
-fn stream_for(key: &DataKey, header: Header) -> Stream {
-    Stream::from_aead(Aes256Gcm::new_from_slice(key.expose()).expect("a 32-byte key"), &header.nonce_prefix.into())
+/// The nonce of segment `position` of a file: STREAM (Hoang, Reyhanitabar, Rogaway, Vizár 2015) as
+/// the `aead` crate's `StreamBE32` composes it — the file's prefix ‖ the position, u32 big-endian
+/// ‖ 1 on the last segment, 0 before. Every stored file depends on these bytes staying as they are.
+fn segment_nonce(prefix: [u8; NONCE_PREFIX], position: u32, last: bool) -> [u8; NONCE_LEN] {
+    let mut nonce = [0u8; NONCE_LEN];
+    nonce[..NONCE_PREFIX].copy_from_slice(&prefix);
+    nonce[NONCE_PREFIX..NONCE_LEN - 1].copy_from_slice(&position.to_be_bytes());
+    nonce[NONCE_LEN - 1] = u8::from(last);
+    nonce
 }
 
 /// The stored bytes of `plain` sealed under `key`: the header, then each segment with its tag.
@@ -31,14 +38,8 @@ pub fn seal<'a>(key: &DataKey, segment: u32, plain: impl AsyncRead + Send + 'a) 
     let mut nonce_prefix = [0u8; NONCE_PREFIX];
     rand::rng().fill_bytes(&mut nonce_prefix);
     let header = Header::new(segment, nonce_prefix);
-    let state = Sealing {
-        stream: stream_for(key, header),
-        header,
-        plain: Box::pin(plain),
-        next: Vec::new(),
-        position: 0,
-        done: false,
-    };
+    let state =
+        Sealing { cipher: cipher_for(key), header, plain: Box::pin(plain), next: None, position: 0, done: false };
     let header_bytes = Bytes::copy_from_slice(&header.to_bytes());
     stream::once(async move { Ok(header_bytes) })
         .chain(stream::try_unfold(state, |mut state| async move {
@@ -52,12 +53,12 @@ pub fn seal<'a>(key: &DataKey, segment: u32, plain: impl AsyncRead + Send + 'a) 
 }
 
 struct Sealing<'a> {
-    stream: Stream,
+    cipher: LessSafeKey,
     header: Header,
     plain: std::pin::Pin<Box<dyn AsyncRead + Send + 'a>>,
-    /// Bytes read past the previous segment (reading one more byte is how a segment learns it is
-    /// not the last).
-    next: Vec<u8>,
+    /// The byte read past the previous segment (reading one more byte is how a segment learns it
+    /// is not the last).
+    next: Option<u8>,
     position: u32,
     done: bool,
 }
@@ -65,8 +66,9 @@ struct Sealing<'a> {
 impl Sealing<'_> {
     async fn next_segment(&mut self) -> io::Result<Bytes> {
         let segment = self.header.segment as usize;
-        let mut buffer = std::mem::take(&mut self.next);
-        buffer.reserve_exact((segment + 1 + TAG as usize).saturating_sub(buffer.len()));
+        // One allocation per segment, handed on as it is: the segment, the byte past it, its tag.
+        let mut buffer = Vec::with_capacity(segment + 1 + TAG as usize);
+        buffer.extend(self.next.take());
         while buffer.len() <= segment {
             let read = (&mut self.plain).take((segment + 1 - buffer.len()) as u64).read_buf(&mut buffer).await?;
             if read == 0 {
@@ -75,12 +77,18 @@ impl Sealing<'_> {
         }
         let last = buffer.len() <= segment;
         if !last {
-            self.next = buffer.split_off(segment);
+            self.next = buffer.pop();
         }
-        let aad = self.header.to_bytes();
-        self.stream
-            .encrypt_in_place(self.position, last, &aad, &mut buffer)
+        let nonce = segment_nonce(self.header.nonce_prefix, self.position, last);
+        let tag = self
+            .cipher
+            .seal_in_place_separate_tag(
+                Nonce::assume_unique_for_key(nonce),
+                Aad::from(self.header.to_bytes()),
+                &mut buffer,
+            )
             .map_err(|_| io::Error::other("a segment could not be sealed"))?;
+        buffer.extend_from_slice(tag.as_ref());
         self.position = self.position.checked_add(1).ok_or_else(|| io::Error::other("a file too large to seal"))?;
         self.done = last;
         Ok(Bytes::from(buffer))
@@ -108,7 +116,7 @@ pub fn open_range(
     stored: impl AsyncRead + Send + 'static,
 ) -> BoxStream<'static, io::Result<Bytes>> {
     let state = Opening {
-        stream: stream_for(key, header),
+        cipher: cipher_for(key),
         header,
         plain_len,
         stored: Box::pin(stored),
@@ -127,7 +135,7 @@ pub fn open_range(
 }
 
 struct Opening {
-    stream: Stream,
+    cipher: LessSafeKey,
     header: Header,
     plain_len: u64,
     stored: std::pin::Pin<Box<dyn AsyncRead + Send>>,
@@ -146,9 +154,11 @@ impl Opening {
             .map_err(|e| if e.kind() == io::ErrorKind::UnexpectedEof { Damaged.into_io() } else { e })?;
         let last = self.index + 1 == self.header.segments(self.plain_len);
         let position = u32::try_from(self.index).map_err(|_| Damaged.into_io())?;
-        self.stream
-            .decrypt_in_place(position, last, &self.header.to_bytes(), &mut buffer)
+        let nonce = segment_nonce(self.header.nonce_prefix, position, last);
+        self.cipher
+            .open_in_place(Nonce::assume_unique_for_key(nonce), Aad::from(self.header.to_bytes()), &mut buffer)
             .map_err(|_| Damaged.into_io())?;
+        buffer.truncate(plain_len as usize);
         let mut plain = Bytes::from(buffer);
         let from = std::mem::take(&mut self.skip).min(plain.len() as u64) as usize;
         let to = (from as u64 + self.left).min(plain.len() as u64) as usize;
