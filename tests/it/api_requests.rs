@@ -12,8 +12,9 @@ use crate::{
     file_requests::{SENDER, answered_request},
     lifecycle::quiet_app,
     recipient_bundles::{entries_of, opened_with_python},
-    support::{Backend, PASSWORD, Page, TestApp},
+    support::{Backend, PASSWORD, Page, TestApp, execute, process::free_local_addr},
 };
+use watasu::db::Sql;
 
 async fn a_request_asked_through_the_api_is_read_and_deleted_now(backend: Backend) {
     let app = TestApp::spawn(backend).await;
@@ -148,7 +149,29 @@ async fn only_the_requesting_sender_with_requests_read_downloads_what_arrived(ba
     assert_problem(&reader.get(&format!("/requests/{open}/zip")).await, 409, "nothing arrived yet");
 }
 
+async fn a_file_the_scan_holds_is_409_and_one_it_refused_is_410_before_its_bytes_go(backend: Backend) {
+    // Nothing listens where clamd should be: the file stays held, waiting for a verdict.
+    let clamd = format!("tcp://{}", free_local_addr());
+    let app = crate::scan::scanning_app(backend, &clamd, |s| s.scan.scan_outbound = false).await;
+    let (request, _uploader) = answered_request(&app, &[("contract.pdf", b"%PDF signed contract")]).await;
+    let sender = app.sign_in(SENDER, PASSWORD).await;
+    let api = Api::new(&app, &token_from_page(&sender, &["requests:read"]).await);
+    let (one, zip) = (format!("/requests/{}/files/0", request.id), format!("/requests/{}/zip", request.id));
+
+    let held = assert_problem(&api.get(&one).await, 409, "a file waiting for the scan's verdict");
+    assert!(held["detail"].as_str().unwrap().contains("virus scan"), "{held}");
+    assert_problem(&api.get(&zip).await, 409, "an archive of files waiting for the verdict");
+
+    // The verdict is written before the refused file's bytes are deleted (and stays while a
+    // failed delete is retried): from then on the file is gone, never "held until clean".
+    let refused = Sql::same("UPDATE files SET scan_state = 'infected', scan_finding = 'Eicar' WHERE $1 = $1");
+    assert_eq!(execute(app.db(), refused, 0).await, 1);
+    assert_problem(&api.get(&one).await, 410, "a file the scan refused");
+    assert_problem(&api.get(&zip).await, 410, "an archive whose only file the scan refused");
+}
+
 both_backends!(
+    a_file_the_scan_holds_is_409_and_one_it_refused_is_410_before_its_bytes_go,
     what_arrived_downloads_through_the_api_as_the_page_serves_it_until_deleted,
     only_the_requesting_sender_with_requests_read_downloads_what_arrived,
     a_request_asked_through_the_api_is_read_and_deleted_now,

@@ -21,6 +21,7 @@ use super::{
 use crate::{
     accounts::{EmailAddress, tokens::Scope},
     request::{RequestLimits, RequestListing, RequestState},
+    scan::ScanState,
     services::{
         Fault,
         handover::Refusal,
@@ -286,7 +287,9 @@ fn missing(request: &RequestListing, position: Option<i32>) -> ApiError {
         RequestState::Answered if asked.peek().is_none() => {
             ApiError::of(StatusCode::NOT_FOUND, "the request has no file at that position")
         }
-        RequestState::Answered if asked.any(|f| !f.purged && !f.is_released()) => {
+        // Only a file still waiting for its verdict is held; one the scan refused is gone even
+        // while its bytes await deletion.
+        RequestState::Answered if asked.any(|f| !f.purged && f.scan_state == Some(ScanState::Pending)) => {
             ApiError::conflict("the virus scan holds the file until it finds it clean")
         }
         _ => gone(),
