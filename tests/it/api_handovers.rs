@@ -6,6 +6,7 @@
 use base64::Engine;
 use serde_json::{Value, json};
 use sha2::{Digest, Sha256};
+use watasu::share::create::MAX_RECIPIENTS;
 
 use crate::{
     api_tokens::token_from_page,
@@ -280,6 +281,10 @@ async fn a_multipart_body_over_the_limit_or_without_a_recipient_keeps_nothing(ba
 
     let bad = post_form(&api, form_of(&[("recipients", "not an address")], &files[..1])).await;
     assert_problem(&bad, 422, "a bad address");
+    let crowd: Vec<String> = (0..=MAX_RECIPIENTS).map(|n| format!("r{n}@example.test")).collect();
+    let crowd: Vec<(&str, &str)> = crowd.iter().map(|to| ("recipients", to.as_str())).collect();
+    let crowded = assert_problem(&post_form(&api, form_of(&crowd, &files[..1])).await, 422, "a recipient too many");
+    assert!(crowded["detail"].as_str().unwrap().starts_with("recipients: "), "{crowded}");
     let late = form_of(&[], &files[..1]).text("recipients", "kim@example.test");
     assert_problem(&post_form(&api, late).await, 422, "a field after the files");
     assert_eq!(kept(&app).await, (0, 0, 0), "nothing of the refused bodies is kept");

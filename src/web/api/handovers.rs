@@ -24,7 +24,7 @@ use crate::{
     i18n::Lang,
     services::{
         mails::Delivery,
-        sharing::{Change, Handover, Source, UploadFile, viewer},
+        sharing::{Change, FinishedUpload, Handover, Source, UploadFile, viewer},
     },
     share::{
         Message, ShareTtl,
@@ -75,7 +75,8 @@ impl HandoverApi {
         match body {
             NewHandoverBody::Json(Json(body)) => {
                 let checked = check(&state, &sender.user, &body)?;
-                hand_over(&state, &sender.user, &body, checked).await
+                let files = finished_uploads(&state, &sender.user, &body.upload_ids).await?;
+                make(&state, &sender.user, &body, checked, &files).await
             }
             NewHandoverBody::Multipart(form) => multipart::hand_over(&state, &sender.user, form).await,
         }
@@ -205,20 +206,26 @@ pub(super) fn check(state: &AppState, sender: &User, body: &NewHandover) -> Resu
     Ok(Checked { recipients, message, note, ttl, lang })
 }
 
-/// Makes the handover of `body`'s finished uploads (or its note) through the sharing service.
-pub(super) async fn hand_over(
-    state: &AppState,
-    sender: &User,
-    body: &NewHandover,
-    checked: Checked,
-) -> Result<Made, ApiError> {
-    let mut files = Vec::with_capacity(body.upload_ids.len());
-    for id in &body.upload_ids {
+/// The sender's finished uploads `ids`, or the problem (422) naming the first that is not one.
+async fn finished_uploads(state: &AppState, sender: &User, ids: &[String]) -> Result<Vec<FinishedUpload>, ApiError> {
+    let mut files = Vec::with_capacity(ids.len());
+    for id in ids {
         let upload = state.services.sharing.finished_upload(sender, id).await?;
         let upload = upload
             .ok_or_else(|| ApiError::unprocessable(format!("upload_ids: {id} is not a finished upload of yours")))?;
         files.push(upload);
     }
+    Ok(files)
+}
+
+/// Makes the handover of `files` (or of `body`'s note) through the sharing service.
+pub(super) async fn make(
+    state: &AppState,
+    sender: &User,
+    body: &NewHandover,
+    checked: Checked,
+    files: &[FinishedUpload],
+) -> Result<Made, ApiError> {
     let handover = Handover {
         recipients: checked.recipients,
         files: files

@@ -16,16 +16,18 @@ use poem_openapi::{
 };
 
 use super::{
+    fields::invalid,
     handovers::{self, Made, refused},
     problem::ApiError,
     views::NewHandover,
 };
 use crate::{
     accounts::User,
-    share::create::{CreateError, MAX_FILES},
+    services::sharing::FinishedUpload,
+    share::create::{CreateError, MAX_RECIPIENTS},
     web::{
         AppError, AppState,
-        dashboard::form_body::{OVERSIZED_READ, discard_rest, largest_form, read_text},
+        dashboard::form_body::{OVERSIZED_READ, discard_rest, keep_uploads, largest_form, read_text},
     },
 };
 
@@ -87,7 +89,8 @@ pub async fn hand_over(state: &AppState, sender: &User, form: HandoverForm) -> R
     let mut kept = Vec::new();
     let made = read_and_make(state, sender, &mut multipart, &mut kept).await;
     if made.is_err() {
-        state.services.sharing.discard_uploads(sender, &kept).await;
+        let ids: Vec<String> = kept.into_iter().map(|file| file.id).collect();
+        state.services.sharing.discard_uploads(sender, &ids).await;
         discard_rest(&mut multipart, OVERSIZED_READ * largest_form(state)).await;
     }
     made
@@ -97,14 +100,16 @@ async fn read_and_make(
     state: &AppState,
     sender: &User,
     multipart: &mut Multipart,
-    kept: &mut Vec<String>,
+    kept: &mut Vec<FinishedUpload>,
 ) -> Result<Made, ApiError> {
-    let (mut body, first_file) = read_fields(multipart).await?;
+    let (body, first_file) = read_fields(multipart).await?;
     // The values are checked before a byte of a file is kept.
     let checked = handovers::check(state, sender, &body)?;
-    keep_files(state, sender, first_file, multipart, kept).await?;
-    body.upload_ids.clone_from(kept);
-    handovers::hand_over(state, sender, &body, checked).await
+    if let Some(first) = first_file {
+        let sharing = &state.services.sharing;
+        keep_uploads(sharing, sender, kept, first, multipart).await?.map_err(refused)?;
+    }
+    handovers::make(state, sender, &body, checked, kept).await
 }
 
 /// The fields before the first file, as the JSON body would carry them; and that file's part.
@@ -127,7 +132,9 @@ async fn read_fields(multipart: &mut Multipart) -> Result<(NewHandover, Option<F
         }
         let text = read_text(field).await.map_err(unreadable_field)?;
         match name.as_str() {
-            "recipients" => body.recipients.push(text),
+            // Each value is bounded, and so is their number: nothing grows with the body.
+            "recipients" if body.recipients.len() < MAX_RECIPIENTS => body.recipients.push(text),
+            "recipients" => return Err(invalid("recipients", CreateError::RecipientCount)),
             "message" => body.message = text,
             "ttl" => body.ttl = Some(text),
             "lang" => body.lang = Some(text),
@@ -141,40 +148,8 @@ async fn read_fields(multipart: &mut Multipart) -> Result<(NewHandover, Option<F
     Ok((body, None))
 }
 
-/// Keeps `first` and every `file` part after it, adding each kept upload's id to `kept`.
-async fn keep_files(
-    state: &AppState,
-    sender: &User,
-    first: Option<Field>,
-    multipart: &mut Multipart,
-    kept: &mut Vec<String>,
-) -> Result<(), ApiError> {
-    let sharing = &state.services.sharing;
-    let limit = sharing.limits().1;
-    let mut used = 0;
-    let mut next = first;
-    while let Some(field) = next.take() {
-        if kept.len() >= MAX_FILES {
-            return Err(refused(CreateError::FileCount));
-        }
-        let file_name = field.file_name().unwrap_or_default().to_owned();
-        let content_type = field.content_type().unwrap_or("application/octet-stream").to_owned();
-        let content = Box::pin(field.into_async_read());
-        let file = sharing.keep_file(sender, content, &file_name, &content_type, limit.saturating_sub(used)).await?;
-        let file = file.map_err(refused)?;
-        used += file.size_bytes;
-        kept.push(file.id);
-        next = match multipart.next_field().await.map_err(unreadable_body)? {
-            Some(field) if field.name() == Some("file") => Some(field),
-            Some(_) => return Err(ApiError::unprocessable("the file parts come after every other field")),
-            None => None,
-        };
-    }
-    Ok(())
-}
-
 fn yes_or_no(name: &str, text: &str) -> Result<bool, ApiError> {
-    text.parse().map_err(|_| super::fields::invalid(name, format!("{text}: neither true nor false")))
+    text.parse().map_err(|_| invalid(name, format!("{text}: neither true nor false")))
 }
 
 fn unreadable_body(error: poem::error::ParseMultipartError) -> ApiError {

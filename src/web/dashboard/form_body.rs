@@ -9,7 +9,10 @@ use tokio::io::AsyncReadExt;
 use super::fields::Fields;
 use crate::{
     accounts::User,
-    services::sharing::Sharing,
+    services::{
+        Fault,
+        sharing::{FinishedUpload, Sharing},
+    },
     share::{
         create::{CreateError, MAX_FILES},
         note::NOTE_LIMIT,
@@ -82,22 +85,34 @@ pub(super) async fn keep_files(
     first: Field,
     multipart: &mut Multipart,
 ) -> Result<Result<Vec<String>, CreateError>, AppError> {
+    let named = fields.uploaded.len();
+    let kept = keep_uploads(sharing, user, &mut fields.uploaded, first, multipart).await?;
+    Ok(kept.map(|()| fields.uploaded[named..].iter().map(|file| file.id.clone()).collect()))
+}
+
+/// Keeps `first` and every `file` part after it as the sender's finished uploads, each added to
+/// `uploaded` as soon as it is kept (so the caller can remove them after a refusal), within what
+/// is left of the upload limit after what `uploaded` holds. The form and the API's multipart
+/// handover both read their files with it.
+pub(crate) async fn keep_uploads(
+    sharing: &Sharing,
+    user: &User,
+    uploaded: &mut Vec<FinishedUpload>,
+    first: Field,
+    multipart: &mut Multipart,
+) -> Result<Result<(), CreateError>, Fault> {
     let limit = sharing.limits().1;
-    let mut kept = Vec::new();
     let mut next = Some(first);
     while let Some(field) = next.take() {
-        if fields.uploaded.len() >= MAX_FILES {
+        if uploaded.len() >= MAX_FILES {
             return Ok(Err(CreateError::FileCount));
         }
         let file_name = field.file_name().unwrap_or_default().to_owned();
         let content_type = field.content_type().unwrap_or("application/octet-stream").to_owned();
-        let used: u64 = fields.uploaded.iter().map(|file| file.size_bytes).sum();
+        let used: u64 = uploaded.iter().map(|file| file.size_bytes).sum();
         let content = Box::pin(field.into_async_read());
         match sharing.keep_file(user, content, &file_name, &content_type, limit.saturating_sub(used)).await? {
-            Ok(file) => {
-                kept.push(file.id.clone());
-                fields.uploaded.push(file);
-            }
+            Ok(file) => uploaded.push(file),
             Err(refused) => return Ok(Err(refused)),
         }
         loop {
@@ -114,5 +129,5 @@ pub(super) async fn keep_files(
             }
         }
     }
-    Ok(Ok(kept))
+    Ok(Ok(()))
 }
