@@ -288,6 +288,15 @@ async fn a_multipart_body_over_the_limit_or_without_a_recipient_keeps_nothing(ba
     let late = form_of(&[], &files[..1]).text("recipients", "kim@example.test");
     assert_problem(&post_form(&api, late).await, 422, "a field after the files");
     assert_eq!(kept(&app).await, (0, 0, 0), "nothing of the refused bodies is kept");
+
+    // A body that ends inside its file is the client's doing: 400, not a server error.
+    let cut_off = "--cut\r\nContent-Disposition: form-data; name=\"recipients\"\r\n\r\nkim@example.test\r\n\
+                   --cut\r\nContent-Disposition: form-data; name=\"file\"; filename=\"a.bin\"\r\n\r\nthe first bytes";
+    let request =
+        api.request(reqwest::Method::POST, "/handovers").header("Content-Type", "multipart/form-data; boundary=cut");
+    let cut_off = Page::read(request.body(cut_off).send().await.unwrap()).await;
+    assert_problem(&cut_off, 400, "a body cut off inside its file");
+    assert_eq!(kept(&app).await, (0, 0, 0), "nothing of the cut-off body is kept");
     assert_eq!(json_of(&api.get("/handovers").await, 200)["shares"], json!([]));
 }
 

@@ -31,6 +31,7 @@ use crate::{
         create::{self, CreateError},
         note::Note,
     },
+    storage::StoreError,
     web::AppState,
 };
 
@@ -266,14 +267,18 @@ fn unchanged<T>(change: Change<T>, not_applicable: &str) -> ApiError {
     }
 }
 
-/// A refused handover as its problem: the sender's values are 422 (a limit 413), the server's
-/// failures 5xx.
+/// A refused handover as its problem: the sender's values are 422 (a limit 413, a broken body
+/// 400), the server's failures 5xx.
 pub(super) fn refused(error: CreateError) -> ApiError {
     use poem::http::StatusCode;
     match error {
         CreateError::TooLarge { .. } => ApiError::of(StatusCode::PAYLOAD_TOO_LARGE, error.to_string()),
         CreateError::SenderDisabled => ApiError::of(StatusCode::FORBIDDEN, error.to_string()),
         CreateError::ServerStopping => ApiError::of(StatusCode::SERVICE_UNAVAILABLE, error.to_string()),
+        // The body's bytes ended or broke inside a file: the client's input, not the store.
+        CreateError::Store(StoreError::Content(_)) => {
+            ApiError::of(StatusCode::BAD_REQUEST, "a file part of the body was cut off or malformed")
+        }
         CreateError::Store(store) => crate::services::Fault::of_store(store).into(),
         CreateError::Share(share) => crate::services::Fault::Internal(share.into()).into(),
         other => ApiError::unprocessable(other.to_string()),
