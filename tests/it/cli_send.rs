@@ -2,7 +2,8 @@
 //! server over HTTP, and none of the server's settings (a setting the server would refuse is in
 //! the client's environment the whole time). Two files reach two recipients with their digests;
 //! a server killed mid-upload and started again is waited for and the same upload finishes; a
-//! wrong token creates nothing; `status` follows a download and `--wait` returns when it happened.
+//! wrong token creates nothing; a server that never answers ends the command; `status` follows a
+//! download and `--wait` returns when it happened.
 
 mod gate;
 
@@ -263,6 +264,30 @@ async fn status_follows_a_download_and_wait_returns_once_it_happened(backend: Ba
     let share = state(&stdout);
     assert_eq!((&share["outcome"], &share["state"]), (&"downloaded".into(), &"downloaded".into()), "{stdout}");
     assert!(share["state_at"].is_string(), "{stdout}");
+}
+
+/// A server that accepts connections and never answers ends the command within its deadline,
+/// saying so, instead of hanging a CI job.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_server_that_accepts_and_never_answers_ends_the_command_saying_so() {
+    let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
+    let silent = format!("http://{}", listener.local_addr().unwrap());
+    let accepted = tokio::spawn(async move {
+        let mut held = Vec::new();
+        while let Ok((connection, _)) = listener.accept().await {
+            held.push(connection);
+        }
+    });
+    let dir = tempfile::tempdir().unwrap();
+    let file = write(dir.path(), "report.pdf", b"figures");
+
+    let started = Instant::now();
+    let (code, stdout, stderr) = run(&["send", &file, "--to", KIM, "--server", &silent], "wts_some_token");
+    assert_eq!(code, 1, "{stdout}{stderr}");
+    assert!(stderr.contains("no answer within 60 s"), "{stderr}");
+    assert!(started.elapsed() < Duration::from_secs(90), "ended only after {:?}", started.elapsed());
+    assert!(!stderr.contains("wts_some_token"), "{stderr}");
+    accepted.abort();
 }
 
 both_backends!(

@@ -20,6 +20,14 @@ pub const TOKEN_VARIABLE: &str = "WATASU_TOKEN";
 /// The exit code of `status --wait` when its time ran out before every recipient got there.
 pub const EXIT_TIMED_OUT: u8 = 3;
 
+/// How long the server may take to accept a connection.
+const CONNECT: Duration = Duration::from_secs(30);
+
+/// How long the server may stay silent (no answer, and no byte of a piece taken) before a call
+/// counts as lost: the minute a proxy in front of it (nginx's `proxy_read_timeout`) gives it too.
+/// A server that accepts and never answers ends the command instead of hanging a CI job.
+const SILENCE: Duration = Duration::from_secs(60);
+
 /// A failure that ends the command with its own exit code (not 1), printed as one line.
 #[derive(Debug, thiserror::Error)]
 #[error("{message}")]
@@ -61,7 +69,7 @@ impl Server {
             base.set_path(&path);
         }
         let http = reqwest::Client::builder()
-            .connect_timeout(Duration::from_secs(30))
+            .connect_timeout(CONNECT)
             .user_agent(concat!("watasu/", env!("CARGO_PKG_VERSION")))
             .build()?;
         Ok(Self { base, token, http })
@@ -72,8 +80,14 @@ impl Server {
         Ok(self.base.join(path)?)
     }
 
-    /// A request carrying the token.
+    /// A request carrying the token, answered in full within [`SILENCE`].
     fn request(&self, method: Method, url: Url) -> RequestBuilder {
+        self.streaming(method, url).timeout(SILENCE)
+    }
+
+    /// A request carrying the token whose body may take longer than [`SILENCE`] to send: its
+    /// caller gives up on the server's silence itself.
+    fn streaming(&self, method: Method, url: Url) -> RequestBuilder {
         self.http.request(method, url).bearer_auth(self.token.expose())
     }
 
@@ -124,6 +138,13 @@ pub enum Failure {
 
 impl Failure {
     fn lost(error: reqwest::Error) -> Self {
+        if error.is_timeout() {
+            return if error.is_connect() {
+                Self::Unreachable(format!("could not connect to the server within {} s", CONNECT.as_secs()))
+            } else {
+                Self::silent()
+            };
+        }
         let mut text = error.to_string();
         let mut source = std::error::Error::source(&error);
         while let Some(cause) = source {
@@ -131,6 +152,11 @@ impl Failure {
             source = cause.source();
         }
         Self::Unreachable(text)
+    }
+
+    /// The server stayed silent for [`SILENCE`].
+    fn silent() -> Self {
+        Self::Unreachable(format!("the server gave no answer within {} s", SILENCE.as_secs()))
     }
 
     /// `response` when it is a success, else the refusal it says, in words for the person:

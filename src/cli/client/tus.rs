@@ -10,15 +10,19 @@ use std::{
         Arc,
         atomic::{AtomicU64, Ordering},
     },
+    time::Duration,
 };
 
 use base64::{Engine, engine::general_purpose::STANDARD};
 use futures_util::TryStreamExt;
 use reqwest::{Body, Method, StatusCode, header::CONTENT_LENGTH};
-use tokio::io::{AsyncReadExt, AsyncSeekExt};
+use tokio::{
+    io::{AsyncReadExt, AsyncSeekExt},
+    time::Instant,
+};
 use url::Url;
 
-use super::{Failure, Patience, Server};
+use super::{Failure, Patience, SILENCE, Server};
 
 const TUS_VERSION: &str = "1.0.0";
 
@@ -154,15 +158,18 @@ async fn patch(
         counter.fetch_add(chunk.len() as u64, Ordering::Relaxed);
     });
     let sent = server
-        .request(Method::PATCH, url.clone())
+        .streaming(Method::PATCH, url.clone())
         .header("Tus-Resumable", TUS_VERSION)
         .header("Content-Type", "application/offset+octet-stream")
         .header("Upload-Offset", offset)
         .header(CONTENT_LENGTH, piece)
         .body(Body::wrap_stream(stream));
-    let shown = progress.show_while(sent.send());
-    let response = shown.await.map_err(Failure::lost)?;
-    offset_of(&Failure::check(response).await?)
+    progress
+        .watch(async {
+            let response = sent.send().await.map_err(Failure::lost)?;
+            offset_of(&Failure::check(response).await?)
+        })
+        .await
 }
 
 fn offset_of(response: &reqwest::Response) -> Result<u64, Failure> {
@@ -207,17 +214,25 @@ impl Progress {
         }
     }
 
-    /// Runs `call`, printing the progress each second meanwhile.
-    async fn show_while<T>(&self, call: impl Future<Output = T>) -> T {
-        if !self.shown {
-            return call.await;
-        }
+    /// Runs `call`, printing the progress each second meanwhile. A server that takes no byte of
+    /// the piece and gives no answer for [`SILENCE`] has stalled: the call counts as lost (and
+    /// the upload asks where it stands before going on).
+    async fn watch<T>(&self, call: impl Future<Output = Result<T, Failure>>) -> Result<T, Failure> {
         let mut call = std::pin::pin!(call);
-        let mut tick = tokio::time::interval(std::time::Duration::from_secs(1));
+        let mut tick = tokio::time::interval(Duration::from_secs(1));
+        let (mut seen, mut moved) = (self.sent.load(Ordering::Relaxed), Instant::now());
         loop {
             tokio::select! {
                 answer = &mut call => return answer,
-                _ = tick.tick() => self.print(),
+                _ = tick.tick() => {
+                    self.print();
+                    let sent = self.sent.load(Ordering::Relaxed);
+                    if sent != seen {
+                        (seen, moved) = (sent, Instant::now());
+                    } else if moved.elapsed() >= SILENCE {
+                        return Err(Failure::silent());
+                    }
+                }
             }
         }
     }
