@@ -13,7 +13,6 @@ use std::{
     time::Duration,
 };
 
-use base64::{Engine, engine::general_purpose::STANDARD};
 use futures_util::TryStreamExt;
 use reqwest::{Body, Method, StatusCode, header::CONTENT_LENGTH};
 use tokio::{
@@ -23,6 +22,7 @@ use tokio::{
 use url::Url;
 
 use super::{Failure, Patience, SILENCE, Server};
+use crate::uploads::Metadata;
 
 const TUS_VERSION: &str = "1.0.0";
 
@@ -88,7 +88,9 @@ fn reading(path: &Path, error: std::io::Error) -> anyhow::Error {
 /// server or the server refused it for now; a connection lost after sending might have created
 /// one, and a second would hold the sender's room until it expires.
 async fn create(server: &Server, name: &str, length: u64) -> anyhow::Result<Url> {
-    let metadata = format!("filename {},filetype {}", STANDARD.encode(name), STANDARD.encode(content_type(name)));
+    // Of unknown type, as `watasu share create` records a file: recipients get every file as
+    // octets whatever its type says.
+    let metadata = Metadata::of_file(name, "application/octet-stream").raw.unwrap_or_default();
     let mut patience = Patience::new();
     loop {
         let sent = server
@@ -111,22 +113,6 @@ async fn create(server: &Server, name: &str, length: u64) -> anyhow::Result<Url>
             Err(error) => return Err(Failure::lost(error).into()),
         };
         patience.wait(failure, name).await?;
-    }
-}
-
-/// What the upload's name says about its content, for the recipient's browser.
-fn content_type(name: &str) -> &'static str {
-    let extension = name.rsplit_once('.').map(|(_, e)| e.to_ascii_lowercase()).unwrap_or_default();
-    match extension.as_str() {
-        "pdf" => "application/pdf",
-        "zip" => "application/zip",
-        "gz" | "tgz" => "application/gzip",
-        "txt" | "log" => "text/plain",
-        "csv" => "text/csv",
-        "json" => "application/json",
-        "png" => "image/png",
-        "jpg" | "jpeg" => "image/jpeg",
-        _ => "application/octet-stream",
     }
 }
 
@@ -235,17 +221,5 @@ impl Progress {
                 }
             }
         }
-    }
-}
-
-#[cfg(test)]
-mod tests {
-    use super::*;
-
-    #[test]
-    fn a_files_type_is_told_by_its_extension_and_unknown_ones_are_octets() {
-        assert_eq!(content_type("build/App.ZIP"), "application/zip");
-        assert_eq!(content_type("report.pdf"), "application/pdf");
-        assert_eq!(content_type("Makefile"), "application/octet-stream");
     }
 }
