@@ -2,7 +2,8 @@
 //! server over HTTP, and none of the server's settings (a setting the server would refuse is in
 //! the client's environment the whole time). Two files reach two recipients with their digests;
 //! a server killed mid-upload and started again is waited for and the same upload finishes; a
-//! wrong token creates nothing; `status` follows a download and `--wait` returns when it happened.
+//! wrong token creates nothing; a server that never answers ends the command; `status` follows a
+//! download and `--wait` returns when it happened.
 
 mod gate;
 
@@ -263,6 +264,50 @@ async fn status_follows_a_download_and_wait_returns_once_it_happened(backend: Ba
     let share = state(&stdout);
     assert_eq!((&share["outcome"], &share["state"]), (&"downloaded".into(), &"downloaded".into()), "{stdout}");
     assert!(share["state_at"].is_string(), "{stdout}");
+}
+
+/// The address of a server that accepts connections, keeps them open and never answers; it
+/// stops when the task is aborted.
+async fn silent_server() -> (String, tokio::task::JoinHandle<()>) {
+    let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
+    let base = format!("http://{}", listener.local_addr().unwrap());
+    let accepting = tokio::spawn(async move {
+        let mut held = Vec::new();
+        while let Ok((connection, _)) = listener.accept().await {
+            held.push(connection);
+        }
+    });
+    (base, accepting)
+}
+
+/// A server that accepts connections and never answers ends the command within its deadline,
+/// saying so, instead of hanging a CI job.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_server_that_accepts_and_never_answers_ends_the_command_saying_so() {
+    let (silent, accepting) = silent_server().await;
+    let dir = tempfile::tempdir().unwrap();
+    let file = write(dir.path(), "report.pdf", b"figures");
+
+    let started = Instant::now();
+    let (code, stdout, stderr) = run(&["send", &file, "--to", KIM, "--server", &silent], "wts_some_token");
+    assert_eq!(code, 1, "{stdout}{stderr}");
+    assert!(stderr.contains("no answer within 60 s"), "{stderr}");
+    assert!(started.elapsed() < Duration::from_secs(90), "ended only after {:?}", started.elapsed());
+    assert!(!stderr.contains("wts_some_token"), "{stderr}");
+    accepting.abort();
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_wait_on_a_server_that_never_answers_ends_at_its_timeout() {
+    let (silent, accepting) = silent_server().await;
+
+    let started = Instant::now();
+    let waiting = ["status", "42", "--wait", "downloaded", "--timeout", "2s", "--server", &silent];
+    let (code, stdout, stderr) = run(&waiting, "wts_some_token");
+    assert_eq!(code, 3, "{stdout}{stderr}");
+    assert!(stderr.contains("no answer before the timeout"), "{stderr}");
+    assert!(started.elapsed() < Duration::from_secs(20), "ended only after {:?}", started.elapsed());
+    accepting.abort();
 }
 
 both_backends!(

@@ -10,6 +10,7 @@ mod tus;
 use std::{path::PathBuf, time::Duration};
 
 use reqwest::{Method, RequestBuilder, Response, StatusCode};
+use tokio::time::Instant;
 use url::Url;
 
 use crate::secret::SecretString;
@@ -19,6 +20,14 @@ pub const TOKEN_VARIABLE: &str = "WATASU_TOKEN";
 
 /// The exit code of `status --wait` when its time ran out before every recipient got there.
 pub const EXIT_TIMED_OUT: u8 = 3;
+
+/// How long the server may take to accept a connection.
+const CONNECT: Duration = Duration::from_secs(30);
+
+/// How long the server may stay silent (no answer, and no byte of a piece taken) before a call
+/// counts as lost: the minute a proxy in front of it (nginx's `proxy_read_timeout`) gives it too.
+/// A server that accepts and never answers ends the command instead of hanging a CI job.
+const SILENCE: Duration = Duration::from_secs(60);
 
 /// A failure that ends the command with its own exit code (not 1), printed as one line.
 #[derive(Debug, thiserror::Error)]
@@ -61,7 +70,7 @@ impl Server {
             base.set_path(&path);
         }
         let http = reqwest::Client::builder()
-            .connect_timeout(Duration::from_secs(30))
+            .connect_timeout(CONNECT)
             .user_agent(concat!("watasu/", env!("CARGO_PKG_VERSION")))
             .build()?;
         Ok(Self { base, token, http })
@@ -72,8 +81,14 @@ impl Server {
         Ok(self.base.join(path)?)
     }
 
-    /// A request carrying the token.
+    /// A request carrying the token, answered in full within [`SILENCE`].
     fn request(&self, method: Method, url: Url) -> RequestBuilder {
+        self.streaming(method, url).timeout(SILENCE)
+    }
+
+    /// A request carrying the token whose body may take longer than [`SILENCE`] to send: its
+    /// caller gives up on the server's silence itself.
+    fn streaming(&self, method: Method, url: Url) -> RequestBuilder {
         self.http.request(method, url).bearer_auth(self.token.expose())
     }
 
@@ -124,6 +139,13 @@ pub enum Failure {
 
 impl Failure {
     fn lost(error: reqwest::Error) -> Self {
+        if error.is_timeout() {
+            return if error.is_connect() {
+                Self::Unreachable(format!("could not connect to the server within {} s", CONNECT.as_secs()))
+            } else {
+                Self::silent()
+            };
+        }
         let mut text = error.to_string();
         let mut source = std::error::Error::source(&error);
         while let Some(cause) = source {
@@ -131,6 +153,11 @@ impl Failure {
             source = cause.source();
         }
         Self::Unreachable(text)
+    }
+
+    /// The server stayed silent for [`SILENCE`].
+    fn silent() -> Self {
+        Self::Unreachable(format!("the server gave no answer within {} s", SILENCE.as_secs()))
     }
 
     /// `response` when it is a success, else the refusal it says, in words for the person:
@@ -178,12 +205,13 @@ impl Failure {
     }
 }
 
-/// How long to keep trying when the server is away: waits of 1 s doubling to 30 s, until the
-/// server has been away for [`Patience::GIVE_UP`] in a row (a restart or a deploy passes; an
-/// outage ends the command).
+/// How long to keep trying when the server is away: waits of 1 s doubling to 30 s (or as long as
+/// the server asked), until [`Patience::GIVE_UP`] has passed since it last answered, counting the
+/// tries themselves (a restart or a deploy passes; an outage ends the command).
 pub struct Patience {
     failures: u32,
-    away: Duration,
+    /// When the server stopped answering: the first failure since its last answer.
+    away_since: Option<Instant>,
 }
 
 impl Patience {
@@ -192,7 +220,7 @@ impl Patience {
     const GIVE_UP: Duration = Duration::from_secs(600);
 
     pub fn new() -> Self {
-        Self { failures: 0, away: Duration::ZERO }
+        Self { failures: 0, away_since: None }
     }
 
     /// The server answered: the next failure waits the shortest time again.
@@ -200,24 +228,35 @@ impl Patience {
         *self = Self::new();
     }
 
-    /// Waits after `failure` (as long as the server asked, if it did), or answers it when it is
-    /// not worth another try or the patience is used up.
+    /// Waits after `failure`, or answers it when it is not worth another try or the patience is
+    /// used up.
     pub async fn wait(&mut self, failure: Failure, what: &str) -> Result<(), Failure> {
-        if !failure.is_transient() || self.away >= Self::GIVE_UP {
+        if !failure.is_transient() {
             return Err(failure);
         }
-        let asked = match &failure {
-            Failure::Refused { retry_after: Some(wait), .. } => Some(*wait),
-            _ => None,
+        let Some(wait) = self.next_wait(&failure, Instant::now()) else {
+            let minutes = Self::GIVE_UP.as_secs() / 60;
+            return Err(Failure::Unreachable(format!("{failure}; gave up after {minutes} minutes of trying")));
         };
-        let wait = asked.unwrap_or_else(|| crate::retry::backoff(Self::FIRST, self.failures, Self::LONGEST));
         // Said also in a CI job's log: a wait there is not a hang.
         let fresh_line = if std::io::IsTerminal::is_terminal(&std::io::stderr()) { "\n" } else { "" };
         eprintln!("{fresh_line}watasu: {what}: {failure}; trying again in {}s", wait.as_secs());
         tokio::time::sleep(wait).await;
-        self.failures += 1;
-        self.away += wait;
         Ok(())
+    }
+
+    /// The wait before the next try after a failure at `now`, never past the patience (a
+    /// `Retry-After` of a day is not waited out); `None` once the patience is used up.
+    fn next_wait(&mut self, failure: &Failure, now: Instant) -> Option<Duration> {
+        let away = now.saturating_duration_since(*self.away_since.get_or_insert(now));
+        let left = Self::GIVE_UP.checked_sub(away).filter(|left| !left.is_zero())?;
+        let asked = match failure {
+            Failure::Refused { retry_after: Some(wait), .. } => Some(*wait),
+            _ => None,
+        };
+        let wait = asked.unwrap_or_else(|| crate::retry::backoff(Self::FIRST, self.failures, Self::LONGEST));
+        self.failures += 1;
+        Some(wait.min(left))
     }
 }
 
@@ -248,5 +287,26 @@ mod tests {
         assert!(Failure::Unreachable("reset".into()).is_transient());
         assert!([500, 502, 503, 423, 429].into_iter().all(|s| refused(s).is_transient()));
         assert!([400, 401, 403, 404, 409, 413, 422, 507].into_iter().all(|s| !refused(s).is_transient()));
+    }
+
+    #[test]
+    fn patience_ends_ten_minutes_after_the_server_went_away_however_long_each_try_took() {
+        let lost = Failure::Unreachable("no answer".into());
+        let mut patience = Patience::new();
+        let away = Instant::now();
+        assert_eq!(patience.next_wait(&lost, away), Some(Duration::from_secs(1)));
+        assert_eq!(patience.next_wait(&lost, away + Duration::from_secs(61)), Some(Duration::from_secs(2)));
+        let busy = Failure::Refused {
+            status: StatusCode::SERVICE_UNAVAILABLE,
+            message: String::new(),
+            retry_after: Some(Duration::from_secs(86_400)),
+        };
+        let asked_a_day = patience.next_wait(&busy, away + Duration::from_secs(500));
+        assert_eq!(asked_a_day, Some(Duration::from_secs(100)), "never waits past the patience");
+        assert_eq!(patience.next_wait(&lost, away + Patience::GIVE_UP), None);
+
+        patience.reset();
+        let back = away + Duration::from_secs(700);
+        assert_eq!(patience.next_wait(&lost, back), Some(Duration::from_secs(1)), "an answer restores it");
     }
 }

@@ -7,7 +7,7 @@ use std::{path::PathBuf, time::Duration};
 use reqwest::Method;
 use serde_json::Value;
 
-use super::{EXIT_TIMED_OUT, Exit, Server};
+use super::{EXIT_TIMED_OUT, Exit, Failure, Server};
 use crate::{config::parse_duration, outln};
 
 /// How often `--wait` asks the server.
@@ -106,7 +106,9 @@ pub async fn status(args: StatusArgs) -> anyhow::Result<()> {
     let deadline = tokio::time::Instant::now() + args.timeout;
     let mut last = None;
     loop {
-        match server.api(Method::GET, &path, None).await {
+        // A call still unanswered at the deadline is one that ran out of time, not a hang.
+        let asked = tokio::time::timeout_at(deadline, server.api(Method::GET, &path, None)).await;
+        match asked.unwrap_or_else(|_| Err(Failure::Unreachable("no answer before the timeout".to_owned()))) {
             Ok(handover) => {
                 let states: Vec<State> = shares(&handover).iter().map(|s| State::of(s).0).collect();
                 if goal == Goal::Downloaded && states.iter().any(|s| s.is_over() && *s != State::Downloaded) {
@@ -120,7 +122,8 @@ pub async fn status(args: StatusArgs) -> anyhow::Result<()> {
                 }
                 last = Some(handover);
             }
-            Err(failure) if failure.is_transient() => {}
+            // Said in the job's log, so a server away for the whole wait shows why it ran out.
+            Err(failure) if failure.is_transient() => eprintln!("watasu: handover {}: {failure}", args.handover),
             Err(failure) => return Err(failure.into()),
         }
         if tokio::time::Instant::now() + POLL > deadline {

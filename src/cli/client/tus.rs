@@ -10,15 +10,19 @@ use std::{
         Arc,
         atomic::{AtomicU64, Ordering},
     },
+    time::Duration,
 };
 
-use base64::{Engine, engine::general_purpose::STANDARD};
 use futures_util::TryStreamExt;
 use reqwest::{Body, Method, StatusCode, header::CONTENT_LENGTH};
-use tokio::io::{AsyncReadExt, AsyncSeekExt};
+use tokio::{
+    io::{AsyncReadExt, AsyncSeekExt},
+    time::Instant,
+};
 use url::Url;
 
-use super::{Failure, Patience, Server};
+use super::{Failure, Patience, SILENCE, Server};
+use crate::uploads::Metadata;
 
 const TUS_VERSION: &str = "1.0.0";
 
@@ -84,7 +88,9 @@ fn reading(path: &Path, error: std::io::Error) -> anyhow::Error {
 /// server or the server refused it for now; a connection lost after sending might have created
 /// one, and a second would hold the sender's room until it expires.
 async fn create(server: &Server, name: &str, length: u64) -> anyhow::Result<Url> {
-    let metadata = format!("filename {},filetype {}", STANDARD.encode(name), STANDARD.encode(content_type(name)));
+    // Of unknown type, as `watasu share create` records a file: recipients get every file as
+    // octets whatever its type says.
+    let metadata = Metadata::of_file(name, "application/octet-stream").raw.unwrap_or_default();
     let mut patience = Patience::new();
     loop {
         let sent = server
@@ -107,22 +113,6 @@ async fn create(server: &Server, name: &str, length: u64) -> anyhow::Result<Url>
             Err(error) => return Err(Failure::lost(error).into()),
         };
         patience.wait(failure, name).await?;
-    }
-}
-
-/// What the upload's name says about its content, for the recipient's browser.
-fn content_type(name: &str) -> &'static str {
-    let extension = name.rsplit_once('.').map(|(_, e)| e.to_ascii_lowercase()).unwrap_or_default();
-    match extension.as_str() {
-        "pdf" => "application/pdf",
-        "zip" => "application/zip",
-        "gz" | "tgz" => "application/gzip",
-        "txt" | "log" => "text/plain",
-        "csv" => "text/csv",
-        "json" => "application/json",
-        "png" => "image/png",
-        "jpg" | "jpeg" => "image/jpeg",
-        _ => "application/octet-stream",
     }
 }
 
@@ -154,15 +144,18 @@ async fn patch(
         counter.fetch_add(chunk.len() as u64, Ordering::Relaxed);
     });
     let sent = server
-        .request(Method::PATCH, url.clone())
+        .streaming(Method::PATCH, url.clone())
         .header("Tus-Resumable", TUS_VERSION)
         .header("Content-Type", "application/offset+octet-stream")
         .header("Upload-Offset", offset)
         .header(CONTENT_LENGTH, piece)
         .body(Body::wrap_stream(stream));
-    let shown = progress.show_while(sent.send());
-    let response = shown.await.map_err(Failure::lost)?;
-    offset_of(&Failure::check(response).await?)
+    progress
+        .watch(async {
+            let response = sent.send().await.map_err(Failure::lost)?;
+            offset_of(&Failure::check(response).await?)
+        })
+        .await
 }
 
 fn offset_of(response: &reqwest::Response) -> Result<u64, Failure> {
@@ -207,30 +200,26 @@ impl Progress {
         }
     }
 
-    /// Runs `call`, printing the progress each second meanwhile.
-    async fn show_while<T>(&self, call: impl Future<Output = T>) -> T {
-        if !self.shown {
-            return call.await;
-        }
+    /// Runs `call`, printing the progress each second meanwhile. A server that takes no byte of
+    /// the piece and gives no answer for [`SILENCE`] has stalled: the call counts as lost (and
+    /// the upload asks where it stands before going on).
+    async fn watch<T>(&self, call: impl Future<Output = Result<T, Failure>>) -> Result<T, Failure> {
         let mut call = std::pin::pin!(call);
-        let mut tick = tokio::time::interval(std::time::Duration::from_secs(1));
+        let mut tick = tokio::time::interval(Duration::from_secs(1));
+        let (mut seen, mut moved) = (self.sent.load(Ordering::Relaxed), Instant::now());
         loop {
             tokio::select! {
                 answer = &mut call => return answer,
-                _ = tick.tick() => self.print(),
+                _ = tick.tick() => {
+                    self.print();
+                    let sent = self.sent.load(Ordering::Relaxed);
+                    if sent != seen {
+                        (seen, moved) = (sent, Instant::now());
+                    } else if moved.elapsed() >= SILENCE {
+                        return Err(Failure::silent());
+                    }
+                }
             }
         }
-    }
-}
-
-#[cfg(test)]
-mod tests {
-    use super::*;
-
-    #[test]
-    fn a_files_type_is_told_by_its_extension_and_unknown_ones_are_octets() {
-        assert_eq!(content_type("build/App.ZIP"), "application/zip");
-        assert_eq!(content_type("report.pdf"), "application/pdf");
-        assert_eq!(content_type("Makefile"), "application/octet-stream");
     }
 }
