@@ -217,10 +217,10 @@ const UPLOADS: TableRows = table_rows!("FROM uploads WHERE owner_id = $1");
 const FILE_RECORDS: TableRows = table_rows!("FROM files WHERE owner_id = $1");
 const HANDOVERS: TableRows = table_rows!("FROM handovers WHERE sender_id = $1");
 const ACCOUNT: TableRows = table_rows!("FROM users WHERE id = $1");
-/// The subject's encrypted files whose key is not destroyed (or was, without saying when).
-const LIVE_FILE_KEYS: &str = "SELECT count(*) FROM files
-                               WHERE owner_id = $1 AND (wrapped_key IS NOT NULL
-                                     OR (sealing = 'sealed-v1' AND key_destroyed_at IS NULL))";
+/// The subject's files that still hold a key: exactly what `DESTROY_FILE_KEYS` destroys, so that
+/// its look again finds none unless a key arrived meanwhile (a file counted here that the statement
+/// cannot change would keep the step from ever being verified).
+const LIVE_FILE_KEYS: &str = "SELECT count(*) FROM files WHERE owner_id = $1 AND wrapped_key IS NOT NULL";
 const DESTROY_FILE_KEYS: Sql = crate::lifecycle::destroy_file_keys!("owner_id = $1");
 const STORAGE_KEYS: &str = "SELECT storage_key FROM files WHERE owner_id = $1 ORDER BY id";
 const UPLOAD_KEYS: &str = "SELECT storage_key FROM uploads WHERE owner_id = $1 ORDER BY id";

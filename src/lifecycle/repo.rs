@@ -190,9 +190,9 @@ pub(crate) use destroy_file_keys;
 const DESTROY_FILE_KEYS: Sql = destroy_file_keys!(unneeded: "handover_id = $1 AND purged_at IS NULL");
 /// One file's data key (the scan refused it), before its bytes go.
 const DESTROY_FILE_KEY: Sql = destroy_file_keys!("id = $1 AND purged_at IS NULL");
-/// A file whose bytes are gone. A purged file keeps no key, whoever deleted its bytes (the GC
-/// destroyed it already; the scanner's refused files have it destroyed here), so a copy of the
-/// bytes put back never opens.
+/// A file whose bytes are gone. A purged file keeps no key, whoever deleted its bytes (the GC and
+/// the scanner destroyed it before; a path that did not is covered here), so a copy of the bytes
+/// put back never opens.
 const MARK_FILE_PURGED: Sql = sql!(
     "UPDATE files SET purged_at = " now ", wrapped_key = NULL,
             key_destroyed_at = CASE WHEN wrapped_key IS NULL THEN key_destroyed_at ELSE " now " END
@@ -301,15 +301,15 @@ impl LifecycleRepository {
         Ok(destroyed)
     }
 
-    /// Marks a file purged once its bytes are gone; false when another collector did first.
-    /// Destroys one file's data key before its bytes are deleted; answers whether it held one.
-    pub async fn destroy_file_key(&self, file_id: i64) -> Result<bool, sqlx::Error> {
-        let done = on_db!(&self.db, |pool| {
-            sqlx::query(pool.sql(&DESTROY_FILE_KEY)).bind(file_id).execute(pool).await?.rows_affected()
+    /// Destroys one file's data key (if it still has one) before its bytes are deleted.
+    pub async fn destroy_file_key(&self, file_id: i64) -> Result<(), sqlx::Error> {
+        on_db!(&self.db, |pool| {
+            sqlx::query(pool.sql(&DESTROY_FILE_KEY)).bind(file_id).execute(pool).await?;
         });
-        Ok(done == 1)
+        Ok(())
     }
 
+    /// Marks a file purged once its bytes are gone; false when another collector did first.
     pub async fn mark_file_purged(&self, file_id: i64) -> Result<bool, sqlx::Error> {
         let done = on_db!(&self.db, |pool| {
             sqlx::query(pool.sql(&MARK_FILE_PURGED)).bind(file_id).execute(pool).await?.rows_affected()

@@ -341,8 +341,19 @@ impl Webhooks {
         let ids = self.messages.due_ids(DELIVERY_BATCH).await?;
         let mut outcomes = stream::iter(ids).map(|id| self.deliver_one(id)).buffer_unordered(DELIVERY_CONCURRENCY);
         let mut report = DeliveryReport::default();
+        // A fault on one message does not stop the others mid-send (they would sit in 'sending'
+        // until taken back, and go out twice): every one runs to its end, then the first fault
+        // is the pass's.
+        let mut fault = None;
         while let Some(outcome) = outcomes.next().await {
-            let Some(outcome) = outcome? else { continue };
+            let outcome = match outcome {
+                Ok(Some(outcome)) => outcome,
+                Ok(None) => continue,
+                Err(error) => {
+                    fault.get_or_insert(error);
+                    continue;
+                }
+            };
             *match outcome {
                 Outcome::Delivered => &mut report.delivered,
                 Outcome::Retrying => &mut report.retrying,
@@ -351,7 +362,7 @@ impl Webhooks {
             } += 1;
             self.metrics.webhook_delivery(outcome.code());
         }
-        Ok(report)
+        fault.map_or(Ok(report), Err)
     }
 
     /// Drops or claims and sends one due message; `None` when another worker has it.

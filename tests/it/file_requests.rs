@@ -278,7 +278,12 @@ async fn when_the_retention_ends_the_gc_removes_what_arrived(backend: Backend) {
     let status: i64 =
         count(app.db(), "SELECT count(*) FROM shares WHERE id = $1 AND status = 'purged'", request.id).await;
     assert_eq!(status, 1);
-    assert!(event_kinds(&app, request.id).await.ends_with(&["purged".to_owned()]));
+    // The files were stored encrypted: their keys went first, then their bytes.
+    let kinds = event_kinds(&app, request.id).await;
+    assert!(kinds.ends_with(&["key_destroyed".into(), "purged".into()]), "{kinds:?}");
+    let in_order = "SELECT count(*) FROM shares s JOIN files f ON f.handover_id = s.handover_id
+                     WHERE s.id = $1 AND f.wrapped_key IS NULL AND f.key_destroyed_at <= f.purged_at";
+    assert_eq!(count(app.db(), in_order, request.id).await, 1, "the key went first, then the bytes");
 }
 
 async fn a_request_left_unanswered_past_its_link_loses_what_was_uploaded(backend: Backend) {

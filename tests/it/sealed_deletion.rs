@@ -6,7 +6,7 @@
 use std::sync::Arc;
 
 use watasu::{
-    deletion::{Outcome, Store as DeletionStore},
+    deletion::{CaseState, Interrupted, Outcome, Store as DeletionStore},
     maintenance::Trigger,
     on_db,
     storage::{ResumableStore, StoreError},
@@ -209,6 +209,56 @@ async fn with_the_store_failing_the_keys_are_destroyed_and_the_bytes_pending(bac
     }
 }
 
+async fn a_plaintext_files_collection_says_nothing_of_a_key(backend: Backend) {
+    let (app, dir) = app_on(backend, Store::Local, false).await;
+    let sender = app.create_sender("plain@example.test", "S").await;
+    let share = app.fake_share().sender(sender).file("f.bin", content()).create().await;
+    app.expire_share(share.id).await;
+    app.state.services.gc.gc().collect(10, Trigger::Cli).await.unwrap();
+    assert!(stored_files(&dir).is_empty(), "the bytes were deleted");
+    // No key was there to destroy: the timeline does not claim one was.
+    let kinds = event_kinds(&app, share.id).await;
+    assert!(kinds.ends_with(&["expired".into(), "purged".into()]), "{kinds:?}");
+    assert!(!kinds.contains(&"key_destroyed".to_owned()), "{kinds:?}");
+}
+
+async fn a_key_that_arrives_after_the_keys_step_reopens_it_before_the_case_completes(backend: Backend) {
+    let (app, _dir) = case_app(backend).await;
+    let sender = populate(&app, "late-key@example.test").await;
+    let stopping_after = |store| runner(&app, "late-key").interrupt_after(store);
+    let case = admin_case(&stopping_after(DeletionStore::Backups), sender.id).await;
+    held(&app, case.id, "late-key").await;
+    let stopped = stopping_after(DeletionStore::Backups).run_case(case.id).await;
+    assert!(stopped.is_err_and(|e| e.is::<Interrupted>()));
+    assert_eq!(live_keys(&app, sender.id).await, 0);
+
+    // A file with its key, written after the keys step had looked (as a request's uploader racing
+    // the case would).
+    let stored = app.state.store.put(Box::pin(&b"a late file\n"[..]), u64::MAX).await.unwrap();
+    let sealed = stored.sealed.expect("stored encrypted");
+    const INSERT: &str = "INSERT INTO files (owner_id, storage_key, original_name, content_type, size_bytes, sha256,
+                                             sealing, wrapped_key, file_key_id)
+                          VALUES ($1, $2, 'late.txt', 'text/plain', $3, $4, 'sealed-v1', $5, $6)";
+    on_db!(app.db(), |pool| {
+        let insert = sqlx::query(INSERT).bind(sender.id).bind(&stored.key).bind(stored.size_bytes as i64);
+        let insert = insert.bind(&stored.sha256).bind(&sealed.wrapped).bind(&sealed.key_id);
+        insert.execute(pool).await.unwrap().rows_affected()
+    });
+    assert_eq!(live_keys(&app, sender.id).await, 1);
+
+    // The final look finds the key and runs the keys step again, before anything after it.
+    let resumed = stopping_after(DeletionStore::FileKeys).run_case(case.id).await;
+    let error = resumed.expect_err("the case completed with a key left");
+    assert!(error.downcast_ref::<Interrupted>().is_some_and(|i| i.0 == DeletionStore::FileKeys), "{error:#}");
+    assert_eq!(live_keys(&app, sender.id).await, 0, "the late key outlived its step");
+    assert_eq!(runner(&app, "late-key").run_case(case.id).await.unwrap(), Some(CaseState::Completed));
+    let steps = app.state.services.deletion.cases().steps(case.id).await.unwrap();
+    let keys = steps.iter().find(|s| s.store == DeletionStore::FileKeys).expect("a file keys step");
+    assert_eq!((keys.outcome(), keys.remaining), (Outcome::Deleted, Some(0)), "{keys:?}");
+    assert!(keys.verified_at.is_some());
+    assert!(matches!(app.state.store.open(&stored.key).await, Err(StoreError::NotFound)));
+}
+
 on_both_backends_and_stores!(ending_a_share_now_destroys_the_key_before_the_bytes_and_a_copy_put_back_stays_unreadable);
 
 crate::both_backends!(
@@ -216,4 +266,6 @@ crate::both_backends!(
     the_senders_timeline_says_the_key_was_destroyed_before_the_file_was_deleted,
     a_deletion_case_destroys_the_keys_as_a_verified_step_before_the_bytes,
     with_the_store_failing_the_keys_are_destroyed_and_the_bytes_pending,
+    a_plaintext_files_collection_says_nothing_of_a_key,
+    a_key_that_arrives_after_the_keys_step_reopens_it_before_the_case_completes,
 );
