@@ -92,6 +92,24 @@ impl ObjectFileStore {
         })
     }
 
+    /// Joins the pieces through `through` into the object of `key` unless it exists already, then
+    /// removes every piece: the digest of what was written, or `None` when another completer (or
+    /// an earlier attempt) had joined them.
+    async fn join(&self, key: &str, pieces: &[String], through: Through) -> Result<Option<Digester>, StoreError> {
+        let path = self.path_of(key).ok_or(StoreError::NotFound)?;
+        let written = match self.size_of(&path).await {
+            Ok(_) => None,
+            Err(StoreError::NotFound) => match self.assemble(&path, key, pieces, through).await {
+                // Another completer finished first and removed the pieces under this one.
+                Err(StoreError::NotFound) => None,
+                other => Some(other?),
+            },
+            Err(error) => return Err(error),
+        };
+        self.delete_partial(key).await?;
+        Ok(written)
+    }
+
     /// The digest of a stored object, read back.
     async fn digest_object(&self, path: &ObjectPath) -> Result<Digester, StoreError> {
         let mut bytes = self.objects.get(path).await.map_err(store_error)?.into_stream();
@@ -140,17 +158,10 @@ impl ResumableStore for ObjectFileStore {
     /// Streams the recorded pieces into the object of `key` and removes every piece. Idempotent:
     /// once the object exists it is digested again (another instance may have completed it).
     async fn complete_partial(&self, key: &str, pieces: &[String]) -> Result<StoredFile, StoreError> {
-        let path = self.path_of(key).ok_or(StoreError::NotFound)?;
-        let digester = match self.size_of(&path).await {
-            Ok(_) => self.digest_object(&path).await?,
-            Err(StoreError::NotFound) => match self.assemble(&path, key, pieces, Box::new(|plain| plain)).await {
-                // Another completer finished first and removed the pieces under this one.
-                Err(StoreError::NotFound) => self.digest_object(&path).await?,
-                other => other?,
-            },
-            Err(error) => return Err(error),
+        let digester = match self.join(key, pieces, Box::new(|plain| plain)).await? {
+            Some(written) => written,
+            None => self.digest_object(&self.path_of(key).ok_or(StoreError::NotFound)?).await?,
         };
-        self.delete_partial(key).await?;
         Ok(digester.stored(key))
     }
 
@@ -161,18 +172,7 @@ impl ResumableStore for ObjectFileStore {
         pieces: &[String],
         through: Through,
     ) -> Result<bool, StoreError> {
-        let path = self.path_of(key).ok_or(StoreError::NotFound)?;
-        let joined = match self.size_of(&path).await {
-            Ok(_) => false,
-            Err(StoreError::NotFound) => match self.assemble(&path, key, pieces, through).await {
-                // Another completer finished first and removed the pieces under this one.
-                Err(StoreError::NotFound) => false,
-                other => other.map(|_| true)?,
-            },
-            Err(error) => return Err(error),
-        };
-        self.delete_partial(key).await?;
-        Ok(joined)
+        Ok(self.join(key, pieces, through).await?.is_some())
     }
 
     async fn discard_piece(&self, key: &str, piece: &str) -> Result<(), StoreError> {

@@ -21,39 +21,9 @@ use watasu::{
 use crate::{
     cli_output::env_of,
     file_stores::count_files,
-    support::{Backend, Browser, TestApp, TestShare, count, process::run_watasu, s3},
+    sealed_files::{MARKER, Store, app_on, claimed_files, on_both_backends_and_stores, store_args, stored_files},
+    support::{Backend, TestApp, count, process::run_watasu},
 };
-
-const MARKER: &[u8] = b"PLAINTEXT-MARKER-37";
-
-#[derive(Clone, Copy)]
-enum Store {
-    Local,
-    S3,
-}
-
-/// An app storing plaintext (encryption off) on `store`, the folder its bytes end up in, and the
-/// command line's settings for that store.
-async fn plaintext_app(backend: Backend, store: Store) -> (TestApp, PathBuf, Vec<String>) {
-    match store {
-        Store::Local => {
-            let app = TestApp::spawn_with(backend, |s| s.encrypt_files = false).await;
-            let files = app.data_dir.path().join("files");
-            (app, files, Vec::new())
-        }
-        Store::S3 => {
-            let server = s3::shared();
-            let bucket = server.create_bucket();
-            let storage = server.storage_settings(&bucket);
-            let app = TestApp::spawn_with(backend, |s| {
-                s.storage = storage;
-                s.encrypt_files = false;
-            })
-            .await;
-            (app, server.bucket_dir(&bucket), server.serve_args(&bucket))
-        }
-    }
-}
 
 /// Two segments and a half, the marker spread through them, different for each file.
 fn content(seed: u8) -> &'static [u8] {
@@ -64,36 +34,13 @@ fn content(seed: u8) -> &'static [u8] {
     Box::leak(bytes.into_boxed_slice())
 }
 
+/// The stored files under `dir` that hold the plaintext marker.
 fn holds_marker(dir: &Path) -> Vec<PathBuf> {
-    let mut found = Vec::new();
-    for entry in std::fs::read_dir(dir).unwrap().flatten() {
-        let path = entry.path();
-        if path.is_dir() {
-            found.extend(holds_marker(&path));
-        } else if std::fs::read(&path).unwrap().windows(MARKER.len()).any(|w| w == MARKER) {
-            found.push(path);
-        }
-    }
-    found
-}
-
-struct Shared {
-    share: TestShare,
-    browser: Browser,
-    content: &'static [u8],
-}
-
-async fn claimed_files(app: &TestApp, how_many: u8) -> Vec<Shared> {
-    let sender = app.create_sender("s@example.test", "S").await;
-    let mut shared = Vec::new();
-    for seed in 0..how_many {
-        let content = content(seed);
-        let share = app.fake_share().sender(sender).recipient("r@example.test").file("f.bin", content).create().await;
-        let (browser, csrf) = app.granted_browser(&share).await;
-        assert_eq!(browser.claim(&share.token, &csrf).await.status(), 303);
-        shared.push(Shared { share, browser, content });
-    }
-    shared
+    stored_files(dir)
+        .into_iter()
+        .filter(|(_, bytes)| bytes.windows(MARKER.len()).any(|w| w == MARKER))
+        .map(|(path, _)| path)
+        .collect()
 }
 
 /// The job over the app's store as it is, with the app's keys.
@@ -124,8 +71,8 @@ async fn plaintext_files_are_encrypted_in_place_and_a_run_stopped_halfway_is_fin
     backend: Backend,
     store: Store,
 ) {
-    let (app, dir, store_args) = plaintext_app(backend, store).await;
-    let files = claimed_files(&app, 3).await;
+    let (app, dir) = app_on(backend, store, false).await;
+    let files = claimed_files(&app, (0..3).map(content)).await;
     assert_eq!(holds_marker(&dir).len(), 3, "stored plaintext");
     let job = job(&app).await;
 
@@ -141,6 +88,7 @@ async fn plaintext_files_are_encrypted_in_place_and_a_run_stopped_halfway_is_fin
     assert_eq!(count_files(&dir), 4, "three files and one copy");
 
     let mut args = vec!["storage", "encrypt", "--batch", "1"];
+    let store_args = store_args(&app);
     args.extend(store_args.iter().map(String::as_str));
     let env = env_of(&app);
     let env: Vec<(&str, &str)> = env.iter().map(|(k, v)| (*k, v.as_str())).collect();
@@ -166,8 +114,8 @@ async fn plaintext_files_are_encrypted_in_place_and_a_run_stopped_halfway_is_fin
 }
 
 async fn a_file_deleted_while_being_encrypted_is_not_brought_back(backend: Backend, store: Store) {
-    let (app, dir, _) = plaintext_app(backend, store).await;
-    let files = claimed_files(&app, 1).await;
+    let (app, dir) = app_on(backend, store, false).await;
+    let files = claimed_files(&app, [content(0)]).await;
     let job = job(&app).await;
     let file = plain_file(&app, files[0].share.id).await;
     let copy = job.seal_copy(&file).await.unwrap().unwrap();
@@ -188,8 +136,8 @@ async fn a_file_deleted_while_being_encrypted_is_not_brought_back(backend: Backe
 }
 
 async fn a_file_not_matching_its_digest_stays_plaintext_and_the_command_names_it(backend: Backend) {
-    let (app, dir, _) = plaintext_app(backend, Store::Local).await;
-    let files = claimed_files(&app, 2).await;
+    let (app, dir) = app_on(backend, Store::Local, false).await;
+    let files = claimed_files(&app, (0..2).map(content)).await;
     let damaged = plain_file(&app, files[1].share.id).await;
     let path = dir.join(&damaged.storage_key);
     let mut bytes = std::fs::read(&path).unwrap();
@@ -210,31 +158,6 @@ async fn a_file_not_matching_its_digest_stays_plaintext_and_the_command_names_it
 }
 
 crate::both_backends!(a_file_not_matching_its_digest_stays_plaintext_and_the_command_names_it);
-
-macro_rules! on_both_backends_and_stores {
-    ($($name:ident),+ $(,)?) => {$(
-        mod $name {
-            use crate::support::Backend;
-            use super::Store;
-            #[tokio::test(flavor = "multi_thread", worker_threads = 4)]
-            async fn sqlite_local() {
-                super::$name(Backend::Sqlite, Store::Local).await
-            }
-            #[tokio::test(flavor = "multi_thread", worker_threads = 4)]
-            async fn postgres_local() {
-                super::$name(Backend::Postgres, Store::Local).await
-            }
-            #[tokio::test(flavor = "multi_thread", worker_threads = 4)]
-            async fn sqlite_s3() {
-                super::$name(Backend::Sqlite, Store::S3).await
-            }
-            #[tokio::test(flavor = "multi_thread", worker_threads = 4)]
-            async fn postgres_s3() {
-                super::$name(Backend::Postgres, Store::S3).await
-            }
-        }
-    )+};
-}
 
 on_both_backends_and_stores!(
     plaintext_files_are_encrypted_in_place_and_a_run_stopped_halfway_is_finished_by_the_next,

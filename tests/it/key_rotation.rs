@@ -17,8 +17,9 @@ use watasu::{
 use crate::{
     both_backends,
     cli_output::env_of,
+    sealed_files::{Shared, claimed_files},
     sealed_uploads::upload_in_pieces,
-    support::{Backend, Browser, TestApp, TestShare, count, process::run_watasu},
+    support::{Backend, Browser, TestApp, count, process::run_watasu},
     uploads::{Tus, id_of},
 };
 
@@ -45,25 +46,6 @@ async fn instance(first: &TestApp, file_key: &str, next: Option<&str>) -> TestAp
 /// `browser`'s cookies, sent to `app` (cookies name the host, not the port).
 fn browser_on(browser: &Browser, app: &TestApp) -> Browser {
     Browser { client: browser.client.clone(), jar: browser.jar.clone(), base: app.base.clone() }
-}
-
-struct Shared {
-    share: TestShare,
-    browser: Browser,
-    content: &'static [u8],
-}
-
-async fn claimed_files(app: &TestApp, how_many: u8) -> Vec<Shared> {
-    let sender = app.create_sender("s@example.test", "S").await;
-    let mut shared = Vec::new();
-    for seed in 0..how_many {
-        let content = content(seed);
-        let share = app.fake_share().sender(sender).recipient("r@example.test").file("f.bin", content).create().await;
-        let (browser, csrf) = app.granted_browser(&share).await;
-        assert_eq!(browser.claim(&share.token, &csrf).await.status(), 303);
-        shared.push(Shared { share, browser, content });
-    }
-    shared
 }
 
 /// Every file downloads whole and in a range through `app`, as it was sent.
@@ -96,7 +78,7 @@ fn ring(current: &str, next: Option<&str>) -> KeyRing {
 
 async fn two_instances_serve_every_file_while_a_rotation_runs_and_the_new_key_alone_opens_them_after(backend: Backend) {
     let first = TestApp::spawn_with(backend, |s| s.file_key = Some(SecretString::new(OLD_KEY))).await;
-    let files = claimed_files(&first, 5).await;
+    let files = claimed_files(&first, (0..5).map(content)).await;
     // One file whose key the GC destroyed before the rotation.
     let gone = files.last().unwrap().share.id;
     first.consumed_ago(gone, 2 * 24 * 3600).await;
@@ -163,7 +145,7 @@ async fn two_instances_serve_every_file_while_a_rotation_runs_and_the_new_key_al
 
 async fn a_rotation_stopped_after_one_batch_finishes_when_run_again_by_the_command(backend: Backend) {
     let first = TestApp::spawn_with(backend, |s| s.file_key = Some(SecretString::new(OLD_KEY))).await;
-    let files = claimed_files(&first, 3).await;
+    let files = claimed_files(&first, (0..3).map(content)).await;
     let (old_id, new_id) =
         (ring(OLD_KEY, None).current().id().to_owned(), ring(NEW_KEY, None).current().id().to_owned());
 

@@ -76,11 +76,36 @@ pub(crate) fn stored_files(dir: &std::path::Path) -> Vec<(PathBuf, Vec<u8>)> {
     found
 }
 
-async fn claimed(app: &TestApp, content: &'static [u8]) -> (TestShare, Browser) {
+/// The command line's settings for the store `app` runs on: none for its data folder's.
+pub(crate) fn store_args(app: &TestApp) -> Vec<String> {
+    match app.state.config.settings.storage.location.as_deref().and_then(|at| at.strip_prefix("s3://")) {
+        Some(bucket_and_prefix) => s3::shared().serve_args(bucket_and_prefix.split_once('/').unwrap().0),
+        None => Vec::new(),
+    }
+}
+
+/// A claimed share of one file, and the content it was sent with.
+pub(crate) struct Shared {
+    pub(crate) share: TestShare,
+    pub(crate) browser: Browser,
+    pub(crate) content: &'static [u8],
+}
+
+/// One claimed share per content, all from one sender.
+pub(crate) async fn claimed_files(app: &TestApp, contents: impl IntoIterator<Item = &'static [u8]>) -> Vec<Shared> {
     let sender = app.create_sender("s@example.test", "S").await;
-    let share = app.fake_share().sender(sender).recipient("r@example.test").file("f.bin", content).create().await;
-    let (browser, csrf) = app.granted_browser(&share).await;
-    assert_eq!(browser.claim(&share.token, &csrf).await.status(), 303);
+    let mut shared = Vec::new();
+    for content in contents {
+        let share = app.fake_share().sender(sender).recipient("r@example.test").file("f.bin", content).create().await;
+        let (browser, csrf) = app.granted_browser(&share).await;
+        assert_eq!(browser.claim(&share.token, &csrf).await.status(), 303);
+        shared.push(Shared { share, browser, content });
+    }
+    shared
+}
+
+async fn claimed(app: &TestApp, content: &'static [u8]) -> (TestShare, Browser) {
+    let Shared { share, browser, .. } = claimed_files(app, [content]).await.remove(0);
     (share, browser)
 }
 
