@@ -20,9 +20,11 @@ mod downloads;
 mod growth;
 mod load;
 mod procs;
+mod s3_servers;
 mod samples;
 mod scale;
 mod sealed;
+mod store;
 mod table;
 mod transfer;
 
@@ -55,6 +57,8 @@ pub struct Options {
     pub logins_per_second: u32,
     /// Repetitions of each figure that is compared with another (alternated with it).
     pub rounds: usize,
+    /// The file moved through each object store of the store section.
+    pub store_bytes: u64,
 }
 
 impl Options {
@@ -71,6 +75,7 @@ impl Options {
                 visitors: 64,
                 logins_per_second: 20,
                 rounds: 2,
+                store_bytes: 64 << 20,
             }
         } else {
             Self {
@@ -83,6 +88,7 @@ impl Options {
                 visitors: 64,
                 logins_per_second: 20,
                 rounds: 5,
+                store_bytes: 512 << 20,
             }
         }
     }
@@ -178,6 +184,10 @@ async fn main() {
         downloads_only(&work.0, &options).await;
         return;
     }
+    if std::env::var("WATASU_BENCH_ONLY").as_deref() == Ok("store") {
+        println!("{}", store::section(&store::measure(&work.0, options.store_bytes).await));
+        return;
+    }
     eprintln!("bench: footprint");
     let footprint = footprint(&work.0).await;
     eprintln!("bench: starting PostgreSQL");
@@ -196,8 +206,9 @@ async fn main() {
     let postgres_url = cluster.create_database().await;
     let postgres = measure_backend("PostgreSQL", &postgres_url, &work.0.join("postgres"), &work.0, &options).await;
     tokio::task::spawn_blocking(move || cluster.pg_ctl_stop()).await.unwrap();
+    let stores = store::measure(&work.0, options.store_bytes).await;
 
-    let report = table::render(&options, &footprint, &[sqlite, postgres], started.elapsed());
+    let report = table::render(&options, &footprint, &[sqlite, postgres], &stores, started.elapsed());
     println!("{report}");
     std::fs::write(dir.join("report.md"), &report).unwrap();
     eprintln!("bench: written to {}", dir.join("report.md").display());

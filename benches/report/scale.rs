@@ -2,23 +2,17 @@
 //! beside the local disk's, and the landing page through nginx balancing two instances against
 //! the same nginx in front of one.
 
-use std::{
-    path::{Path, PathBuf},
-    process::{Child, Command, Stdio},
-    time::{Duration, Instant},
-};
+use std::path::{Path, PathBuf};
 
 use watasu::db::Db;
 
 use super::{
     Options, TUS_CHUNK, blocking,
     load::{self, WrkResult},
-    procs::{Nginx, PeakRss, Watasu, free_port},
+    procs::{Nginx, PeakRss, Watasu},
+    s3_servers::S3Server,
     transfer::{self, Transfer},
 };
-
-const ACCESS_KEY: &str = "watasu-bench";
-const SECRET: &str = "watasu-bench-secret";
 
 /// Transfers with the files in the object store.
 #[derive(Default)]
@@ -36,51 +30,6 @@ pub struct Instances {
     pub two: WrkResult,
 }
 
-/// An s3s-fs process serving a folder; stopped when dropped.
-struct S3Server {
-    child: Child,
-    addr: String,
-}
-
-impl S3Server {
-    fn start(root: &Path) -> Self {
-        let addr = format!("127.0.0.1:{}", free_port());
-        let (host, port) = addr.split_once(':').unwrap();
-        std::fs::create_dir_all(root.join("bench")).unwrap();
-        let child = Command::new("s3s-fs")
-            .args(["--host", host, "--port", port, "--access-key", ACCESS_KEY, "--secret-key", SECRET])
-            .arg(root)
-            .stdin(Stdio::null())
-            .stdout(Stdio::null())
-            .stderr(Stdio::null())
-            .spawn()
-            .expect("starting s3s-fs (scripts/bench installs it)");
-        let deadline = Instant::now() + Duration::from_secs(30);
-        while std::net::TcpStream::connect(&addr).is_err() {
-            assert!(Instant::now() < deadline, "s3s-fs did not start");
-            std::thread::sleep(Duration::from_millis(20));
-        }
-        Self { child, addr }
-    }
-
-    fn env(&self) -> Vec<(&'static str, String)> {
-        vec![
-            ("AWS_ENDPOINT_URL", format!("http://{}", self.addr)),
-            ("AWS_REGION", "us-east-1".into()),
-            ("AWS_ACCESS_KEY_ID", ACCESS_KEY.into()),
-            ("AWS_SECRET_ACCESS_KEY", SECRET.into()),
-            ("AWS_ALLOW_HTTP", "true".into()),
-        ]
-    }
-}
-
-impl Drop for S3Server {
-    fn drop(&mut self) {
-        let _ = self.child.kill();
-        let _ = self.child.wait();
-    }
-}
-
 /// The multipart upload, the tus upload and the downloads of `source` with `--storage s3://…`.
 pub async fn object_store_transfers(
     db: &Db,
@@ -90,7 +39,7 @@ pub async fn object_store_transfers(
     source: &Path,
 ) -> ObjectStoreTransfers {
     let root = work.join("s3");
-    let s3 = S3Server::start(&root);
+    let s3 = S3Server::s3s_fs(&root);
     let env = s3.env();
     let env: Vec<(&str, &str)> = env.iter().map(|(k, v)| (*k, v.as_str())).collect();
     let log = work.join("sqlite-s3.log");
@@ -120,7 +69,6 @@ pub async fn object_store_transfers(
     assert_eq!(download_resumed.bytes, size, "the resumed download from the object store was cut short");
     server.stop();
     drop(s3);
-    let _ = std::fs::remove_dir_all(&root);
     ObjectStoreTransfers { upload, tus, download, download_resumed, download_peak_kib }
 }
 

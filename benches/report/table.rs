@@ -6,6 +6,7 @@ use super::{
     BackendFigures, Footprint, Options,
     load::WrkResult,
     samples::{ratio, show_ratios},
+    store::{self, StoreFigures},
 };
 
 /// The empty candidate query's execution time seed 000 reports (PostgreSQL, 200,000 rows).
@@ -51,7 +52,13 @@ fn machine() -> String {
     format!("{cores} cores ({model}), {memory}")
 }
 
-pub fn render(o: &Options, f: &Footprint, backends: &[BackendFigures], took: Duration) -> String {
+pub fn render(
+    o: &Options,
+    f: &Footprint,
+    backends: &[BackendFigures],
+    stores: &[StoreFigures],
+    took: Duration,
+) -> String {
     let file = if o.file_bytes >= 1 << 30 {
         format!("{} GiB", o.file_bytes >> 30)
     } else {
@@ -389,6 +396,7 @@ pub fn render(o: &Options, f: &Footprint, backends: &[BackendFigures], took: Dur
         o.warmup,
         lines.join("\n")
     ) + &growth(backends)
+        + &store::section(stores)
 }
 
 /// The growth section: each series with its sizes, so its shape (flat, log, linear) shows.

@@ -67,7 +67,7 @@ pub fn dd(source: &Path, target: &Path) -> Transfer {
 }
 
 /// Runs curl; returns its `-w` output split into words.
-fn curl(args: &[&str]) -> Vec<String> {
+pub fn curl(args: &[&str]) -> Vec<String> {
     let output = Command::new("curl").args(["-s", "-S"]).args(args).output().expect("running curl");
     assert!(output.status.success(), "curl {args:?} failed: {}", String::from_utf8_lossy(&output.stderr));
     String::from_utf8_lossy(&output.stdout).split_whitespace().map(str::to_owned).collect()
