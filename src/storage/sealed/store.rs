@@ -308,8 +308,8 @@ impl ResumableStore for SealedStore {
     /// The application's uploads keep their pieces, joined (and sealed when new files are) at
     /// completion, until sending them as parts has passed its tests against a real store; a
     /// sealed upload keeps them after that too (`complete_partial` seals as it joins).
-    async fn begin_parts(&self, _key: &str) -> Result<Option<String>, StoreError> {
-        Ok(None)
+    async fn begin_parts(&self, key: &str) -> Result<Option<String>, StoreError> {
+        if self.seal_new { Ok(None) } else { self.inner.begin_parts(key).await }
     }
 
     async fn put_part(&self, key: &str, id: &str, index: usize, bytes: Bytes) -> Result<String, StoreError> {
