@@ -305,9 +305,8 @@ impl ResumableStore for SealedStore {
         self.inner.complete_partial_through(key, pieces, through).await
     }
 
-    /// The application's uploads keep their pieces, joined (and sealed when new files are) at
-    /// completion, until sending them as parts has passed its tests against a real store; a
-    /// sealed upload keeps them after that too (`complete_partial` seals as it joins).
+    /// A sealed upload is sealed as its pieces are joined (`complete_partial`), so new uploads
+    /// take parts only while new files are stored as they are.
     async fn begin_parts(&self, key: &str) -> Result<Option<String>, StoreError> {
         if self.seal_new { Ok(None) } else { self.inner.begin_parts(key).await }
     }
