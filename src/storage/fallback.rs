@@ -5,6 +5,7 @@
 
 use std::sync::Arc;
 
+use bytes::Bytes;
 use futures_util::{StreamExt, stream::BoxStream};
 
 use super::{
@@ -92,6 +93,23 @@ impl ResumableStore for FallbackStore {
         through: Through,
     ) -> Result<bool, StoreError> {
         self.partial_store(key).await.complete_partial_through(key, pieces, through).await
+    }
+
+    /// New uploads go to the object store, their parts too.
+    async fn begin_parts(&self, key: &str) -> Result<Option<String>, StoreError> {
+        self.primary.begin_parts(key).await
+    }
+
+    async fn put_part(&self, key: &str, id: &str, index: usize, bytes: Bytes) -> Result<String, StoreError> {
+        self.primary.put_part(key, id, index, bytes).await
+    }
+
+    async fn read_pieces(&self, key: &str, from: u64, pieces: &[String], into: &mut [u8]) -> Result<(), StoreError> {
+        self.primary.read_pieces(key, from, pieces, into).await
+    }
+
+    async fn complete_parts(&self, key: &str, id: &str, parts: Vec<String>) -> Result<(), StoreError> {
+        self.primary.complete_parts(key, id, parts).await
     }
 
     async fn discard_piece(&self, key: &str, piece: &str) -> Result<(), StoreError> {

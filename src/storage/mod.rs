@@ -10,6 +10,7 @@ mod local_leftovers;
 pub mod migrate;
 mod object_leftovers;
 mod object_partial;
+mod object_parts;
 pub mod object_store;
 mod opened;
 mod partial;

@@ -2,7 +2,8 @@
 //! whole object `PREFIX.part-KEY/<start offset, 20 digits>-<16 random hex>`, unique to its writer,
 //! so two instances racing at one offset never overwrite each other; the database records the
 //! pieces of the writer whose offset advance won. Completing streams the recorded pieces in order
-//! into the object `PREFIX KEY` and removes the pieces.
+//! into the object `PREFIX KEY` and removes the pieces. An upload sent as parts (`object_parts`)
+//! keeps as pieces only what its PATCHes left short of a part.
 
 use std::{io, pin::Pin};
 
@@ -25,7 +26,7 @@ const NONCE_DIGITS: usize = 16;
 
 impl ObjectFileStore {
     /// The folder of an upload's pieces, or `None` for anything that is not one of our keys.
-    fn pieces_of(&self, key: &str) -> Option<ObjectPath> {
+    pub(super) fn pieces_of(&self, key: &str) -> Option<ObjectPath> {
         self.path_of(key)?;
         Some(ObjectPath::from(format!("{}{PARTIAL_PREFIX}{key}", self.prefix)))
     }
@@ -45,8 +46,7 @@ impl ObjectFileStore {
         pieces: &[String],
         through: Through,
     ) -> Result<Digester, StoreError> {
-        let paths = pieces.iter().map(|piece| self.piece_path(key, piece)).collect::<Result<Vec<_>, _>>()?;
-        let joined = self.joined(pieces.iter().zip(paths).map(|(piece, path)| (piece_start(piece), path)).collect());
+        let joined = self.joined(key, pieces, 0)?;
         let reader = tokio_util::io::StreamReader::new(joined.map_err(io::Error::other));
         self.put_at(path, through(Box::pin(reader)), u64::MAX).await.map_err(|error| match error {
             // The pieces' own failure, carried through the reader.
@@ -59,14 +59,18 @@ impl ObjectFileStore {
         })
     }
 
-    /// The bytes of the pieces in order, GET by GET; an error where a piece does not start where
-    /// the one before ended or yields other than its size.
-    fn joined(
+    /// The bytes of the pieces in order from offset `from`, GET by GET; an error where a piece
+    /// does not start where the one before ended or yields other than its size.
+    pub(super) fn joined(
         &self,
-        pieces: Vec<(Option<u64>, ObjectPath)>,
-    ) -> impl Stream<Item = Result<Bytes, StoreError>> + Send + '_ {
-        let state = Joining { pieces: pieces.into_iter(), current: None, offset: 0 };
-        futures_util::stream::try_unfold(state, move |mut state| async move {
+        key: &str,
+        pieces: &[String],
+        from: u64,
+    ) -> Result<impl Stream<Item = Result<Bytes, StoreError>> + Send + '_, StoreError> {
+        let paths = pieces.iter().map(|piece| self.piece_path(key, piece)).collect::<Result<Vec<_>, _>>()?;
+        let pieces: Vec<_> = pieces.iter().zip(paths).map(|(piece, path)| (piece_start(piece), path)).collect();
+        let state = Joining { pieces: pieces.into_iter(), current: None, offset: from };
+        Ok(futures_util::stream::try_unfold(state, move |mut state| async move {
             loop {
                 if let Some((bytes, end)) = &mut state.current {
                     match bytes.try_next().await.map_err(store_error)? {
@@ -89,7 +93,7 @@ impl ObjectFileStore {
                 let end = state.offset + result.meta.size;
                 state.current = Some((result.into_stream(), end));
             }
-        })
+        }))
     }
 
     /// Joins the pieces through `through` into the object of `key` unless it exists already, then
@@ -175,6 +179,23 @@ impl ResumableStore for ObjectFileStore {
         Ok(self.join(key, pieces, through).await?.is_some())
     }
 
+    async fn begin_parts(&self, key: &str) -> Result<Option<String>, StoreError> {
+        self.begin_upload_parts(key).await.map(Some)
+    }
+
+    async fn put_part(&self, key: &str, id: &str, index: usize, bytes: Bytes) -> Result<String, StoreError> {
+        self.send_upload_part(key, id, index, bytes).await
+    }
+
+    async fn read_pieces(&self, key: &str, from: u64, pieces: &[String], into: &mut [u8]) -> Result<(), StoreError> {
+        self.read_upload_pieces(key, from, pieces, into).await
+    }
+
+    async fn complete_parts(&self, key: &str, id: &str, parts: Vec<String>) -> Result<(), StoreError> {
+        self.complete_upload_parts(key, id, parts).await?;
+        self.delete_partial(key).await.map(drop)
+    }
+
     async fn discard_piece(&self, key: &str, piece: &str) -> Result<(), StoreError> {
         match self.objects.delete(&self.piece_path(key, piece)?).await {
             Ok(()) | Err(::object_store::Error::NotFound { .. }) => Ok(()),
@@ -182,7 +203,8 @@ impl ResumableStore for ObjectFileStore {
         }
     }
 
-    /// Removes every piece of `key`, recorded or not; a second listing checks none is left.
+    /// Removes every piece of `key`, recorded or not, and aborts its multipart upload; a second
+    /// listing checks none is left.
     async fn delete_partial(&self, key: &str) -> Result<Deleted, StoreError> {
         let folder = self.pieces_of(key).ok_or(StoreError::NotFound)?;
         let found: Vec<ObjectPath> =
@@ -191,6 +213,8 @@ impl ResumableStore for ObjectFileStore {
             return Ok(Deleted::AlreadyAbsent);
         }
         for path in &found {
+            // The upload's multipart upload goes before the marker naming it.
+            self.abort_marked(key, path).await?;
             match self.objects.delete(path).await {
                 Ok(()) | Err(::object_store::Error::NotFound { .. }) => {}
                 Err(error) => return Err(store_error(error)),

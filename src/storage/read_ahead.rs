@@ -27,6 +27,11 @@ const BIG_READERS: usize = 16;
 
 static READERS: AtomicUsize = AtomicUsize::new(0);
 
+/// The bytes a download should read (or open) at a time now, by how many downloads run.
+pub fn chunk_bytes() -> usize {
+    if READERS.load(Ordering::Acquire) <= BIG_READERS { BIG_CHUNK } else { SMALL_CHUNK }
+}
+
 /// Counts a running reader for as long as it lives.
 struct Reading;
 
@@ -37,7 +42,7 @@ impl Reading {
     }
 
     fn chunk(&self) -> usize {
-        if READERS.load(Ordering::Acquire) <= BIG_READERS { BIG_CHUNK } else { SMALL_CHUNK }
+        chunk_bytes()
     }
 }
 

@@ -13,6 +13,7 @@ use std::{
     pin::Pin,
 };
 
+use bytes::Bytes;
 use tokio::io::{AsyncRead, AsyncReadExt, AsyncWriteExt};
 
 pub use super::opened::OpenedFile;
@@ -141,6 +142,35 @@ pub trait ResumableStore: FileStore {
         pieces: &[String],
         through: Through,
     ) -> Result<bool, StoreError>;
+    /// Starts sending the bytes of upload `key` as the parts of one multipart upload, so that
+    /// completing it is one request instead of a copy: the upload's id, recorded in the store too,
+    /// where `delete_partial` and the leftover sweep find it to abort it. `None` where an upload's
+    /// bytes are appended in place (the local store) or joined at completion (sealed uploads).
+    async fn begin_parts(&self, _key: &str) -> Result<Option<String>, StoreError> {
+        Ok(None)
+    }
+    /// Sends `bytes` as part `index` (from 0) of the multipart upload `id`; answers what the store
+    /// said of it (its ETag), which completing needs.
+    async fn put_part(&self, _key: &str, _id: &str, _index: usize, _bytes: Bytes) -> Result<String, StoreError> {
+        Err(no_parts())
+    }
+    /// Reads the recorded `pieces`, holding the bytes from offset `from` on, into `into`, which
+    /// they must fill exactly: a part's front, kept as pieces until a PATCH filled the part.
+    async fn read_pieces(
+        &self,
+        _key: &str,
+        _from: u64,
+        _pieces: &[String],
+        _into: &mut [u8],
+    ) -> Result<(), StoreError> {
+        Err(no_parts())
+    }
+    /// Completes the multipart upload `id` into the stored file `key` from its parts' answers in
+    /// order, in one request, then removes the partial file. Idempotent: completed before, it
+    /// only removes what is left.
+    async fn complete_parts(&self, _key: &str, _id: &str, _parts: Vec<String>) -> Result<(), StoreError> {
+        Err(no_parts())
+    }
     /// Removes a piece whose offset advance lost or whose checksum failed. Already absent is not
     /// an error (nor is a store that appends to one file and keeps no pieces).
     async fn discard_piece(&self, key: &str, piece: &str) -> Result<(), StoreError>;
@@ -158,6 +188,11 @@ pub trait SweptStore: ResumableStore {
     fn leftovers(&self) -> futures_util::stream::BoxStream<'_, Result<Leftover, StoreError>>;
     /// Removes one listed leftover. Already absent is not an error.
     async fn remove_leftover(&self, leftover: &Leftover) -> Result<Deleted, StoreError>;
+}
+
+/// What a store that never begins a multipart upload answers when asked for its parts.
+fn no_parts() -> StoreError {
+    StoreError::Io(io::Error::new(io::ErrorKind::Unsupported, "this store keeps no multipart uploads"))
 }
 
 /// A stored file's facts, read back from the store.

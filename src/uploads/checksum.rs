@@ -67,7 +67,7 @@ enum State {
 }
 
 impl Digester {
-    fn update(&mut self, bytes: &[u8]) {
+    pub fn update(&mut self, bytes: &[u8]) {
         match &mut self.state {
             State::Sha1(hasher) => hasher.update(bytes),
             State::Sha256(hasher) => hasher.update(bytes),

@@ -5,6 +5,7 @@
 pub mod checksum;
 pub mod locks;
 pub mod metadata;
+pub mod parts;
 mod repo;
 
 use std::time::Duration;
@@ -13,7 +14,7 @@ pub use checksum::{Checksum, ChecksumError};
 pub use locks::WriteLocks;
 pub use metadata::{MalformedMetadata, Metadata};
 pub(crate) use repo::PENDING_OF_REQUEST;
-pub use repo::{Refusal, UploadRepository};
+pub use repo::{Advance, Refusal, UploadRepository};
 
 use crate::{
     db::Timestamp,
@@ -91,6 +92,15 @@ pub struct UploadRow {
     /// The data key its bytes are sealed under, once it is complete (`None`: stored as sent).
     pub wrapped_key: Option<Vec<u8>>,
     pub file_key_id: Option<String>,
+    /// The object store's multipart upload taking its bytes as parts (`None`: its pieces are
+    /// joined at completion, or the local store appends them in place).
+    pub multipart_id: Option<String>,
+    /// The size of each of its parts but the last.
+    pub part_bytes: Option<i64>,
+    /// The digest of the bytes in its recorded parts ([`Digester::saved`]).
+    ///
+    /// [`Digester::saved`]: crate::storage::Digester::saved
+    pub digest_state: Option<Vec<u8>>,
 }
 
 impl UploadRow {
@@ -130,7 +140,8 @@ impl UploadRow {
     }
 }
 
-/// Removes an upload's bytes whatever stage they are at: the partial file, or the completed file.
+/// Removes an upload's bytes whatever stage they are at: the partial file (its multipart upload
+/// aborted), or the completed file.
 /// (An object store killed while joining pieces may leave both; the joined object then has no
 /// row, and the leftover sweep removes it.)
 pub async fn delete_files(store: &dyn ResumableStore, key: &str) -> Result<(), crate::storage::StoreError> {

@@ -35,7 +35,7 @@ const INSERT: Sql = sql!(
 );
 const FIND: Sql = sql!(
     "SELECT id, storage_key, upload_length, upload_offset, metadata, file_name, content_type, sha256, crc32,
-            expires_at, wrapped_key, file_key_id
+            expires_at, wrapped_key, file_key_id, multipart_id, part_bytes, digest_state
        FROM uploads
       WHERE public_id = $1 AND ((request_share_id IS NULL AND owner_id = $2) OR request_share_id = $3)
         AND expires_at > " now
@@ -48,6 +48,13 @@ const ADVANCE: Sql = sql!(
 );
 /// The winning writer's piece, recorded with its advance.
 const RECORD_PIECE: Sql = Sql::same("INSERT INTO upload_pieces (upload_id, start_offset, piece) VALUES ($1, $2, $3)");
+/// Parts of a full part's size filled by an advance take the place of the pieces that held their
+/// front: the pieces left are those after the last part.
+const FORGET_PIECES: Sql = Sql::same("DELETE FROM upload_pieces WHERE upload_id = $1");
+const RECORD_PART: Sql = Sql::same("INSERT INTO upload_parts (upload_id, start_offset, e_tag) VALUES ($1, $2, $3)");
+const RECORD_DIGEST: Sql = Sql::same("UPDATE uploads SET digest_state = $2 WHERE id = $1");
+const BEGIN_PARTS: Sql = Sql::same("UPDATE uploads SET multipart_id = $2, part_bytes = $3 WHERE id = $1");
+const PARTS: Sql = Sql::same("SELECT e_tag FROM upload_parts WHERE upload_id = $1 ORDER BY start_offset");
 /// A file stored whole becomes a finished upload as it is inserted, sealed as it was stored.
 const INSERTED_FINISHED: Sql = Sql::same(
     "UPDATE uploads SET upload_offset = upload_length, sha256 = $2, crc32 = $3, sealing = $4, wrapped_key = $5,
@@ -91,6 +98,16 @@ pub enum Refusal {
     OverReservation {
         reserved: u64,
     },
+}
+
+/// What an offset advance records with it: the parts it filled (start offset, the store's
+/// answer), the digest of every byte in parts after them, and the piece holding its bytes past
+/// the last part (start offset, name).
+#[derive(Debug, Default)]
+pub struct Advance<'a> {
+    pub parts: &'a [(u64, String)],
+    pub digest: Option<&'a [u8]>,
+    pub piece: Option<(u64, &'a str)>,
 }
 
 #[derive(Clone, Debug)]
@@ -204,6 +221,35 @@ impl UploadRepository {
         by: u64,
         piece: Option<&str>,
     ) -> Result<Option<Timestamp>, sqlx::Error> {
+        let advance = Advance { piece: piece.map(|piece| (from, piece)), ..Advance::default() };
+        self.advance_with(id, from, by, &advance).await
+    }
+
+    /// Records that an upload's multipart upload `multipart_id` takes its bytes, in parts of
+    /// `part_bytes`.
+    pub async fn begin_parts(&self, id: i64, multipart_id: &str, part_bytes: u64) -> Result<(), sqlx::Error> {
+        on_db!(&self.db, |pool| sqlx::query(pool.sql(&BEGIN_PARTS))
+            .bind(id)
+            .bind(multipart_id)
+            .bind(db_int(part_bytes))
+            .execute(pool)
+            .await
+            .map(drop))
+    }
+
+    /// The answers of an upload's recorded parts, in offset order.
+    pub async fn parts(&self, id: i64) -> Result<Vec<String>, sqlx::Error> {
+        on_db!(&self.db, |pool| sqlx::query_scalar(pool.sql(&PARTS)).bind(id).fetch_all(pool).await)
+    }
+
+    /// As [`advance`](Self::advance), recording what `advance` holds in the same transaction.
+    pub async fn advance_with(
+        &self,
+        id: i64,
+        from: u64,
+        by: u64,
+        advance: &Advance<'_>,
+    ) -> Result<Option<Timestamp>, sqlx::Error> {
         let ttl = seconds(UPLOAD_TTL);
         on_db!(&self.db, |pool| {
             let mut tx = pool.begin_write().await?;
@@ -214,8 +260,21 @@ impl UploadRepository {
                 .bind(ttl)
                 .fetch_optional(&mut *tx)
                 .await?;
-            if let (Some(_), Some(piece)) = (&expires_at, piece) {
-                sqlx::query(pool.sql(&RECORD_PIECE)).bind(id).bind(db_int(from)).bind(piece).execute(&mut *tx).await?;
+            if expires_at.is_some() {
+                if !advance.parts.is_empty() {
+                    sqlx::query(pool.sql(&FORGET_PIECES)).bind(id).execute(&mut *tx).await?;
+                }
+                for (start, e_tag) in advance.parts {
+                    let query = sqlx::query(pool.sql(&RECORD_PART)).bind(id).bind(db_int(*start)).bind(e_tag);
+                    query.execute(&mut *tx).await?;
+                }
+                if let Some(digest) = advance.digest {
+                    sqlx::query(pool.sql(&RECORD_DIGEST)).bind(id).bind(digest).execute(&mut *tx).await?;
+                }
+                if let Some((start, piece)) = advance.piece {
+                    let query = sqlx::query(pool.sql(&RECORD_PIECE)).bind(id).bind(db_int(start)).bind(piece);
+                    query.execute(&mut *tx).await?;
+                }
             }
             tx.commit().await?;
             Ok(expires_at)

@@ -237,11 +237,15 @@ async fn the_uploader_pauses_resumes_cancels_and_picks_up_after_a_reload(backend
     // terminated on the server (none keeps holding the reservation) and the form is ready again.
     let small = files.path().join("first.txt");
     std::fs::write(&small, b"sent before the cancel").unwrap();
+    // Large enough (two minutes at the throttled rate) that the cancel lands while it is going,
+    // however slowly a busy machine reaches the click; sparse, so it costs no disk.
+    let large = files.path().join("large.bin");
+    std::fs::File::create(&large).unwrap().set_len(600 * MB).unwrap();
     let browser = BrowserSession::start(BrowserOptions::desktop()).await;
     sign_in_through(&deployment, &browser).await;
     browser.goto(&format!("{}/shares/new", deployment.nginx.base())).await;
     browser.fill("#recipient", RECIPIENT).await;
-    let both = format!("{}\n{}", small.to_str().unwrap(), source.to_str().unwrap());
+    let both = format!("{}\n{}", small.to_str().unwrap(), large.to_str().unwrap());
     browser.find("input[type=file]").await.send_keys(&both).await.expect("choosing two files");
     throttle(&browser, 5 * MB).await;
     browser.click("main form[data-upload] button[type=submit]").await;

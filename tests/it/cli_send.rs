@@ -266,18 +266,10 @@ async fn status_follows_a_download_and_wait_returns_once_it_happened(backend: Ba
     assert!(share["state_at"].is_string(), "{stdout}");
 }
 
-/// The address of a server that accepts connections, keeps them open and never answers; it
-/// stops when the task is aborted.
+/// The base address of a server that accepts connections and never answers.
 async fn silent_server() -> (String, tokio::task::JoinHandle<()>) {
-    let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
-    let base = format!("http://{}", listener.local_addr().unwrap());
-    let accepting = tokio::spawn(async move {
-        let mut held = Vec::new();
-        while let Ok((connection, _)) = listener.accept().await {
-            held.push(connection);
-        }
-    });
-    (base, accepting)
+    let (address, accepting) = crate::support::silent_listener().await;
+    (format!("http://{address}"), accepting)
 }
 
 /// A server that accepts connections and never answers ends the command within its deadline,

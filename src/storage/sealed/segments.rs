@@ -10,9 +10,13 @@ use bytes::Bytes;
 use futures_util::stream::{self, BoxStream, StreamExt};
 use rand::Rng;
 use ring::aead::{AES_256_GCM, Aad, LessSafeKey, NONCE_LEN, Nonce, UnboundKey};
-use tokio::io::{AsyncRead, AsyncReadExt};
+use tokio::{
+    io::{AsyncRead, AsyncReadExt},
+    sync::mpsc,
+};
 
 use super::{
+    super::read_ahead,
     DataKey,
     format::{Covering, Damaged, HEADER_LEN, Header, NONCE_PREFIX, TAG},
 };
@@ -107,7 +111,9 @@ pub async fn read_header(stored: &mut (impl AsyncRead + Unpin)) -> io::Result<He
 
 /// The plaintext of `range`, from `stored`: the stored bytes of `range.stored_start ..` (as many as
 /// `range.stored_len`), each segment authenticated before any of its bytes is yielded. A stored
-/// file shorter than the recorded length is `Damaged` too.
+/// file shorter than the recorded length is `Damaged` too. Segments are opened a batch at a time
+/// on a task of their own, one batch ahead, so the next batch is decrypted on one core while the
+/// one before is written on another.
 pub fn open_range(
     key: &DataKey,
     header: Header,
@@ -115,7 +121,19 @@ pub fn open_range(
     range: Covering,
     stored: impl AsyncRead + Send + 'static,
 ) -> BoxStream<'static, io::Result<Bytes>> {
-    let state = Opening {
+    open_in_batches(key, header, plain_len, range, stored, read_ahead::chunk_bytes)
+}
+
+/// `open_range` with batches of about `batch_bytes()` plaintext bytes, asked before each batch.
+pub(super) fn open_in_batches(
+    key: &DataKey,
+    header: Header,
+    plain_len: u64,
+    range: Covering,
+    stored: impl AsyncRead + Send + 'static,
+    batch_bytes: fn() -> usize,
+) -> BoxStream<'static, io::Result<Bytes>> {
+    let mut state = Opening {
         cipher: cipher_for(key),
         header,
         plain_len,
@@ -124,14 +142,19 @@ pub fn open_range(
         skip: range.skip,
         left: range.len,
     };
-    stream::try_unfold(state, |mut state| async move {
-        if state.left == 0 {
-            return Ok(None);
+    // Three batches at most per download: one decrypted, one waiting, one being written.
+    let (sender, receiver) = mpsc::channel(1);
+    tokio::spawn(async move {
+        while state.left > 0 {
+            let batch = state.next_batch(batch_bytes() as u64).await;
+            let failed = batch.is_err();
+            // Refused once the response is dropped (the client went away): stop opening.
+            if sender.send(batch).await.is_err() || failed {
+                return;
+            }
         }
-        let plain = state.next_segment().await?;
-        Ok(Some((plain, state)))
-    })
-    .boxed()
+    });
+    stream::unfold(receiver, |mut receiver| async move { Some((receiver.recv().await?, receiver)) }).boxed()
 }
 
 struct Opening {
@@ -139,32 +162,60 @@ struct Opening {
     header: Header,
     plain_len: u64,
     stored: std::pin::Pin<Box<dyn AsyncRead + Send>>,
+    /// The next segment to open.
     index: u64,
+    /// Plaintext bytes of the next segment before the range.
     skip: u64,
+    /// Plaintext bytes of the range not yielded yet.
     left: u64,
 }
 
 impl Opening {
-    async fn next_segment(&mut self) -> io::Result<Bytes> {
-        let plain_len = self.header.segment_plain_len(self.plain_len, self.index);
-        let mut buffer = vec![0u8; (plain_len + TAG) as usize];
+    /// The range's plaintext in the next segments, about `batch` bytes of them (at least one
+    /// segment): read in one go, each segment authenticated, the tags squeezed out.
+    async fn next_batch(&mut self, batch: u64) -> io::Result<Bytes> {
+        let segments = self.header.segments(self.plain_len);
+        let wanted = self.skip + self.left;
+        let mut lens = Vec::new();
+        let mut plain: u64 = 0;
+        let mut index = self.index;
+        while index < segments && plain < wanted && (lens.is_empty() || plain + u64::from(self.header.segment) <= batch)
+        {
+            let len = self.header.segment_plain_len(self.plain_len, index);
+            lens.push(len as usize);
+            plain += len;
+            index += 1;
+        }
+        if lens.is_empty() {
+            return Err(Damaged.into_io());
+        }
+        let tag = TAG as usize;
+        let mut buffer = vec![0u8; lens.iter().map(|len| len + tag).sum()];
         self.stored
             .read_exact(&mut buffer)
             .await
             .map_err(|e| if e.kind() == io::ErrorKind::UnexpectedEof { Damaged.into_io() } else { e })?;
-        let last = self.index + 1 == self.header.segments(self.plain_len);
-        let position = u32::try_from(self.index).map_err(|_| Damaged.into_io())?;
-        let nonce = segment_nonce(self.header.nonce_prefix, position, last);
-        self.cipher
-            .open_in_place(Nonce::assume_unique_for_key(nonce), Aad::from(self.header.to_bytes()), &mut buffer)
-            .map_err(|_| Damaged.into_io())?;
-        buffer.truncate(plain_len as usize);
-        let mut plain = Bytes::from(buffer);
+        let (mut read_at, mut write_at) = (0, 0);
+        for len in lens {
+            let last = self.index + 1 == segments;
+            let position = u32::try_from(self.index).map_err(|_| Damaged.into_io())?;
+            let nonce = segment_nonce(self.header.nonce_prefix, position, last);
+            self.cipher
+                .open_in_place(
+                    Nonce::assume_unique_for_key(nonce),
+                    Aad::from(self.header.to_bytes()),
+                    &mut buffer[read_at..read_at + len + tag],
+                )
+                .map_err(|_| Damaged.into_io())?;
+            buffer.copy_within(read_at..read_at + len, write_at);
+            (read_at, write_at) = (read_at + len + tag, write_at + len);
+            self.index += 1;
+        }
+        buffer.truncate(write_at);
+        let plain = Bytes::from(buffer);
         let from = std::mem::take(&mut self.skip).min(plain.len() as u64) as usize;
         let to = (from as u64 + self.left).min(plain.len() as u64) as usize;
-        plain = plain.slice(from..to);
-        self.left -= plain.len() as u64;
-        self.index += 1;
-        Ok(plain)
+        self.left -= (to - from) as u64;
+        Ok(plain.slice(from..to))
     }
 }

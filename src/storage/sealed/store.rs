@@ -7,6 +7,7 @@
 
 use std::sync::{Arc, Mutex};
 
+use bytes::Bytes;
 use futures_util::stream::{self, StreamExt, TryStreamExt};
 use tokio_util::io::{InspectReader, StreamReader};
 
@@ -302,6 +303,24 @@ impl ResumableStore for SealedStore {
         through: Through,
     ) -> Result<bool, StoreError> {
         self.inner.complete_partial_through(key, pieces, through).await
+    }
+
+    /// A sealed upload is sealed as its pieces are joined (`complete_partial`), so new uploads
+    /// take parts only while new files are stored as they are.
+    async fn begin_parts(&self, key: &str) -> Result<Option<String>, StoreError> {
+        if self.seal_new { Ok(None) } else { self.inner.begin_parts(key).await }
+    }
+
+    async fn put_part(&self, key: &str, id: &str, index: usize, bytes: Bytes) -> Result<String, StoreError> {
+        self.inner.put_part(key, id, index, bytes).await
+    }
+
+    async fn read_pieces(&self, key: &str, from: u64, pieces: &[String], into: &mut [u8]) -> Result<(), StoreError> {
+        self.inner.read_pieces(key, from, pieces, into).await
+    }
+
+    async fn complete_parts(&self, key: &str, id: &str, parts: Vec<String>) -> Result<(), StoreError> {
+        self.inner.complete_parts(key, id, parts).await
     }
 
     async fn discard_piece(&self, key: &str, piece: &str) -> Result<(), StoreError> {

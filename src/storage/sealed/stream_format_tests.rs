@@ -70,8 +70,9 @@ fn opened(key: &DataKey, stored: &[u8], plain_len: u64) -> std::io::Result<Vec<u
     let header = Header::parse(&stored[..HEADER_LEN]).unwrap();
     let range = header.covering(plain_len, 0, plain_len);
     let body = stored[range.stored_start as usize..].to_vec();
+    // Opening runs on a task of its own: inside the runtime.
     let chunks: Vec<bytes::Bytes> =
-        block_on(open_range(key, header, plain_len, range, std::io::Cursor::new(body)).try_collect())?;
+        block_on(async { open_range(key, header, plain_len, range, std::io::Cursor::new(body)).try_collect().await })?;
     Ok(chunks.concat())
 }
 

@@ -1,7 +1,7 @@
 use futures_util::TryStreamExt;
 use proptest::prelude::*;
 
-use super::*;
+use super::{segments::open_in_batches, *};
 
 /// The smallest segment a header allows, so small plaintexts span many segments.
 const SMALL: u32 = 4096;
@@ -16,16 +16,19 @@ async fn sealed(key: &DataKey, plain: &[u8]) -> Vec<u8> {
 }
 
 /// What opening `len` bytes from `start` of the stored bytes yields, reading only the covering
-/// segments (as a ranged GET would hand them over).
+/// segments (as a ranged GET would hand them over), in batches of two segments (and a bit, which
+/// is not a whole segment more), so that every range crosses batches.
 async fn opened(key: &DataKey, stored: &[u8], plain_len: u64, start: u64, len: u64) -> std::io::Result<Vec<u8>> {
     let header = read_header(&mut &stored[..]).await?;
     let range = header.covering(plain_len, start, len);
     let from = (range.stored_start as usize).min(stored.len());
     let to = ((range.stored_start + range.stored_len) as usize).min(stored.len());
     let chunks: Vec<bytes::Bytes> =
-        open_range(key, header, plain_len, range, std::io::Cursor::new(stored[from..to].to_vec()))
-            .try_collect()
-            .await?;
+        open_in_batches(key, header, plain_len, range, std::io::Cursor::new(stored[from..to].to_vec()), || {
+            2 * SMALL as usize + 100
+        })
+        .try_collect()
+        .await?;
     Ok(chunks.concat())
 }
 

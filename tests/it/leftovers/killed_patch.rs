@@ -1,5 +1,6 @@
 //! A tus PATCH into the object store, killed (SIGKILL of the real binary) while its piece streams:
-//! a piece over one part is a multipart upload of its own, whose marker names the piece's path.
+//! a sealed upload keeps its PATCHes as pieces (joined and sealed at completion), and a piece over
+//! one part is a multipart upload of its own, whose marker names the piece's path.
 //! Started again, the server's leftover sweep aborts that upload once its marker is old enough,
 //! and counts it once. s3s-fs does not answer ListMultipartUploads, so the test reads the
 //! server's root, where each upload keeps its record and parts until it is completed or aborted.
@@ -41,7 +42,8 @@ async fn a_piece_killed_mid_patch_is_aborted_by_the_leftover_sweep_and_counted_o
     let password = inst.add_sender(SENDER);
     let s3 = S3Server::start();
     let bucket = s3.create_bucket();
-    let storage = s3.serve_args(&bucket);
+    let mut storage = s3.serve_args(&bucket);
+    storage.push("--encrypt-files".to_owned());
     let storage: Vec<&str> = storage.iter().map(String::as_str).collect();
     let mut server = inst.start(&storage);
     let browser = Browser::new(&server.base());

@@ -91,15 +91,8 @@ async fn a_file_is_held_while_clamd_is_down_and_released_when_it_is_back(backend
 
 /// A clamd that accepts connections and never says a word.
 async fn silent_clamd() -> (String, tokio::task::JoinHandle<()>) {
-    let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
-    let url = format!("tcp://{}", listener.local_addr().unwrap());
-    let task = tokio::spawn(async move {
-        let mut held = Vec::new();
-        while let Ok((connection, _)) = listener.accept().await {
-            held.push(connection);
-        }
-    });
-    (url, task)
+    let (address, task) = crate::support::silent_listener().await;
+    (format!("tcp://{address}"), task)
 }
 
 async fn a_clamd_that_never_answers_keeps_the_file_held(backend: Backend) {

@@ -324,6 +324,20 @@ pub async fn eventually<F: AsyncFn() -> bool>(timeout: Duration, what: &str, con
     }
 }
 
+/// The address of a server that accepts connections, keeps them open and never says a word (a
+/// hung relay, store or scanner); it stops when the task is aborted.
+pub async fn silent_listener() -> (std::net::SocketAddr, tokio::task::JoinHandle<()>) {
+    let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
+    let address = listener.local_addr().unwrap();
+    let accepting = tokio::spawn(async move {
+        let mut held = Vec::new();
+        while let Ok((connection, _)) = listener.accept().await {
+            held.push(connection);
+        }
+    });
+    (address, accepting)
+}
+
 pub fn rand_suffix() -> String {
     watasu::secret::random_token().expose()[..8].to_owned()
 }

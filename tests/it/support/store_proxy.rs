@@ -2,13 +2,14 @@
 //! misbehaves. It forwards every request as it came (the Host header is kept, since the request's
 //! signature covers it), or, switched to `Lie`, answers every DELETE "204 deleted" and keeps the
 //! object, or, switched to `Stall`, takes every request and never answers. It counts the requests
-//! it lied to and stalled, so a test waits for a positive signal.
+//! it lied to and stalled, so a test waits for a positive signal, and notes every request it
+//! forwarded (method and path), so a test sees which requests an action made.
 
 use std::{
     convert::Infallible,
     net::SocketAddr,
     sync::{
-        Arc,
+        Arc, Mutex,
         atomic::{AtomicU8, AtomicUsize, Ordering},
     },
 };
@@ -44,6 +45,7 @@ struct Shared {
     mode: AtomicU8,
     lied: AtomicUsize,
     stalled: AtomicUsize,
+    forwarded: Mutex<Vec<(Method, String)>>,
     client: Client<HttpConnector, Incoming>,
 }
 
@@ -62,6 +64,7 @@ impl StoreProxy {
             mode: AtomicU8::new(Mode::Forward as u8),
             lied: AtomicUsize::new(0),
             stalled: AtomicUsize::new(0),
+            forwarded: Mutex::new(Vec::new()),
             client: Client::builder(TokioExecutor::new()).build_http(),
         });
         let serving = shared.clone();
@@ -89,6 +92,11 @@ impl StoreProxy {
         self.shared.lied.load(Ordering::SeqCst)
     }
 
+    /// The requests forwarded since the last call, as method and path with query.
+    pub fn take_forwarded(&self) -> Vec<(Method, String)> {
+        std::mem::take(&mut *self.shared.forwarded.lock().unwrap())
+    }
+
     /// Requests taken and left unanswered.
     pub fn stalled(&self) -> usize {
         self.shared.stalled.load(Ordering::SeqCst)
@@ -105,7 +113,8 @@ async fn answer(shared: Arc<Shared>, mut request: Request<Incoming>) -> Result<R
         shared.lied.fetch_add(1, Ordering::SeqCst);
         return Ok(status(StatusCode::NO_CONTENT));
     }
-    let path = request.uri().path_and_query().map_or("/", |p| p.as_str());
+    let path = request.uri().path_and_query().map_or("/", |p| p.as_str()).to_owned();
+    shared.forwarded.lock().unwrap().push((request.method().clone(), path.clone()));
     *request.uri_mut() = format!("http://{}{path}", shared.upstream).parse().unwrap();
     Ok(match shared.client.request(request).await {
         Ok(response) => response.map(BodyExt::boxed),

@@ -4,6 +4,7 @@
 pub(crate) mod durability;
 mod expiry;
 mod killed;
+mod parts;
 mod pieces;
 mod protocol;
 mod sharing;

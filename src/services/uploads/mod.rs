@@ -1,7 +1,11 @@
 //! Resumable uploads (tus): create, ask how far one got, append, terminate; a signed-in sender's
 //! own, or a file request's (see [`Owner`]). Another owner's upload, an unknown id and an expired
 //! one are all `NotFound`. A PATCH runs in its own
-//! task, so a client that goes away mid-body still gets what arrived made durable.
+//! task, so a client that goes away mid-body still gets what arrived made durable. In the object
+//! store an upload's bytes go up as the parts of one multipart upload (`parts`), unless it is
+//! sealed: its pieces are then joined, and sealed, at completion.
+
+mod parts;
 
 use std::{pin::Pin, sync::Arc};
 
@@ -143,7 +147,13 @@ impl Uploads {
         }
         if length == 0 {
             // Nothing will ever be sent: it is complete now.
-            self.finish(id, &new.storage_key).await?;
+            self.finish_joined(id, &new.storage_key).await?;
+        } else if let Err(error) = self.begin_parts(id, &new.storage_key, length).await {
+            if let Err(error) = delete_files(self.store.as_ref(), &new.storage_key).await {
+                tracing::warn!(upload_id = id, %error, "could not remove a refused upload's partial file; the sweep will");
+            }
+            self.repo.delete(id).await?;
+            return Err(error);
         }
         tracing::info!(
             account_id = owner.sender_id(),
@@ -233,12 +243,15 @@ impl Uploads {
         let mut content = guard.stoppable(patch.body);
         if remaining > 0 {
             match patch.checksum {
+                checksum if row.multipart_id.is_some() => {
+                    self.append_parts(&mut row, &mut content, checksum.as_ref()).await?
+                }
                 Some(checksum) => self.append_checked(&mut row, &mut content, &checksum).await?,
                 None => self.append_in_checkpoints(&mut row, &mut content).await?,
             }
         }
         if row.is_complete() && row.sha256.is_none() {
-            self.finish(row.id, &row.storage_key).await?;
+            self.finish(&row).await?;
         }
         Ok(Progress::from(&row))
     }
@@ -331,9 +344,17 @@ impl Uploads {
         }
     }
 
-    /// Completes the file from its recorded pieces and records its digests (read back from the
-    /// store).
-    async fn finish(&self, id: i64, key: &str) -> Result<StoredFile, UploadError> {
+    /// Completes the file and records its digests.
+    async fn finish(&self, row: &UploadRow) -> Result<StoredFile, UploadError> {
+        match &row.multipart_id {
+            Some(multipart_id) => self.finish_parts(row, multipart_id).await,
+            None => self.finish_joined(row.id, &row.storage_key).await,
+        }
+    }
+
+    /// Completes the file from its recorded pieces and records its digests (taken as they are
+    /// joined, or read back from the store).
+    async fn finish_joined(&self, id: i64, key: &str) -> Result<StoredFile, UploadError> {
         let pieces = self.repo.pieces(id).await?;
         let stored = self.store.complete_partial(key, &pieces).await?;
         self.repo.finish(id, &stored).await?;
@@ -353,7 +374,7 @@ impl Uploads {
             return Ok(None);
         }
         if row.sha256.is_none() {
-            let stored = self.finish(row.id, &row.storage_key).await?;
+            let stored = self.finish(&row).await?;
             row.finished_as(stored);
         }
         Ok(Some(row))
