@@ -153,7 +153,7 @@ async fn download(db: &Db, server: &Watasu, token: &str, stored: &Path, resumed:
     let size = std::fs::metadata(stored).unwrap().len();
     let moved = blocking(move || {
         if resumed {
-            transfer::download_resumed(&base, &token, &cookie, &csrf, size, &work)
+            transfer::download_resumed(transfer::Curl::HERE, &base, &token, &cookie, &csrf, size, &work)
         } else {
             transfer::download_watasu(&base, &token, &cookie, &csrf)
         }

@@ -19,6 +19,7 @@ mod crowds;
 mod downloads;
 mod growth;
 mod load;
+mod network;
 mod procs;
 mod s3_servers;
 mod samples;
@@ -116,7 +117,7 @@ pub struct Transfers {
     pub object_store: scale::ObjectStoreTransfers,
 }
 
-/// The new-share page's tus chunk size (static/upload.js).
+/// The new-share page's tus chunk size (static/upload.js; `watasu send` sends the same).
 const TUS_CHUNK: u64 = 50 << 20;
 
 /// Everything measured on one database backend.
@@ -186,6 +187,13 @@ async fn main() {
     }
     if std::env::var("WATASU_BENCH_ONLY").as_deref() == Ok("store") {
         println!("{}", store::section(&store::measure(&work.0, options.store_bytes).await));
+        return;
+    }
+    if std::env::var("WATASU_BENCH_ONLY").as_deref() == Ok("network") {
+        let table = network::run(&work.0, options.quick).await;
+        println!("{table}");
+        std::fs::write(dir.join("network.md"), &table).unwrap();
+        eprintln!("bench: written to {}", dir.join("network.md").display());
         return;
     }
     eprintln!("bench: footprint");

@@ -18,6 +18,19 @@ pub const SECRET_KEY: &str = "6b656e63686d61726b2d6b65792d6f662d7761746173752d72
 /// The file key every watasu process of a run gets, so the bench can seal files the servers open.
 pub const FILE_KEY: &str = "66696c652d6b65792d6f662d7468652d7761746173752d62656e63682d303031";
 
+/// `program` as a command run inside the network namespace `netns` (`ip netns exec`, which execs
+/// it: the child's PID is the program's), or here when there is none.
+pub fn command_in(netns: Option<&str>, program: impl AsRef<std::ffi::OsStr>) -> Command {
+    match netns {
+        Some(ns) => {
+            let mut command = Command::new("ip");
+            command.args(["netns", "exec", ns]).arg(program);
+            command
+        }
+        None => Command::new(program),
+    }
+}
+
 pub fn free_port() -> u16 {
     TcpListener::bind("127.0.0.1:0").unwrap().local_addr().unwrap().port()
 }
@@ -51,12 +64,42 @@ impl Watasu {
         log: &Path,
     ) -> Self {
         let addr = format!("127.0.0.1:{}", free_port());
-        let mut command = Command::new(env!("CARGO_BIN_EXE_watasu"));
+        // Lets the login driver give each sign-in its own client address (rate limits).
+        Self::start(
+            command_in(None, env!("CARGO_BIN_EXE_watasu")),
+            &addr,
+            "127.0.0.1",
+            data_dir,
+            database_url,
+            extra,
+            env,
+            log,
+        )
+    }
+
+    /// The release binary inside the network namespace `netns` on `addr` (`host:port` there),
+    /// trusting `proxy` (the address a proxy beside it connects from). Nothing on this machine
+    /// reaches it: readiness is the caller's to check from the other side of the link.
+    pub fn spawn_in(netns: &str, addr: &str, proxy: &str, data_dir: &Path, database_url: &str, log: &Path) -> Self {
+        let command = command_in(Some(netns), env!("CARGO_BIN_EXE_watasu"));
+        Self::start(command, addr, proxy, data_dir, database_url, &[], &[], log)
+    }
+
+    #[allow(clippy::too_many_arguments)]
+    fn start(
+        mut command: Command,
+        addr: &str,
+        proxy: &str,
+        data_dir: &Path,
+        database_url: &str,
+        extra: &[&str],
+        env: &[(&str, &str)],
+        log: &Path,
+    ) -> Self {
         command
-            .args(["serve", "--listen", &addr, "--data-dir", data_dir.to_str().unwrap()])
+            .args(["serve", "--listen", addr, "--data-dir", data_dir.to_str().unwrap()])
             .args(["--database-url", database_url, "--secret-key", SECRET_KEY])
-            // Lets the login driver give each sign-in its own client address (rate limits).
-            .args(["--trusted-proxies", "127.0.0.1", "--max-upload-bytes", "3G"])
+            .args(["--trusted-proxies", proxy, "--max-upload-bytes", "3G"])
             .args(extra)
             .env("WATASU_FILE_KEY", FILE_KEY)
             .envs(env.iter().copied())
@@ -128,6 +171,26 @@ pub struct Nginx {
     pub port: u16,
 }
 
+/// Where a server listens: on 127.0.0.1 here, or on an address inside a network namespace (one
+/// side of the emulated link), which only that namespace's processes reach.
+#[derive(Clone, Copy, Debug)]
+pub struct Place {
+    pub netns: Option<&'static str>,
+    pub host: &'static str,
+}
+
+impl Place {
+    pub const HERE: Self = Self { netns: None, host: "127.0.0.1" };
+
+    /// The HTTP status `url` answers as seen from this place; none when nothing answers.
+    pub fn status_of(&self, url: &str) -> Option<u16> {
+        let mut command = command_in(self.netns, "curl");
+        command.args(["-s", "-o", "/dev/null", "-w", "%{http_code}", "--max-time", "2", url]);
+        let output = command.stdin(Stdio::null()).output().ok()?;
+        String::from_utf8_lossy(&output.stdout).trim().parse().ok().filter(|&code| code != 0)
+    }
+}
+
 /// The `http` block's part of contrib/nginx/watasu-proxy.conf (the zone its `limit_conn` names).
 fn proxy_limits() -> String {
     let limits = Path::new(env!("CARGO_MANIFEST_DIR")).join("contrib/nginx/watasu-limits.conf");
@@ -137,7 +200,17 @@ fn proxy_limits() -> String {
 impl Nginx {
     /// Serves `root` with sendfile.
     pub fn serving(prefix: &Path, root: &Path) -> Self {
-        Self::start(prefix, "", &format!("root {};\n        location / {{ }}", root.display()))
+        Self::start(prefix, Place::HERE, "", &format!("root {};\n        location / {{ }}", root.display()))
+    }
+
+    /// Serves `root` with sendfile at `place`, and takes any PUT under `/up/` into `root/up/`
+    /// (WebDAV), whatever its size: the single transfers watasu's are held against.
+    pub fn serving_and_taking(prefix: &Path, root: &Path, place: Place) -> Self {
+        let server = format!(
+            "root {};\n        client_max_body_size 0;\n        location / {{ }}\n        location /up/ {{ dav_methods PUT; }}",
+            root.display()
+        );
+        Self::start(prefix, place, "", &server)
     }
 
     /// Balances round-robin over `upstreams` (`host:port` each) with contrib/nginx/watasu-proxy.conf.
@@ -146,6 +219,7 @@ impl Nginx {
         let servers: String = upstreams.iter().map(|u| format!("server {u}; ")).collect();
         Self::start(
             prefix,
+            Place::HERE,
             &format!("{}\n    upstream watasu {{ {servers}}}", proxy_limits()),
             &format!("location / {{ proxy_pass http://watasu; include {}; }}", conf.display()),
         )
@@ -154,9 +228,15 @@ impl Nginx {
     /// Proxies to `upstream` (`host:port`) with contrib/nginx/watasu-proxy.conf, refusing request
     /// bodies over `max_body` (a Cloudflare-like cap).
     pub fn proxying(prefix: &Path, upstream: &str, max_body: &str) -> Self {
+        Self::proxying_at(prefix, Place::HERE, upstream, max_body)
+    }
+
+    /// The same at `place`.
+    pub fn proxying_at(prefix: &Path, place: Place, upstream: &str, max_body: &str) -> Self {
         let conf = Path::new(env!("CARGO_MANIFEST_DIR")).join("contrib/nginx/watasu-proxy.conf");
         Self::start(
             prefix,
+            place,
             &proxy_limits(),
             &format!(
                 "client_max_body_size {max_body};\n        location / {{ proxy_pass http://{upstream}; include {}; }}",
@@ -165,8 +245,9 @@ impl Nginx {
         )
     }
 
-    /// nginx with `http` more lines of the http block and `server` those of its one server.
-    fn start(prefix: &Path, http: &str, server: &str) -> Self {
+    /// nginx at `place` with `http` more lines of the http block and `server` those of its one
+    /// server.
+    fn start(prefix: &Path, place: Place, http: &str, server: &str) -> Self {
         let binary = ["/usr/sbin/nginx", "/usr/local/sbin/nginx"]
             .into_iter()
             .map(PathBuf::from)
@@ -174,7 +255,7 @@ impl Nginx {
             .unwrap_or_else(|| PathBuf::from("nginx"));
         std::fs::create_dir_all(prefix.join("tmp")).unwrap();
         let port = free_port();
-        let p = prefix.display();
+        let (p, host) = (prefix.display(), place.host);
         // As root the workers would run as `nobody`, who may not read watasu's private data folder.
         let user = if is_root() { "user root;" } else { "" };
         let config = format!(
@@ -196,7 +277,7 @@ http {{
     scgi_temp_path {p}/tmp/scgi;
     {http}
     server {{
-        listen 127.0.0.1:{port};
+        listen {host}:{port};
         {server}
     }}
 }}
@@ -204,7 +285,7 @@ http {{
         );
         let conf = prefix.join("nginx.conf");
         std::fs::write(&conf, config).unwrap();
-        let child = Command::new(binary)
+        let child = command_in(place.netns, binary)
             .args(["-p", prefix.to_str().unwrap(), "-e", prefix.join("error.log").to_str().unwrap()])
             .args(["-c", conf.to_str().unwrap()])
             .stdin(Stdio::null())
@@ -213,7 +294,12 @@ http {{
             .spawn()
             .expect("starting nginx (apt-get install nginx)");
         let deadline = Instant::now() + Duration::from_secs(10);
-        while std::net::TcpStream::connect(("127.0.0.1", port)).is_err() {
+        let url = format!("http://{host}:{port}/");
+        let up = || match place.netns {
+            None => std::net::TcpStream::connect((host, port)).is_ok(),
+            Some(_) => place.status_of(&url).is_some(),
+        };
+        while !up() {
             assert!(Instant::now() < deadline, "nginx did not start: see {}", prefix.join("error.log").display());
             std::thread::sleep(Duration::from_millis(20));
         }

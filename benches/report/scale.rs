@@ -64,8 +64,10 @@ pub async fn object_store_transfers(
     assert_eq!(download.bytes, size, "the download from the object store was cut short");
     let (cookie, csrf) = transfer::granted(db, &resumable_token).await;
     let (base, scratch) = (server.base.clone(), work.to_owned());
-    let download_resumed =
-        blocking(move || transfer::download_resumed(&base, &resumable_token, &cookie, &csrf, size, &scratch)).await;
+    let download_resumed = blocking(move || {
+        transfer::download_resumed(transfer::Curl::HERE, &base, &resumable_token, &cookie, &csrf, size, &scratch)
+    })
+    .await;
     assert_eq!(download_resumed.bytes, size, "the resumed download from the object store was cut short");
     server.stop();
     drop(s3);

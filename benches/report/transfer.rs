@@ -66,11 +66,37 @@ pub fn dd(source: &Path, target: &Path) -> Transfer {
     Transfer { bytes, seconds }
 }
 
-/// Runs curl; returns its `-w` output split into words.
+/// Where a curl runs: on this machine over loopback, or on the client's side of the emulated
+/// link (scripts/netlink), where each request is cut after a time so a slow link ends the run.
+#[derive(Clone, Copy, Debug)]
+pub struct Curl {
+    /// The network namespace to run in (`ip netns exec`), if any.
+    pub netns: Option<&'static str>,
+    /// Seconds after which a request is cut (`--max-time`); its `-w` output then tells what moved.
+    pub max_seconds: Option<u64>,
+}
+
+impl Curl {
+    pub const HERE: Self = Self { netns: None, max_seconds: None };
+
+    /// Runs curl; returns its `-w` output split into words.
+    pub fn run(&self, args: &[&str]) -> Vec<String> {
+        let mut command = super::procs::command_in(self.netns, "curl");
+        command.args(["-s", "-S"]);
+        if let Some(seconds) = self.max_seconds {
+            command.args(["--max-time", &seconds.to_string()]);
+        }
+        let output = command.args(args).output().expect("running curl");
+        // 28: cut at --max-time, which only a capped curl asks for.
+        let cut = self.max_seconds.is_some() && output.status.code() == Some(28);
+        assert!(output.status.success() || cut, "curl {args:?} failed: {}", String::from_utf8_lossy(&output.stderr));
+        String::from_utf8_lossy(&output.stdout).split_whitespace().map(str::to_owned).collect()
+    }
+}
+
+/// Runs curl on this machine; returns its `-w` output split into words.
 pub fn curl(args: &[&str]) -> Vec<String> {
-    let output = Command::new("curl").args(["-s", "-S"]).args(args).output().expect("running curl");
-    assert!(output.status.success(), "curl {args:?} failed: {}", String::from_utf8_lossy(&output.stderr));
-    String::from_utf8_lossy(&output.stdout).split_whitespace().map(str::to_owned).collect()
+    Curl::HERE.run(args)
 }
 
 /// A signed-in sender's session: (Cookie header value, CSRF token).
@@ -225,10 +251,19 @@ pub fn download_watasu(base: &str, token: &str, cookie: &str, csrf: &str) -> Tra
 }
 
 /// The one download of a share cut in the middle and resumed, as a browser resumes: the claim,
-/// the first half, then the rest with `Range` and `If-Range`; all three timed together.
-pub fn download_resumed(base: &str, token: &str, cookie: &str, csrf: &str, size: u64, work: &Path) -> Transfer {
+/// the first half, then the rest with `Range` and `If-Range`; all three timed together. A capped
+/// `curl` may cut each half short: the bytes then fall short of `size`.
+pub fn download_resumed(
+    curl: Curl,
+    base: &str,
+    token: &str,
+    cookie: &str,
+    csrf: &str,
+    size: u64,
+    work: &Path,
+) -> Transfer {
     let cookie = format!("Cookie: {cookie}");
-    let claim = curl(&[
+    let claim = curl.run(&[
         "-o",
         "/dev/null",
         "-w",
@@ -247,7 +282,7 @@ pub fn download_resumed(base: &str, token: &str, cookie: &str, csrf: &str, size:
         let mut args = vec!["-o", "/dev/null", "-D", headers.to_str().unwrap(), "-H", &cookie, "-r", range];
         args.extend(extra);
         args.extend(["-w", "%{http_code} %{size_download} %{time_total}", file_url]);
-        let words = curl(&args);
+        let words = curl.run(&args);
         assert_eq!(words[0], "206", "the range {range} was answered {}", words[0]);
         Transfer { bytes: words[1].parse().unwrap(), seconds: words[2].parse().unwrap() }
     };
