@@ -13,6 +13,7 @@ mod object_partial;
 mod object_parts;
 pub mod object_store;
 mod opened;
+pub mod part_budget;
 mod partial;
 mod read_ahead;
 pub mod sealed;

@@ -13,12 +13,12 @@ use ::object_store::{
     multipart::{MultipartStore, PartId},
     path::Path as ObjectPath,
 };
-use bytes::Bytes;
 use futures_util::{StreamExt, TryStreamExt};
 use tokio::io::AsyncReadExt;
 
 use super::{
     Digester,
+    part_budget::{Part, PartBuffer},
     store::{Content, Deleted, FileStore, OpenedFile, StoreError, StoredFile},
 };
 use crate::secret::random_token;
@@ -26,8 +26,9 @@ use crate::secret::random_token;
 /// Bytes per uploaded part: S3 refuses parts under 5 MiB (except the last) and more than 10,000
 /// parts, so 8 MiB parts allow files up to about 78 GiB.
 pub const PART_BYTES: usize = 8 * 1024 * 1024;
-/// Parts uploading at once while the next is read: memory is about (this + 1) parts.
-const PARTS_IN_FLIGHT: usize = 2;
+/// Parts of one upload sending at once while the next is read: memory is about (this + 1) parts,
+/// within the process's part budget.
+pub const PARTS_IN_FLIGHT: usize = 2;
 
 /// Files as objects named `PREFIX/KEY` in one bucket.
 pub struct ObjectFileStore {
@@ -90,9 +91,9 @@ impl ObjectFileStore {
     ) -> Result<Digester, StoreError> {
         let mut digest = Digesting { digester: Digester::default(), max_bytes };
         let first = digest.read_part(&mut content).await?;
-        if first.len() < PART_BYTES {
+        if first.bytes.len() < PART_BYTES {
             // All of it fits in one part: one plain PUT (S3 completes no upload of zero parts).
-            self.objects.put(path, PutPayload::from(first)).await.map_err(store_error)?;
+            self.objects.put(path, PutPayload::from(first.bytes.clone())).await.map_err(store_error)?;
         } else {
             self.upload_parts(path, first, &mut content, &mut digest).await?;
         }
@@ -106,7 +107,7 @@ impl ObjectFileStore {
     async fn upload_parts<'a>(
         &self,
         path: &ObjectPath,
-        first: Bytes,
+        first: Part,
         content: &mut Content<'a>,
         digest: &mut Digesting,
     ) -> Result<(), StoreError> {
@@ -138,7 +139,7 @@ impl ObjectFileStore {
         &self,
         path: &ObjectPath,
         id: &MultipartId,
-        first: Bytes,
+        first: Part,
         content: &mut Content<'a>,
         digest: &mut Digesting,
     ) -> Result<Vec<PartId>, StoreError> {
@@ -152,14 +153,14 @@ impl ObjectFileStore {
                     let (index, sent) = joined(sending.join_next().await)?;
                     parts[index] = Some(sent);
                 }
-                let last = part.len() < PART_BYTES;
+                let last = part.bytes.len() < PART_BYTES;
                 sending.spawn(self.send_part(path, id, parts.len(), part));
                 parts.push(None);
                 if last {
                     break;
                 }
                 part = digest.read_part(content).await?;
-                if part.is_empty() {
+                if part.bytes.is_empty() {
                     break;
                 }
             }
@@ -185,13 +186,14 @@ impl ObjectFileStore {
         path: &ObjectPath,
         id: &MultipartId,
         index: usize,
-        part: Bytes,
+        part: Part,
     ) -> impl Future<Output = (usize, ::object_store::Result<PartId>)> + Send + 'static {
         let (objects, multipart) = (self.objects.clone(), self.multipart.clone());
         let (path, id, marker) = (path.clone(), id.clone(), self.multipart_marker(id));
         async move {
             let sent = async {
-                let part = multipart.put_part(&path, &id, index, PutPayload::from(part)).await?;
+                // The part keeps its share of the budget until it has been sent.
+                let part = multipart.put_part(&path, &id, index, PutPayload::from(part.bytes.clone())).await?;
                 objects.put(&marker, PutPayload::from(path.as_ref().to_owned())).await?;
                 Ok(part)
             };
@@ -229,9 +231,9 @@ struct Digesting {
 }
 
 impl Digesting {
-    /// Reads up to one part; shorter only where the content ends.
-    async fn read_part<'a>(&mut self, content: &mut Content<'a>) -> Result<Bytes, StoreError> {
-        let mut part = vec![0u8; PART_BYTES];
+    /// Reads up to one part, once its buffer fits in the budget; shorter only where the content ends.
+    async fn read_part<'a>(&mut self, content: &mut Content<'a>) -> Result<Part, StoreError> {
+        let mut part = PartBuffer::new(PART_BYTES).await;
         let mut filled = 0;
         while filled < PART_BYTES {
             let read = content.read(&mut part[filled..]).await.map_err(StoreError::Content)?;
@@ -244,8 +246,7 @@ impl Digesting {
             self.digester.update(&part[filled..filled + read]);
             filled += read;
         }
-        part.truncate(filled);
-        Ok(Bytes::from(part))
+        Ok(part.into_part(filled))
     }
 }
 

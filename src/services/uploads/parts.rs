@@ -1,15 +1,24 @@
 //! A PATCH into an upload's multipart upload: its body is cut into the upload's parts, each part
-//! filled is sent and recorded with the offset it reaches, and what is left short of a part is a
-//! piece (as the joined uploads keep them), read back in front of the PATCH that fills the part.
-//! Memory is one part per PATCH. The digest of the bytes in parts is kept in the upload's row, so
+//! filled is sent (two at a time while the next is read, as the form's uploads do) and recorded in
+//! order with the offset it reaches, and what is left short of a part is a piece (as the joined
+//! uploads keep them), read back in front of the PATCH that fills the part. Part buffers come from
+//! the process's part budget. The digest of the bytes in parts is kept in the upload's row, so
 //! completing is one request, with no byte read back.
 
-use bytes::Bytes;
-use tokio::io::{AsyncRead, AsyncReadExt};
+use std::{collections::VecDeque, sync::Arc};
+
+use tokio::{
+    io::{AsyncRead, AsyncReadExt},
+    task::JoinHandle,
+};
 
 use super::{UploadError, Uploads};
 use crate::{
-    storage::{Digester, StoreError, StoredFile},
+    storage::{
+        Digester, ResumableStore, StoreError, StoredFile,
+        object_store::PARTS_IN_FLIGHT,
+        part_budget::{Part, PartBuffer},
+    },
     uploads::{
         Advance, Checksum, UploadRow,
         checksum::Digester as ChecksumDigester,
@@ -19,14 +28,33 @@ use crate::{
 
 /// Where a PATCH is: what it has sent and not recorded yet, and its digests.
 struct Sending {
-    /// The digest of every byte in parts up to the last one sent.
+    /// The digest of every byte read into parts so far.
     digest: Digester,
     /// The digest of the body, when its PATCH has a checksum.
     checker: Option<ChecksumDigester>,
-    /// The parts, each as its start offset and the store's answer.
+    /// The parts sent and not recorded yet, each as its start offset and the store's answer.
     parts: Vec<(u64, String)>,
+    /// The saved digest of every byte up to the end of the last of `parts`.
+    parts_digest: Option<Vec<u8>>,
     /// The pieces the parts took their front from, to be removed once the parts are recorded.
     consumed: Vec<String>,
+}
+
+/// A part on its way to the store. Dropped before it landed (the PATCH failed or went away), its
+/// sending stops.
+struct InFlight {
+    part: PartAt,
+    /// The saved digest of every byte up to this part's end.
+    digest: Vec<u8>,
+    /// The pieces its front was read from.
+    consumed: Vec<String>,
+    sent: JoinHandle<Result<String, StoreError>>,
+}
+
+impl Drop for InFlight {
+    fn drop(&mut self) {
+        self.sent.abort();
+    }
 }
 
 impl Uploads {
@@ -39,7 +67,7 @@ impl Uploads {
     }
 
     /// Streams a PATCH's body into the upload's parts. Without a checksum each part is recorded as
-    /// it is sent, and a body cut off keeps what arrived; with one, nothing is recorded before
+    /// it lands, and a body cut off keeps what arrived; with one, nothing is recorded before
     /// the whole body matched it (parts sent for a refused body are sent again, under the same
     /// numbers, by the PATCH that replaces it).
     pub(super) async fn append_parts(
@@ -57,18 +85,20 @@ impl Uploads {
             None => Digester::default(),
         };
         let checker = checksum.map(Checksum::digester);
-        let mut sending = Sending { digest, checker, parts: Vec::new(), consumed: Vec::new() };
+        let mut sending = Sending { digest, checker, parts: Vec::new(), parts_digest: None, consumed: Vec::new() };
+        let mut in_flight = VecDeque::new();
         let mut offset = row.offset();
         let mut front_pieces = self.repo.pieces(row.id).await?;
         while offset < row.length() {
             let part = PartAt::of(offset, row.length(), part_bytes);
             let front = usize::try_from(offset - part.start).unwrap_or(usize::MAX);
-            let mut buffer = vec![0u8; usize::try_from(part.len).unwrap_or(usize::MAX)];
+            let mut buffer = PartBuffer::new(usize::try_from(part.len).unwrap_or(usize::MAX)).await;
             let (filled, cut) = read_into(content, &mut buffer[front..]).await;
             if let Some(checker) = &mut sending.checker {
                 checker.update(&buffer[front..front + filled]);
             }
             if front + filled < buffer.len() {
+                self.land_all(row, &mut in_flight, &mut sending).await?;
                 let rest = &buffer[front..front + filled];
                 return self.keep_rest(row, offset, rest, cut, sending).await;
             }
@@ -76,26 +106,61 @@ impl Uploads {
                 return Err(UploadError::TooLarge);
             }
             if front > 0 {
-                let front = &mut buffer[..front];
-                match self.store.read_pieces(&row.storage_key, part.start, &front_pieces, front).await {
+                match self.store.read_pieces(&row.storage_key, part.start, &front_pieces, &mut buffer[..front]).await {
                     // Another writer filled the part first and removed the pieces it replaced.
                     Err(StoreError::NotFound) => return Err(UploadError::Conflict),
                     other => other?,
                 }
             }
             sending.digest.update(&buffer);
-            let e_tag = self.store.put_part(&row.storage_key, &multipart_id, part.index, Bytes::from(buffer)).await?;
-            sending.parts.push((part.start, e_tag));
-            sending.consumed.append(&mut front_pieces);
-            offset = part.end();
-            if sending.checker.is_none() {
-                self.record_parts(row, offset, None, &mut sending).await?;
+            while in_flight.len() >= PARTS_IN_FLIGHT {
+                self.land(row, &mut in_flight, &mut sending).await?;
             }
+            let whole = buffer.len();
+            let sent = send(self.store.clone(), &row.storage_key, &multipart_id, part.index, buffer.into_part(whole));
+            let consumed = std::mem::take(&mut front_pieces);
+            in_flight.push_back(InFlight { part, digest: sending.digest.saved(), consumed, sent });
+            offset = part.end();
         }
+        self.land_all(row, &mut in_flight, &mut sending).await?;
         if !sending.checker.take().is_none_or(ChecksumDigester::matches) {
             return Err(UploadError::ChecksumMismatch);
         }
         self.record_parts(row, offset, None, &mut sending).await
+    }
+
+    /// Waits for the oldest part in flight to land; records it unless the body has a checksum
+    /// still to match.
+    async fn land(
+        &self,
+        row: &mut UploadRow,
+        in_flight: &mut VecDeque<InFlight>,
+        sending: &mut Sending,
+    ) -> Result<(), UploadError> {
+        let Some(mut oldest) = in_flight.pop_front() else { return Ok(()) };
+        let e_tag = match (&mut oldest.sent).await {
+            Ok(sent) => sent?,
+            Err(failed) => return Err(UploadError::Store(StoreError::Io(std::io::Error::other(failed)))),
+        };
+        sending.parts.push((oldest.part.start, e_tag));
+        sending.parts_digest = Some(std::mem::take(&mut oldest.digest));
+        sending.consumed.append(&mut oldest.consumed);
+        if sending.checker.is_none() {
+            self.record_parts(row, oldest.part.end(), None, sending).await?;
+        }
+        Ok(())
+    }
+
+    async fn land_all(
+        &self,
+        row: &mut UploadRow,
+        in_flight: &mut VecDeque<InFlight>,
+        sending: &mut Sending,
+    ) -> Result<(), UploadError> {
+        while !in_flight.is_empty() {
+            self.land(row, in_flight, sending).await?;
+        }
+        Ok(())
     }
 
     /// Keeps the bytes of a body that ended short of a part as a piece, recorded with the parts
@@ -150,7 +215,7 @@ impl Uploads {
         if end == row.offset() {
             return Ok(());
         }
-        let saved = (!sending.parts.is_empty()).then(|| sending.digest.saved());
+        let saved = if sending.parts.is_empty() { None } else { sending.parts_digest.take() };
         let advance = Advance { parts: &sending.parts, digest: saved.as_deref(), piece };
         let Some(expires_at) = self.repo.advance_with(row.id, row.offset(), end - row.offset(), &advance).await? else {
             return Err(UploadError::Conflict);
@@ -190,6 +255,19 @@ impl Uploads {
         tracing::info!(upload_id = row.id, size = stored.size_bytes, "upload complete");
         Ok(stored)
     }
+}
+
+/// Sends `part` as part `index` on a task of its own, so the next part is read meanwhile; the part
+/// keeps its share of the budget until it has been sent.
+fn send(
+    store: Arc<dyn ResumableStore>,
+    key: &str,
+    id: &str,
+    index: usize,
+    part: Part,
+) -> JoinHandle<Result<String, StoreError>> {
+    let (key, id) = (key.to_owned(), id.to_owned());
+    tokio::spawn(async move { store.put_part(&key, &id, index, part.bytes.clone()).await })
 }
 
 /// Reads `content` into `buffer` until it is full or the body ends: how much was read, and why the
