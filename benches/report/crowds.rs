@@ -11,23 +11,36 @@ use std::{
 };
 
 use futures_util::StreamExt;
-use watasu::db::Db;
+use watasu::{db::Db, storage::mapped_bound};
 
 use super::{
     Options, downloads,
-    procs::{PeakRss, Watasu},
+    procs::{PeakRss, Watasu, memory_kib},
     transfer::{self, Transfer},
 };
 
+/// What a download holds besides its mapped chunks (`watasu::storage::mapped_bound`): its
+/// connection's buffers and its tasks (about 41 KiB measured).
+const DOWNLOAD_OWN_KIB: u64 = 64;
+/// What a tus PATCH into the local folder may hold: its 256 KiB buffer, tokio's write buffer of
+/// the same size, the connection's read buffer (hyper's, up to about 400 KiB), and the
+/// allocator's slack around them (about 1.5 MiB measured).
+const PATCH_KIB: u64 = 2048;
+
 pub struct Crowds {
+    /// The server's RSS before the crowds (KiB).
+    pub rss_before_kib: u64,
     pub downloads: usize,
     pub one: Transfer,
     pub all: Transfer,
     pub download_peak_kib: u64,
+    /// The anonymous part of the server's RSS at its highest (heap, stacks; no mapped file).
+    pub download_anon_kib: u64,
     pub uploads: usize,
     pub upload_bytes: u64,
     pub all_uploads: Transfer,
     pub upload_peak_kib: u64,
+    pub upload_anon_kib: u64,
     /// From the kill to the restarted server's `/readyz`.
     pub restart: Duration,
     /// From the kill to the last upload's offset read back (`HEAD`).
@@ -38,23 +51,28 @@ pub async fn crowds(db: &Db, server: &mut Watasu, data: &Path, work: &Path, o: &
     let (downloads, size) = if o.quick { (50, 16 << 20) } else { (500, 100 << 20) };
     let source = work.join("crowd.bin");
     transfer::make_source(&source, size);
+    let rss_before_kib = memory_kib(server.pid(), "VmRSS").unwrap();
     eprintln!("bench: one download of {} MiB, then {downloads} at once", size >> 20);
     let one = download_all(db, server, data, &source, 1).await.0;
-    let (all, download_peak_kib) = download_all(db, server, data, &source, downloads).await;
+    let (all, (download_peak_kib, download_anon_kib)) = download_all(db, server, data, &source, downloads).await;
     std::fs::remove_file(&source).unwrap();
 
     let (uploads, upload_bytes) = if o.quick { (10, 4 << 20) } else { (100, 20 << 20) };
     eprintln!("bench: {uploads} tus uploads of {} MiB at once, the server killed halfway", upload_bytes >> 20);
-    let (all_uploads, upload_peak_kib, restart, all_resumed) = upload_all(db, server, uploads, upload_bytes).await;
+    let (all_uploads, (upload_peak_kib, upload_anon_kib), restart, all_resumed) =
+        upload_all(db, server, uploads, upload_bytes).await;
     Crowds {
+        rss_before_kib,
         downloads,
         one,
         all,
         download_peak_kib,
+        download_anon_kib,
         uploads,
         upload_bytes,
         all_uploads,
         upload_peak_kib,
+        upload_anon_kib,
         restart,
         all_resumed,
     }
@@ -62,7 +80,7 @@ pub async fn crowds(db: &Db, server: &mut Watasu, data: &Path, work: &Path, o: &
 
 /// `count` downloads of shares of `source` started together; the bytes of all of them over the
 /// time from the start to the last one's end, and the server's peak RSS meanwhile.
-async fn download_all(db: &Db, server: &Watasu, data: &Path, source: &Path, count: usize) -> (Transfer, u64) {
+async fn download_all(db: &Db, server: &Watasu, data: &Path, source: &Path, count: usize) -> (Transfer, (u64, u64)) {
     let client = reqwest::Client::builder().redirect(reqwest::redirect::Policy::none()).build().unwrap();
     let mut prepared = Vec::new();
     for _ in 0..count {
@@ -105,13 +123,13 @@ async fn download_all(db: &Db, server: &Watasu, data: &Path, source: &Path, coun
     }
     let seconds = started.elapsed().as_secs_f64();
     assert_eq!(bytes, count as u64 * std::fs::metadata(source).unwrap().len(), "downloads were cut short");
-    (Transfer { bytes, seconds }, sampler.finish())
+    (Transfer { bytes, seconds }, sampler.finish_with_anon())
 }
 
 /// `count` tus uploads of `size` bytes each in 4 MiB PATCHes, started together; once half of all
 /// bytes have arrived the server is killed and restarted, and every upload asks for its offset
 /// and goes on from there, as the page's client does.
-async fn upload_all(db: &Db, server: &mut Watasu, count: usize, size: u64) -> (Transfer, u64, Duration, Duration) {
+async fn upload_all(db: &Db, server: &mut Watasu, count: usize, size: u64) -> (Transfer, (u64, u64), Duration, Duration) {
     let (cookie, csrf) = transfer::signed_in(db, 1).await;
     let client = reqwest::Client::new();
     let arrived = Arc::new(AtomicU64::new(0));
@@ -138,7 +156,7 @@ async fn upload_all(db: &Db, server: &mut Watasu, count: usize, size: u64) -> (T
     }
     let kill = Instant::now();
     *killed_at.lock().unwrap() = Some(kill);
-    let peak_before = sampler.finish();
+    let peak_before = sampler.finish_with_anon();
     server.kill_and_restart();
     let sampler = PeakRss::start(server.pid());
     server.wait_ready().await;
@@ -148,7 +166,8 @@ async fn upload_all(db: &Db, server: &mut Watasu, count: usize, size: u64) -> (T
         all_resumed = all_resumed.max(resumed.unwrap());
     }
     let seconds = started.elapsed().as_secs_f64();
-    let peak = peak_before.max(sampler.finish());
+    let peak_after = sampler.finish_with_anon();
+    let peak = (peak_before.0.max(peak_after.0), peak_before.1.max(peak_after.1));
     (Transfer { bytes: total, seconds }, peak, restart, all_resumed)
 }
 
@@ -207,4 +226,40 @@ impl Upload {
             tokio::time::sleep(Duration::from_millis(10)).await;
         }
     }
+}
+
+/// The crowds' figures, one line each (`WATASU_BENCH_ONLY=crowds`).
+pub fn summary(c: &Crowds) -> String {
+    format!(
+        "before: {:.1} MiB\n{} downloads at once: {:.0} MB/s in all (one alone {:.0}); {} (anonymous {:.1} MiB)\n\
+         {} tus uploads at once, killed halfway: {:.0} MB/s; {} (anonymous {:.1} MiB)",
+        c.rss_before_kib as f64 / 1024.0,
+        c.downloads,
+        c.all.mb_per_s(),
+        c.one.mb_per_s(),
+        against_bound(c.download_peak_kib, c.download_bound_kib()),
+        c.download_anon_kib as f64 / 1024.0,
+        c.uploads,
+        c.all_uploads.mb_per_s(),
+        against_bound(c.upload_peak_kib, c.upload_bound_kib()),
+        c.upload_anon_kib as f64 / 1024.0,
+    )
+}
+
+impl Crowds {
+    /// The most the downloads may take: the RSS before, their mapped chunks, their own memory.
+    pub fn download_bound_kib(&self) -> u64 {
+        self.rss_before_kib + (mapped_bound(self.downloads) as u64 >> 10) + self.downloads as u64 * DOWNLOAD_OWN_KIB
+    }
+
+    /// The most the uploads may take: the RSS before and each one's PATCH.
+    pub fn upload_bound_kib(&self) -> u64 {
+        self.rss_before_kib + self.uploads as u64 * PATCH_KIB
+    }
+}
+
+/// "peak X MiB ≤ bound Y MiB: met", as the table and the summary print it.
+pub fn against_bound(peak_kib: u64, bound_kib: u64) -> String {
+    let met = if peak_kib <= bound_kib { "met" } else { "**not met**" };
+    format!("server peak RSS {:.1} MiB, bound {:.1} MiB: {met}", peak_kib as f64 / 1024.0, bound_kib as f64 / 1024.0)
 }

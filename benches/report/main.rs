@@ -185,6 +185,10 @@ async fn main() {
         downloads_only(&work.0, &options).await;
         return;
     }
+    if std::env::var("WATASU_BENCH_ONLY").as_deref() == Ok("crowds") {
+        crowds_only(&work.0, &options).await;
+        return;
+    }
     if std::env::var("WATASU_BENCH_ONLY").as_deref() == Ok("store") {
         println!("{}", store::section(&store::measure(&work.0, options.store_bytes).await));
         return;
@@ -224,6 +228,21 @@ async fn main() {
 
 /// The download comparison alone (`WATASU_BENCH_ONLY=downloads`), printed as it is measured:
 /// for working on the download path without the whole run.
+/// The crowds alone, on SQLite: `WATASU_BENCH_ONLY=crowds`.
+async fn crowds_only(work: &Path, o: &Options) {
+    let data = work.join("crowds");
+    std::fs::create_dir_all(&data).unwrap();
+    let url = format!("sqlite://{}?mode=rwc", data.join("watasu.db").display());
+    let db = Db::connect(&url, Duration::from_secs(30)).await.unwrap();
+    db.migrate().await.unwrap();
+    seed::fill(&db, 1).await;
+    let mut server = Watasu::spawn(&data, &url, &[], &work.join("crowds.log"));
+    server.wait_ready().await;
+    let c = crowds::crowds(&db, &mut server, &data, work, o).await;
+    server.stop();
+    println!("{}", crowds::summary(&c));
+}
+
 async fn downloads_only(work: &Path, o: &Options) {
     let data = work.join("downloads");
     std::fs::create_dir_all(&data).unwrap();

@@ -331,33 +331,52 @@ pub fn memory_kib(pid: u32, field: &str) -> Option<u64> {
     value.trim().trim_end_matches("kB").trim().parse().ok()
 }
 
+/// The CPU time a process has used so far (user and system, all its threads), in seconds.
+pub fn cpu_seconds(pid: u32) -> f64 {
+    let stat = std::fs::read_to_string(format!("/proc/{pid}/stat")).expect("reading /proc/PID/stat");
+    // The fields after the command's closing parenthesis; utime and stime are the 14th and 15th.
+    let fields: Vec<&str> = stat[stat.rfind(')').unwrap() + 2..].split(' ').collect();
+    let ticks: u64 = fields[11].parse::<u64>().unwrap() + fields[12].parse::<u64>().unwrap();
+    ticks as f64 / unsafe { libc::sysconf(libc::_SC_CLK_TCK) } as f64
+}
+
 /// The highest VmRSS of a process, sampled every 20 ms until finished.
 pub struct PeakRss {
     stop: Arc<AtomicBool>,
     peak: Arc<AtomicU64>,
+    /// The peak of the anonymous part alone (heap and stacks; not mapped files' pages).
+    anon: Arc<AtomicU64>,
     thread: std::thread::JoinHandle<()>,
 }
 
 impl PeakRss {
     pub fn start(pid: u32) -> Self {
         let stop = Arc::new(AtomicBool::new(false));
-        let peak = Arc::new(AtomicU64::new(0));
-        let (stopping, highest) = (stop.clone(), peak.clone());
+        let (peak, anon) = (Arc::new(AtomicU64::new(0)), Arc::new(AtomicU64::new(0)));
+        let (stopping, highest, highest_anon) = (stop.clone(), peak.clone(), anon.clone());
         let thread = std::thread::spawn(move || {
             while !stopping.load(Ordering::Relaxed) {
                 if let Some(rss) = memory_kib(pid, "VmRSS") {
                     highest.fetch_max(rss, Ordering::Relaxed);
                 }
+                if let Some(rss) = memory_kib(pid, "RssAnon") {
+                    highest_anon.fetch_max(rss, Ordering::Relaxed);
+                }
                 std::thread::sleep(Duration::from_millis(20));
             }
         });
-        Self { stop, peak, thread }
+        Self { stop, peak, anon, thread }
     }
 
     /// The peak in KiB.
     pub fn finish(self) -> u64 {
+        self.finish_with_anon().0
+    }
+
+    /// The peak and the anonymous part's peak, in KiB.
+    pub fn finish_with_anon(self) -> (u64, u64) {
         self.stop.store(true, Ordering::Relaxed);
         self.thread.join().unwrap();
-        self.peak.load(Ordering::Relaxed)
+        (self.peak.load(Ordering::Relaxed), self.anon.load(Ordering::Relaxed))
     }
 }

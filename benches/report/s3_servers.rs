@@ -119,6 +119,10 @@ impl S3Server {
         server
     }
 
+    pub fn pid(&self) -> u32 {
+        self.child.id()
+    }
+
     /// Whether `garage` runs here at all.
     pub fn garage_installed() -> bool {
         Command::new("garage").arg("--version").output().is_ok_and(|output| output.status.success())

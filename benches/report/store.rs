@@ -25,7 +25,7 @@ use watasu::{
 
 use super::{
     TUS_CHUNK, blocking, load,
-    procs::{PeakRss, Watasu, memory_kib},
+    procs::{PeakRss, Watasu, cpu_seconds, memory_kib},
     s3_servers::{BUCKET, S3Server},
     samples::{Samples, show_ratios},
     seed,
@@ -50,6 +50,11 @@ pub struct Pair {
     pub ratios: Samples,
     /// The server's highest RSS during any of watasu's transfers of this kind (KiB).
     pub peak_kib: u64,
+    /// Where the time goes: CPU seconds per GiB of watasu and of the store during watasu's
+    /// transfers, and of the store during the reference's.
+    pub watasu_cpu: Samples,
+    pub store_cpu: Samples,
+    pub reference_store_cpu: Samples,
 }
 
 impl Pair {
@@ -58,6 +63,39 @@ impl Pair {
         self.reference.push(reference.mb_per_s());
         self.ratios.push(watasu.mb_per_s() / reference.mb_per_s());
         self.peak_kib = self.peak_kib.max(peak_kib);
+    }
+
+    fn push_cpu(&mut self, watasu: Cpu, reference: Cpu) {
+        self.watasu_cpu.push(watasu.watasu);
+        self.store_cpu.push(watasu.store);
+        self.reference_store_cpu.push(reference.store);
+    }
+}
+
+/// CPU seconds per GiB moved, of watasu and of the store, over one transfer.
+#[derive(Clone, Copy)]
+struct Cpu {
+    watasu: f64,
+    store: f64,
+}
+
+/// Counts the CPU time watasu and the store use from its start.
+struct CpuClock {
+    pids: (u32, u32),
+    start: (f64, f64),
+}
+
+impl CpuClock {
+    fn start(watasu: u32, store: u32) -> Self {
+        Self { pids: (watasu, store), start: (cpu_seconds(watasu), cpu_seconds(store)) }
+    }
+
+    fn per_gib(&self, bytes: u64) -> Cpu {
+        let gib = bytes as f64 / (1u64 << 30) as f64;
+        Cpu {
+            watasu: (cpu_seconds(self.pids.0) - self.start.0) / gib,
+            store: (cpu_seconds(self.pids.1) - self.start.1) / gib,
+        }
     }
 }
 
@@ -119,6 +157,7 @@ async fn measure_store(db: &Db, data: &Path, url: &str, work: &Path, s3: &S3Serv
         form: Pair::default(),
         tus: Pair::default(),
     };
+    let clock = || CpuClock::start(server.pid(), s3.pid());
     for round in 0..ROUNDS {
         let watasu_first = round % 2 == 1;
         // The plain upload's object is also the one both downloads read.
@@ -127,42 +166,48 @@ async fn measure_store(db: &Db, data: &Path, url: &str, work: &Path, s3: &S3Serv
         let (mut plain, mut form, mut tus) = (None, None, None);
         for watasu_turn in [watasu_first, !watasu_first] {
             if !watasu_turn {
-                plain = Some(plain_multipart(&client, &object, source).await);
+                let cpu = clock();
+                plain = Some((plain_multipart(&client, &object, source).await, cpu.per_gib(f.bytes)));
                 continue;
             }
-            let sampler = PeakRss::start(server.pid());
+            let (sampler, cpu) = (PeakRss::start(server.pid()), clock());
             let (base, c, t, from) = (server.base.clone(), cookie.clone(), csrf.clone(), source.to_owned());
             let answer = work.join("store-upload-answer.html");
-            form = Some((blocking(move || transfer::upload(&base, &c, &t, &from, &answer).0).await, sampler.finish()));
-            let sampler = PeakRss::start(server.pid());
+            let moved = blocking(move || transfer::upload(&base, &c, &t, &from, &answer).0).await;
+            form = Some((moved, sampler.finish(), cpu.per_gib(f.bytes)));
+            let (sampler, cpu) = (PeakRss::start(server.pid()), clock());
             let (moved, _) = transfer::upload_tus(&server.base, &cookie, &csrf, source, TUS_CHUNK).await;
-            tus = Some((moved, sampler.finish()));
+            tus = Some((moved, sampler.finish(), cpu.per_gib(f.bytes)));
         }
-        let plain = plain.unwrap();
-        let (form, form_peak) = form.unwrap();
-        let (tus, tus_peak) = tus.unwrap();
+        let (plain, plain_cpu) = plain.unwrap();
+        let (form, form_peak, form_cpu) = form.unwrap();
+        let (tus, tus_peak, tus_cpu) = tus.unwrap();
         f.form.push(form, plain, form_peak);
+        f.form.push_cpu(form_cpu, plain_cpu);
         f.tus.push(tus, plain, tus_peak);
+        f.tus.push_cpu(tus_cpu, plain_cpu);
 
         let (mut get, mut download) = (None, None);
         for watasu_turn in [watasu_first, !watasu_first] {
             if !watasu_turn {
                 let args = signed_get_args(s3, object.as_ref());
-                get = Some(blocking(move || signed_get(&args)).await);
+                let cpu = clock();
+                get = Some((blocking(move || signed_get(&args)).await, cpu.per_gib(f.bytes)));
                 continue;
             }
             let token = share_of_object(db, &key, f.bytes).await;
             let (c, t) = transfer::granted(db, &token).await;
-            let sampler = PeakRss::start(server.pid());
+            let (sampler, cpu) = (PeakRss::start(server.pid()), clock());
             let base = server.base.clone();
             let moved = blocking(move || transfer::download_watasu(&base, &token, &c, &t)).await;
-            download = Some((moved, sampler.finish()));
+            download = Some((moved, sampler.finish(), cpu.per_gib(f.bytes)));
         }
-        let get = get.unwrap();
-        let (download, download_peak) = download.unwrap();
+        let (get, get_cpu) = get.unwrap();
+        let (download, download_peak, download_cpu) = download.unwrap();
         assert_eq!(get.bytes, f.bytes, "the plain GET was cut short");
         assert_eq!(download.bytes, f.bytes, "the download was cut short");
         f.download.push(download, get, download_peak);
+        f.download.push_cpu(download_cpu, get_cpu);
         remove_all(&client).await;
     }
     server.stop();
@@ -261,6 +306,20 @@ pub fn section(figures: &[StoreFigures]) -> String {
                 show_ratios(&pair.ratios),
                 pair.peak_kib as f64 / 1024.0,
                 f.rss_before_kib as f64 / 1024.0,
+            );
+        }
+    }
+    out += "\nWhere the time goes: CPU seconds per GiB moved (medians), of watasu and of the store during \
+            watasu's transfer, and of the store during the reference (the reference's own client is not counted).\n\n\
+            | Store | Transfer | watasu | Store, with watasu | Store, reference |\n|---|---|---|---|---|\n";
+    for f in figures {
+        for (transfer, pair) in [("one-time download", &f.download), ("form upload", &f.form), ("tus upload", &f.tus)] {
+            out += &format!(
+                "| {} | {transfer} | {:.2} | {:.2} | {:.2} |\n",
+                f.store,
+                pair.watasu_cpu.median(),
+                pair.store_cpu.median(),
+                pair.reference_store_cpu.median(),
             );
         }
     }

@@ -3,7 +3,7 @@
 use std::time::Duration;
 
 use super::{
-    BackendFigures, Footprint, Options,
+    BackendFigures, Footprint, Options, crowds,
     load::WrkResult,
     samples::{ratio, show_ratios},
     store::{self, StoreFigures},
@@ -357,8 +357,11 @@ pub fn render(
                 format!("one alone: {:.0} MB/s", c.one.mb_per_s()),
                 format!("{:.2}", c.all.mb_per_s() / c.one.mb_per_s()),
                 format!(
-                    "reqwest clients in the bench process, sharing the cores with the server; server peak RSS {}",
-                    mib(c.download_peak_kib)
+                    "reqwest clients in the bench process, sharing the cores with the server; {} (before \
+                     {}; base, three read-ahead chunks mapped and 64 KiB each; anonymous part {})",
+                    crowds::against_bound(c.download_peak_kib, c.download_bound_kib()),
+                    mib(c.rss_before_kib),
+                    mib(c.download_anon_kib)
                 ),
             ]);
             row([
@@ -373,10 +376,12 @@ pub fn render(
                 "—".into(),
                 format!(
                     "SIGKILL at half the bytes; restarted and ready {} after the kill, every upload's offset read \
-                     back {} after it, all finished; server peak RSS {}",
+                     back {} after it, all finished; {} (before {}; base and 2 MiB per PATCH; anonymous part {})",
                     ms(c.restart),
                     ms(c.all_resumed),
-                    mib(c.upload_peak_kib)
+                    crowds::against_bound(c.upload_peak_kib, c.upload_bound_kib()),
+                    mib(c.rss_before_kib),
+                    mib(c.upload_anon_kib)
                 ),
             ]);
         }
