@@ -25,6 +25,7 @@ pub use digest::Digester;
 pub use fallback::FallbackStore;
 pub use leftovers::{Leftover, LeftoverKind};
 pub use opened::OpenedFile;
+pub use read_ahead::mapped_bound;
 pub use store::{
     Appended, Content, Deleted, FileStore, LocalFileStore, ResumableStore, StoreError, StoredFile, SweptStore, Through,
 };

@@ -17,15 +17,24 @@ use bytes::Bytes;
 use futures_util::stream::{self, BoxStream, StreamExt};
 use tokio::sync::mpsc;
 
-/// Bytes per read while few downloads run, and once many do: a download holds about three chunks
-/// (one being written, one waiting, one being read), so memory stays bounded however many run,
-/// and nobody waits for anybody else's download to end.
+/// Bytes per read while few downloads run, and once many do: a download holds `CHUNKS_HELD`, so
+/// memory stays bounded however many run, and nobody waits for anybody else's download to end.
 const BIG_CHUNK: usize = 1 << 20;
 const SMALL_CHUNK: usize = 128 << 10;
 /// Downloads that may read big chunks at once (about 48 MiB between them).
 const BIG_READERS: usize = 16;
 
+/// Chunks a download holds at most: one being written, one waiting, one being read.
+const CHUNKS_HELD: usize = 3;
+
 static READERS: AtomicUsize = AtomicUsize::new(0);
+
+/// The most that `downloads` running at once may hold mapped, whatever their files (pages of the
+/// page cache, counted in the process's RSS while mapped): the bound a crowd is checked against.
+pub fn mapped_bound(downloads: usize) -> usize {
+    let big = downloads.min(BIG_READERS);
+    CHUNKS_HELD * (big * BIG_CHUNK + (downloads - big) * SMALL_CHUNK)
+}
 
 /// The bytes a download should read (or open) at a time now, by how many downloads run.
 pub fn chunk_bytes() -> usize {
