@@ -129,7 +129,12 @@ async fn download_all(db: &Db, server: &Watasu, data: &Path, source: &Path, coun
 /// `count` tus uploads of `size` bytes each in 4 MiB PATCHes, started together; once half of all
 /// bytes have arrived the server is killed and restarted, and every upload asks for its offset
 /// and goes on from there, as the page's client does.
-async fn upload_all(db: &Db, server: &mut Watasu, count: usize, size: u64) -> (Transfer, (u64, u64), Duration, Duration) {
+async fn upload_all(
+    db: &Db,
+    server: &mut Watasu,
+    count: usize,
+    size: u64,
+) -> (Transfer, (u64, u64), Duration, Duration) {
     let (cookie, csrf) = transfer::signed_in(db, 1).await;
     let client = reqwest::Client::new();
     let arrived = Arc::new(AtomicU64::new(0));
