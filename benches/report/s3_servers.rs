@@ -147,6 +147,8 @@ impl S3Server {
             .with_access_key_id(&self.access_key)
             .with_secret_access_key(&self.secret)
             .with_allow_http(true)
+            // Signs its payloads as watasu does in the same run (`AWS_UNSIGNED_PAYLOAD`).
+            .with_unsigned_payload(std::env::var("AWS_UNSIGNED_PAYLOAD").is_ok_and(|v| v == "true"))
             .with_bucket_name(BUCKET)
             .build()
             .unwrap();
