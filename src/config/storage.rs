@@ -37,6 +37,11 @@ pub struct StorageSettings {
     /// Allow a plain-http endpoint (a store on the same host or network).
     #[arg(long = "aws-allow-http", env = "AWS_ALLOW_HTTP", global = true)]
     pub allow_http: Option<String>,
+
+    /// Send uploads without signing their bytes (`true`/`false`). Unset: unsigned over https,
+    /// where TLS already protects them, signed over plain http.
+    #[arg(long = "aws-unsigned-payload", env = "AWS_UNSIGNED_PAYLOAD", global = true)]
+    pub unsigned_payload: Option<String>,
 }
 
 /// The validated place of stored files.
@@ -86,13 +91,20 @@ impl StorageSettings {
                 builder = builder.with_config(key, value);
             }
         }
-        builder
+        // A payload's signature costs a second SHA-256 of every byte here and its check in the
+        // store (0.9 and 0.8 CPU seconds per GiB, docs/decisions.md); over TLS it only repeats
+        // what TLS guarantees, over plain http it is what protects the bytes.
+        let over_tls = builder.get_config_value(&AmazonS3ConfigKey::Endpoint).is_none_or(|e| e.starts_with("https://"));
+        let unsigned = self.unsigned_payload.clone().unwrap_or_else(|| over_tls.to_string());
+        builder.with_config(AmazonS3ConfigKey::UnsignedPayload, unsigned)
     }
 }
 
 #[cfg(test)]
 mod tests {
     use std::path::Path;
+
+    use object_store::aws::AmazonS3ConfigKey;
 
     use super::{Storage, StorageSettings};
 
@@ -110,6 +122,22 @@ mod tests {
         for bad in ["s3://", "s3:///x", "gs://files", "https://s3.example.com/files"] {
             assert_eq!(storage(bad).unwrap_err().setting, "WATASU_STORAGE", "{bad}");
         }
+    }
+
+    #[test]
+    fn payloads_go_unsigned_over_tls_only_unless_the_setting_says_otherwise() {
+        let unsigned = |endpoint: Option<&str>, setting: Option<&str>| {
+            let settings = StorageSettings {
+                endpoint_url: endpoint.map(str::to_owned),
+                unsigned_payload: setting.map(str::to_owned),
+                ..StorageSettings::default()
+            };
+            settings.s3_builder().get_config_value(&AmazonS3ConfigKey::UnsignedPayload).unwrap()
+        };
+        assert_eq!(unsigned(Some("https://s3.example.test"), None), "true");
+        assert_eq!(unsigned(Some("http://127.0.0.1:3900"), None), "false");
+        assert_eq!(unsigned(Some("https://s3.example.test"), Some("false")), "false");
+        assert_eq!(unsigned(Some("http://127.0.0.1:3900"), Some("true")), "true");
     }
 
     #[test]

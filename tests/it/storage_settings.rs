@@ -6,6 +6,8 @@ use std::{
     time::{Duration, Instant},
 };
 
+use watasu::storage::object_store::PART_BYTES;
+
 use crate::{
     both_backends,
     support::{
@@ -89,6 +91,28 @@ async fn a_bucket_that_answers_holds_the_files_of_serve_and_of_the_cli(backend: 
     drop(server);
 }
 
+async fn uploads_sent_unsigned_are_stored_as_sent_in_parts(backend: Backend) {
+    let install = Installation::new(backend).await;
+    let s3 = shared();
+    let bucket = s3.create_bucket();
+    let mut storage = s3.serve_args(&bucket);
+    storage.extend(["--aws-unsigned-payload".to_owned(), "true".to_owned()]);
+    install.add_sender("sato@example.test");
+    let upload = install.dir.path().join("large.bin");
+    // One byte past a part: a multipart upload of two parts.
+    let contents: Vec<u8> = (0..PART_BYTES + 1).map(|i| (i % 251) as u8).collect();
+    std::fs::write(&upload, &contents).unwrap();
+    let mut args = vec!["share", "create", "--from", "sato@example.test", "--to", "r@example.test"];
+    args.extend(["--file", upload.to_str().unwrap()]);
+    args.extend(storage.iter().map(String::as_str));
+    install.run(&args);
+
+    let stored: Vec<_> = std::fs::read_dir(s3.bucket_dir(&bucket).join("files")).unwrap().flatten().collect();
+    let stored: Vec<_> = stored.iter().filter(|entry| entry.path().is_file()).collect();
+    assert_eq!(stored.len(), 1, "{stored:?}");
+    assert!(std::fs::read(stored[0].path()).unwrap() == contents, "the stored object differs from the file");
+}
+
 async fn a_store_that_cannot_work_stops_start_up_with_one_line_naming_the_setting(backend: Backend) {
     let install = Installation::new(backend).await;
     let s3 = shared();
@@ -124,6 +148,7 @@ async fn readiness_reports_a_store_that_stopped_answering_and_heals_with_it(back
 
 both_backends!(
     a_bucket_that_answers_holds_the_files_of_serve_and_of_the_cli,
+    uploads_sent_unsigned_are_stored_as_sent_in_parts,
     a_store_that_cannot_work_stops_start_up_with_one_line_naming_the_setting,
     readiness_reports_a_store_that_stopped_answering_and_heals_with_it
 );

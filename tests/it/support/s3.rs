@@ -109,6 +109,7 @@ impl S3Server {
             access_key_id: Some(ACCESS_KEY.to_owned()),
             secret_access_key: Some(SecretString::new(SECRET_KEY)),
             allow_http: Some("true".to_owned()),
+            unsigned_payload: None,
         }
     }
 
