@@ -226,16 +226,20 @@ async fn main() {
     eprintln!("bench: written to {}", dir.join("report.md").display());
 }
 
-/// The download comparison alone (`WATASU_BENCH_ONLY=downloads`), printed as it is measured:
-/// for working on the download path without the whole run.
-/// The crowds alone, on SQLite: `WATASU_BENCH_ONLY=crowds`.
-async fn crowds_only(work: &Path, o: &Options) {
-    let data = work.join("crowds");
-    std::fs::create_dir_all(&data).unwrap();
+/// A fresh SQLite database in `data` with the seeded sender (and one purged share); its URL.
+async fn seeded_sqlite(data: &Path) -> (Db, String) {
+    std::fs::create_dir_all(data).unwrap();
     let url = format!("sqlite://{}?mode=rwc", data.join("watasu.db").display());
     let db = Db::connect(&url, Duration::from_secs(30)).await.unwrap();
     db.migrate().await.unwrap();
     seed::fill(&db, 1).await;
+    (db, url)
+}
+
+/// The crowds alone, on SQLite: `WATASU_BENCH_ONLY=crowds`.
+async fn crowds_only(work: &Path, o: &Options) {
+    let data = work.join("crowds");
+    let (db, url) = seeded_sqlite(&data).await;
     let mut server = Watasu::spawn(&data, &url, &[], &work.join("crowds.log"));
     server.wait_ready().await;
     let c = crowds::crowds(&db, &mut server, &data, work, o).await;
@@ -243,13 +247,11 @@ async fn crowds_only(work: &Path, o: &Options) {
     println!("{}", crowds::summary(&c));
 }
 
+/// The download comparison alone (`WATASU_BENCH_ONLY=downloads`), printed as it is measured:
+/// for working on the download path without the whole run.
 async fn downloads_only(work: &Path, o: &Options) {
     let data = work.join("downloads");
-    std::fs::create_dir_all(&data).unwrap();
-    let url = format!("sqlite://{}?mode=rwc", data.join("watasu.db").display());
-    let db = Db::connect(&url, Duration::from_secs(30)).await.unwrap();
-    db.migrate().await.unwrap();
-    seed::fill(&db, 1).await;
+    let (db, url) = seeded_sqlite(&data).await;
     let source = work.join("source.bin");
     let (path, size) = (source.clone(), o.file_bytes);
     blocking(move || transfer::make_source(&path, size)).await;

@@ -22,7 +22,7 @@ use watasu::db::Db;
 use super::{
     blocking, downloads,
     procs::{self, Nginx, Place, Watasu, command_in},
-    seed,
+    seeded_sqlite,
     transfer::{self, Curl, Transfer},
 };
 
@@ -85,11 +85,7 @@ pub async fn run(work: &Path, quick: bool) -> String {
     let dir = work.join("network");
     let (data, www) = (dir.join("data"), dir.join("www"));
     std::fs::create_dir_all(www.join("up")).unwrap();
-    std::fs::create_dir_all(&data).unwrap();
-    let url = format!("sqlite://{}?mode=rwc", data.join("watasu.db").display());
-    let db = Db::connect(&url, Duration::from_secs(30)).await.unwrap();
-    db.migrate().await.unwrap();
-    seed::fill(&db, 1).await;
+    let (db, url) = seeded_sqlite(&data).await;
     let token = api_token(&data, &url);
     eprintln!("bench: writing the {} MiB source file", settings.bytes >> 20);
     let source = www.join("source.bin");

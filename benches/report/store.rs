@@ -6,11 +6,7 @@
 //! of each, their order alternated round by round, and gives each pair's ratio; the server's peak
 //! RSS is sampled during each transfer. `WATASU_BENCH_ONLY=store` runs this alone.
 
-use std::{
-    path::Path,
-    sync::Arc,
-    time::{Duration, Instant},
-};
+use std::{path::Path, sync::Arc, time::Instant};
 
 use bytes::Bytes;
 use futures_util::TryStreamExt;
@@ -28,7 +24,7 @@ use super::{
     procs::{PeakRss, Watasu, cpu_seconds, memory_kib},
     s3_servers::{BUCKET, S3Server},
     samples::{Samples, show_ratios},
-    seed,
+    seeded_sqlite,
     transfer::{self, Transfer},
 };
 
@@ -115,11 +111,7 @@ pub struct StoreFigures {
 pub async fn measure(work: &Path, bytes: u64) -> Vec<StoreFigures> {
     let dir = work.join("store");
     let data = dir.join("data");
-    std::fs::create_dir_all(&data).unwrap();
-    let url = format!("sqlite://{}?mode=rwc", data.join("watasu.db").display());
-    let db = Db::connect(&url, Duration::from_secs(30)).await.unwrap();
-    db.migrate().await.unwrap();
-    seed::fill(&db, 1).await;
+    let (db, url) = seeded_sqlite(&data).await;
     let source = dir.join("source.bin");
     let path = source.clone();
     blocking(move || transfer::make_source(&path, bytes)).await;
