@@ -114,6 +114,21 @@ async fn storage_key(app: &TestApp, path: &str) -> String {
     })
 }
 
+/// A body that yields `bytes`, then fails like a connection cut off.
+pub fn cut_after(bytes: Vec<u8>) -> std::pin::Pin<Box<dyn tokio::io::AsyncRead + Send>> {
+    struct Cut;
+    impl tokio::io::AsyncRead for Cut {
+        fn poll_read(
+            self: std::pin::Pin<&mut Self>,
+            _: &mut std::task::Context<'_>,
+            _: &mut tokio::io::ReadBuf<'_>,
+        ) -> std::task::Poll<std::io::Result<()>> {
+            std::task::Poll::Ready(Err(std::io::Error::new(std::io::ErrorKind::ConnectionReset, "cut")))
+        }
+    }
+    Box::pin(tokio::io::AsyncReadExt::chain(std::io::Cursor::new(bytes), Cut))
+}
+
 pub fn sha256_hex(bytes: &[u8]) -> String {
     hex::encode(Sha256::digest(bytes))
 }

@@ -8,12 +8,11 @@ use std::{
     io::Cursor,
     pin::Pin,
     sync::Arc,
-    task::{Context, Poll},
     time::{Duration, SystemTime},
 };
 
 use reqwest::Method;
-use tokio::io::{AsyncRead, AsyncReadExt, ReadBuf};
+use tokio::io::{AsyncRead, AsyncReadExt};
 use watasu::{
     lifecycle::{LeftoverReport, ShareGc},
     maintenance::Trigger,
@@ -26,7 +25,7 @@ use watasu::{
     uploads::{Metadata, Owner},
 };
 
-use super::{pattern, sha256_hex};
+use super::{cut_after, pattern, sha256_hex};
 use crate::{
     both_backends,
     file_stores::count_files,
@@ -34,17 +33,6 @@ use crate::{
 };
 
 const MIB: usize = 1024 * 1024;
-
-/// A body that yields `bytes`, then fails like a connection cut off.
-fn cut_after(bytes: Vec<u8>) -> Pin<Box<dyn AsyncRead + Send>> {
-    struct Cut;
-    impl AsyncRead for Cut {
-        fn poll_read(self: Pin<&mut Self>, _: &mut Context<'_>, _: &mut ReadBuf<'_>) -> Poll<std::io::Result<()>> {
-            Poll::Ready(Err(std::io::Error::new(std::io::ErrorKind::ConnectionReset, "cut")))
-        }
-    }
-    Box::pin(Cursor::new(bytes).chain(Cut))
-}
 
 fn body(bytes: &[u8]) -> Pin<Box<dyn AsyncRead + Send>> {
     Box::pin(Cursor::new(bytes.to_vec()))

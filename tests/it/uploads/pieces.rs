@@ -2,16 +2,11 @@
 //! the one writer whose offset advance won, and an upload whose PATCHes alternate between two
 //! instances (one database, one S3 store, no shared disk) completes with the source's digest.
 
-use std::{
-    io::Cursor,
-    pin::Pin,
-    sync::Arc,
-    task::{Context, Poll},
-};
+use std::{io::Cursor, pin::Pin, sync::Arc};
 
 use base64::{Engine, engine::general_purpose::STANDARD};
 use sha2::{Digest, Sha256};
-use tokio::io::{AsyncRead, AsyncReadExt, ReadBuf};
+use tokio::io::{AsyncRead, AsyncReadExt};
 use watasu::{
     services::{
         Services,
@@ -21,7 +16,7 @@ use watasu::{
     uploads::{Checksum, Metadata, NewUpload, Owner},
 };
 
-use super::{pattern, sha256_hex};
+use super::{cut_after, pattern, sha256_hex};
 use crate::{
     both_backends,
     file_stores::count_files,
@@ -30,17 +25,6 @@ use crate::{
 
 fn piece_name(offset: u64, writer: u8) -> String {
     format!("{offset:020}-{writer:016x}")
-}
-
-/// A body that yields `bytes`, then fails like a connection cut off.
-fn cut_after(bytes: Vec<u8>) -> Pin<Box<dyn AsyncRead + Send>> {
-    struct Cut;
-    impl AsyncRead for Cut {
-        fn poll_read(self: Pin<&mut Self>, _: &mut Context<'_>, _: &mut ReadBuf<'_>) -> Poll<std::io::Result<()>> {
-            Poll::Ready(Err(std::io::Error::new(std::io::ErrorKind::ConnectionReset, "cut")))
-        }
-    }
-    Box::pin(Cursor::new(bytes).chain(Cut))
 }
 
 fn patch(offset: u64, body: Pin<Box<dyn AsyncRead + Send>>, checksum: Option<Checksum>) -> Patch {
