@@ -3,7 +3,9 @@
 //! signature covers it), or, switched to `Lie`, answers every DELETE "204 deleted" and keeps the
 //! object, or, switched to `Stall`, takes every request and never answers. It counts the requests
 //! it lied to and stalled, so a test waits for a positive signal, and notes every request it
-//! forwarded (method and path), so a test sees which requests an action made.
+//! forwarded (method and path), so a test sees which requests an action made. One part number of
+//! multipart uploads can be made to fail once another part has been stored (`fail_part_after`),
+//! so a test can have an earlier part fail after a later one succeeded.
 
 use std::{
     convert::Infallible,
@@ -25,7 +27,7 @@ use hyper_util::{
     client::legacy::{Client, connect::HttpConnector},
     rt::{TokioExecutor, TokioIo},
 };
-use tokio::net::TcpListener;
+use tokio::{net::TcpListener, sync::watch};
 
 /// How the proxy treats the requests it takes from now on.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -46,6 +48,10 @@ struct Shared {
     lied: AtomicUsize,
     stalled: AtomicUsize,
     forwarded: Mutex<Vec<(Method, String)>>,
+    /// The part number answered "500" once the other part number has been stored.
+    failing_part: Mutex<Option<(usize, usize)>>,
+    /// The part numbers the store answered with success, in order.
+    stored_parts: watch::Sender<Vec<usize>>,
     client: Client<HttpConnector, Incoming>,
 }
 
@@ -65,6 +71,8 @@ impl StoreProxy {
             lied: AtomicUsize::new(0),
             stalled: AtomicUsize::new(0),
             forwarded: Mutex::new(Vec::new()),
+            failing_part: Mutex::new(None),
+            stored_parts: watch::Sender::new(Vec::new()),
             client: Client::builder(TokioExecutor::new()).build_http(),
         });
         let serving = shared.clone();
@@ -97,6 +105,17 @@ impl StoreProxy {
         std::mem::take(&mut *self.shared.forwarded.lock().unwrap())
     }
 
+    /// Every PUT of part `part` (numbered from 1, as S3 does) is answered "500" (its body read
+    /// first), but only once part `after` has been stored; `None` forwards every part again.
+    pub fn fail_part_after(&self, failing: Option<(usize, usize)>) {
+        *self.shared.failing_part.lock().unwrap() = failing;
+    }
+
+    /// The part numbers the store answered with success, in the order it answered.
+    pub fn stored_parts(&self) -> Vec<usize> {
+        self.shared.stored_parts.borrow().clone()
+    }
+
     /// Requests taken and left unanswered.
     pub fn stalled(&self) -> usize {
         self.shared.stalled.load(Ordering::SeqCst)
@@ -114,12 +133,36 @@ async fn answer(shared: Arc<Shared>, mut request: Request<Incoming>) -> Result<R
         return Ok(status(StatusCode::NO_CONTENT));
     }
     let path = request.uri().path_and_query().map_or("/", |p| p.as_str()).to_owned();
+    let part = part_number(&request);
+    let failing = *shared.failing_part.lock().unwrap();
+    if let (Some(part), Some((failing, after))) = (part, failing)
+        && part == failing
+    {
+        let mut stored = shared.stored_parts.subscribe();
+        let _ = stored.wait_for(|parts| parts.contains(&after)).await;
+        let _ = request.into_body().collect().await;
+        return Ok(status(StatusCode::INTERNAL_SERVER_ERROR));
+    }
     shared.forwarded.lock().unwrap().push((request.method().clone(), path.clone()));
     *request.uri_mut() = format!("http://{}{path}", shared.upstream).parse().unwrap();
     Ok(match shared.client.request(request).await {
-        Ok(response) => response.map(BodyExt::boxed),
+        Ok(response) => {
+            if let Some(part) = part.filter(|_| response.status().is_success()) {
+                shared.stored_parts.send_modify(|parts| parts.push(part));
+            }
+            response.map(BodyExt::boxed)
+        }
         Err(_) => status(StatusCode::BAD_GATEWAY),
     })
+}
+
+/// The part number of a PUT of one part of a multipart upload (`?partNumber=N&uploadId=…`).
+fn part_number(request: &Request<Incoming>) -> Option<usize> {
+    if request.method() != Method::PUT {
+        return None;
+    }
+    let query = request.uri().query()?;
+    query.split('&').find_map(|pair| pair.strip_prefix("partNumber=")?.parse().ok())
 }
 
 fn status(code: StatusCode) -> Response<Body> {

@@ -1,8 +1,10 @@
 //! Uploads on the object store sent as the parts of one multipart upload: PATCHes of any size,
 //! alternating between two instances (one database, one store) and one of them cut off, make the
 //! source's bytes and digest; completing is one request with no piece read back and no copy of
-//! the whole file; and the multipart upload of an upload that ends, expires or is left without
-//! a row is aborted. Each test starts its own s3s-fs, since it counts what the server holds.
+//! the whole file; one PATCH of several parts sends the next while the one before is in flight and
+//! records only what landed in order (an earlier part failing after a later one was stored leaves
+//! the offset at the earlier part); and the multipart upload of an upload that ends, expires or is
+//! left without a row is aborted. Each test starts its own s3s-fs, since it counts what the server holds.
 
 use std::{
     io::Cursor,
@@ -11,6 +13,7 @@ use std::{
     time::{Duration, SystemTime},
 };
 
+use object_store::RetryConfig;
 use reqwest::Method;
 use tokio::io::{AsyncRead, AsyncReadExt};
 use watasu::{
@@ -18,11 +21,11 @@ use watasu::{
     maintenance::Trigger,
     services::{
         Services,
-        uploads::{Patch, Uploads},
+        uploads::{Patch, UploadError, Uploads},
     },
     share::ShareEvents,
     storage::{FileStore, ObjectFileStore, SweptStore},
-    uploads::{Metadata, Owner},
+    uploads::{Metadata, Owner, parts::part_bytes},
 };
 
 use super::{cut_after, pattern, sha256_hex};
@@ -116,6 +119,46 @@ async fn patches_of_any_size_through_two_instances_complete_in_one_request_witho
     assert_eq!((server.uploads_in_progress(), server.pending_parts()), (0, 0), "the multipart upload completed");
 }
 
+async fn a_patch_of_several_parts_records_only_what_landed_in_order(backend: Backend) {
+    let app = TestApp::spawn(backend).await;
+    let owner = Owner::Sender(app.create_sender("parts-order@example.test", "Parts").await);
+    let server = S3Server::start();
+    let bucket = server.create_bucket();
+    let proxy = StoreProxy::start(&server.addr).await;
+    // Few retries, as the server's own store has (a refused part fails its PATCH in a second).
+    let retries = RetryConfig { max_retries: 1, ..RetryConfig::default() };
+    let builder = server.builder().with_endpoint(proxy.endpoint()).with_retry(retries);
+    let uploads = instance(&app, ObjectFileStore::from_url_with(&format!("s3://{bucket}/files"), builder).unwrap());
+    let part = part_bytes(32 * MIB as u64 + 1000) as usize;
+    let content = pattern(4 * part + 1000);
+    let id = uploads.create(owner, content.len() as u64, Metadata::parse(None).unwrap()).await.unwrap();
+
+    // Parts 1 and 2 go out together and part 3 once part 1 has landed; the store answers part 2
+    // only after it stored part 3. Were part 3 not sent while part 2 is in flight, this would hang.
+    proxy.fail_part_after(Some((2, 3)));
+    let whole = tokio::time::timeout(Duration::from_secs(120), uploads.patch(owner, &id, patch(0, body(&content))));
+    let failed = whole.await.expect("part 3 was sent while part 2 was still in flight");
+    assert!(matches!(failed, Err(UploadError::Store(_))), "the failed part fails the PATCH: {failed:?}");
+    assert_eq!(proxy.stored_parts(), [1, 3], "part 3 was stored before part 2 failed");
+    assert_eq!((server.uploads_in_progress(), server.pending_parts()), (1, 2));
+    let progress = uploads.progress(owner, &id).await.unwrap();
+    assert_eq!(progress.offset, part as u64, "only the part before the failed one is recorded");
+
+    proxy.fail_part_after(None);
+    let resumed = uploads.patch(owner, &id, patch(part, body(&content[part..]))).await.unwrap();
+    assert_eq!(resumed.offset, content.len() as u64);
+    let mut sent_again = proxy.stored_parts().split_off(2);
+    sent_again.sort_unstable();
+    assert_eq!(sent_again, [2, 3, 4, 5], "the resumed PATCH sent every part from the failed one on");
+    let row = uploads.finished(owner, &id).await.unwrap().expect("the upload is finished");
+    assert_eq!(row.sha256, Some(sha256_hex(&content)));
+    let mut back = Vec::new();
+    let reading = store_at(&server, &bucket, format!("http://{}", server.addr));
+    reading.open(&row.storage_key).await.unwrap().into_reader().read_to_end(&mut back).await.unwrap();
+    assert!(back == content, "the stored file is the source: part 3 sent twice is stored once");
+    assert_eq!((server.uploads_in_progress(), server.pending_parts()), (0, 0), "the multipart upload completed");
+}
+
 async fn an_ended_or_expired_uploads_multipart_upload_is_aborted(backend: Backend) {
     let app = TestApp::spawn(backend).await;
     let owner_id = app.create_sender("parts-ended@example.test", "Parts").await;
@@ -166,6 +209,7 @@ async fn a_multipart_upload_no_row_names_is_aborted_by_the_leftover_sweep(backen
 
 both_backends!(
     patches_of_any_size_through_two_instances_complete_in_one_request_without_a_copy,
+    a_patch_of_several_parts_records_only_what_landed_in_order,
     an_ended_or_expired_uploads_multipart_upload_is_aborted,
     a_multipart_upload_no_row_names_is_aborted_by_the_leftover_sweep
 );
