@@ -46,6 +46,12 @@ async fn wait_for_path(browser: &BrowserSession, path: &str, timeout: Duration) 
 /// Records every `progress` event of every XHR upload the page starts from now on (tus-js-client
 /// sends each chunk with one; the page's own listener, which moves the bar, runs as well). The
 /// record is in `sessionStorage`, which outlives the form post that shows the answer.
+/// Whether the file's size sits in the value column of the page's facts, beside the file's name:
+/// a fact whose parts fell out into the grid's cells would put it under the label.
+const SIZE_BESIDE_NAME: &str = "var file = document.querySelector('dl.facts dd.share-file'); \
+     var size = file.querySelector('.muted'); \
+     return size.getBoundingClientRect().left >= file.previousElementSibling.getBoundingClientRect().right;";
+
 const HOOK_UPLOAD_PROGRESS: &str = "
     sessionStorage.setItem('uploadProgress', '[]');
     const send = XMLHttpRequest.prototype.send;
@@ -161,6 +167,7 @@ async fn a_sender_sets_up_uploads_and_sees_the_download_without_reloading() {
          link after {upload_took:?}, {} progress events",
         events.len()
     );
+    assert_eq!(sender.execute(SIZE_BESIDE_NAME).await, json!(true), "the created page's file fact is one cell");
     sender.screenshot("dashboard-4-created").await;
     let share_href = sender.attr("a.created-share", "href").await.expect("a link to the share page");
     let share_id: i64 = share_href.trim_start_matches("/shares/").parse().unwrap();
@@ -171,6 +178,7 @@ async fn a_sender_sets_up_uploads_and_sees_the_download_without_reloading() {
     sender.wait_for("#share-status [data-status=waiting]", DEFAULT_WAIT).await;
     assert_eq!(sender.text(".share-recipient").await, RECIPIENT);
     assert!(sender.text(".share-file").await.starts_with(FILE_NAME));
+    assert_eq!(sender.execute(SIZE_BESIDE_NAME).await, json!(true), "the share page's file fact is one cell");
     assert_eq!(sender.attr("#share-live", "hx-trigger").await.as_deref(), Some("every 4s"));
     assert_eq!(sender.execute("return typeof htmx;").await, "object", "htmx did not load on the share page");
     sender.mark_document().await;
