@@ -270,7 +270,9 @@ async fn the_uploader_pauses_resumes_cancels_and_picks_up_after_a_reload(backend
     // Pause and resume, then a reload in the middle: choosing the same file again goes on
     // with the same upload, and the share gets the whole file.
     let browser = filled_form(&deployment, &source).await;
-    throttle(&browser, 5 * MB).await;
+    // Slow enough that the reload lands before the last two thirds are in (ten seconds), however
+    // slowly a busy machine gets from seeing the offset to reloading.
+    throttle(&browser, 2 * MB).await;
     browser.click("main form[data-upload] button[type=submit]").await;
     wait_for_offset(&deployment, 1).await;
     browser.click("#uploader [data-upload-pause]").await;
