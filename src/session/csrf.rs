@@ -10,16 +10,18 @@ pub fn csrf_tokens_match(expected: &str, submitted: &str) -> bool {
 
 /// Judges the browser's own account of where a request came from.
 ///
-/// `Sec-Fetch-Site` (sent by every current browser) must be `same-origin` or `none` (typed or
-/// bookmarked). Without it, an `Origin` header must be ours. A request with neither (an old
-/// browser, a script) is left to the token, which it cannot have without reading our pages.
+/// `Sec-Fetch-Site` (sent by every current browser to an https site) must be `same-origin` or
+/// `none` (typed or bookmarked). Without it, an `Origin` header must be ours or `null`: a site
+/// reached over plain http gets no `Sec-Fetch-Site`, and our own pages' `no-referrer` policy makes
+/// the browser send `Origin: null` on their POSTs. A request with no fitting header (an old browser,
+/// a script, a page over http) is left to the token, which it cannot have without reading our pages.
 pub fn origin_is_allowed(sec_fetch_site: Option<&str>, origin: Option<&str>, our_origin: &str) -> bool {
     if let Some(site) = sec_fetch_site {
         return matches!(site, "same-origin" | "none");
     }
     match origin {
+        Some("null") | None => true,
         Some(origin) => origin.trim_end_matches('/') == our_origin,
-        None => true,
     }
 }
 
@@ -35,6 +37,8 @@ mod tests {
         assert!(origin_is_allowed(Some("none"), None, OURS));
         assert!(origin_is_allowed(None, Some(OURS), OURS));
         assert!(origin_is_allowed(None, None, OURS));
+        // Our own no-referrer page over plain http: no Sec-Fetch-Site, and an opaque origin.
+        assert!(origin_is_allowed(None, Some("null"), "http://10.0.0.5:8080"));
     }
 
     #[test]
@@ -42,7 +46,7 @@ mod tests {
         assert!(!origin_is_allowed(Some("cross-site"), Some(OURS), OURS));
         assert!(!origin_is_allowed(Some("same-site"), None, OURS));
         assert!(!origin_is_allowed(None, Some("https://evil.example"), OURS));
-        assert!(!origin_is_allowed(None, Some("null"), OURS));
+        assert!(!origin_is_allowed(Some("cross-site"), Some("null"), OURS));
         assert!(!origin_is_allowed(None, Some("https://files.example.com.evil.example"), OURS));
     }
 
