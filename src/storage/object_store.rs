@@ -5,7 +5,11 @@
 //! Its resumable uploads (`object_partial`) and its leftovers (`object_leftovers`) implement their
 //! traits beside their logic.
 
-use std::{io, sync::Arc};
+use std::{
+    io,
+    sync::Arc,
+    time::{Duration, Instant},
+};
 
 use ::object_store::{
     GetOptions, GetRange, GetResult, MultipartId, ObjectStore, PutPayload,
@@ -29,6 +33,10 @@ pub const PART_BYTES: usize = 8 * 1024 * 1024;
 /// Parts of one upload sending at once while the next is read: memory is about (this + 1) parts,
 /// within the process's part budget.
 pub const PARTS_IN_FLIGHT: usize = 2;
+/// How often a streaming upload's multipart marker is written again after a part: well inside the
+/// hour the leftover sweep leaves a marker alone, and rarely enough that a fast upload writes it
+/// once, at its start.
+pub const MARKER_RENEWAL: Duration = Duration::from_secs(10 * 60);
 
 /// Files as objects named `PREFIX/KEY` in one bucket.
 pub struct ObjectFileStore {
@@ -36,6 +44,8 @@ pub struct ObjectFileStore {
     /// The same client's multipart calls: large files go up as parts through it.
     pub(super) multipart: Arc<dyn MultipartStore>,
     pub(super) prefix: String,
+    /// How often a streaming upload's marker is written again (`MARKER_RENEWAL`).
+    marker_renewal: Duration,
 }
 
 impl std::fmt::Debug for ObjectFileStore {
@@ -62,7 +72,13 @@ impl ObjectFileStore {
     /// The store over any object_store client (`multipart` is the same client's multipart side),
     /// its objects named under `prefix` (`""` or ending in `/`).
     pub fn over(objects: Arc<dyn ObjectStore>, multipart: Arc<dyn MultipartStore>, prefix: String) -> Self {
-        Self { objects, multipart, prefix }
+        Self { objects, multipart, prefix, marker_renewal: MARKER_RENEWAL }
+    }
+
+    /// The same, writing a streaming upload's marker again after a part once `every` has passed
+    /// since it was last written (`Duration::ZERO`: after every part).
+    pub fn renewing_markers_every(self, every: Duration) -> Self {
+        Self { marker_renewal: every, ..self }
     }
 
     /// Stores `content` under a key chosen elsewhere (a file moving in from the local folder).
@@ -146,6 +162,8 @@ impl ObjectFileStore {
         // Dropping the set (the caller gone) cancels the parts still sending.
         let mut sending = tokio::task::JoinSet::new();
         let mut parts: Vec<Option<PartId>> = Vec::new();
+        // The marker was written just before the first part.
+        let mut marker_written = Instant::now();
         let sent = async {
             let mut part = first;
             loop {
@@ -154,7 +172,11 @@ impl ObjectFileStore {
                     parts[index] = Some(sent);
                 }
                 let last = part.bytes.len() < PART_BYTES;
-                sending.spawn(self.send_part(path, id, parts.len(), part));
+                let renew_marker = marker_written.elapsed() >= self.marker_renewal;
+                if renew_marker {
+                    marker_written = Instant::now();
+                }
+                sending.spawn(self.send_part(path, id, parts.len(), part, renew_marker));
                 parts.push(None);
                 if last {
                     break;
@@ -179,14 +201,15 @@ impl ObjectFileStore {
         Ok(parts.into_iter().map(|part| part.expect("every part was sent")).collect())
     }
 
-    /// Sends part `index`, then rewrites the marker: it stays young while the upload is alive,
-    /// however long it takes, so the sweep aborts only uploads that stopped.
+    /// Sends part `index`, then, with `renew_marker`, rewrites the marker: it stays young while
+    /// the upload is alive, however long it takes, so the sweep aborts only uploads that stopped.
     fn send_part(
         &self,
         path: &ObjectPath,
         id: &MultipartId,
         index: usize,
         part: Part,
+        renew_marker: bool,
     ) -> impl Future<Output = (usize, ::object_store::Result<PartId>)> + Send + 'static {
         let (objects, multipart) = (self.objects.clone(), self.multipart.clone());
         let (path, id, marker) = (path.clone(), id.clone(), self.multipart_marker(id));
@@ -194,7 +217,9 @@ impl ObjectFileStore {
             let sent = async {
                 // The part keeps its share of the budget until it has been sent.
                 let part = multipart.put_part(&path, &id, index, PutPayload::from(part.bytes.clone())).await?;
-                objects.put(&marker, PutPayload::from(path.as_ref().to_owned())).await?;
+                if renew_marker {
+                    objects.put(&marker, PutPayload::from(path.as_ref().to_owned())).await?;
+                }
                 Ok(part)
             };
             (index, sent.await)

@@ -1,7 +1,8 @@
 //! Unfinished multipart uploads of the object store: an upload whose process died (here: its task
 //! aborted while its reader never ends) is aborted by the leftover sweep once its marker is older
-//! than the minimum age, and its parts are gone from the server. Each test starts its own s3s-fs,
-//! since it counts the parts the server holds.
+//! than the minimum age, and its parts are gone from the server; a live upload writes its marker
+//! again once the renewal interval has passed, and a fast one writes it once. Each test starts its
+//! own s3s-fs, since it counts the parts the server holds.
 
 use crate::support::Backend;
 use std::{
@@ -11,15 +12,20 @@ use std::{
     time::{Duration, Instant, SystemTime},
 };
 
+use reqwest::Method;
 use tokio::io::{AsyncRead, AsyncReadExt, AsyncWriteExt, ReadBuf};
 use watasu::{
     lifecycle::{LeftoverReport, ShareGc},
     share::ShareEvents,
-    storage::{SweptStore, object_store::PART_BYTES},
+    storage::{ObjectFileStore, SweptStore, object_store::PART_BYTES},
 };
 
 use super::names;
-use crate::{both_backends, lifecycle::quiet_app, support::s3::S3Server};
+use crate::{
+    both_backends,
+    lifecycle::quiet_app,
+    support::{s3::S3Server, store_proxy::StoreProxy},
+};
 
 /// A reader that never ends and never wakes: the upload it feeds waits for ever.
 struct Stalled;
@@ -42,16 +48,24 @@ async fn until(what: &str, done: impl Fn() -> bool) {
 async fn an_abandoned_multipart_upload_is_aborted_once_its_marker_is_old_enough(backend: Backend) {
     let app = quiet_app(backend).await;
     let server = S3Server::start();
-    let (store, bucket) = server.store();
-    let store: Arc<dyn SweptStore> = Arc::new(store);
+    let bucket = server.create_bucket();
+    let proxy = StoreProxy::start(&server.addr).await;
+    let builder = server.builder().with_endpoint(proxy.endpoint());
+    let store: Arc<dyn SweptStore> =
+        Arc::new(ObjectFileStore::from_url_with(&format!("s3://{bucket}/files"), builder).unwrap());
     let gc = ShareGc::new(app.state.lifecycle.clone(), store.clone(), ShareEvents::new(app.db().clone()));
     let markers = server.bucket_dir(&bucket).join("files/.multipart");
 
-    // A finished upload of several parts leaves neither parts nor a marker behind.
-    let whole = vec![7u8; PART_BYTES + 1];
+    // A finished upload of several parts leaves neither parts nor a marker behind; faster than
+    // the marker's renewal, it wrote the marker once, before its first part.
+    let whole = vec![7u8; 3 * PART_BYTES + 1];
     store.put(Box::pin(std::io::Cursor::new(whole)), u64::MAX).await.unwrap();
     assert_eq!(server.pending_parts(), 0);
     assert!(!markers.exists() || names(&markers).is_empty(), "a finished upload keeps no marker");
+    let requests = proxy.take_forwarded();
+    let marker_writes =
+        requests.iter().filter(|(method, path)| *method == Method::PUT && path.contains("/.multipart/"));
+    assert_eq!(marker_writes.count(), 1, "the marker was written once: {requests:?}");
 
     // One full part sent, then the sender stalls and its process "dies".
     let uploading = store.clone();
@@ -89,7 +103,9 @@ async fn an_upload_still_sending_parts_keeps_its_marker_young(backend: Backend) 
     let app = quiet_app(backend).await;
     let server = S3Server::start();
     let (store, bucket) = server.store();
-    let store: Arc<dyn SweptStore> = Arc::new(store);
+    // The renewal shortened from minutes, so that it comes due between two parts.
+    let renewal = Duration::from_millis(200);
+    let store: Arc<dyn SweptStore> = Arc::new(store.renewing_markers_every(renewal));
     let gc = ShareGc::new(app.state.lifecycle.clone(), store.clone(), ShareEvents::new(app.db().clone()));
     let markers = server.bucket_dir(&bucket).join("files/.multipart");
     let (mut sender, received) = tokio::io::duplex(64 * 1024);
@@ -102,9 +118,10 @@ async fn an_upload_still_sending_parts_keeps_its_marker_young(backend: Backend) 
     let two_hours_ago = SystemTime::now() - Duration::from_secs(2 * 3600);
     std::fs::File::options().write(true).open(&marker).unwrap().set_modified(two_hours_ago).unwrap();
 
+    tokio::time::sleep(renewal).await;
     sender.write_all(&vec![2u8; PART_BYTES]).await.unwrap();
     let young = || std::fs::metadata(&marker).and_then(|m| m.modified()).is_ok_and(|at| at > two_hours_ago);
-    until("the marker's renewal by the next part", young).await;
+    until("the marker's renewal by the next part, the renewal due", young).await;
 
     assert_eq!(gc.remove_leftovers().await.unwrap(), LeftoverReport::default(), "a live upload is no leftover");
     drop(sender);
