@@ -13,6 +13,7 @@ mod pg;
 #[allow(dead_code)]
 mod seed;
 
+mod browser;
 mod bundles;
 mod candidate;
 mod crowds;

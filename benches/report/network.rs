@@ -1,9 +1,9 @@
 //! Over an emulated link (`WATASU_BENCH_ONLY=network`; scripts/netlink: 200 Mbit/s, 0.5 % loss,
-//! at 50 and 100 ms round trip): watasu's one-time download cut at half and resumed, and a tus
-//! upload by `watasu send` straight and through nginx capping bodies at 100 MB, each against one
-//! curl GET or PUT of the same bytes to nginx over the same link in the same round. curl and
-//! `watasu send` run in the client's namespace, watasu (release, SQLite, local disk) and nginx in
-//! the server's. Namespaces isolate only the network: the bench makes the share, the granted
+//! at 50 and 100 ms round trip): watasu's one-time download cut at half and resumed, a tus
+//! upload by `watasu send` straight and through nginx capping bodies at 100 MB, and the new-share
+//! page's own uploader in a headless Chromium, each against one curl GET or PUT of the same bytes
+//! to nginx over the same link in the same round. curl, `watasu send` and Chromium run in the
+//! client's namespace, watasu (release, SQLite, local disk) and nginx in the server's. Namespaces isolate only the network: the bench makes the share, the granted
 //! session and the API token in the same SQLite file the server uses, as the other figures do.
 //!
 //! Needs root. `WATASU_BENCH_NETWORK_MIB` sets the file's size (1024; 64 with
@@ -20,7 +20,9 @@ use std::{
 use watasu::db::Db;
 
 use super::{
-    blocking, downloads,
+    blocking,
+    browser::Chromium,
+    downloads,
     procs::{self, Nginx, Place, Watasu, command_in},
     seeded_sqlite,
     transfer::{self, Curl, Transfer},
@@ -73,6 +75,7 @@ struct Round {
     put: Moved,
     tus_direct: Moved,
     tus_proxied: Moved,
+    page: Moved,
     /// The link's counters of both directions: lost at random, dropped at the full queue.
     lost: u64,
     queue_full: u64,
@@ -154,12 +157,14 @@ async fn round(
     let tus_direct = send(db, s, token, source, &server.base, data, dir).await;
     let proxied = format!("http://{}:{}", SERVER.host, proxy.port);
     let tus_proxied = send(db, s, token, source, &proxied, data, dir).await;
+    eprintln!("bench: the page's uploader in Chromium");
+    let page = page_upload(db, s, source, &server.base, data, dir).await;
 
     proxy.stop();
     server.stop();
     reference.stop();
     let (lost, queue_full) = link.down();
-    Round { rtt_ms, ping, get, download, put, tus_direct, tus_proxied, lost, queue_full }
+    Round { rtt_ms, ping, get, download, put, tus_direct, tus_proxied, page, lost, queue_full }
 }
 
 /// Polls watasu's /readyz from the client's side until it answers 200.
@@ -247,6 +252,28 @@ async fn send(db: &Db, s: &Settings, token: &str, source: &Path, base: &str, dat
             break Moved { transfer: Transfer { bytes: latest_upload_offset(db).await, seconds }, cut: true };
         }
         tokio::time::sleep(Duration::from_millis(5)).await;
+    };
+    remove_new_files(data, &before);
+    moved
+}
+
+/// The new-share page's uploader in a Chromium on the client's side, timed from the click to the
+/// share's page; at the cap, what moved is the offset the server recorded.
+async fn page_upload(db: &Db, s: &Settings, source: &Path, base: &str, data: &Path, dir: &Path) -> Moved {
+    let before = transfer::stored_files(data);
+    let (cookie, _) = transfer::signed_in(db, 1).await;
+    let profile = dir.join("chromium");
+    let _ = std::fs::remove_dir_all(&profile);
+    let chromium = Chromium::start_in(CLIENT.netns.unwrap(), &profile).await;
+    let cap = Duration::from_secs(s.cap_seconds);
+    let took = chromium.upload(base, &cookie, source, cap).await;
+    chromium.stop().await;
+    let moved = match took {
+        Some(seconds) => Moved { transfer: Transfer { bytes: s.bytes, seconds }, cut: false },
+        None => {
+            let bytes = latest_upload_offset(db).await;
+            Moved { transfer: Transfer { bytes, seconds: cap.as_secs_f64() }, cut: true }
+        }
     };
     remove_new_files(data, &before);
     moved
@@ -344,12 +371,14 @@ SQLite, local disk) in the other; each transfer cut after {} s. Goals (issue 38)
     let download = "one-time download, cut at half and resumed (`Range`, `If-Range`)";
     let tus = format!("`watasu send`: tus in {} MiB PATCHes, straight", super::TUS_CHUNK >> 20);
     let proxied = format!("the same through nginx capping bodies at {PROXY_CAP_MB} MB");
+    let page = "the new-share page's uploader (tus-js-client, 50 MiB chunks) in headless Chromium, straight";
     for r in rounds {
         let at = format!("{} ms (ping {})", r.rtt_ms, r.ping);
         let rows = [
             (download, &r.download, &r.get, "GET", DOWNLOAD_GOAL),
             (tus.as_str(), &r.tus_direct, &r.put, "PUT", TUS_GOAL),
             (proxied.as_str(), &r.tus_proxied, &r.put, "PUT", TUS_GOAL),
+            (page, &r.page, &r.put, "PUT", TUS_GOAL),
         ];
         for (what, of, to, method, goal) in rows {
             let (share, against_goal) = ratio(of, to, goal);
