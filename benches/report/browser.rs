@@ -65,9 +65,9 @@ impl Chromium {
         Self { driver, client }
     }
 
-    /// Signs in with the session `cookie` (`name=value`), fills the new-share form at `base` with `source`, sends it
-    /// and waits for the share's page, at most `cap`; answers the seconds it took, or `None` when
-    /// it was cut at `cap`.
+    /// Signs in with the session `cookie` (`name=value`), fills the new-share form at `base` with
+    /// `source`, sends it and waits for the share's page, at most `cap`; answers the seconds it
+    /// took, or `None` when it was cut at `cap`.
     pub async fn upload(&self, base: &str, cookie: &str, source: &Path, cap: Duration) -> Option<f64> {
         let c = &self.client;
         // Set by a script on the site's one page without a session of its own: chromedriver

@@ -3,8 +3,9 @@
 //! upload by `watasu send` straight and through nginx capping bodies at 100 MB, and the new-share
 //! page's own uploader in a headless Chromium, each against one curl GET or PUT of the same bytes
 //! to nginx over the same link in the same round. curl, `watasu send` and Chromium run in the
-//! client's namespace, watasu (release, SQLite, local disk) and nginx in the server's. Namespaces isolate only the network: the bench makes the share, the granted
-//! session and the API token in the same SQLite file the server uses, as the other figures do.
+//! client's namespace, watasu (release, SQLite, local disk) and nginx in the server's. Namespaces
+//! isolate only the network: the bench makes the share, the granted session and the API token in
+//! the same SQLite file the server uses, as the other figures do.
 //!
 //! Needs root. `WATASU_BENCH_NETWORK_MIB` sets the file's size (1024; 64 with
 //! `WATASU_BENCH_QUICK=1`), `WATASU_BENCH_NETWORK_CC` TCP's congestion control on the link (the

@@ -84,7 +84,7 @@ impl Link {
         addr
     }
 
-    /// `CMD` run in the client's namespace.
+    /// `program`, to be run in the client's namespace.
     pub fn client_command(&self, program: &str) -> Command {
         let mut command = Command::new("ip");
         command.args(["netns", "exec", CLIENT_NS, program]);
