@@ -47,7 +47,7 @@ pub struct Link {
 impl Link {
     pub async fn up(shape: &Shape) -> Self {
         assert!(
-            is_root(),
+            super::pg::is_root(),
             "the link needs root (network namespaces and TUN devices): run the tests as root, as CI does"
         );
         let one = ONE_LINK.lock().await;
@@ -100,11 +100,6 @@ impl Drop for Link {
 
 fn netlink() -> Command {
     Command::new(Path::new(env!("CARGO_MANIFEST_DIR")).join("scripts/netlink"))
-}
-
-fn is_root() -> bool {
-    use std::os::unix::fs::MetadataExt;
-    std::fs::metadata("/proc/self").is_ok_and(|m| m.uid() == 0)
 }
 
 /// A socket listening on the server's address, made on a thread that moved into the server's

@@ -181,8 +181,7 @@ fn find_bin_dir() -> Option<PathBuf> {
 
 /// PostgreSQL refuses to run as root: use the `postgres` account (or `nobody`) then.
 fn run_as_user() -> Option<String> {
-    let uid = unsafe_free_uid();
-    if uid != 0 {
+    if !is_root() {
         return None;
     }
     ["postgres", "nobody"]
@@ -191,9 +190,10 @@ fn run_as_user() -> Option<String> {
         .map(str::to_owned)
 }
 
-fn unsafe_free_uid() -> u32 {
+/// Whether this process runs as root (its /proc entry is root's), read without `unsafe`.
+pub fn is_root() -> bool {
     use std::os::unix::fs::MetadataExt;
-    std::fs::metadata("/proc/self").map(|m| m.uid()).unwrap_or(0)
+    std::fs::metadata("/proc/self").is_ok_and(|m| m.uid() == 0)
 }
 
 fn chown(dir: &Path, user: &str) {
