@@ -23,7 +23,6 @@ mod browser_fresh_link;
 mod browser_handover;
 mod browser_handover_flow;
 mod browser_languages;
-mod browser_link;
 mod browser_lock_notice;
 mod browser_mails;
 mod browser_note;

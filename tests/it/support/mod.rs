@@ -12,7 +12,6 @@ pub mod db;
 pub mod fake_store;
 pub mod http;
 pub mod installation;
-pub mod link;
 pub mod nginx;
 pub mod oidc;
 pub mod pg;

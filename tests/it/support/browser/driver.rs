@@ -25,17 +25,6 @@ pub(super) struct Driver {
 }
 
 impl Driver {
-    /// A program that runs Chromium in network namespace `netns` (`ip netns exec` keeps the
-    /// pipes chromedriver talks over).
-    pub(super) fn chromium_in(&self, netns: &str) -> PathBuf {
-        use std::os::unix::fs::PermissionsExt;
-        let wrapper = self.dir.join(format!("chromium-in-{netns}"));
-        let script = format!("#!/bin/sh\nexec ip netns exec {netns} '{}' \"$@\"\n", self.chromium.display());
-        std::fs::write(&wrapper, script).expect("writing the Chromium wrapper");
-        std::fs::set_permissions(&wrapper, std::fs::Permissions::from_mode(0o755)).expect("making it runnable");
-        wrapper
-    }
-
     pub(super) fn new_profile_dir(&self) -> PathBuf {
         let n = self.profiles.fetch_add(1, Ordering::Relaxed);
         let dir = self.dir.join(format!("profile-{n}"));

@@ -72,15 +72,8 @@ impl BrowserSession {
             prefs.insert("safebrowsing.enabled".into(), json!(false));
         }
 
-        let binary = match options.netns {
-            Some(netns) => {
-                args.push("--remote-debugging-pipe".to_owned());
-                driver.chromium_in(netns)
-            }
-            None => driver.chromium.clone(),
-        };
         let chrome_options = json!({
-            "binary": binary,
+            "binary": driver.chromium,
             "args": args,
             "prefs": prefs,
         });

@@ -41,20 +41,11 @@ pub struct BrowserOptions {
     pub download_dir: Option<PathBuf>,
     /// The browser's language: its `Accept-Language` and `navigator.language`. Default `ja`.
     pub language: String,
-    /// The network namespace Chromium runs in (an emulated link's client side); `None`: this
-    /// process's.
-    pub netns: Option<&'static str>,
 }
 
 impl Default for BrowserOptions {
     fn default() -> Self {
-        Self {
-            javascript: true,
-            viewport: Viewport::Desktop,
-            download_dir: None,
-            language: "ja".to_owned(),
-            netns: None,
-        }
+        Self { javascript: true, viewport: Viewport::Desktop, download_dir: None, language: "ja".to_owned() }
     }
 }
 
@@ -81,13 +72,6 @@ impl BrowserOptions {
 
     pub fn downloads_to(mut self, dir: impl Into<PathBuf>) -> Self {
         self.download_dir = Some(dir.into());
-        self
-    }
-
-    /// Chromium in network namespace `netns`, driven over pipes (chromedriver, in this process's
-    /// namespace, could not reach a DevTools port there).
-    pub fn in_netns(mut self, netns: &'static str) -> Self {
-        self.netns = Some(netns);
         self
     }
 
