@@ -9,7 +9,7 @@ pub const TRIM_INTERVAL: Duration = Duration::from_secs(10);
 /// Hands big allocations back to the system when they are freed. glibc raises its mmap
 /// threshold each time an mmapped block is freed, so after the first sign-in every argon2 buffer
 /// (19 MiB) comes from a thread's arena and stays there: one per blocking thread, hundreds of MiB
-/// after a burst of sign-ins (docs/decisions.md). A fixed threshold turns that raising off;
+/// after a burst of sign-ins (docs/decisions/). A fixed threshold turns that raising off;
 /// 4 MiB keeps smaller buffers (request bodies, upload chunks) in the arenas, where they are reused.
 pub fn return_big_allocations() {
     #[cfg(target_env = "gnu")]

@@ -86,7 +86,7 @@ pub struct Settings {
 
     /// Whether new files are stored encrypted, each under its own key (files stored before stay
     /// as they are, and are read either way). Off by default: measured at about 0.64 of
-    /// nginx's sendfile (docs/decisions.md), below the 0.8 that would make it the default.
+    /// nginx's sendfile (docs/decisions/), below the 0.8 that would make it the default.
     #[arg(long, env = "WATASU_ENCRYPT_FILES", default_value_t = false, num_args = 0..=1,
           default_missing_value = "true", action = clap::ArgAction::Set, global = true)]
     pub encrypt_files: bool,

@@ -92,7 +92,7 @@ impl StorageSettings {
             }
         }
         // A payload's signature costs a second SHA-256 of every byte here and its check in the
-        // store (about 0.9 and 0.7 CPU seconds per GiB, docs/decisions.md); over TLS it only repeats
+        // store (about 0.9 and 0.7 CPU seconds per GiB, docs/decisions/); over TLS it only repeats
         // what TLS guarantees, over plain http it is what protects the bytes.
         let over_tls = builder.get_config_value(&AmazonS3ConfigKey::Endpoint).is_none_or(|e| e.starts_with("https://"));
         let unsigned = self.unsigned_payload.clone().unwrap_or_else(|| over_tls.to_string());

@@ -1,6 +1,6 @@
 //! Local files streamed with read-ahead: each chunk is a mapping of the file, read from the disk on
 //! the blocking pool while the chunk before waits to be written. The writer copies straight from
-//! the page cache: no buffer is allocated, zeroed or filled by a copy (docs/decisions.md has the
+//! the page cache: no buffer is allocated, zeroed or filled by a copy (docs/decisions/ has the
 //! measurements).
 
 use std::{

@@ -12,7 +12,7 @@ use super::range::Part;
 use crate::{lifecycle::ClaimedFile, storage::OpenedFile, zip::Layout};
 
 /// Nothing keeps a copy of the file; Chromium still resumes a cut download with it (measured:
-/// docs/decisions.md).
+/// docs/decisions/).
 const CACHE_CONTROL: &str = "no-store";
 
 /// What a response serves, as its headers say it.
