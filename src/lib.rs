@@ -20,8 +20,8 @@
 //!   clamd, failing closed), [`webhooks`] (signed messages about shares to registered endpoints,
 //!   their outbox and the address guard).
 //! - Foundations: [`config`] (settings, validated once), [`db`] (the two backends, the dialect
-//!   toolkit, stored codes as enums, `Timestamp`), [`secret`] (and [`key_check`], the key at
-//!   start-up), [`i18n`] (the strings by area, both languages side by side), [`text`], [`retry`],
+//!   toolkit, stored codes as enums, `Timestamp`), [`secret`] (and [`key_check`], the keys at
+//!   start-up; [`row_seal`], columns sealed under a key derived from the secret), [`i18n`] (the strings by area, both languages side by side), [`text`], [`retry`],
 //!   [`guarded_body`], [`zip`] (a stored-files archive laid out without reading the files), [`metrics`] (the Prometheus series), [`memory`] (giving freed memory back to the system).
 //!
 //! [`App`] wires them together and is what both `main` and the integration tests start.

@@ -1,4 +1,4 @@
-//! The README's settings table against the settings themselves: a setting added, renamed or
+//! The settings table of docs/configuration.md against the settings themselves: a setting added, renamed or
 //! removed without its line (or a line left for one that is gone) fails here.
 
 use std::collections::BTreeSet;
@@ -7,10 +7,10 @@ use clap::{Args, Command};
 
 use super::Settings;
 
-/// The `(flag, variable)` pairs of the README's settings table, one per `| `--flag` | `VAR` |` row.
+/// The `(flag, variable)` pairs of the settings table of docs/configuration.md, one per `| `--flag` | `VAR` |` row.
 fn readme_settings() -> BTreeSet<(String, String)> {
     let cell = |text: &str| text.trim().trim_matches('`').to_owned();
-    include_str!("../../README.md")
+    include_str!("../../docs/configuration.md")
         .lines()
         .filter(|line| line.starts_with("| `--"))
         .map(|line| {
@@ -38,6 +38,6 @@ fn the_readmes_settings_table_names_every_setting_and_no_other() {
     assert!(clap.len() > 30, "the settings were not found: {clap:?}");
     let missing: Vec<_> = clap.difference(&readme).collect();
     let stale: Vec<_> = readme.difference(&clap).collect();
-    assert!(missing.is_empty(), "settings without a README line: {missing:?}");
-    assert!(stale.is_empty(), "README lines for no setting: {stale:?}");
+    assert!(missing.is_empty(), "settings without a line in docs/configuration.md: {missing:?}");
+    assert!(stale.is_empty(), "lines in docs/configuration.md for no setting: {stale:?}");
 }
