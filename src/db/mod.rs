@@ -7,6 +7,7 @@
 mod code;
 mod dialect;
 mod full;
+mod migrations;
 
 pub use code::UnknownCode;
 pub use dialect::{Dialect, Sql};
@@ -29,9 +30,6 @@ pub enum Db {
     Sqlite(SqlitePool),
     Postgres(PgPool),
 }
-
-static SQLITE_MIGRATIONS: sqlx::migrate::Migrator = sqlx::migrate!("migrations/sqlite");
-static POSTGRES_MIGRATIONS: sqlx::migrate::Migrator = sqlx::migrate!("migrations/postgres");
 
 impl Db {
     /// Connects to `url`; `timeout` bounds how long a request waits for a connection, so a database
@@ -73,11 +71,7 @@ impl Db {
 
     /// Applies the embedded migrations of this backend that have not run yet.
     pub async fn migrate(&self) -> anyhow::Result<()> {
-        match self {
-            Self::Sqlite(pool) => SQLITE_MIGRATIONS.run(pool).await,
-            Self::Postgres(pool) => POSTGRES_MIGRATIONS.run(pool).await,
-        }
-        .context("applying database migrations")
+        migrations::run(self).await
     }
 
     /// Answers whether the database takes queries right now (for /readyz).

@@ -62,6 +62,7 @@ mod dashboard;
 mod data_folder;
 mod deletion;
 mod downloads;
+mod edited_migrations;
 mod encrypt_in_place;
 mod fault_drills;
 mod file_requests;
