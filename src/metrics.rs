@@ -265,6 +265,9 @@ impl Exporter {
 }
 
 #[cfg(test)]
+mod documented;
+
+#[cfg(test)]
 mod tests {
     use std::time::Duration;
 

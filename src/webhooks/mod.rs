@@ -76,7 +76,20 @@ impl EventType {
             EventKind::Locked => Self::ShareLocked,
             EventKind::Answered => Self::RequestAnswered,
             EventKind::FileRefused | EventKind::ScanRefused => Self::FileRefused,
-            _ => return None,
+            // Steps of the code flow and the store's housekeeping: no integrator acts on them,
+            // and a mailed code's own events would tell a receiver when a person is typing.
+            // A new kind must be placed here or above: there is no catch-all on purpose.
+            EventKind::CodeSent
+            | EventKind::CodeMailFailed
+            | EventKind::CodeFailed
+            | EventKind::CodeRequestsBlocked
+            | EventKind::Unlocked
+            | EventKind::Downloaded
+            | EventKind::Refused
+            | EventKind::LinkRenewed
+            | EventKind::KeyDestroyed
+            | EventKind::Purged
+            | EventKind::FileUploaded => return None,
         })
     }
 
