@@ -160,15 +160,21 @@ impl App {
             small_body_bytes: web::middleware::FORM_BODY_LIMIT as u64,
             max_connections: settings.max_connections as usize,
             per_client_connections: self.state.config.per_client_connections() as usize,
+            client_prefixes: server::ClientPrefixes { v4: settings.client_prefix_v4, v6: settings.client_prefix_v6 },
+            min_body_rate: server::MinRate {
+                bytes_per_second: settings.min_body_rate,
+                window: settings.min_body_rate_window,
+            },
             trusted_proxies: settings.trusted_proxies.clone(),
         };
+        let metrics = services.telemetry.metrics().clone();
         let stopping = services.sharing.stopping().clone();
         let shutdown = async {
             shutdown.await;
             workers.ask_to_stop();
             stopping.begin(grace);
         };
-        let result = server::serve(self.acceptor, web::app(self.state), limits, shutdown, grace).await;
+        let result = server::serve(self.acceptor, web::app(self.state), limits, metrics, shutdown, grace).await;
         services.stop(workers).await;
         result
     }

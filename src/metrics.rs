@@ -36,9 +36,10 @@ const SCAN_BACKLOG: &str = "watasu_scan_backlog";
 const SCAN_RESULTS: &str = "watasu_scan_results_total";
 const DAMAGED_FILES: &str = "watasu_damaged_file_reads_total";
 const WEBHOOK_DELIVERIES: &str = "watasu_webhook_deliveries_total";
+const BODIES_CUT: &str = "watasu_request_bodies_cut_total";
 
 /// Every series with its help text, described once when the recorder is made.
-const HELP: [(&str, &str); 22] = [
+const HELP: [(&str, &str); 23] = [
     (HTTP_REQUESTS, "HTTP requests answered, by route pattern, method and status."),
     (HTTP_DURATION, "Time to produce the response head, by route pattern and method."),
     (SHARES, "Shares in the database by state, read at scrape time."),
@@ -75,6 +76,10 @@ const HELP: [(&str, &str); 22] = [
     (
         WEBHOOK_DELIVERIES,
         "Webhook delivery attempts by result: delivered (2xx), retrying (failed, tried again later), dead (given up), or dropped (endpoint disabled, or its sender disabled or being deleted).",
+    ),
+    (
+        BODIES_CUT,
+        "Request bodies cut (the connection closed) by reason: stalled (nothing for WATASU_BODY_TIMEOUT), small_body_slow (a form not whole within WATASU_SMALL_BODY_TIMEOUT), below_rate (a window behind WATASU_MIN_BODY_RATE).",
     ),
 ];
 
@@ -185,6 +190,13 @@ impl Metrics {
     pub fn damaged_file(&self, when: &'static str) {
         let Some(exporter) = &self.0 else { return };
         exporter.counter(DAMAGED_FILES, &[("when", when.to_owned())]).increment(1);
+    }
+
+    /// One request body cut by the server's transport rules: `stalled`, `small_body_slow` or
+    /// `below_rate`.
+    pub fn request_body_cut(&self, reason: &'static str) {
+        let Some(exporter) = &self.0 else { return };
+        exporter.counter(BODIES_CUT, &[("reason", reason.to_owned())]).increment(1);
     }
 
     /// One request refused because the database's disk was full.

@@ -34,6 +34,7 @@ pub(super) fn check_durations(settings: &Settings) -> Result<(), ConfigError> {
         ("WATASU_IDLE_TIMEOUT", settings.idle_timeout),
         ("WATASU_BODY_TIMEOUT", settings.body_timeout),
         ("WATASU_SMALL_BODY_TIMEOUT", settings.small_body_timeout),
+        ("WATASU_MIN_BODY_RATE_WINDOW", settings.min_body_rate_window),
     ] {
         if value.is_zero() {
             return Err(ConfigError::new(setting, "must be longer than 0s"));

@@ -183,11 +183,34 @@ pub struct Settings {
           value_parser = clap::value_parser!(u32).range(1..=1_000_000), global = true)]
     pub max_connections: u32,
 
-    /// Connections one client (an address; for IPv6 its /64) may hold at once; more are answered
-    /// 429. Default: an eighth of WATASU_MAX_CONNECTIONS. Trusted proxies are held only to the cap.
+    /// Connections one client (its network: see WATASU_CLIENT_PREFIX_V4 and _V6) may hold at
+    /// once; more are answered 429. Default: an eighth of WATASU_MAX_CONNECTIONS. Trusted proxies
+    /// are held only to the cap.
     #[arg(long, env = "WATASU_MAX_CONNECTIONS_PER_CLIENT",
           value_parser = clap::value_parser!(u32).range(1..=1_000_000), global = true)]
     pub max_connections_per_client: Option<u32>,
+
+    /// The IPv4 network counted as one client for WATASU_MAX_CONNECTIONS_PER_CLIENT, as a prefix
+    /// length: 24 counts every address of a /24 together (32: each address alone).
+    #[arg(long, env = "WATASU_CLIENT_PREFIX_V4", default_value_t = 24,
+          value_parser = clap::value_parser!(u8).range(8..=32), global = true)]
+    pub client_prefix_v4: u8,
+
+    /// The IPv6 network counted as one client, as a prefix length: 56 is what one subscriber is
+    /// commonly given (128: each address alone).
+    #[arg(long, env = "WATASU_CLIENT_PREFIX_V6", default_value_t = 56,
+          value_parser = clap::value_parser!(u8).range(32..=128), global = true)]
+    pub client_prefix_v6: u8,
+
+    /// A request body must average at least this many bytes per second (like 2K) over
+    /// WATASU_MIN_BODY_RATE_WINDOW while the app waits for it, or it is cut (408). 0: no floor.
+    #[arg(long, env = "WATASU_MIN_BODY_RATE", default_value = "2K", value_parser = parse_bytes, global = true)]
+    pub min_body_rate: u64,
+
+    /// How long a body may fall behind WATASU_MIN_BODY_RATE (and how much it may bank ahead:
+    /// this long at the floor) before it is cut.
+    #[arg(long, env = "WATASU_MIN_BODY_RATE_WINDOW", default_value = "30s", value_parser = parse_duration, global = true)]
+    pub min_body_rate_window: Duration,
 
     /// A request body no larger than a form (64 KiB) must arrive whole within this long after its
     /// headers; larger uploads are held only to WATASU_BODY_TIMEOUT, so a slow phone is never cut.

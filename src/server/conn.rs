@@ -1,7 +1,7 @@
 //! One connection's side of the transport limits: what it is waiting for (a request's headers,
 //! the next request, or nothing while the app works), whether its client stopped reading, the
 //! watchdog that says when it waited too long, and the body wrappers that mark a request's start
-//! and end and cut a stalled upload or a small body that takes too long.
+//! and end and cut a stalled upload, a small body that takes too long, or one below the rate floor.
 
 use std::{
     future::Future,
@@ -23,7 +23,10 @@ use tokio::{
     time::{Instant, Sleep},
 };
 
-use super::Limits;
+use super::{
+    Limits,
+    rate::{MinRate, RateFloor},
+};
 use crate::guarded_body::GuardedBody;
 
 /// What a connection waits for.
@@ -48,6 +51,30 @@ pub struct ConnState {
     write_blocked: Mutex<Option<Instant>>,
     /// The same as a flag, so that a write that goes through need not take the lock.
     write_waiting: AtomicBool,
+    /// Why the request body was cut, once it was (the connection then closes).
+    cut: Mutex<Option<Cut>>,
+}
+
+/// Why a request body was cut.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Cut {
+    /// Nothing arrived for the body timeout.
+    Stalled,
+    /// A small body was not whole within the small-body timeout.
+    SmallBodySlow,
+    /// The body fell a window behind the minimum rate.
+    BelowRate,
+}
+
+impl Cut {
+    /// The metric's label, and the log's words.
+    pub fn label(self) -> &'static str {
+        match self {
+            Cut::Stalled => "stalled",
+            Cut::SmallBodySlow => "small_body_slow",
+            Cut::BelowRate => "below_rate",
+        }
+    }
 }
 
 impl ConnState {
@@ -58,6 +85,7 @@ impl ConnState {
             close: AtomicBool::new(false),
             write_blocked: Mutex::new(None),
             write_waiting: AtomicBool::new(false),
+            cut: Mutex::new(None),
         })
     }
 
@@ -94,6 +122,11 @@ impl ConnState {
     /// The connection must close once the current response is written.
     pub fn must_close(&self) -> bool {
         self.close.load(Ordering::Relaxed)
+    }
+
+    /// Why the current request's body was cut, if it was (answered once).
+    pub fn take_cut(&self) -> Option<Cut> {
+        self.cut.lock().unwrap_or_else(|e| e.into_inner()).take()
     }
 
     fn deadline(&self, limits: &Limits) -> Option<Instant> {
@@ -213,21 +246,27 @@ pub struct BodyRule {
     pub stall_timeout: std::time::Duration,
     /// The longest time for the whole body while it is small; `None` for an announced upload.
     pub whole_within: Option<std::time::Duration>,
-    /// Past this many bytes a body is an upload, held to the stall rule only.
+    /// Past this many bytes a body is an upload, held to the stall rule and the rate floor.
     pub small_body_bytes: u64,
+    /// The rate every body must keep up (see [`super::rate`]).
+    pub min_rate: MinRate,
 }
 
 /// A request body that fails with `TimedOut` when the client sends nothing for the stall timeout
-/// while the app waits for it, or when a small body is not whole within its time. The stall
-/// clock starts at the first wait after a chunk, so time the app spends between reads (writing
-/// to disk, hashing) never counts, and an upload that keeps coming, however slowly or long, is
-/// never cut. A small body has no such excuse: a form sent a byte at a time would otherwise hold
-/// its connection for as long as its sender likes.
+/// while the app waits for it, when a small body is not whole within its time, or when the body
+/// falls a window behind the rate floor. The stall clock starts at the first wait after a chunk,
+/// and the floor counts waiting only, so time the app spends between reads (writing to disk,
+/// hashing) never counts, and an upload that keeps coming above the floor, however long it
+/// takes, is never cut. A small body has no such excuse: a form sent a byte at a time would
+/// otherwise hold its connection for as long as its sender likes.
 pub struct BodyProgress {
     inner: BoxBody<Bytes, io::Error>,
     rule: BodyRule,
     stall: Option<Pin<Box<Sleep>>>,
     whole_by: Option<Pin<Box<Sleep>>>,
+    rate: Option<RateFloor>,
+    /// When the body falls a window behind the floor, while it waits.
+    behind_by: Option<Pin<Box<Sleep>>>,
     received: u64,
     state: Arc<ConnState>,
 }
@@ -236,16 +275,29 @@ impl BodyProgress {
     pub fn wrap(body: poem::Body, rule: BodyRule, state: Arc<ConnState>) -> poem::Body {
         let inner: BoxBody<Bytes, io::Error> = body.into();
         let whole_by = rule.whole_within.map(|within| Box::pin(tokio::time::sleep(within)));
-        poem::Body::from(BoxBody::new(Self { inner, rule, stall: None, whole_by, received: 0, state }))
+        let rate = rule.min_rate.floor();
+        let body = Self { inner, rule, stall: None, whole_by, rate, behind_by: None, received: 0, state };
+        poem::Body::from(BoxBody::new(body))
     }
 
     /// Ends the body with `TimedOut`; the rest will not be read, so the connection must close.
-    fn cut(&mut self, why: &'static str) -> Poll<Option<Result<Frame<Bytes>, io::Error>>> {
+    fn cut(&mut self, why: Cut) -> Poll<Option<Result<Frame<Bytes>, io::Error>>> {
         self.stall = None;
         self.whole_by = None;
+        self.behind_by = None;
+        self.rate = None;
         self.state.close.store(true, Ordering::Relaxed);
-        tracing::info!(why, "request body cut; closing the connection");
-        Poll::Ready(Some(Err(io::Error::new(io::ErrorKind::TimedOut, why))))
+        *self.state.cut.lock().unwrap_or_else(|e| e.into_inner()) = Some(why);
+        tracing::info!(why = why.label(), "request body cut; closing the connection");
+        Poll::Ready(Some(Err(io::Error::new(io::ErrorKind::TimedOut, why.label()))))
+    }
+
+    /// Whether the wait that just began (or goes on) has put the body a window behind the floor.
+    fn behind_the_floor(&mut self, cx: &mut Context<'_>) -> bool {
+        let Some(rate) = self.rate.as_mut() else { return false };
+        let behind_by =
+            self.behind_by.get_or_insert_with(|| Box::pin(tokio::time::sleep_until(rate.waiting(Instant::now()))));
+        behind_by.as_mut().poll(cx).is_ready()
     }
 }
 
@@ -258,13 +310,19 @@ impl HttpBody for BodyProgress {
         match Pin::new(&mut this.inner).poll_frame(cx) {
             Poll::Ready(frame) => {
                 this.stall = None;
-                if let Some(Ok(frame)) = &frame
-                    && let Some(data) = frame.data_ref()
+                this.behind_by = None;
+                let bytes = match &frame {
+                    Some(Ok(frame)) => frame.data_ref().map_or(0, |data| data.len() as u64),
+                    _ => 0,
+                };
+                this.received += bytes;
+                if this.received > this.rule.small_body_bytes {
+                    this.whole_by = None;
+                }
+                if let Some(rate) = this.rate.as_mut()
+                    && !rate.arrived(Instant::now(), bytes)
                 {
-                    this.received += data.len() as u64;
-                    if this.received > this.rule.small_body_bytes {
-                        this.whole_by = None;
-                    }
+                    return this.cut(Cut::BelowRate);
                 }
                 Poll::Ready(frame)
             }
@@ -272,14 +330,17 @@ impl HttpBody for BodyProgress {
                 if let Some(whole_by) = this.whole_by.as_mut()
                     && whole_by.as_mut().poll(cx).is_ready()
                 {
-                    return this.cut("a small request body took too long");
+                    return this.cut(Cut::SmallBodySlow);
+                }
+                if this.behind_the_floor(cx) {
+                    return this.cut(Cut::BelowRate);
                 }
                 let timeout = this.rule.stall_timeout;
                 let stall = this.stall.get_or_insert_with(|| Box::pin(tokio::time::sleep(timeout)));
                 if stall.as_mut().poll(cx).is_pending() {
                     return Poll::Pending;
                 }
-                this.cut("the request body stalled")
+                this.cut(Cut::Stalled)
             }
         }
     }

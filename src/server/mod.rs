@@ -1,10 +1,12 @@
 //! The HTTP server loop: the app's poem endpoint served by hyper (HTTP/1.1) over the bound TCP
 //! listener, with the transport limits poem's own `Server` lacks: a deadline for a request's
 //! headers, one for an idle keep-alive connection, one for a request body that stops sending,
-//! one for a small body as a whole, one for a response nobody reads, and a cap on open
-//! connections of which one client holds only a share. Without them a client that sends half a
-//! request line, or a form at a byte a minute, holds a connection (and a task) for as long as it
-//! likes, and a few hundred such take every slot.
+//! one for a small body as a whole, one for a response nobody reads, a floor under a body's
+//! rate, and a cap on open connections of which one client's network holds only a share.
+//! Without them a client that sends half a request line, or an upload at a byte every ten
+//! seconds, holds a connection (and a task) for as long as it likes, and a few hundred such
+//! take every slot. A body cut by one of these rules is answered 408 when the app could not
+//! answer it otherwise, and counted (`watasu_request_bodies_cut_total`).
 //!
 //! hyper knows when bytes arrive but not when the app is busy, so each connection shares a small
 //! state with the service: the service marks a request in flight from its start until the
@@ -12,9 +14,11 @@
 //! past a deadline (see [`conn`]).
 
 mod conn;
+mod rate;
 mod share;
 
-pub use share::{SHARE_DIVISOR, default_per_client};
+pub use rate::MinRate;
+pub use share::{ClientPrefixes, SHARE_DIVISOR, default_per_client};
 
 use std::{future::Future, io, sync::Arc, time::Duration};
 
@@ -30,7 +34,9 @@ use poem::{
 };
 use tokio::sync::{OwnedSemaphorePermit, Semaphore, watch};
 
-use conn::{BodyProgress, BodyRule, ConnState, ResponseEnd, Watched, overdue};
+use crate::metrics::Metrics;
+
+use conn::{BodyProgress, BodyRule, ConnState, Cut, ResponseEnd, Watched, overdue};
 use share::{ClientShares, Counted};
 
 /// The transport limits, from the settings.
@@ -51,18 +57,25 @@ pub struct Limits {
     pub small_body_bytes: u64,
     /// Connections open at once; further ones wait in the listen queue until one closes.
     pub max_connections: usize,
-    /// Connections one client (an address, an IPv6 /64) may hold at once; more are answered 429.
+    /// Connections one client (its network, see `client_prefixes`) may hold at once; more are
+    /// answered 429.
     pub per_client_connections: usize,
+    /// The networks counted as one client.
+    pub client_prefixes: ClientPrefixes,
+    /// The rate every request body must keep up while the app waits for it.
+    pub min_body_rate: MinRate,
     /// Reverse proxies: their connections carry many clients, so only the cap holds them.
     pub trusted_proxies: Vec<IpNet>,
 }
 
 /// Serves `ep` on `acceptor` until `shutdown` completes; then stops accepting, lets requests in
-/// flight finish for up to `grace` and closes what is left.
+/// flight finish for up to `grace` and closes what is left. Cut request bodies are counted in
+/// `metrics`.
 pub async fn serve<A, E>(
     mut acceptor: A,
     ep: E,
     limits: Limits,
+    metrics: Metrics,
     shutdown: impl Future<Output = ()>,
     grace: Duration,
 ) -> io::Result<()>
@@ -74,8 +87,9 @@ where
 {
     let ep = Arc::new(ep.into_endpoint().map_to_response());
     let slots = Arc::new(Semaphore::new(limits.max_connections));
-    let shares = ClientShares::new(limits.per_client_connections, limits.trusted_proxies.clone());
-    let limits = Arc::new(limits);
+    let shares =
+        ClientShares::new(limits.per_client_connections, limits.client_prefixes, limits.trusted_proxies.clone());
+    let served = Arc::new(Served { limits, metrics });
     // false: serving; true: stop (graceful); the second sender closes what is left after the grace.
     let (stop_tx, stop_rx) = watch::channel(false);
     let (kill_tx, kill_rx) = watch::channel(false);
@@ -101,24 +115,30 @@ where
         };
         let Some(counted) = shares.admit(remote_addr.as_socket_addr().map(|a| a.ip())) else {
             // The slot goes back at once: this client already holds its share.
-            tracing::debug!(%remote_addr, "refusing a connection over its client's share");
+            tracing::debug!(%remote_addr, "refusing a connection over its client network's share");
             share::refuse(io);
             continue;
         };
         let peer = Peer { local_addr, remote_addr, scheme };
         let held = Held { _slot: slot, _counted: counted };
-        tokio::spawn(serve_connection(io, ep.clone(), limits.clone(), peer, stop_rx.clone(), kill_rx.clone(), held));
+        tokio::spawn(serve_connection(io, ep.clone(), served.clone(), peer, stop_rx.clone(), kill_rx.clone(), held));
     }
     drop(acceptor);
     let _ = stop_tx.send(true);
     tracing::info!(grace_seconds = grace.as_secs_f32(), "stopped accepting; finishing requests in flight");
-    let all = u32::try_from(limits.max_connections).unwrap_or(u32::MAX);
+    let all = u32::try_from(served.limits.max_connections).unwrap_or(u32::MAX);
     if tokio::time::timeout(grace, slots.acquire_many(all)).await.is_err() {
         let _ = kill_tx.send(true);
         let _ = slots.acquire_many(all).await;
     }
     tracing::info!("server stopped");
     Ok(())
+}
+
+/// What every connection reads: the limits, and where cut bodies are counted.
+struct Served {
+    limits: Limits,
+    metrics: Metrics,
 }
 
 /// What an open connection holds until it ends: a slot of the cap and a place in its client's share.
@@ -140,7 +160,7 @@ struct Peer {
 async fn serve_connection<IO, E>(
     io: IO,
     ep: Arc<E>,
-    limits: Arc<Limits>,
+    served: Arc<Served>,
     peer: Peer,
     mut stop: watch::Receiver<bool>,
     mut kill: watch::Receiver<bool>,
@@ -153,9 +173,9 @@ async fn serve_connection<IO, E>(
     let remote_addr = peer.remote_addr.clone();
     let service = {
         let state = state.clone();
-        let limits = limits.clone();
+        let served = served.clone();
         hyper::service::service_fn(move |req: hyper::Request<Incoming>| {
-            handle(req, ep.clone(), state.clone(), peer.clone(), limits.clone())
+            handle(req, ep.clone(), state.clone(), peer.clone(), served.clone())
         })
     };
     let io = hyper_util::rt::TokioIo::new(Watched::new(io, state.clone()));
@@ -166,7 +186,7 @@ async fn serve_connection<IO, E>(
         tokio::select! {
             _ = &mut connection => break,
             // Dropping the connection closes the socket at once.
-            _ = overdue(&state, &limits) => {
+            _ = overdue(&state, &served.limits) => {
                 tracing::debug!(%remote_addr, "closing a connection that kept the server waiting");
                 break;
             }
@@ -187,27 +207,51 @@ async fn handle<E: Endpoint<Output = poem::Response>>(
     ep: Arc<E>,
     state: Arc<ConnState>,
     peer: Peer,
-    limits: Arc<Limits>,
+    served: Arc<Served>,
 ) -> Result<hyper::Response<BoxBody<Bytes, io::Error>>, std::convert::Infallible> {
     let end = ResponseEnd::begin(state.clone());
     let mut req: Request = (req, peer.local_addr, peer.remote_addr, peer.scheme).into();
     if may_have_body(&req) {
+        let limits = &served.limits;
         let rule = BodyRule {
             stall_timeout: limits.body_timeout,
             // An announced length over the form limit is an upload: only the stall rule holds it.
             whole_within: (announced_length(&req).unwrap_or(0) <= limits.small_body_bytes)
                 .then_some(limits.small_body_timeout),
             small_body_bytes: limits.small_body_bytes,
+            min_rate: limits.min_body_rate,
         };
         let body = req.take_body();
         req.set_body(BodyProgress::wrap(body, rule, state.clone()));
     }
     let mut response = ep.get_response(req).await;
+    if let Some(cut) = state.take_cut() {
+        served.metrics.request_body_cut(cut.label());
+        response = answer_cut(response, cut);
+    }
     if state.must_close() {
         response.headers_mut().insert("connection", poem::http::HeaderValue::from_static("close"));
     }
     let response: hyper::Response<BoxBody<Bytes, io::Error>> = response.into();
     Ok(response.map(|body| BoxBody::new(end.attach(body))))
+}
+
+/// The answer to a request whose body was cut: the app's own when it still succeeded (an upload
+/// that kept what arrived tells its client where to resume), else 408 (the app's 400 or 500
+/// would blame the request or itself for what the client's link did).
+fn answer_cut(response: poem::Response, cut: Cut) -> poem::Response {
+    if response.status().is_success() {
+        return response;
+    }
+    let words = match cut {
+        Cut::Stalled => "the request body stopped arriving",
+        Cut::SmallBodySlow => "the request body took too long",
+        Cut::BelowRate => "the request body arrived too slowly",
+    };
+    poem::Response::builder()
+        .status(poem::http::StatusCode::REQUEST_TIMEOUT)
+        .content_type("text/plain; charset=utf-8")
+        .body(words)
 }
 
 /// A request that announces a body (a length above zero, or chunks).

@@ -1,16 +1,18 @@
-//! Each client's share of the connection cap: one address (one IPv6 /64, which one subscriber
-//! usually holds whole) keeps at most a fraction of the connections open, so the rest stay free
-//! for everyone else. Reverse proxies named in `WATASU_TRUSTED_PROXIES` carry many clients on
-//! their connections and are held only to the cap; the proxy limits each client in front.
+//! Each client's share of the connection cap: one network (an IPv4 /24 and an IPv6 /56 by
+//! default, what one subscriber or one small site can take addresses from at will) keeps at most
+//! a fraction of the connections open, so the rest stay free for everyone else: however many
+//! addresses of its network a client uses, it cannot take the places of another network.
+//! Reverse proxies named in `WATASU_TRUSTED_PROXIES` carry many clients on their connections and
+//! are held only to the cap; the proxy limits each client in front.
 
 use std::{
     collections::HashMap,
-    net::{IpAddr, Ipv6Addr},
+    net::IpAddr,
     sync::{Arc, Mutex},
 };
 
 use futures_util::FutureExt;
-use ipnet::IpNet;
+use ipnet::{IpNet, Ipv4Net, Ipv6Net};
 use tokio::io::{AsyncWrite, AsyncWriteExt};
 
 /// One client may hold this fraction (1/N) of `WATASU_MAX_CONNECTIONS` unless the operator sets
@@ -28,27 +30,36 @@ pub fn default_per_client(max_connections: u32) -> u32 {
 const OVER_SHARE: &[u8] =
     b"HTTP/1.1 429 Too Many Requests\r\nRetry-After: 10\r\nContent-Length: 0\r\nConnection: close\r\n\r\n";
 
+/// The prefix lengths of the networks counted as one client, from the settings.
+#[derive(Clone, Copy, Debug)]
+pub struct ClientPrefixes {
+    pub v4: u8,
+    pub v6: u8,
+}
+
 /// The open connections per client.
 pub struct ClientShares {
     per_client: usize,
+    prefixes: ClientPrefixes,
     exempt: Vec<IpNet>,
-    open: Mutex<HashMap<IpAddr, usize>>,
+    open: Mutex<HashMap<IpNet, usize>>,
 }
 
 /// One connection counted against its client's share, until dropped.
 pub struct Counted {
     shares: Arc<ClientShares>,
-    client: Option<IpAddr>,
+    client: Option<IpNet>,
 }
 
 impl ClientShares {
-    pub fn new(per_client: usize, exempt: Vec<IpNet>) -> Arc<Self> {
-        Arc::new(Self { per_client, exempt, open: Mutex::new(HashMap::new()) })
+    pub fn new(per_client: usize, prefixes: ClientPrefixes, exempt: Vec<IpNet>) -> Arc<Self> {
+        Arc::new(Self { per_client, prefixes, exempt, open: Mutex::new(HashMap::new()) })
     }
 
     /// Counts a new connection from `peer`, or `None` when its client already holds its share.
     pub fn admit(self: &Arc<Self>, peer: Option<IpAddr>) -> Option<Counted> {
-        let client = peer.map(client_of).filter(|ip| !self.exempt.iter().any(|net| net.contains(ip)));
+        let peer = peer.map(|ip| ip.to_canonical()).filter(|ip| !self.exempt.iter().any(|net| net.contains(ip)));
+        let client = peer.map(|ip| network_of(ip, self.prefixes));
         if let Some(client) = client {
             let mut open = self.open.lock().unwrap_or_else(|e| e.into_inner());
             let count = open.entry(client).or_insert(0);
@@ -74,15 +85,12 @@ impl Drop for Counted {
     }
 }
 
-/// The unit a share is counted in: the address, or its /64 for IPv6 (an IPv4 address mapped
-/// into IPv6 is the IPv4 address).
-fn client_of(peer: IpAddr) -> IpAddr {
+/// The unit a share is counted in: the network of `peer` (an IPv4 address mapped into IPv6 is
+/// the IPv4 address). A prefix length out of range (the settings refuse one) counts the address.
+fn network_of(peer: IpAddr, prefixes: ClientPrefixes) -> IpNet {
     match peer.to_canonical() {
-        IpAddr::V6(v6) => {
-            let prefix = u128::from(v6) & !((1u128 << 64) - 1);
-            IpAddr::V6(Ipv6Addr::from(prefix))
-        }
-        v4 => v4,
+        IpAddr::V4(v4) => Ipv4Net::new(v4, prefixes.v4).map_or(IpNet::from(IpAddr::V4(v4)), |net| net.trunc().into()),
+        IpAddr::V6(v6) => Ipv6Net::new(v6, prefixes.v6).map_or(IpNet::from(IpAddr::V6(v6)), |net| net.trunc().into()),
     }
 }
 
@@ -102,30 +110,45 @@ mod tests {
         Some(s.parse().unwrap())
     }
 
+    const DEFAULTS: ClientPrefixes = ClientPrefixes { v4: 24, v6: 56 };
+    const ADDRESSES: ClientPrefixes = ClientPrefixes { v4: 32, v6: 128 };
+
     #[test]
     fn one_client_holds_at_most_its_share_and_gets_it_back_as_connections_close() {
-        let shares = ClientShares::new(2, Vec::new());
+        let shares = ClientShares::new(2, DEFAULTS, Vec::new());
         let first = shares.admit(ip("203.0.113.9")).unwrap();
         let _second = shares.admit(ip("203.0.113.9")).unwrap();
         assert!(shares.admit(ip("203.0.113.9")).is_none(), "a third connection past the share of two");
-        assert!(shares.admit(ip("203.0.113.10")).is_some(), "another address has its own share");
+        assert!(shares.admit(ip("203.0.114.9")).is_some(), "another network has its own share");
         drop(first);
         assert!(shares.admit(ip("203.0.113.9")).is_some(), "a closed connection frees its place");
     }
 
     #[test]
-    fn an_ipv6_client_is_its_slash_64_and_a_mapped_ipv4_address_is_the_ipv4_one() {
-        let shares = ClientShares::new(1, Vec::new());
-        let _held = shares.admit(ip("2001:db8:1:2::1")).unwrap();
-        assert!(shares.admit(ip("2001:db8:1:2:ffff:ffff:ffff:ffff")).is_none(), "same /64");
-        assert!(shares.admit(ip("2001:db8:1:3::1")).is_some(), "another /64");
+    fn every_address_of_an_ipv4_slash_24_and_an_ipv6_slash_56_is_one_client_by_default() {
+        let shares = ClientShares::new(1, DEFAULTS, Vec::new());
         let _v4 = shares.admit(ip("198.51.100.4")).unwrap();
-        assert!(shares.admit(ip("::ffff:198.51.100.4")).is_none(), "the same IPv4 client");
+        assert!(shares.admit(ip("198.51.100.250")).is_none(), "same /24");
+        assert!(shares.admit(ip("::ffff:198.51.100.9")).is_none(), "a mapped address of the same /24");
+        assert!(shares.admit(ip("198.51.101.4")).is_some(), "another /24");
+        let _v6 = shares.admit(ip("2001:db8:1:200::1")).unwrap();
+        assert!(shares.admit(ip("2001:db8:1:2ff:ffff:ffff:ffff:ffff")).is_none(), "same /56");
+        assert!(shares.admit(ip("2001:db8:1:300::1")).is_some(), "another /56");
+    }
+
+    #[test]
+    fn the_prefix_lengths_are_the_operators_to_choose() {
+        let shares = ClientShares::new(1, ADDRESSES, Vec::new());
+        let _v4 = shares.admit(ip("198.51.100.4")).unwrap();
+        assert!(shares.admit(ip("198.51.100.5")).is_some(), "/32: each address alone");
+        let _v6 = shares.admit(ip("2001:db8::1")).unwrap();
+        assert!(shares.admit(ip("2001:db8::2")).is_some(), "/128: each address alone");
+        assert!(shares.admit(ip("198.51.100.4")).is_none(), "the same address is still one client");
     }
 
     #[test]
     fn a_trusted_proxy_is_held_only_to_the_cap() {
-        let shares = ClientShares::new(1, vec!["127.0.0.1/32".parse().unwrap()]);
+        let shares = ClientShares::new(1, DEFAULTS, vec!["127.0.0.1/32".parse().unwrap()]);
         let held: Vec<_> = (0..5).map(|_| shares.admit(ip("127.0.0.1"))).collect();
         assert!(held.iter().all(Option::is_some));
     }

@@ -1,6 +1,6 @@
 //! One client cannot take every connection: hundreds of connections from one address, each
-//! trickling a sign-in form or half its headers, hold only that address's share of the cap, and
-//! another address is answered while they are still held, directly and through the nginx files
+//! trickling a sign-in form or half its headers, hold only its network's share of the cap, and
+//! another network is answered while they are still held, directly and through the nginx files
 //! of contrib/.
 
 use std::time::{Duration, Instant};
@@ -106,7 +106,7 @@ async fn hundreds_of_trickling_connections_from_one_address_leave_another_addres
 
     let trickling = trickle("127.0.0.2", &addr).await;
     // Connections are accepted in order: this one only after every trickling one was placed.
-    let answer = healthz_from("127.0.0.3", &addr).await;
+    let answer = healthz_from("127.0.1.3", &addr).await;
     assert!(answer.starts_with("HTTP/1.1 200"), "{answer}");
 
     let (_, answered_429) = wait_for_refusals(&trickling, |ended, _| ended >= TRICKLING - share).await;
@@ -124,7 +124,7 @@ async fn through_the_nginx_files_one_trickling_address_leaves_another_answered(b
     .await;
     let nginx = Nginx::start(&app.addr.to_string(), "100m");
     let trickling = trickle("127.0.0.2", &nginx.addr).await;
-    let answer = healthz_from("127.0.0.3", &nginx.addr).await;
+    let answer = healthz_from("127.0.1.3", &nginx.addr).await;
     assert!(answer.starts_with("HTTP/1.1 200"), "{answer}");
     // nginx counts a connection once its headers are in: the forms past its limit are told 429
     // (the half headers wait at nginx and never reach the app).

@@ -137,7 +137,7 @@ async fn a_client_that_reads_nothing_of_its_answers_is_disconnected_after_the_bo
     // Megabytes of answers asked for at once, none read: they fill the socket buffers.
     let ask = format!("GET /static/any/tus.min.js HTTP/1.1\r\nHost: {}\r\n\r\n", app.addr).repeat(300);
     hoarder.write_all(ask.as_bytes()).await.unwrap();
-    let next = raw::request_from("127.0.0.3", app.addr, healthz_then_close(app.addr).as_bytes()).await;
+    let next = raw::request_from("127.0.1.3", app.addr, healthz_then_close(app.addr).as_bytes()).await;
     assert!(next.starts_with("HTTP/1.1 200"), "{next}");
     raw::wait_closed(&mut hoarder, Duration::from_secs(30)).await;
 }
@@ -151,8 +151,8 @@ async fn a_connection_over_the_cap_waits_until_another_one_closes(backend: Backe
     // The held connections' idle timers start after this: none can close before it + SHORT.
     let before_held = Instant::now();
     let mut held = Vec::new();
-    // Each from an address of its own: one address may hold only its share of the cap.
-    for source in ["127.0.0.2", "127.0.0.3"] {
+    // Each from a network of its own: one network may hold only its share of the cap.
+    for source in ["127.0.2.2", "127.0.3.2"] {
         let mut stream = raw::connect_from(source, app.addr).await;
         stream.write_all(healthz(app.addr).as_bytes()).await.unwrap();
         assert!(raw::read_response(&mut stream).await.starts_with("HTTP/1.1 200"));
@@ -161,7 +161,7 @@ async fn a_connection_over_the_cap_waits_until_another_one_closes(backend: Backe
     let third = tokio::spawn({
         let addr = app.addr;
         async move {
-            let answer = raw::request_from("127.0.0.4", addr, healthz_then_close(addr).as_bytes()).await;
+            let answer = raw::request_from("127.0.4.2", addr, healthz_then_close(addr).as_bytes()).await;
             (answer, Instant::now())
         }
     });
