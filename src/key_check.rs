@@ -1,6 +1,7 @@
 //! The instance secret at start-up: read from `DATA_DIR/secret.key`, or made there only while
 //! nothing in the database depends on a key. A new key over such data would leave authenticator
-//! apps, passkeys, waiting mails and pending codes unreadable, without a word.
+//! apps, passkeys, waiting mails, pending codes, secret notes and webhook secrets unreadable,
+//! without a word. [`held_by`] says for every use of a key what it leaves behind.
 
 use std::path::{Path, PathBuf};
 
@@ -8,7 +9,7 @@ use crate::{
     config::Config,
     db::{Db, Dialect, Sql},
     on_db,
-    secret::SecretKey,
+    secret::{Purpose, SecretKey},
     sql,
     storage::sealed::{FileKeys, KeyRing},
 };
@@ -16,7 +17,7 @@ use crate::{
 /// The key's file in the data folder (unless WATASU_SECRET_KEY is set).
 pub const KEY_FILE: &str = "secret.key";
 
-/// What in the database only the instance secret opens or matches.
+/// What in the database only the instance secret (or a key derived from it) opens or matches.
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq, sqlx::FromRow)]
 pub struct KeyedData {
     /// Authenticator apps: their secrets are sealed with a key derived from it.
@@ -27,6 +28,67 @@ pub struct KeyedData {
     pub waiting_mails: i64,
     /// One-time codes still usable: checked against a MAC under it.
     pub pending_codes: i64,
+    /// Secret notes not ended yet: their keys are wrapped under it.
+    pub notes: i64,
+    /// Webhook endpoints: their signing secrets are sealed with it.
+    pub webhook_secrets: i64,
+}
+
+/// One kind of data [`KeyedData`] counts.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Kind {
+    Apps,
+    Passkeys,
+    WaitingMails,
+    PendingCodes,
+    Notes,
+    WebhookSecrets,
+}
+
+impl Kind {
+    pub const ALL: [Kind; 6] =
+        [Kind::Apps, Kind::Passkeys, Kind::WaitingMails, Kind::PendingCodes, Kind::Notes, Kind::WebhookSecrets];
+
+    /// The kind in the singular, for the one line a refused start prints.
+    pub const fn word(self) -> &'static str {
+        match self {
+            Kind::Apps => "authenticator app",
+            Kind::Passkeys => "passkey",
+            Kind::WaitingMails => "waiting mail",
+            Kind::PendingCodes => "pending code",
+            Kind::Notes => "secret note",
+            Kind::WebhookSecrets => "webhook endpoint secret",
+        }
+    }
+}
+
+/// What a key derived for one [`Purpose`] leaves unreadable when the key that made it is lost.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Held {
+    /// Rows of the database, counted as this kind of [`KeyedData`].
+    Counted(Kind),
+    /// Derived from the file key, not the instance secret: [`load_file_keys`] checks those.
+    FileKey,
+    /// Nothing the database keeps: a cookie or form of minutes, which a new key only restarts.
+    Passing,
+}
+
+/// What each use of a key leaves behind. Exhaustive on purpose: a new [`Purpose`] does not build
+/// until it says what the start-up check counts for it.
+pub const fn held_by(purpose: Purpose) -> Held {
+    match purpose {
+        Purpose::OtpPepper | Purpose::OtpCodeSeal => Held::Counted(Kind::PendingCodes),
+        Purpose::MailOutbox => Held::Counted(Kind::WaitingMails),
+        Purpose::TotpSecret => Held::Counted(Kind::Apps),
+        Purpose::PasskeyHandle => Held::Counted(Kind::Passkeys),
+        Purpose::WebhookSecret => Held::Counted(Kind::WebhookSecrets),
+        Purpose::NoteBeforeOwnKeys | Purpose::NoteKeyWrap => Held::Counted(Kind::Notes),
+        // A sign-in under way lives in a cookie for minutes; it is started again.
+        Purpose::SsoPending => Held::Passing,
+        // A form of a browser without a session, and the sender's just-made links cookie.
+        Purpose::AnonymousForm | Purpose::CreatedLinkCookie => Held::Passing,
+        Purpose::FileKeyWrap | Purpose::FileKeyId => Held::FileKey,
+    }
 }
 
 const COUNT: Sql = sql!(
@@ -34,7 +96,9 @@ const COUNT: Sql = sql!(
             (SELECT count(*) FROM passkeys) AS passkeys,
             (SELECT count(*) FROM mail_outbox WHERE status IN ('pending', 'sending')) AS waiting_mails,
             (SELECT count(*) FROM otp_challenges
-              WHERE consumed_at IS NULL AND invalidated_at IS NULL AND expires_at > " now ") AS pending_codes"
+              WHERE consumed_at IS NULL AND invalidated_at IS NULL AND expires_at > " now ") AS pending_codes,
+            (SELECT count(*) FROM handovers WHERE note_sealed IS NOT NULL) AS notes,
+            (SELECT count(*) FROM webhook_endpoints) AS webhook_secrets"
 );
 
 impl KeyedData {
@@ -46,18 +110,25 @@ impl KeyedData {
         *self == Self::default()
     }
 
+    /// How many of `kind` there are.
+    pub const fn of(&self, kind: Kind) -> i64 {
+        match kind {
+            Kind::Apps => self.apps,
+            Kind::Passkeys => self.passkeys,
+            Kind::WaitingMails => self.waiting_mails,
+            Kind::PendingCodes => self.pending_codes,
+            Kind::Notes => self.notes,
+            Kind::WebhookSecrets => self.webhook_secrets,
+        }
+    }
+
     /// The non-zero counts, as "2 authenticator apps, 1 waiting mail".
     pub fn describe(&self) -> String {
-        let parts = [
-            (self.apps, "authenticator app"),
-            (self.passkeys, "passkey"),
-            (self.waiting_mails, "waiting mail"),
-            (self.pending_codes, "pending code"),
-        ];
-        let named: Vec<String> = parts
+        let named: Vec<String> = Kind::ALL
             .iter()
+            .map(|kind| (self.of(*kind), kind.word()))
             .filter(|(count, _)| *count > 0)
-            .map(|(count, what)| format!("{count} {what}{}", if *count == 1 { "" } else { "s" }))
+            .map(|(count, what)| format!("{count} {what}{}", if count == 1 { "" } else { "s" }))
             .collect();
         named.join(", ")
     }
@@ -184,12 +255,37 @@ async fn load_file_key(config: &Config, db: &Db) -> anyhow::Result<SecretKey> {
 
 #[cfg(test)]
 mod tests {
-    use super::KeyedData;
+    use super::*;
 
     #[test]
     fn the_description_names_only_what_is_there_in_singular_or_plural() {
-        let held = KeyedData { apps: 2, passkeys: 0, waiting_mails: 1, pending_codes: 0 };
-        assert_eq!(held.describe(), "2 authenticator apps, 1 waiting mail");
+        let held = KeyedData { apps: 2, waiting_mails: 1, notes: 1, webhook_secrets: 3, ..KeyedData::default() };
+        assert_eq!(held.describe(), "2 authenticator apps, 1 waiting mail, 1 secret note, 3 webhook endpoint secrets");
         assert!(KeyedData::default().is_empty());
+    }
+
+    #[test]
+    fn every_use_of_a_key_is_listed_with_what_it_leaves_behind_and_every_kind_has_one() {
+        use Held::*;
+        let listed = [
+            (Purpose::OtpPepper, Counted(Kind::PendingCodes)),
+            (Purpose::OtpCodeSeal, Counted(Kind::PendingCodes)),
+            (Purpose::MailOutbox, Counted(Kind::WaitingMails)),
+            (Purpose::TotpSecret, Counted(Kind::Apps)),
+            (Purpose::PasskeyHandle, Counted(Kind::Passkeys)),
+            (Purpose::WebhookSecret, Counted(Kind::WebhookSecrets)),
+            (Purpose::NoteBeforeOwnKeys, Counted(Kind::Notes)),
+            (Purpose::NoteKeyWrap, Counted(Kind::Notes)),
+            (Purpose::SsoPending, Passing),
+            (Purpose::AnonymousForm, Passing),
+            (Purpose::CreatedLinkCookie, Passing),
+            (Purpose::FileKeyWrap, FileKey),
+            (Purpose::FileKeyId, FileKey),
+        ];
+        let actual: Vec<(Purpose, Held)> = Purpose::ALL.iter().map(|p| (*p, held_by(*p))).collect();
+        assert_eq!(actual, listed, "a use of a key is new or changed: list it here with what it leaves behind");
+        for kind in Kind::ALL {
+            assert!(actual.iter().any(|(_, held)| *held == Counted(kind)), "{kind:?} is counted but nothing makes it");
+        }
     }
 }

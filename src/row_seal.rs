@@ -11,7 +11,7 @@ use aes_gcm::{
 };
 use rand::Rng;
 
-use crate::secret::SecretKey;
+use crate::secret::{Purpose, SecretKey};
 
 const NONCE_LEN: usize = 12;
 
@@ -25,9 +25,15 @@ impl std::fmt::Debug for RowSeal {
 }
 
 impl RowSeal {
-    /// The key for `purpose` (a fixed label per kind of secret).
-    pub fn derive(secret: &SecretKey, purpose: &str) -> Self {
+    /// The key for `purpose` (one per kind of secret).
+    pub fn derive(secret: &SecretKey, purpose: Purpose) -> Self {
         Self(Aes256Gcm::new_from_slice(&secret.derive(purpose)).expect("a 32-byte key"))
+    }
+
+    /// A seal under a key of its own (random, kept wrapped elsewhere) rather than one derived from
+    /// the instance secret: the same layout, for a value destroyed by destroying its key.
+    pub fn with_key(key: &[u8; 32]) -> Self {
+        Self(Aes256Gcm::new_from_slice(key).expect("a 32-byte key"))
     }
 
     pub fn seal(&self, row_id: i64, plain: &[u8]) -> Vec<u8> {
@@ -56,9 +62,9 @@ mod tests {
     #[test]
     fn a_sealed_value_opens_only_with_its_key_purpose_and_row() {
         let secret = SecretKey::from_hex(&"ab".repeat(32)).unwrap();
-        let key = RowSeal::derive(&secret, "test v1");
-        let other_purpose = RowSeal::derive(&secret, "test v2");
-        let other_key = RowSeal::derive(&SecretKey::from_hex(&"cd".repeat(32)).unwrap(), "test v1");
+        let key = RowSeal::derive(&secret, Purpose::TotpSecret);
+        let other_purpose = RowSeal::derive(&secret, Purpose::WebhookSecret);
+        let other_key = RowSeal::derive(&SecretKey::from_hex(&"cd".repeat(32)).unwrap(), Purpose::TotpSecret);
         let sealed = key.seal(7, b"door code 4711");
         assert!(!sealed.windows(4).any(|w| w == b"4711"));
         assert_eq!(key.open(7, &sealed).unwrap(), b"door code 4711");

@@ -46,7 +46,62 @@ pub fn sha256_hex(value: &str) -> String {
     hex::encode(Sha256::digest(value.as_bytes()))
 }
 
-/// The app's master key; every other key (code pepper, …) is derived from it by purpose.
+/// Declares [`Purpose`] and its `ALL` from one list, so no purpose can be left out of `ALL`.
+macro_rules! purposes {
+    ($($(#[$doc:meta])* $name:ident => $label:literal,)+) => {
+        /// Every use of a master key (the instance secret or the file key), one variant each: a key
+        /// is only ever derived for one of these, and the start-up check decides for each what in
+        /// the database it opens (`key_check::held_by`), so a new use of the key cannot be left
+        /// uncounted. The labels are what the keys are derived from: they never change.
+        #[derive(Clone, Copy, Debug, PartialEq, Eq)]
+        pub enum Purpose {
+            $($(#[$doc])* $name,)+
+        }
+
+        impl Purpose {
+            /// Every purpose, in declaration order.
+            pub const ALL: &[Purpose] = &[$(Purpose::$name),+];
+
+            /// The label the key for this purpose is derived from.
+            pub const fn label(self) -> &'static str {
+                match self {
+                    $(Purpose::$name => $label,)+
+                }
+            }
+        }
+    };
+}
+
+purposes! {
+    /// The pepper of one-time codes' MACs.
+    OtpPepper => "watasu otp pepper v1",
+    /// Mailed codes kept sealed for "send a new code".
+    OtpCodeSeal => "watasu otp code seal v1",
+    /// Bodies of mails in the outbox.
+    MailOutbox => "mail-outbox-v1",
+    /// Authenticator apps' TOTP secrets.
+    TotpSecret => "totp-secret-v1",
+    /// Passkeys' user handles.
+    PasskeyHandle => "watasu passkey user handle v1",
+    /// Webhook endpoints' signing secrets.
+    WebhookSecret => "webhook endpoint secret v1",
+    /// Secret notes sealed before each had its own key (before migration 0051): opened until they end.
+    NoteBeforeOwnKeys => "watasu handover note v1",
+    /// The wrapping of each secret note's own key.
+    NoteKeyWrap => "watasu handover note key v1",
+    /// The sealed cookie of a single sign-on under way.
+    SsoPending => "sso-pkce-verifier-v1",
+    /// The form token of a browser without a session yet.
+    AnonymousForm => "watasu anonymous form token v1",
+    /// The cookie that shows a sender the links just made.
+    CreatedLinkCookie => "watasu created link cookie v1",
+    /// Derived from the file key: the wrapping of stored files' data keys.
+    FileKeyWrap => "stored file data keys v1",
+    /// Derived from the file key: the id that names it in files' rows.
+    FileKeyId => "stored file key id v1",
+}
+
+/// The app's master key; every other key (code pepper, …) is derived from it by [`Purpose`].
 #[derive(Clone)]
 pub struct SecretKey([u8; 32]);
 
@@ -99,9 +154,9 @@ impl SecretKey {
     }
 
     /// A key for one purpose, so that a leak of one derived key reveals nothing of the others.
-    pub fn derive(&self, purpose: &str) -> [u8; 32] {
+    pub fn derive(&self, purpose: Purpose) -> [u8; 32] {
         let mut mac = hmac::Hmac::<Sha256>::new_from_slice(&self.0).expect("HMAC takes any key length");
-        mac.update(purpose.as_bytes());
+        mac.update(purpose.label().as_bytes());
         mac.finalize().into_bytes().into()
     }
 }
@@ -125,8 +180,10 @@ mod tests {
     #[test]
     fn derived_keys_differ_by_purpose() {
         let key = SecretKey::from_hex(&"ab".repeat(32)).unwrap();
-        assert_ne!(key.derive("otp"), key.derive("csrf"));
-        assert_eq!(key.derive("otp"), key.derive("otp"));
+        assert_ne!(key.derive(Purpose::OtpPepper), key.derive(Purpose::AnonymousForm));
+        assert_eq!(key.derive(Purpose::OtpPepper), key.derive(Purpose::OtpPepper));
+        let labels: std::collections::HashSet<&str> = Purpose::ALL.iter().map(|p| p.label()).collect();
+        assert_eq!(labels.len(), Purpose::ALL.len(), "two purposes share a label");
     }
 
     #[test]

@@ -29,7 +29,9 @@ pub async fn new_key(config: &Config) -> anyhow::Result<()> {
         crate::outln!("the new key cannot open what the old one sealed: {}", held.describe());
         crate::outln!(
             "accounts with an authenticator app need `watasu user reset-factors EMAIL`, then set it up again; \
-             passkeys must be added again; waiting mails are given up; recipients ask for a new code"
+             passkeys must be added again; waiting mails are given up; recipients ask for a new code; \
+             secret notes not read yet cannot be opened (their senders send them again); webhook endpoints \
+             are not delivered to until their senders rotate the secret"
         );
     }
     Ok(())

@@ -42,6 +42,9 @@ impl Db {
                 .journal_mode(SqliteJournalMode::Wal)
                 .synchronous(SqliteSynchronous::Normal)
                 .foreign_keys(true)
+                // Deleted rows are overwritten with zeros, not left in freed pages: a copy of the
+                // file holds nothing of a destroyed note, key or address.
+                .pragma("secure_delete", "ON")
                 // Writers queue on SQLite's lock instead of failing with SQLITE_BUSY.
                 .busy_timeout(Duration::from_secs(30));
             if let Some(dir) = options.get_filename().parent()

@@ -40,6 +40,9 @@ pub struct ErrorsText {
     pub being_checked: ErrorText,
     /// A stored file that did not pass its integrity check: nothing of it was sent.
     pub file_damaged: ErrorText,
+    /// A secret note this server cannot open now (its secret key is not the one it was sealed
+    /// under): nothing was used up.
+    pub note_unreadable: ErrorText,
     /// A recipient's link form whose token no longer works (the page was open too long).
     pub link_form_stale: ErrorText,
     /// A recipient's link form posted without any cookie: the browser refuses them.
@@ -126,6 +129,10 @@ pub const EN: ErrorsText = ErrorsText {
     file_damaged: ErrorText {
         title: "This file is damaged",
         body: "The stored copy of this file did not pass its integrity check, so none of it was sent. Ask the sender to send it again.",
+    },
+    note_unreadable: ErrorText {
+        title: "The note cannot be opened right now",
+        body: "The server cannot read this note at the moment. Nothing was used up: your link still works. Please try again later, or tell the person who sent it.",
     },
     being_checked: ErrorText {
         title: "The files are being checked",
@@ -220,6 +227,10 @@ pub const JA: ErrorsText = ErrorsText {
     file_damaged: ErrorText {
         title: "このファイルは破損しています",
         body: "保存されているファイルが完全性の検査に合格しなかったため、何も送信していません。送った方にもう一度送ってもらってください。",
+    },
+    note_unreadable: ErrorText {
+        title: "今はメモを開けません",
+        body: "サーバーが今このメモを読み取れません。何も使われていないので、リンクはそのまま使えます。しばらくしてからもう一度お試しいただくか、送った方にお知らせください。",
     },
     being_checked: ErrorText {
         title: "ファイルを確認しています",

@@ -36,6 +36,8 @@ pub struct Claimed {
     pub lang: Lang,
     /// When the handover was made.
     pub created_at: Timestamp,
+    /// When its delivery began (the first byte, or the note shown): the grace runs from then.
+    pub delivery_started_at: Option<Timestamp>,
     /// Its files in order (none for a secret note).
     #[sqlx(skip)]
     pub files: Vec<ClaimedFile>,
@@ -91,7 +93,7 @@ const NEEDED_KEYS: Sql = sql!(
 /// file: `COALESCE(s.delivery_started_at, s.expires_at)`, the GC's expression below and the key of
 /// `shares_delivering_idx`, letter for letter (a planner matches an expression index by its text).
 const CLAIMED_BY: Sql = sql!(
-    "SELECT s.id AS share_id, s.lang, h.created_at
+    "SELECT s.id AS share_id, s.lang, h.created_at, s.delivery_started_at
        FROM shares s JOIN handovers h ON h.id = s.handover_id
        JOIN sessions c ON c.id = s.claimed_session_id
       WHERE s.token_hash = $1 AND s.claimed_session_id = $2 AND c.id_hash = $3 AND s.status = 'consumed'
@@ -165,9 +167,13 @@ const DOOMED_FILES: Sql = unneeded!(
     ["SELECT f.id, f.storage_key FROM files f WHERE f.handover_id = $1 AND f.purged_at IS NULL"],
     " ORDER BY f.position"
 );
-/// The handover's secret note is destroyed, not hidden, once no share needs it.
-const DESTROY_NOTE: Sql =
-    unneeded!(["UPDATE handovers SET note_sealed = NULL WHERE id = $1 AND note_sealed IS NOT NULL"], "");
+/// The handover's secret note is destroyed, not hidden, once no share needs it: its own key and
+/// its ciphertext together, so nothing the row kept opens again (a backup taken after this holds
+/// neither, and a copy of the ciphertext elsewhere lacks its key).
+const DESTROY_NOTE: Sql = unneeded!(
+    ["UPDATE handovers SET note_key = NULL, note_sealed = NULL WHERE id = $1 AND note_sealed IS NOT NULL"],
+    ""
+);
 /// Destroys the data keys of the files that `$where` selects, recording when: every deletion path
 /// (the GC, the scan's refusal, a deletion case) runs this before it deletes any byte, so from then
 /// on no copy of the bytes anywhere can be read, whether or not the delete that follows succeeds.
@@ -218,6 +224,11 @@ impl LifecycleRepository {
 
     pub fn db(&self) -> &Db {
         &self.db
+    }
+
+    /// How long a claimed share's files (or note) stay for the claimer once delivery began.
+    pub fn delivery_grace(&self) -> Duration {
+        self.delivery_grace
     }
 
     /// Claims the one download for the session `claimed_by` (the only one that may then fetch

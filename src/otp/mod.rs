@@ -97,7 +97,11 @@ impl std::fmt::Debug for Codes {
 
 impl Codes {
     pub fn new(db: Db, secret_key: &SecretKey) -> Self {
-        Self { db, pepper: secret_key.derive("watasu otp pepper v1"), seal: seal::CodeSeal::derive(secret_key) }
+        Self {
+            db,
+            pepper: secret_key.derive(crate::secret::Purpose::OtpPepper),
+            seal: seal::CodeSeal::derive(secret_key),
+        }
     }
 
     fn mac(&self, challenge_id: i64, code: &str) -> hmac::Hmac<Sha256> {

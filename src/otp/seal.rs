@@ -7,7 +7,7 @@
 
 use crate::{
     row_seal::RowSeal,
-    secret::{SecretKey, SecretString},
+    secret::{Purpose, SecretKey, SecretString},
 };
 
 #[derive(Clone, Debug)]
@@ -15,7 +15,7 @@ pub struct CodeSeal(RowSeal);
 
 impl CodeSeal {
     pub fn derive(secret: &SecretKey) -> Self {
-        Self(RowSeal::derive(secret, "watasu otp code seal v1"))
+        Self(RowSeal::derive(secret, Purpose::OtpCodeSeal))
     }
 
     pub fn seal(&self, challenge_id: i64, code: &str) -> Vec<u8> {

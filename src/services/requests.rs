@@ -378,7 +378,13 @@ impl Requests {
         if files.is_empty() {
             return Ok(None);
         }
-        Ok(Some(Claimed { share_id: id, lang: listing.lang, created_at: listing.created_at, files }))
+        Ok(Some(Claimed {
+            share_id: id,
+            lang: listing.lang,
+            created_at: listing.created_at,
+            delivery_started_at: None,
+            files,
+        }))
     }
 
     /// "Delete now": an answered request's files go with the next GC pass; an open one ends at

@@ -1,6 +1,6 @@
 //! SQL of shares and their files, both dialects side by side.
 
-use super::{NewHandover, Share, ShareError, ShareKind, ShareStatus, writes};
+use super::{NewHandover, Share, ShareError, ShareKind, ShareStatus, note::SealedNote, writes};
 use crate::{
     db::{Db, Dialect, Sql, Timestamp, seconds},
     i18n::Lang,
@@ -142,7 +142,7 @@ pub(crate) const INSERT_FILE: Sql = Sql::same(
                         sha256, crc32, scan_state, sealing, wrapped_key, file_key_id)
      VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13)",
 );
-const SEAL_NOTE: Sql = Sql::same("UPDATE handovers SET has_note = TRUE, note_sealed = $2 WHERE id = $1");
+const SEAL_NOTE: Sql = Sql::same("UPDATE handovers SET has_note = TRUE, note_sealed = $2, note_key = $3 WHERE id = $1");
 /// A finished upload's row goes with the share made of its file: only the sender's own, finished,
 /// unexpired upload (never a file request's), and only once (a second submission finds nothing).
 const CLAIM_UPLOAD: Sql = sql!(
@@ -224,7 +224,8 @@ impl ShareRepository {
             }
             if let Some(note) = &new.note {
                 let sealed = note.seal.seal(handover_id, &note.note);
-                sqlx::query(pool.sql(&SEAL_NOTE)).bind(handover_id).bind(sealed).execute(&mut *tx).await?;
+                let query = sqlx::query(pool.sql(&SEAL_NOTE)).bind(handover_id).bind(sealed.sealed);
+                query.bind(sealed.wrapped_key).execute(&mut *tx).await?;
             }
             for (position, file) in (0_i64..).zip(&new.files) {
                 sqlx::query(pool.sql(&INSERT_FILE))
@@ -380,12 +381,15 @@ impl ShareRepository {
     }
 
     /// The sealed secret note of share `share_id`'s handover, with the handover's id it is sealed
-    /// to, until it is destroyed. The share must come from an authorisation result or a claim,
-    /// never a request.
-    pub async fn sealed_note(&self, share_id: i64) -> Result<Option<(i64, Vec<u8>)>, sqlx::Error> {
-        const SQL: &str = "SELECT h.id, h.note_sealed FROM shares s JOIN handovers h ON h.id = s.handover_id
+    /// to and its wrapped key, until it is destroyed. The share must come from an authorisation
+    /// result or a claim, never a request.
+    pub async fn sealed_note(&self, share_id: i64) -> Result<Option<SealedNote>, sqlx::Error> {
+        const SQL: &str =
+            "SELECT h.id, h.note_sealed, h.note_key FROM shares s JOIN handovers h ON h.id = s.handover_id
                             WHERE s.id = $1 AND h.note_sealed IS NOT NULL";
-        on_db!(&self.db, |pool| sqlx::query_as(SQL).bind(share_id).fetch_optional(pool).await)
+        let row: Option<(i64, Vec<u8>, Option<Vec<u8>>)> =
+            on_db!(&self.db, |pool| sqlx::query_as(SQL).bind(share_id).fetch_optional(pool).await)?;
+        Ok(row.map(|(handover_id, sealed, wrapped_key)| SealedNote { handover_id, sealed, wrapped_key }))
     }
 
     /// The file a share names: its handover's (first) file. The share must come from an

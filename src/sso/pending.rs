@@ -61,7 +61,7 @@ fn unix_now() -> u64 {
 
 impl PendingLogins {
     pub fn new(secret: &SecretKey) -> Self {
-        let key = Aes256Gcm::new_from_slice(&secret.derive("sso-pkce-verifier-v1")).expect("a 32-byte key");
+        let key = Aes256Gcm::new_from_slice(&secret.derive(crate::secret::Purpose::SsoPending)).expect("a 32-byte key");
         Self { key }
     }
 

@@ -50,6 +50,10 @@ pub enum AppError {
     /// A stored file's bytes did not authenticate: never served; the sender can send it again.
     #[error("stored file damaged")]
     FileDamaged,
+    /// A secret note that does not open with this instance's secret key: nothing was claimed, and
+    /// the link works again once the operator restores the key.
+    #[error("secret note unreadable with this secret key")]
+    NoteUnreadable,
     /// A recipient's link form without its token's cookie, or with a token it no longer
     /// accepts: the recipient did nothing wrong, and a fresh link page mends it.
     #[error("recipient form refused: missing or wrong CSRF token (cookies sent: {cookies_sent})")]
@@ -114,7 +118,9 @@ impl poem::error::ResponseError for AppError {
             Self::TooLarge => StatusCode::PAYLOAD_TOO_LARGE,
             Self::SignInRequired => StatusCode::SEE_OTHER,
             Self::TooMany { .. } => StatusCode::TOO_MANY_REQUESTS,
-            Self::Unavailable(_) | Self::StorageUnavailable(_) | Self::Restarting => StatusCode::SERVICE_UNAVAILABLE,
+            Self::Unavailable(_) | Self::StorageUnavailable(_) | Self::Restarting | Self::NoteUnreadable => {
+                StatusCode::SERVICE_UNAVAILABLE
+            }
             Self::StorageFull(_) | Self::DatabaseFull(_) => StatusCode::INSUFFICIENT_STORAGE,
             Self::Internal(_) | Self::FileDamaged => StatusCode::INTERNAL_SERVER_ERROR,
         }
@@ -215,6 +221,7 @@ pub async fn render_errors<E: Endpoint>(ep: std::sync::Arc<E>, req: Request) -> 
         Some(AppError::VerifyFirst) => &t.errors.verify_first,
         Some(AppError::BeingChecked) => &t.errors.being_checked,
         Some(AppError::FileDamaged) => &t.errors.file_damaged,
+        Some(AppError::NoteUnreadable) => &t.errors.note_unreadable,
         Some(AppError::Restarting) => &t.errors.restarting,
         Some(AppError::LinkFormRefused { cookies_sent: true }) => &t.errors.link_form_stale,
         Some(AppError::LinkFormRefused { cookies_sent: false }) => &t.errors.link_form_needs_cookies,

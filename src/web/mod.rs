@@ -84,7 +84,7 @@ pub fn app(state: AppState) -> impl Endpoint + 'static {
         sessions: state.services.browsers.clone(),
         cookies: cookie_scope::CookieScope::new(&state.config),
         max_age: state.config.settings.session_max_age,
-        form_key: state.services.parts().secret_key.derive("watasu anonymous form token v1"),
+        form_key: state.services.parts().secret_key.derive(crate::secret::Purpose::AnonymousForm),
     };
     let access_time_gc = state.config.settings.access_time_gc.then(|| state.services.gc.clone());
     let request_metrics = state.services.telemetry.metrics().clone();

@@ -21,8 +21,6 @@ macro_rules! endpoint_columns {
     };
 }
 
-const SEAL_PURPOSE: &str = "webhook endpoint secret v1";
-
 const INSERT_ENDPOINT: Sql = Sql::same(
     "INSERT INTO webhook_endpoints (owner_id, team, url, event_types, secret, after_event_id, after_share_id)
      VALUES ($1, $2, $3, $4, $5, (SELECT coalesce(max(id), 0) FROM share_events), (SELECT coalesce(max(id), 0) FROM shares))
@@ -169,7 +167,7 @@ pub struct WebhookRepo {
 
 impl WebhookRepo {
     pub fn new(db: Db, secret: &SecretKey) -> Self {
-        Self { db, seal: RowSeal::derive(secret, SEAL_PURPOSE) }
+        Self { db, seal: RowSeal::derive(secret, crate::secret::Purpose::WebhookSecret) }
     }
 
     /// Stores a new endpoint with its secret sealed; answers its id.

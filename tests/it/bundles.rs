@@ -130,11 +130,9 @@ async fn the_command_line_hands_several_files_or_a_note_to_several_people_and_pr
         count(app.db(), "SELECT count(*) FROM handovers WHERE id = $1 AND has_note", share.handover_id).await,
         1
     );
-    let (_, sealed) = app.state.shares.links.repo().sealed_note(share.id).await.unwrap().unwrap();
-    assert_eq!(
-        crate::support::shares::note_seal().open(share.handover_id, &sealed).unwrap().expose(),
-        "ドアの暗証番号 2468"
-    );
+    let sealed = app.state.shares.links.repo().sealed_note(share.id).await.unwrap().unwrap();
+    assert_eq!(sealed.handover_id, share.handover_id);
+    assert_eq!(crate::support::shares::note_seal().open(&sealed).unwrap().expose(), "ドアの暗証番号 2468");
 
     let env = env_of(&app);
     let env: Vec<(&str, &str)> = env.iter().map(|(k, v)| (*k, v.as_str())).collect();

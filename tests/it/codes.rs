@@ -105,7 +105,7 @@ async fn the_stored_mac_is_keyed_with_the_instance_pepper_over_challenge_id_and_
         hex::encode(mac.finalize().into_bytes())
     };
     let instance_key = watasu::secret::SecretKey::from_hex(&crate::support::test_secret_key()).unwrap();
-    let pepper = instance_key.derive("watasu otp pepper v1");
+    let pepper = instance_key.derive(watasu::secret::Purpose::OtpPepper);
     let stored = code_mac(&app, challenge).await;
     assert_eq!(stored, mac_with(&pepper), "not HMAC-SHA256(pepper, challenge id ‖ code)");
     assert_ne!(stored, mac_with(b""), "the MAC is not keyed");

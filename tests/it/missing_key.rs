@@ -14,13 +14,15 @@ use watasu::{
     accounts::second_factor::SecondFactors,
     db::Db,
     i18n::Lang,
+    key_check::KeyedData,
     mail::{messages::invitation_mail, origin::MailOrigin, outbox::MailKind, outbox::Outbox},
-    secret::SecretKey,
+    secret::{SecretKey, SecretString},
+    webhooks::{EventType, repo::WebhookRepo, signing::WebhookSecret},
 };
 
 use crate::{
     both_backends,
-    support::{Backend, PASSWORD, TestApp, execute, fresh_database, process::run_watasu},
+    support::{Backend, PASSWORD, TestApp, count, execute, fresh_database, process::run_watasu, test_secret_key},
 };
 use watasu::sql;
 
@@ -144,7 +146,64 @@ async fn a_sign_in_whose_app_cannot_be_opened_gets_a_page_that_says_so(backend: 
     app.stop().await;
 }
 
+/// Only a secret note and a webhook endpoint (no app, passkey, waiting mail or pending code):
+/// still no start without the key, and the line names both.
+async fn secret_notes_and_webhook_secrets_alone_stop_a_start_without_the_key(backend: Backend) {
+    let dir = tempfile::tempdir().unwrap();
+    let url = fresh_database(backend, dir.path()).await;
+    let app = TestApp::spawn_on(tempfile::tempdir().unwrap(), &url, |_| {}).await;
+    let sender = app.create_sender("sato@example.test", "Sender Sato").await;
+    app.fake_share().sender(sender).note("door 4711").create().await;
+    let key = SecretKey::from_hex(&test_secret_key()).unwrap();
+    let secret = WebhookSecret::generate();
+    WebhookRepo::new(app.db().clone(), &key)
+        .insert(sender, false, "https://hooks.example.test/in", &EventType::CHOOSABLE, &secret)
+        .await
+        .unwrap();
+    execute(app.db(), sql!("DELETE FROM mail_outbox WHERE id > $1"), 0).await;
+    let held = KeyedData::count(app.db()).await.unwrap();
+    assert_eq!(held, KeyedData { notes: 1, webhook_secrets: 1, ..KeyedData::default() });
+    app.stop().await;
+
+    let common = ["--data-dir", dir.path().to_str().unwrap(), "--database-url", &url];
+    let (code, stderr) = tokio::task::block_in_place(|| serve_until_exit(&common, Duration::from_secs(30)));
+    assert_eq!(code, Some(1), "the server started over notes and webhook secrets without its key:\n{stderr}");
+    let line = stderr.lines().last().unwrap_or_default();
+    assert!(line.contains("(1 secret note, 1 webhook endpoint secret)"), "{line:?}");
+    assert!(!dir.path().join("secret.key").exists(), "a new key was made anyway");
+}
+
+/// A note sealed under a key this instance no longer has is refused before the claim, with a page
+/// that says nothing was used up; once the key is back, the same link shows the note.
+async fn a_note_under_a_lost_key_is_refused_unspent_and_opens_once_the_key_is_back(backend: Backend) {
+    let dir = tempfile::tempdir().unwrap();
+    let url = fresh_database(backend, dir.path()).await;
+    let other_key = SecretString::new("c3".repeat(32));
+    let wrong = TestApp::spawn_on(tempfile::tempdir().unwrap(), &url, |s| s.secret_key = Some(other_key)).await;
+    // Sealed under the test key: the key this instance was started without.
+    let share = wrong.fake_share().note("door 4711").create().await;
+    let note_path = format!("/s/{}/note", share.token);
+    let (browser, csrf) = wrong.verified_browser(&share).await;
+    let refused = browser.post_form(&note_path, &[("csrf_token", &csrf)]).await;
+    assert_eq!(refused.status, 503, "{}", refused.body);
+    assert_eq!(refused.texts("h1"), [Lang::Ja.text().errors.note_unreadable.title], "{}", refused.body);
+    assert!(!refused.body.contains("4711") && !refused.body.contains("secret key"), "{}", refused.body);
+    let active = "SELECT count(*) FROM shares WHERE id = $1 AND status = 'active' AND claimed_session_id IS NULL";
+    assert_eq!(count(wrong.db(), active, share.id).await, 1, "the claim was spent on a note that does not open");
+    wrong.stop().await;
+
+    let right = TestApp::spawn_on(tempfile::tempdir().unwrap(), &url, |_| {}).await;
+    let (browser, csrf) = right.verified_browser(&share).await;
+    assert_eq!(browser.post_form(&note_path, &[("csrf_token", &csrf)]).await.status, 303);
+    let shown = browser.get(&note_path).await;
+    assert_eq!(shown.status, 200, "{}", shown.body);
+    assert!(shown.body.contains("door 4711"), "{}", shown.body);
+    right.stop().await;
+}
+
 both_backends!(
     a_missing_key_over_sealed_data_stops_every_start_until_it_is_restored_or_replaced_knowingly,
-    a_sign_in_whose_app_cannot_be_opened_gets_a_page_that_says_so
+    a_sign_in_whose_app_cannot_be_opened_gets_a_page_that_says_so,
+    secret_notes_and_webhook_secrets_alone_stop_a_start_without_the_key,
+    a_note_under_a_lost_key_is_refused_unspent_and_opens_once_the_key_is_back,
 );

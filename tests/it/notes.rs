@@ -1,14 +1,16 @@
-//! Secret notes: sealed at rest under the instance key with the handover bound in, handed over to
+//! Secret notes: sealed at rest under a key of their own with the handover bound in, handed over to
 //! each recipient like a file, and destroyed (not hidden) once the last share that needs the note
 //! is done.
 
 use std::time::Duration;
 
 use watasu::{
+    db::{Db, Timestamp},
+    i18n::{Lang, format},
     lifecycle::{LifecycleRepository, ShareGc},
     maintenance::Trigger,
     on_db,
-    share::{ShareEvents, create::CreateError},
+    share::{ShareEvents, create::CreateError, note::SealedNote},
 };
 
 use crate::{
@@ -18,23 +20,35 @@ use crate::{
 
 const NOTE: &str = "金庫の暗証番号: 4711-0815 ";
 
-async fn sealed(app: &TestApp, handover_id: i64) -> Option<Vec<u8>> {
-    const SQL: &str = "SELECT note_sealed FROM handovers WHERE id = $1";
-    on_db!(app.db(), |pool| sqlx::query_scalar(SQL).bind(handover_id).fetch_one(pool).await.unwrap())
+/// The handover's note as its row keeps it: the ciphertext and the note's own wrapped key.
+async fn stored_note(app: &TestApp, handover_id: i64) -> (Option<Vec<u8>>, Option<Vec<u8>>) {
+    const SQL: &str = "SELECT note_sealed, note_key FROM handovers WHERE id = $1";
+    on_db!(app.db(), |pool| sqlx::query_as(SQL).bind(handover_id).fetch_one(pool).await.unwrap())
 }
 
-async fn a_note_is_sealed_at_rest_and_destroyed_when_the_last_share_is_done(backend: Backend) {
+async fn sealed(app: &TestApp, handover_id: i64) -> Option<Vec<u8>> {
+    stored_note(app, handover_id).await.0
+}
+
+fn contains(haystack: &[u8], needle: &[u8]) -> bool {
+    haystack.windows(needle.len()).any(|w| w == needle)
+}
+
+async fn a_note_is_sealed_at_rest_under_its_own_key_and_destroyed_with_it_when_the_last_share_is_done(
+    backend: Backend,
+) {
     let app = TestApp::spawn_settled(backend, |s| s.access_time_gc = false).await;
     let shares =
         app.fake_share().note(NOTE).recipient("one@example.test").recipient("two@example.test").create_all().await;
     let handover = count(app.db(), "SELECT handover_id FROM shares WHERE id = $1", shares[0].id).await;
     assert_eq!(count(app.db(), "SELECT count(*) FROM files WHERE handover_id = $1", handover).await, 0);
-    let stored = sealed(&app, handover).await.expect("the note is stored");
-    assert!(!stored.windows(4).any(|w| w == b"4711"), "the note is stored in the clear");
-    assert_eq!(note_seal().open(handover, &stored).unwrap().expose(), NOTE);
-    assert!(note_seal().open(handover + 1, &stored).is_none(), "a note moved to another handover opened");
-    let kept = app.state.shares.links.repo().sealed_note(shares[0].id).await.unwrap();
-    assert_eq!(kept, Some((handover, stored.clone())));
+    let (Some(stored), Some(wrapped_key)) = stored_note(&app, handover).await else { panic!("the note is stored") };
+    assert!(!contains(&stored, b"4711"), "the note is stored in the clear");
+    let kept = app.state.shares.links.repo().sealed_note(shares[0].id).await.unwrap().expect("the note is there");
+    assert_eq!((kept.handover_id, &kept.sealed, kept.wrapped_key.as_ref()), (handover, &stored, Some(&wrapped_key)));
+    assert_eq!(note_seal().open(&kept).unwrap().expose(), NOTE);
+    let moved = SealedNote { handover_id: handover + 1, ..kept.clone() };
+    assert!(note_seal().open(&moved).is_none(), "a note moved to another handover opened");
 
     let repo = LifecycleRepository::new(app.db().clone(), Duration::ZERO, Duration::from_secs(60));
     let gc = ShareGc::new(repo, app.state.store.clone(), ShareEvents::new(app.db().clone()));
@@ -44,8 +58,29 @@ async fn a_note_is_sealed_at_rest_and_destroyed_when_the_last_share_is_done(back
 
     app.expire_share(shares[1].id).await;
     assert_eq!(gc.collect(10, Trigger::Cli).await.unwrap().purged, 1);
-    assert_eq!(sealed(&app, handover).await, None, "the note outlived its last share");
+    assert_eq!(stored_note(&app, handover).await, (None, None), "the note or its key outlived its last share");
     assert_eq!(count(app.db(), "SELECT count(*) FROM handovers WHERE id = $1 AND has_note", handover).await, 1);
+    // A copy of the row taken before, with the instance key, opens nothing without the note's key.
+    assert!(note_seal().open(&SealedNote { wrapped_key: None, ..kept }).is_none());
+}
+
+/// After a note ends, a copy of the database holds neither its ciphertext nor its key: not in the
+/// rows (what `pg_dump` or `.backup` copies) and, on SQLite, not in the file's freed pages either.
+async fn a_backup_taken_after_a_note_ended_opens_nothing(backend: Backend) {
+    let app = TestApp::spawn_settled(backend, |s| s.access_time_gc = false).await;
+    let share = app.fake_share().note(NOTE).create().await;
+    let handover = count(app.db(), "SELECT handover_id FROM shares WHERE id = $1", share.id).await;
+    let (Some(stored), Some(wrapped_key)) = stored_note(&app, handover).await else { panic!("the note is stored") };
+    app.expire_share(share.id).await;
+    app.state.services.gc.gc().collect(10, Trigger::Cli).await.unwrap();
+    assert_eq!(stored_note(&app, handover).await, (None, None));
+    if let Db::Sqlite(pool) = app.db() {
+        sqlx::query("PRAGMA wal_checkpoint(TRUNCATE)").execute(pool).await.unwrap();
+        let file = std::fs::read(app.data_dir.path().join("watasu.db")).unwrap();
+        for (what, bytes) in [("ciphertext", &stored), ("wrapped key", &wrapped_key)] {
+            assert!(!contains(&file, &bytes[12..40]), "the note's {what} is still in the database file");
+        }
+    }
 }
 
 async fn a_handover_carries_files_or_a_note_never_both(backend: Backend) {
@@ -84,12 +119,24 @@ async fn a_note_is_shown_to_the_claiming_browser_only_and_is_gone_after_the_grac
     assert_eq!(shown.status, 200);
     assert!(shown.body.contains(NOTE), "{}", shown.body);
     assert_eq!(shown.header("cache-control"), Some("no-store"));
+    // The page says until when this browser can show it again: the grace from its first showing.
+    let started: Timestamp = on_db!(app.db(), |pool| {
+        sqlx::query_scalar("SELECT delivery_started_at FROM shares WHERE id = $1")
+            .bind(one.id)
+            .fetch_one(pool)
+            .await
+            .unwrap()
+    });
+    let grace = chrono::Duration::from_std(app.state.config.settings.delivery_grace).unwrap();
+    let until = format::clock_time(Timestamp(started.0 + grace), Lang::Ja);
+    assert!(shown.body.contains(&until), "{until} not in {}", shown.body);
     assert!(event_kinds(&app, one.id).await.ends_with(&["downloaded".to_owned(), "download_completed".to_owned()]));
     // Back at the link during the grace: this browser was shown the note and may see it again.
     let again = format!("href=\"{note_path}\"");
     let back = browser.open_link(&one.token).await;
     assert_eq!(back.status, 410);
     assert!(back.body.contains("このメモは") && back.body.contains(&again), "{}", back.body);
+    assert!(back.body.contains(&until), "{until} not in {}", back.body);
 
     // Nobody else: another browser, even one the code let in before the claim.
     let stranger = app.browser();
@@ -115,6 +162,7 @@ async fn a_note_is_shown_to_the_claiming_browser_only_and_is_gone_after_the_grac
 
 both_backends!(
     a_note_is_shown_to_the_claiming_browser_only_and_is_gone_after_the_grace,
-    a_note_is_sealed_at_rest_and_destroyed_when_the_last_share_is_done,
+    a_note_is_sealed_at_rest_under_its_own_key_and_destroyed_with_it_when_the_last_share_is_done,
+    a_backup_taken_after_a_note_ended_opens_nothing,
     a_handover_carries_files_or_a_note_never_both,
 );

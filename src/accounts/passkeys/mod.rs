@@ -111,7 +111,7 @@ impl Passkeys {
             ceremonies: Ceremonies::new(db.clone()),
             db,
             relying_party,
-            handle_key: secret.derive("watasu passkey user handle v1"),
+            handle_key: secret.derive(crate::secret::Purpose::PasskeyHandle),
         }
     }
 

@@ -4,7 +4,10 @@
 //!
 //! Sealed with [`RowSeal`].
 
-use crate::{row_seal::RowSeal, secret::SecretKey};
+use crate::{
+    row_seal::RowSeal,
+    secret::{Purpose, SecretKey},
+};
 
 #[derive(Clone, Debug)]
 pub struct TotpKey(RowSeal);
@@ -16,7 +19,7 @@ pub struct Unreadable;
 
 impl TotpKey {
     pub fn derive(secret: &SecretKey) -> Self {
-        Self(RowSeal::derive(secret, "totp-secret-v1"))
+        Self(RowSeal::derive(secret, Purpose::TotpSecret))
     }
 
     pub fn seal(&self, user_id: i64, secret: &[u8]) -> Vec<u8> {

@@ -18,7 +18,7 @@ use super::Outbox;
 use crate::{
     db::{Dialect, Sql},
     on_db,
-    secret::SecretKey,
+    secret::{Purpose, SecretKey},
 };
 
 /// Starts every sealed body. The NUL byte cannot begin a formatted RFC 5322 message.
@@ -43,7 +43,7 @@ pub struct Unreadable;
 
 impl OutboxKey {
     pub fn derive(secret: &SecretKey) -> Self {
-        let key = secret.derive("mail-outbox-v1");
+        let key = secret.derive(Purpose::MailOutbox);
         Self(Aes256Gcm::new_from_slice(&key).expect("a 32-byte key"))
     }
 

@@ -160,7 +160,7 @@ impl Handover {
             return Ok(StillFetchable::Nothing);
         };
         Ok(match claimed.files.len() {
-            0 => StillFetchable::Note,
+            0 => StillFetchable::Note { until: self.note_visible_until(&claimed) },
             1 => StillFetchable::Nothing,
             _ => StillFetchable::Files(claimed.files),
         })
@@ -181,7 +181,10 @@ impl Handover {
 pub enum StillFetchable {
     Nothing,
     Files(Vec<ClaimedFile>),
-    Note,
+    /// The note, which this browser may show again until `until`.
+    Note {
+        until: Timestamp,
+    },
 }
 
 /// The time `wait` from now.

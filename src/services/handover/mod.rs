@@ -54,6 +54,10 @@ pub enum Refusal {
     /// A file's stored bytes did not authenticate (found before its first byte was answered).
     #[error("a stored file is damaged")]
     Damaged,
+    /// The secret note does not open with this instance's secret key (the key was replaced or
+    /// lost): refused before the claim, so the link works again once the right key is back.
+    #[error("the secret note does not open with this instance's secret key")]
+    NoteUnreadable,
     #[error(transparent)]
     Fault(#[from] Fault),
 }
@@ -386,12 +390,7 @@ impl Handover {
             return Err(Refusal::BeingChecked);
         }
         if asked == Asked::Note {
-            if !share.is_note() {
-                return Err(Refusal::NotAvailable("a note of a share of files"));
-            }
-            if self.access.links.repo().sealed_note(share.id).await?.is_none() {
-                return Err(Refusal::AlreadyDownloaded);
-            }
+            self.note_can_be_read(&share).await?;
         } else {
             self.files_can_be_read(&share, asked).await?;
         }

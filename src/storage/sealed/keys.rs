@@ -13,12 +13,12 @@ use aes_gcm::{
 };
 use rand::Rng;
 
-use crate::secret::SecretKey;
+use crate::secret::{Purpose, SecretKey};
 
 const NONCE_LEN: usize = 12;
-/// The purpose the key-encryption key is derived for; a new wrapping scheme takes a new label.
-const KEK_PURPOSE: &str = "stored file data keys v1";
-const ID_PURPOSE: &str = "stored file key id v1";
+/// The purpose the key-encryption key is derived for; a new wrapping scheme takes a new purpose.
+const KEK_PURPOSE: Purpose = Purpose::FileKeyWrap;
+const ID_PURPOSE: Purpose = Purpose::FileKeyId;
 
 /// One stored file's key. Never stored as it is, never logged.
 #[derive(Clone)]

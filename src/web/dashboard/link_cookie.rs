@@ -45,7 +45,7 @@ impl ShownOn {
 }
 
 fn cookie_key(state: &AppState) -> CookieKey {
-    CookieKey::derive_from(&state.services.parts().secret_key.derive("watasu created link cookie v1"))
+    CookieKey::derive_from(&state.services.parts().secret_key.derive(crate::secret::Purpose::CreatedLinkCookie))
 }
 
 /// The answer to the POST that made `links` (each with its share's id, the first one's page the

@@ -62,26 +62,28 @@ pub async fn recipient_refusals<E: Endpoint>(ep: Arc<E>, req: Request) -> poem::
     let (status, title, body, calm) = match error.downcast_ref::<AppError>() {
         Some(AppError::AlreadyDownloaded) => {
             let claimed = handover.claimed_here(&token, session.as_ref()).await.map_err(super::refusal)?;
-            let (title, here) =
+            let (title, here, until) =
                 match handover.still_fetchable(&token, session.as_ref()).await.map_err(super::refusal)? {
                     StillFetchable::Files(files) => {
                         again = files.into_iter().map(|file| (file.position, file.original_name)).collect();
-                        (rf.downloaded_title, rf.many.downloaded_here)
+                        (rf.downloaded_title, rf.many.downloaded_here, None)
                     }
-                    StillFetchable::Note => {
+                    StillFetchable::Note { until } => {
                         note_again = true;
-                        (rf.note.read_title, rf.note.read_here)
+                        (rf.note.read_title, rf.note.read_here, Some(until))
                     }
                     StillFetchable::Nothing if claimed.is_some_and(|c| c.note) => {
-                        (rf.note.read_title, rf.note.read_gone)
+                        (rf.note.read_title, rf.note.read_gone, None)
                     }
-                    StillFetchable::Nothing => (rf.downloaded_title, rf.downloaded_here),
+                    StillFetchable::Nothing => (rf.downloaded_title, rf.downloaded_here, None),
                 };
             if claimed.is_some() {
                 reply = super::reply::shown(&state, &token, session.as_ref()).await?;
             }
             let body = match claimed {
-                Some(claimed) => here.replace("{time}", &format::human_time(claimed.at, lang)),
+                Some(claimed) => here
+                    .replace("{time}", &format::human_time(claimed.at, lang))
+                    .replace("{until}", &until.map(|at| format::clock_time(at, lang)).unwrap_or_default()),
                 None => rf.downloaded_elsewhere.to_owned(),
             };
             (StatusCode::GONE, title, body, claimed.is_some())

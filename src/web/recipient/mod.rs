@@ -73,6 +73,7 @@ fn refusal(refusal: Refusal) -> AppError {
         Refusal::VerifyFirst => AppError::VerifyFirst,
         Refusal::BeingChecked => AppError::BeingChecked,
         Refusal::Damaged => AppError::FileDamaged,
+        Refusal::NoteUnreadable => AppError::NoteUnreadable,
         Refusal::Fault(fault) => fault.into(),
     }
 }

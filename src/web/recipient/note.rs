@@ -11,7 +11,7 @@ use poem::{
 
 use super::{claim_then, refusal};
 use crate::{
-    i18n::RecipientText,
+    i18n::{RecipientText, format},
     services::handover::{Asked, ReadNote},
     web::{AppError, AppState, Chrome, Context, middleware::SessionHandle, paths, see_other},
 };
@@ -24,6 +24,8 @@ struct NotePage<'a> {
     sender_name: &'a str,
     note: &'a str,
     message: &'a str,
+    /// "Copy the note … this browser can show it again until {time}".
+    keep_it: String,
 }
 
 /// POST /s/{token}/note: checks this session's grant and claims the share for it.
@@ -43,9 +45,11 @@ pub async fn show(
     Path(token): Path<String>,
 ) -> Result<Response, AppError> {
     let read = state.services.handover.read_note(&token, session.current().as_ref()).await.map_err(refusal)?;
-    let ReadNote::Shown { share, note } = read else { return Ok(see_other(&paths::link(&token))) };
+    let ReadNote::Shown { share, note, visible_until } = read else { return Ok(see_other(&paths::link(&token))) };
     let c = Chrome::for_request(req);
     let rf = &c.lang.text().recipient;
-    let page = NotePage { c, rf, sender_name: &share.sender_name, note: note.expose(), message: &share.message };
+    let keep_it = rf.note.keep_it.replace("{time}", &format::clock_time(visible_until, c.lang));
+    let page =
+        NotePage { c, rf, sender_name: &share.sender_name, note: note.expose(), message: &share.message, keep_it };
     Ok(Html(page.render()?).with_header(header::CACHE_CONTROL, "no-store").into_response())
 }

@@ -1,11 +1,13 @@
 //! The share page: the step a browser is at, with what its last form post did. A full page for a
 //! plain request, only the step for htmx.
 
+use std::time::Duration;
+
 use askama::Template;
 use poem::{IntoResponse, Request, Response, web::Html};
 
 use super::{
-    super::{AppError, Chrome, middleware::is_htmx, paths},
+    super::{AppError, AppState, Chrome, middleware::is_htmx, paths},
     reply::ReplyShown,
 };
 use crate::{
@@ -92,6 +94,8 @@ struct SharePage<'a> {
     /// The download step: "Reply with a file", or that the reply was made.
     reply: ReplyShown,
     reply_explain: String,
+    /// A note's warning, with how many minutes it stays visible once shown.
+    note_warning: String,
 }
 
 /// The upload step as the uploader sees it.
@@ -233,6 +237,12 @@ fn upload_view(
     UploadView { limits: text, room, arrived, refused }
 }
 
+/// The delivery grace in whole minutes (at least one): how long a shown note stays visible.
+fn grace_minutes(req: &Request) -> u64 {
+    let grace = req.data::<AppState>().map_or(Duration::ZERO, |state| state.config.settings.delivery_grace);
+    (grace.as_secs() / 60).max(1)
+}
+
 fn last_request(until: Option<Timestamp>, lang: Lang) -> Option<String> {
     until.map(|at| lang.text().recipient.last_request.replace("{time}", &format::clock_time(at, lang)))
 }
@@ -327,6 +337,7 @@ fn render_page(
         upload: shown.upload,
         reply,
         reply_explain: rq.reply_explain.replace("{sender}", &share.sender_name),
+        note_warning: rf.note.show_warning.replace("{minutes}", &grace_minutes(req).to_string()),
     };
     let html = if is_htmx(req) { page.as_step().render()? } else { page.render()? };
     Ok(Html(html).into_response())
