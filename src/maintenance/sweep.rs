@@ -18,7 +18,8 @@ use crate::{
 #[derive(Clone, Copy, Debug)]
 pub struct SweepSettings {
     pub session_idle: Duration,
-    /// How long purged shares keep their recipient, file name and message, and the outbox its mails.
+    /// How long purged shares keep their recipient, file name, message and uploader note, and the
+    /// mail and webhook outboxes their finished messages.
     pub retention: Duration,
 }
 
@@ -37,26 +38,28 @@ struct Statements {
     change: Sql,
     /// The batch's rows still there.
     present: Sql,
-    /// Scrubs the file names of the batch's rows first (the shares' retention sweep).
-    scrub_files: Option<Sql>,
+    /// Scrubs what hangs on the batch's rows first, while their condition still finds them (the
+    /// shares' retention sweep: their files' names and their request's uploader note).
+    scrub_related: &'static [Sql],
 }
 
 /// Builds a sweep's [`Statements`] from its table and condition: its rows are deleted, or, given
-/// `scrub` and `scrub_files`, the personal data of its rows and their files is emptied. The batch
+/// `scrub` and `related`, the personal data of its rows and of the rows of each `related` table
+/// that share their handover is emptied. The batch
 /// of ids is a JSON array read with `json_each` on SQLite and a bigint[] read with `unnest` on
 /// PostgreSQL.
 macro_rules! statements {
     ($table:literal, $condition:literal) => {
-        statements!(@ $table, $condition, ["DELETE FROM " $table], None)
+        statements!(@ $table, $condition, ["DELETE FROM " $table], &[])
     };
-    ($table:literal, $condition:literal, scrub: $scrub:literal, scrub_files: $files:literal) => {
-        statements!(@ $table, $condition, [$scrub], Some(sql!(
-            $files " WHERE handover_id IN (SELECT handover_id FROM " $table " WHERE id IN ("
+    ($table:literal, $condition:literal, scrub: $scrub:literal, related: [$($related:literal),+]) => {
+        statements!(@ $table, $condition, [$scrub], &[$(sql!(
+            $related " WHERE handover_id IN (SELECT handover_id FROM " $table " WHERE id IN ("
             { sqlite: "SELECT value FROM json_each($1)", postgres: "SELECT unnest($1::bigint[])" }
             ") AND " $condition ")"
-        )))
+        )),+])
     };
-    (@ $table:literal, $condition:literal, [$($change:tt)+], $scrub_files:expr) => {
+    (@ $table:literal, $condition:literal, [$($change:tt)+], $scrub_related:expr) => {
         Statements {
             scan: Sql::same(concat!(
                 "SELECT id FROM ", $table, " WHERE id > $1 AND ", $condition, " ORDER BY id LIMIT $4"
@@ -70,7 +73,7 @@ macro_rules! statements {
                 "SELECT id FROM " $table " WHERE id IN ("
                 { sqlite: "SELECT value FROM json_each($1)", postgres: "SELECT unnest($1::bigint[])" } ")"
             ),
-            scrub_files: $scrub_files,
+            scrub_related: $scrub_related,
         }
     };
 }
@@ -80,12 +83,18 @@ const CODES: Statements = statements!("otp_challenges", "expires_at <= $2");
 const INVITATIONS: Statements = statements!("invitations", "(used_at <= $2 OR expires_at <= $2)");
 const OUTBOX: Statements = statements!("mail_outbox", "status IN ('sent', 'dead', 'dropped') AND created_at <= $2");
 const RATE_LIMITS: Statements = statements!("rate_limit_hits", "at <= $2");
+/// A request's share is a share too: once it is scrubbed, so is the note its uploader left.
 const SHARE_RETENTION: Statements = statements!(
     "shares",
     "status = 'purged' AND recipient_email <> '' AND purged_at <= $2",
     scrub: "UPDATE shares SET recipient_email = '', message = ''",
-    scrub_files: "UPDATE files SET original_name = ''"
+    related: ["UPDATE files SET original_name = ''", "UPDATE file_requests SET uploader_note = ''"]
 );
+/// Webhook messages done with (delivered, given up, or never to be sent) go whole: their body
+/// names the recipient and the files, and is signed as is, so it cannot be scrubbed in place.
+/// The dispatcher has read past their source long before, so none is ever made again.
+const WEBHOOK_MESSAGES: Statements =
+    statements!("webhook_messages", "status IN ('delivered', 'dead', 'dropped') AND created_at <= $2");
 
 #[derive(Clone, Debug)]
 pub struct Sweep {
@@ -108,6 +117,7 @@ impl Sweep {
             Kind::Outbox => (Target::Mail, &OUTBOX, settings.retention, Duration::ZERO),
             Kind::RateLimits => (Target::RateLimitHit, &RATE_LIMITS, crate::ratelimit::LONGEST_WINDOW, Duration::ZERO),
             Kind::ShareRetention => (Target::SharePersonalData, &SHARE_RETENTION, settings.retention, Duration::ZERO),
+            Kind::WebhookMessages => (Target::WebhookMessage, &WEBHOOK_MESSAGES, settings.retention, Duration::ZERO),
             Kind::All | Kind::ShareGc | Kind::Leftovers => unreachable!("{kind:?} is not a sweep"),
         };
         Self { kind, target_kind, statements, keep, idle }
@@ -192,8 +202,8 @@ impl SweepRun<'_> {
             let (batch, cutoff, idle_cutoff) =
                 (pool.id_batch(ids), pool.time(self.cutoff), pool.time(self.idle_cutoff));
             let mut tx = pool.begin_write().await?;
-            if let Some(scrub_files) = &statements.scrub_files {
-                let query = sqlx::query(pool.sql(scrub_files)).bind(&batch).bind(cutoff).bind(idle_cutoff);
+            for related in statements.scrub_related {
+                let query = sqlx::query(pool.sql(related)).bind(&batch).bind(cutoff).bind(idle_cutoff);
                 query.execute(&mut *tx).await?;
             }
             let done: Vec<i64> = sqlx::query_scalar(pool.sql(&statements.change))
@@ -250,17 +260,18 @@ mod tests {
              AND (expires_at <= $2 OR last_seen_at <= $3) RETURNING id"
         );
         assert_eq!(SESSIONS.present.postgres, "SELECT id FROM sessions WHERE id IN (SELECT unnest($1::bigint[]))");
-        assert!(SESSIONS.scrub_files.is_none());
+        assert!(SESSIONS.scrub_related.is_empty());
     }
 
     #[test]
-    fn the_retention_sweep_scrubs_shares_and_their_file_names_instead_of_deleting() {
+    fn the_retention_sweep_scrubs_shares_their_file_names_and_uploader_notes_instead_of_deleting() {
         assert!(SHARE_RETENTION.change.postgres.starts_with("UPDATE shares SET recipient_email = '', message = ''"));
-        let files = SHARE_RETENTION.scrub_files.expect("the shares' sweep scrubs file names");
+        let [files, note] = SHARE_RETENTION.scrub_related else { panic!("files and the request's note") };
         assert!(
             files.sqlite.starts_with(
                 "UPDATE files SET original_name = '' WHERE handover_id IN (SELECT handover_id FROM shares"
             )
         );
+        assert!(note.postgres.starts_with("UPDATE file_requests SET uploader_note = '' WHERE handover_id IN"));
     }
 }

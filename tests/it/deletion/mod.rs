@@ -3,6 +3,7 @@
 //! after a search, and who may see what. Restores and logs are in `restore`.
 
 mod admin_pages;
+mod every_store;
 pub(crate) mod fixtures;
 mod misbehaving_store;
 mod object_store;
