@@ -92,9 +92,20 @@ const SHARE_RETENTION: Statements = statements!(
 );
 /// Webhook messages done with (delivered, given up, or never to be sent) go whole: their body
 /// names the recipient and the files, and is signed as is, so it cannot be scrubbed in place.
-/// The dispatcher has read past their source long before, so none is ever made again.
-const WEBHOOK_MESSAGES: Statements =
-    statements!("webhook_messages", "status IN ('delivered', 'dead', 'dropped') AND created_at <= $2");
+/// Only a message whose source the dispatcher never reads again goes: its id at least the
+/// dispatcher's lookback (200 ids) behind that source's cursor, or a test event, which is made
+/// once. A message the dispatcher could still read would be made and sent again once it is gone
+/// (a quiet instance's last 200 events can be older than the retention). `CASE` keeps
+/// PostgreSQL from casting a source of another kind.
+const WEBHOOK_MESSAGES: Statements = statements!(
+    "webhook_messages",
+    "status IN ('delivered', 'dead', 'dropped') AND created_at <= $2
+     AND CASE WHEN source LIKE 'test:%' THEN TRUE
+              ELSE EXISTS (SELECT 1 FROM webhook_cursors c
+                            WHERE CASE WHEN source LIKE c.name || ':%'
+                                       THEN CAST(substr(source, length(c.name) + 2) AS BIGINT) <= c.last_id - 200
+                                       ELSE FALSE END) END"
+);
 
 #[derive(Clone, Debug)]
 pub struct Sweep {
@@ -250,7 +261,7 @@ fn outcomes(ids: &[i64], done: &[i64], remaining: &[i64]) -> Vec<(i64, Outcome, 
 
 #[cfg(test)]
 mod tests {
-    use super::{SESSIONS, SHARE_RETENTION};
+    use super::{SESSIONS, SHARE_RETENTION, WEBHOOK_MESSAGES};
 
     #[test]
     fn a_sweep_deletes_its_batch_through_each_dialects_id_list_with_the_condition_repeated() {
@@ -273,5 +284,11 @@ mod tests {
             )
         );
         assert!(note.postgres.starts_with("UPDATE file_requests SET uploader_note = '' WHERE handover_id IN"));
+    }
+
+    #[test]
+    fn the_webhook_sweep_leaves_what_the_dispatchers_lookback_reads_again() {
+        let behind = format!("c.last_id - {}", crate::services::webhooks::LOOKBACK);
+        assert!(WEBHOOK_MESSAGES.change.sqlite.contains(&behind), "the sweep's lookback is the dispatcher's");
     }
 }

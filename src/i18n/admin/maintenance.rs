@@ -28,7 +28,7 @@ impl MaintenanceText {
             Kind::Outbox => ["Outbox", "送信メール"],
             Kind::RateLimits => ["Rate limits", "回数制限の記録"],
             Kind::ShareRetention => ["Share retention", "共有の保存期間"],
-            Kind::WebhookMessages => ["Webhook messages", "Webhook の送信記録"],
+            Kind::WebhookMessages => ["Webhook messages", "Webhook メッセージ"],
             Kind::ShareGc => ["File clean-up", "ファイルの後片付け"],
             Kind::Leftovers => ["Leftover files", "残ったファイルの掃除"],
         })

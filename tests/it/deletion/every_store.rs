@@ -25,17 +25,17 @@ const ENDPOINT_URL: &str = "https://hooks.leaver.example/in";
 /// Rows in every store `populate` leaves empty, each written for the sender (`$1`).
 const PLANTS: [Sql; 16] = [
     sql!("INSERT INTO api_tokens (user_id, name, lookup_id, token_hash, scopes)
-          VALUES ($1, 'nightly-export-of-leaver', 'lookup-of-leaver', 'hash-of-leaver', 'shares:read')"),
-    sql!("INSERT INTO passkeys (user_id, credential_id, name, passkey) VALUES ($1, " { sqlite: "X'0102'", postgres: "'\\x0102'::bytea" } ", 'Phone of the leaver', '{}')"),
+          VALUES ($1, 'nightly-export-of-leaver', 'lookup-of-' || CAST($1 AS TEXT), 'hash-of-leaver', 'shares:read')"),
+    sql!("INSERT INTO passkeys (user_id, credential_id, name, passkey) VALUES ($1, " { sqlite: "CAST('credential-' || $1 AS BLOB)", postgres: "convert_to('credential-' || CAST($1 AS TEXT), 'UTF8')" } ", 'Phone of the leaver', '{}')"),
     sql!("INSERT INTO totp_factors (user_id, secret_sealed) VALUES ($1, " { sqlite: "X'0102'", postgres: "'\\x0102'::bytea" } ")"),
     sql!("INSERT INTO recovery_codes (user_id, code_hash) VALUES ($1, 'recovery-hash-of-leaver')"),
     // A password sign-in still owing its second factor: a signed-out session, not the account's.
     sql!("INSERT INTO sessions (id_hash, csrf_secret, expires_at)
-          SELECT 'pending-of-leaver', 'x', " now " + " secs("3600") " FROM users WHERE id = $1"),
+          SELECT 'pending-of-' || CAST($1 AS TEXT), 'x', " now " + " secs("3600") " FROM users WHERE id = $1"),
     sql!("INSERT INTO pending_sign_ins (session_id, user_id, purpose, expires_at)
-          SELECT id, $1, 'verify', " now " + " secs("600") " FROM sessions WHERE id_hash = 'pending-of-leaver'"),
+          SELECT id, $1, 'verify', " now " + " secs("600") " FROM sessions WHERE id_hash = 'pending-of-' || CAST($1 AS TEXT)"),
     sql!("INSERT INTO passkey_ceremonies (session_id, purpose, user_id, state, expires_at)
-          SELECT id, 'second_factor', $1, '{}', " now " + " secs("600") " FROM sessions WHERE id_hash = 'pending-of-leaver'"),
+          SELECT id, 'second_factor', $1, '{}', " now " + " secs("600") " FROM sessions WHERE id_hash = 'pending-of-' || CAST($1 AS TEXT)"),
     sql!("UPDATE handovers SET has_note = TRUE, note_sealed = " { sqlite: "X'0102'", postgres: "'\\x0102'::bytea" } "
            WHERE id = (SELECT min(id) FROM handovers WHERE sender_id = $1)"),
     // A reply to one of the sender's shares, with the note its uploader left.
@@ -47,7 +47,7 @@ const PLANTS: [Sql; 16] = [
     sql!("INSERT INTO webhook_endpoints (owner_id, team, url, event_types, secret, after_event_id, after_share_id)
           VALUES ($1, FALSE, 'https://hooks.leaver.example/in', 'share.opened', " { sqlite: "X'0102'", postgres: "'\\x0102'::bytea" } ", 1000000000, 1000000000)"),
     sql!("INSERT INTO webhook_messages (endpoint_id, source, sender_id, message_id, event_type, body, status)
-          SELECT id, 'share:1', $1, 'msg_own_endpoint', 'share.created', '{}', 'delivered'
+          SELECT id, 'shares:1', $1, 'own-endpoint-' || CAST($1 AS TEXT), 'share.created', '{}', 'delivered'
             FROM webhook_endpoints WHERE owner_id = $1"),
     sql!("INSERT INTO upload_pieces (upload_id, start_offset, piece) SELECT id, 0, 'piece-0' FROM uploads WHERE owner_id = $1"),
     sql!("INSERT INTO upload_parts (upload_id, start_offset, e_tag) SELECT id, 0, 'etag-0' FROM uploads WHERE owner_id = $1"),
@@ -62,7 +62,7 @@ const TEAM_ENDPOINT: Sql = sql!(
 );
 const ON_TEAM_ENDPOINT: Sql = sql!(
     "INSERT INTO webhook_messages (endpoint_id, source, sender_id, message_id, event_type, body, status)
-     SELECT id, 'share:2', $1, 'msg_team_endpoint', 'share.created', '{}', 'delivered'
+     SELECT id, 'shares:' || CAST($1 AS TEXT), $1, 'team-endpoint-' || CAST($1 AS TEXT), 'share.created', '{}', 'delivered'
        FROM webhook_endpoints WHERE url = 'https://hooks.team.example/in'"
 );
 const POLICY_SET_BY: Sql = sql!("UPDATE sign_in_policy SET updated_by = $1, updated_at = " now);
@@ -126,21 +126,27 @@ impl Keys {
     }
 }
 
-async fn plant_in_every_store(app: &TestApp, sender: i64, bystander: i64) {
+/// The team endpoint of `owner` (an admin's, hearing every sender), made once: each planted
+/// sender gets a message on it.
+pub(super) async fn team_endpoint(app: &TestApp, owner: i64) {
+    assert_eq!(execute(app.db(), TEAM_ENDPOINT, owner).await, 1);
+}
+
+/// Data of `sender` in every store `populate` leaves empty, and a message on the team endpoint
+/// ([`team_endpoint`]) about one of the sender's shares.
+pub(super) async fn plant_in_every_store(app: &TestApp, sender: i64) {
     let db = app.db();
-    for plant in PLANTS {
-        assert!(execute(db, plant, sender).await > 0, "{}", plant.sqlite);
+    for plant in PLANTS.iter().chain([&ON_TEAM_ENDPOINT, &POLICY_SET_BY]) {
+        assert!(execute(db, *plant, sender).await > 0, "{}", plant.sqlite);
     }
-    execute(db, TEAM_ENDPOINT, bystander).await;
-    execute(db, ON_TEAM_ENDPOINT, sender).await;
-    execute(db, POLICY_SET_BY, sender).await;
 }
 
 async fn a_case_names_every_store_in_its_evidence_and_leaves_the_sender_in_none(backend: Backend) {
     let app = deletion_app(backend).await;
     let bystander = populate(&app, "other@example.test").await;
     let sender = populate(&app, "leaving@example.test").await;
-    plant_in_every_store(&app, sender.id, bystander.id).await;
+    team_endpoint(&app, bystander.id).await;
+    plant_in_every_store(&app, sender.id).await;
     let keys = Keys::of(app.db(), sender.id, &sender.email).await;
     let before = keys.counts(app.db()).await;
     let empty: Vec<_> = before.iter().filter(|(_, n)| *n == 0).collect();

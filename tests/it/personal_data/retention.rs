@@ -1,7 +1,7 @@
 //! Personal data past its retention (`WATASU_RETENTION`, 30 days by default), in the new stores:
 //! a webhook message names the recipient and the files, so once it is done with (delivered, dead
-//! or dropped) and older than the retention it goes whole; a request's uploader note is scrubbed
-//! with its share. Time moves through the database.
+//! or dropped), older than the retention and behind what the dispatcher reads again it goes
+//! whole; a request's uploader note is scrubbed with its share. Time moves through the database.
 
 use std::collections::HashSet;
 
@@ -34,14 +34,15 @@ const ENDPOINT: Sql = sql!(
     { sqlite: "X'0102'", postgres: "'\\x0102'::bytea" } ", 0, 0)"
 );
 
-/// One message on the sender's endpoint, named `name`, in `status`.
-async fn message(db: &Db, sender: i64, name: &str, status: &str) -> i64 {
+/// One message on the sender's endpoint about `source`, named `name`, in `status`.
+async fn message(db: &Db, sender: i64, (name, source, status): (&str, &str, &str)) -> i64 {
     const INSERT: &str =
         "INSERT INTO webhook_messages (endpoint_id, source, sender_id, message_id, event_type, body, status)
-         SELECT id, $2, owner_id, $2, 'share.downloaded', $3, $4 FROM webhook_endpoints WHERE owner_id = $1
+         SELECT id, $2, owner_id, $3, 'share.downloaded', $4, $5 FROM webhook_endpoints WHERE owner_id = $1
          RETURNING id";
     on_db!(db, |pool| sqlx::query_scalar(INSERT)
         .bind(sender)
+        .bind(source)
         .bind(name)
         .bind(BODY)
         .bind(status)
@@ -56,28 +57,46 @@ async fn message_names(db: &Db) -> HashSet<String> {
     names.into_iter().collect()
 }
 
+/// Past the retention, finished, and behind what the dispatcher reads again (its cursors are at
+/// 1000): these go.
+const GONE: [(&str, &str, &str); 5] = [
+    ("old-delivered", "share_events:1", "delivered"),
+    ("old-dead", "share_events:2", "dead"),
+    ("old-dropped", "shares:3", "dropped"),
+    ("old-test", "test:0a1b", "delivered"),
+    ("old-at-the-edge", "share_events:800", "delivered"),
+];
+/// These stay: still waiting or being sent, younger than the retention, or a source the
+/// dispatcher's lookback (200 ids) reads again, which would make and send it once more.
+const KEPT: [(&str, &str, &str); 5] = [
+    ("old-pending", "share_events:4", "pending"),
+    ("old-sending", "share_events:5", "sending"),
+    ("old-in-the-lookback", "share_events:801", "delivered"),
+    ("old-share-in-the-lookback", "shares:900", "dead"),
+    ("young-delivered", "share_events:6", "delivered"),
+];
+
 async fn finished_webhook_messages_go_past_the_retention_and_waiting_or_younger_ones_stay(backend: Backend) {
     let app = quiet_app(backend).await;
     let db = app.db();
     let sender = app.create_sender_with_password("hooks@example.test", "Hook Owner", PASSWORD).await;
     execute(db, ENDPOINT, sender).await;
+    execute(db, Sql::same("UPDATE webhook_cursors SET last_id = 1000 WHERE last_id < $1"), 1000).await;
     let mut gone = Vec::new();
-    for status in ["delivered", "dead", "dropped"] {
-        gone.push(message(db, sender, &format!("old-{status}"), status).await);
+    for planted in GONE {
+        gone.push(message(db, sender, planted).await);
     }
-    for status in ["pending", "sending"] {
-        message(db, sender, &format!("old-{status}"), status).await;
+    for planted in KEPT {
+        message(db, sender, planted).await;
     }
-    message(db, sender, "young-delivered", "delivered").await;
     clock::set_ago(db, "webhook_messages", &["created_at"], 31 * DAY, "message_id LIKE 'old-%'").await;
     clock::set_ago(db, "webhook_messages", &["created_at"], 29 * DAY, "message_id LIKE 'young-%'").await;
 
     let run = app.state.services.maintenance.run_now(Kind::WebhookMessages, Trigger::Cli).await.unwrap();
 
-    assert_eq!((run.state.code(), run.deleted, run.skipped), ("succeeded", 3, 0));
-    let left = message_names(db).await;
-    let expected: HashSet<String> = ["old-pending", "old-sending", "young-delivered"].map(String::from).into();
-    assert_eq!(left, expected, "only finished messages past the retention go");
+    assert_eq!((run.state.code(), run.deleted, run.skipped), ("succeeded", 5, 0));
+    let expected: HashSet<String> = KEPT.map(|(name, _, _)| name.to_owned()).into();
+    assert_eq!(message_names(db).await, expected, "only finished messages past the retention and the lookback go");
     for id in gone {
         assert_eq!(item_outcome(db, run.id, id).await, "deleted");
     }
