@@ -10,6 +10,7 @@ mod object_store;
 mod races;
 mod restore;
 mod states;
+mod upgrade;
 
 use std::sync::atomic::Ordering;
 
