@@ -122,7 +122,8 @@ pub enum SignInCommand {
 pub enum MaintenanceCommand {
     /// Run the sweeps now and print the ledger summary of the run.
     Run {
-        /// One sweep: sessions, codes, invitations, outbox, rate_limits, share_retention; or all.
+        /// One sweep: sessions, codes, invitations, outbox, rate_limits, share_retention, webhook_messages;
+        /// or all.
         #[arg(long, default_value = "all")]
         kind: String,
     },

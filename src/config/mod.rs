@@ -244,8 +244,8 @@ pub struct Settings {
     #[arg(long, env = "WATASU_MAINTENANCE_INTERVAL", default_value = "15m", value_parser = parse_duration, global = true)]
     pub maintenance_interval: Duration,
 
-    /// Purged shares keep their recipient address, file name and message this long, and sent or
-    /// failed mails their record; then a sweep removes them.
+    /// Purged shares keep their recipient address, file name, message and uploader's note this
+    /// long, and sent or failed mails and webhook messages their record; then a sweep removes them.
     #[arg(long, env = "WATASU_RETENTION", default_value = "30d", value_parser = parse_duration, global = true)]
     pub retention: Duration,
 

@@ -32,6 +32,8 @@ crate::db_code! {
         Outbox = "outbox",
         RateLimits = "rate_limits",
         ShareRetention = "share_retention",
+        /// Finished webhook messages past the retention (their bodies name recipients and files).
+        WebhookMessages = "webhook_messages",
         /// The garbage collector's passes (seed 000), recorded here per share.
         ShareGc = "share_gc",
         /// The store's leftover sweep, recorded by its counts (leftovers have no rows to name).
@@ -42,8 +44,15 @@ crate::db_code! {
 impl Kind {
     /// The sweeps an `All` run goes through, in this order: codes before the sessions whose
     /// deletion would cascade to them unrecorded.
-    pub const SWEEPS: [Kind; 6] =
-        [Kind::Codes, Kind::Sessions, Kind::Invitations, Kind::Outbox, Kind::RateLimits, Kind::ShareRetention];
+    pub const SWEEPS: [Kind; 7] = [
+        Kind::Codes,
+        Kind::Sessions,
+        Kind::Invitations,
+        Kind::Outbox,
+        Kind::RateLimits,
+        Kind::ShareRetention,
+        Kind::WebhookMessages,
+    ];
 
     /// The kinds a person may ask for (the GC has its own triggers).
     pub fn requestable(text: &str) -> Option<Self> {
@@ -91,6 +100,7 @@ crate::db_code! {
         Mail = "mail",
         RateLimitHit = "rate_limit_hit",
         SharePersonalData = "share_personal_data",
+        WebhookMessage = "webhook_message",
         Share = "share",
         Upload = "upload",
     }

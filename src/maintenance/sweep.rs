@@ -18,7 +18,8 @@ use crate::{
 #[derive(Clone, Copy, Debug)]
 pub struct SweepSettings {
     pub session_idle: Duration,
-    /// How long purged shares keep their recipient, file name and message, and the outbox its mails.
+    /// How long purged shares keep their recipient, file name, message and uploader note, and the
+    /// mail and webhook outboxes their finished messages.
     pub retention: Duration,
 }
 
@@ -37,26 +38,28 @@ struct Statements {
     change: Sql,
     /// The batch's rows still there.
     present: Sql,
-    /// Scrubs the file names of the batch's rows first (the shares' retention sweep).
-    scrub_files: Option<Sql>,
+    /// Scrubs what hangs on the batch's rows first, while their condition still finds them (the
+    /// shares' retention sweep: their files' names and their request's uploader note).
+    scrub_related: &'static [Sql],
 }
 
 /// Builds a sweep's [`Statements`] from its table and condition: its rows are deleted, or, given
-/// `scrub` and `scrub_files`, the personal data of its rows and their files is emptied. The batch
+/// `scrub` and `related`, the personal data of its rows and of the rows of each `related` table
+/// that share their handover is emptied. The batch
 /// of ids is a JSON array read with `json_each` on SQLite and a bigint[] read with `unnest` on
 /// PostgreSQL.
 macro_rules! statements {
     ($table:literal, $condition:literal) => {
-        statements!(@ $table, $condition, ["DELETE FROM " $table], None)
+        statements!(@ $table, $condition, ["DELETE FROM " $table], &[])
     };
-    ($table:literal, $condition:literal, scrub: $scrub:literal, scrub_files: $files:literal) => {
-        statements!(@ $table, $condition, [$scrub], Some(sql!(
-            $files " WHERE handover_id IN (SELECT handover_id FROM " $table " WHERE id IN ("
+    ($table:literal, $condition:literal, scrub: $scrub:literal, related: [$($related:literal),+]) => {
+        statements!(@ $table, $condition, [$scrub], &[$(sql!(
+            $related " WHERE handover_id IN (SELECT handover_id FROM " $table " WHERE id IN ("
             { sqlite: "SELECT value FROM json_each($1)", postgres: "SELECT unnest($1::bigint[])" }
             ") AND " $condition ")"
-        )))
+        )),+])
     };
-    (@ $table:literal, $condition:literal, [$($change:tt)+], $scrub_files:expr) => {
+    (@ $table:literal, $condition:literal, [$($change:tt)+], $scrub_related:expr) => {
         Statements {
             scan: Sql::same(concat!(
                 "SELECT id FROM ", $table, " WHERE id > $1 AND ", $condition, " ORDER BY id LIMIT $4"
@@ -70,7 +73,7 @@ macro_rules! statements {
                 "SELECT id FROM " $table " WHERE id IN ("
                 { sqlite: "SELECT value FROM json_each($1)", postgres: "SELECT unnest($1::bigint[])" } ")"
             ),
-            scrub_files: $scrub_files,
+            scrub_related: $scrub_related,
         }
     };
 }
@@ -80,11 +83,28 @@ const CODES: Statements = statements!("otp_challenges", "expires_at <= $2");
 const INVITATIONS: Statements = statements!("invitations", "(used_at <= $2 OR expires_at <= $2)");
 const OUTBOX: Statements = statements!("mail_outbox", "status IN ('sent', 'dead', 'dropped') AND created_at <= $2");
 const RATE_LIMITS: Statements = statements!("rate_limit_hits", "at <= $2");
+/// A request's share is a share too: once it is scrubbed, so is the note its uploader left.
 const SHARE_RETENTION: Statements = statements!(
     "shares",
     "status = 'purged' AND recipient_email <> '' AND purged_at <= $2",
     scrub: "UPDATE shares SET recipient_email = '', message = ''",
-    scrub_files: "UPDATE files SET original_name = ''"
+    related: ["UPDATE files SET original_name = ''", "UPDATE file_requests SET uploader_note = ''"]
+);
+/// Webhook messages done with (delivered, given up, or never to be sent) go whole: their body
+/// names the recipient and the files, and is signed as is, so it cannot be scrubbed in place.
+/// Only a message whose source the dispatcher never reads again goes: its id at least the
+/// dispatcher's lookback (200 ids) behind that source's cursor, or a test event, which is made
+/// once. A message the dispatcher could still read would be made and sent again once it is gone
+/// (a quiet instance's last 200 events can be older than the retention). `CASE` keeps
+/// PostgreSQL from casting a source of another kind.
+const WEBHOOK_MESSAGES: Statements = statements!(
+    "webhook_messages",
+    "status IN ('delivered', 'dead', 'dropped') AND created_at <= $2
+     AND CASE WHEN source LIKE 'test:%' THEN TRUE
+              ELSE EXISTS (SELECT 1 FROM webhook_cursors c
+                            WHERE CASE WHEN source LIKE c.name || ':%'
+                                       THEN CAST(substr(source, length(c.name) + 2) AS BIGINT) <= c.last_id - 200
+                                       ELSE FALSE END) END"
 );
 
 #[derive(Clone, Debug)]
@@ -108,6 +128,7 @@ impl Sweep {
             Kind::Outbox => (Target::Mail, &OUTBOX, settings.retention, Duration::ZERO),
             Kind::RateLimits => (Target::RateLimitHit, &RATE_LIMITS, crate::ratelimit::LONGEST_WINDOW, Duration::ZERO),
             Kind::ShareRetention => (Target::SharePersonalData, &SHARE_RETENTION, settings.retention, Duration::ZERO),
+            Kind::WebhookMessages => (Target::WebhookMessage, &WEBHOOK_MESSAGES, settings.retention, Duration::ZERO),
             Kind::All | Kind::ShareGc | Kind::Leftovers => unreachable!("{kind:?} is not a sweep"),
         };
         Self { kind, target_kind, statements, keep, idle }
@@ -192,8 +213,8 @@ impl SweepRun<'_> {
             let (batch, cutoff, idle_cutoff) =
                 (pool.id_batch(ids), pool.time(self.cutoff), pool.time(self.idle_cutoff));
             let mut tx = pool.begin_write().await?;
-            if let Some(scrub_files) = &statements.scrub_files {
-                let query = sqlx::query(pool.sql(scrub_files)).bind(&batch).bind(cutoff).bind(idle_cutoff);
+            for related in statements.scrub_related {
+                let query = sqlx::query(pool.sql(related)).bind(&batch).bind(cutoff).bind(idle_cutoff);
                 query.execute(&mut *tx).await?;
             }
             let done: Vec<i64> = sqlx::query_scalar(pool.sql(&statements.change))
@@ -240,7 +261,7 @@ fn outcomes(ids: &[i64], done: &[i64], remaining: &[i64]) -> Vec<(i64, Outcome, 
 
 #[cfg(test)]
 mod tests {
-    use super::{SESSIONS, SHARE_RETENTION};
+    use super::{SESSIONS, SHARE_RETENTION, WEBHOOK_MESSAGES};
 
     #[test]
     fn a_sweep_deletes_its_batch_through_each_dialects_id_list_with_the_condition_repeated() {
@@ -250,17 +271,24 @@ mod tests {
              AND (expires_at <= $2 OR last_seen_at <= $3) RETURNING id"
         );
         assert_eq!(SESSIONS.present.postgres, "SELECT id FROM sessions WHERE id IN (SELECT unnest($1::bigint[]))");
-        assert!(SESSIONS.scrub_files.is_none());
+        assert!(SESSIONS.scrub_related.is_empty());
     }
 
     #[test]
-    fn the_retention_sweep_scrubs_shares_and_their_file_names_instead_of_deleting() {
+    fn the_retention_sweep_scrubs_shares_their_file_names_and_uploader_notes_instead_of_deleting() {
         assert!(SHARE_RETENTION.change.postgres.starts_with("UPDATE shares SET recipient_email = '', message = ''"));
-        let files = SHARE_RETENTION.scrub_files.expect("the shares' sweep scrubs file names");
+        let [files, note] = SHARE_RETENTION.scrub_related else { panic!("files and the request's note") };
         assert!(
             files.sqlite.starts_with(
                 "UPDATE files SET original_name = '' WHERE handover_id IN (SELECT handover_id FROM shares"
             )
         );
+        assert!(note.postgres.starts_with("UPDATE file_requests SET uploader_note = '' WHERE handover_id IN"));
+    }
+
+    #[test]
+    fn the_webhook_sweep_leaves_what_the_dispatchers_lookback_reads_again() {
+        let behind = format!("c.last_id - {}", crate::services::webhooks::LOOKBACK);
+        assert!(WEBHOOK_MESSAGES.change.sqlite.contains(&behind), "the sweep's lookback is the dispatcher's");
     }
 }

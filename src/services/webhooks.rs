@@ -49,8 +49,9 @@ const RETRY_CAP: Duration = Duration::from_secs(6 * 3600);
 pub const GIVE_UP_AFTER: Duration = Duration::from_secs(3 * 24 * 3600);
 /// A message in 'sending' longer than this was left by a crashed worker (far beyond one attempt).
 const STUCK_AFTER: Duration = Duration::from_secs(10 * 60);
-/// Ids read again behind the dispatcher's cursor (see the module's comment).
-const LOOKBACK: i64 = 200;
+/// Ids read again behind the dispatcher's cursor (see the module's comment). The webhook
+/// messages' retention sweep leaves the messages of these ids alone.
+pub(crate) const LOOKBACK: i64 = 200;
 /// New ids one dispatch pass reads at most per source.
 const DISPATCH_BATCH: i64 = 300;
 /// Messages one delivery pass sends at most.

@@ -92,6 +92,7 @@ mod outbox_upgrade;
 mod oversized_form;
 mod passkeys;
 mod password_change;
+mod personal_data;
 mod platform;
 mod proxy_client_addr;
 mod recipient;

@@ -28,6 +28,7 @@ impl MaintenanceText {
             Kind::Outbox => ["Outbox", "送信メール"],
             Kind::RateLimits => ["Rate limits", "回数制限の記録"],
             Kind::ShareRetention => ["Share retention", "共有の保存期間"],
+            Kind::WebhookMessages => ["Webhook messages", "Webhook メッセージ"],
             Kind::ShareGc => ["File clean-up", "ファイルの後片付け"],
             Kind::Leftovers => ["Leftover files", "残ったファイルの掃除"],
         })
@@ -69,6 +70,7 @@ impl MaintenanceText {
             Target::Mail => ["Mail", "メール"],
             Target::RateLimitHit => ["Rate-limit entry", "回数制限の記録"],
             Target::SharePersonalData => ["Share's personal data", "共有の個人データ"],
+            Target::WebhookMessage => ["Webhook message", "Webhook メッセージ"],
             Target::Share => ["Share", "共有"],
             Target::Upload => ["Upload", "アップロード"],
         })

@@ -3,12 +3,14 @@
 //! after a search, and who may see what. Restores and logs are in `restore`.
 
 mod admin_pages;
+mod every_store;
 pub(crate) mod fixtures;
 mod misbehaving_store;
 mod object_store;
 mod races;
 mod restore;
 mod states;
+mod upgrade;
 
 use std::sync::atomic::Ordering;
 
@@ -132,8 +134,10 @@ async fn a_crash_after_any_step_resumes_without_repeating_or_missing_anything(ba
     let app = deletion_app(backend).await;
     let bystander = populate(&app, "other@example.test").await;
     let untouched = leftovers(&app, &bystander).await;
+    every_store::team_endpoint(&app, bystander.id).await;
     for (n, store) in Store::ORDER.into_iter().enumerate() {
         let sender = populate(&app, &format!("crash-{n}@example.test")).await;
+        every_store::plant_in_every_store(&app, sender.id).await;
         let request =
             OpenRequest { subject_id: sender.id, actor_id: Some(sender.id), role: ActorRole::Own, reapplies: None };
         let crashing = runner(&app, "restarting-instance").interrupt_after(store);
