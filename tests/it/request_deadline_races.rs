@@ -2,10 +2,18 @@
 //! while the GC collects the request that just ended. The request's end and a commit exclude each
 //! other: what committed first is kept whole (a file the GC then removes with the request, an
 //! answer the GC then leaves alone), what comes after is refused and keeps nothing, and no round
-//! ends in between. Each race runs many rounds, the deadline passing at another point of the
-//! uploader's request in each; time moves through the database, never by sleeping.
+//! ends in between. Each race runs many rounds, the deadline set through the database's clock to
+//! pass at another point of the uploader's request in each, while GC passes run back to back
+//! until the request has ended one way or the other; no round sleeps or waits for a quiet moment.
+//! The window they aim at is PostgreSQL's, where a transaction's clock is the one it began with.
 
-use watasu::maintenance::Trigger;
+use std::time::{Duration, Instant};
+
+use watasu::{
+    db::{Dialect, Sql},
+    maintenance::Trigger,
+    on_db, sql,
+};
 
 use crate::{
     both_backends,
@@ -15,7 +23,7 @@ use crate::{
 };
 
 /// Rounds per race: each is one chance for a commit to slip past the request's end.
-const ROUNDS: usize = 24;
+const ROUNDS: usize = 36;
 
 /// What a round's uploader holds: the request, the verified browser and its form token.
 struct Round {
@@ -40,16 +48,45 @@ impl Round {
     }
 }
 
-/// The request's deadline passes now (while it is open: an answered request's keeping is not its
-/// deadline), and a GC pass follows at once, so the collector meets the request as it ends. The
-/// round's number of database round trips first moves that moment along the uploader's request.
-async fn end_and_collect(app: &TestApp, request: &TestRequest, round: usize) {
-    for _ in 0..round % 12 {
-        count(app.db(), "SELECT count(*) FROM shares WHERE id = $1", request.id).await;
+/// The open request's deadline `$2` seconds from now, by the database's clock (an answered
+/// request's keeping is not its deadline).
+const DEADLINE: Sql =
+    sql!("UPDATE shares SET expires_at = " now " + " secs("$2") " WHERE id = $1 AND status = 'active'");
+
+/// The request's deadline passes `ahead` from now, and GC passes run back to back until the
+/// request has ended either way (collected, or answered): the collector is at work as the
+/// deadline passes, wherever the uploader's request is then. `ahead` grows with the round, so the
+/// deadline passes at another point of the uploader's request each round.
+async fn collect_at_deadline(app: &TestApp, request: &TestRequest, ahead: Duration) {
+    let ahead = ahead.as_secs_f64();
+    on_db!(app.db(), |pool| sqlx::query(pool.sql(&DEADLINE))
+        .bind(request.id)
+        .bind(ahead)
+        .execute(pool)
+        .await
+        .unwrap()
+        .rows_affected());
+    let started = Instant::now();
+    while !matches!(status(app, request).await.as_str(), "purged" | "consumed") {
+        assert!(started.elapsed() < Duration::from_secs(60), "the request neither ended nor was answered");
+        collect(app).await;
     }
-    let open = format!("id = {} AND status = 'active'", request.id);
-    app.set_ago("shares", &["expires_at"], 0, &open).await;
-    collect(app).await;
+}
+
+/// How far ahead round `round` sets the deadline: a part of `reference` (how long the round's
+/// first upload took, on this machine at this moment) between `parts`, another each round, so
+/// across the rounds it passes before, during and after the uploader's commit.
+fn step(round: usize, reference: Duration, parts: (f64, f64)) -> Duration {
+    let (from, to) = parts;
+    reference.mul_f64(from + (to - from) * (round % 12) as f64 / 11.0)
+}
+
+/// A first file for the round's request, and how long its upload took.
+async fn timed_upload(round: &Round, name: &str) -> Duration {
+    let started = Instant::now();
+    let sent = upload(&round.uploader, &round.request.token, &round.csrf, &[(name, b"first")]).await;
+    assert_eq!(sent.status, 303, "{}", sent.body);
+    started.elapsed()
 }
 
 async fn collect(app: &TestApp) {
@@ -87,10 +124,12 @@ async fn an_upload_at_the_requests_deadline_is_removed_with_it_or_refused_keepin
     let app = quiet_app(backend).await;
     let mut committed = 0;
     for round in 0..ROUNDS {
-        let Round { request, uploader, csrf } = Round::start(&app).await;
+        let this = Round::start(&app).await;
+        let reference = timed_upload(&this, "first.pdf").await;
+        let Round { request, uploader, csrf } = &this;
         let (sent, ()) = tokio::join!(
-            upload(&uploader, &request.token, &csrf, &[("late.pdf", b"late")]),
-            end_and_collect(&app, &request, round),
+            upload(uploader, &request.token, csrf, &[("late.pdf", b"late")]),
+            collect_at_deadline(&app, request, step(round, reference, (0.4, 0.9))),
         );
         if sent.status == 303 {
             committed += 1;
@@ -99,11 +138,11 @@ async fn an_upload_at_the_requests_deadline_is_removed_with_it_or_refused_keepin
         }
         // Committed or not, the request ended and was collected: the file is gone with it, or was
         // never kept; never a live file in an ended request, never its bytes left behind.
-        assert_eq!(status(&app, &request).await, "purged", "round {round}");
-        assert_eq!(live_files(&app, &request).await, 0, "round {round}: a file outlived its ended request");
+        assert_eq!(status(&app, request).await, "purged", "round {round}");
+        assert_eq!(live_files(&app, request).await, 0, "round {round}: a file outlived its ended request");
         assert_eq!(stored_files(&app), 0, "round {round}: an upload's bytes were left on disk");
     }
-    eprintln!("{committed} of {ROUNDS} uploads committed before the request ended");
+    eprintln!("{committed} of {ROUNDS} late uploads committed before the request ended");
 }
 
 async fn a_finish_at_the_requests_deadline_answers_it_or_is_refused_never_both(backend: Backend) {
@@ -112,9 +151,9 @@ async fn a_finish_at_the_requests_deadline_answers_it_or_is_refused_never_both(b
     for round in 0..ROUNDS {
         let this = Round::start(&app).await;
         let request = &this.request;
-        let sent = upload(&this.uploader, &request.token, &this.csrf, &[("signed.pdf", b"signed")]).await;
-        assert_eq!(sent.status, 303, "{}", sent.body);
-        let (finished, ()) = tokio::join!(this.finish(), end_and_collect(&app, request, round));
+        let reference = timed_upload(&this, "signed.pdf").await;
+        let (finished, ()) =
+            tokio::join!(this.finish(), collect_at_deadline(&app, request, step(round, reference, (0.05, 0.45))));
         if finished.status == 303 {
             // Answered before the collector closed it: that pass and the next leave it alone, the
             // file stays for the keeping, and the sender was told of it once.
