@@ -59,12 +59,20 @@ impl RateLimiter {
 
     /// Records one attempt in `bucket` if every limit still has room for it.
     pub async fn hit(&self, bucket: &str, limits: &[Limit]) -> Result<Result<(), RetryAfter>, sqlx::Error> {
+        Ok(self.take(bucket, limits).await?.map(drop))
+    }
+
+    /// [`Self::hit`], answering the attempt's record, for a caller that takes it back once the
+    /// attempt turns out not to count (a right answer after a limit on wrong ones).
+    pub async fn take(&self, bucket: &str, limits: &[Limit]) -> Result<Result<i64, RetryAfter>, sqlx::Error> {
         let id = self.record(bucket).await?;
-        let verdict = self.check(bucket, limits).await?;
-        if verdict.is_err() {
-            self.take_back(id).await?;
+        match self.check(bucket, limits).await? {
+            Ok(()) => Ok(Ok(id)),
+            Err(wait) => {
+                self.take_back(id).await?;
+                Ok(Err(wait))
+            }
         }
-        Ok(verdict)
     }
 
     /// Records one attempt (a failure that later checks count) without checking anything.

@@ -13,7 +13,7 @@ use std::{
     time::{Duration, Instant},
 };
 
-use super::{LifecycleRepository, PurgeCandidate};
+use super::{LifecycleRepository, PurgeCandidate, repo::DoomedFile};
 use crate::{
     maintenance::{Kind, Ledger, Note, Outcome, RunState, Target, Trigger, error_class},
     metrics::Metrics,
@@ -102,7 +102,14 @@ impl ShareGc {
     ) -> Result<GcReport, sqlx::Error> {
         let mut report = GcReport::default();
         for candidate in candidates {
-            let (outcome, reason) = match self.delete_files(&candidate).await? {
+            // Closed before its files are read: what committed into it first is among them, and
+            // nothing commits after. One that stopped being collectable (answered) keeps all.
+            let Some(files) = self.repo.close(&candidate).await? else {
+                report.skipped += 1;
+                self.ledger.record(run_id, Target::Share, &[(candidate.id, Outcome::AlreadyGone, None)]).await?;
+                continue;
+            };
+            let (outcome, reason) = match self.delete_files(&candidate, &files).await? {
                 // Already absent counts as gone: a crash after the delete, or another collector.
                 Ok(()) => {
                     self.repo.destroy_note(candidate.handover_id, candidate.id).await?;
@@ -143,7 +150,11 @@ impl ShareGc {
     /// Destroys the keys of the candidate's encrypted files, then deletes the files, each marked
     /// purged as soon as it is gone; stops at the first that cannot be deleted (the share backs
     /// off and the rest wait for its retry).
-    async fn delete_files(&self, candidate: &PurgeCandidate) -> Result<Result<(), StoreError>, sqlx::Error> {
+    async fn delete_files(
+        &self,
+        candidate: &PurgeCandidate,
+        files: &[DoomedFile],
+    ) -> Result<Result<(), StoreError>, sqlx::Error> {
         // The expiry is the share's outcome, recorded once the collector takes its file, so the
         // timeline reads expired, key destroyed, deleted.
         self.events.record_expiry(candidate.id).await;
@@ -153,7 +164,7 @@ impl ShareGc {
             tracing::info!(share_id = candidate.id, files = destroyed, "destroyed the keys of encrypted files");
             self.events.record_quietly(candidate.id, EventKind::KeyDestroyed).await;
         }
-        for file in &candidate.files {
+        for file in files {
             if let Err(error) = self.store.delete(&file.storage_key).await {
                 return Ok(Err(error));
             }

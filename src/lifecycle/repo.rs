@@ -12,13 +12,11 @@ use crate::{
     sql,
 };
 
-/// A share the GC may collect, with the stored files to delete first: its handover's files not
-/// purged yet, or none while another share of the handover still needs them.
-#[derive(Clone, Debug)]
+/// A share the GC may collect; it closes the share before it reads the files to delete.
+#[derive(Clone, Debug, sqlx::FromRow)]
 pub struct PurgeCandidate {
     pub id: i64,
     pub handover_id: i64,
-    pub files: Vec<DoomedFile>,
 }
 
 /// A stored file the GC deletes, then marks purged.
@@ -145,6 +143,20 @@ pub const PURGEABLE_SQLITE: &str = PURGEABLE.sqlite;
 #[doc(hidden)]
 pub const PURGEABLE_POSTGRES: &str = PURGEABLE.postgres;
 
+/// The collector closes share $1 before it reads the files it deletes ($2 the delivery grace), while
+/// the share is still collectable (the candidate query's two parts, checked again). From then on
+/// nothing commits into it: an upload, a request's finish and a claim each require `closed_at IS
+/// NULL`. Each of those holds the share's row until it commits (PostgreSQL's row lock, SQLite's one
+/// writer), so this waits for one in flight and judges what it left: an upload that committed is
+/// among the files read next, and a finish that committed made the request unexpired, so nothing
+/// is closed and its files stay. Kept from the first close, as a share whose delete failed is
+/// closed again on each retry.
+const CLOSE: Sql = sql!(
+    "UPDATE shares SET closed_at = COALESCE(closed_at, " now ")
+      WHERE id = $1 AND ((status = 'active' AND expires_at <= " now ")
+         OR (status = 'consumed' AND COALESCE(delivery_started_at, expires_at) <= " now " - " secs("$2") "))"
+);
+
 /// A statement over handover $1 that holds only while no share of it but $2 still needs what it
 /// hands over ($3 the delivery grace): none active and unexpired, none consumed and within its grace.
 /// Whether a share needs it only ever turns from yes to no, so two collectors on the last two
@@ -270,20 +282,26 @@ impl LifecycleRepository {
     pub async fn select_purgeable(&self, limit: u32) -> Result<Vec<PurgeCandidate>, sqlx::Error> {
         let grace = seconds(self.delivery_grace);
         let limit = i64::from(limit);
+        on_db!(&self.db, |pool| sqlx::query_as(pool.sql(&PURGEABLE)).bind(grace).bind(limit).fetch_all(pool).await)
+    }
+
+    /// Closes a candidate (see `CLOSE`) and then answers the stored files to delete: its
+    /// handover's files not purged yet, or none while another share of the handover still needs
+    /// them. `None` when it stopped being collectable (a request answered meanwhile): keep all.
+    pub async fn close(&self, candidate: &PurgeCandidate) -> Result<Option<Vec<DoomedFile>>, sqlx::Error> {
+        let grace = seconds(self.delivery_grace);
         on_db!(&self.db, |pool| {
-            let due: Vec<(i64, i64)> =
-                sqlx::query_as(pool.sql(&PURGEABLE)).bind(grace).bind(limit).fetch_all(pool).await?;
-            let mut candidates = Vec::with_capacity(due.len());
-            for (id, handover_id) in due {
-                let files = sqlx::query_as(pool.sql(&DOOMED_FILES))
-                    .bind(handover_id)
-                    .bind(id)
-                    .bind(grace)
-                    .fetch_all(pool)
-                    .await?;
-                candidates.push(PurgeCandidate { id, handover_id, files });
+            let closed = sqlx::query(pool.sql(&CLOSE)).bind(candidate.id).bind(grace).execute(pool).await?;
+            if closed.rows_affected() != 1 {
+                return Ok(None);
             }
-            Ok(candidates)
+            let files = sqlx::query_as(pool.sql(&DOOMED_FILES))
+                .bind(candidate.handover_id)
+                .bind(candidate.id)
+                .bind(grace)
+                .fetch_all(pool)
+                .await?;
+            Ok(Some(files))
         })
     }
 

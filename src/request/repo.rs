@@ -22,14 +22,16 @@ const INSERT_LIMITS: Sql = Sql::same(
     "INSERT INTO file_requests (handover_id, max_files, max_file_bytes, max_total_bytes, reply_to_share_id)
      VALUES ($1, $2, $3, $4, $5)",
 );
-/// The request share $1 while it takes files (open, unexpired), with its handover, sender and
-/// limits. PostgreSQL holds the share's row until the transaction ends, so two uploads to one
-/// request are checked against the limits one after the other (SQLite's write transaction
-/// already serialises them).
+/// The request share $1 while it takes files (open, unexpired, not closed by the GC), with its
+/// handover, sender and limits. PostgreSQL holds the share's row until the transaction ends, so
+/// two uploads to one request are checked against the limits one after the other (SQLite's write
+/// transaction already serialises them), and the GC's close waits for the commit and then reads
+/// what it wrote; a close that came first is seen here, whatever the clock said at `BEGIN`.
 pub(crate) const OPEN_FOR_FILES: Sql = sql!(
     "SELECT s.handover_id, s.sender_id, r.max_files, r.max_file_bytes, r.max_total_bytes
        FROM shares s JOIN file_requests r ON r.handover_id = s.handover_id
-      WHERE s.id = $1 AND s.kind = 'request' AND s.status = 'active' AND s.expires_at > " now
+      WHERE s.id = $1 AND s.kind = 'request' AND s.status = 'active' AND s.closed_at IS NULL
+        AND s.expires_at > " now
     { sqlite: "", postgres: " FOR UPDATE OF s" }
 );
 /// What has arrived in handover $1, in order, with the scan's word on each. While the request

@@ -229,21 +229,22 @@ impl Tokens {
     /// owner out); a right token's requests count against the token.
     pub async fn authenticate(&self, authorization: Option<&str>, client: IpAddr) -> Result<TokenUser, TokenRefusal> {
         let failures = format!("api-token-failures:{client}");
-        // Room for one more failure, or nothing is checked at all.
-        let wait = self.limiter.wait_for_room(&failures, &FAILURES_PER_CLIENT).await?;
-        if !wait.is_zero() {
-            return Err(TokenRefusal::TooMany(wait));
-        }
+        // Recorded as a failure before anything is checked, as every limiter here records first:
+        // concurrent wrong tokens then see each other, and a burst gets no more full checks than
+        // the limit. What turns out not to be a guess takes its record back.
+        let failure = match self.limiter.take(&failures, &FAILURES_PER_CLIENT).await? {
+            Ok(failure) => failure,
+            Err(wait) => return Err(TokenRefusal::TooMany(wait.0)),
+        };
         let verdict = self.verify(authorization).await;
         match &verdict {
             Err(refusal @ (TokenRefusal::TooMany(_) | TokenRefusal::Fault(_))) => {
                 tracing::warn!(%client, "bearer check failed: {refusal}");
+                self.limiter.take_back(failure).await?;
             }
-            Err(refusal) => {
-                tracing::info!(%client, "bearer token refused: {refusal}");
-                self.limiter.record(&failures).await?;
-            }
+            Err(refusal) => tracing::info!(%client, "bearer token refused: {refusal}"),
             Ok((caller, use_unrecorded)) => {
+                self.limiter.take_back(failure).await?;
                 let bucket = format!("api-token:{}", caller.token_id);
                 if let Err(wait) = self.limiter.hit(&bucket, &REQUESTS_PER_TOKEN).await? {
                     return Err(TokenRefusal::TooMany(wait.0));

@@ -12,10 +12,12 @@ pub(crate) const INSERT_SHARE: Sql = sql!(
                          notify_on_download, expires_at, name_file_in_mail, kind)
      VALUES ($1, $2, $3, $4, $5, $6, $7, " now " + " secs("$8") ", $9, $10) RETURNING id"
 );
-/// The claim, naming the session that made it ($2): only that session may fetch the bytes.
+/// The claim, naming the session that made it ($2): only that session may fetch the bytes. Never
+/// once the GC closed the share (see `CLOSE` in `lifecycle`): a claim that waited on the row while
+/// the collector closed it would otherwise pass on a clock read before the deadline.
 pub(crate) const MARK_CONSUMED: Sql = sql!(
     "UPDATE shares SET status = 'consumed', consumed_at = " now ", claimed_session_id = $2
-      WHERE id = $1 AND status = 'active' AND kind = 'delivery' AND expires_at > " now
+      WHERE id = $1 AND status = 'active' AND kind = 'delivery' AND closed_at IS NULL AND expires_at > " now
 );
 /// A request answered (its uploader finished): nothing more arrives, and nobody fetches anything
 /// through its link. Its expiry moves to when the sender's keeping ends less the delivery grace
@@ -24,7 +26,7 @@ pub(crate) const MARK_CONSUMED: Sql = sql!(
 pub(crate) const ANSWER_REQUEST: Sql = sql!(
     "UPDATE shares SET status = 'consumed', consumed_at = " now ", claimed_session_id = NULL,
             expires_at = " now " + " secs("$2") "
-      WHERE id = $1 AND status = 'active' AND kind = 'request' AND expires_at > " now
+      WHERE id = $1 AND status = 'active' AND kind = 'request' AND closed_at IS NULL AND expires_at > " now
 );
 /// "Delete now" on an answered request: its keeping ends at once ($2 the delivery grace), so the
 /// next GC pass removes the files as it removes any others.

@@ -262,6 +262,33 @@ async fn a_strangers_wrong_tokens_do_not_lock_out_the_owners_right_one(backend: 
     assert_eq!(owner.status, 200, "the owner was locked out: {}", owner.body);
 }
 
+async fn a_burst_of_wrong_tokens_gets_no_more_full_checks_than_the_limit(backend: Backend) {
+    use watasu::services::tokens::TokenRefusal;
+    let app = TestApp::spawn(backend).await;
+    let tokens = app.state.services.tokens.clone();
+    let wrong = format!("Bearer wts_000000000000_{}", "x".repeat(43));
+    let client: std::net::IpAddr = "203.0.113.7".parse().unwrap();
+
+    let burst = (0..60).map(|_| {
+        let (tokens, wrong) = (tokens.clone(), wrong.clone());
+        tokio::spawn(async move { tokens.authenticate(Some(&wrong), client).await })
+    });
+    let (mut checked, mut held) = (0, 0);
+    for answer in futures_util::future::join_all(burst).await {
+        match answer.unwrap() {
+            Err(TokenRefusal::Unknown) => checked += 1,
+            Err(TokenRefusal::TooMany(_)) => held += 1,
+            other => panic!("a wrong token was answered {other:?}"),
+        }
+    }
+    assert_eq!(checked + held, 60);
+    assert!(checked <= 20, "{checked} wrong tokens of a burst of 60 were checked in full");
+    // Every full check left its failure on record, and nothing else did.
+    const RECORDED: &str = "SELECT count(*) FROM rate_limit_hits WHERE bucket = 'api-token-failures:203.0.113.7'";
+    let recorded: i64 = watasu::on_db!(app.db(), |pool| sqlx::query_scalar(RECORDED).fetch_one(pool).await.unwrap());
+    assert_eq!(recorded, checked);
+}
+
 async fn a_token_over_its_request_limit_waits_while_another_token_goes_on(backend: Backend) {
     let app = TestApp::spawn(backend).await;
     let browser = app.signed_in_sender(SENDER).await;
@@ -343,6 +370,7 @@ both_backends!(
     a_browser_behind_a_password_prompt_uploads_with_its_session_and_stays_csrf_guarded,
     an_admin_sees_the_teams_tokens_and_revokes_one,
     a_strangers_wrong_tokens_do_not_lock_out_the_owners_right_one,
+    a_burst_of_wrong_tokens_gets_no_more_full_checks_than_the_limit,
     a_token_over_its_request_limit_waits_while_another_token_goes_on,
     the_host_commands_create_list_and_revoke_tokens_and_the_log_holds_none,
 );

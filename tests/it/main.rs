@@ -102,6 +102,7 @@ mod recipient_ends;
 mod recipient_flow;
 mod recipient_slips;
 mod replies;
+mod request_deadline_races;
 mod request_uploads;
 mod resumed_downloads;
 mod scale_out;

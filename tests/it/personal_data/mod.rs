@@ -92,7 +92,7 @@ pub(crate) const TABLES: &[Table] = &[
     table(
         "shares",
         Columns(&[("recipient_email", Sweep(ShareRetention)), ("message", Sweep(ShareRetention))]),
-        "id handover_id sender_id token_hash lang notify_on_download status expires_at consumed_at purged_at revoked_at purge_attempts next_purge_attempt_at wrong_codes locked_at created_at claimed_session_id delivered_bytes delivered_at delivery_started_at name_file_in_mail kind",
+        "id handover_id sender_id token_hash lang notify_on_download status expires_at consumed_at purged_at revoked_at purge_attempts next_purge_attempt_at wrong_codes locked_at created_at claimed_session_id delivered_bytes delivered_at delivery_started_at name_file_in_mail kind closed_at",
         Steps("sender_id = {id}", &[Store::Shares]),
     ),
     table(
