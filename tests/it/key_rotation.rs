@@ -27,7 +27,7 @@ const OLD_KEY: &str = "a1a1a1a1a1a1a1a1a1a1a1a1a1a1a1a1a1a1a1a1a1a1a1a1a1a1a1a1a
 const NEW_KEY: &str = "b2b2b2b2b2b2b2b2b2b2b2b2b2b2b2b2b2b2b2b2b2b2b2b2b2b2b2b2b2b2b2b2";
 
 /// Three segments and a bit, different for each file.
-fn content(seed: u8) -> &'static [u8] {
+pub(crate) fn content(seed: u8) -> &'static [u8] {
     let bytes: Vec<u8> = (0..(3 * 64 * 1024 + 1000)).map(|i| ((i % 251) as u8) ^ seed).collect();
     Box::leak(bytes.into_boxed_slice())
 }
@@ -49,7 +49,7 @@ fn browser_on(browser: &Browser, app: &TestApp) -> Browser {
 }
 
 /// Every file downloads whole and in a range through `app`, as it was sent.
-async fn all_download(files: &[Shared], app: &TestApp) {
+pub(crate) async fn all_download(files: &[Shared], app: &TestApp) {
     for file in files {
         let browser = browser_on(&file.browser, app);
         let whole = browser.fetch_file(&file.share.token, &[]).await;

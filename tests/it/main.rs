@@ -87,6 +87,7 @@ mod missing_key;
 mod note_form;
 mod notes;
 mod notification_mail;
+mod one_file_key;
 mod outbox;
 mod outbox_upgrade;
 mod oversized_form;

@@ -179,7 +179,13 @@ async fn a_note_under_a_lost_key_is_refused_unspent_and_opens_once_the_key_is_ba
     let dir = tempfile::tempdir().unwrap();
     let url = fresh_database(backend, dir.path()).await;
     let other_key = SecretString::new("c3".repeat(32));
-    let wrong = TestApp::spawn_on(tempfile::tempdir().unwrap(), &url, |s| s.secret_key = Some(other_key)).await;
+    // Two instances one after the other, with the same file key (only the secret key differs).
+    let file_key = || Some(SecretString::new("e5".repeat(32)));
+    let wrong = TestApp::spawn_on(tempfile::tempdir().unwrap(), &url, |s| {
+        s.secret_key = Some(other_key);
+        s.file_key = file_key();
+    })
+    .await;
     // Sealed under the test key: the key this instance was started without.
     let share = wrong.fake_share().note("door 4711").create().await;
     let note_path = format!("/s/{}/note", share.token);
@@ -192,7 +198,7 @@ async fn a_note_under_a_lost_key_is_refused_unspent_and_opens_once_the_key_is_ba
     assert_eq!(count(wrong.db(), active, share.id).await, 1, "the claim was spent on a note that does not open");
     wrong.stop().await;
 
-    let right = TestApp::spawn_on(tempfile::tempdir().unwrap(), &url, |_| {}).await;
+    let right = TestApp::spawn_on(tempfile::tempdir().unwrap(), &url, |s| s.file_key = file_key()).await;
     let (browser, csrf) = right.verified_browser(&share).await;
     assert_eq!(browser.post_form(&note_path, &[("csrf_token", &csrf)]).await.status, 303);
     let shown = browser.get(&note_path).await;

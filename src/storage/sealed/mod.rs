@@ -5,6 +5,7 @@
 
 pub mod encrypt_in_place;
 pub mod format;
+pub mod key_record;
 mod keys;
 pub mod rotate;
 mod segments;

@@ -4,7 +4,7 @@
 //! instances serving meanwhile open every file: they hold both keys and pick by the row's
 //! `file_key_id`. A key destroyed meanwhile stays destroyed: the UPDATE needs it still there.
 
-use super::{FileKeys, KeyRing};
+use super::{FileKeys, KeyRing, key_record::FileKeyRecord};
 use crate::{
     db::{Db, Dialect, Sql},
     on_db,
@@ -111,7 +111,8 @@ impl Rotation {
         self.to.id()
     }
 
-    /// Re-wraps every live key not under the next key yet, `batch` rows per read.
+    /// Re-wraps every live key not under the next key yet, `batch` rows per read; once none is
+    /// left, the next key becomes the deployment's recorded file key.
     pub async fn run(&self, batch: u32) -> Result<RotationReport, sqlx::Error> {
         let mut report = RotationReport::default();
         for table in KeyedRows::ALL {
@@ -119,6 +120,9 @@ impl Rotation {
             while let Some(last) = self.run_batch(table, after, batch, &mut report).await? {
                 after = last;
             }
+        }
+        if self.remaining().await? == 0 {
+            FileKeyRecord::new(self.db.clone()).replace(self.to.id()).await?;
         }
         Ok(report)
     }

@@ -11,7 +11,12 @@ use crate::{
     on_db,
     secret::{Purpose, SecretKey},
     sql,
-    storage::sealed::{FileKeys, KeyRing},
+};
+
+mod file_key;
+
+pub use file_key::{
+    FILE_KEY_FILE, FileKeyMissing, FileKeyNotCopied, FileKeyNotTheDeployments, FileKeyWrong, load_file_keys,
 };
 
 /// The key's file in the data folder (unless WATASU_SECRET_KEY is set).
@@ -165,92 +170,6 @@ pub async fn load_secret_key(config: &Config, db: &Db) -> anyhow::Result<SecretK
 
 pub fn key_path(data_dir: &Path) -> PathBuf {
     data_dir.join(KEY_FILE)
-}
-
-/// The file key's file in the data folder (unless WATASU_FILE_KEY is set).
-pub const FILE_KEY_FILE: &str = "file.key";
-
-/// Live encrypted files (and finished uploads not shared yet): only the file key opens them.
-const SEALED_FILES: Sql = Sql::same(
-    "SELECT (SELECT count(*) FROM files WHERE wrapped_key IS NOT NULL)
-          + (SELECT count(*) FROM uploads WHERE wrapped_key IS NOT NULL)",
-);
-
-/// Start-up refused: the file key is gone and the database holds files encrypted under it.
-#[derive(Debug, thiserror::Error)]
-#[error(
-    "{} is missing, but the database holds {files} encrypted file(s) only that key opens: restore it \
-     from your backup (or set WATASU_FILE_KEY to its value)",
-    path.display()
-)]
-pub struct FileKeyMissing {
-    pub path: PathBuf,
-    pub files: i64,
-}
-
-/// Live encrypted files whose keys are wrapped under neither file key ($1, $2: their ids; the same
-/// id twice when no rotation runs).
-const SEALED_UNDER_ANOTHER_KEY: Sql = Sql::same(
-    "SELECT (SELECT count(*) FROM files WHERE wrapped_key IS NOT NULL AND file_key_id <> $1 AND file_key_id <> $2)
-          + (SELECT count(*) FROM uploads WHERE wrapped_key IS NOT NULL AND file_key_id <> $1 AND file_key_id <> $2)",
-);
-
-/// Start-up refused: the file key given is not the one encrypted files were stored under; every
-/// download of those files would fail as damaged.
-#[derive(Debug, thiserror::Error)]
-#[error(
-    "the file key ({origin}) is not the key {files} encrypted file(s) were stored under, so none of them \
-     would open: set the key they were stored under (restore {FILE_KEY_FILE} from your backup, or set \
-     WATASU_FILE_KEY to its value)"
-)]
-pub struct FileKeyWrong {
-    /// Where the key came from: `WATASU_FILE_KEY` or the key file's path.
-    pub origin: String,
-    pub files: i64,
-}
-
-/// The file keys the store wraps and unwraps with (WATASU_FILE_KEY, and WATASU_FILE_KEY_NEXT
-/// while a rotation runs), refused at start-up when live encrypted files were stored under
-/// another file key (see `load_file_key`). Once a rotation has re-wrapped every file, the next
-/// key alone passes.
-pub async fn load_file_keys(config: &Config, db: &Db) -> anyhow::Result<KeyRing> {
-    let current = FileKeys::new(&load_file_key(config, db).await?);
-    let next = match &config.settings.file_key_next {
-        Some(hex) => Some(FileKeys::new(
-            &SecretKey::from_hex(hex.expose()).map_err(|e| anyhow::anyhow!("WATASU_FILE_KEY_NEXT {e}"))?,
-        )),
-        None => None,
-    };
-    let keys = KeyRing::new(current, next);
-    let (first, second) = (keys.current().id(), keys.wrapping().id());
-    let files: i64 = on_db!(db, |pool| {
-        sqlx::query_scalar(pool.sql(&SEALED_UNDER_ANOTHER_KEY)).bind(first).bind(second).fetch_one(pool).await
-    })?;
-    if files > 0 {
-        let origin = match config.settings.file_key {
-            Some(_) => "WATASU_FILE_KEY".to_owned(),
-            None => config.settings.data_dir.join(FILE_KEY_FILE).display().to_string(),
-        };
-        return Err(FileKeyWrong { origin, files }.into());
-    }
-    Ok(keys)
-}
-
-/// The key stored files' keys are wrapped under: WATASU_FILE_KEY, the data folder's file.key, or
-/// a new key in that file when no encrypted file needs the old one.
-async fn load_file_key(config: &Config, db: &Db) -> anyhow::Result<SecretKey> {
-    if let Some(hex) = &config.settings.file_key {
-        return SecretKey::from_hex(hex.expose()).map_err(|e| anyhow::anyhow!("WATASU_FILE_KEY {e}"));
-    }
-    let path = config.settings.data_dir.join(FILE_KEY_FILE);
-    if let Some(key) = SecretKey::load(&path)? {
-        return Ok(key);
-    }
-    let files: i64 = on_db!(db, |pool| sqlx::query_scalar(pool.sql(&SEALED_FILES)).fetch_one(pool).await)?;
-    if files > 0 {
-        return Err(FileKeyMissing { path, files }.into());
-    }
-    SecretKey::generate(&path)
 }
 
 #[cfg(test)]
