@@ -282,6 +282,12 @@ pub(crate) const TABLES: &[Table] = &[
         Steps("file_id IN ({files})", &[Store::FileRecords]),
     ),
     table(
+        "file_key_record",
+        Nothing("the id of the deployment's file key"),
+        "id key_id",
+        NotSearched("it names no one"),
+    ),
+    table(
         "_sqlx_migrations",
         Nothing("the migrations applied"),
         "version description installed_on success checksum execution_time",
