@@ -301,6 +301,7 @@ impl Services {
                 self.webhooks.clone(),
                 webhooks::WORKER_INTERVAL,
                 until_stopped(),
+                settings.shutdown_grace,
             )),
             tokio::spawn(telemetry::run_upkeep(self.parts.metrics.clone(), until_stopped())),
             tokio::spawn(crate::memory::trim_free_pages(crate::memory::TRIM_INTERVAL, until_stopped())),

@@ -3,12 +3,19 @@
 //! pending | dead, or pending → dropped), so any number of workers in any number of instances
 //! may run at once, as in the mail outbox.
 
+use std::time::Duration;
+
 use crate::{
     db::{Db, Dialect, Sql, Timestamp, written_row},
     on_db, sql,
 };
 
-use super::EventType;
+use super::{EventType, send::ATTEMPT_DEADLINE};
+
+/// A message in 'sending' for longer than this, by the database's clock, was left by a process
+/// that stopped mid-attempt, and is taken back: no attempt outlives [`ATTEMPT_DEADLINE`], and
+/// the margin covers the statements that claim and mark it around the attempt.
+pub const RECLAIM_AFTER: Duration = Duration::from_secs(ATTEMPT_DEADLINE.as_secs() + 10);
 
 /// A message that may not go out: its share's sender is barred, or its endpoint is disabled or
 /// belongs to someone barred. Checked when it is claimed, so it is never sent, and to drop it.
@@ -44,9 +51,18 @@ macro_rules! claim {
 const ENQUEUE: &str = "INSERT INTO webhook_messages (endpoint_id, source, sender_id, message_id, event_type, body)
      VALUES ($1, $2, $3, $4, $5, $6) ON CONFLICT (endpoint_id, source) DO NOTHING";
 
-const DUE_IDS: Sql = sql!(
-    "SELECT id FROM webhook_messages WHERE status = 'pending' AND next_attempt_at <= " now "
-      ORDER BY next_attempt_at, id LIMIT $1"
+/// Endpoints with a message due, the longest overdue first; not one with an attempt in flight,
+/// which holds only itself.
+const DUE_ENDPOINTS: Sql = sql!(
+    "SELECT endpoint_id FROM webhook_messages
+      WHERE status = 'pending' AND next_attempt_at <= " now "
+        AND endpoint_id NOT IN (SELECT endpoint_id FROM webhook_messages WHERE status = 'sending')
+      GROUP BY endpoint_id ORDER BY min(next_attempt_at), endpoint_id LIMIT $1"
+);
+/// One endpoint's due messages in the order they are sent: the longest overdue first.
+const DUE_OF_ENDPOINT: Sql = sql!(
+    "SELECT id FROM webhook_messages WHERE endpoint_id = $1 AND status = 'pending' AND next_attempt_at <= " now "
+      ORDER BY next_attempt_at, id LIMIT $2"
 );
 const DROP_UNSENDABLE: &str = concat!(
     "UPDATE webhook_messages SET status = 'dropped', claimed_at = NULL WHERE id = $1 AND status = 'pending' AND ",
@@ -68,7 +84,7 @@ const MARK_FAILED: Sql = sql!(
       RETURNING status"
 );
 const RECOVER_STUCK: Sql = sql!(
-    "UPDATE webhook_messages SET status = 'pending', attempts = attempts + 1, last_error = 'interrupted',
+    "UPDATE webhook_messages SET status = 'pending', attempts = attempts + 1, last_error = $2,
             claimed_at = NULL, next_attempt_at = " now "
       WHERE status = 'sending' AND claimed_at <= " now " - " secs("$1")
 );
@@ -151,8 +167,16 @@ impl Messages {
         Ok(done == 1)
     }
 
-    pub async fn due_ids(&self, limit: i64) -> Result<Vec<i64>, sqlx::Error> {
-        on_db!(&self.db, |pool| sqlx::query_scalar(pool.sql(&DUE_IDS)).bind(limit).fetch_all(pool).await)
+    /// Up to `limit` endpoints with a message due and none being sent.
+    pub async fn due_endpoints(&self, limit: i64) -> Result<Vec<i64>, sqlx::Error> {
+        on_db!(&self.db, |pool| sqlx::query_scalar(pool.sql(&DUE_ENDPOINTS)).bind(limit).fetch_all(pool).await)
+    }
+
+    /// Up to `limit` of the endpoint's due messages, in the order they go out.
+    pub async fn due_of_endpoint(&self, endpoint_id: i64, limit: i64) -> Result<Vec<i64>, sqlx::Error> {
+        on_db!(&self.db, |pool| {
+            sqlx::query_scalar(pool.sql(&DUE_OF_ENDPOINT)).bind(endpoint_id).bind(limit).fetch_all(pool).await
+        })
     }
 
     /// pending → dropped for a message that may not go out; true when this one was dropped.
@@ -177,8 +201,8 @@ impl Messages {
         &self,
         id: i64,
         failure: &Failure,
-        wait: std::time::Duration,
-        give_up: std::time::Duration,
+        wait: Duration,
+        give_up: Duration,
     ) -> Result<Option<MessageStatus>, sqlx::Error> {
         let (wait, give_up) = (crate::db::seconds(wait), crate::db::seconds(give_up));
         on_db!(&self.db, |pool| {
@@ -194,14 +218,15 @@ impl Messages {
         })
     }
 
-    /// Takes back messages a crashed worker left in 'sending' for longer than `stuck_after`.
-    pub async fn recover_stuck(&self, stuck_after: std::time::Duration) -> Result<u64, sqlx::Error> {
-        let stuck_after = crate::db::seconds(stuck_after);
-        let done = on_db!(&self.db, |pool| sqlx::query(pool.sql(&RECOVER_STUCK))
-            .bind(stuck_after)
-            .execute(pool)
-            .await?
-            .rows_affected());
+    /// Takes back the messages left in 'sending' for longer than [`RECLAIM_AFTER`] by the
+    /// database's clock (their process stopped mid-attempt): due again now, the attempt counted
+    /// as failed.
+    pub async fn recover_stuck(&self) -> Result<u64, sqlx::Error> {
+        let after = crate::db::seconds(RECLAIM_AFTER);
+        let why = format!("interrupted: no result within {} s", RECLAIM_AFTER.as_secs());
+        let done = on_db!(&self.db, |pool| {
+            sqlx::query(pool.sql(&RECOVER_STUCK)).bind(after).bind(&why).execute(pool).await?.rows_affected()
+        });
         Ok(done)
     }
 

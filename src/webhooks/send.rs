@@ -5,13 +5,18 @@
 use std::time::Duration;
 
 use super::{
-    guard::Target,
+    guard::{LOOKUP_TIMEOUT, Target},
     outbox::Failure,
     signing::{WebhookSecret, signature_header},
 };
 
 /// Connecting, and then the whole exchange, each end after this long.
 pub const TIMEOUT: Duration = Duration::from_secs(10);
+
+/// The longest one attempt may take, whatever part of it hangs: reading the endpoint's secrets,
+/// looking its name up (at most [`LOOKUP_TIMEOUT`]) and the POST (at most [`TIMEOUT`]). The
+/// delivery cuts an attempt here, so that no attempt outlives it.
+pub const ATTEMPT_DEADLINE: Duration = Duration::from_secs(LOOKUP_TIMEOUT.as_secs() + TIMEOUT.as_secs() + 5);
 
 /// Posts `body` as message `message_id`, signed with `secrets`; answers the 2xx status, or why it
 /// failed.

@@ -3,7 +3,7 @@
 //! one still signs for [`ROTATION_OVERLAP`]), send a test event, be disabled or deleted, and shows
 //! its delivery log. In the background, [`Webhooks::dispatch`] turns the committed share timeline
 //! and new shares into messages and [`Webhooks::deliver_due`] sends them, at least once, with
-//! capped backoff and jitter.
+//! capped backoff and jitter, endpoint by endpoint ([`delivery`]).
 //!
 //! Messages are made by one dispatcher that follows `share_events` (and `shares`, for
 //! `share.created`) by id, rather than by each place that records an event: it reads committed
@@ -19,47 +19,33 @@ use std::{
     time::Duration,
 };
 
-use futures_util::{StreamExt, stream};
-use rand::RngExt;
 use url::Url;
 
 use super::{Fault, Parts};
 use crate::{
     accounts::User,
     metrics::Metrics,
-    retry,
     webhooks::{
         EventType,
         guard::{AddressGuard, Refusal},
-        outbox::{ClaimedMessage, Failure, LogEntry, MessageStatus, Messages},
+        outbox::{LogEntry, Messages},
         payload::{self, ShareFacts},
         repo::{Candidate, Endpoint, Source, WebhookRepo},
-        send,
         signing::WebhookSecret,
     },
 };
 
+pub mod delivery;
+
+pub use delivery::{DeliveryReport, GIVE_UP_AFTER, WORKER_INTERVAL, run_webhook_worker};
+
 /// How long the secret before a rotation still signs, beside the new one.
 pub const ROTATION_OVERLAP: Duration = Duration::from_secs(24 * 3600);
-/// The first retry waits about this long; each failure doubles it…
-const RETRY_BASE: Duration = Duration::from_secs(30);
-/// …up to this.
-const RETRY_CAP: Duration = Duration::from_secs(6 * 3600);
-/// A message still failing this long after it was made is given up ('dead').
-pub const GIVE_UP_AFTER: Duration = Duration::from_secs(3 * 24 * 3600);
-/// A message in 'sending' longer than this was left by a crashed worker (far beyond one attempt).
-const STUCK_AFTER: Duration = Duration::from_secs(10 * 60);
 /// Ids read again behind the dispatcher's cursor (see the module's comment). The webhook
 /// messages' retention sweep leaves the messages of these ids alone.
 pub(crate) const LOOKBACK: i64 = 200;
 /// New ids one dispatch pass reads at most per source.
 const DISPATCH_BATCH: i64 = 300;
-/// Messages one delivery pass sends at most.
-const DELIVERY_BATCH: i64 = 20;
-/// Messages one delivery pass sends at once.
-const DELIVERY_CONCURRENCY: usize = 8;
-/// How often the worker dispatches and delivers.
-pub const WORKER_INTERVAL: Duration = Duration::from_secs(5);
 /// Entries of an endpoint's delivery log on its page.
 pub const LOG_LENGTH: i64 = 50;
 /// The longest URL an endpoint may have.
@@ -101,35 +87,6 @@ pub struct EndpointPage {
     pub log: Vec<LogEntry>,
 }
 
-/// What one delivery pass did.
-#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
-pub struct DeliveryReport {
-    pub delivered: u32,
-    pub retrying: u32,
-    pub dead: u32,
-    pub dropped: u32,
-}
-
-/// What became of one due message, as the metrics name it.
-#[derive(Clone, Copy, Debug)]
-enum Outcome {
-    Delivered,
-    Retrying,
-    Dead,
-    Dropped,
-}
-
-impl Outcome {
-    fn code(self) -> &'static str {
-        match self {
-            Self::Delivered => "delivered",
-            Self::Retrying => "retrying",
-            Self::Dead => "dead",
-            Self::Dropped => "dropped",
-        }
-    }
-}
-
 /// The ids of each source this instance has made messages of, within the lookback: a pass reads
 /// the lookback again for rows committed late, but only a row not read before costs its files'
 /// query and an insert per endpoint. (Instances do not share it: each makes a row's messages at
@@ -161,6 +118,7 @@ pub struct Webhooks {
     messages: Messages,
     guard: AddressGuard,
     metrics: Metrics,
+    lanes: delivery::Lanes,
 }
 
 impl Webhooks {
@@ -171,6 +129,7 @@ impl Webhooks {
             messages: Messages::new(parts.db.clone()),
             guard: AddressGuard::new(parts.config.settings.webhook_allow_networks.clone()),
             metrics: parts.metrics.clone(),
+            lanes: delivery::Lanes::default(),
         }
     }
 
@@ -328,87 +287,6 @@ impl Webhooks {
             file,
         })
     }
-
-    /// Sends the due messages, one attempt each and [`DELIVERY_CONCURRENCY`] at a time, so that a
-    /// receiver that hangs until the timeout holds up only its own messages: a 2xx is delivered,
-    /// anything else waits for its backoff, and a message failing for [`GIVE_UP_AFTER`] is given
-    /// up. A message of a sender disabled or being deleted, or of a disabled endpoint, is dropped
-    /// unsent.
-    pub async fn deliver_due(&self) -> Result<DeliveryReport, Fault> {
-        let recovered = self.messages.recover_stuck(STUCK_AFTER).await?;
-        if recovered > 0 {
-            tracing::warn!(recovered, "took back webhook messages abandoned mid-send");
-        }
-        let ids = self.messages.due_ids(DELIVERY_BATCH).await?;
-        let mut outcomes = stream::iter(ids).map(|id| self.deliver_one(id)).buffer_unordered(DELIVERY_CONCURRENCY);
-        let mut report = DeliveryReport::default();
-        // A fault on one message does not stop the others mid-send (they would sit in 'sending'
-        // until taken back, and go out twice): every one runs to its end, then the first fault
-        // is the pass's.
-        let mut fault = None;
-        while let Some(outcome) = outcomes.next().await {
-            let outcome = match outcome {
-                Ok(Some(outcome)) => outcome,
-                Ok(None) => continue,
-                Err(error) => {
-                    fault.get_or_insert(error);
-                    continue;
-                }
-            };
-            *match outcome {
-                Outcome::Delivered => &mut report.delivered,
-                Outcome::Retrying => &mut report.retrying,
-                Outcome::Dead => &mut report.dead,
-                Outcome::Dropped => &mut report.dropped,
-            } += 1;
-            self.metrics.webhook_delivery(outcome.code());
-        }
-        fault.map_or(Ok(report), Err)
-    }
-
-    /// Drops or claims and sends one due message; `None` when another worker has it.
-    async fn deliver_one(&self, id: i64) -> Result<Option<Outcome>, Fault> {
-        if self.messages.drop_unsendable(id).await? {
-            return Ok(Some(Outcome::Dropped));
-        }
-        let Some(message) = self.messages.claim(id).await? else { return Ok(None) };
-        let outcome = match self.attempt(&message).await {
-            Ok(status) => {
-                self.messages.mark_delivered(message.id, status).await?;
-                Outcome::Delivered
-            }
-            Err(failure) => {
-                let wait = jittered(retry::backoff(RETRY_BASE, message.attempts.unsigned_abs(), RETRY_CAP));
-                match self.messages.mark_failed(message.id, &failure, wait, GIVE_UP_AFTER).await? {
-                    Some(MessageStatus::Dead) => Outcome::Dead,
-                    _ => Outcome::Retrying,
-                }
-            }
-        };
-        Ok(Some(outcome))
-    }
-
-    /// One attempt: the endpoint's address checked again now, then the signed POST to it.
-    async fn attempt(&self, message: &ClaimedMessage) -> Result<u16, Failure> {
-        let failure = |error: String| Failure { status: None, error };
-        let signing = self.repo.signing(message.endpoint_id).await.map_err(|_| failure("database".to_owned()))?;
-        let signing = signing.ok_or_else(|| failure("endpoint secret unreadable".to_owned()))?;
-        let url = Url::parse(&signing.url).map_err(|_| failure("not a web address".to_owned()))?;
-        let target = self.guard.resolve(&url).await.map_err(|refusal| failure(format!("refused: {refusal}")))?;
-        send::post(&target, &message.message_id, &message.body, &signing.secrets).await
-    }
-
-    /// One worker step: dispatch, then deliver; failures are logged and retried next time.
-    pub async fn tick(&self) {
-        if let Err(error) = self.dispatch().await {
-            tracing::warn!(%error, "webhook dispatch failed");
-        }
-        match self.deliver_due().await {
-            Ok(report) if report != DeliveryReport::default() => tracing::info!(?report, "webhook delivery pass"),
-            Ok(_) => {}
-            Err(error) => tracing::warn!(%error, "webhook delivery pass failed"),
-        }
-    }
 }
 
 /// Parses an endpoint's URL: an absolute http(s) URL with a host, no credentials, not too long.
@@ -425,35 +303,9 @@ fn parse_url(text: &str) -> Result<Url, EndpointRefusal> {
     Ok(url)
 }
 
-/// Half the wait plus a random part of the other half, so that receivers that failed together are
-/// not retried together.
-fn jittered(wait: Duration) -> Duration {
-    wait.mul_f64(rand::rng().random_range(0.5..=1.0))
-}
-
-/// Dispatches and delivers every `interval` (and once at start) until `shutdown` resolves.
-pub async fn run_webhook_worker(webhooks: Webhooks, interval: Duration, shutdown: impl Future<Output = ()>) {
-    let mut shutdown = std::pin::pin!(shutdown);
-    loop {
-        webhooks.tick().await;
-        tokio::select! {
-            () = &mut shutdown => return,
-            () = tokio::time::sleep(interval) => {}
-        }
-    }
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
-
-    #[test]
-    fn the_jitter_keeps_at_least_half_the_wait_and_never_more() {
-        for _ in 0..100 {
-            let wait = jittered(RETRY_CAP);
-            assert!(wait >= RETRY_CAP / 2 && wait <= RETRY_CAP, "{wait:?}");
-        }
-    }
 
     #[test]
     fn urls_with_credentials_or_other_schemes_are_not_endpoints() {
