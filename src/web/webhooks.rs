@@ -168,7 +168,9 @@ pub async fn register(
             let page = SecretPage { c, endpoint_id: registered.endpoint_id, secret: registered.secret };
             return shown_once(&page);
         }
-        Err(EndpointRefusal::NotAUrl | EndpointRefusal::Address(Refusal::Scheme | Refusal::NoHost)) => t.url_invalid,
+        Err(
+            EndpointRefusal::NotAUrl | EndpointRefusal::Address(Refusal::Scheme | Refusal::NoHost | Refusal::PortZero),
+        ) => t.url_invalid,
         Err(EndpointRefusal::Address(Refusal::Internal(_))) => t.url_internal,
         Err(EndpointRefusal::Address(Refusal::PlainHttp(_))) => t.url_plain_http,
         Err(EndpointRefusal::Address(Refusal::Unresolved | Refusal::LookupTimedOut)) => t.url_unresolved,

@@ -2,7 +2,8 @@
 //! database on the private network, the host itself) unless the operator allows that network with
 //! `WATASU_WEBHOOK_ALLOW_NETWORKS`. The host is resolved and every address checked before each
 //! connection; the sender then connects only to the address checked (see `send`), so a name that
-//! resolves differently a moment later reaches nothing new.
+//! resolves differently a moment later reaches nothing new. An address naming port 0 is refused
+//! before any of that: it reaches no server, and a stack may read it as "any port".
 
 use std::{
     net::{IpAddr, Ipv4Addr, SocketAddr},
@@ -14,9 +15,11 @@ use ipnet::IpNet;
 use url::Url;
 
 /// Networks no webhook reaches unless allowed: private, loopback, link-local, unique-local, CGNAT,
-/// multicast, unspecified, reserved, documentation, discard and broadcast, and the local-use NAT64
-/// prefix and IPv4-compatible addresses (a gateway could carry them to any IPv4 address).
-/// IPv4-mapped, well-known NAT64 and 6to4 forms are checked as the IPv4 address they carry.
+/// multicast, unspecified, reserved, documentation, discard and broadcast; the local-use NAT64
+/// prefix and IPv4-compatible addresses (a gateway could carry them to any IPv4 address); Teredo
+/// and 6to4, whose packets a relay outside the operator's view carries to whatever IPv4 address
+/// the tunnel names (refused whole: no receiver is reachable only through a tunnel).
+/// IPv4-mapped and well-known NAT64 forms are checked as the IPv4 address they carry.
 const REFUSED: &[&str] = &[
     "0.0.0.0/8",
     "10.0.0.0/8",
@@ -35,6 +38,8 @@ const REFUSED: &[&str] = &[
     "::/96",
     "64:ff9b:1::/48",
     "100::/64",
+    "2001::/32",
+    "2002::/16",
     "2001:db8::/32",
     "fc00::/7",
     "fe80::/10",
@@ -61,6 +66,8 @@ pub enum Refusal {
     Unresolved,
     #[error("the host's name did not resolve within {} seconds", LOOKUP_TIMEOUT.as_secs())]
     LookupTimedOut,
+    #[error("the address names port 0, which no server listens on")]
+    PortZero,
 }
 
 /// Where one delivery may go: the URL and the one address checked for it.
@@ -91,10 +98,13 @@ impl AddressGuard {
         if is_internal(ip) && !self.is_allowed(ip) { Err(Refusal::Internal(ip)) } else { Ok(()) }
     }
 
-    /// The scheme and host of a URL, before any lookup.
+    /// The scheme, port and host of a URL, before any lookup.
     pub fn check_form(url: &Url) -> Result<(), Refusal> {
         if !matches!(url.scheme(), "https" | "http") {
             return Err(Refusal::Scheme);
+        }
+        if url.port() == Some(0) {
+            return Err(Refusal::PortZero);
         }
         url.host_str().filter(|host| !host.is_empty()).ok_or(Refusal::NoHost).map(drop)
     }
@@ -142,16 +152,10 @@ pub fn is_internal(ip: IpAddr) -> bool {
     NETWORKS.iter().any(|net| net.contains(&ip))
 }
 
-/// The IPv4 address in the well-known NAT64 prefix 64:ff9b::/96, or in a 6to4 address 2002::/16.
+/// The IPv4 address in the well-known NAT64 prefix 64:ff9b::/96.
 fn carried_ipv4(v6: std::net::Ipv6Addr) -> Option<Ipv4Addr> {
     let o = v6.octets();
-    if o[..12] == [0, 0x64, 0xff, 0x9b, 0, 0, 0, 0, 0, 0, 0, 0] {
-        Some(Ipv4Addr::new(o[12], o[13], o[14], o[15]))
-    } else if o[..2] == [0x20, 0x02] {
-        Some(Ipv4Addr::new(o[2], o[3], o[4], o[5]))
-    } else {
-        None
-    }
+    (o[..12] == [0, 0x64, 0xff, 0x9b, 0, 0, 0, 0, 0, 0, 0, 0]).then(|| Ipv4Addr::new(o[12], o[13], o[14], o[15]))
 }
 
 #[cfg(test)]
@@ -192,15 +196,73 @@ mod tests {
         ] {
             assert!(is_internal(ip(text)), "{text}");
         }
-        for text in [
-            "93.184.215.14",
-            "2606:2800:21f:cb07:6820:80da:af6b:8b2c",
-            "::ffff:8.8.8.8",
-            "2002:808:808::1",
-            "64:ff9b::808:808",
-        ] {
+        for text in ["93.184.215.14", "2606:2800:21f:cb07:6820:80da:af6b:8b2c", "::ffff:8.8.8.8", "64:ff9b::808:808"] {
             assert!(!is_internal(ip(text)), "{text}");
         }
+    }
+
+    /// Each range's first and last address inside, and the first outside on either side.
+    #[test]
+    fn the_carried_and_tunnelled_ranges_are_refused_to_their_edges() {
+        let refused = [
+            // IPv4-mapped ::ffff:0:0/96 and NAT64 64:ff9b::/96: the IPv4 rules at 10.0.0.0/8's edges.
+            "::ffff:0.0.0.0",
+            "::ffff:10.0.0.0",
+            "::ffff:10.255.255.255",
+            "::ffff:255.255.255.255",
+            "64:ff9b::",
+            "64:ff9b::a00:0",
+            "64:ff9b::aff:ffff",
+            "64:ff9b::ffff:ffff",
+            // Teredo 2001::/32 and 6to4 2002::/16, whatever they carry.
+            "2001::",
+            "2001:0:ffff:ffff:ffff:ffff:ffff:ffff",
+            "2002::",
+            "2002:808:808::1",
+            "2002:ffff:ffff:ffff:ffff:ffff:ffff:ffff",
+        ];
+        for text in refused {
+            assert!(is_internal(ip(text)), "{text}");
+        }
+        let passed = [
+            "::ffff:9.255.255.255",
+            "::ffff:11.0.0.0",
+            "64:ff9b::9ff:ffff",
+            "64:ff9b::b00:0",
+            // Just outside the two prefixes, the low 32 bits are no IPv4 address.
+            "::fffe:a00:1",
+            "::1:0:a00:1",
+            "64:ff9a:ffff:ffff:ffff:ffff:a00:1",
+            "64:ff9b::1:a00:1",
+            "2000:ffff:ffff:ffff:ffff:ffff:ffff:ffff",
+            "2001:1::",
+            "2003::",
+        ];
+        for text in passed {
+            assert!(!is_internal(ip(text)), "{text}");
+        }
+    }
+
+    #[test]
+    fn an_allowed_tunnel_range_lets_its_addresses_through() {
+        let guard = AddressGuard::new(vec!["2002::/16".parse().unwrap(), "2001::/32".parse().unwrap()]);
+        assert_eq!(guard.check_ip(ip("2002:808:808::1")), Ok(()));
+        assert_eq!(guard.check_ip(ip("2001:0:4136:e378::1")), Ok(()));
+        assert_eq!(AddressGuard::default().check_ip(ip("2001::1")), Err(Refusal::Internal(ip("2001::1"))));
+    }
+
+    #[tokio::test]
+    async fn port_zero_is_refused_before_any_lookup_and_other_ports_are_not() {
+        let url = |text: &str| Url::parse(text).unwrap();
+        assert_eq!(AddressGuard::check_form(&url("https://hooks.example.test:0/")), Err(Refusal::PortZero));
+        assert_eq!(AddressGuard::check_form(&url("http://[2606:2800::1]:0/")), Err(Refusal::PortZero));
+        for ok in ["https://hooks.example.test:1/", "https://hooks.example.test:65535/", "https://hooks.example.test/"]
+        {
+            assert_eq!(AddressGuard::check_form(&url(ok)), Ok(()), "{ok}");
+        }
+        let guard = AddressGuard::new(vec!["127.0.0.0/8".parse().unwrap()]);
+        assert_eq!(guard.resolve(&url("http://127.0.0.1:0/hook")).await, Err(Refusal::PortZero));
+        assert_eq!(guard.resolve(&url("https://93.184.215.14:0/")).await, Err(Refusal::PortZero));
     }
 
     #[test]

@@ -124,6 +124,8 @@ async fn private_addresses_team_reach_missing_scopes_and_others_endpoints_are_re
         ("https://10.0.0.1/hook", "url: the address 10.0.0.1 is private, loopback or link-local"),
         ("https://169.254.169.254/latest/meta-data", "url: the address 169.254.169.254 is private"),
         ("ftp://hooks.example.test/", "url: the address must start with https://"),
+        ("https://hooks.example.test:0/hook", "url: the address names port 0"),
+        ("https://[2002:a00:1::1]/hook", "url: the address 2002:a00:1::1 is private"),
         ("not an address", "url: not a web address"),
     ] {
         let refused = sender.post("/webhooks", &json!({ "url": url, "event_types": ["share.opened"] })).await;

@@ -3,7 +3,8 @@
 //! the client's environment the whole time). Two files reach two recipients with their digests;
 //! a server killed mid-upload and started again is waited for and the same upload finishes; a
 //! wrong token creates nothing; a server that never answers ends the command; `status` follows a
-//! download and `--wait` returns when it happened.
+//! download and `--wait` returns when it happened; plain http to another machine is refused
+//! before any connection unless `--allow-insecure-http` says to send the token unencrypted.
 
 mod gate;
 
@@ -266,6 +267,51 @@ async fn status_follows_a_download_and_wait_returns_once_it_happened(backend: Ba
     assert!(share["state_at"].is_string(), "{stdout}");
 }
 
+/// `send` to `http://example.test` with every plain-http request routed through `proxy` (reqwest
+/// honours HTTP_PROXY): another machine by its name, yet reachable from the test.
+fn through_proxy(file: &str, proxy: &str, token: &str, allow: bool) -> (i32, String, String) {
+    let mut args = vec!["send", file, "--to", KIM, "--server", "http://example.test"];
+    if allow {
+        args.push("--allow-insecure-http");
+    }
+    let mut command = client(&args, token);
+    for name in ["NO_PROXY", "no_proxy", "ALL_PROXY", "all_proxy", "HTTPS_PROXY", "https_proxy", "http_proxy"] {
+        command.env_remove(name);
+    }
+    finished(tokio::task::block_in_place(|| command.env("HTTP_PROXY", proxy).output()).unwrap())
+}
+
+async fn plain_http_to_another_machine_is_refused_before_any_connection_unless_the_flag_allows_it(backend: Backend) {
+    let app = TestApp::spawn(backend).await;
+    let token = token_from_page(&app.signed_in_sender(SENDER).await, &["shares:write"]).await;
+    let dir = tempfile::tempdir().unwrap();
+    let file = write(dir.path(), "report.pdf", b"figures");
+    // A listener no one accepts on: a connection the client made would wait in its backlog.
+    let listener = std::net::TcpListener::bind("127.0.0.1:0").unwrap();
+    listener.set_nonblocking(true).unwrap();
+    let listening = format!("http://{}", listener.local_addr().unwrap());
+
+    let started = Instant::now();
+    let (code, stdout, stderr) = through_proxy(&file, &listening, &token, false);
+    assert_eq!(code, 2, "{stdout}{stderr}");
+    assert_eq!(stderr.lines().count(), 1, "{stderr}");
+    assert!(stderr.contains("unencrypted: use https://") && stderr.contains("--allow-insecure-http"), "{stderr}");
+    assert!(started.elapsed() < Duration::from_secs(20), "ended only after {:?}", started.elapsed());
+    let tried = listener.accept().map(drop).map_err(|e| e.kind());
+    assert_eq!(tried, Err(std::io::ErrorKind::WouldBlock), "the client connected before refusing");
+    // Through the app itself the refusal holds too: nothing is uploaded or shared.
+    let (code, _, stderr) = through_proxy(&file, &app.base, &token, false);
+    assert_eq!(code, 2, "{stderr}");
+    assert_eq!(count(app.db(), "SELECT count(*) FROM uploads WHERE id > $1", 0).await, 0);
+    assert_eq!(count(app.db(), "SELECT count(*) FROM shares WHERE id > $1", 0).await, 0);
+
+    let (code, stdout, stderr) = through_proxy(&file, &app.base, &token, true);
+    assert_eq!(code, 0, "{stdout}{stderr}");
+    let (_, links) = sent(&stdout);
+    assert_eq!(links.len(), 1, "{stdout}");
+    assert_eq!(count(app.db(), "SELECT count(*) FROM shares WHERE id > $1", 0).await, 1);
+}
+
 /// The base address of a server that accepts connections and never answers.
 async fn silent_server() -> (String, tokio::task::JoinHandle<()>) {
     let (address, accepting) = crate::support::silent_listener().await;
@@ -307,4 +353,5 @@ both_backends!(
     a_server_killed_mid_upload_is_waited_for_and_the_same_upload_finishes_after_its_restart,
     a_wrong_token_is_named_as_such_and_creates_nothing,
     status_follows_a_download_and_wait_returns_once_it_happened,
+    plain_http_to_another_machine_is_refused_before_any_connection_unless_the_flag_allows_it,
 );

@@ -59,12 +59,31 @@ pub fn token(token_file: Option<&PathBuf>) -> anyhow::Result<SecretString> {
     Ok(SecretString::new(token))
 }
 
+/// Whether `--server` is this machine (`localhost`, 127.0.0.0/8 or ::1): plain http to it crosses
+/// no network, so the token cannot be read on the way.
+fn is_loopback(url: &Url) -> bool {
+    match url.host() {
+        Some(url::Host::Domain(name)) => name.eq_ignore_ascii_case("localhost"),
+        Some(url::Host::Ipv4(ip)) => ip.is_loopback(),
+        Some(url::Host::Ipv6(ip)) => ip.is_loopback(),
+        None => false,
+    }
+}
+
 impl Server {
-    pub fn new(url: &str, token: SecretString) -> anyhow::Result<Self> {
+    /// The server at `url`. Plain http is refused off this machine unless `allow_insecure_http`:
+    /// every call carries the token, which anyone on the way could read and use.
+    pub fn new(url: &str, token: SecretString, allow_insecure_http: bool) -> anyhow::Result<Self> {
         let mut base = Url::parse(url)
             .ok()
             .filter(|u| matches!(u.scheme(), "http" | "https"))
             .ok_or_else(|| super::usage(format!("--server {url} is not an http or https URL")))?;
+        if base.scheme() == "http" && !is_loopback(&base) && !allow_insecure_http {
+            return Err(super::usage(format!(
+                "--server {url} is plain http to another machine, so the API token would cross the network \
+                 unencrypted: use https:// (or --allow-insecure-http to send it unencrypted anyway)"
+            )));
+        }
         if !base.path().ends_with('/') {
             let path = format!("{}/", base.path());
             base.set_path(&path);
@@ -272,9 +291,37 @@ mod tests {
 
     #[test]
     fn paths_join_below_the_servers_base_path() {
-        let server = Server::new("https://files.example.com/watasu", SecretString::new("wts_x")).unwrap();
+        let server = Server::new("https://files.example.com/watasu", SecretString::new("wts_x"), false).unwrap();
         assert_eq!(server.url("api/v1/me").unwrap().as_str(), "https://files.example.com/watasu/api/v1/me");
         assert_eq!(server.url("/watasu/uploads/ab").unwrap().as_str(), "https://files.example.com/watasu/uploads/ab");
+    }
+
+    #[test]
+    fn plain_http_is_refused_off_this_machine_unless_the_flag_allows_it() {
+        let new = |url: &str, allow: bool| Server::new(url, SecretString::new("wts_x"), allow);
+        for url in [
+            "http://127.0.0.1:8080",
+            "http://127.255.255.254/",
+            "http://[::1]:9/",
+            "http://localhost:3000",
+            "http://LocalHost/",
+        ] {
+            assert!(new(url, false).is_ok(), "{url}");
+        }
+        for url in [
+            "http://example.test",
+            "http://128.0.0.1/",
+            "http://126.255.255.255/",
+            "http://[::2]/",
+            "http://localhost.example.test/",
+            "http://10.0.0.1/",
+        ] {
+            let error = new(url, false).err().unwrap_or_else(|| panic!("{url} was let through"));
+            let usage = error.downcast_ref::<crate::cli::UsageError>().expect("a usage error");
+            assert!(usage.0.contains("unencrypted: use https://"), "{}", usage.0);
+            assert!(new(url, true).is_ok(), "{url} with the flag");
+        }
+        assert!(new("https://files.example.com", false).is_ok());
     }
 
     #[test]

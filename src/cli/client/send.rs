@@ -23,6 +23,11 @@ pub struct SendArgs {
     /// The watasu server, like https://files.example.com.
     #[arg(long, env = "WATASU_SERVER", value_name = "URL")]
     pub server: String,
+    /// Send the API token (and the files) over plain http:// to a host that is not this machine,
+    /// unencrypted: anyone on the network between can read the token and use it. Without it,
+    /// an http:// --server must be localhost, 127.0.0.0/8 or ::1.
+    #[arg(long)]
+    pub allow_insecure_http: bool,
     /// A file holding the API token (without it, WATASU_TOKEN holds it).
     #[arg(long, value_name = "PATH")]
     pub token_file: Option<PathBuf>,
@@ -54,7 +59,7 @@ fn duration_text(text: &str) -> Result<String, String> {
 /// Uploads the files, makes the handover, prints each recipient's link and the handover's id.
 pub async fn send(args: SendArgs) -> anyhow::Result<()> {
     let token = super::token(args.token_file.as_ref())?;
-    let server = Server::new(&args.server, token)?;
+    let server = Server::new(&args.server, token, args.allow_insecure_http)?;
     let recipients = args
         .to
         .iter()

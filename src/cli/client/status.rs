@@ -20,6 +20,11 @@ pub struct StatusArgs {
     /// The watasu server, like https://files.example.com.
     #[arg(long, env = "WATASU_SERVER", value_name = "URL")]
     pub server: String,
+    /// Send the API token (and the files) over plain http:// to a host that is not this machine,
+    /// unencrypted: anyone on the network between can read the token and use it. Without it,
+    /// an http:// --server must be localhost, 127.0.0.0/8 or ::1.
+    #[arg(long)]
+    pub allow_insecure_http: bool,
     /// A file holding the API token (without it, WATASU_TOKEN holds it).
     #[arg(long, value_name = "PATH")]
     pub token_file: Option<PathBuf>,
@@ -97,7 +102,7 @@ impl State {
 /// Prints where each recipient stands; with `--wait`, once they all got there.
 pub async fn status(args: StatusArgs) -> anyhow::Result<()> {
     let token = super::token(args.token_file.as_ref())?;
-    let server = Server::new(&args.server, token)?;
+    let server = Server::new(&args.server, token, args.allow_insecure_http)?;
     let path = format!("handovers/{}", args.handover);
     let Some(goal) = args.wait else {
         let handover = server.api(Method::GET, &path, None).await?;

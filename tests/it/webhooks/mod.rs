@@ -179,6 +179,12 @@ async fn private_addresses_are_refused_when_registering_and_when_delivering(back
         let refused = webhooks.register(&sender, url, &types, Reach::Own).await.unwrap().unwrap_err();
         assert_eq!(refused, EndpointRefusal::Address(Refusal::Internal(address.parse().unwrap())), "{url}");
     }
+    let refused = webhooks.register(&sender, "https://hooks.example.test:0/", &types, Reach::Own).await.unwrap();
+    assert_eq!(refused.unwrap_err(), EndpointRefusal::Address(Refusal::PortZero));
+    for (url, address) in [("https://[2002:808:808::1]/", "2002:808:808::1"), ("https://[2001::1]/", "2001::1")] {
+        let refused = webhooks.register(&sender, url, &types, Reach::Own).await.unwrap().unwrap_err();
+        assert_eq!(refused, EndpointRefusal::Address(Refusal::Internal(address.parse().unwrap())), "{url}");
+    }
     let localhost = webhooks.register(&sender, "https://localhost:9/", &types, Reach::Own).await.unwrap();
     assert!(matches!(localhost, Err(EndpointRefusal::Address(Refusal::Internal(ip))) if ip.is_loopback()));
     let receiver = Receiver::start(0).await;
@@ -204,6 +210,14 @@ async fn private_addresses_are_refused_when_registering_and_when_delivering(back
     assert_eq!((entry.status.code(), entry.attempts, entry.last_status), ("pending", 1, None));
     let error = entry.last_error.as_deref().unwrap();
     assert!(error.starts_with("refused:") && error.contains("169.254.169.254"), "{error}");
+    // Port 0 on an allowed network is refused at delivery too.
+    let moved = Sql::same("UPDATE webhook_endpoints SET url = 'http://127.0.0.1:0/hook' WHERE id = $1");
+    execute(allowed.db(), moved, registered.endpoint_id).await;
+    assert!(webhooks.send_test(&sender, registered.endpoint_id).await.unwrap());
+    settle(&allowed).await;
+    let page = webhooks.endpoint(&sender, registered.endpoint_id).await.unwrap().unwrap();
+    let errors: Vec<&str> = page.log.iter().filter_map(|entry| entry.last_error.as_deref()).collect();
+    assert!(errors.iter().any(|e| e.starts_with("refused:") && e.contains("port 0")), "{errors:?}");
     assert!(receiver.received().is_empty());
 }
 
