@@ -97,3 +97,67 @@ pub(super) fn check_bearer_token(variable: &'static str, token: Option<&SecretSt
         _ => Ok(()),
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use clap::Parser;
+
+    use crate::config::{Config, ConfigError, Settings};
+
+    #[derive(Parser)]
+    struct Cli {
+        #[command(flatten)]
+        settings: Settings,
+    }
+
+    fn config(args: &[&str]) -> Result<Config, ConfigError> {
+        Config::from_settings(Cli::try_parse_from([&["watasu"][..], args].concat()).unwrap().settings)
+    }
+
+    #[test]
+    fn start_up_refuses_a_remote_postgresql_without_verified_tls_unless_told_to_accept_it() {
+        let url = "postgres://watasu:hunter2@db.example.com/watasu?sslmode=require";
+        let error = config(&["--database-url", url]).unwrap_err();
+        assert_eq!(error.setting, "WATASU_DATABASE_URL");
+        assert!(error.to_string().contains("sslmode=verify-full"), "{error}");
+        assert!(!error.to_string().contains("hunter2"));
+        assert!(config(&["--database-url", url, "--database-allow-unverified-tls"]).is_ok());
+        assert!(config(&["--database-url", url, "--database-allow-unverified-tls", "true"]).is_ok());
+        let verified = "postgres://watasu:hunter2@db.example.com/watasu?sslmode=verify-full";
+        assert!(config(&["--database-url", verified]).is_ok());
+    }
+
+    #[test]
+    fn start_up_refuses_an_smtp_password_sent_unencrypted_to_a_remote_relay() {
+        let error = config(&["--smtp-url", "smtp://mailer:hunter2@smtp.example.com:587"]).unwrap_err();
+        assert_eq!(error.setting, "WATASU_SMTP_URL");
+        assert!(error.to_string().contains("tls=required"), "{error}");
+        assert!(!error.to_string().contains("hunter2"));
+        assert!(config(&["--smtp-url", "smtp://mailer:hunter2@smtp.example.com:587?tls=required"]).is_ok());
+    }
+
+    #[test]
+    fn start_up_refuses_the_outbound_scan_without_a_clamd_to_ask() {
+        let error = config(&["--scan-outbound"]).unwrap_err();
+        assert_eq!(error.setting, "WATASU_SCAN_OUTBOUND");
+        assert!(config(&["--scan-outbound", "--clamd", "tcp://127.0.0.1:3310"]).is_ok());
+        assert!(config(&["--scan-outbound", "--clamd", "/run/clamav/clamd.ctl"]).is_ok());
+        assert!(Cli::try_parse_from(["watasu", "--clamd", "clamd.ctl"]).is_err(), "a relative socket path");
+        assert!(Cli::try_parse_from(["watasu", "--scan-too-large", "ignore"]).is_err(), "an unknown policy");
+    }
+
+    #[test]
+    fn start_up_refuses_a_request_retention_shorter_than_the_delivery_grace() {
+        let error = config(&["--request-retention", "10m", "--delivery-grace", "15m"]).unwrap_err();
+        assert_eq!(error.setting, "WATASU_REQUEST_RETENTION");
+        assert!(config(&["--request-retention", "15m", "--delivery-grace", "15m"]).is_ok());
+    }
+
+    #[test]
+    fn start_up_refuses_a_delivery_grace_under_its_floor() {
+        let error = config(&["--delivery-grace", "1m"]).unwrap_err();
+        assert_eq!(error.setting, "WATASU_DELIVERY_GRACE");
+        assert!(error.to_string().contains("at least 5m"), "{error}");
+        assert!(config(&["--delivery-grace", "5m"]).is_ok());
+    }
+}

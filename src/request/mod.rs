@@ -6,13 +6,15 @@
 //! releases it; a refused one is deleted alone. This module holds the request's rules (its
 //! limits, its states) and its SQL.
 
+mod listing;
 mod replies;
 mod repo;
 mod room;
 
+pub use listing::{ArrivedFile, RequestListing, SenderReader};
 pub use replies::Answerable;
 pub(crate) use repo::{ARRIVED, OPEN_FOR_FILES, OpenRequest, request_room};
-pub use repo::{ArrivedFile, NewRequest, RequestListing, RequestRepository, SenderReader};
+pub use repo::{NewRequest, RequestRepository};
 pub use room::Room;
 
 use crate::db::Timestamp;
